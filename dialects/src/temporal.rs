@@ -1,0 +1,102 @@
+//! The `temporal` dialect: recurrent tensors, their domains, symbolic reads
+//! and ordered conditional definitions. See `dialects/README.md` for the
+//! design and the conventions every op follows.
+
+tempo_dialect_macros::dialect! {
+    /// The temporal dialect: a program is a symbolic dependence graph of
+    /// recurrent tensors placed directly in a `builtin.module` body.
+    dialect temporal {
+        /// Handle of a recurrent tensor. Only `temporal.read`,
+        /// `temporal.define` and `temporal.output` consume it; the point type
+        /// lives on the declaring op's `element` attribute.
+        type rtensor;
+
+        /// Declares a temporal dimension `sym_name` ranging over `0 <= d < bound`.
+        /// The bound is a symbol (e.g. `"T"`) given at compile or run time.
+        /// The order of `temporal.dim` ops fixes the symbol order of every
+        /// affine map and set in the program (symbol `s_i` is the i-th bound).
+        op dim {
+            attributes { sym_name: string, bound: string }
+        }
+
+        /// Declares a program input: a recurrent tensor over `domain` (an array
+        /// of dimension names) whose points have the static type `element`.
+        op input {
+            attributes { sym_name: string, domain: array, element: type }
+            results { handle: rtensor }
+        }
+
+        /// Declares a recurrent tensor over `domain` with points of type
+        /// `element`; its values come from the `temporal.define` ops that
+        /// target it.
+        op tensor {
+            attributes { sym_name: string, domain: array, element: type }
+            results { handle: rtensor }
+        }
+
+        /// One conditional definition branch of a recurrent tensor.
+        /// `when` is an affine set over the target's domain variables (dims)
+        /// and the bounds (symbols). Branches of one tensor are tried in
+        /// program order; the first whose condition holds defines the point.
+        /// The body computes the point's value and ends in `gpu.yield %value`
+        /// (IRDL ops cannot be terminators, so an upstream one is used).
+        op define {
+            operands { target: rtensor }
+            attributes { when: integer_set }
+            regions { body }
+        }
+
+        /// Marks a recurrent tensor as a program output (all of its domain).
+        op output {
+            operands { source: rtensor }
+        }
+
+        /// Reads one point of `source`. `index` maps the reader's domain
+        /// variables (dims, in the reader's domain order) and the bounds
+        /// (symbols) to one coordinate per source dimension: `t - 1`, `0`,
+        /// `T - 1 - t`, `t mod 2`, ... The result has the source's point type.
+        op read {
+            operands { source: rtensor }
+            attributes { index: affine_map }
+            results { value: any }
+        }
+
+        /// A constant point value (`value` is a dense elements attribute of
+        /// the result type).
+        op constant {
+            attributes { value: elements }
+            results { result: any }
+        }
+
+        /// Elementwise `lhs + rhs`.
+        op add { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise `lhs - rhs`.
+        op sub { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise `lhs * rhs`.
+        op mul { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise `lhs / rhs` (signed division for integers).
+        op div { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise maximum.
+        op max { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise minimum.
+        op min { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise negation.
+        op neg { operands { operand: any } results { result: any } }
+        /// Elementwise `e^x` (floats).
+        op exp { operands { operand: any } results { result: any } }
+        /// Elementwise natural logarithm (floats).
+        op log { operands { operand: any } results { result: any } }
+        /// Elementwise square root (floats).
+        op sqrt { operands { operand: any } results { result: any } }
+        /// Elementwise hyperbolic tangent (floats).
+        op tanh { operands { operand: any } results { result: any } }
+        /// Elementwise logistic sigmoid `1 / (1 + e^-x)` (floats).
+        op sigmoid { operands { operand: any } results { result: any } }
+        /// Elementwise `max(x, 0)`.
+        op relu { operands { operand: any } results { result: any } }
+
+        /// Matrix product on static shapes: `MxK * KxN -> MxN`,
+        /// `MxK * K -> M` (matrix-vector) and `K * KxN -> N` (vector-matrix).
+        op matmul { operands { lhs: any, rhs: any } results { result: any } }
+    }
+}
