@@ -1,1 +1,36 @@
+//! Lowering of temporal programs: to loops and memory stores
+//! ([`temporal_to_loops`]), then through upstream MLIR to LLVM, and the
+//! bound-dependent checks the runtime makes before executing
+//! ([`point_checks`]).
 
+pub mod point_checks;
+pub mod splice;
+pub mod temporal_to_loops;
+
+use tempo_passes::pass::PassRegistry;
+
+/// Upstream passes taking the output of `lower-temporal-to-loops` to the
+/// LLVM dialect.
+pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-affine-loops), lower-affine, convert-scf-to-cf, \
+     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
+
+/// The whole compilation pipeline from the temporal dialect to LLVM.
+pub const TEMPORAL_TO_LLVM: &str = "temporal-verify, lower-temporal-to-loops, lower-loops-to-llvm";
+
+/// The registry of every pass and named pipeline of the project.
+pub fn registry() -> PassRegistry {
+    let mut registry = PassRegistry::default();
+    tempo_passes::register_passes(&mut registry);
+    registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
+    registry.add_pipeline(
+        "lower-loops-to-llvm",
+        "Lower the loops/memref/linalg output of lower-temporal-to-loops to the LLVM dialect (upstream passes)",
+        LOOPS_TO_LLVM,
+    );
+    registry.add_pipeline(
+        "temporal-to-llvm",
+        "The whole pipeline: temporal-verify, lower-temporal-to-loops, lower-loops-to-llvm",
+        TEMPORAL_TO_LLVM,
+    );
+    registry
+}

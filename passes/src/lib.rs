@@ -1,1 +1,16 @@
+//! Temporal-level analyses and passes, and the pass infrastructure shared by
+//! every level: the [`pass::TempoPass`] trait, the [`pass::PassRegistry`],
+//! pipeline parsing and execution, and located diagnostics.
 
+pub mod affine;
+pub mod diagnostics;
+pub mod pass;
+pub mod pipeline;
+pub mod program;
+pub mod sdg;
+pub mod verify;
+
+/// Registers the temporal-level passes of this crate.
+pub fn register_passes(registry: &mut pass::PassRegistry) {
+    registry.add_pass(verify::VerifyTemporal);
+}

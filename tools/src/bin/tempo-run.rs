@@ -1,1 +1,118 @@
-fn main(){}
+//! `tempo-run`: compiles a temporal program to native code and runs it.
+//!
+//! ```text
+//! tempo-run PROGRAM.mlir --bound T=10 [--input x=x.npy]... [--seed N]
+//!           [--output-dir DIR] [--format text|json] [-O LEVEL]
+//! ```
+//! Prints every output (name, dtype, shape, values), one per line; with
+//! `--format json` one JSON object per line. `--output-dir` also writes
+//! `NAME.npy` per output.
+
+use clap::{Parser, ValueEnum};
+use indexmap::IndexMap;
+use std::process::ExitCode;
+use tempo_runtime::{HostArray, RunOptions, run_module};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "tempo-run", about = "Compile a temporal program and run it")]
+struct Cli {
+    /// The program (temporal dialect MLIR); `-` reads standard input.
+    program: String,
+    /// A bound value, `NAME=VALUE` (repeatable).
+    #[arg(long = "bound", value_name = "NAME=VALUE")]
+    bounds: Vec<String>,
+    /// An input array, `NAME=FILE.npy` (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE")]
+    inputs: Vec<String>,
+    /// Seed for random values of inputs not given with --input.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Directory to write one `NAME.npy` per output into.
+    #[arg(long = "output-dir", value_name = "DIR")]
+    output_dir: Option<std::path::PathBuf>,
+    /// How outputs are printed.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// LLVM optimization level.
+    #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+}
+
+fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k, v)),
+        _ => Err(format!("--{flag} expects NAME=VALUE, got '{text}'")),
+    }
+}
+
+fn options(cli: &Cli) -> Result<RunOptions, String> {
+    let mut bounds = IndexMap::new();
+    for b in &cli.bounds {
+        let (name, value) = split_pair("bound", b)?;
+        let value: i64 = value.parse().map_err(|_| format!("bound {name}: '{value}' is not an integer"))?;
+        if bounds.insert(name.to_string(), value).is_some() {
+            return Err(format!("bound {name} is given twice"));
+        }
+    }
+    let mut inputs = IndexMap::new();
+    for i in &cli.inputs {
+        let (name, path) = split_pair("input", i)?;
+        let array = HostArray::read_npy(name, path)?;
+        if inputs.insert(name.to_string(), array).is_some() {
+            return Err(format!("input {name} is given twice"));
+        }
+    }
+    Ok(RunOptions { bounds, inputs, seed: cli.seed, opt_level: cli.opt_level as usize })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let options = match options(&cli) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("tempo-run: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    melior::utility::register_all_passes();
+    let context = tempo_dialects::create_context();
+    let mut module = match tempo_tools::parse_module(&context, &cli.program) {
+        Ok(m) => m,
+        Err(lines) => {
+            lines.iter().for_each(|l| eprintln!("{l}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let outputs = match run_module(&context, &mut module, &options) {
+        Ok(o) => o,
+        Err(lines) => {
+            lines.iter().for_each(|l| eprintln!("{l}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(dir) = &cli.output_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("tempo-run: error: cannot create '{}': {e}", dir.display());
+            return ExitCode::FAILURE;
+        }
+        for output in &outputs {
+            if let Err(e) = output.write_npy(&dir.join(format!("{}.npy", output.name))) {
+                eprintln!("tempo-run: error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    for output in &outputs {
+        match cli.format {
+            Format::Text => println!("{}", output.to_text()),
+            Format::Json => println!("{}", output.to_json()),
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,296 @@
+//! Pipeline text: parsing and building MLIR pass managers from it.
+//!
+//! Syntax (a superset of MLIR's): `elem (, elem)*` where `elem` is
+//! `pass-name`, `pass-name{options}` or `op.name(nested pipeline)`. A
+//! leading `builtin.module(...)` around everything is optional. Names found
+//! in the [`PassRegistry`] become Rust passes or expand as named pipelines;
+//! every other name is handed to MLIR as an upstream pass (so all upstream
+//! passes work, with their own option syntax).
+
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOptions, PassRegistry, RegistryEntry, TempoPass};
+use melior::{
+    ir::{OperationRef, operation::OperationLike, r#type::TypeId},
+    pass::{ExternalPass, OperationPassManager, PassManager, create_external},
+};
+use std::{ffi::c_void, sync::Arc};
+
+/// One element of a pipeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PipelineElement {
+    /// A pass with its raw option text (without braces; empty if none).
+    Pass { name: String, options: String },
+    /// Passes nested under an op name.
+    Nested { anchor: String, elements: Vec<PipelineElement> },
+}
+
+/// A pipeline error, with the byte offset where parsing failed if known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PipelineError(pub String);
+
+impl std::fmt::Display for PipelineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    pos: usize,
+}
+
+impl Parser<'_> {
+    fn skip_ws(&mut self) {
+        while self.text[self.pos..].starts_with(char::is_whitespace) {
+            self.pos += self.text[self.pos..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    fn peek(&self) -> Option<char> {
+        self.text[self.pos..].chars().next()
+    }
+    fn error(&self, what: &str) -> PipelineError {
+        PipelineError(format!("malformed pipeline at column {}: {what}: '{}'", self.pos + 1, self.text))
+    }
+    fn name(&mut self) -> Result<String, PipelineError> {
+        self.skip_ws();
+        let start = self.pos;
+        while let Some(c) = self.peek() {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '$') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        if start == self.pos {
+            return Err(self.error("expected a pass or op name"));
+        }
+        Ok(self.text[start..self.pos].to_string())
+    }
+    fn list(&mut self, closing: Option<char>) -> Result<Vec<PipelineElement>, PipelineError> {
+        let mut elements = Vec::new();
+        self.skip_ws();
+        if closing.is_some() && self.peek() == closing {
+            self.pos += 1;
+            return Ok(elements);
+        }
+        loop {
+            let name = self.name()?;
+            self.skip_ws();
+            match self.peek() {
+                Some('(') => {
+                    self.pos += 1;
+                    let nested = self.list(Some(')'))?;
+                    elements.push(PipelineElement::Nested { anchor: name, elements: nested });
+                }
+                Some('{') => {
+                    let start = self.pos + 1;
+                    let mut depth = 0usize;
+                    loop {
+                        match self.peek() {
+                            Some('{') => depth += 1,
+                            Some('}') => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            None => return Err(self.error("unbalanced '{' in pass options")),
+                            _ => {}
+                        }
+                        self.pos += self.peek().map_or(1, char::len_utf8);
+                    }
+                    let options = self.text[start..self.pos].trim().to_string();
+                    self.pos += 1;
+                    elements.push(PipelineElement::Pass { name, options });
+                }
+                _ => elements.push(PipelineElement::Pass { name, options: String::new() }),
+            }
+            self.skip_ws();
+            match self.peek() {
+                Some(',') => self.pos += 1,
+                c if c == closing => {
+                    if closing.is_some() {
+                        self.pos += 1;
+                    }
+                    return Ok(elements);
+                }
+                Some(_) => return Err(self.error("expected ',' or the end of the list")),
+                None => return Err(self.error("missing ')'")),
+            }
+        }
+    }
+}
+
+/// Parses pipeline text.
+pub fn parse_pipeline(text: &str) -> Result<Vec<PipelineElement>, PipelineError> {
+    let mut parser = Parser { text, pos: 0 };
+    parser.skip_ws();
+    if parser.peek().is_none() {
+        return Ok(Vec::new());
+    }
+    let mut elements = parser.list(None)?;
+    // `builtin.module(...)` at top level is the implicit root.
+    if let [PipelineElement::Nested { anchor, elements: inner }] = elements.as_slice() {
+        if anchor == "builtin.module" {
+            elements = inner.clone();
+        }
+    }
+    Ok(elements)
+}
+
+/// Parses `key=value key2=value2` option text of a Rust pass, checking names.
+pub fn parse_options(pass: &dyn TempoPass, text: &str) -> Result<PassOptions, PipelineError> {
+    let mut options = PassOptions::default();
+    for item in text.split_whitespace() {
+        let (key, value) = item.split_once('=').unwrap_or((item, "true"));
+        if !pass.options().iter().any(|o| o.name == key) {
+            let known: Vec<_> = pass.options().iter().map(|o| o.name).collect();
+            return Err(PipelineError(format!(
+                "unknown option '{key}' for pass '{}' (known: {})",
+                pass.name(),
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )));
+        }
+        options.0.insert(key.to_string(), value.to_string());
+    }
+    Ok(options)
+}
+
+/// Adds `elements` to the root pass manager of a module.
+pub fn add_to_pass_manager(
+    manager: &PassManager,
+    registry: &PassRegistry,
+    elements: &[PipelineElement],
+) -> Result<(), PipelineError> {
+    add_elements(&manager.as_operation_pass_manager(), "builtin.module", registry, elements, 0)
+}
+
+fn add_elements(
+    manager: &OperationPassManager,
+    anchor: &str,
+    registry: &PassRegistry,
+    elements: &[PipelineElement],
+    depth: usize,
+) -> Result<(), PipelineError> {
+    if depth > 32 {
+        return Err(PipelineError("named pipelines expand recursively".into()));
+    }
+    for element in elements {
+        match element {
+            PipelineElement::Nested { anchor: nested, elements } => {
+                let inner = manager.nested_under(nested);
+                add_elements(&inner, nested, registry, elements, depth)?;
+            }
+            PipelineElement::Pass { name, options } => match registry.get(name) {
+                Some(RegistryEntry::Pass(pass)) => {
+                    if pass.anchor() != anchor {
+                        return Err(PipelineError(format!(
+                            "pass '{name}' runs on '{}' and cannot be nested under '{anchor}'",
+                            pass.anchor()
+                        )));
+                    }
+                    let options = parse_options(pass.as_ref(), options)?;
+                    manager.add_pass(external_pass(pass.clone(), options));
+                }
+                Some(RegistryEntry::Pipeline { text, .. }) => {
+                    if !options.is_empty() {
+                        return Err(PipelineError(format!("pipeline '{name}' takes no options")));
+                    }
+                    let inner = parse_pipeline(text)?;
+                    add_elements(manager, anchor, registry, &inner, depth + 1)?;
+                }
+                None => add_upstream(manager, name, options)?,
+            },
+        }
+    }
+    Ok(())
+}
+
+fn add_upstream(manager: &OperationPassManager, name: &str, options: &str) -> Result<(), PipelineError> {
+    let text = if options.is_empty() { name.to_string() } else { format!("{name}{{{options}}}") };
+    let mut message: Option<String> = None;
+    unsafe extern "C" fn on_error(text: mlir_sys::MlirStringRef, data: *mut c_void) {
+        let message = unsafe { &mut *(data as *mut Option<String>) };
+        let bytes = unsafe { std::slice::from_raw_parts(text.data as *const u8, text.length) };
+        message.get_or_insert_with(String::new).push_str(&String::from_utf8_lossy(bytes));
+    }
+    let result = unsafe {
+        mlir_sys::mlirOpPassManagerAddPipeline(
+            manager.to_raw(),
+            melior::StringRef::new(&text).to_raw(),
+            Some(on_error),
+            &mut message as *mut _ as *mut c_void,
+        )
+    };
+    if result.value == 0 {
+        let detail = message.unwrap_or_default();
+        let detail = detail.trim();
+        return Err(PipelineError(if detail.contains("does not refer to a registered pass") {
+            format!("unknown pass or pipeline '{name}' (see --list-passes)")
+        } else {
+            format!("invalid pass '{text}': {detail}")
+        }));
+    }
+    Ok(())
+}
+
+/// Wraps a Rust pass as an MLIR external pass.
+fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass::Pass {
+    // Each external pass needs a unique, 8-aligned TypeID address.
+    let id: &'static u64 = Box::leak(Box::new(0u64));
+    let name = pass.name();
+    let summary = pass.summary();
+    let anchor = pass.anchor();
+    create_external(
+        move |op: OperationRef<'_, '_>, handle: ExternalPass<'_>| {
+            if let Err(diagnostics) = pass.run(op, &options) {
+                for d in &diagnostics {
+                    d.emit();
+                }
+                if diagnostics.is_empty() {
+                    PassDiagnostic::new(op.location(), format!("pass '{}' failed", pass.name())).emit();
+                }
+                handle.signal_failure();
+            }
+        },
+        TypeId::create(id),
+        name,
+        name,
+        summary,
+        anchor,
+        &[],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_nesting_and_options() {
+        let p = parse_pipeline("builtin.module(a, func.func(b{x=1 y={z}}, c), d)").unwrap();
+        assert_eq!(
+            p,
+            vec![
+                PipelineElement::Pass { name: "a".into(), options: String::new() },
+                PipelineElement::Nested {
+                    anchor: "func.func".into(),
+                    elements: vec![
+                        PipelineElement::Pass { name: "b".into(), options: "x=1 y={z}".into() },
+                        PipelineElement::Pass { name: "c".into(), options: String::new() },
+                    ]
+                },
+                PipelineElement::Pass { name: "d".into(), options: String::new() },
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_text() {
+        assert!(parse_pipeline("a,,b").is_err());
+        assert!(parse_pipeline("a(b").is_err());
+        assert!(parse_pipeline("a{x").is_err());
+        assert!(parse_pipeline("a b").is_err());
+        assert_eq!(parse_pipeline("  ").unwrap(), vec![]);
+    }
+}

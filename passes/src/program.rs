@@ -1,0 +1,649 @@
+//! The program model: an owned, checked view of a temporal-dialect module
+//! (dimensions, recurrent tensors, their ordered branches and the per-point
+//! expression of each branch). Every temporal-level analysis, the lowering
+//! and the runtime checks read programs through this model; building it
+//! performs the structural and type checks of `temporal-verify`.
+
+use crate::affine::{AffineMap, IntegerSet};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use melior::ir::{
+    Attribute, attribute::AttributeLike, r#type::TypeLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
+    operation::OperationLike,
+};
+use mlir_sys::{
+    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeIsAArray,
+    mlirAttributeIsADenseElements, mlirAttributeIsAString, mlirAttributeIsAType,
+    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
+    mlirShapedTypeHasStaticShape, mlirStringAttrGetValue, mlirTypeAttrGetValue,
+    mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsARankedTensor, mlirIntegerTypeGetWidth,
+    mlirTypeIsAInteger, mlirAttributeGetType, mlirTypeEqual,
+};
+use std::fmt;
+use tempo_dialects::{block_operations, temporal};
+
+/// Element types of point values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElementType {
+    F32,
+    F64,
+    I32,
+    I64,
+    I1,
+}
+
+impl ElementType {
+    /// MLIR spelling.
+    pub fn mlir(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+            Self::I32 => "i32",
+            Self::I64 => "i64",
+            Self::I1 => "i1",
+        }
+    }
+    /// Whether this is a floating-point type.
+    pub fn is_float(self) -> bool {
+        matches!(self, Self::F32 | Self::F64)
+    }
+    /// Size in bytes of one element in memory.
+    pub fn byte_size(self) -> usize {
+        match self {
+            Self::F32 | Self::I32 => 4,
+            Self::F64 | Self::I64 => 8,
+            Self::I1 => 1,
+        }
+    }
+    /// numpy dtype name.
+    pub fn numpy(self) -> &'static str {
+        match self {
+            Self::F32 => "float32",
+            Self::F64 => "float64",
+            Self::I32 => "int32",
+            Self::I64 => "int64",
+            Self::I1 => "bool",
+        }
+    }
+}
+
+/// The static type of one point of a recurrent tensor (`tensor<4x3xf32>`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PointType {
+    pub shape: Vec<i64>,
+    pub element: ElementType,
+}
+
+impl PointType {
+    /// Reads a ranked, static-shaped tensor type of a supported element type.
+    pub fn from_type(ty: Type) -> Result<Self, String> {
+        unsafe {
+            let raw = ty.to_raw();
+            if !mlirTypeIsARankedTensor(raw) || !mlirShapedTypeHasStaticShape(raw) {
+                return Err(format!("point type must be a statically shaped ranked tensor, got {ty}"));
+            }
+            let rank = mlirShapedTypeGetRank(raw);
+            let shape = (0..rank).map(|i| mlirShapedTypeGetDimSize(raw, i as isize)).collect();
+            let el = mlirShapedTypeGetElementType(raw);
+            let element = if mlirTypeIsAF32(el) {
+                ElementType::F32
+            } else if mlirTypeIsAF64(el) {
+                ElementType::F64
+            } else if mlirTypeIsAInteger(el) {
+                match mlirIntegerTypeGetWidth(el) {
+                    1 => ElementType::I1,
+                    32 => ElementType::I32,
+                    64 => ElementType::I64,
+                    w => return Err(format!("unsupported integer width {w} in {ty}")),
+                }
+            } else {
+                return Err(format!("unsupported element type in {ty}"));
+            };
+            Ok(Self { shape, element })
+        }
+    }
+
+    /// Number of elements of one point.
+    pub fn num_elements(&self) -> usize {
+        self.shape.iter().product::<i64>() as usize
+    }
+}
+
+impl fmt::Display for PointType {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "tensor<")?;
+        for d in &self.shape {
+            write!(f, "{d}x")?;
+        }
+        write!(f, "{}>", self.element.mlir())
+    }
+}
+
+/// A temporal dimension `name < bound`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dim {
+    pub name: String,
+    pub bound: String,
+}
+
+/// Elementwise unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryKind {
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Tanh,
+    Sigmoid,
+    Relu,
+}
+
+/// Elementwise binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryKind {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+/// What one node of a branch computes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeKind {
+    /// A point of tensor `source` (index into `Program::tensors`).
+    Read { source: usize, index: AffineMap },
+    /// A constant; `text` is the MLIR attribute text, `values` the elements in
+    /// row-major order (as f64; integers are exact up to 2^53).
+    Constant { text: String, values: Vec<f64> },
+    Unary(UnaryKind, usize),
+    Binary(BinaryKind, usize, usize),
+    Matmul(usize, usize),
+}
+
+/// One op of a branch body; operands refer to earlier nodes of the branch.
+#[derive(Clone, Debug)]
+pub struct Node<'c> {
+    pub kind: NodeKind,
+    pub ty: PointType,
+    pub location: Location<'c>,
+}
+
+/// One conditional definition of a tensor.
+#[derive(Clone, Debug)]
+pub struct Branch<'c> {
+    pub when: IntegerSet,
+    pub nodes: Vec<Node<'c>>,
+    /// The node whose value defines the point.
+    pub result: usize,
+    pub location: Location<'c>,
+}
+
+/// A recurrent tensor (input or computed).
+#[derive(Clone, Debug)]
+pub struct Tensor<'c> {
+    pub name: String,
+    /// Indices into `Program::dims`.
+    pub domain: Vec<usize>,
+    pub point: PointType,
+    pub is_input: bool,
+    pub branches: Vec<Branch<'c>>,
+    pub location: Location<'c>,
+}
+
+/// A whole temporal program.
+#[derive(Clone, Debug, Default)]
+pub struct Program<'c> {
+    pub dims: Vec<Dim>,
+    pub tensors: Vec<Tensor<'c>>,
+    /// Output tensors, in program order.
+    pub outputs: Vec<usize>,
+}
+
+impl<'c> Program<'c> {
+    /// Names of the domain variables of tensor `index`.
+    pub fn domain_names(&self, tensor: usize) -> Vec<String> {
+        self.tensors[tensor].domain.iter().map(|&d| self.dims[d].name.clone()).collect()
+    }
+    /// Bound symbol names, in symbol order.
+    pub fn bound_names(&self) -> Vec<String> {
+        self.dims.iter().map(|d| d.bound.clone()).collect()
+    }
+    /// Looks a tensor up by name.
+    pub fn tensor_index(&self, name: &str) -> Option<usize> {
+        self.tensors.iter().position(|t| t.name == name)
+    }
+    /// Human-readable `x[t - 1]` for a read of `source` by a branch of `reader`.
+    pub fn describe_read(&self, reader: usize, source: usize, index: &AffineMap) -> String {
+        let dims = self.domain_names(reader);
+        let bounds = self.bound_names();
+        let coords: Vec<String> = index.results.iter().map(|e| e.display(&dims, &bounds).to_string()).collect();
+        format!("{}[{}]", self.tensors[source].name, coords.join(", "))
+    }
+
+    /// Builds the model from a module, checking structure and types. Ops
+    /// outside the temporal dialect at module level are ignored (a module may
+    /// hold a program next to other code); temporal ops must be well formed.
+    pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
+        let mut builder = Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new() };
+        let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
+            return Ok(builder.program);
+        };
+        let ops = block_operations(body);
+        // Dims first, then declarations, then definitions and outputs, so
+        // that program order of declarations does not matter.
+        for op in &ops {
+            if let Some(dim) = temporal::DimOp::try_from(*op) {
+                builder.dim(dim);
+            }
+        }
+        for op in &ops {
+            if let Some(input) = temporal::InputOp::try_from(*op) {
+                builder.declare(*op, input.handle(), true);
+            } else if let Some(tensor) = temporal::TensorOp::try_from(*op) {
+                builder.declare(*op, tensor.handle(), false);
+            }
+        }
+        for op in &ops {
+            if let Some(define) = temporal::DefineOp::try_from(*op) {
+                builder.define(define);
+            } else if let Some(output) = temporal::OutputOp::try_from(*op) {
+                if let Some(t) = builder.tensor_of(output.source(), *op) {
+                    if builder.program.outputs.contains(&t) {
+                        builder.error(*op, format!("tensor '{}' is marked as output twice", builder.program.tensors[t].name));
+                    } else {
+                        builder.program.outputs.push(t);
+                    }
+                }
+            } else if is_temporal(*op)
+                && temporal::DimOp::try_from(*op).is_none()
+                && temporal::InputOp::try_from(*op).is_none()
+                && temporal::TensorOp::try_from(*op).is_none()
+            {
+                builder.error(*op, format!("'{}' must appear inside a temporal.define body", op_name(*op)));
+            }
+        }
+        for (i, t) in builder.program.tensors.iter().enumerate() {
+            if !t.is_input && t.branches.is_empty() {
+                builder.errors.push(PassDiagnostic::new(t.location, format!("tensor '{}' has no temporal.define", t.name)));
+            }
+            let _ = i;
+        }
+        if builder.errors.is_empty() { Ok(builder.program) } else { Err(builder.errors) }
+    }
+}
+
+fn op_name(op: OperationRef) -> String {
+    op.name().as_string_ref().as_str().unwrap_or("?").to_string()
+}
+
+fn is_temporal(op: OperationRef) -> bool {
+    op_name(op).starts_with("temporal.")
+}
+
+struct Builder<'c, 'v> {
+    program: Program<'c>,
+    errors: Vec<PassDiagnostic<'c>>,
+    /// SSA handle of each tensor, to resolve operands.
+    handles: Vec<Value<'c, 'v>>,
+}
+
+fn string_attr(attr: Attribute) -> Option<String> {
+    unsafe {
+        if !mlirAttributeIsAString(attr.to_raw()) {
+            return None;
+        }
+        let s = mlirStringAttrGetValue(attr.to_raw());
+        let bytes = std::slice::from_raw_parts(s.data as *const u8, s.length);
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+fn string_array_attr(attr: Attribute) -> Option<Vec<String>> {
+    unsafe {
+        if !mlirAttributeIsAArray(attr.to_raw()) {
+            return None;
+        }
+        (0..mlirArrayAttrGetNumElements(attr.to_raw()))
+            .map(|i| string_attr(Attribute::from_raw(mlirArrayAttrGetElement(attr.to_raw(), i))))
+            .collect()
+    }
+}
+
+fn type_attr<'c>(attr: Attribute<'c>) -> Option<Type<'c>> {
+    unsafe { mlirAttributeIsAType(attr.to_raw()).then(|| Type::from_raw(mlirTypeAttrGetValue(attr.to_raw()))) }
+}
+
+impl<'c, 'v> Builder<'c, 'v> {
+    fn error(&mut self, op: OperationRef<'c, '_>, message: String) {
+        self.errors.push(PassDiagnostic::new(op.location(), message));
+    }
+
+    fn dim(&mut self, dim: temporal::DimOp<'c, '_>) {
+        let op = dim.operation();
+        let name = dim.sym_name().and_then(string_attr);
+        let bound = dim.bound().and_then(string_attr);
+        match (name, bound) {
+            (Some(name), Some(bound)) if !name.is_empty() && !bound.is_empty() => {
+                if self.program.dims.iter().any(|d| d.name == name) {
+                    self.error(op, format!("dimension '{name}' is declared twice"));
+                } else if self.program.dims.iter().any(|d| d.bound == bound) {
+                    self.error(op, format!("bound '{bound}' is used by two dimensions"));
+                } else {
+                    self.program.dims.push(Dim { name, bound });
+                }
+            }
+            _ => self.error(op, "temporal.dim needs non-empty string attributes 'sym_name' and 'bound'".into()),
+        }
+    }
+
+    fn declare(&mut self, op: OperationRef<'c, 'v>, handle: Value<'c, 'v>, is_input: bool) {
+        let kind = if is_input { "temporal.input" } else { "temporal.tensor" };
+        let name = op.attribute("sym_name").ok().and_then(string_attr);
+        let domain = op.attribute("domain").ok().and_then(string_array_attr);
+        let element = op.attribute("element").ok().and_then(type_attr);
+        let (Some(name), Some(domain_names), Some(element)) = (name, domain, element) else {
+            self.error(op, format!("{kind} needs 'sym_name' (string), 'domain' (array of dimension names) and 'element' (type)"));
+            return;
+        };
+        if self.program.tensors.iter().any(|t| t.name == name) {
+            self.error(op, format!("tensor '{name}' is declared twice"));
+            return;
+        }
+        let mut domain = Vec::new();
+        for d in &domain_names {
+            match self.program.dims.iter().position(|x| &x.name == d) {
+                Some(i) if domain.contains(&i) => {
+                    self.error(op, format!("dimension '{d}' appears twice in the domain of '{name}'"));
+                    return;
+                }
+                Some(i) => domain.push(i),
+                None => {
+                    self.error(op, format!("unknown dimension '{d}' in the domain of '{name}'"));
+                    return;
+                }
+            }
+        }
+        let point = match PointType::from_type(element) {
+            Ok(p) => p,
+            Err(e) => {
+                self.error(op, format!("tensor '{name}': {e}"));
+                return;
+            }
+        };
+        self.program.tensors.push(Tensor {
+            name,
+            domain,
+            point,
+            is_input,
+            branches: Vec::new(),
+            location: op.location(),
+        });
+        self.handles.push(handle);
+    }
+
+    fn tensor_of(&mut self, value: Value<'c, '_>, user: OperationRef<'c, '_>) -> Option<usize> {
+        let found = self.handles.iter().position(|h| h.to_raw().ptr == value.to_raw().ptr);
+        if found.is_none() {
+            self.error(user, "operand is not the handle of a declared temporal.tensor or temporal.input".into());
+        }
+        found
+    }
+
+    fn define(&mut self, define: temporal::DefineOp<'c, 'v>) {
+        let op = define.operation();
+        let Some(target) = self.tensor_of(define.target(), op) else { return };
+        let tensor_name = self.program.tensors[target].name.clone();
+        if self.program.tensors[target].is_input {
+            self.error(op, format!("'{tensor_name}' is an input and cannot be defined"));
+            return;
+        }
+        let domain_len = self.program.tensors[target].domain.len();
+        let num_bounds = self.program.dims.len();
+        let Some(when) = define.when().and_then(IntegerSet::from_attribute) else {
+            self.error(op, "temporal.define needs an affine_set attribute 'when'".into());
+            return;
+        };
+        if when.num_dims != domain_len || when.num_symbols != num_bounds {
+            self.error(
+                op,
+                format!(
+                    "condition of '{tensor_name}' must have {domain_len} dims (its domain) and {num_bounds} symbols (the bounds), has ({})[{}]",
+                    when.num_dims, when.num_symbols
+                ),
+            );
+            return;
+        }
+        let Some(block) = define.body().first_block() else {
+            self.error(op, "temporal.define body is empty".into());
+            return;
+        };
+        let ops = block_operations(block);
+        let mut values: Vec<Value<'c, '_>> = Vec::new();
+        let mut nodes: Vec<Node<'c>> = Vec::new();
+        let mut result = None;
+        for (position, body_op) in ops.iter().enumerate() {
+            let name = op_name(*body_op);
+            if name == "gpu.yield" {
+                if position + 1 != ops.len() || body_op.operand_count() != 1 {
+                    self.error(*body_op, "a temporal.define body ends with exactly one 'gpu.yield' of one value".into());
+                    return;
+                }
+                let yielded = body_op.operand(0).expect("one operand");
+                match values.iter().position(|v| v.to_raw().ptr == yielded.to_raw().ptr) {
+                    Some(i) => result = Some(i),
+                    None => {
+                        self.error(*body_op, "the yielded value must be computed in the same body".into());
+                        return;
+                    }
+                }
+                continue;
+            }
+            let Some(node) = self.node(*body_op, target, &values, &nodes) else { return };
+            values.push(body_op.result(0).expect("checked one result").into());
+            nodes.push(node);
+        }
+        let Some(result) = result else {
+            self.error(op, "a temporal.define body must end with 'gpu.yield' of the defined value".into());
+            return;
+        };
+        let expected = &self.program.tensors[target].point;
+        if &nodes[result].ty != expected {
+            let got = nodes[result].ty.clone();
+            let expected = expected.clone();
+            self.error(op, format!("branch of '{tensor_name}' yields {got} but the tensor holds {expected}"));
+            return;
+        }
+        self.program.tensors[target].branches.push(Branch { when, nodes, result, location: op.location() });
+    }
+
+    fn node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        reader: usize,
+        values: &[Value<'c, '_>],
+        nodes: &[Node<'c>],
+    ) -> Option<Node<'c>> {
+        let name = op_name(op);
+        let location = op.location();
+        if op.result_count() != 1 || op.region_count() != 0 {
+            self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
+            return None;
+        }
+        let result_type: Type = op.result(0).expect("one result").r#type();
+        let ty = match PointType::from_type(result_type) {
+            Ok(t) => t,
+            Err(e) => {
+                self.error(op, format!("'{name}': {e}"));
+                return None;
+            }
+        };
+        let mut operand_nodes = Vec::new();
+        for i in 0..op.operand_count() {
+            let v = op.operand(i).expect("in range");
+            if name == "temporal.read" {
+                break;
+            }
+            match values.iter().position(|x| x.to_raw().ptr == v.to_raw().ptr) {
+                Some(n) => operand_nodes.push(n),
+                None => {
+                    self.error(op, format!("operand #{i} of '{name}' must be computed earlier in the same temporal.define body"));
+                    return None;
+                }
+            }
+        }
+        let kind = match name.as_str() {
+            "temporal.read" => {
+                let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
+                let Some(index) = op.attribute("index").ok().and_then(AffineMap::from_attribute) else {
+                    self.error(op, "temporal.read needs an affine_map attribute 'index'".into());
+                    return None;
+                };
+                let reader_domain = self.program.tensors[reader].domain.len();
+                let source_domain = self.program.tensors[source].domain.len();
+                let source_name = self.program.tensors[source].name.clone();
+                if index.num_dims != reader_domain || index.num_symbols != self.program.dims.len() {
+                    self.error(
+                        op,
+                        format!(
+                            "index of a read by '{}' must have {reader_domain} dims (the reader's domain) and {} symbols (the bounds), has ({})[{}]",
+                            self.program.tensors[reader].name,
+                            self.program.dims.len(),
+                            index.num_dims,
+                            index.num_symbols
+                        ),
+                    );
+                    return None;
+                }
+                if index.results.len() != source_domain {
+                    self.error(
+                        op,
+                        format!("read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}", index.results.len()),
+                    );
+                    return None;
+                }
+                if ty != self.program.tensors[source].point {
+                    self.error(op, format!("read of '{source_name}' must produce {}, produces {ty}", self.program.tensors[source].point));
+                    return None;
+                }
+                NodeKind::Read { source, index }
+            }
+            "temporal.constant" => {
+                let Ok(value) = op.attribute("value") else {
+                    self.error(op, "temporal.constant needs a 'value' attribute".into());
+                    return None;
+                };
+                let same_type = unsafe {
+                    mlirAttributeIsADenseElements(value.to_raw())
+                        && mlirTypeEqual(mlirAttributeGetType(value.to_raw()), result_type.to_raw())
+                };
+                if !same_type {
+                    self.error(op, format!("constant value must be dense elements of the result type {ty}"));
+                    return None;
+                }
+                NodeKind::Constant { text: value.to_string(), values: dense_values(value, ty.num_elements(), ty.element) }
+            }
+            _ => {
+                let unary = match name.as_str() {
+                    "temporal.neg" => Some(UnaryKind::Neg),
+                    "temporal.exp" => Some(UnaryKind::Exp),
+                    "temporal.log" => Some(UnaryKind::Log),
+                    "temporal.sqrt" => Some(UnaryKind::Sqrt),
+                    "temporal.tanh" => Some(UnaryKind::Tanh),
+                    "temporal.sigmoid" => Some(UnaryKind::Sigmoid),
+                    "temporal.relu" => Some(UnaryKind::Relu),
+                    _ => None,
+                };
+                let binary = match name.as_str() {
+                    "temporal.add" => Some(BinaryKind::Add),
+                    "temporal.sub" => Some(BinaryKind::Sub),
+                    "temporal.mul" => Some(BinaryKind::Mul),
+                    "temporal.div" => Some(BinaryKind::Div),
+                    "temporal.max" => Some(BinaryKind::Max),
+                    "temporal.min" => Some(BinaryKind::Min),
+                    _ => None,
+                };
+                if let Some(u) = unary {
+                    let a = operand_nodes[0];
+                    if nodes[a].ty != ty {
+                        self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
+                        return None;
+                    }
+                    let float_only = !matches!(u, UnaryKind::Neg | UnaryKind::Relu);
+                    if float_only && !ty.element.is_float() || ty.element == ElementType::I1 {
+                        self.error(op, format!("'{name}' needs a floating-point operand, got {ty}"));
+                        return None;
+                    }
+                    NodeKind::Unary(u, a)
+                } else if let Some(b) = binary {
+                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
+                    if nodes[l].ty != ty || nodes[r].ty != ty {
+                        self.error(
+                            op,
+                            format!("'{name}' needs operands and result of one type, got {} and {} -> {ty}", nodes[l].ty, nodes[r].ty),
+                        );
+                        return None;
+                    }
+                    if ty.element == ElementType::I1 {
+                        self.error(op, format!("'{name}' is not defined on booleans"));
+                        return None;
+                    }
+                    NodeKind::Binary(b, l, r)
+                } else if name == "temporal.matmul" {
+                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
+                    let (a, b) = (&nodes[l].ty, &nodes[r].ty);
+                    let expected = match (a.shape.as_slice(), b.shape.as_slice()) {
+                        ([m, k1], [k2, n]) if k1 == k2 => Some(vec![*m, *n]),
+                        ([m, k1], [k2]) if k1 == k2 => Some(vec![*m]),
+                        ([k1], [k2, n]) if k1 == k2 => Some(vec![*n]),
+                        _ => None,
+                    };
+                    let ok = a.element == b.element && a.element == ty.element && expected.as_ref() == Some(&ty.shape);
+                    if !ok || ty.element == ElementType::I1 {
+                        self.error(op, format!("'temporal.matmul' cannot multiply {a} by {b} into {ty}"));
+                        return None;
+                    }
+                    NodeKind::Matmul(l, r)
+                } else {
+                    self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
+                    return None;
+                }
+            }
+        };
+        Some(Node { kind, ty, location })
+    }
+}
+
+/// Elements of a dense attribute, row-major, as f64 (splats expanded).
+fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64> {
+    use mlir_sys::{
+        mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetDoubleValue,
+        mlirDenseElementsAttrGetFloatValue, mlirDenseElementsAttrGetInt32Value,
+        mlirDenseElementsAttrGetInt64Value, mlirDenseElementsAttrIsSplat,
+    };
+    unsafe {
+        let raw = attr.to_raw();
+        let splat = mlirDenseElementsAttrIsSplat(raw);
+        (0..count)
+            .map(|i| {
+                let i = if splat { 0 } else { i as isize };
+                match element {
+                    ElementType::F32 => mlirDenseElementsAttrGetFloatValue(raw, i) as f64,
+                    ElementType::F64 => mlirDenseElementsAttrGetDoubleValue(raw, i),
+                    ElementType::I32 => mlirDenseElementsAttrGetInt32Value(raw, i) as f64,
+                    ElementType::I64 => mlirDenseElementsAttrGetInt64Value(raw, i) as f64,
+                    ElementType::I1 => mlirDenseElementsAttrGetBoolValue(raw, i) as i64 as f64,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Runs `f` on the program of `module`, turning model errors into a pass result.
+pub fn with_program<'c>(
+    module: OperationRef<'c, '_>,
+    f: impl FnOnce(&Program<'c>) -> PassResult<'c>,
+) -> PassResult<'c> {
+    let program = Program::from_module(module)?;
+    f(&program)
+}

@@ -1,0 +1,100 @@
+//! The symbolic dependence graph (SDG) of a program: one node per recurrent
+//! tensor, one edge per read (reader -> source), labelled with the read's
+//! index map and, where the index is a constant shift of the reader's own
+//! variables, its distance vector.
+
+use crate::affine::AffineMap;
+use crate::program::{NodeKind, Program};
+use melior::ir::Location;
+use petgraph::graph::{DiGraph, NodeIndex};
+
+/// One read, as an SDG edge.
+#[derive(Clone, Debug)]
+pub struct ReadEdge<'c> {
+    /// Branch of the reader the read appears in.
+    pub branch: usize,
+    pub index: AffineMap,
+    /// For each source dimension (source domain order): `Some(c)` when the
+    /// coordinate is `d + c` for the same-named reader variable `d`.
+    pub shifts: Vec<Option<i64>>,
+    pub location: Location<'c>,
+}
+
+impl ReadEdge<'_> {
+    /// Whether the read is of the very same point (`x[t]` read at `t`).
+    pub fn is_same_point(&self) -> bool {
+        self.shifts.iter().all(|s| *s == Some(0))
+    }
+}
+
+/// The SDG: node weights are tensor indices (equal to node indices).
+pub struct Sdg<'c> {
+    pub graph: DiGraph<usize, ReadEdge<'c>>,
+}
+
+impl<'c> Sdg<'c> {
+    /// Builds the graph of `program`.
+    pub fn build(program: &Program<'c>) -> Self {
+        let mut graph = DiGraph::new();
+        for i in 0..program.tensors.len() {
+            graph.add_node(i);
+        }
+        for (reader, tensor) in program.tensors.iter().enumerate() {
+            for (b, branch) in tensor.branches.iter().enumerate() {
+                for node in &branch.nodes {
+                    if let NodeKind::Read { source, index } = &node.kind {
+                        let shifts = program.tensors[*source]
+                            .domain
+                            .iter()
+                            .zip(&index.results)
+                            .map(|(dim, expr)| {
+                                let position = tensor.domain.iter().position(|d| d == dim)?;
+                                expr.offset_from_dim(position)
+                            })
+                            .collect();
+                        graph.add_edge(
+                            NodeIndex::new(reader),
+                            NodeIndex::new(*source),
+                            ReadEdge { branch: b, index: index.clone(), shifts, location: node.location },
+                        );
+                    }
+                }
+            }
+        }
+        Self { graph }
+    }
+
+    /// A cycle of same-point reads (`y[t]` needing `y[t]`), as the tensors on
+    /// it in read order (first repeated at the end) and the first read's
+    /// location; `None` if there is none.
+    pub fn zero_distance_cycle(&self) -> Option<(Vec<usize>, Location<'c>)> {
+        let same_point = self.graph.filter_map(|_, n| Some(*n), |_, e| e.is_same_point().then(|| e.location));
+        for component in petgraph::algo::tarjan_scc(&same_point) {
+            let start = component[0];
+            let self_loop = same_point.find_edge(start, start);
+            if component.len() == 1 && self_loop.is_none() {
+                continue;
+            }
+            // Walk same-point edges inside the component until a node repeats.
+            let mut path = vec![start];
+            let mut locations = Vec::new();
+            let mut current = start;
+            loop {
+                let edge = same_point
+                    .edges(current)
+                    .find(|e| component.contains(&petgraph::visit::EdgeRef::target(e)))
+                    .expect("a strongly connected component has an edge inside it");
+                let next = petgraph::visit::EdgeRef::target(&edge);
+                locations.push(*edge.weight());
+                if let Some(first) = path.iter().position(|n| *n == next) {
+                    let mut cycle: Vec<usize> = path[first..].iter().map(|n| same_point[*n]).collect();
+                    cycle.push(same_point[next]);
+                    return Some((cycle, locations[first]));
+                }
+                path.push(next);
+                current = next;
+            }
+        }
+        None
+    }
+}

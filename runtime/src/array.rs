@@ -1,0 +1,240 @@
+//! Host arrays: typed, row-major buffers exchanged with compiled programs,
+//! read from and written to `.npy` files, generated from a seed, printed.
+
+use npyz::WriterBuilder;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tempo_passes::program::ElementType;
+
+/// Element storage of a host array.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    /// Booleans, one byte each (as MLIR stores `i1` in memory).
+    Bool(Vec<u8>),
+}
+
+impl Data {
+    /// Zero-filled storage of `len` elements.
+    pub fn zeros(element: ElementType, len: usize) -> Self {
+        match element {
+            ElementType::F32 => Self::F32(vec![0.0; len]),
+            ElementType::F64 => Self::F64(vec![0.0; len]),
+            ElementType::I32 => Self::I32(vec![0; len]),
+            ElementType::I64 => Self::I64(vec![0; len]),
+            ElementType::I1 => Self::Bool(vec![0; len]),
+        }
+    }
+    /// Element type.
+    pub fn element(&self) -> ElementType {
+        match self {
+            Self::F32(_) => ElementType::F32,
+            Self::F64(_) => ElementType::F64,
+            Self::I32(_) => ElementType::I32,
+            Self::I64(_) => ElementType::I64,
+            Self::Bool(_) => ElementType::I1,
+        }
+    }
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::F32(v) => v.len(),
+            Self::F64(v) => v.len(),
+            Self::I32(v) => v.len(),
+            Self::I64(v) => v.len(),
+            Self::Bool(v) => v.len(),
+        }
+    }
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Pointer to the first element (dangling but aligned when empty).
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Self::F32(v) => v.as_mut_ptr().cast(),
+            Self::F64(v) => v.as_mut_ptr().cast(),
+            Self::I32(v) => v.as_mut_ptr().cast(),
+            Self::I64(v) => v.as_mut_ptr().cast(),
+            Self::Bool(v) => v.as_mut_ptr(),
+        }
+    }
+    /// Element `i` as f64 (exact for integers up to 2^53).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        match self {
+            Self::F32(v) => v[i] as f64,
+            Self::F64(v) => v[i],
+            Self::I32(v) => v[i] as f64,
+            Self::I64(v) => v[i] as f64,
+            Self::Bool(v) => v[i] as f64,
+        }
+    }
+}
+
+/// A named, shaped, row-major array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostArray {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub data: Data,
+}
+
+impl HostArray {
+    /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
+    pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{path}': {e}"))?;
+        let file = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
+        if file.order() != npyz::Order::C {
+            return Err(format!("input '{name}': '{path}' is in Fortran order; save it in C order"));
+        }
+        let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
+        let descr = file.dtype().descr();
+        let bad = |e: std::io::Error| format!("input '{name}': cannot read the data of '{path}': {e}");
+        let data = match descr.trim_matches('\'') {
+            "<f4" => Data::F32(file.into_vec().map_err(bad)?),
+            "<f8" => Data::F64(file.into_vec().map_err(bad)?),
+            "<i4" => Data::I32(file.into_vec().map_err(bad)?),
+            "<i8" => Data::I64(file.into_vec().map_err(bad)?),
+            "|b1" => Data::Bool(file.into_vec::<bool>().map_err(bad)?.into_iter().map(u8::from).collect()),
+            other => {
+                return Err(format!(
+                    "input '{name}': '{path}' has dtype {other}; supported: float32, float64, int32, int64, bool (little-endian)"
+                ));
+            }
+        };
+        Ok(Self { name: name.into(), shape, data })
+    }
+
+    /// Writes the array as a `.npy` file.
+    pub fn write_npy(&self, path: &std::path::Path) -> Result<(), String> {
+        let shape: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
+        let file = std::fs::File::create(path).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
+        let writer = std::io::BufWriter::new(file);
+        let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
+        macro_rules! write_all {
+            ($t:ty, $values:expr) => {{
+                let mut w = npyz::WriteOptions::<$t>::new().default_dtype().shape(&shape).writer(writer).begin_nd().map_err(fail)?;
+                w.extend($values).map_err(fail)?;
+                w.finish().map_err(fail)?;
+            }};
+        }
+        match &self.data {
+            Data::F32(v) => write_all!(f32, v.iter().copied()),
+            Data::F64(v) => write_all!(f64, v.iter().copied()),
+            Data::I32(v) => write_all!(i32, v.iter().copied()),
+            Data::I64(v) => write_all!(i64, v.iter().copied()),
+            Data::Bool(v) => write_all!(bool, v.iter().map(|&b| b != 0)),
+        }
+        Ok(())
+    }
+
+    /// Seeded random values: uniform in [-1, 1) for floats, integers in
+    /// [-10, 10], fair booleans.
+    pub fn random(name: &str, shape: Vec<usize>, element: ElementType, seed: u64) -> Self {
+        // Mix the name in so that inputs of one run differ from each other.
+        let mixed = name.bytes().fold(seed ^ 0x9e37_79b9_7f4a_7c15, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let mut rng = ChaCha8Rng::seed_from_u64(mixed);
+        let len = shape.iter().product();
+        let data = match element {
+            ElementType::F32 => Data::F32((0..len).map(|_| rng.random_range(-1.0..1.0)).collect()),
+            ElementType::F64 => Data::F64((0..len).map(|_| rng.random_range(-1.0..1.0)).collect()),
+            ElementType::I32 => Data::I32((0..len).map(|_| rng.random_range(-10..=10)).collect()),
+            ElementType::I64 => Data::I64((0..len).map(|_| rng.random_range(-10..=10)).collect()),
+            ElementType::I1 => Data::Bool((0..len).map(|_| rng.random_range(0..=1)).collect()),
+        };
+        Self { name: name.into(), shape, data }
+    }
+
+    fn element_text(&self, i: usize) -> String {
+        match &self.data {
+            Data::F32(v) => format_float(v[i] as f64),
+            Data::F64(v) => format_float(v[i]),
+            Data::I32(v) => v[i].to_string(),
+            Data::I64(v) => v[i].to_string(),
+            Data::Bool(v) => (v[i] != 0).to_string(),
+        }
+    }
+
+    fn nested(&self, dim: usize, offset: usize, out: &mut String) {
+        if dim == self.shape.len() {
+            out.push_str(&self.element_text(offset));
+            return;
+        }
+        let stride: usize = self.shape[dim + 1..].iter().product();
+        out.push('[');
+        for i in 0..self.shape[dim] {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.nested(dim + 1, offset + i * stride, out);
+        }
+        out.push(']');
+    }
+
+    /// Values as nested lists (`[[1, 2], [3, 4]]`; a scalar prints alone).
+    pub fn values_text(&self) -> String {
+        let mut out = String::new();
+        self.nested(0, 0, &mut out);
+        out
+    }
+
+    /// `name: dtype[shape] = values`.
+    pub fn to_text(&self) -> String {
+        let shape: Vec<String> = self.shape.iter().map(usize::to_string).collect();
+        format!("{}: {}[{}] = {}", self.name, self.data.element().numpy(), shape.join(", "), self.values_text())
+    }
+
+    /// One JSON object: name, dtype, shape, values (nested lists).
+    pub fn to_json(&self) -> String {
+        let values: serde_json::Value = serde_json::from_str(&self.values_text().replace("NaN", "null").replace("inf", "null"))
+            .unwrap_or(serde_json::Value::Null);
+        serde_json::json!({
+            "name": self.name,
+            "dtype": self.data.element().numpy(),
+            "shape": self.shape,
+            "values": values,
+        })
+        .to_string()
+    }
+}
+
+fn format_float(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf".into() } else { "-inf".into() }
+    } else if v == v.trunc() && v.abs() < 1e15 {
+        format!("{v:.1}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_round_trip_and_text() {
+        let dir = std::env::temp_dir().join(format!("tempo-npy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = HostArray { name: "a".into(), shape: vec![2, 2], data: Data::F32(vec![1.0, 2.5, -3.0, 4.0]) };
+        let path = dir.join("a.npy");
+        a.write_npy(&path).unwrap();
+        let b = HostArray::read_npy("a", path.to_str().unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.to_text(), "a: float32[2, 2] = [[1.0, 2.5], [-3.0, 4.0]]");
+        std::fs::write(dir.join("bad.npy"), b"not numpy").unwrap();
+        assert!(HostArray::read_npy("a", dir.join("bad.npy").to_str().unwrap()).is_err());
+    }
+
+    #[test]
+    fn random_is_deterministic() {
+        let a = HostArray::random("x", vec![3], ElementType::F32, 7);
+        assert_eq!(a, HostArray::random("x", vec![3], ElementType::F32, 7));
+        assert_ne!(a, HostArray::random("y", vec![3], ElementType::F32, 7));
+    }
+}

@@ -1,0 +1,208 @@
+//! Compiling a temporal program to native code with MLIR's ExecutionEngine
+//! and running it on host arrays.
+
+use crate::array::{Data, HostArray};
+use indexmap::IndexMap;
+use melior::{
+    Context,
+    ir::Module,
+    pass::PassManager,
+};
+use tempo_lowering::{point_checks::check_points, temporal_to_loops::{ENTRY, Plan}};
+use tempo_passes::{
+    diagnostics::{DiagnosticCollector, PassDiagnostic},
+    pipeline,
+    program::PointType,
+    verify::verify_program,
+};
+
+/// What a run needs besides the program.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Bound values by bound name (`T` -> 10).
+    pub bounds: IndexMap<String, i64>,
+    /// Input arrays by tensor name.
+    pub inputs: IndexMap<String, HostArray>,
+    /// Seed for inputs not given in `inputs`; without it they are an error.
+    pub seed: Option<u64>,
+    /// LLVM optimization level (0-3).
+    pub opt_level: usize,
+}
+
+/// The signature of a compiled program, in argument order.
+#[derive(Clone, Debug)]
+struct Slot {
+    name: String,
+    over_time: bool,
+    point: PointType,
+}
+
+fn render(diagnostics: &[PassDiagnostic]) -> Vec<String> {
+    diagnostics
+        .iter()
+        .map(|d| format!("{}: error: {}", tempo_passes::diagnostics::format_location(&d.location.to_string()), d.message))
+        .collect()
+}
+
+/// Compiles `module` (a temporal program) and runs it. Errors come back as
+/// rendered diagnostic lines.
+pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
+    let program = verify_program(module.as_operation()).map_err(|d| render(&d))?;
+    let plan = Plan::new(&program).map_err(|d| render(&d))?;
+
+    // Bounds: every bound given, nothing unknown, non-negative.
+    let mut bounds = Vec::new();
+    for dim in &program.dims {
+        match options.bounds.get(&dim.bound) {
+            Some(&v) if v >= 0 => bounds.push(v),
+            Some(&v) => return Err(vec![format!("error: bound {} = {v} must be >= 0", dim.bound)]),
+            None => return Err(vec![format!("error: missing bound {} (give it with --bound {}=N)", dim.bound, dim.bound)]),
+        }
+    }
+    for name in options.bounds.keys() {
+        if !program.dims.iter().any(|d| &d.bound == name) {
+            let known: Vec<&str> = program.dims.iter().map(|d| d.bound.as_str()).collect();
+            return Err(vec![format!("error: unknown bound '{name}' (the program's bounds: {})", known.join(", "))]);
+        }
+    }
+    let extent = |over_time: bool| plan.time_dim.filter(|_| over_time).map(|d| bounds[d] as usize);
+    let shape_of = |slot: &Slot| -> Vec<usize> {
+        extent(slot.over_time).into_iter().chain(slot.point.shape.iter().map(|&d| d as usize)).collect()
+    };
+    let input_slots: Vec<Slot> = program
+        .tensors
+        .iter()
+        .filter(|t| t.is_input)
+        .map(|t| Slot { name: t.name.clone(), over_time: !t.domain.is_empty(), point: t.point.clone() })
+        .collect();
+    let output_slots: Vec<Slot> = program
+        .outputs
+        .iter()
+        .map(|&i| {
+            let t = &program.tensors[i];
+            Slot { name: t.name.clone(), over_time: !t.domain.is_empty(), point: t.point.clone() }
+        })
+        .collect();
+    for name in options.inputs.keys() {
+        if !input_slots.iter().any(|s| &s.name == name) {
+            let known: Vec<&str> = input_slots.iter().map(|s| s.name.as_str()).collect();
+            return Err(vec![format!(
+                "error: '{name}' is not an input of the program (inputs: {})",
+                if known.is_empty() { "none".into() } else { known.join(", ") }
+            )]);
+        }
+    }
+    let mut inputs = Vec::new();
+    for slot in &input_slots {
+        let shape = shape_of(slot);
+        let array = match (options.inputs.get(&slot.name), options.seed) {
+            (Some(a), _) => {
+                if a.shape != shape || a.data.element() != slot.point.element {
+                    return Err(vec![format!(
+                        "error: input '{}' must be {}{:?}, got {}{:?}",
+                        slot.name,
+                        slot.point.element.numpy(),
+                        shape,
+                        a.data.element().numpy(),
+                        a.shape
+                    )]);
+                }
+                a.clone()
+            }
+            (None, Some(seed)) => HostArray::random(&slot.name, shape, slot.point.element, seed),
+            (None, None) => {
+                return Err(vec![format!(
+                    "error: missing input '{}' ({}{:?}): give it with --input {}=FILE.npy or pass --seed N for random values",
+                    slot.name,
+                    slot.point.element.numpy(),
+                    shape,
+                    slot.name
+                )]);
+            }
+        };
+        inputs.push(array);
+    }
+    check_points(&program, &plan, &bounds).map_err(|e| vec![format!("error: {e}")])?;
+    drop(program);
+
+    // Compile.
+    let collector = DiagnosticCollector::attach(context);
+    let manager = PassManager::new(context);
+    manager.enable_verifier(true);
+    let registry = tempo_lowering::registry();
+    let elements = pipeline::parse_pipeline(tempo_lowering::TEMPORAL_TO_LLVM).expect("the built-in pipeline parses");
+    pipeline::add_to_pass_manager(&manager, &registry, &elements).map_err(|e| vec![format!("error: {e}")])?;
+    if manager.run(module).is_err() {
+        let mut lines = collector.take();
+        lines.push("error: compilation failed".into());
+        return Err(lines);
+    }
+    let engine = Engine::new(module, options.opt_level).ok_or_else(|| {
+        let mut lines = collector.take();
+        lines.push("error: the JIT could not compile the lowered module".into());
+        lines
+    })?;
+
+    // Arguments: bounds, inputs, outputs.
+    let mut outputs: Vec<HostArray> = output_slots
+        .iter()
+        .map(|slot| {
+            let shape = shape_of(slot);
+            let len = shape.iter().product();
+            HostArray { name: slot.name.clone(), shape, data: Data::zeros(slot.point.element, len) }
+        })
+        .collect();
+    let mut bound_values: Vec<i64> = bounds.clone();
+    let mut descriptors: Vec<Vec<i64>> = inputs.iter_mut().chain(outputs.iter_mut()).map(descriptor).collect();
+    let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
+    let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
+    arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
+    engine.invoke(ENTRY, &mut arguments).map_err(|e| vec![format!("error: {e}")])?;
+    drop(descriptors);
+    Ok(outputs)
+}
+
+/// A memref descriptor `{allocated, aligned, offset, sizes[r], strides[r]}`
+/// for a row-major host array (pointers stored as 64-bit words).
+fn descriptor(array: &mut HostArray) -> Vec<i64> {
+    let ptr = array.data.as_mut_ptr() as i64;
+    let rank = array.shape.len();
+    let mut strides = vec![1i64; rank];
+    for i in (0..rank.saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * array.shape[i + 1] as i64;
+    }
+    let mut words = vec![ptr, ptr, 0];
+    words.extend(array.shape.iter().map(|&d| d as i64));
+    words.extend(strides);
+    words
+}
+
+/// A JIT-compiled module (null-checked, unlike melior's wrapper).
+struct Engine {
+    raw: mlir_sys::MlirExecutionEngine,
+}
+
+impl Engine {
+    fn new(module: &Module, opt_level: usize) -> Option<Self> {
+        let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opt_level as i32, 0, std::ptr::null(), false, false) };
+        (!raw.ptr.is_null()).then_some(Self { raw })
+    }
+
+    fn invoke(&self, name: &str, arguments: &mut [*mut ()]) -> Result<(), String> {
+        let result = unsafe {
+            mlir_sys::mlirExecutionEngineInvokePacked(
+                self.raw,
+                melior::StringRef::new(name).to_raw(),
+                arguments.as_mut_ptr() as *mut *mut std::ffi::c_void,
+            )
+        };
+        if result.value == 0 { Err(format!("cannot call '{name}' in the compiled module")) } else { Ok(()) }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        unsafe { mlir_sys::mlirExecutionEngineDestroy(self.raw) }
+    }
+}
+
