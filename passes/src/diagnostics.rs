@@ -62,16 +62,28 @@ fn severity_word(severity: DiagnosticSeverity) -> &'static str {
     }
 }
 
-fn render(diagnostic: &Diagnostic, out: &mut Vec<String>) {
+/// Buffer name MLIR gives to text parsed from a string.
+const STRING_BUFFER_NAME: &str = "-";
+
+/// `file:line:col` for a location, naming string-parsed text `source_name`.
+pub fn render_location(location: &Location, source_name: &str) -> String {
+    let location = format_location(&location.to_string());
+    match location.strip_prefix(STRING_BUFFER_NAME).filter(|r| r.starts_with(':')) {
+        Some(rest) => format!("{source_name}{rest}"),
+        None => location,
+    }
+}
+
+fn render(diagnostic: &Diagnostic, source_name: &str, out: &mut Vec<String>) {
     out.push(format!(
         "{}: {}: {}",
-        format_location(&diagnostic.location().to_string()),
+        render_location(&diagnostic.location(), source_name),
         severity_word(diagnostic.severity()),
         diagnostic
     ));
     for i in 0..diagnostic.note_count() {
         if let Ok(note) = diagnostic.note(i) {
-            render(&note, out);
+            render(&note, source_name, out);
         }
     }
 }
@@ -86,10 +98,17 @@ pub struct DiagnosticCollector<'c> {
 impl<'c> DiagnosticCollector<'c> {
     /// Starts collecting diagnostics of `context`.
     pub fn attach(context: &'c Context) -> Self {
+        Self::attach_for_source(context, STRING_BUFFER_NAME)
+    }
+
+    /// Like [`Self::attach`], naming locations in text parsed from a string
+    /// (MLIR calls that buffer `-`) after `source_name`.
+    pub fn attach_for_source(context: &'c Context, source_name: &str) -> Self {
         let lines = Rc::new(RefCell::new(Vec::new()));
         let sink = lines.clone();
+        let source_name = source_name.to_string();
         let id = context.attach_diagnostic_handler(move |diagnostic| {
-            render(&diagnostic, &mut sink.borrow_mut());
+            render(&diagnostic, &source_name, &mut sink.borrow_mut());
             true
         });
         Self { context, id: Some(id), lines }

@@ -150,8 +150,8 @@ impl HostArray {
 
     fn element_text(&self, i: usize) -> String {
         match &self.data {
-            Data::F32(v) => format_float(v[i] as f64),
-            Data::F64(v) => format_float(v[i]),
+            Data::F32(v) => format_float(v[i] as f64, v[i].to_string()),
+            Data::F64(v) => format_float(v[i], v[i].to_string()),
             Data::I32(v) => v[i].to_string(),
             Data::I64(v) => v[i].to_string(),
             Data::Bool(v) => (v[i] != 0).to_string(),
@@ -201,7 +201,9 @@ impl HostArray {
     }
 }
 
-fn format_float(v: f64) -> String {
+/// `shortest` is the shortest text that reads back as the same value in the
+/// array's own precision.
+fn format_float(v: f64, shortest: String) -> String {
     if v.is_nan() {
         "NaN".into()
     } else if v.is_infinite() {
@@ -209,7 +211,7 @@ fn format_float(v: f64) -> String {
     } else if v == v.trunc() && v.abs() < 1e15 {
         format!("{v:.1}")
     } else {
-        format!("{v}")
+        shortest
     }
 }
 

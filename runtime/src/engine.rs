@@ -10,7 +10,7 @@ use melior::{
 };
 use tempo_lowering::{point_checks::check_points, temporal_to_loops::{ENTRY, Plan}};
 use tempo_passes::{
-    diagnostics::{DiagnosticCollector, PassDiagnostic},
+    diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
     program::PointType,
     verify::verify_program,
@@ -27,6 +27,9 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// LLVM optimization level (0-3).
     pub opt_level: usize,
+    /// Name of the program's source in diagnostics (locations of text
+    /// parsed from a string carry MLIR's `-`).
+    pub source_name: String,
 }
 
 /// The signature of a compiled program, in argument order.
@@ -37,18 +40,15 @@ struct Slot {
     point: PointType,
 }
 
-fn render(diagnostics: &[PassDiagnostic]) -> Vec<String> {
-    diagnostics
-        .iter()
-        .map(|d| format!("{}: error: {}", tempo_passes::diagnostics::format_location(&d.location.to_string()), d.message))
-        .collect()
+fn render(diagnostics: &[PassDiagnostic], source_name: &str) -> Vec<String> {
+    diagnostics.iter().map(|d| format!("{}: error: {}", render_location(&d.location, source_name), d.message)).collect()
 }
 
 /// Compiles `module` (a temporal program) and runs it. Errors come back as
 /// rendered diagnostic lines.
 pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
-    let program = verify_program(module.as_operation()).map_err(|d| render(&d))?;
-    let plan = Plan::new(&program).map_err(|d| render(&d))?;
+    let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    let plan = Plan::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
     // Bounds: every bound given, nothing unknown, non-negative.
     let mut bounds = Vec::new();
@@ -126,7 +126,7 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
     drop(program);
 
     // Compile.
-    let collector = DiagnosticCollector::attach(context);
+    let collector = DiagnosticCollector::attach_for_source(context, &options.source_name);
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
     let registry = tempo_lowering::registry();

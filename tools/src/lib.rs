@@ -1,40 +1,83 @@
-//! Shared pieces of the command-line tools: reading MLIR with located
-//! diagnostics.
+//! Shared pieces of the command-line tools: reading MLIR sources (files,
+//! stdin, `// -----` split chunks) with diagnostics that keep the original
+//! file name, line and column.
 
 use melior::{Context, ir::Module};
-use std::ffi::CString;
 use tempo_passes::diagnostics::DiagnosticCollector;
 
-/// Parses MLIR from `path` (`-` for stdin). On failure returns the rendered
-/// diagnostics (`file:line:col: error: ...`).
-pub fn parse_module<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, Vec<String>> {
-    let collector = DiagnosticCollector::attach(context);
-    let module = if path == "-" {
+/// Reads `path` (`-` for stdin) as UTF-8 text; returns the text and the name
+/// diagnostics should use.
+pub fn read_source(path: &str) -> Result<(String, String), String> {
+    if path == "-" {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| vec![format!("error: cannot read standard input: {e}")])?;
-        Module::parse(context, &text)
-    } else {
-        let bytes = std::fs::read(path).map_err(|e| vec![format!("error: cannot read '{path}': {e}")])?;
-        if std::str::from_utf8(&bytes).is_err() {
-            return Err(vec![format!("error: '{path}' is not UTF-8 text")]);
+            .map_err(|e| format!("error: cannot read standard input: {e}"))?;
+        return Ok((text, "<stdin>".into()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read '{path}': {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("error: '{path}' is not UTF-8 text"))?;
+    Ok((text, path.to_string()))
+}
+
+/// Splits text at lines `// -----` (like `mlir-opt --split-input-file`),
+/// returning each chunk with the 1-based line it starts on.
+pub fn split_chunks(text: &str) -> Vec<(usize, String)> {
+    let mut chunks = vec![(1usize, String::new())];
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if line.trim_end() == "// -----" {
+            chunks.push((i + 2, String::new()));
+        } else {
+            chunks.last_mut().expect("non-empty").1.push_str(line);
         }
-        let c_path = CString::new(path).map_err(|_| vec![format!("error: bad path '{path}'")])?;
-        unsafe {
-            Module::from_option_raw(mlir_sys::mlirModuleCreateParseFromFile(
-                context.to_raw(),
-                mlir_sys::MlirStringRef { data: c_path.as_ptr(), length: path.len() },
-            ))
-        }
+    }
+    chunks
+}
+
+/// Parses `text` (which starts on line `first_line` of `name`) into a module;
+/// top-level ops without a `module` are wrapped in one, as `mlir-opt` does.
+/// On failure returns rendered diagnostics (`name:line:col: error: ...`).
+pub fn parse_text<'c>(context: &'c Context, text: &str, name: &str, first_line: usize) -> Result<Module<'c>, Vec<String>> {
+    let collector = DiagnosticCollector::attach_for_source(context, name);
+    // Pad so that line numbers match the original file; NUL-terminate for
+    // MLIR's buffer without counting the terminator.
+    let mut source = "\n".repeat(first_line - 1);
+    source.push_str(text);
+    let length = source.len();
+    source.push('\0');
+    let module = unsafe {
+        Module::from_option_raw(mlir_sys::mlirModuleCreateParse(
+            context.to_raw(),
+            mlir_sys::MlirStringRef { data: source.as_ptr().cast(), length },
+        ))
     };
     match module {
         Some(module) => Ok(module),
         None => {
             let mut lines = collector.take();
             if lines.is_empty() {
-                lines.push(format!("error: cannot parse '{path}' as MLIR"));
+                lines.push(format!(
+                    "{name}:{first_line}:1: error: cannot parse the input as MLIR (ops of IRDL dialects such as temporal.* \
+                     have only the generic form: \"temporal.add\"(%a, %b) : (tensor<f32>, tensor<f32>) -> tensor<f32>)"
+                ));
             }
             Err(lines)
         }
+    }
+}
+
+/// Reads and parses a whole file (`-` for stdin).
+pub fn parse_module<'c>(context: &'c Context, path: &str) -> Result<Module<'c>, Vec<String>> {
+    let (text, name) = read_source(path).map_err(|e| vec![e])?;
+    parse_text(context, &text, &name, 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_their_starting_lines() {
+        let chunks = split_chunks("a\n// -----\nb\nc\n// -----\nd");
+        assert_eq!(chunks, vec![(1, "a\n".into()), (3, "b\nc\n".into()), (6, "d".into())]);
     }
 }

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use tempo_passes::{diagnostics::DiagnosticCollector, pipeline};
 
 const USAGE: &str = "usage: tempo-opt [FILE|-] [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
-[-o OUT] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]";
+[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]";
 
 struct Args {
     input: String,
@@ -25,6 +25,7 @@ struct Args {
     generic: bool,
     emit_irdl: bool,
     list_passes: bool,
+    split_input_file: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -35,6 +36,7 @@ fn parse_args() -> Result<Args, String> {
         generic: false,
         emit_irdl: false,
         list_passes: false,
+        split_input_file: false,
     };
     let mut input = None;
     let mut iter = std::env::args().skip(1);
@@ -54,6 +56,7 @@ fn parse_args() -> Result<Args, String> {
             "-o" => args.output = Some(value_of(&flag, inline)?),
             "--mlir-print-op-generic" => args.generic = true,
             "--emit-irdl" => args.emit_irdl = true,
+            "--split-input-file" => args.split_input_file = true,
             "--list-passes" | "--help" | "-h" => args.list_passes = true,
             "-" => input = Some("-".to_string()),
             f if f.starts_with("--") => {
@@ -104,33 +107,77 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     melior::utility::register_all_passes();
-    let context = tempo_dialects::create_context();
-    let mut module = match tempo_tools::parse_module(&context, &args.input) {
-        Ok(m) => m,
-        Err(lines) => {
-            lines.iter().for_each(|l| eprintln!("{l}"));
+    let (text, name) = match tempo_tools::read_source(&args.input) {
+        Ok(source) => source,
+        Err(e) => {
+            eprintln!("tempo-opt: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let collector = DiagnosticCollector::attach(&context);
+    let chunks = if args.split_input_file { tempo_tools::split_chunks(&text) } else { vec![(1, text)] };
+    let context = tempo_dialects::create_context();
     let registry = tempo_lowering::registry();
-    let manager = PassManager::new(&context);
-    manager.enable_verifier(true);
-    for text in &args.pipeline {
-        let built = pipeline::parse_pipeline(text)
-            .and_then(|elements| pipeline::add_to_pass_manager(&manager, &registry, &elements));
-        if let Err(e) = built {
+    // Check the pipeline once, before any input is processed.
+    let scratch = PassManager::new(&context);
+    for pipeline_text in &args.pipeline {
+        if let Err(e) = pipeline::parse_pipeline(pipeline_text)
+            .and_then(|elements| pipeline::add_to_pass_manager(&scratch, &registry, &elements))
+        {
             eprintln!("tempo-opt: error: {e}");
             return ExitCode::FAILURE;
         }
     }
-    if !module.as_operation().verify() || manager.run(&mut module).is_err() {
-        let lines = collector.take();
-        lines.iter().for_each(|l| eprintln!("{l}"));
-        if lines.is_empty() {
-            eprintln!("tempo-opt: error: the pipeline failed");
+    drop(scratch);
+    let mut printed = Vec::new();
+    let mut failed = false;
+    for (first_line, chunk) in &chunks {
+        match process(&context, &registry, &args, chunk, &name, *first_line) {
+            Ok(text) => printed.push(text),
+            Err(Fatal(lines)) => {
+                lines.iter().for_each(|l| eprintln!("{l}"));
+                failed = true;
+            }
         }
-        return ExitCode::FAILURE;
+    }
+    let output = printed.join("\n// -----\n");
+    match &args.output {
+        Some(path) => {
+            if let Err(e) = std::fs::write(path, output + "\n") {
+                eprintln!("tempo-opt: error: cannot write '{path}': {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+        None => println!("{output}"),
+    }
+    if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+}
+
+struct Fatal(Vec<String>);
+
+/// Parses one chunk, runs the pipeline, and prints the result.
+fn process(
+    context: &melior::Context,
+    registry: &tempo_passes::pass::PassRegistry,
+    args: &Args,
+    text: &str,
+    name: &str,
+    first_line: usize,
+) -> Result<String, Fatal> {
+    let mut module = tempo_tools::parse_text(context, text, name, first_line).map_err(Fatal)?;
+    let collector = DiagnosticCollector::attach_for_source(context, name);
+    let manager = PassManager::new(context);
+    manager.enable_verifier(true);
+    for pipeline_text in &args.pipeline {
+        pipeline::parse_pipeline(pipeline_text)
+            .and_then(|elements| pipeline::add_to_pass_manager(&manager, registry, &elements))
+            .map_err(|e| Fatal(vec![format!("tempo-opt: error: {e}")]))?;
+    }
+    if !module.as_operation().verify() || manager.run(&mut module).is_err() {
+        let mut lines = collector.take();
+        if lines.is_empty() {
+            lines.push("tempo-opt: error: the pipeline failed".into());
+        }
+        return Err(Fatal(lines));
     }
     for warning in collector.take() {
         eprintln!("{warning}");
@@ -139,21 +186,8 @@ fn main() -> ExitCode {
     if args.generic {
         flags = flags.print_generic_operation_form();
     }
-    let text = match module.as_operation().to_string_with_flags(flags) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("tempo-opt: error: cannot print the module: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match &args.output {
-        Some(path) => {
-            if let Err(e) = std::fs::write(path, text + "\n") {
-                eprintln!("tempo-opt: error: cannot write '{path}': {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-        None => println!("{text}"),
-    }
-    ExitCode::SUCCESS
+    module
+        .as_operation()
+        .to_string_with_flags(flags)
+        .map_err(|e| Fatal(vec![format!("tempo-opt: error: cannot print the module: {e}")]))
 }

@@ -68,7 +68,13 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
             return Err(format!("input {name} is given twice"));
         }
     }
-    Ok(RunOptions { bounds, inputs, seed: cli.seed, opt_level: cli.opt_level as usize })
+    Ok(RunOptions {
+        bounds,
+        inputs,
+        seed: cli.seed,
+        opt_level: cli.opt_level as usize,
+        source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
+    })
 }
 
 fn main() -> ExitCode {

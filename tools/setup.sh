@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what building and testing the project needs, idempotently: the
+# Debian LLVM/MLIR 22 packages (quiet when already present). The build
+# environment (MLIR prefixes) lives in .cargo/config.toml.
+set -euo pipefail
+
+packages=(
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libclang-22-dev
+  libpolly-22-dev libz3-dev libzstd-dev libxml2-dev zlib1g-dev python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+for tool in mlir-opt FileCheck lit not; do
+  if [ ! -x "/usr/lib/llvm-22/bin/$tool" ]; then
+    echo "setup: /usr/lib/llvm-22/bin/$tool is missing after installation" >&2
+    exit 1
+  fi
+done
