@@ -225,7 +225,7 @@ impl<'c> Program<'c> {
     /// outside the temporal dialect at module level are ignored (a module may
     /// hold a program next to other code); temporal ops must be well formed.
     pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
-        let mut builder = Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new() };
+        let mut builder = Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new(), targeted: Vec::new() };
         let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
             return Ok(builder.program);
         };
@@ -264,10 +264,9 @@ impl<'c> Program<'c> {
             }
         }
         for (i, t) in builder.program.tensors.iter().enumerate() {
-            if !t.is_input && t.branches.is_empty() {
+            if !t.is_input && !builder.targeted.contains(&i) {
                 builder.errors.push(PassDiagnostic::new(t.location, format!("tensor '{}' has no temporal.define", t.name)));
             }
-            let _ = i;
         }
         if builder.errors.is_empty() { Ok(builder.program) } else { Err(builder.errors) }
     }
@@ -286,6 +285,8 @@ struct Builder<'c, 'v> {
     errors: Vec<PassDiagnostic<'c>>,
     /// SSA handle of each tensor, to resolve operands.
     handles: Vec<Value<'c, 'v>>,
+    /// Tensors targeted by some `temporal.define` (even a rejected one).
+    targeted: Vec<usize>,
 }
 
 fn string_attr(attr: Attribute) -> Option<String> {
@@ -393,6 +394,7 @@ impl<'c, 'v> Builder<'c, 'v> {
     fn define(&mut self, define: temporal::DefineOp<'c, 'v>) {
         let op = define.operation();
         let Some(target) = self.tensor_of(define.target(), op) else { return };
+        self.targeted.push(target);
         let tensor_name = self.program.tensors[target].name.clone();
         if self.program.tensors[target].is_input {
             self.error(op, format!("'{tensor_name}' is an input and cannot be defined"));

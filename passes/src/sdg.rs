@@ -70,7 +70,7 @@ impl<'c> Sdg<'c> {
     pub fn zero_distance_cycle(&self) -> Option<(Vec<usize>, Location<'c>)> {
         let same_point = self.graph.filter_map(|_, n| Some(*n), |_, e| e.is_same_point().then(|| e.location));
         for component in petgraph::algo::tarjan_scc(&same_point) {
-            let start = component[0];
+            let start = *component.iter().min().expect("components are non-empty");
             let self_loop = same_point.find_edge(start, start);
             if component.len() == 1 && self_loop.is_none() {
                 continue;
@@ -82,7 +82,8 @@ impl<'c> Sdg<'c> {
             loop {
                 let edge = same_point
                     .edges(current)
-                    .find(|e| component.contains(&petgraph::visit::EdgeRef::target(e)))
+                    .filter(|e| component.contains(&petgraph::visit::EdgeRef::target(e)))
+                    .min_by_key(|e| petgraph::visit::EdgeRef::target(e))
                     .expect("a strongly connected component has an edge inside it");
                 let next = petgraph::visit::EdgeRef::target(&edge);
                 locations.push(*edge.weight());
