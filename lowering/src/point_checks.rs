@@ -22,7 +22,6 @@ impl std::fmt::Display for PointError {
 
 /// Runs the checks for the given bound values (one per dimension).
 pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<(), PointError> {
-    let n = program.tensors.len();
     let extent = plan.time_dim.map_or(1, |d| bounds[d].max(0) as usize);
     // needed[i][p]: point p of tensor i is needed (p = 0 for domain-less).
     let mut needed: Vec<Vec<bool>> = program
@@ -85,19 +84,23 @@ pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<()
         }
         Ok(())
     };
-    for p in (0..extent).rev() {
-        if plan.time_dim.is_none() {
-            break;
-        }
+    // Points are visited from the last to the first, so the error kept (the
+    // last one found) is the one at the earliest point.
+    let mut earliest_error = None;
+    let loop_points = if plan.time_dim.is_some() { extent } else { 0 };
+    for p in (0..loop_points).rev() {
         for &i in plan.loop_order.iter().rev() {
-            visit(i, p, &mut needed)?;
+            if let Err(e) = visit(i, p, &mut needed) {
+                earliest_error = Some(e);
+            }
         }
     }
     for &i in plan.static_order.iter().rev() {
-        visit(i, 0, &mut needed)?;
+        if let Err(e) = visit(i, 0, &mut needed) {
+            earliest_error = Some(e);
+        }
     }
-    let _ = n;
-    Ok(())
+    earliest_error.map_or(Ok(()), Err)
 }
 
 fn describe_bounds(program: &Program, bounds: &[i64]) -> String {

@@ -1,0 +1,48 @@
+// Bad runs get a clear error and a non-zero exit: bounds, inputs, .npy
+// files, and points that are read out of bounds or never defined.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: not tempo-run %examples/counter.mlir 2>&1 | FileCheck %s --check-prefix=NO-BOUND
+// RUN: not tempo-run %examples/counter.mlir --bound T=-3 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not tempo-run %examples/counter.mlir --bound T=ten 2>&1 | FileCheck %s --check-prefix=NOT-INT
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 --bound B=2 2>&1 | FileCheck %s --check-prefix=UNKNOWN-BOUND
+// RUN: not tempo-run %examples/counter.mlir --bound T 2>&1 | FileCheck %s --check-prefix=SYNTAX
+// RUN: not tempo-run %examples/rnn.mlir --bound T=3 2>&1 | FileCheck %s --check-prefix=NO-INPUT
+// RUN: echo garbage > %t/bad.npy
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/bad.npy 2>&1 | FileCheck %s --check-prefix=BAD-NPY
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/none.npy 2>&1 | FileCheck %s --check-prefix=MISSING-NPY
+// RUN: tempo-run %examples/running_sum.mlir --bound T=4 --seed 1 --output-dir %t/four
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/four/s.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
+// RUN: tempo-run %examples/counter.mlir --bound T=3 --output-dir %t/ints
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/ints/x.npy 2>&1 | FileCheck %s --check-prefix=DTYPE
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 --input y=%t/ints/x.npy 2>&1 | FileCheck %s --check-prefix=NOT-INPUT
+// RUN: not tempo-run %s --bound T=3 2>&1 | FileCheck %s --check-prefix=OUT-OF-BOUNDS
+// RUN: not tempo-run %S/Inputs/undefined-point.mlir --bound T=5 2>&1 | FileCheck %s --check-prefix=UNDEFINED
+// RUN: tempo-run %S/Inputs/undefined-point.mlir --bound T=3 | FileCheck %s --check-prefix=DEFINED
+// RUN: not tempo-run %S/Inputs/zero-cycle.mlir --bound T=3 2>&1 | FileCheck %s --check-prefix=CYCLE
+// RUN: not tempo-run %s.missing --bound T=3 2>&1 | FileCheck %s --check-prefix=NO-FILE
+
+// NO-BOUND: error: missing bound T (give it with --bound T=N)
+// NEGATIVE: error: bound T = -3 must be >= 0
+// NOT-INT: error: bound T: 'ten' is not an integer
+// UNKNOWN-BOUND: error: unknown bound 'B' (the program's bounds: T)
+// SYNTAX: error: --bound expects NAME=VALUE, got 'T'
+// NO-INPUT: error: missing input 'W' (float32[4, 4]): give it with --input W=FILE.npy or pass --seed N for random values
+// BAD-NPY: error: input 'x': '{{.*}}bad.npy' is not a valid .npy file
+// MISSING-NPY: error: input 'x': cannot read '{{.*}}none.npy'
+// SHAPE: error: input 'x' must be float32[3, 3], got float32[4, 3]
+// DTYPE: error: input 'x' must be float32[3, 3], got int64[3]
+// NOT-INPUT: error: 'y' is not an input of the program (inputs: none)
+// OUT-OF-BOUNDS: error: read x[t - 1] at x[t=0] is out of bounds: t = -1 is outside 0..3 (T = 3)
+// UNDEFINED: error: point y[t=3] is needed but no branch of 'y' defines it (bounds: T=5)
+// DEFINED: y: float32[3] = [1.0, 1.0, 1.0]
+// CYCLE: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
+// NO-FILE: error: cannot read '{{.*}}errors.mlir.missing'
+
+// Every branch reads x[t-1], but no branch excludes t = 0.
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%x) ({
+  %p = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t - 1)>} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%x) : (!temporal.rtensor) -> ()

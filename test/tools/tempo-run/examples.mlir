@@ -1,0 +1,20 @@
+// Every bundled example compiles and runs end to end.
+// RUN: tempo-run %examples/counter.mlir --bound T=10 | FileCheck %s --check-prefix=COUNTER
+// RUN: tempo-run %examples/fibonacci.mlir --bound T=12 | FileCheck %s --check-prefix=FIB
+// RUN: tempo-run %examples/fibonacci.mlir --bound T=12 --format json | FileCheck %s --check-prefix=JSON
+// RUN: tempo-run %examples/counter.mlir --bound T=0 | FileCheck %s --check-prefix=EMPTY
+// RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 7 | FileCheck %s --check-prefix=RNN
+
+// Inputs round-trip through .npy: write a running sum, feed it back as x.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: tempo-run %examples/running_sum.mlir --bound T=4 --seed 3 --output-dir %t/first
+// RUN: tempo-run %examples/running_sum.mlir --bound T=4 --input x=%t/first/s.npy --output-dir %t/second | FileCheck %s --check-prefix=SUM
+// RUN: tempo-run %examples/counter.mlir --bound T=4 --output-dir %t/counter
+// RUN: tempo-run %examples/running_sum.mlir --bound T=4 --input x=%t/first/s.npy | FileCheck %s --check-prefix=SUM
+
+// COUNTER: x: int64[10] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+// FIB: y: int64[12] = [0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
+// JSON: {"dtype":"int64","name":"y","shape":[12],"values":[0,1,1,2,3,5,8,13,21,34,55,89]}
+// EMPTY: x: int64[0] = []
+// RNN: h: float32[3, 4] = {{\[\[}}
+// SUM: s: float32[4, 3] = {{\[\[}}
