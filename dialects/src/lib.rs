@@ -129,9 +129,7 @@ module {
             handle_type,
         ));
         let view = temporal::InputOp::try_from(input).unwrap();
-        module
-            .body()
-            .append_operation(temporal::OutputOp::build(&context, location, view.handle()));
+        module.body().append_operation(temporal::OutputOp::build(&context, location, view.handle()));
         let _ = (Block::new(&[]), Region::new());
         assert!(module.as_operation().verify(), "{}", module.as_operation());
     }

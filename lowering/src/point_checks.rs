@@ -24,11 +24,8 @@ impl std::fmt::Display for PointError {
 pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<(), PointError> {
     let extent = plan.time_dim.map_or(1, |d| bounds[d].max(0) as usize);
     // needed[i][p]: point p of tensor i is needed (p = 0 for domain-less).
-    let mut needed: Vec<Vec<bool>> = program
-        .tensors
-        .iter()
-        .map(|t| vec![false; if t.domain.is_empty() { 1 } else { extent }])
-        .collect();
+    let mut needed: Vec<Vec<bool>> =
+        program.tensors.iter().map(|t| vec![false; if t.domain.is_empty() { 1 } else { extent }]).collect();
     for &o in &program.outputs {
         needed[o].iter_mut().for_each(|x| *x = true);
     }
@@ -48,7 +45,10 @@ pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<()
         let dims: Vec<i64> = if tensor.domain.is_empty() { vec![] } else { vec![p as i64] };
         let mut chosen = None;
         for (b, branch) in tensor.branches.iter().enumerate() {
-            let holds = branch.when.contains(&dims, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, p), e.0)))?;
+            let holds = branch
+                .when
+                .contains(&dims, bounds)
+                .map_err(|e| PointError(format!("{}: {}", point_name(i, p), e.0)))?;
             if holds {
                 chosen = Some(b);
                 break;

@@ -19,11 +19,7 @@ pub fn replace_module_body(
     let parsed = Module::parse(unsafe { context.to_ref() }, text).ok_or_else(|| {
         format!("internal error: generated code does not parse; please report it with the input program\n{text}")
     })?;
-    let body = module
-        .region(0)
-        .ok()
-        .and_then(|r| r.first_block())
-        .ok_or("internal error: module without a body")?;
+    let body = module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
     // Destroy ops only once nothing uses their results (uses may sit in the
     // regions of other removed ops, or precede the definition in a graph
     // region), so no use list ever points at freed memory.

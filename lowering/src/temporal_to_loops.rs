@@ -154,7 +154,13 @@ impl Plan {
 fn topological(members: &[usize], needs: &[Vec<usize>]) -> Vec<usize> {
     let mut order = Vec::new();
     let mut state: HashMap<usize, bool> = HashMap::new();
-    fn visit(v: usize, members: &[usize], needs: &[Vec<usize>], state: &mut HashMap<usize, bool>, order: &mut Vec<usize>) {
+    fn visit(
+        v: usize,
+        members: &[usize],
+        needs: &[Vec<usize>],
+        state: &mut HashMap<usize, bool>,
+        order: &mut Vec<usize>,
+    ) {
         if state.contains_key(&v) {
             return;
         }
@@ -217,7 +223,13 @@ pub fn set_text(set: &IntegerSet) -> String {
     let constraints: Vec<String> = set
         .constraints
         .iter()
-        .map(|c| format!("{} {} 0", mlir_expr(&c.expr, set.num_dims, set.num_symbols), if c.is_equality { "==" } else { ">=" }))
+        .map(|c| {
+            format!(
+                "{} {} 0",
+                mlir_expr(&c.expr, set.num_dims, set.num_symbols),
+                if c.is_equality { "==" } else { ">=" }
+            )
+        })
         .collect();
     format!("affine_set<{} : ({})>", map_header(set.num_dims, set.num_symbols), constraints.join(", "))
 }
@@ -312,7 +324,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let bounds: Vec<String> = program.dims.iter().map(|d| format!("\"{}\"", d.bound)).collect();
         let inputs: Vec<String> =
             program.tensors.iter().filter(|t| t.is_input).map(|t| format!("\"{}\"", t.name)).collect();
-        let outputs: Vec<String> = program.outputs.iter().map(|&i| format!("\"{}\"", program.tensors[i].name)).collect();
+        let outputs: Vec<String> =
+            program.outputs.iter().map(|&i| format!("\"{}\"", program.tensors[i].name)).collect();
         format!(
             "module {{\n{}  func.func @{ENTRY}({}) attributes {{llvm.emit_c_interface, tempo.bounds = [{}], tempo.inputs = [{}], tempo.outputs = [{}]}} {{\n{}{}{}    return\n  }}\n}}\n",
             self.globals,
@@ -377,7 +390,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let name = self.fresh("v");
         let rank = point.shape.len();
         let offsets: Vec<String> = std::iter::once(index.to_string()).chain((0..rank).map(|_| "0".into())).collect();
-        let sizes: Vec<String> = std::iter::once("1".to_string()).chain(point.shape.iter().map(i64::to_string)).collect();
+        let sizes: Vec<String> =
+            std::iter::once("1".to_string()).chain(point.shape.iter().map(i64::to_string)).collect();
         let strides: Vec<String> = (0..=rank).map(|_| "1".to_string()).collect();
         let source_type = self.stacked_source_type(memref, point);
         let _ = writeln!(
@@ -442,7 +456,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 NodeKind::Constant { text, .. } => {
                     let global = format!("__tempo_constant_{}", self.next_id + 1);
                     let value = text.rsplit_once(" : ").map_or(text.as_str(), |(v, _)| v);
-                    let _ = writeln!(self.globals, "  memref.global \"private\" constant @{global} : {} = {value}", plain_type(&node.ty));
+                    let _ = writeln!(
+                        self.globals,
+                        "  memref.global \"private\" constant @{global} : {} = {value}",
+                        plain_type(&node.ty)
+                    );
                     let name = self.fresh("c");
                     let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {}", plain_type(&node.ty));
                     self.cast(&name, &node.ty, indent, out)
@@ -460,10 +478,17 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         view
                     };
                     match kind {
-                        NodeKind::Unary(op, a) => self.elementwise(&[&views[*a]], &target, &node.ty, Elementwise::Unary(*op), indent, out),
-                        NodeKind::Binary(op, a, c) => {
-                            self.elementwise(&[&views[*a], &views[*c]], &target, &node.ty, Elementwise::Binary(*op), indent, out)
+                        NodeKind::Unary(op, a) => {
+                            self.elementwise(&[&views[*a]], &target, &node.ty, Elementwise::Unary(*op), indent, out)
                         }
+                        NodeKind::Binary(op, a, c) => self.elementwise(
+                            &[&views[*a], &views[*c]],
+                            &target,
+                            &node.ty,
+                            Elementwise::Binary(*op),
+                            indent,
+                            out,
+                        ),
                         NodeKind::Matmul(a, c) => {
                             let (ta, tc) = (&branch.nodes[*a].ty, &branch.nodes[*c].ty);
                             let zero = zero_literal(node.ty.element);
@@ -498,7 +523,15 @@ impl<'p, 'c> Emitter<'p, 'c> {
         }
     }
 
-    fn elementwise(&mut self, inputs: &[&str], target: &str, point: &PointType, op: Elementwise, indent: &str, out: &mut String) {
+    fn elementwise(
+        &mut self,
+        inputs: &[&str],
+        target: &str,
+        point: &PointType,
+        op: Elementwise,
+        indent: &str,
+        out: &mut String,
+    ) {
         let rank = point.shape.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
         let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));

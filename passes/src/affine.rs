@@ -5,15 +5,14 @@
 
 use melior::ir::{Attribute, attribute::AttributeLike};
 use mlir_sys::{
-    MlirAffineExpr, mlirAffineBinaryOpExprGetLHS, mlirAffineBinaryOpExprGetRHS,
-    mlirAffineConstantExprGetValue, mlirAffineDimExprGetPosition, mlirAffineExprIsAAdd,
-    mlirAffineExprIsACeilDiv, mlirAffineExprIsAConstant, mlirAffineExprIsADim,
-    mlirAffineExprIsAFloorDiv, mlirAffineExprIsAMod, mlirAffineExprIsAMul,
-    mlirAffineExprIsASymbol, mlirAffineMapAttrGetValue, mlirAffineMapGetNumDims,
-    mlirAffineMapGetNumResults, mlirAffineMapGetNumSymbols, mlirAffineMapGetResult,
-    mlirAffineSymbolExprGetPosition, mlirAttributeIsAAffineMap, mlirAttributeIsAIntegerSet,
-    mlirIntegerSetAttrGetValue, mlirIntegerSetGetConstraint, mlirIntegerSetGetNumConstraints,
-    mlirIntegerSetGetNumDims, mlirIntegerSetGetNumSymbols, mlirIntegerSetIsConstraintEq,
+    MlirAffineExpr, mlirAffineBinaryOpExprGetLHS, mlirAffineBinaryOpExprGetRHS, mlirAffineConstantExprGetValue,
+    mlirAffineDimExprGetPosition, mlirAffineExprIsAAdd, mlirAffineExprIsACeilDiv, mlirAffineExprIsAConstant,
+    mlirAffineExprIsADim, mlirAffineExprIsAFloorDiv, mlirAffineExprIsAMod, mlirAffineExprIsAMul,
+    mlirAffineExprIsASymbol, mlirAffineMapAttrGetValue, mlirAffineMapGetNumDims, mlirAffineMapGetNumResults,
+    mlirAffineMapGetNumSymbols, mlirAffineMapGetResult, mlirAffineSymbolExprGetPosition, mlirAttributeIsAAffineMap,
+    mlirAttributeIsAIntegerSet, mlirIntegerSetAttrGetValue, mlirIntegerSetGetConstraint,
+    mlirIntegerSetGetNumConstraints, mlirIntegerSetGetNumDims, mlirIntegerSetGetNumSymbols,
+    mlirIntegerSetIsConstraintEq,
 };
 use std::fmt;
 

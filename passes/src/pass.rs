@@ -81,7 +81,10 @@ impl PassRegistry {
     /// Registers a Rust pass. Panics on a duplicate name (a programming error).
     pub fn add_pass(&mut self, pass: impl TempoPass + 'static) {
         let name = pass.name();
-        assert!(self.entries.insert(name, RegistryEntry::Pass(Arc::new(pass))).is_none(), "pass {name} registered twice");
+        assert!(
+            self.entries.insert(name, RegistryEntry::Pass(Arc::new(pass))).is_none(),
+            "pass {name} registered twice"
+        );
     }
 
     /// Registers a named pipeline.

@@ -7,16 +7,15 @@
 use crate::affine::{AffineMap, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use melior::ir::{
-    Attribute, attribute::AttributeLike, r#type::TypeLike, Location, OperationRef, RegionLike, Type, Value, ValueLike,
-    operation::OperationLike,
+    Attribute, Location, OperationRef, RegionLike, Type, Value, ValueLike, attribute::AttributeLike,
+    operation::OperationLike, r#type::TypeLike,
 };
 use mlir_sys::{
-    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeIsAArray,
-    mlirAttributeIsADenseElements, mlirAttributeIsAString, mlirAttributeIsAType,
-    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank,
-    mlirShapedTypeHasStaticShape, mlirStringAttrGetValue, mlirTypeAttrGetValue,
-    mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsARankedTensor, mlirIntegerTypeGetWidth,
-    mlirTypeIsAInteger, mlirAttributeGetType, mlirTypeEqual,
+    mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeGetType, mlirAttributeIsAArray,
+    mlirAttributeIsADenseElements, mlirAttributeIsAString, mlirAttributeIsAType, mlirIntegerTypeGetWidth,
+    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirShapedTypeHasStaticShape,
+    mlirStringAttrGetValue, mlirTypeAttrGetValue, mlirTypeEqual, mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger,
+    mlirTypeIsARankedTensor,
 };
 use std::fmt;
 use tempo_dialects::{block_operations, temporal};
@@ -152,10 +151,16 @@ pub enum BinaryKind {
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
     /// A point of tensor `source` (index into `Program::tensors`).
-    Read { source: usize, index: AffineMap },
+    Read {
+        source: usize,
+        index: AffineMap,
+    },
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
-    Constant { text: String, values: Vec<f64> },
+    Constant {
+        text: String,
+        values: Vec<f64>,
+    },
     Unary(UnaryKind, usize),
     Binary(BinaryKind, usize, usize),
     Matmul(usize, usize),
@@ -225,7 +230,8 @@ impl<'c> Program<'c> {
     /// outside the temporal dialect at module level are ignored (a module may
     /// hold a program next to other code); temporal ops must be well formed.
     pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
-        let mut builder = Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new(), targeted: Vec::new() };
+        let mut builder =
+            Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new(), targeted: Vec::new() };
         let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
             return Ok(builder.program);
         };
@@ -250,7 +256,10 @@ impl<'c> Program<'c> {
             } else if let Some(output) = temporal::OutputOp::try_from(*op) {
                 if let Some(t) = builder.tensor_of(output.source(), *op) {
                     if builder.program.outputs.contains(&t) {
-                        builder.error(*op, format!("tensor '{}' is marked as output twice", builder.program.tensors[t].name));
+                        builder.error(
+                            *op,
+                            format!("tensor '{}' is marked as output twice", builder.program.tensors[t].name),
+                        );
                     } else {
                         builder.program.outputs.push(t);
                     }
@@ -265,7 +274,9 @@ impl<'c> Program<'c> {
         }
         for (i, t) in builder.program.tensors.iter().enumerate() {
             if !t.is_input && !builder.targeted.contains(&i) {
-                builder.errors.push(PassDiagnostic::new(t.location, format!("tensor '{}' has no temporal.define", t.name)));
+                builder
+                    .errors
+                    .push(PassDiagnostic::new(t.location, format!("tensor '{}' has no temporal.define", t.name)));
             }
         }
         if builder.errors.is_empty() { Ok(builder.program) } else { Err(builder.errors) }
@@ -344,7 +355,10 @@ impl<'c, 'v> Builder<'c, 'v> {
         let domain = op.attribute("domain").ok().and_then(string_array_attr);
         let element = op.attribute("element").ok().and_then(type_attr);
         let (Some(name), Some(domain_names), Some(element)) = (name, domain, element) else {
-            self.error(op, format!("{kind} needs 'sym_name' (string), 'domain' (array of dimension names) and 'element' (type)"));
+            self.error(
+                op,
+                format!("{kind} needs 'sym_name' (string), 'domain' (array of dimension names) and 'element' (type)"),
+            );
             return;
         };
         if self.program.tensors.iter().any(|t| t.name == name) {
@@ -428,7 +442,10 @@ impl<'c, 'v> Builder<'c, 'v> {
             let name = op_name(*body_op);
             if name == "gpu.yield" {
                 if position + 1 != ops.len() || body_op.operand_count() != 1 {
-                    self.error(*body_op, "a temporal.define body ends with exactly one 'gpu.yield' of one value".into());
+                    self.error(
+                        *body_op,
+                        "a temporal.define body ends with exactly one 'gpu.yield' of one value".into(),
+                    );
                     return;
                 }
                 let yielded = body_op.operand(0).expect("one operand");
@@ -489,7 +506,10 @@ impl<'c, 'v> Builder<'c, 'v> {
             match values.iter().position(|x| x.to_raw().ptr == v.to_raw().ptr) {
                 Some(n) => operand_nodes.push(n),
                 None => {
-                    self.error(op, format!("operand #{i} of '{name}' must be computed earlier in the same temporal.define body"));
+                    self.error(
+                        op,
+                        format!("operand #{i} of '{name}' must be computed earlier in the same temporal.define body"),
+                    );
                     return None;
                 }
             }
@@ -520,12 +540,21 @@ impl<'c, 'v> Builder<'c, 'v> {
                 if index.results.len() != source_domain {
                     self.error(
                         op,
-                        format!("read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}", index.results.len()),
+                        format!(
+                            "read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}",
+                            index.results.len()
+                        ),
                     );
                     return None;
                 }
                 if ty != self.program.tensors[source].point {
-                    self.error(op, format!("read of '{source_name}' must produce {}, produces {ty}", self.program.tensors[source].point));
+                    self.error(
+                        op,
+                        format!(
+                            "read of '{source_name}' must produce {}, produces {ty}",
+                            self.program.tensors[source].point
+                        ),
+                    );
                     return None;
                 }
                 NodeKind::Read { source, index }
@@ -543,7 +572,10 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, format!("constant value must be dense elements of the result type {ty}"));
                     return None;
                 }
-                NodeKind::Constant { text: value.to_string(), values: dense_values(value, ty.num_elements(), ty.element) }
+                NodeKind::Constant {
+                    text: value.to_string(),
+                    values: dense_values(value, ty.num_elements(), ty.element),
+                }
             }
             _ => {
                 let unary = match name.as_str() {
@@ -582,7 +614,10 @@ impl<'c, 'v> Builder<'c, 'v> {
                     if nodes[l].ty != ty || nodes[r].ty != ty {
                         self.error(
                             op,
-                            format!("'{name}' needs operands and result of one type, got {} and {} -> {ty}", nodes[l].ty, nodes[r].ty),
+                            format!(
+                                "'{name}' needs operands and result of one type, got {} and {} -> {ty}",
+                                nodes[l].ty, nodes[r].ty
+                            ),
                         );
                         return None;
                     }
@@ -619,9 +654,8 @@ impl<'c, 'v> Builder<'c, 'v> {
 /// Elements of a dense attribute, row-major, as f64 (splats expanded).
 fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64> {
     use mlir_sys::{
-        mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetDoubleValue,
-        mlirDenseElementsAttrGetFloatValue, mlirDenseElementsAttrGetInt32Value,
-        mlirDenseElementsAttrGetInt64Value, mlirDenseElementsAttrIsSplat,
+        mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetDoubleValue, mlirDenseElementsAttrGetFloatValue,
+        mlirDenseElementsAttrGetInt32Value, mlirDenseElementsAttrGetInt64Value, mlirDenseElementsAttrIsSplat,
     };
     unsafe {
         let raw = attr.to_raw();

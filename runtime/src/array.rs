@@ -86,7 +86,8 @@ impl HostArray {
     /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
     pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{path}': {e}"))?;
-        let file = npyz::NpyFile::new(&bytes[..]).map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
+        let file = npyz::NpyFile::new(&bytes[..])
+            .map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
         if file.order() != npyz::Order::C {
             return Err(format!("input '{name}': '{path}' is in Fortran order; save it in C order"));
         }
@@ -116,7 +117,12 @@ impl HostArray {
         let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
         macro_rules! write_all {
             ($t:ty, $values:expr) => {{
-                let mut w = npyz::WriteOptions::<$t>::new().default_dtype().shape(&shape).writer(writer).begin_nd().map_err(fail)?;
+                let mut w = npyz::WriteOptions::<$t>::new()
+                    .default_dtype()
+                    .shape(&shape)
+                    .writer(writer)
+                    .begin_nd()
+                    .map_err(fail)?;
                 w.extend($values).map_err(fail)?;
                 w.finish().map_err(fail)?;
             }};
@@ -135,7 +141,8 @@ impl HostArray {
     /// [-10, 10], fair booleans.
     pub fn random(name: &str, shape: Vec<usize>, element: ElementType, seed: u64) -> Self {
         // Mix the name in so that inputs of one run differ from each other.
-        let mixed = name.bytes().fold(seed ^ 0x9e37_79b9_7f4a_7c15, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let mixed =
+            name.bytes().fold(seed ^ 0x9e37_79b9_7f4a_7c15, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
         let mut rng = ChaCha8Rng::seed_from_u64(mixed);
         let len = shape.iter().product();
         let data = match element {
@@ -189,8 +196,9 @@ impl HostArray {
 
     /// One JSON object: name, dtype, shape, values (nested lists).
     pub fn to_json(&self) -> String {
-        let values: serde_json::Value = serde_json::from_str(&self.values_text().replace("NaN", "null").replace("inf", "null"))
-            .unwrap_or(serde_json::Value::Null);
+        let values: serde_json::Value =
+            serde_json::from_str(&self.values_text().replace("NaN", "null").replace("inf", "null"))
+                .unwrap_or(serde_json::Value::Null);
         serde_json::json!({
             "name": self.name,
             "dtype": self.data.element().numpy(),

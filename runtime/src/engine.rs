@@ -3,12 +3,11 @@
 
 use crate::array::{Data, HostArray};
 use indexmap::IndexMap;
-use melior::{
-    Context,
-    ir::Module,
-    pass::PassManager,
+use melior::{Context, ir::Module, pass::PassManager};
+use tempo_lowering::{
+    point_checks::check_points,
+    temporal_to_loops::{ENTRY, Plan},
 };
-use tempo_lowering::{point_checks::check_points, temporal_to_loops::{ENTRY, Plan}};
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
@@ -56,7 +55,9 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
         match options.bounds.get(&dim.bound) {
             Some(&v) if v >= 0 => bounds.push(v),
             Some(&v) => return Err(vec![format!("error: bound {} = {v} must be >= 0", dim.bound)]),
-            None => return Err(vec![format!("error: missing bound {} (give it with --bound {}=N)", dim.bound, dim.bound)]),
+            None => {
+                return Err(vec![format!("error: missing bound {} (give it with --bound {}=N)", dim.bound, dim.bound)]);
+            }
         }
     }
     for name in options.bounds.keys() {
@@ -184,7 +185,9 @@ struct Engine {
 
 impl Engine {
     fn new(module: &Module, opt_level: usize) -> Option<Self> {
-        let raw = unsafe { mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opt_level as i32, 0, std::ptr::null(), false, false) };
+        let raw = unsafe {
+            mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opt_level as i32, 0, std::ptr::null(), false, false)
+        };
         (!raw.ptr.is_null()).then_some(Self { raw })
     }
 
@@ -205,4 +208,3 @@ impl Drop for Engine {
         unsafe { mlir_sys::mlirExecutionEngineDestroy(self.raw) }
     }
 }
-

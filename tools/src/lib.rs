@@ -36,7 +36,12 @@ pub fn split_chunks(text: &str) -> Vec<(usize, String)> {
 /// Parses `text` (which starts on line `first_line` of `name`) into a module;
 /// top-level ops without a `module` are wrapped in one, as `mlir-opt` does.
 /// On failure returns rendered diagnostics (`name:line:col: error: ...`).
-pub fn parse_text<'c>(context: &'c Context, text: &str, name: &str, first_line: usize) -> Result<Module<'c>, Vec<String>> {
+pub fn parse_text<'c>(
+    context: &'c Context,
+    text: &str,
+    name: &str,
+    first_line: usize,
+) -> Result<Module<'c>, Vec<String>> {
     let collector = DiagnosticCollector::attach_for_source(context, name);
     // Pad so that line numbers match the original file; NUL-terminate for
     // MLIR's buffer without counting the terminator.

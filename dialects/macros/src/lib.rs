@@ -110,16 +110,7 @@ impl Parse for ValueSlot {
     }
 }
 
-const ATTR_KINDS: &[&str] = &[
-    "string",
-    "array",
-    "type",
-    "affine_map",
-    "integer_set",
-    "integer",
-    "elements",
-    "any",
-];
+const ATTR_KINDS: &[&str] = &["string", "array", "type", "affine_map", "integer_set", "integer", "elements", "any"];
 
 impl Parse for AttrSlot {
     fn parse(input: ParseStream) -> syn::Result<Self> {
@@ -159,14 +150,7 @@ impl Parse for OpDecl {
         let name: Ident = input.call(Ident::parse_any_ident)?;
         let body;
         braced!(body in input);
-        let mut op = OpDecl {
-            docs,
-            name,
-            operands: vec![],
-            attributes: vec![],
-            results: vec![],
-            regions: vec![],
-        };
+        let mut op = OpDecl { docs, name, operands: vec![], attributes: vec![], results: vec![], regions: vec![] };
         while !body.is_empty() {
             let look = body.lookahead1();
             if look.peek(kw::operands) {
