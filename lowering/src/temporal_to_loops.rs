@@ -611,3 +611,72 @@ fn scalar_body(op: Elementwise, element: ElementType) -> String {
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use melior::ir::Module;
+    use tempo_passes::affine::Constraint;
+
+    #[test]
+    fn view_types_are_row_major_strided() {
+        let p = PointType { shape: vec![4, 3], element: ElementType::F32 };
+        assert_eq!(view_type(&p), "memref<4x3xf32, strided<[3, 1], offset: ?>>");
+        let s = PointType { shape: vec![], element: ElementType::I64 };
+        assert_eq!(view_type(&s), "memref<i64, strided<[], offset: ?>>");
+    }
+
+    #[test]
+    fn sets_print_in_mlir_syntax() {
+        let set = IntegerSet {
+            num_dims: 1,
+            num_symbols: 1,
+            constraints: vec![Constraint {
+                expr: AffineExpr::Add(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Constant(-1))),
+                is_equality: false,
+            }],
+        };
+        assert_eq!(set_text(&set), "affine_set<(d0)[s0] : (d0 - 1 >= 0)>");
+    }
+
+    fn plan_of(source: &str) -> (Plan, Vec<String>) {
+        let context = tempo_dialects::create_context();
+        let module = Module::parse(&context, source).expect("parses");
+        let program = verify_program(module.as_operation()).expect("verifies");
+        let plan = Plan::new(&program).expect("in scope");
+        let names = program.tensors.iter().map(|t| t.name.clone()).collect();
+        (plan, names)
+    }
+
+    #[test]
+    fn rings_hold_the_farthest_read_plus_one() {
+        let fib = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fibonacci.mlir")).unwrap();
+        let (plan, names) = plan_of(&fib);
+        assert_eq!(names, vec!["y"]);
+        assert_eq!(plan.ring, vec![3]);
+        assert_eq!(plan.loop_order, vec![0]);
+    }
+
+    #[test]
+    fn same_step_reads_order_the_loop_body() {
+        // b reads a[t] and is declared first: a must still be computed first.
+        let source = r#"
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%b = "temporal.tensor"() {sym_name = "b", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+%a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%b) ({
+  %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%a) ({
+  %c = "temporal.constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  "gpu.yield"(%c) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%b) : (!temporal.rtensor) -> ()
+"#;
+        let (plan, names) = plan_of(source);
+        assert_eq!(names, vec!["b", "a"]);
+        assert_eq!(plan.loop_order, vec![1, 0]);
+        assert_eq!(plan.ring, vec![1, 1]);
+    }
+}
