@@ -84,6 +84,22 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
             Slot { name: t.name.clone(), over_time: !t.domain.is_empty(), point: t.point.clone() }
         })
         .collect();
+    let host_bytes = input_slots.iter().chain(&output_slots).try_fold(0usize, |total, slot| {
+        shape_of(slot)
+            .iter()
+            .try_fold(slot.point.element.byte_size(), |bytes, &d| bytes.checked_mul(d))
+            .and_then(|bytes| total.checked_add(bytes))
+    });
+    match (host_bytes, available_memory()) {
+        (Some(needed), Some(available)) if needed <= available => {}
+        (Some(_), None) => {}
+        (needed, _) => {
+            return Err(vec![format!(
+                "error: the inputs and outputs for these bounds need {} bytes of host memory, more than is available",
+                needed.map_or("more than 2^64".to_string(), |n| n.to_string())
+            )]);
+        }
+    }
     for name in options.inputs.keys() {
         if !input_slots.iter().any(|s| &s.name == name) {
             let known: Vec<&str> = input_slots.iter().map(|s| s.name.as_str()).collect();
@@ -161,6 +177,14 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
     engine.invoke(ENTRY, &mut arguments).map_err(|e| vec![format!("error: {e}")])?;
     drop(descriptors);
     Ok(outputs)
+}
+
+/// Bytes of memory available to the process (`MemAvailable`), if known.
+fn available_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// A memref descriptor `{allocated, aligned, offset, sizes[r], strides[r]}`

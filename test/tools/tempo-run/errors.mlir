@@ -46,3 +46,5 @@
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%x) : (!temporal.rtensor) -> ()
+// RUN: not tempo-run %examples/counter.mlir --bound T=99999999999999999 2>&1 | FileCheck %s --check-prefix=TOO-BIG
+// TOO-BIG: error: the inputs and outputs for these bounds need 799999999999999992 bytes of host memory, more than is available

@@ -114,6 +114,9 @@ fn main() -> ExitCode {
             }
         }
     }
+    if outputs.is_empty() {
+        eprintln!("tempo-run: note: the program marks no tensor with temporal.output; nothing to print");
+    }
     for output in &outputs {
         match cli.format {
             Format::Text => println!("{}", output.to_text()),
