@@ -43,9 +43,27 @@ fn render(diagnostics: &[PassDiagnostic], source_name: &str) -> Vec<String> {
     diagnostics.iter().map(|d| format!("{}: error: {}", render_location(&d.location, source_name), d.message)).collect()
 }
 
+/// Wall-clock time spent in each phase of a run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timings {
+    /// Verification, lowering and JIT compilation.
+    pub compile: std::time::Duration,
+    /// Executing the compiled program.
+    pub execute: std::time::Duration,
+}
+
 /// Compiles `module` (a temporal program) and runs it. Errors come back as
 /// rendered diagnostic lines.
 pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
+    run_module_timed(context, module, options).map(|(outputs, _)| outputs)
+}
+
+/// Like [`run_module`], also reporting how long compiling and executing took.
+pub fn run_module_timed(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+) -> Result<(Vec<HostArray>, Timings), Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let plan = Plan::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
@@ -143,6 +161,7 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
     drop(program);
 
     // Compile.
+    let compile_start = std::time::Instant::now();
     let collector = DiagnosticCollector::attach_for_source(context, &options.source_name);
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
@@ -174,9 +193,12 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
     let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
     let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
     arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
+    let compile = compile_start.elapsed();
+    let execute_start = std::time::Instant::now();
     engine.invoke(ENTRY, &mut arguments).map_err(|e| vec![format!("error: {e}")])?;
+    let timings = Timings { compile, execute: execute_start.elapsed() };
     drop(descriptors);
-    Ok(outputs)
+    Ok((outputs, timings))
 }
 
 /// Bytes of memory available to the process (`MemAvailable`), if known.

@@ -5,4 +5,4 @@ pub mod array;
 pub mod engine;
 
 pub use array::{Data, HostArray};
-pub use engine::{RunOptions, run_module};
+pub use engine::{RunOptions, Timings, run_module, run_module_timed};

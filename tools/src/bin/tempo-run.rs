@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tempo-run PROGRAM.mlir --bound T=10 [--input x=x.npy]... [--seed N]
-//!           [--output-dir DIR] [--format text|json] [-O LEVEL]
+//!           [--output-dir DIR] [--format text|json|none] [--timings] [-O LEVEL]
 //! ```
 //! Prints every output (name, dtype, shape, values), one per line; with
 //! `--format json` one JSON object per line. `--output-dir` also writes
@@ -11,12 +11,14 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::{HostArray, RunOptions, run_module};
+use tempo_runtime::{HostArray, RunOptions, run_module_timed};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     Text,
     Json,
+    /// Print nothing (with --output-dir or --timings).
+    None,
 }
 
 #[derive(Parser, Debug)]
@@ -39,6 +41,9 @@ struct Cli {
     /// How outputs are printed.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Print compile and execution times to stderr.
+    #[arg(long)]
+    timings: bool,
     /// LLVM optimization level.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -95,8 +100,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outputs = match run_module(&context, &mut module, &options) {
-        Ok(o) => o,
+    let outputs = match run_module_timed(&context, &mut module, &options) {
+        Ok((o, timings)) => {
+            if cli.timings {
+                eprintln!(
+                    "tempo-run: compile {:.3} ms, execute {:.3} ms",
+                    timings.compile.as_secs_f64() * 1e3,
+                    timings.execute.as_secs_f64() * 1e3
+                );
+            }
+            o
+        }
         Err(lines) => {
             lines.iter().for_each(|l| eprintln!("{l}"));
             return ExitCode::FAILURE;
@@ -121,6 +135,7 @@ fn main() -> ExitCode {
         match cli.format {
             Format::Text => println!("{}", output.to_text()),
             Format::Json => println!("{}", output.to_json()),
+            Format::None => {}
         }
     }
     ExitCode::SUCCESS
