@@ -11,7 +11,7 @@ use tempo_lowering::{
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
-    program::PointType,
+    program::{PointType, Program},
     verify::verify_program,
 };
 
@@ -31,11 +31,11 @@ pub struct RunOptions {
     pub source_name: String,
 }
 
-/// The signature of a compiled program, in argument order.
+/// An input or output of a program.
 #[derive(Clone, Debug)]
 struct Slot {
     name: String,
-    over_time: bool,
+    domain: Vec<usize>,
     point: PointType,
 }
 
@@ -52,21 +52,21 @@ pub struct Timings {
     pub execute: std::time::Duration,
 }
 
-/// Compiles `module` (a temporal program) and runs it. Errors come back as
-/// rendered diagnostic lines.
-pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
-    run_module_timed(context, module, options).map(|(outputs, _)| outputs)
+/// Bound values, input arrays and zeroed output arrays for a run, checked
+/// against the program: every bound given and non-negative, no unknown
+/// bound or input, inputs of the right dtype and shape (`[domain bounds...,
+/// point shape...]`), or seeded random ones, and enough host memory.
+pub struct Prepared {
+    /// One value per dimension, in dimension order.
+    pub bounds: Vec<i64>,
+    /// One array per input tensor, in declaration order.
+    pub inputs: Vec<HostArray>,
+    /// One zeroed array per output, in output order.
+    pub outputs: Vec<HostArray>,
 }
 
-/// Like [`run_module`], also reporting how long compiling and executing took.
-pub fn run_module_timed(
-    context: &Context,
-    module: &mut Module,
-    options: &RunOptions,
-) -> Result<(Vec<HostArray>, Timings), Vec<String>> {
-    let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-    let plan = Plan::new(&program).map_err(|d| render(&d, &options.source_name))?;
-
+/// Checks and gathers what a run of `program` needs; errors are rendered lines.
+pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<String>> {
     // Bounds: every bound given, nothing unknown, non-negative.
     let mut bounds = Vec::new();
     for dim in &program.dims {
@@ -84,22 +84,21 @@ pub fn run_module_timed(
             return Err(vec![format!("error: unknown bound '{name}' (the program's bounds: {})", known.join(", "))]);
         }
     }
-    let extent = |over_time: bool| plan.time_dim.filter(|_| over_time).map(|d| bounds[d] as usize);
     let shape_of = |slot: &Slot| -> Vec<usize> {
-        extent(slot.over_time).into_iter().chain(slot.point.shape.iter().map(|&d| d as usize)).collect()
+        slot.domain.iter().map(|&d| bounds[d] as usize).chain(slot.point.shape.iter().map(|&d| d as usize)).collect()
     };
     let input_slots: Vec<Slot> = program
         .tensors
         .iter()
         .filter(|t| t.is_input)
-        .map(|t| Slot { name: t.name.clone(), over_time: !t.domain.is_empty(), point: t.point.clone() })
+        .map(|t| Slot { name: t.name.clone(), domain: t.domain.clone(), point: t.point.clone() })
         .collect();
     let output_slots: Vec<Slot> = program
         .outputs
         .iter()
         .map(|&i| {
             let t = &program.tensors[i];
-            Slot { name: t.name.clone(), over_time: !t.domain.is_empty(), point: t.point.clone() }
+            Slot { name: t.name.clone(), domain: t.domain.clone(), point: t.point.clone() }
         })
         .collect();
     let host_bytes = input_slots.iter().chain(&output_slots).try_fold(0usize, |total, slot| {
@@ -157,6 +156,33 @@ pub fn run_module_timed(
         };
         inputs.push(array);
     }
+    let outputs = output_slots
+        .iter()
+        .map(|slot| {
+            let shape = shape_of(slot);
+            let len = shape.iter().product();
+            HostArray { name: slot.name.clone(), shape, data: Data::zeros(slot.point.element, len) }
+        })
+        .collect();
+    Ok(Prepared { bounds, inputs, outputs })
+}
+
+/// Compiles `module` (a temporal program) and runs it. Errors come back as
+/// rendered diagnostic lines.
+pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
+    run_module_timed(context, module, options).map(|(outputs, _)| outputs)
+}
+
+/// Like [`run_module`], also reporting how long compiling and executing took.
+pub fn run_module_timed(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+) -> Result<(Vec<HostArray>, Timings), Vec<String>> {
+    let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    let plan = Plan::new(&program).map_err(|d| render(&d, &options.source_name))?;
+
+    let Prepared { bounds, mut inputs, mut outputs } = prepare(&program, options)?;
     check_points(&program, &plan, &bounds).map_err(|e| vec![format!("error: {e}")])?;
     drop(program);
 
@@ -180,14 +206,6 @@ pub fn run_module_timed(
     })?;
 
     // Arguments: bounds, inputs, outputs.
-    let mut outputs: Vec<HostArray> = output_slots
-        .iter()
-        .map(|slot| {
-            let shape = shape_of(slot);
-            let len = shape.iter().product();
-            HostArray { name: slot.name.clone(), shape, data: Data::zeros(slot.point.element, len) }
-        })
-        .collect();
     let mut bound_values: Vec<i64> = bounds.clone();
     let mut descriptors: Vec<Vec<i64>> = inputs.iter_mut().chain(outputs.iter_mut()).map(descriptor).collect();
     let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
@@ -253,4 +271,12 @@ impl Drop for Engine {
     fn drop(&mut self) {
         unsafe { mlir_sys::mlirExecutionEngineDestroy(self.raw) }
     }
+}
+
+/// Evaluates `module` (a temporal program) with the reference interpreter,
+/// with the same checks of bounds and inputs as [`run_module`].
+pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
+    let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    let prepared = prepare(&program, options)?;
+    crate::interpreter::interpret(&program, &prepared.bounds, &prepared.inputs).map_err(|e| vec![format!("error: {e}")])
 }

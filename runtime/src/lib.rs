@@ -1,8 +1,9 @@
 //! Running temporal programs: JIT compilation through the whole pipeline,
-//! host arrays and `.npy` input/output.
+//! the reference interpreter, host arrays and `.npy` input/output.
 
 pub mod array;
 pub mod engine;
+pub mod interpreter;
 
 pub use array::{Data, HostArray};
-pub use engine::{RunOptions, Timings, run_module, run_module_timed};
+pub use engine::{RunOptions, Timings, interpret_module, run_module, run_module_timed};

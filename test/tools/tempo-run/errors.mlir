@@ -48,3 +48,7 @@
 "temporal.output"(%x) : (!temporal.rtensor) -> ()
 // RUN: not tempo-run %examples/counter.mlir --bound T=99999999999999999 2>&1 | FileCheck %s --check-prefix=TOO-BIG
 // TOO-BIG: error: the inputs and outputs for these bounds need 799999999999999992 bytes of host memory, more than is available
+// The interpreter reports the same errors.
+// RUN: not tempo-run %s --bound T=3 --interpret 2>&1 | FileCheck %s --check-prefix=OUT-OF-BOUNDS
+// RUN: not tempo-run %S/Inputs/undefined-point.mlir --bound T=5 --interpret 2>&1 | FileCheck %s --check-prefix=INTERP-UNDEFINED
+// INTERP-UNDEFINED: error: point y[t=3] is needed but no branch of 'y' defines it

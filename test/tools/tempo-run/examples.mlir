@@ -18,3 +18,10 @@
 // EMPTY: x: int64[0] = []
 // RNN: h: float32[3, 4] = {{\[\[}}
 // SUM: s: float32[4, 3] = {{\[\[}}
+
+// The reference interpreter gives the same results.
+// RUN: tempo-run %examples/counter.mlir --bound T=10 --interpret | FileCheck %s --check-prefix=COUNTER
+// RUN: tempo-run %examples/fibonacci.mlir --bound T=12 --interpret | FileCheck %s --check-prefix=FIB
+// RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 7 > %t/rnn-compiled.txt
+// RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 7 --interpret > %t/rnn-interpreted.txt
+// RUN: diff %t/rnn-compiled.txt %t/rnn-interpreted.txt

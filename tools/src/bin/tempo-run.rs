@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tempo-run PROGRAM.mlir --bound T=10 [--input x=x.npy]... [--seed N]
-//!           [--output-dir DIR] [--format text|json|none] [--timings] [-O LEVEL]
+//!           [--output-dir DIR] [--format text|json|none] [--interpret] [--timings] [-O LEVEL]
 //! ```
 //! Prints every output (name, dtype, shape, values), one per line; with
 //! `--format json` one JSON object per line. `--output-dir` also writes
@@ -11,7 +11,7 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::{HostArray, RunOptions, run_module_timed};
+use tempo_runtime::{HostArray, RunOptions, Timings, interpret_module, run_module_timed};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -41,6 +41,9 @@ struct Cli {
     /// How outputs are printed.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
+    /// Evaluate with the reference interpreter instead of compiling.
+    #[arg(long)]
+    interpret: bool,
     /// Print compile and execution times to stderr.
     #[arg(long)]
     timings: bool,
@@ -100,7 +103,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let outputs = match run_module_timed(&context, &mut module, &options) {
+    let result = if cli.interpret {
+        let start = std::time::Instant::now();
+        interpret_module(&module, &options)
+            .map(|o| (o, Timings { compile: std::time::Duration::ZERO, execute: start.elapsed() }))
+    } else {
+        run_module_timed(&context, &mut module, &options)
+    };
+    let outputs = match result {
         Ok((o, timings)) => {
             if cli.timings {
                 eprintln!(

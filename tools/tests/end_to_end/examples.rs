@@ -1,39 +1,10 @@
-//! End-to-end tests through the library API: every bundled example compiled
-//! and run against results computed independently here, and snapshots of
-//! the IR each lowering step prints. (One test binary: each links MLIR.)
+//! The bundled examples compiled and run against results computed
+//! independently here, and snapshots of the IR each lowering step prints.
 
-use indexmap::IndexMap;
-use melior::{Context, ir::Module, ir::operation::OperationLike as _, pass::PassManager};
+use crate::{context, example, run};
+use melior::{ir::Module, pass::PassManager};
 use tempo_passes::pipeline;
-use tempo_runtime::{Data, HostArray, RunOptions, run_module};
-
-fn context() -> Context {
-    melior::utility::register_all_passes();
-    tempo_dialects::create_context()
-}
-
-fn example(name: &str) -> String {
-    let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn run(
-    source: &str,
-    bounds: &[(&str, i64)],
-    inputs: Vec<HostArray>,
-    seed: Option<u64>,
-) -> Result<Vec<HostArray>, Vec<String>> {
-    let context = context();
-    let mut module = Module::parse(&context, source).expect("example parses");
-    let options = RunOptions {
-        bounds: bounds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        inputs: inputs.into_iter().map(|a| (a.name.clone(), a)).collect::<IndexMap<_, _>>(),
-        seed,
-        opt_level: 2,
-        source_name: "test".into(),
-    };
-    run_module(&context, &mut module, &options)
-}
+use tempo_runtime::{Data, HostArray};
 
 fn f32s(array: &HostArray) -> &[f32] {
     match &array.data {

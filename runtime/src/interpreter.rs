@@ -1,0 +1,396 @@
+//! The reference interpreter: evaluates a temporal program literally, the
+//! oracle every compiled result is compared with.
+//!
+//! Demand-driven and memoized, following `semantics.md`: an output needs
+//! every point of its domain; a point is defined by the first branch whose
+//! condition holds there; a branch needs the points its reads name. Points
+//! are evaluated with an explicit stack (no recursion, so long recurrences do
+//! not overflow), in any number of dimensions. A point demanded while it is
+//! being computed is a cycle, a read outside `[0, bound)` or a needed point
+//! with no branch is an error naming tensor and point.
+//!
+//! It shares nothing with the lowering: only the program model.
+
+use crate::array::{Data, HostArray};
+use std::collections::{HashMap, HashSet};
+use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Program, UnaryKind};
+
+type Key = (usize, Vec<i64>);
+
+/// Evaluates every output of `program` for the given bound values (one per
+/// dimension, in dimension order) and inputs (one per input tensor, in
+/// declaration order, shaped `[domain bounds..., point shape...]`).
+pub fn interpret(program: &Program, bounds: &[i64], inputs: &[HostArray]) -> Result<Vec<HostArray>, String> {
+    let mut interpreter = Interpreter::new(program, bounds, inputs);
+    let mut outputs = Vec::new();
+    for &o in &program.outputs {
+        let tensor = &program.tensors[o];
+        let extents: Vec<i64> = tensor.domain.iter().map(|&d| bounds[d]).collect();
+        let mut shape: Vec<usize> = extents.iter().map(|&e| e as usize).collect();
+        shape.extend(tensor.point.shape.iter().map(|&d| d as usize));
+        let mut values = Vec::new();
+        for point in points(&extents) {
+            interpreter.demand((o, point.clone()))?;
+            values.push(interpreter.memo[&(o, point)].clone());
+        }
+        outputs.push(HostArray { name: tensor.name.clone(), shape, data: concat(tensor.point.element, &values) });
+    }
+    Ok(outputs)
+}
+
+/// Every point of a box `[0, e0) x [0, e1) x ...`, row-major.
+fn points(extents: &[i64]) -> Vec<Vec<i64>> {
+    let mut all = vec![vec![]];
+    for &e in extents {
+        all = all.into_iter().flat_map(|p| (0..e.max(0)).map(move |i| [p.clone(), vec![i]].concat())).collect();
+    }
+    all
+}
+
+fn concat(element: ElementType, parts: &[Data]) -> Data {
+    let mut out = Data::zeros(element, 0);
+    for part in parts {
+        match (&mut out, part) {
+            (Data::F32(a), Data::F32(b)) => a.extend_from_slice(b),
+            (Data::F64(a), Data::F64(b)) => a.extend_from_slice(b),
+            (Data::I32(a), Data::I32(b)) => a.extend_from_slice(b),
+            (Data::I64(a), Data::I64(b)) => a.extend_from_slice(b),
+            (Data::Bool(a), Data::Bool(b)) => a.extend_from_slice(b),
+            _ => unreachable!("points of one tensor share an element type"),
+        }
+    }
+    out
+}
+
+struct Interpreter<'p, 'c> {
+    program: &'p Program<'c>,
+    bounds: &'p [i64],
+    /// Input arrays by tensor index.
+    inputs: HashMap<usize, &'p HostArray>,
+    memo: HashMap<Key, Data>,
+}
+
+struct Frame {
+    key: Key,
+    /// The chosen branch, once expanded.
+    branch: Option<usize>,
+}
+
+impl<'p, 'c> Interpreter<'p, 'c> {
+    fn new(program: &'p Program<'c>, bounds: &'p [i64], inputs: &'p [HostArray]) -> Self {
+        let input_tensors = program.tensors.iter().enumerate().filter(|(_, t)| t.is_input).map(|(i, _)| i);
+        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), memo: HashMap::new() }
+    }
+
+    fn point_name(&self, (tensor, point): &Key) -> String {
+        let t = &self.program.tensors[*tensor];
+        if point.is_empty() {
+            return t.name.clone();
+        }
+        let coords: Vec<String> =
+            t.domain.iter().zip(point).map(|(&d, v)| format!("{}={v}", self.program.dims[d].name)).collect();
+        format!("{}[{}]", t.name, coords.join(", "))
+    }
+
+    /// The branch defining `key` and the points its reads need.
+    fn expand(&self, key: &Key) -> Result<(usize, Vec<Key>), String> {
+        let (tensor, point) = key;
+        let t = &self.program.tensors[*tensor];
+        let eval_error = |e: tempo_passes::affine::EvalError| format!("at {}: {}", self.point_name(key), e.0);
+        let mut chosen = None;
+        for (b, branch) in t.branches.iter().enumerate() {
+            if branch.when.contains(point, self.bounds).map_err(eval_error)? {
+                chosen = Some(b);
+                break;
+            }
+        }
+        let Some(b) = chosen else {
+            return Err(format!("point {} is needed but no branch of '{}' defines it", self.point_name(key), t.name));
+        };
+        let mut needs = Vec::new();
+        for node in &t.branches[b].nodes {
+            if let NodeKind::Read { source, index } = &node.kind {
+                let coords = index.eval(point, self.bounds).map_err(eval_error)?;
+                let src = &self.program.tensors[*source];
+                for (&c, &d) in coords.iter().zip(&src.domain) {
+                    if c < 0 || c >= self.bounds[d] {
+                        return Err(format!(
+                            "read {} at {} is out of bounds: {} = {c} is outside 0..{}",
+                            self.program.describe_read(*tensor, *source, index),
+                            self.point_name(key),
+                            self.program.dims[d].name,
+                            self.bounds[d]
+                        ));
+                    }
+                }
+                needs.push((*source, coords));
+            }
+        }
+        Ok((b, needs))
+    }
+
+    /// Makes sure `root` is memoized.
+    fn demand(&mut self, root: Key) -> Result<(), String> {
+        let mut stack = vec![Frame { key: root, branch: None }];
+        let mut in_progress: HashSet<Key> = HashSet::new();
+        while let Some(frame) = stack.last_mut() {
+            if self.memo.contains_key(&frame.key) {
+                stack.pop();
+                continue;
+            }
+            let tensor = frame.key.0;
+            if self.program.tensors[tensor].is_input {
+                let key = stack.pop().expect("non-empty").key;
+                let value = self.input_point(&key);
+                self.memo.insert(key, value);
+                continue;
+            }
+            match frame.branch {
+                None => {
+                    let (branch, needs) = self.expand(&frame.key)?;
+                    frame.branch = Some(branch);
+                    in_progress.insert(frame.key.clone());
+                    for need in needs {
+                        if self.memo.contains_key(&need) {
+                            continue;
+                        }
+                        if in_progress.contains(&need) {
+                            return Err(format!(
+                                "point {} depends on itself (a cycle through reads that do not move in time)",
+                                self.point_name(&need)
+                            ));
+                        }
+                        stack.push(Frame { key: need, branch: None });
+                    }
+                }
+                Some(branch) => {
+                    let key = stack.pop().expect("non-empty").key;
+                    let value = self.compute(&key, branch)?;
+                    in_progress.remove(&key);
+                    self.memo.insert(key, value);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn input_point(&self, (tensor, point): &Key) -> Data {
+        let array = self.inputs[tensor];
+        let t = &self.program.tensors[*tensor];
+        let size = t.point.num_elements();
+        let mut offset = 0usize;
+        for (&d, &c) in t.domain.iter().zip(point) {
+            offset = offset * self.bounds[d] as usize + c as usize;
+        }
+        slice(&array.data, offset * size, size)
+    }
+
+    fn compute(&self, key: &Key, branch: usize) -> Result<Data, String> {
+        let (tensor, point) = key;
+        let branch = &self.program.tensors[*tensor].branches[branch];
+        let mut values: Vec<Data> = Vec::with_capacity(branch.nodes.len());
+        for node in &branch.nodes {
+            let value = match &node.kind {
+                NodeKind::Read { source, index } => {
+                    let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
+                    self.memo[&(*source, coords)].clone()
+                }
+                NodeKind::Constant { values, .. } => constant(values, node.ty.element),
+                NodeKind::Unary(kind, a) => unary(*kind, &values[*a]),
+                NodeKind::Binary(kind, a, b) => {
+                    binary(*kind, &values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?
+                }
+                NodeKind::Matmul(a, b) => {
+                    matmul(&branch.nodes[*a].ty, &branch.nodes[*b].ty, &values[*a], &values[*b], &node.ty)
+                }
+            };
+            values.push(value);
+        }
+        Ok(values.swap_remove(branch.result))
+    }
+}
+
+fn slice(data: &Data, start: usize, len: usize) -> Data {
+    match data {
+        Data::F32(v) => Data::F32(v[start..start + len].to_vec()),
+        Data::F64(v) => Data::F64(v[start..start + len].to_vec()),
+        Data::I32(v) => Data::I32(v[start..start + len].to_vec()),
+        Data::I64(v) => Data::I64(v[start..start + len].to_vec()),
+        Data::Bool(v) => Data::Bool(v[start..start + len].to_vec()),
+    }
+}
+
+fn constant(values: &[f64], element: ElementType) -> Data {
+    match element {
+        ElementType::F32 => Data::F32(values.iter().map(|&v| v as f32).collect()),
+        ElementType::F64 => Data::F64(values.to_vec()),
+        ElementType::I32 => Data::I32(values.iter().map(|&v| v as i32).collect()),
+        ElementType::I64 => Data::I64(values.iter().map(|&v| v as i64).collect()),
+        ElementType::I1 => Data::Bool(values.iter().map(|&v| (v != 0.0) as u8).collect()),
+    }
+}
+
+/// IEEE maximum/minimum that propagate NaN, as `arith.maximumf` does.
+fn nan_max<T: num_like::Float>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        T::NAN
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+fn nan_min<T: num_like::Float>(a: T, b: T) -> T {
+    if a.is_nan() || b.is_nan() {
+        T::NAN
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+mod num_like {
+    pub trait Float: Copy + PartialOrd {
+        const NAN: Self;
+        fn is_nan(self) -> bool;
+    }
+    impl Float for f32 {
+        const NAN: Self = f32::NAN;
+        fn is_nan(self) -> bool {
+            f32::is_nan(self)
+        }
+    }
+    impl Float for f64 {
+        const NAN: Self = f64::NAN;
+        fn is_nan(self) -> bool {
+            f64::is_nan(self)
+        }
+    }
+}
+
+macro_rules! float_unary {
+    ($kind:expr, $v:expr, $t:ty) => {
+        $v.iter()
+            .map(|&x: &$t| match $kind {
+                UnaryKind::Neg => -x,
+                UnaryKind::Exp => x.exp(),
+                UnaryKind::Log => x.ln(),
+                UnaryKind::Sqrt => x.sqrt(),
+                UnaryKind::Tanh => x.tanh(),
+                UnaryKind::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+                UnaryKind::Relu => nan_max(x, 0.0),
+            })
+            .collect()
+    };
+}
+
+fn unary(kind: UnaryKind, a: &Data) -> Data {
+    match a {
+        Data::F32(v) => Data::F32(float_unary!(kind, v, f32)),
+        Data::F64(v) => Data::F64(float_unary!(kind, v, f64)),
+        // The verifier allows only neg and relu on integers.
+        Data::I32(v) => {
+            Data::I32(v.iter().map(|&x| if kind == UnaryKind::Neg { x.wrapping_neg() } else { x.max(0) }).collect())
+        }
+        Data::I64(v) => {
+            Data::I64(v.iter().map(|&x| if kind == UnaryKind::Neg { x.wrapping_neg() } else { x.max(0) }).collect())
+        }
+        Data::Bool(_) => unreachable!("the verifier rejects unary ops on booleans"),
+    }
+}
+
+macro_rules! float_binary {
+    ($kind:expr, $a:expr, $b:expr) => {
+        $a.iter()
+            .zip($b.iter())
+            .map(|(&x, &y)| match $kind {
+                BinaryKind::Add => x + y,
+                BinaryKind::Sub => x - y,
+                BinaryKind::Mul => x * y,
+                BinaryKind::Div => x / y,
+                BinaryKind::Max => nan_max(x, y),
+                BinaryKind::Min => nan_min(x, y),
+            })
+            .collect()
+    };
+}
+
+macro_rules! int_binary {
+    ($kind:expr, $a:expr, $b:expr) => {
+        $a.iter()
+            .zip($b.iter())
+            .map(|(&x, &y)| {
+                Ok(match $kind {
+                    BinaryKind::Add => x.wrapping_add(y),
+                    BinaryKind::Sub => x.wrapping_sub(y),
+                    BinaryKind::Mul => x.wrapping_mul(y),
+                    BinaryKind::Div => {
+                        if y == 0 {
+                            return Err("integer division by zero".to_string());
+                        }
+                        x.wrapping_div(y)
+                    }
+                    BinaryKind::Max => x.max(y),
+                    BinaryKind::Min => x.min(y),
+                })
+            })
+            .collect::<Result<_, String>>()?
+    };
+}
+
+fn binary(kind: BinaryKind, a: &Data, b: &Data) -> Result<Data, String> {
+    Ok(match (a, b) {
+        (Data::F32(x), Data::F32(y)) => Data::F32(float_binary!(kind, x, y)),
+        (Data::F64(x), Data::F64(y)) => Data::F64(float_binary!(kind, x, y)),
+        (Data::I32(x), Data::I32(y)) => Data::I32(int_binary!(kind, x, y)),
+        (Data::I64(x), Data::I64(y)) => Data::I64(int_binary!(kind, x, y)),
+        _ => unreachable!("the verifier checks operand types"),
+    })
+}
+
+macro_rules! matmul_typed {
+    ($x:expr, $y:expr, $m:expr, $k:expr, $n:expr, $zero:expr, $mul:expr, $add:expr) => {{
+        let mut out = vec![$zero; $m * $n];
+        for i in 0..$m {
+            for j in 0..$n {
+                let mut acc = $zero;
+                for p in 0..$k {
+                    acc = $add(acc, $mul($x[i * $k + p], $y[p * $n + j]));
+                }
+                out[i * $n + j] = acc;
+            }
+        }
+        out
+    }};
+}
+
+/// `MxK * KxN`, `MxK * K` and `K * KxN`, accumulating over `k` in order
+/// from zero.
+fn matmul(a: &PointType, b: &PointType, x: &Data, y: &Data, out: &PointType) -> Data {
+    let (m, k, n) = match (a.shape.as_slice(), b.shape.as_slice()) {
+        ([m, k], [_, n]) => (*m, *k, *n),
+        ([m, k], [_]) => (*m, *k, 1),
+        ([k], [_, n]) => (1, *k, *n),
+        _ => unreachable!("the verifier checks matmul shapes"),
+    };
+    let (m, k, n) = (m as usize, k as usize, n as usize);
+    let _ = out;
+    match (x, y) {
+        (Data::F32(x), Data::F32(y)) => {
+            Data::F32(matmul_typed!(x, y, m, k, n, 0f32, |a: f32, b: f32| a * b, |a: f32, b: f32| a + b))
+        }
+        (Data::F64(x), Data::F64(y)) => {
+            Data::F64(matmul_typed!(x, y, m, k, n, 0f64, |a: f64, b: f64| a * b, |a: f64, b: f64| a + b))
+        }
+        (Data::I32(x), Data::I32(y)) => {
+            Data::I32(matmul_typed!(x, y, m, k, n, 0i32, |a: i32, b: i32| a.wrapping_mul(b), |a: i32, b: i32| a
+                .wrapping_add(b)))
+        }
+        (Data::I64(x), Data::I64(y)) => {
+            Data::I64(matmul_typed!(x, y, m, k, n, 0i64, |a: i64, b: i64| a.wrapping_mul(b), |a: i64, b: i64| a
+                .wrapping_add(b)))
+        }
+        _ => unreachable!("the verifier checks matmul types"),
+    }
+}

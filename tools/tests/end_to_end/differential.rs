@@ -1,0 +1,433 @@
+//! Differential testing: compiled code against the reference interpreter.
+//!
+//! Every program of the corpus (the bundled examples and hand-written cases
+//! below) and every randomly generated program is run both ways; the two
+//! must agree: the same outputs (bit-exact for integers, a tight tolerance
+//! for floats), or both an error. The generator is seeded and bounded; set
+//! `TEMPO_RANDOM_PROGRAMS=N` (default 300) for a longer run, e.g.
+//! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
+
+use crate::{example, interpret, run};
+use rand::{Rng, SeedableRng, seq::IndexedRandom};
+use rand_chacha::ChaCha8Rng;
+use std::fmt::Write;
+use tempo_runtime::{Data, HostArray};
+
+fn close_f64(a: f64, b: f64, tolerance: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + a.abs().max(b.abs()))
+}
+
+/// Compares outputs; `Err` describes the first difference.
+fn compare(compiled: &[HostArray], interpreted: &[HostArray]) -> Result<(), String> {
+    if compiled.len() != interpreted.len() {
+        return Err(format!("{} outputs compiled, {} interpreted", compiled.len(), interpreted.len()));
+    }
+    for (c, i) in compiled.iter().zip(interpreted) {
+        if c.name != i.name || c.shape != i.shape {
+            return Err(format!("output {}{:?} vs {}{:?}", c.name, c.shape, i.name, i.shape));
+        }
+        let mismatch = match (&c.data, &i.data) {
+            (Data::F32(a), Data::F32(b)) => a.iter().zip(b).position(|(&x, &y)| !close_f64(x as f64, y as f64, 1e-5)),
+            (Data::F64(a), Data::F64(b)) => a.iter().zip(b).position(|(&x, &y)| !close_f64(x, y, 1e-12)),
+            (a, b) if a == b => None,
+            (a, b) if a.element() != b.element() => Some(0),
+            (a, b) => (0..a.len()).position(|k| a.get_f64(k) != b.get_f64(k)),
+        };
+        if let Some(k) = mismatch {
+            return Err(format!(
+                "output {} differs at flat index {k}: compiled {} vs interpreted {}",
+                c.name,
+                c.data.get_f64(k),
+                i.data.get_f64(k)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Runs `source` both ways; panics with the program if they disagree.
+fn check(source: &str, bound: i64, seed: u64) -> bool {
+    let compiled = run(source, &[("T", bound)], vec![], Some(seed));
+    let interpreted = interpret(source, &[("T", bound)], vec![], Some(seed));
+    match (&compiled, &interpreted) {
+        (Ok(c), Ok(i)) => {
+            if let Err(e) = compare(c, i) {
+                panic!("compiled and interpreted results differ (T={bound}, seed={seed}): {e}\n{source}");
+            }
+            true
+        }
+        (Err(_), Err(_)) => false,
+        _ => panic!(
+            "only one side failed (T={bound}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{source}"
+        ),
+    }
+}
+
+#[test]
+fn examples_agree_with_the_interpreter() {
+    for name in ["counter.mlir", "fibonacci.mlir", "running_sum.mlir", "rnn.mlir"] {
+        for bound in [0, 1, 2, 7, 30] {
+            assert!(check(&example(name), bound, 3), "{name} with T={bound} failed both ways");
+        }
+    }
+}
+
+const HEADER: &str = "\"temporal.dim\"() {sym_name = \"t\", bound = \"T\"} : () -> ()\n";
+
+/// Hand-written programs covering the conditions, read distances and ops of
+/// the current lowering: `(name, body, T values that must succeed)`.
+fn corpus() -> Vec<(&'static str, String)> {
+    let define = |target: &str, when: &str, body: &str| {
+        format!(
+            "\"temporal.define\"({target}) ({{\n{body}\n}}) {{when = affine_set<(t)[T] : ({when})>}} : (!temporal.rtensor) -> ()\n"
+        )
+    };
+    let tensor = |name: &str, ty: &str| {
+        format!(
+            "%{name} = \"temporal.tensor\"() {{sym_name = \"{name}\", domain = [\"t\"], element = {ty}}} : () -> !temporal.rtensor\n"
+        )
+    };
+    let read = |v: &str, src: &str, idx: &str, ty: &str| {
+        format!(
+            "  {v} = \"temporal.read\"({src}) {{index = affine_map<(t)[T] -> ({idx})>}} : (!temporal.rtensor) -> {ty}"
+        )
+    };
+    let constant = |v: &str, value: &str, ty: &str| {
+        format!("  {v} = \"temporal.constant\"() {{value = dense<{value}> : {ty}}} : () -> {ty}")
+    };
+    let yield_ = |v: &str, ty: &str| format!("  \"gpu.yield\"({v}) : ({ty}) -> ()");
+    let mut programs = Vec::new();
+
+    // Parity-dependent branches: even steps add, odd steps multiply.
+    let f = "tensor<f64>";
+    let mut p = String::from(HEADER) + &tensor("z", f);
+    p += &define("%z", "t == 0", &[constant("%c", "1.5", f), yield_("%c", f)].join("\n"));
+    p += &define(
+        "%z",
+        "t mod 2 == 0",
+        &[
+            read("%p", "%z", "t - 1", f),
+            constant("%c", "0.25", f),
+            "  %s = \"temporal.add\"(%p, %c) : (tensor<f64>, tensor<f64>) -> tensor<f64>".into(),
+            yield_("%s", f),
+        ]
+        .join("\n"),
+    );
+    p += &define(
+        "%z",
+        "0 == 0",
+        &[
+            read("%p", "%z", "t - 1", f),
+            constant("%c", "-1.1", f),
+            "  %s = \"temporal.mul\"(%p, %c) : (tensor<f64>, tensor<f64>) -> tensor<f64>".into(),
+            yield_("%s", f),
+        ]
+        .join("\n"),
+    );
+    p += "\"temporal.output\"(%z) : (!temporal.rtensor) -> ()\n";
+    programs.push(("parity", p));
+
+    // Two tensors feeding each other one step back, plus a same-step read.
+    let v = "tensor<3xi32>";
+    let mut p = String::from(HEADER) + &tensor("a", v) + &tensor("b", v);
+    p += &define("%a", "-t >= 0", &[constant("%c", "[1, 2, 3]", v), yield_("%c", v)].join("\n"));
+    p += &define(
+        "%a",
+        "0 == 0",
+        &[
+            read("%p", "%b", "t - 1", v),
+            constant("%c", "2", v),
+            "  %s = \"temporal.mul\"(%p, %c) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>".into(),
+            yield_("%s", v),
+        ]
+        .join("\n"),
+    );
+    p += &define(
+        "%b",
+        "0 == 0",
+        &[
+            read("%p", "%a", "t", v),
+            constant("%c", "-5", v),
+            "  %s = \"temporal.add\"(%p, %c) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>".into(),
+            "  %m = \"temporal.max\"(%s, %p) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>".into(),
+            yield_("%m", v),
+        ]
+        .join("\n"),
+    );
+    p += "\"temporal.output\"(%a) : (!temporal.rtensor) -> ()\n\"temporal.output\"(%b) : (!temporal.rtensor) -> ()\n";
+    programs.push(("ping-pong", p));
+
+    // A window of three past values with a floating-point nonlinearity.
+    let w = "tensor<2x2xf32>";
+    let mut p = String::from(HEADER) + &tensor("q", w);
+    p += &define("%q", "2 - t >= 0", &[constant("%c", "[[0.5, -0.5], [0.25, 1.0]]", w), yield_("%c", w)].join("\n"));
+    p += &define(
+        "%q",
+        "0 == 0",
+        &[
+            read("%a", "%q", "t - 1", w),
+            read("%b", "%q", "t - 3", w),
+            "  %m = \"temporal.matmul\"(%a, %b) : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>".into(),
+            "  %s = \"temporal.sigmoid\"(%m) : (tensor<2x2xf32>) -> tensor<2x2xf32>".into(),
+            "  %r = \"temporal.relu\"(%s) : (tensor<2x2xf32>) -> tensor<2x2xf32>".into(),
+            yield_("%r", w),
+        ]
+        .join("\n"),
+    );
+    p += "\"temporal.output\"(%q) : (!temporal.rtensor) -> ()\n";
+    programs.push(("window-of-three", p));
+    programs
+}
+
+#[test]
+fn corpus_agrees_with_the_interpreter() {
+    for (name, program) in corpus() {
+        for bound in [0, 1, 4, 11] {
+            assert!(check(&program, bound, 1), "{name} with T={bound} failed both ways");
+        }
+    }
+}
+
+/// Conditions the generator uses, with their meaning for `t`.
+#[derive(Clone, Copy, Debug)]
+enum Condition {
+    Equal(i64),
+    AtLeast(i64),
+    AtMost(i64),
+    Even,
+    Odd,
+    Always,
+}
+
+impl Condition {
+    fn holds(self, t: i64) -> bool {
+        match self {
+            Self::Equal(c) => t == c,
+            Self::AtLeast(c) => t >= c,
+            Self::AtMost(c) => t <= c,
+            Self::Even => t % 2 == 0,
+            Self::Odd => t % 2 == 1,
+            Self::Always => true,
+        }
+    }
+    fn text(self) -> String {
+        match self {
+            Self::Equal(c) => format!("t - {c} == 0"),
+            Self::AtLeast(c) => format!("t - {c} >= 0"),
+            Self::AtMost(c) => format!("{c} - t >= 0"),
+            Self::Even => "t mod 2 == 0".into(),
+            Self::Odd => "t mod 2 - 1 == 0".into(),
+            Self::Always => "0 == 0".into(),
+        }
+    }
+}
+
+/// Generates well-formed programs in the scope of the current lowering: one
+/// dimension, inputs over `t` and without a domain, 1-4 recurrent tensors
+/// with 1-3 branches, reads at `t - k` of inputs, of earlier tensors (k >= 0)
+/// and of itself or later tensors (k >= 1), elementwise ops and matmul.
+/// Reads are usually guarded by the branch conditions; a few are not, and
+/// then both sides must report an error.
+struct Generator {
+    rng: ChaCha8Rng,
+    element: &'static str,
+    point: String,
+    square: Option<String>,
+    next: usize,
+}
+
+impl Generator {
+    fn is_float(&self) -> bool {
+        self.element.starts_with('f')
+    }
+
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("%v{}", self.next)
+    }
+
+    fn constant(&mut self, body: &mut String) -> String {
+        let v = self.fresh();
+        let value = if self.is_float() {
+            format!("{:.2}", self.rng.random_range(-2.0..2.0f64))
+        } else {
+            self.rng.random_range(-3..=3i64).to_string()
+        };
+        let ty = &self.point;
+        let _ = writeln!(body, "  {v} = \"temporal.constant\"() {{value = dense<{value}> : {ty}}} : () -> {ty}");
+        v
+    }
+
+    fn read(&mut self, source: &str, offset: i64, body: &mut String) -> String {
+        let v = self.fresh();
+        let index = if offset == 0 { "t".to_string() } else { format!("t - {offset}") };
+        let ty = &self.point;
+        let _ = writeln!(
+            body,
+            "  {v} = \"temporal.read\"({source}) {{index = affine_map<(t)[T] -> ({index})>}} : (!temporal.rtensor) -> {ty}"
+        );
+        v
+    }
+
+    /// An expression over the reads allowed in a branch of tensor `me`.
+    fn expression(
+        &mut self,
+        depth: usize,
+        me: usize,
+        tensors: usize,
+        inputs: usize,
+        reach: i64,
+        body: &mut String,
+    ) -> String {
+        let leaf = depth == 0 || self.rng.random_bool(0.3);
+        if leaf {
+            let max_k = if self.rng.random_bool(0.05) { 3 } else { reach.min(3) };
+            let choice = self.rng.random_range(0..4);
+            return match choice {
+                0 => self.constant(body),
+                1 if inputs > 0 => {
+                    let j = self.rng.random_range(0..inputs);
+                    let k = self.rng.random_range(0..=max_k.min(2));
+                    self.read(&format!("%x{j}"), k, body)
+                }
+                _ => {
+                    let j = self.rng.random_range(0..tensors);
+                    let min_k = if j < me { 0 } else { 1 };
+                    if max_k < min_k {
+                        return self.constant(body);
+                    }
+                    let k = self.rng.random_range(min_k..=max_k);
+                    self.read(&format!("%y{j}"), k, body)
+                }
+            };
+        }
+        let ty = self.point.clone();
+        let float = self.is_float();
+        let kind = self.rng.random_range(0..10);
+        if kind < 5 {
+            let ops: &[&str] =
+                if float { &["add", "sub", "mul", "max", "min", "div"] } else { &["add", "sub", "mul", "max", "min"] };
+            let op = *ops.choose(&mut self.rng).expect("non-empty");
+            let a = self.expression(depth - 1, me, tensors, inputs, reach, body);
+            let b = self.expression(depth - 1, me, tensors, inputs, reach, body);
+            let v = self.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}, {b}) : ({ty}, {ty}) -> {ty}");
+            v
+        } else if kind < 8 || self.square.is_none() {
+            let ops: &[&str] = if float { &["neg", "relu", "tanh", "sigmoid", "exp"] } else { &["neg", "relu"] };
+            let op = *ops.choose(&mut self.rng).expect("non-empty");
+            let a = self.expression(depth - 1, me, tensors, inputs, reach, body);
+            let v = self.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}) : ({ty}) -> {ty}");
+            v
+        } else {
+            let square = self.square.clone().expect("checked");
+            let w = self.fresh();
+            let _ = writeln!(
+                body,
+                "  {w} = \"temporal.read\"(%W) {{index = affine_map<(t)[T] -> ()>}} : (!temporal.rtensor) -> {square}"
+            );
+            let a = self.expression(depth - 1, me, tensors, inputs, reach, body);
+            let v = self.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.matmul\"({w}, {a}) : ({square}, {ty}) -> {ty}");
+            v
+        }
+    }
+
+    fn program(seed: u64) -> String {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let element = *["f32", "f64", "i32", "i64"].choose(&mut rng).expect("non-empty");
+        let shape: &[i64] = [&[][..], &[2], &[3], &[2, 2]].choose(&mut rng).expect("non-empty");
+        let dims: String = shape.iter().map(|d| format!("{d}x")).collect();
+        let point = format!("tensor<{dims}{element}>");
+        let square = match shape {
+            [n] => Some(format!("tensor<{n}x{n}x{element}>")),
+            [2, 2] => Some(format!("tensor<2x2x{element}>")),
+            _ => None,
+        }
+        .filter(|_| rng.random_bool(0.6));
+        let mut g = Generator { rng, element, point, square, next: 0 };
+        let inputs = g.rng.random_range(0..=2usize);
+        let tensors = g.rng.random_range(1..=4usize);
+        let mut text = String::from(HEADER);
+        for j in 0..inputs {
+            let _ = writeln!(
+                text,
+                "%x{j} = \"temporal.input\"() {{sym_name = \"x{j}\", domain = [\"t\"], element = {}}} : () -> !temporal.rtensor",
+                g.point
+            );
+        }
+        if let Some(square) = &g.square {
+            let _ = writeln!(
+                text,
+                "%W = \"temporal.input\"() {{sym_name = \"W\", domain = [], element = {square}}} : () -> !temporal.rtensor"
+            );
+        }
+        for j in 0..tensors {
+            let _ = writeln!(
+                text,
+                "%y{j} = \"temporal.tensor\"() {{sym_name = \"y{j}\", domain = [\"t\"], element = {}}} : () -> !temporal.rtensor",
+                g.point
+            );
+        }
+        let choices = |rng: &mut ChaCha8Rng| -> Condition {
+            match rng.random_range(0..5) {
+                0 => Condition::Equal(rng.random_range(0..3)),
+                1 => Condition::AtLeast(rng.random_range(1..4)),
+                2 => Condition::AtMost(rng.random_range(0..3)),
+                3 => Condition::Even,
+                _ => Condition::Odd,
+            }
+        };
+        for me in 0..tensors {
+            let branches = g.rng.random_range(1..=3usize);
+            let mut conditions: Vec<Condition> = (0..branches).map(|_| choices(&mut g.rng)).collect();
+            if g.rng.random_bool(0.85) {
+                conditions[branches - 1] = Condition::Always;
+            }
+            for b in 0..branches {
+                // The earliest t this branch is chosen at bounds how far back
+                // its reads may go.
+                let reach = (0..64)
+                    .find(|&t| conditions[b].holds(t) && conditions[..b].iter().all(|c| !c.holds(t)))
+                    .unwrap_or(64);
+                let mut body = String::new();
+                let depth = g.rng.random_range(0..=3);
+                let result = g.expression(depth, me, tensors, inputs, reach, &mut body);
+                let _ = writeln!(
+                    text,
+                    "\"temporal.define\"(%y{me}) ({{\n{body}  \"gpu.yield\"({result}) : ({}) -> ()\n}}) {{when = affine_set<(t)[T] : ({})>}} : (!temporal.rtensor) -> ()",
+                    g.point,
+                    conditions[b].text()
+                );
+            }
+        }
+        let mut outputs: Vec<usize> = (0..tensors).filter(|_| g.rng.random_bool(0.6)).collect();
+        if outputs.is_empty() {
+            outputs.push(tensors - 1);
+        }
+        for o in outputs {
+            let _ = writeln!(text, "\"temporal.output\"(%y{o}) : (!temporal.rtensor) -> ()");
+        }
+        text
+    }
+}
+
+#[test]
+fn random_programs_agree_with_the_interpreter() {
+    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let mut succeeded = 0;
+    for seed in 0..count {
+        let program = Generator::program(seed);
+        let bound = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef).random_range(0..12);
+        if check(&program, bound, seed) {
+            succeeded += 1;
+        }
+    }
+    eprintln!("{succeeded} of {count} generated programs ran; the others failed both ways");
+    if let Ok(seed) = std::env::var("TEMPO_SHOW_PROGRAM") {
+        eprintln!("{}", Generator::program(seed.parse().expect("a seed")));
+    }
+    // Most generated programs are well-formed; both-error cases are a minority.
+    assert!(succeeded * 10 >= count * 7, "only {succeeded} of {count} generated programs ran");
+}

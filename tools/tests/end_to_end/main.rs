@@ -1,0 +1,55 @@
+//! End-to-end tests through the library API (one test binary, since each
+//! links all of MLIR): the bundled examples, snapshots of each lowering
+//! step, and differential testing of compiled code against the reference
+//! interpreter on hand-written and randomly generated programs.
+
+mod differential;
+mod examples;
+
+use indexmap::IndexMap;
+use melior::{Context, ir::Module};
+use tempo_runtime::{HostArray, RunOptions, interpret_module, run_module};
+
+pub fn context() -> Context {
+    melior::utility::register_all_passes();
+    tempo_dialects::create_context()
+}
+
+pub fn example(name: &str) -> String {
+    let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>) -> RunOptions {
+    RunOptions {
+        bounds: bounds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        inputs: inputs.into_iter().map(|a| (a.name.clone(), a)).collect::<IndexMap<_, _>>(),
+        seed,
+        opt_level: 2,
+        source_name: "test".into(),
+    }
+}
+
+/// Compiles and runs `source`.
+pub fn run(
+    source: &str,
+    bounds: &[(&str, i64)],
+    inputs: Vec<HostArray>,
+    seed: Option<u64>,
+) -> Result<Vec<HostArray>, Vec<String>> {
+    let context = context();
+    let mut module = Module::parse(&context, source).expect("program parses");
+    run_module(&context, &mut module, &options(bounds, inputs, seed))
+}
+
+/// Evaluates `source` with the reference interpreter.
+pub fn interpret(
+    source: &str,
+    bounds: &[(&str, i64)],
+    inputs: Vec<HostArray>,
+    seed: Option<u64>,
+) -> Result<Vec<HostArray>, Vec<String>> {
+    let context = context();
+    let module = Module::parse(&context, source).expect("program parses");
+    interpret_module(&module, &options(bounds, inputs, seed))
+}
