@@ -115,10 +115,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 for (&c, &d) in coords.iter().zip(&src.domain) {
                     if c < 0 || c >= self.bounds[d] {
                         return Err(format!(
-                            "read {} at {} is out of bounds: {} = {c} is outside 0..{}",
+                            "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
                             self.program.describe_read(*tensor, *source, index),
                             self.point_name(key),
                             self.program.dims[d].name,
+                            self.bounds[d],
+                            self.program.dims[d].bound,
                             self.bounds[d]
                         ));
                     }
