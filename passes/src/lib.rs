@@ -8,6 +8,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod program;
 pub mod sdg;
+pub mod source;
 pub mod verify;
 
 /// Registers the temporal-level passes of this crate.

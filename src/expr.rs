@@ -1,0 +1,257 @@
+//! Point expressions: what a branch computes at one point, built with
+//! operator overloading (`&a + &b`, `a.tanh()`, `w.matmul(&h)`, `x * 0.5`).
+//!
+//! Expressions are immutable trees with shared subtrees (`Rc`); a subtree
+//! used twice in one branch is emitted once. Each node remembers the Rust
+//! source location that built it, so the compiler's diagnostics point at the
+//! user's code.
+
+use crate::index::Index;
+use crate::program::{Tensor, TensorId};
+use std::ops::{Add, Div, Mul, Neg, Sub};
+use std::panic::Location;
+use std::rc::Rc;
+use tempo_passes::program::{ElementType, PointType};
+
+/// Elementwise unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Unary {
+    Neg,
+    Exp,
+    Log,
+    Sqrt,
+    Tanh,
+    Sigmoid,
+    Relu,
+}
+
+/// Elementwise binary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
+}
+
+#[derive(Debug)]
+pub(crate) enum Node {
+    /// A point of `tensor`; dims without an index default to the reader's
+    /// variable of the same name.
+    Read {
+        tensor: TensorId,
+        name: String,
+        index: Vec<(String, Index)>,
+    },
+    Constant {
+        values: Vec<f64>,
+    },
+    Unary(Unary, Expr),
+    Binary(Binary, Expr, Expr),
+    Matmul(Expr, Expr),
+}
+
+#[derive(Debug)]
+pub(crate) struct ExprData {
+    pub(crate) node: Node,
+    pub(crate) ty: PointType,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// A point expression.
+#[derive(Clone, Debug)]
+pub struct Expr(pub(crate) Rc<ExprData>);
+
+impl Expr {
+    fn new(node: Node, ty: PointType, location: &'static Location<'static>) -> Expr {
+        Expr(Rc::new(ExprData { node, ty, location }))
+    }
+
+    /// The static type of the expression's value.
+    pub fn point_type(&self) -> &PointType {
+        &self.0.ty
+    }
+
+    /// A constant filled with `value`, of the given type.
+    #[track_caller]
+    pub fn splat(value: f64, ty: PointType) -> Expr {
+        let values = vec![value; ty.num_elements()];
+        Expr::new(Node::Constant { values }, ty, Location::caller())
+    }
+
+    /// A constant with the given row-major elements.
+    #[track_caller]
+    pub fn constant(values: Vec<f64>, ty: PointType) -> Expr {
+        Expr::new(Node::Constant { values }, ty, Location::caller())
+    }
+
+    #[track_caller]
+    pub(crate) fn read(tensor: &Tensor, index: Vec<(String, Index)>) -> Expr {
+        let node = Node::Read { tensor: tensor.id, name: tensor.name.clone(), index };
+        Expr::new(node, tensor.point.clone(), Location::caller())
+    }
+
+    #[track_caller]
+    fn unary(self, op: Unary) -> Expr {
+        let ty = self.0.ty.clone();
+        Expr::new(Node::Unary(op, self), ty, Location::caller())
+    }
+
+    #[track_caller]
+    fn binary(self, op: Binary, rhs: Expr) -> Expr {
+        let ty = self.0.ty.clone();
+        Expr::new(Node::Binary(op, self, rhs), ty, Location::caller())
+    }
+
+    /// `e^x`.
+    #[track_caller]
+    pub fn exp(&self) -> Expr {
+        self.clone().unary(Unary::Exp)
+    }
+    /// Natural logarithm.
+    #[track_caller]
+    pub fn log(&self) -> Expr {
+        self.clone().unary(Unary::Log)
+    }
+    /// Square root.
+    #[track_caller]
+    pub fn sqrt(&self) -> Expr {
+        self.clone().unary(Unary::Sqrt)
+    }
+    /// Hyperbolic tangent.
+    #[track_caller]
+    pub fn tanh(&self) -> Expr {
+        self.clone().unary(Unary::Tanh)
+    }
+    /// Logistic sigmoid.
+    #[track_caller]
+    pub fn sigmoid(&self) -> Expr {
+        self.clone().unary(Unary::Sigmoid)
+    }
+    /// `max(x, 0)`.
+    #[track_caller]
+    pub fn relu(&self) -> Expr {
+        self.clone().unary(Unary::Relu)
+    }
+    /// Elementwise maximum.
+    #[track_caller]
+    pub fn max(&self, other: &Expr) -> Expr {
+        self.clone().binary(Binary::Max, other.clone())
+    }
+    /// Elementwise minimum.
+    #[track_caller]
+    pub fn min(&self, other: &Expr) -> Expr {
+        self.clone().binary(Binary::Min, other.clone())
+    }
+
+    /// Matrix product: `MxK * KxN`, `MxK * K` or `K * KxN`.
+    #[track_caller]
+    pub fn matmul(&self, other: &Expr) -> Expr {
+        let (a, b) = (&self.0.ty, &other.0.ty);
+        let shape = match (a.shape.as_slice(), b.shape.as_slice()) {
+            ([m, _], [_, n]) => vec![*m, *n],
+            ([m, _], [_]) => vec![*m],
+            ([_], [_, n]) => vec![*n],
+            // Ill-shaped: keep the left type; the verifier reports it.
+            _ => a.shape.clone(),
+        };
+        let ty = PointType { shape, element: a.element };
+        Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Location::caller())
+    }
+
+    /// A constant of this expression's type filled with `value`.
+    #[track_caller]
+    fn like(&self, value: f64) -> Expr {
+        Expr::splat(value, self.0.ty.clone())
+    }
+}
+
+macro_rules! binary_operator {
+    ($trait:ident, $method:ident, $op:expr) => {
+        impl $trait<&Expr> for &Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: &Expr) -> Expr {
+                self.clone().binary($op, rhs.clone())
+            }
+        }
+        impl $trait<Expr> for Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: Expr) -> Expr {
+                self.binary($op, rhs)
+            }
+        }
+        impl $trait<&Expr> for Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: &Expr) -> Expr {
+                self.binary($op, rhs.clone())
+            }
+        }
+        impl $trait<Expr> for &Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: Expr) -> Expr {
+                self.clone().binary($op, rhs)
+            }
+        }
+        /// With a scalar: the scalar is splat to the expression's type.
+        impl $trait<f64> for &Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: f64) -> Expr {
+                let c = self.like(rhs);
+                self.clone().binary($op, c)
+            }
+        }
+        impl $trait<f64> for Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: f64) -> Expr {
+                let c = self.like(rhs);
+                self.binary($op, c)
+            }
+        }
+    };
+}
+
+binary_operator!(Add, add, Binary::Add);
+binary_operator!(Sub, sub, Binary::Sub);
+binary_operator!(Mul, mul, Binary::Mul);
+binary_operator!(Div, div, Binary::Div);
+
+impl Neg for &Expr {
+    type Output = Expr;
+    #[track_caller]
+    fn neg(self) -> Expr {
+        self.clone().unary(Unary::Neg)
+    }
+}
+
+impl Neg for Expr {
+    type Output = Expr;
+    #[track_caller]
+    fn neg(self) -> Expr {
+        self.unary(Unary::Neg)
+    }
+}
+
+/// Shorthand for point types: `f32s(&[4])` is `tensor<4xf32>`.
+pub fn f32s(shape: &[i64]) -> PointType {
+    PointType { shape: shape.to_vec(), element: ElementType::F32 }
+}
+/// `tensor<...xf64>`.
+pub fn f64s(shape: &[i64]) -> PointType {
+    PointType { shape: shape.to_vec(), element: ElementType::F64 }
+}
+/// `tensor<...xi32>`.
+pub fn i32s(shape: &[i64]) -> PointType {
+    PointType { shape: shape.to_vec(), element: ElementType::I32 }
+}
+/// `tensor<...xi64>`.
+pub fn i64s(shape: &[i64]) -> PointType {
+    PointType { shape: shape.to_vec(), element: ElementType::I64 }
+}

@@ -1,0 +1,517 @@
+//! Building a program: dimensions, inputs, recurrent tensors, branches,
+//! outputs; emitting it as temporal-dialect MLIR; running it.
+
+use crate::expr::{Binary, Expr, ExprData, Node, Unary};
+use crate::index::{Cond, Index};
+use indexmap::IndexMap;
+use melior::ir::Module;
+use std::collections::HashMap;
+use std::fmt::{self, Write};
+use std::ops::{Add, Sub};
+use std::panic::Location;
+use std::rc::Rc;
+use tempo_passes::program::{ElementType, PointType};
+use tempo_runtime::{HostArray, RunOptions};
+
+/// Identifies a tensor within its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorId(pub(crate) usize);
+
+/// A temporal dimension: a variable `name` in `0..bound`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dim {
+    pub(crate) name: String,
+    pub(crate) bound: String,
+}
+
+impl Dim {
+    /// The dimension's variable as an index expression.
+    pub fn var(&self) -> Index {
+        Index::Var(self.name.clone())
+    }
+    /// The dimension's bound symbol (`T`) as an index expression.
+    pub fn bound(&self) -> Index {
+        Index::Bound(self.bound.clone())
+    }
+    /// The variable's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// `var == other`.
+    pub fn eq(&self, other: impl Into<Index>) -> Cond {
+        self.var().eq(other)
+    }
+    /// `var >= other`.
+    pub fn ge(&self, other: impl Into<Index>) -> Cond {
+        self.var().ge(other)
+    }
+    /// `var > other`.
+    pub fn gt(&self, other: impl Into<Index>) -> Cond {
+        self.var().gt(other)
+    }
+    /// `var <= other`.
+    pub fn le(&self, other: impl Into<Index>) -> Cond {
+        self.var().le(other)
+    }
+    /// `var < other`.
+    pub fn lt(&self, other: impl Into<Index>) -> Cond {
+        self.var().lt(other)
+    }
+}
+
+impl From<&Dim> for Index {
+    fn from(d: &Dim) -> Index {
+        d.var()
+    }
+}
+
+impl Sub<i64> for &Dim {
+    type Output = Index;
+    fn sub(self, k: i64) -> Index {
+        self.var() - k
+    }
+}
+
+impl Add<i64> for &Dim {
+    type Output = Index;
+    fn add(self, k: i64) -> Index {
+        self.var() + k
+    }
+}
+
+/// A recurrent tensor (input or computed) of a program.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    pub(crate) id: TensorId,
+    pub(crate) name: String,
+    pub(crate) domain: Vec<String>,
+    pub(crate) point: PointType,
+}
+
+impl Tensor {
+    /// The tensor's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reads the point at `index`, one expression per domain dimension, in
+    /// domain order: `x.at([&t - 1])`.
+    #[track_caller]
+    pub fn at<I: Into<Index>>(&self, index: impl IntoIterator<Item = I>) -> Expr {
+        let index: Vec<Index> = index.into_iter().map(Into::into).collect();
+        let pairs = if index.len() == self.domain.len() {
+            self.domain.iter().cloned().zip(index).collect()
+        } else {
+            // Arity is checked when the program is emitted.
+            index.into_iter().enumerate().map(|(i, e)| (format!("#{i}"), e)).collect()
+        };
+        Expr::read(self, pairs)
+    }
+
+    /// Reads the point at the reader's own variables of the same names
+    /// (`x.here()` in a definition over `t` reads `x[t]`).
+    #[track_caller]
+    pub fn here(&self) -> Expr {
+        Expr::read(self, Vec::new())
+    }
+
+    /// Reads with some dimensions indexed explicitly; the others default to
+    /// the reader's variable of the same name.
+    #[track_caller]
+    pub fn at_dims<'d, I: Into<Index>>(&self, index: impl IntoIterator<Item = (&'d Dim, I)>) -> Expr {
+        Expr::read(self, index.into_iter().map(|(d, e)| (d.name.clone(), e.into())).collect())
+    }
+}
+
+struct TensorDecl {
+    tensor: Tensor,
+    is_input: bool,
+    location: &'static Location<'static>,
+}
+
+struct Define {
+    target: TensorId,
+    when: Cond,
+    value: Expr,
+    location: &'static Location<'static>,
+}
+
+/// Errors found while emitting or running a program, one line each
+/// (`file:line:col: error: ...` where a location is known).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub Vec<String>);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.0.join("\n"))
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A recurrent-tensor program under construction.
+///
+/// ```
+/// use tempo::{Program, Cond, i64s};
+/// let mut p = Program::new();
+/// let t = p.dim("t", "T");
+/// let x = p.tensor("x", &[&t], i64s(&[]));
+/// p.define(&x, t.eq(0), tempo::Expr::splat(0.0, i64s(&[])));
+/// p.define(&x, Cond::always(), x.at([&t - 1]) + 1.0);
+/// p.output(&x);
+/// let out = p.runner().bound("T", 5).run().unwrap();
+/// assert_eq!(out[0].data, tempo::Data::I64(vec![0, 1, 2, 3, 4]));
+/// ```
+#[derive(Default)]
+pub struct Program {
+    dims: Vec<Dim>,
+    tensors: Vec<TensorDecl>,
+    defines: Vec<Define>,
+    outputs: Vec<TensorId>,
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !matches!(s, "mod" | "floordiv" | "ceildiv" | "symbol")
+}
+
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+fn location_text(location: &Location) -> String {
+    format!("loc(\"{}\":{}:{})", escape(location.file()), location.line(), location.column())
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares a dimension `name` ranging over `0..bound`. Names must be
+    /// identifiers (letters, digits, `_`).
+    pub fn dim(&mut self, name: &str, bound: &str) -> Dim {
+        let dim = Dim { name: name.into(), bound: bound.into() };
+        self.dims.push(dim.clone());
+        dim
+    }
+
+    #[track_caller]
+    fn declare(&mut self, name: &str, domain: &[&Dim], point: PointType, is_input: bool) -> Tensor {
+        let tensor = Tensor {
+            id: TensorId(self.tensors.len()),
+            name: name.into(),
+            domain: domain.iter().map(|d| d.name.clone()).collect(),
+            point,
+        };
+        self.tensors.push(TensorDecl { tensor: tensor.clone(), is_input, location: Location::caller() });
+        tensor
+    }
+
+    /// Declares an input over `domain` with points of type `point`.
+    #[track_caller]
+    pub fn input(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
+        self.declare(name, domain, point, true)
+    }
+
+    /// Declares a recurrent tensor over `domain` with points of type `point`.
+    #[track_caller]
+    pub fn tensor(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
+        self.declare(name, domain, point, false)
+    }
+
+    /// Adds a branch: where `when` holds (and no earlier branch of `tensor`
+    /// does), the point is `value`.
+    #[track_caller]
+    pub fn define(&mut self, tensor: &Tensor, when: Cond, value: Expr) {
+        self.defines.push(Define { target: tensor.id, when, value, location: Location::caller() });
+    }
+
+    /// Adds a branch that holds wherever no earlier one does.
+    #[track_caller]
+    pub fn otherwise(&mut self, tensor: &Tensor, value: Expr) {
+        self.define(tensor, Cond::always(), value)
+    }
+
+    /// Marks `tensor` as an output (its whole domain).
+    pub fn output(&mut self, tensor: &Tensor) {
+        self.outputs.push(tensor.id);
+    }
+
+    /// The program as temporal-dialect MLIR (generic form), readable by
+    /// `tempo-opt` and by stock `mlir-opt --irdl-file=...`.
+    pub fn to_mlir(&self) -> Result<String, Error> {
+        let mut errors = Vec::new();
+        for d in &self.dims {
+            for name in [&d.name, &d.bound] {
+                if !is_identifier(name) {
+                    errors.push(format!(
+                        "error: '{name}' is not a valid dimension or bound name (use letters, digits and _)"
+                    ));
+                }
+            }
+        }
+        let bounds: Vec<&str> = self.dims.iter().map(|d| d.bound.as_str()).collect();
+        let mut text = String::from("module {\n");
+        for d in &self.dims {
+            let _ = writeln!(
+                text,
+                "  \"temporal.dim\"() {{sym_name = \"{}\", bound = \"{}\"}} : () -> ()",
+                escape(&d.name),
+                escape(&d.bound)
+            );
+        }
+        for (i, decl) in self.tensors.iter().enumerate() {
+            let t = &decl.tensor;
+            let domain: Vec<String> = t.domain.iter().map(|d| format!("\"{}\"", escape(d))).collect();
+            let _ = writeln!(
+                text,
+                "  %t{i} = \"temporal.{}\"() {{sym_name = \"{}\", domain = [{}], element = {}}} : () -> !temporal.rtensor {}",
+                if decl.is_input { "input" } else { "tensor" },
+                escape(&t.name),
+                domain.join(", "),
+                t.point,
+                location_text(decl.location)
+            );
+        }
+        for define in &self.defines {
+            let reader = &self.tensors[define.target.0].tensor;
+            let header = format!("({})[{}]", reader.domain.join(", "), bounds.join(", "));
+            let mut used = Vec::new();
+            define.when.vars(&mut used);
+            for v in used.iter().filter(|v| !reader.domain.contains(v)) {
+                errors.push(format!(
+                    "{}: error: the condition of a branch of '{}' uses '{v}', which is not in its domain",
+                    crate::program::plain_location(define.location),
+                    reader.name
+                ));
+            }
+            let mut body = BodyEmitter {
+                program: self,
+                reader,
+                header: &header,
+                text: String::new(),
+                names: HashMap::new(),
+                errors: &mut errors,
+            };
+            let result = body.emit(&define.value);
+            let _ = writeln!(
+                text,
+                "  \"temporal.define\"(%t{}) ({{\n{}    \"gpu.yield\"({result}) : ({}) -> ()\n  }}) {{when = affine_set<{header} : ({})>}} : (!temporal.rtensor) -> () {}",
+                define.target.0,
+                body.text,
+                define.value.0.ty,
+                define.when.constraints_text(),
+                location_text(define.location)
+            );
+        }
+        for o in &self.outputs {
+            let _ = writeln!(text, "  \"temporal.output\"(%t{}) : (!temporal.rtensor) -> ()", o.0);
+        }
+        text.push_str("}\n");
+        if errors.is_empty() { Ok(text) } else { Err(Error(errors)) }
+    }
+
+    /// Starts configuring a run (bounds, inputs, seed).
+    pub fn runner(&self) -> Runner<'_> {
+        Runner { program: self, bounds: IndexMap::new(), inputs: Vec::new(), seed: None }
+    }
+}
+
+pub(crate) fn plain_location(location: &Location) -> String {
+    format!("{}:{}:{}", location.file(), location.line(), location.column())
+}
+
+struct BodyEmitter<'a> {
+    program: &'a Program,
+    reader: &'a Tensor,
+    header: &'a str,
+    text: String,
+    /// SSA name of each emitted node, by node address.
+    names: HashMap<*const ExprData, String>,
+    errors: &'a mut Vec<String>,
+}
+
+impl BodyEmitter<'_> {
+    fn emit(&mut self, expr: &Expr) -> String {
+        let key = Rc::as_ptr(&expr.0);
+        if let Some(name) = self.names.get(&key) {
+            return name.clone();
+        }
+        let data = &expr.0;
+        let ty = &data.ty;
+        let loc = location_text(data.location);
+        let (op, operands, attributes) = match &data.node {
+            Node::Read { tensor, name, index } => {
+                let source = &self.program.tensors[tensor.0].tensor;
+                let mut coords = Vec::new();
+                for dim in &source.domain {
+                    match index.iter().find(|(d, _)| d == dim) {
+                        Some((_, e)) => coords.push(e.clone()),
+                        None => coords.push(Index::Var(dim.clone())),
+                    }
+                }
+                for (d, _) in index {
+                    if !source.domain.contains(d) {
+                        self.errors.push(format!(
+                            "{}: error: read of '{name}' indexes {} but '{name}' has domain [{}]",
+                            plain_location(data.location),
+                            if d.starts_with('#') {
+                                "the wrong number of dimensions".to_string()
+                            } else {
+                                format!("dimension '{d}'")
+                            },
+                            source.domain.join(", ")
+                        ));
+                    }
+                }
+                let mut used = Vec::new();
+                coords.iter().for_each(|c| c.vars(&mut used));
+                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
+                    self.errors.push(format!(
+                        "{}: error: read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
+                        plain_location(data.location),
+                        self.reader.name
+                    ));
+                }
+                let results: Vec<String> = coords.iter().map(Index::to_string).collect();
+                let attrs = format!("{{index = affine_map<{} -> ({})>}}", self.header, results.join(", "));
+                let operand_text = format!("%t{}", tensor.0);
+                let _ = writeln!(
+                    self.text,
+                    "    %v{n} = \"temporal.read\"({operand_text}) {attrs} : (!temporal.rtensor) -> {ty} {loc}",
+                    n = self.names.len()
+                );
+                let name = format!("%v{}", self.names.len());
+                self.names.insert(key, name.clone());
+                return name;
+            }
+            Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
+            Node::Unary(u, a) => {
+                let op = match u {
+                    Unary::Neg => "neg",
+                    Unary::Exp => "exp",
+                    Unary::Log => "log",
+                    Unary::Sqrt => "sqrt",
+                    Unary::Tanh => "tanh",
+                    Unary::Sigmoid => "sigmoid",
+                    Unary::Relu => "relu",
+                };
+                (op, vec![a.clone()], String::new())
+            }
+            Node::Binary(b, x, y) => {
+                let op = match b {
+                    Binary::Add => "add",
+                    Binary::Sub => "sub",
+                    Binary::Mul => "mul",
+                    Binary::Div => "div",
+                    Binary::Max => "max",
+                    Binary::Min => "min",
+                };
+                (op, vec![x.clone(), y.clone()], String::new())
+            }
+            Node::Matmul(x, y) => ("matmul", vec![x.clone(), y.clone()], String::new()),
+        };
+        let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
+        let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();
+        let name = format!("%v{}", self.names.len());
+        let _ = writeln!(
+            self.text,
+            "    {name} = \"temporal.{op}\"({}) {attributes} : ({}) -> {ty} {loc}",
+            names.join(", "),
+            types.join(", ")
+        );
+        self.names.insert(key, name.clone());
+        name
+    }
+}
+
+/// A dense attribute with exact element values (floats as bit patterns).
+fn dense(values: &[f64], ty: &PointType) -> String {
+    fn element(v: f64, e: ElementType) -> String {
+        match e {
+            ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
+            ElementType::F64 => format!("0x{:016X}", v.to_bits()),
+            ElementType::I1 => (v != 0.0).to_string(),
+            ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
+        }
+    }
+    fn nested(values: &[f64], shape: &[i64], e: ElementType) -> String {
+        match shape.split_first() {
+            None => element(values.first().copied().unwrap_or(0.0), e),
+            Some((&n, rest)) => {
+                let stride: usize = rest.iter().product::<i64>() as usize;
+                let parts: Vec<String> =
+                    (0..n as usize).map(|i| nested(&values[i * stride..(i + 1) * stride], rest, e)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+    if values.len() != ty.num_elements() {
+        // Wrong element count: let MLIR report the mismatch.
+        return format!("dense<[]> : {ty}");
+    }
+    format!("dense<{}> : {ty}", nested(values, &ty.shape, ty.element))
+}
+
+/// Configures and performs a run of a [`Program`].
+pub struct Runner<'p> {
+    program: &'p Program,
+    bounds: IndexMap<String, i64>,
+    inputs: Vec<HostArray>,
+    seed: Option<u64>,
+}
+
+impl Runner<'_> {
+    /// Sets a bound value.
+    pub fn bound(mut self, name: &str, value: i64) -> Self {
+        self.bounds.insert(name.into(), value);
+        self
+    }
+    /// Gives an input array (its `name` says which input).
+    pub fn input(mut self, array: HostArray) -> Self {
+        self.inputs.push(array);
+        self
+    }
+    /// Seeds random values for inputs not given.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            bounds: self.bounds.clone(),
+            inputs: self.inputs.iter().map(|a| (a.name.clone(), a.clone())).collect(),
+            seed: self.seed,
+            opt_level: 2,
+            source_name: "<program>".into(),
+        }
+    }
+
+    fn with_module<R>(
+        &self,
+        f: impl FnOnce(&melior::Context, &mut Module) -> Result<R, Vec<String>>,
+    ) -> Result<R, Error> {
+        let text = self.program.to_mlir()?;
+        melior::utility::register_all_passes();
+        let context = tempo_dialects::create_context();
+        let mut module = tempo_passes::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
+        f(&context, &mut module).map_err(Error)
+    }
+
+    /// Compiles the program to native code and runs it.
+    pub fn run(&self) -> Result<Vec<HostArray>, Error> {
+        let options = self.options();
+        self.with_module(|context, module| tempo_runtime::run_module(context, module, &options))
+    }
+
+    /// Evaluates the program with the reference interpreter.
+    pub fn interpret(&self) -> Result<Vec<HostArray>, Error> {
+        let options = self.options();
+        self.with_module(|_, module| tempo_runtime::interpret_module(module, &options))
+    }
+}
