@@ -4,6 +4,7 @@
 //! ([`point_checks`]).
 
 pub mod point_checks;
+pub mod schedule;
 pub mod splice;
 pub mod temporal_to_loops;
 

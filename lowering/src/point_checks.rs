@@ -3,11 +3,13 @@
 //! is defined by some branch, and every read of a needed point falls inside
 //! its source's bounds.
 //!
-//! Demand is propagated exactly, in the reverse of the lowering's schedule
-//! (reads only go to the past or to tensors computed earlier in the same
-//! step), so points nobody needs may stay undefined.
+//! Demand is propagated exactly, visiting points in the reverse of the
+//! schedule's order (a read always refers to a point computed earlier in the
+//! schedule, so every reader of a point is visited before the point), with
+//! one bit per point; points nobody needs may stay undefined. When several
+//! points are bad, the error reported is the first in schedule order.
 
-use crate::temporal_to_loops::Plan;
+use crate::schedule::Schedule;
 use tempo_passes::program::{NodeKind, Program};
 
 /// A failed check, naming tensor and point.
@@ -20,35 +22,39 @@ impl std::fmt::Display for PointError {
     }
 }
 
+/// Row-major flat index of `point` in the box of `extents`.
+fn flat(point: &[i64], extents: &[i64]) -> usize {
+    point.iter().zip(extents).fold(0usize, |acc, (&p, &e)| acc * e as usize + p as usize)
+}
+
 /// Runs the checks for the given bound values (one per dimension).
-pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<(), PointError> {
-    let extent = plan.time_dim.map_or(1, |d| bounds[d].max(0) as usize);
-    // needed[i][p]: point p of tensor i is needed (p = 0 for domain-less).
-    let mut needed: Vec<Vec<bool>> =
-        program.tensors.iter().map(|t| vec![false; if t.domain.is_empty() { 1 } else { extent }]).collect();
+pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Result<(), PointError> {
+    let extents: Vec<Vec<i64>> =
+        program.tensors.iter().map(|t| t.domain.iter().map(|&d| bounds[d].max(0)).collect()).collect();
+    let mut needed: Vec<Vec<bool>> = extents.iter().map(|e| vec![false; e.iter().product::<i64>() as usize]).collect();
     for &o in &program.outputs {
         needed[o].iter_mut().for_each(|x| *x = true);
     }
-    let dim_name = plan.time_dim.map(|d| program.dims[d].name.clone()).unwrap_or_default();
-    let point_name = |i: usize, p: usize| {
-        if program.tensors[i].domain.is_empty() {
-            program.tensors[i].name.clone()
-        } else {
-            format!("{}[{dim_name}={p}]", program.tensors[i].name)
+    let point_name = |i: usize, point: &[i64]| {
+        let t = &program.tensors[i];
+        if point.is_empty() {
+            return t.name.clone();
         }
+        let coords: Vec<String> =
+            t.domain.iter().zip(point).map(|(&d, v)| format!("{}={v}", program.dims[d].name)).collect();
+        format!("{}[{}]", t.name, coords.join(", "))
     };
-    let visit = |i: usize, p: usize, needed: &mut Vec<Vec<bool>>| -> Result<(), PointError> {
-        if !needed[i][p] {
+    let visit = |i: usize, point: &[i64], needed: &mut Vec<Vec<bool>>| -> Result<(), PointError> {
+        if !needed[i][flat(point, &extents[i])] {
             return Ok(());
         }
         let tensor = &program.tensors[i];
-        let dims: Vec<i64> = if tensor.domain.is_empty() { vec![] } else { vec![p as i64] };
         let mut chosen = None;
         for (b, branch) in tensor.branches.iter().enumerate() {
             let holds = branch
                 .when
-                .contains(&dims, bounds)
-                .map_err(|e| PointError(format!("{}: {}", point_name(i, p), e.0)))?;
+                .contains(point, bounds)
+                .map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))?;
             if holds {
                 chosen = Some(b);
                 break;
@@ -57,21 +63,22 @@ pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<()
         let Some(b) = chosen else {
             return Err(PointError(format!(
                 "point {} is needed but no branch of '{}' defines it (bounds: {})",
-                point_name(i, p),
+                point_name(i, point),
                 tensor.name,
                 describe_bounds(program, bounds)
             )));
         };
         for node in &tensor.branches[b].nodes {
             let NodeKind::Read { source, index } = &node.kind else { continue };
-            let coords = index.eval(&dims, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, p), e.0)))?;
+            let coords =
+                index.eval(point, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))?;
             let src = &program.tensors[*source];
             for (c, &d) in coords.iter().zip(&src.domain) {
                 if *c < 0 || *c >= bounds[d] {
                     return Err(PointError(format!(
                         "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
                         program.describe_read(i, *source, index),
-                        point_name(i, p),
+                        point_name(i, point),
                         program.dims[d].name,
                         bounds[d],
                         program.dims[d].bound,
@@ -79,25 +86,35 @@ pub fn check_points(program: &Program, plan: &Plan, bounds: &[i64]) -> Result<()
                     )));
                 }
             }
-            let q = coords.first().map_or(0, |&c| c as usize);
-            needed[*source][q] = true;
+            needed[*source][flat(&coords, &extents[*source])] = true;
         }
         Ok(())
     };
     // Points are visited from the last to the first, so the error kept (the
-    // last one found) is the one at the earliest point.
+    // last one found) is the one earliest in schedule order.
     let mut earliest_error = None;
-    let loop_points = if plan.time_dim.is_some() { extent } else { 0 };
-    for p in (0..loop_points).rev() {
-        for &i in plan.loop_order.iter().rev() {
-            if let Err(e) = visit(i, p, &mut needed) {
-                earliest_error = Some(e);
+    for nest in schedule.nests.iter().rev() {
+        let sizes: Vec<i64> = nest.dims.iter().map(|&d| bounds[d].max(0)).collect();
+        let total: i64 = sizes.iter().product();
+        for step in (0..total).rev() {
+            // The step-th iteration of the nest, outer dimension first.
+            let mut rest = step;
+            let mut values = vec![0i64; sizes.len()];
+            for k in (0..sizes.len()).rev() {
+                let position = rest % sizes[k];
+                rest /= sizes[k];
+                values[k] = if nest.forward[k] { position } else { sizes[k] - 1 - position };
             }
-        }
-    }
-    for &i in plan.static_order.iter().rev() {
-        if let Err(e) = visit(i, 0, &mut needed) {
-            earliest_error = Some(e);
+            for &i in nest.body.iter().rev() {
+                let point: Vec<i64> = program.tensors[i]
+                    .domain
+                    .iter()
+                    .map(|d| values[nest.dims.iter().position(|x| x == d).expect("nest covers the domain")])
+                    .collect();
+                if let Err(e) = visit(i, &point, &mut needed) {
+                    earliest_error = Some(e);
+                }
+            }
         }
     }
     earliest_error.map_or(Ok(()), Err)

@@ -3,24 +3,23 @@
 //!
 //! What it produces: `func.func @tempo_main(%T: index, ..., inputs...,
 //! outputs...)` (bounds in dimension order, then one memref per input in
-//! declaration order, then one per output in output order), marked
-//! `llvm.emit_c_interface`. Tensors without a domain are computed once
-//! before the loop; tensors over the temporal dimension are computed inside
-//! `affine.for %t = 0 to %T`, in an order that respects same-step reads.
-//! Each branch becomes an arm of an `affine.if` chain on its condition.
+//! declaration order, then one per output in output order, each shaped
+//! `[domain bounds..., point shape...]`), marked `llvm.emit_c_interface`.
 //!
-//! Memory: a computed tensor is stored in a ring of `k + 1` points where `k`
-//! is the largest distance `t - k` any read uses, so a tensor read only at
-//! `t - 1` holds 2 points whatever `T` is. Outputs are copied to the output
-//! buffer point by point. Inputs are read in place.
+//! Order and storage come from the naive schedule ([`crate::schedule`]):
+//! one `affine.for` nest per nest of the schedule, forward or backward per
+//! dimension, tensors computed in body order; each branch is an arm of an
+//! `affine.if` chain on its condition; reads compute their coordinates with
+//! `affine.apply` of the read's own index map. Outputs are computed directly
+//! into the output buffers, rings are indexed modulo their size, and other
+//! tensors are stored in full (`memref.alloc` sized by the bounds).
 //!
-//! Scope (refused with a located diagnostic otherwise): one temporal
-//! dimension; reads of an over-`t` tensor at `t - k` (k >= 0) from an
-//! over-`t` reader; reads of domain-less tensors from anywhere. Whether every
-//! read point exists (`t - k >= 0` where a branch reads it) and every needed
-//! point is defined depends on the bounds and is checked before execution by
-//! the runtime (`tempo_lowering::check_bounds`).
+//! Assumes a program accepted by `temporal-verify`; programs the naive
+//! scheduler cannot order are refused with a located diagnostic. Whether
+//! every read point exists and every needed point is defined depends on the
+//! bounds and is checked before execution ([`crate::point_checks`]).
 
+use crate::schedule::{Schedule, Storage};
 use crate::splice::replace_module_body;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -50,134 +49,14 @@ impl TempoPass for LowerTemporalToLoops {
         if program.tensors.is_empty() {
             return Ok(());
         }
-        let plan = Plan::new(&program)?;
-        let text = plan.emit(&program);
+        let schedule = Schedule::new(&program)?;
+        let text = Emitter::new(&program, &schedule).emit();
         replace_module_body(op, &text, |name| name.starts_with("temporal."))
             .map_err(|message| vec![PassDiagnostic::new(op.location(), message)])
     }
 }
 
 use melior::ir::operation::OperationLike;
-
-/// Where each tensor lives and in which order tensors are computed.
-pub struct Plan {
-    /// The temporal dimension, if any tensor has one.
-    pub time_dim: Option<usize>,
-    /// Domain-less computed tensors, in dependence order.
-    pub static_order: Vec<usize>,
-    /// Over-`t` computed tensors, in same-step dependence order.
-    pub loop_order: Vec<usize>,
-    /// Ring size of each computed tensor over `t` (1 for domain-less).
-    pub ring: Vec<usize>,
-}
-
-impl Plan {
-    /// Checks the slice restrictions and plans storage and order.
-    pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
-        let mut errors = Vec::new();
-        let mut time_dim = None;
-        for t in &program.tensors {
-            match t.domain.as_slice() {
-                [] => {}
-                [d] if time_dim.is_none() || time_dim == Some(*d) => time_dim = Some(*d),
-                _ => errors.push(PassDiagnostic::new(
-                    t.location,
-                    format!(
-                        "tensor '{}': this lowering handles programs over one temporal dimension; '{}' has domain [{}]",
-                        t.name,
-                        t.name,
-                        program.domain_names(program.tensor_index(&t.name).unwrap()).join(", ")
-                    ),
-                )),
-            }
-        }
-        let n = program.tensors.len();
-        let mut ring = vec![1usize; n];
-        // Same-step dependences: reader -> sources it needs first.
-        let mut needs: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (reader, tensor) in program.tensors.iter().enumerate() {
-            for branch in &tensor.branches {
-                for node in &branch.nodes {
-                    let NodeKind::Read { source, index } = &node.kind else { continue };
-                    let src = &program.tensors[*source];
-                    let described = program.describe_read(reader, *source, index);
-                    match (tensor.domain.len(), src.domain.len()) {
-                        (_, 0) => needs[reader].push(*source),
-                        (1, 1) => match index.results[0].offset_from_dim(0) {
-                            Some(c) if c <= 0 => {
-                                let k = (-c) as usize;
-                                if k == 0 {
-                                    needs[reader].push(*source);
-                                }
-                                if !src.is_input {
-                                    ring[*source] = ring[*source].max(k + 1);
-                                }
-                            }
-                            Some(_) => errors.push(PassDiagnostic::new(
-                                node.location,
-                                format!("read {described} reads the future; this lowering only handles reads of t - k (k >= 0) yet"),
-                            )),
-                            None => errors.push(PassDiagnostic::new(
-                                node.location,
-                                format!("read {described}: this lowering only handles reads of t - k (k >= 0) of tensors over t yet"),
-                            )),
-                        },
-                        _ => errors.push(PassDiagnostic::new(
-                            node.location,
-                            format!(
-                                "read {described}: a tensor without a domain cannot read a tensor over a dimension in this lowering yet"
-                            ),
-                        )),
-                    }
-                }
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        let computed = |domain_len: usize| -> Vec<usize> {
-            (0..n).filter(|&i| !program.tensors[i].is_input && program.tensors[i].domain.len() == domain_len).collect()
-        };
-        let static_order = topological(&computed(0), &needs);
-        let loop_order = topological(&computed(1), &needs);
-        Ok(Self { time_dim, static_order, loop_order, ring })
-    }
-
-    /// Emits the lowered module body as MLIR text.
-    pub fn emit(&self, program: &Program) -> String {
-        Emitter::new(program, self).emit()
-    }
-}
-
-/// Orders `members` so that each comes after the members it needs (the
-/// verifier has ruled out same-point cycles).
-fn topological(members: &[usize], needs: &[Vec<usize>]) -> Vec<usize> {
-    let mut order = Vec::new();
-    let mut state: HashMap<usize, bool> = HashMap::new();
-    fn visit(
-        v: usize,
-        members: &[usize],
-        needs: &[Vec<usize>],
-        state: &mut HashMap<usize, bool>,
-        order: &mut Vec<usize>,
-    ) {
-        if state.contains_key(&v) {
-            return;
-        }
-        state.insert(v, false);
-        for &w in &needs[v] {
-            if members.contains(&w) {
-                visit(w, members, needs, state, order);
-            }
-        }
-        state.insert(v, true);
-        order.push(v);
-    }
-    for &m in members {
-        visit(m, members, needs, &mut state, &mut order);
-    }
-    order
-}
 
 /// The memref type of a point view: `memref<4x3xf32, strided<[3, 1], offset: ?>>`.
 pub fn view_type(point: &PointType) -> String {
@@ -236,32 +115,35 @@ pub fn set_text(set: &IntegerSet) -> String {
 
 struct Emitter<'p, 'c> {
     program: &'p Program<'c>,
-    plan: &'p Plan,
+    schedule: &'p Schedule,
     globals: String,
     entry: String,
     body: String,
     exit: String,
     next_id: usize,
-    /// SSA name of each tensor's store (ring or argument).
+    /// SSA name of each tensor's store (ring, full store, input or output argument).
     store: Vec<String>,
-    /// SSA name of each output argument, by tensor.
-    output_arg: HashMap<usize, String>,
+    /// SSA name of each bound argument, by dimension.
     bound_args: Vec<String>,
+    /// SSA name of each dimension's current index inside a nest.
+    index_of: HashMap<usize, String>,
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
-    fn new(program: &'p Program<'c>, plan: &'p Plan) -> Self {
+    fn new(program: &'p Program<'c>, schedule: &'p Schedule) -> Self {
         Self {
             program,
-            plan,
+            schedule,
             globals: String::new(),
             entry: String::new(),
             body: String::new(),
             exit: String::new(),
             next_id: 0,
             store: vec![String::new(); program.tensors.len()],
-            output_arg: HashMap::new(),
-            bound_args: program.dims.iter().map(|d| format!("%bound_{}", sanitize(&d.bound))).collect(),
+            bound_args: (0..program.dims.len())
+                .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
+                .collect(),
+            index_of: HashMap::new(),
         }
     }
 
@@ -274,52 +156,77 @@ impl<'p, 'c> Emitter<'p, 'c> {
         self.bound_args.join(", ")
     }
 
+    /// The memref type of tensor `i`'s store.
+    fn store_type(&self, i: usize) -> String {
+        let t = &self.program.tensors[i];
+        match self.schedule.storage[i] {
+            Storage::Ring(k) => stacked_type(&k.to_string(), &t.point),
+            _ if t.domain.is_empty() => plain_type(&t.point),
+            _ => {
+                let lead: Vec<&str> = t.domain.iter().map(|_| "?").collect();
+                stacked_type(&lead.join("x"), &t.point)
+            }
+        }
+    }
+
     fn emit(mut self) -> String {
         let program = self.program;
         let mut args: Vec<String> = self.bound_args.iter().map(|a| format!("{a}: index")).collect();
         for (i, t) in program.tensors.iter().enumerate() {
             if t.is_input {
                 let name = format!("%in{i}_{}", sanitize(&t.name));
-                let ty = if t.domain.is_empty() { plain_type(&t.point) } else { stacked_type("?", &t.point) };
-                args.push(format!("{name}: {ty}"));
+                args.push(format!("{name}: {}", self.store_type(i)));
                 self.store[i] = name;
             }
         }
         for &i in &program.outputs {
-            let t = &program.tensors[i];
-            let name = format!("%out{i}_{}", sanitize(&t.name));
-            let ty = if t.domain.is_empty() { plain_type(&t.point) } else { stacked_type("?", &t.point) };
-            args.push(format!("{name}: {ty}"));
-            self.output_arg.insert(i, name);
+            let name = format!("%out{i}_{}", sanitize(&program.tensors[i].name));
+            args.push(format!("{name}: {}", self.store_type(i)));
+            self.store[i] = name;
         }
-        // Stores of computed tensors.
         for (i, t) in program.tensors.iter().enumerate() {
-            if t.is_input {
+            if !matches!(self.schedule.storage[i], Storage::Ring(_) | Storage::Full) {
                 continue;
             }
             let name = format!("%store{i}_{}", sanitize(&t.name));
-            let ty = if t.domain.is_empty() {
-                plain_type(&t.point)
-            } else {
-                stacked_type(&self.plan.ring[i].to_string(), &t.point)
+            let ty = self.store_type(i);
+            let sizes: Vec<String> = match self.schedule.storage[i] {
+                Storage::Full => t.domain.iter().map(|&d| self.bound_args[d].clone()).collect(),
+                _ => Vec::new(),
             };
-            let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
+            let _ = writeln!(self.entry, "    {name} = memref.alloc({}) : {ty}", sizes.join(", "));
             let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
             self.store[i] = name;
         }
-        for &i in &self.plan.static_order.clone() {
+        for nest in &self.schedule.nests {
             let mut code = String::new();
-            self.tensor(i, None, "    ", &mut code);
-            self.body += &code;
-        }
-        if !self.plan.loop_order.is_empty() {
-            let dim = self.plan.time_dim.expect("tensors over a dimension exist");
-            let bound = self.bound_args[dim].clone();
-            let mut code = String::new();
-            for &i in &self.plan.loop_order.clone() {
-                self.tensor(i, Some("%t"), "      ", &mut code);
+            let mut indent = "    ".to_string();
+            for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
+                let bound = self.bound_args[d].clone();
+                let var = format!("%{}{}", sanitize(&program.dims[d].name), self.next_id + 1);
+                self.next_id += 1;
+                if forward {
+                    let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
+                    self.index_of.insert(d, var);
+                } else {
+                    let step = format!("{var}_step");
+                    let _ = writeln!(code, "{indent}affine.for {step} = 0 to {bound} {{");
+                    let _ = writeln!(
+                        code,
+                        "{indent}  {var} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({step})[{bound}]"
+                    );
+                    self.index_of.insert(d, var);
+                }
+                indent += "  ";
             }
-            let _ = writeln!(self.body, "    affine.for %t = 0 to {bound} {{\n{code}    }}");
+            for &i in &nest.body {
+                self.tensor(i, &indent, &mut code);
+            }
+            for _ in &nest.dims {
+                indent.truncate(indent.len() - 2);
+                let _ = writeln!(code, "{indent}}}");
+            }
+            self.body += &code;
         }
         let bounds: Vec<String> = program.dims.iter().map(|d| format!("\"{}\"", d.bound)).collect();
         let inputs: Vec<String> =
@@ -339,25 +246,25 @@ impl<'p, 'c> Emitter<'p, 'c> {
         )
     }
 
-    /// Emits the computation of one point of tensor `i` (at `%t` if given).
-    fn tensor(&mut self, i: usize, t: Option<&str>, indent: &str, out: &mut String) {
+    /// Emits the computation of tensor `i` at the current point of its nest.
+    fn tensor(&mut self, i: usize, indent: &str, out: &mut String) {
         let program = self.program;
         let tensor = &program.tensors[i];
-        let dims: Vec<&str> = t.into_iter().collect();
+        let dims: Vec<String> = tensor.domain.iter().map(|d| self.index_of[d].clone()).collect();
         let dims_text = dims.join(", ");
         let symbols = self.symbols();
-        let _ = writeln!(out, "{indent}// {} at {}", tensor.name, if t.is_some() { "t" } else { "its single point" });
-        let slot = self.point_view(i, t.map(|t| (t, 0)), indent, out);
+        let _ = writeln!(out, "{indent}// {}[{}]", tensor.name, program.domain_names(i).join(", "));
+        let slot = self.point_view(i, &dims, indent, out);
         let mut closers = Vec::new();
         let mut inner = indent.to_string();
         for (b, branch) in tensor.branches.iter().enumerate() {
             let last = b + 1 == tensor.branches.len();
             if branch.when.is_universe() {
-                self.branch(i, b, t, &slot, &inner, out);
+                self.branch(i, b, &slot, &inner, out);
                 break;
             }
             let _ = writeln!(out, "{inner}affine.if {}({dims_text})[{symbols}] {{", set_text(&branch.when));
-            self.branch(i, b, t, &slot, &format!("{inner}  "), out);
+            self.branch(i, b, &slot, &format!("{inner}  "), out);
             if last {
                 let _ = writeln!(out, "{inner}}}");
             } else {
@@ -369,14 +276,6 @@ impl<'p, 'c> Emitter<'p, 'c> {
         for closer in closers.into_iter().rev() {
             let _ = writeln!(out, "{closer}");
         }
-        if let Some(arg) = self.output_arg.get(&i).cloned() {
-            let target = match t {
-                Some(t) => self.subview(&arg, &tensor.point, t, indent, out),
-                None => self.cast(&arg, &tensor.point, indent, out),
-            };
-            let ty = view_type(&tensor.point);
-            let _ = writeln!(out, "{indent}linalg.copy ins({slot} : {ty}) outs({target} : {ty})");
-        }
     }
 
     fn cast(&mut self, value: &str, point: &PointType, indent: &str, out: &mut String) -> String {
@@ -385,73 +284,71 @@ impl<'p, 'c> Emitter<'p, 'c> {
         name
     }
 
-    /// A view of one point (leading index `index`) of a stacked memref.
-    fn subview(&mut self, memref: &str, point: &PointType, index: &str, indent: &str, out: &mut String) -> String {
+    /// A view of one point of tensor `i` at `coords` (SSA indices, one per
+    /// domain dimension in domain order).
+    fn point_view(&mut self, i: usize, coords: &[String], indent: &str, out: &mut String) -> String {
+        let tensor = &self.program.tensors[i];
+        let store = self.store[i].clone();
+        if tensor.domain.is_empty() {
+            return self.cast(&store, &tensor.point, indent, out);
+        }
+        let coords: Vec<String> = match self.schedule.storage[i] {
+            Storage::Ring(k) => {
+                let index = self.fresh("i");
+                let _ = writeln!(out, "{indent}{index} = affine.apply affine_map<(d0) -> (d0 mod {k})>({})", coords[0]);
+                vec![index]
+            }
+            _ => coords.to_vec(),
+        };
         let name = self.fresh("v");
-        let rank = point.shape.len();
-        let offsets: Vec<String> = std::iter::once(index.to_string()).chain((0..rank).map(|_| "0".into())).collect();
+        let rank = tensor.point.shape.len();
+        let offsets: Vec<String> = coords.iter().cloned().chain((0..rank).map(|_| "0".into())).collect();
         let sizes: Vec<String> =
-            std::iter::once("1".to_string()).chain(point.shape.iter().map(i64::to_string)).collect();
-        let strides: Vec<String> = (0..=rank).map(|_| "1".to_string()).collect();
-        let source_type = self.stacked_source_type(memref, point);
+            coords.iter().map(|_| "1".to_string()).chain(tensor.point.shape.iter().map(i64::to_string)).collect();
+        let strides: Vec<String> = (0..offsets.len()).map(|_| "1".to_string()).collect();
         let _ = writeln!(
             out,
-            "{indent}{name} = memref.subview {memref}[{}] [{}] [{}] : {source_type} to {}",
+            "{indent}{name} = memref.subview {store}[{}] [{}] [{}] : {} to {}",
             offsets.join(", "),
             sizes.join(", "),
             strides.join(", "),
-            view_type(point)
+            self.store_type(i),
+            view_type(&tensor.point)
         );
         name
     }
 
-    fn stacked_source_type(&self, memref: &str, point: &PointType) -> String {
-        // Rings have a static leading size; arguments a dynamic one.
-        for (i, store) in self.store.iter().enumerate() {
-            if store == memref && !self.program.tensors[i].is_input {
-                return stacked_type(&self.plan.ring[i].to_string(), point);
-            }
-        }
-        stacked_type("?", point)
-    }
-
-    /// View of point `t - k` of tensor `i` (or its single point).
-    fn point_view(&mut self, i: usize, at: Option<(&str, usize)>, indent: &str, out: &mut String) -> String {
-        let tensor = &self.program.tensors[i];
-        let store = self.store[i].clone();
-        match at {
-            None => self.cast(&store, &tensor.point, indent, out),
-            Some((t, k)) => {
-                let index = self.fresh("i");
-                let expr = if tensor.is_input {
-                    if k == 0 { "d0".to_string() } else { format!("d0 - {k}") }
-                } else {
-                    let ring = self.plan.ring[i];
-                    if k == 0 { format!("d0 mod {ring}") } else { format!("(d0 - {k}) mod {ring}") }
-                };
-                let _ = writeln!(out, "{indent}{index} = affine.apply affine_map<(d0) -> ({expr})>({t})");
-                self.subview(&store, &tensor.point, &index, indent, out)
-            }
-        }
-    }
-
     /// Emits one branch body computing into `slot`.
-    fn branch(&mut self, i: usize, b: usize, t: Option<&str>, slot: &str, indent: &str, out: &mut String) {
+    fn branch(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
         let program = self.program;
-        let branch = &program.tensors[i].branches[b];
+        let reader = &program.tensors[i];
+        let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
+        let branch = &reader.branches[b];
         let mut views: Vec<String> = Vec::new();
         for (n, node) in branch.nodes.iter().enumerate() {
             let is_result = n == branch.result;
             let ty = view_type(&node.ty);
             let view = match &node.kind {
                 NodeKind::Read { source, index } => {
-                    let src = &program.tensors[*source];
-                    if src.domain.is_empty() {
-                        self.point_view(*source, None, indent, out)
-                    } else {
-                        let k = -index.results[0].offset_from_dim(0).expect("checked by the plan");
-                        self.point_view(*source, Some((t.expect("reader over t"), k as usize)), indent, out)
+                    let mut coords = Vec::new();
+                    for expr in &index.results {
+                        // Coordinates that are the reader's own variable need no code.
+                        if let AffineExpr::Dim(k) = expr {
+                            coords.push(reader_dims[*k].clone());
+                            continue;
+                        }
+                        let c = self.fresh("i");
+                        let _ = writeln!(
+                            out,
+                            "{indent}{c} = affine.apply affine_map<{} -> ({})>({})[{}]",
+                            map_header(index.num_dims, index.num_symbols),
+                            mlir_expr(expr, index.num_dims, index.num_symbols),
+                            reader_dims.join(", "),
+                            self.symbols()
+                        );
+                        coords.push(c);
                     }
+                    self.point_view(*source, &coords, indent, out)
                 }
                 NodeKind::Constant { text, .. } => {
                     let global = format!("__tempo_constant_{}", self.next_id + 1);
@@ -615,7 +512,6 @@ fn sanitize(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use melior::ir::Module;
     use tempo_passes::affine::Constraint;
 
     #[test]
@@ -637,46 +533,5 @@ mod tests {
             }],
         };
         assert_eq!(set_text(&set), "affine_set<(d0)[s0] : (d0 - 1 >= 0)>");
-    }
-
-    fn plan_of(source: &str) -> (Plan, Vec<String>) {
-        let context = tempo_dialects::create_context();
-        let module = Module::parse(&context, source).expect("parses");
-        let program = verify_program(module.as_operation()).expect("verifies");
-        let plan = Plan::new(&program).expect("in scope");
-        let names = program.tensors.iter().map(|t| t.name.clone()).collect();
-        (plan, names)
-    }
-
-    #[test]
-    fn rings_hold_the_farthest_read_plus_one() {
-        let fib = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/fibonacci.mlir")).unwrap();
-        let (plan, names) = plan_of(&fib);
-        assert_eq!(names, vec!["y"]);
-        assert_eq!(plan.ring, vec![3]);
-        assert_eq!(plan.loop_order, vec![0]);
-    }
-
-    #[test]
-    fn same_step_reads_order_the_loop_body() {
-        // b reads a[t] and is declared first: a must still be computed first.
-        let source = r#"
-"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-%b = "temporal.tensor"() {sym_name = "b", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-%a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-"temporal.define"(%b) ({
-  %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<f32>
-  "gpu.yield"(%p) : (tensor<f32>) -> ()
-}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
-"temporal.define"(%a) ({
-  %c = "temporal.constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
-  "gpu.yield"(%c) : (tensor<f32>) -> ()
-}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
-"temporal.output"(%b) : (!temporal.rtensor) -> ()
-"#;
-        let (plan, names) = plan_of(source);
-        assert_eq!(names, vec!["b", "a"]);
-        assert_eq!(plan.loop_order, vec![1, 0]);
-        assert_eq!(plan.ring, vec![1, 1]);
     }
 }

@@ -4,10 +4,7 @@
 use crate::array::{Data, HostArray};
 use indexmap::IndexMap;
 use melior::{Context, ir::Module, pass::PassManager};
-use tempo_lowering::{
-    point_checks::check_points,
-    temporal_to_loops::{ENTRY, Plan},
-};
+use tempo_lowering::{point_checks::check_points, schedule::Schedule, temporal_to_loops::ENTRY};
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
@@ -180,10 +177,10 @@ pub fn run_module_timed(
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, Timings), Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-    let plan = Plan::new(&program).map_err(|d| render(&d, &options.source_name))?;
+    let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
     let Prepared { bounds, mut inputs, mut outputs } = prepare(&program, options)?;
-    check_points(&program, &plan, &bounds).map_err(|e| vec![format!("error: {e}")])?;
+    check_points(&program, &schedule, &bounds).map_err(|e| vec![format!("error: {e}")])?;
     drop(program);
 
     // Compile.

@@ -1,43 +1,55 @@
-// Programs outside this lowering's scope are refused with located errors.
+// Programs the naive scheduler cannot order are refused with located errors.
 // RUN: not tempo-opt --split-input-file %s --lower-temporal-to-loops 2>&1 | FileCheck %s
 
+// a reads z one step back, z reads a one step ahead: no loop direction works.
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-"temporal.define"(%y) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read x[t + 1] reads the future; this lowering only handles reads of t - k (k >= 0) yet
-  %p = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t + 1)>} : (!temporal.rtensor) -> tensor<f32>
+%a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+%z = "temporal.tensor"() {sym_name = "z", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%a) ({
+  %p = "temporal.read"(%z) {index = affine_map<(t)[T] -> (t - 1)>} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (t - 1 >= 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%z) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: reads on one cycle go both to the past and to the future along 't' (e.g. a[t + 1])
+  %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (t + 1)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 
 // -----
 
+// A cycle through a reversed index cannot be ordered by loops.
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-"temporal.define"(%y) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read x[-t + T - 1]: this lowering only handles reads of t - k (k >= 0) of tensors over t yet
-  %p = "temporal.read"(%x) {index = affine_map<(t)[T] -> (T - 1 - t)>} : (!temporal.rtensor) -> tensor<f32>
+%a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%a) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read a[-t + T - 1] is on a cycle but is not a constant shift of the reader's variables
+  %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (T - 1 - t)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (t * 2 - T >= 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%a) ({
+  %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  "gpu.yield"(%c) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 
 // -----
 
+// w[i] and x[i, t] read each other: tensors on one cycle need one domain here.
+"temporal.dim"() {sym_name = "i", bound = "I"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-"temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
-// CHECK: errors.mlir:[[# @LINE + 1]]:6: error: tensor 'x': this lowering handles programs over one temporal dimension; 'x' has domain [b, t]
-%x = "temporal.input"() {sym_name = "x", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor
-
-// -----
-
-"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-%last = "temporal.tensor"() {sym_name = "last", domain = [], element = tensor<f32>} : () -> !temporal.rtensor
-"temporal.define"(%last) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read x[T - 1]: a tensor without a domain cannot read a tensor over a dimension in this lowering yet
-  %p = "temporal.read"(%x) {index = affine_map<()[T] -> (T - 1)>} : (!temporal.rtensor) -> tensor<f32>
+%w = "temporal.tensor"() {sym_name = "w", domain = ["i"], element = tensor<f32>} : () -> !temporal.rtensor
+// CHECK: errors.mlir:[[# @LINE + 1]]:6: error: cannot schedule 'x' with 'w': tensors on one cycle must have the same domain
+%x = "temporal.tensor"() {sym_name = "x", domain = ["i", "t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%w) ({
+  %p = "temporal.read"(%x) {index = affine_map<(i)[I, T] -> (i - 1, 0)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
-}) {when = affine_set<()[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+}) {when = affine_set<(i)[I, T] : (i - 1 >= 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%w) ({
+  %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  "gpu.yield"(%c) : (tensor<f32>) -> ()
+}) {when = affine_set<(i)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%x) ({
+  %p = "temporal.read"(%w) {index = affine_map<(i, t)[I, T] -> (i)>} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(i, t)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 
 // -----
 

@@ -1,0 +1,382 @@
+//! The naive schedule: a legal execution order for every program whose
+//! cycles move in time by constant shifts, and where each tensor is stored.
+//!
+//! Algorithm: strongly connected components of the SDG (Tarjan, via
+//! petgraph), visited in dependence order (Kahn's algorithm on the
+//! condensation, smallest tensor first). Each component becomes a loop nest
+//! over its domain; components are fused greedily into the current nest when
+//! the result is still legal. A nest is legal when every read between its
+//! tensors is a uniform shift (`d + c` on every dimension) and, taking the
+//! dimensions outer to inner, each dimension can run in a direction in which
+//! all shifts not carried by an outer dimension point to the past (forward
+//! for `t - k`, backward for `t + k`); reads left with a zero shift order the
+//! body (the verifier has ruled out zero-distance cycles). Reads between
+//! nests may use any index: the source nest runs first and stores every
+//! point that a later nest can read.
+//!
+//! Storage: an output lives in its output buffer; a one-dimensional tensor
+//! read only inside its own nest at past shifts `0..k` lives in a ring of
+//! `k + 1` points; any other tensor is stored in full. (The real scheduler
+//! and memory planner replace this later.)
+
+use melior::ir::Location;
+use petgraph::graph::{DiGraph, NodeIndex};
+use std::collections::{BTreeSet, HashMap};
+use tempo_passes::diagnostics::PassDiagnostic;
+use tempo_passes::program::{NodeKind, Program};
+
+/// Where a tensor's points live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// A program input, read in place.
+    Input,
+    /// An output: stored in full, in the output buffer.
+    Output,
+    /// The last `n` points of a one-dimensional tensor.
+    Ring(usize),
+    /// Every point (one point for a tensor without a domain).
+    Full,
+}
+
+/// One loop nest and the tensors computed in its body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nest {
+    /// Loop dimensions, outer to inner (empty: computed once).
+    pub dims: Vec<usize>,
+    /// Direction of each loop: `true` from 0 up, `false` from the bound down.
+    pub forward: Vec<bool>,
+    /// Tensors in body order.
+    pub body: Vec<usize>,
+}
+
+/// The schedule of a whole program.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub nests: Vec<Nest>,
+    /// Storage of each tensor (by tensor index).
+    pub storage: Vec<Storage>,
+}
+
+/// A read between two computed tensors.
+struct Edge<'c> {
+    reader: usize,
+    source: usize,
+    /// Shift per dimension (by dimension index) when the read is uniform.
+    shifts: Option<HashMap<usize, i64>>,
+    location: Location<'c>,
+    text: String,
+}
+
+impl Schedule {
+    /// Schedules `program`, or explains why the naive scheduler cannot.
+    pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
+        let n = program.tensors.len();
+        let computed: Vec<usize> = (0..n).filter(|&i| !program.tensors[i].is_input).collect();
+        let mut edges = Vec::new();
+        for (reader, tensor) in program.tensors.iter().enumerate() {
+            for branch in &tensor.branches {
+                for node in &branch.nodes {
+                    let NodeKind::Read { source, index } = &node.kind else { continue };
+                    if program.tensors[*source].is_input {
+                        continue;
+                    }
+                    let src_domain = &program.tensors[*source].domain;
+                    let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
+                    let shifts = same_dims
+                        .then(|| {
+                            src_domain
+                                .iter()
+                                .zip(&index.results)
+                                .map(|(d, e)| {
+                                    let position = tensor.domain.iter().position(|x| x == d)?;
+                                    Some((*d, e.offset_from_dim(position)?))
+                                })
+                                .collect::<Option<HashMap<_, _>>>()
+                        })
+                        .flatten();
+                    edges.push(Edge {
+                        reader,
+                        source: *source,
+                        shifts,
+                        location: node.location,
+                        text: program.describe_read(reader, *source, index),
+                    });
+                }
+            }
+        }
+
+        // Components in dependence order.
+        let mut graph = DiGraph::<usize, ()>::new();
+        let nodes: HashMap<usize, NodeIndex> = computed.iter().map(|&i| (i, graph.add_node(i))).collect();
+        for e in &edges {
+            graph.add_edge(nodes[&e.reader], nodes[&e.source], ());
+        }
+        let components = petgraph::algo::tarjan_scc(&graph);
+        let mut component_of = HashMap::new();
+        let mut members: Vec<Vec<usize>> = Vec::new();
+        for (c, component) in components.iter().enumerate() {
+            let mut tensors: Vec<usize> = component.iter().map(|n| graph[*n]).collect();
+            tensors.sort();
+            for &t in &tensors {
+                component_of.insert(t, c);
+            }
+            members.push(tensors);
+        }
+        let mut needs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members.len()];
+        for e in &edges {
+            let (r, s) = (component_of[&e.reader], component_of[&e.source]);
+            if r != s {
+                needs[r].insert(s);
+            }
+        }
+        let mut order = Vec::new();
+        let mut done = vec![false; members.len()];
+        while order.len() < members.len() {
+            let next = (0..members.len())
+                .filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s]))
+                .min_by_key(|&c| members[c][0])
+                .expect("the condensation of a graph is acyclic");
+            done[next] = true;
+            order.push(next);
+        }
+
+        // Greedy fusion into nests.
+        let mut nests: Vec<Nest> = Vec::new();
+        let mut errors = Vec::new();
+        for c in order {
+            if let Some(last) = nests.last() {
+                let mut fused: Vec<usize> = last.body.clone();
+                fused.extend(&members[c]);
+                if let Ok(nest) = nest_for(program, &fused, &edges) {
+                    *nests.last_mut().expect("non-empty") = nest;
+                    continue;
+                }
+            }
+            match nest_for(program, &members[c], &edges) {
+                Ok(nest) => nests.push(nest),
+                Err(e) => errors.push(e),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+
+        // Storage.
+        let nest_of: HashMap<usize, usize> =
+            nests.iter().enumerate().flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k))).collect();
+        let mut storage = vec![Storage::Full; n];
+        for i in 0..n {
+            let t = &program.tensors[i];
+            storage[i] = if t.is_input {
+                Storage::Input
+            } else if program.outputs.contains(&i) {
+                Storage::Output
+            } else if t.domain.len() == 1 {
+                let dim = t.domain[0];
+                let nest = &nests[nest_of[&i]];
+                let forward = nest.forward[0];
+                let mut farthest = Some(0i64);
+                for e in edges.iter().filter(|e| e.source == i) {
+                    let past = match (&e.shifts, nest_of.get(&e.reader) == Some(&nest_of[&i])) {
+                        (Some(s), true) => {
+                            let shift = s[&dim];
+                            if forward { -shift } else { shift }
+                        }
+                        _ => -1,
+                    };
+                    farthest = farthest.filter(|_| past >= 0).map(|f| f.max(past));
+                }
+                match farthest {
+                    Some(k) => Storage::Ring(k as usize + 1),
+                    None => Storage::Full,
+                }
+            } else {
+                Storage::Full
+            };
+        }
+        Ok(Self { nests, storage })
+    }
+}
+
+/// The loop nest computing `tensors` together, if legal.
+fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) -> Result<Nest, PassDiagnostic<'c>> {
+    let first = &program.tensors[tensors[0]];
+    let dims = first.domain.clone();
+    for &t in tensors {
+        let domain: BTreeSet<_> = program.tensors[t].domain.iter().collect();
+        if domain != dims.iter().collect() {
+            return Err(PassDiagnostic::new(
+                program.tensors[t].location,
+                format!(
+                    "cannot schedule '{}' with '{}': tensors on one cycle must have the same domain",
+                    program.tensors[t].name, first.name
+                ),
+            ));
+        }
+    }
+    let inside: Vec<&Edge> =
+        edges.iter().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+    for e in &inside {
+        if e.shifts.is_none() {
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "read {} is on a cycle but is not a constant shift of the reader's variables; the scheduler cannot order it",
+                    e.text
+                ),
+            ));
+        }
+    }
+    let mut remaining: Vec<&Edge> = inside;
+    let mut forward = Vec::new();
+    for &d in &dims {
+        let shifts: Vec<i64> = remaining.iter().map(|e| e.shifts.as_ref().expect("uniform")[&d]).collect();
+        let direction = if shifts.iter().all(|&s| s <= 0) {
+            true
+        } else if shifts.iter().all(|&s| s >= 0) {
+            false
+        } else {
+            let e = remaining.iter().find(|e| e.shifts.as_ref().expect("uniform")[&d] > 0).expect("mixed");
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "reads on one cycle go both to the past and to the future along '{}' (e.g. {}); no loop direction satisfies them",
+                    program.dims[d].name, e.text
+                ),
+            ));
+        };
+        forward.push(direction);
+        remaining.retain(|e| e.shifts.as_ref().expect("uniform")[&d] == 0);
+    }
+    // Body order: same-point reads first (they form no cycle).
+    let mut body = Vec::new();
+    let mut placed = BTreeSet::new();
+    while body.len() < tensors.len() {
+        let next = tensors
+            .iter()
+            .copied()
+            .find(|t| {
+                !placed.contains(t)
+                    && remaining.iter().filter(|e| e.reader == *t).all(|e| e.source == *t || placed.contains(&e.source))
+            })
+            .expect("the verifier rules out same-point cycles");
+        placed.insert(next);
+        body.push(next);
+    }
+    Ok(Nest { dims, forward, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use melior::ir::{Module, operation::OperationLike};
+    use tempo_passes::verify::verify_program;
+
+    fn schedule_of(body: &str) -> Result<(Schedule, Vec<String>), Vec<String>> {
+        let context = tempo_dialects::create_context();
+        let source = format!(
+            "\"temporal.dim\"() {{sym_name = \"t\", bound = \"T\"}} : () -> ()\n\"temporal.dim\"() {{sym_name = \"b\", bound = \"B\"}} : () -> ()\n{body}"
+        );
+        let module = Module::parse(&context, &source).expect("parses");
+        let program = verify_program(module.as_operation()).expect("verifies");
+        let names = program.tensors.iter().map(|t| t.name.clone()).collect();
+        Schedule::new(&program).map(|s| (s, names)).map_err(|e| e.into_iter().map(|d| d.message).collect())
+    }
+
+    fn tensor(name: &str, domain: &str) -> String {
+        format!(
+            "%{name} = \"temporal.tensor\"() {{sym_name = \"{name}\", domain = [{domain}], element = tensor<f32>}} : () -> !temporal.rtensor\n"
+        )
+    }
+
+    /// A branch of `target` (over `dims`) summing reads `(source, index)`.
+    fn define(target: &str, dims: &str, when: &str, reads: &[(&str, &str)]) -> String {
+        let mut body =
+            String::from("  %c = \"temporal.constant\"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>\n");
+        let mut last = "%c".to_string();
+        for (k, (source, index)) in reads.iter().enumerate() {
+            body += &format!(
+                "  %r{k} = \"temporal.read\"(%{source}) {{index = affine_map<({dims})[T, B] -> ({index})>}} : (!temporal.rtensor) -> tensor<f32>\n"
+            );
+            body += &format!("  %s{k} = \"temporal.add\"({last}, %r{k}) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n");
+            last = format!("%s{k}");
+        }
+        format!(
+            "\"temporal.define\"(%{target}) ({{\n{body}  \"gpu.yield\"({last}) : (tensor<f32>) -> ()\n}}) {{when = affine_set<({dims})[T, B] : ({when})>}} : (!temporal.rtensor) -> ()\n"
+        )
+    }
+
+    #[test]
+    fn rings_hold_the_farthest_read_plus_one() {
+        let body = tensor("x", "\"t\"")
+            + &tensor("y", "\"t\"")
+            + &define("x", "t", "t - 2 >= 0", &[("x", "t - 1"), ("x", "t - 3")])
+            + &define("x", "t", "0 == 0", &[])
+            + &define("y", "t", "0 == 0", &[("x", "t")])
+            + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.storage, vec![Storage::Ring(4), Storage::Output]);
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![true], body: vec![0, 1] }]);
+    }
+
+    #[test]
+    fn future_reads_run_backward_and_same_step_reads_order_the_body() {
+        // g[t] = r[t] + g[t+1] (returns) where r[t] is computed in the same step.
+        let body = tensor("g", "\"t\"")
+            + &tensor("r", "\"t\"")
+            + &define("g", "t", "t + 2 - T <= 0", &[("r", "t"), ("g", "t + 1")])
+            + &define("g", "t", "0 == 0", &[("r", "t")])
+            + &define("r", "t", "0 == 0", &[])
+            + "\"temporal.output\"(%g) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![1, 0] }]);
+        assert_eq!(schedule.storage[1], Storage::Ring(1));
+    }
+
+    #[test]
+    fn reads_of_other_nests_force_full_storage() {
+        // m[t] reads x[T - 1 - t]: x must be complete before m starts.
+        let body = tensor("x", "\"t\"")
+            + &tensor("m", "\"t\"")
+            + &define("x", "t", "0 == 0", &[])
+            + &define("m", "t", "0 == 0", &[("x", "T - 1 - t")])
+            + "\"temporal.output\"(%m) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.nests.len(), 2);
+        assert_eq!(schedule.storage[0], Storage::Full);
+    }
+
+    #[test]
+    fn two_dimensions_pick_a_direction_per_loop() {
+        // h[b, t] reads h[b, t - 1] and h[b + 1, t + 2]: b runs backward, t forward.
+        let body = tensor("h", "\"b\", \"t\"")
+            + &define(
+                "h",
+                "b, t",
+                "t - 1 >= 0, B - b - 2 >= 0, T - t - 3 >= 0",
+                &[("h", "b, t - 1"), ("h", "b + 1, t + 2")],
+            )
+            + &define("h", "b, t", "0 == 0", &[])
+            + "\"temporal.output\"(%h) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![1, 0], forward: vec![false, true], body: vec![0] }]);
+    }
+
+    #[test]
+    fn unschedulable_cycles_are_explained() {
+        let mixed = tensor("a", "\"t\"")
+            + &tensor("z", "\"t\"")
+            + &define("a", "t", "t - 1 >= 0", &[("z", "t - 1")])
+            + &define("a", "t", "0 == 0", &[])
+            + &define("z", "t", "T - t - 2 >= 0", &[("a", "t + 1")])
+            + &define("z", "t", "0 == 0", &[]);
+        let error = schedule_of(&mixed).unwrap_err().join("\n");
+        assert!(error.contains("go both to the past and to the future along 't'"), "{error}");
+
+        let reversed = tensor("a", "\"t\"")
+            + &define("a", "t", "t - 1 >= 0, T - t - 2 >= 0", &[("a", "T - 1 - t")])
+            + &define("a", "t", "0 == 0", &[]);
+        let error = schedule_of(&reversed).unwrap_err().join("\n");
+        assert!(error.contains("is on a cycle but is not a constant shift"), "{error}");
+    }
+}
