@@ -431,3 +431,358 @@ fn random_programs_agree_with_the_interpreter() {
     // Most generated programs are well-formed; both-error cases are a minority.
     assert!(succeeded * 10 >= count * 7, "only {succeeded} of {count} generated programs ran");
 }
+
+/// A coordinate of a generated read, for one source dimension.
+#[derive(Clone, Copy, Debug)]
+enum Coordinate {
+    /// The reader's variable of the same dimension plus a shift.
+    Shift(i64),
+    /// `bound - 1 - v`.
+    Reverse,
+    /// A constant.
+    Constant(i64),
+    /// `v floordiv 2`.
+    Half,
+    /// `v mod 2`.
+    Parity,
+}
+
+/// A condition on one dimension of the reader.
+#[derive(Clone, Copy, Debug)]
+enum DimCondition {
+    Equal(i64),
+    AtLeast(i64),
+    AtMost(i64),
+    /// `bound - 1 - v >= c`: at least `c` points after this one.
+    BeforeEnd(i64),
+    Even,
+    Always,
+}
+
+/// Dimensions of generated general programs: `t < T` and `b < B`.
+const DIMS: [(&str, &str); 2] = [("t", "T"), ("b", "B")];
+
+struct GeneralGenerator {
+    inner: Generator,
+}
+
+impl GeneralGenerator {
+    fn coordinate_value(c: Coordinate, var: Option<i64>, bound: i64) -> i64 {
+        match (c, var) {
+            (Coordinate::Shift(k), Some(v)) => v + k,
+            (Coordinate::Reverse, Some(v)) => bound - 1 - v,
+            (Coordinate::Reverse, None) => bound - 1,
+            (Coordinate::Constant(c), _) => c,
+            (Coordinate::Half, Some(v)) => v.div_euclid(2),
+            (Coordinate::Parity, Some(v)) => v.rem_euclid(2),
+            _ => unreachable!("only constants and reverse without a variable"),
+        }
+    }
+
+    fn coordinate_text(c: Coordinate, var: Option<&str>, bound: &str) -> String {
+        match (c, var) {
+            (Coordinate::Shift(0), Some(v)) => v.to_string(),
+            (Coordinate::Shift(k), Some(v)) => format!("{v} + {k}"),
+            (Coordinate::Reverse, Some(v)) => format!("{bound} - 1 - {v}"),
+            (Coordinate::Reverse, None) => format!("{bound} - 1"),
+            (Coordinate::Constant(c), _) => c.to_string(),
+            (Coordinate::Half, Some(v)) => format!("{v} floordiv 2"),
+            (Coordinate::Parity, Some(v)) => format!("{v} mod 2"),
+            _ => unreachable!("only constants and reverse without a variable"),
+        }
+    }
+
+    fn condition_holds(c: DimCondition, v: i64, bound: i64) -> bool {
+        match c {
+            DimCondition::Equal(k) => v == k,
+            DimCondition::AtLeast(k) => v >= k,
+            DimCondition::AtMost(k) => v <= k,
+            DimCondition::BeforeEnd(k) => bound - 1 - v >= k,
+            DimCondition::Even => v % 2 == 0,
+            DimCondition::Always => true,
+        }
+    }
+
+    fn condition_text(c: DimCondition, v: &str, bound: &str) -> String {
+        match c {
+            DimCondition::Equal(k) => format!("{v} - {k} == 0"),
+            DimCondition::AtLeast(k) => format!("{v} - {k} >= 0"),
+            DimCondition::AtMost(k) => format!("{k} - {v} >= 0"),
+            DimCondition::BeforeEnd(k) => format!("{bound} - 1 - {v} - {k} >= 0"),
+            DimCondition::Even => format!("{v} mod 2 == 0"),
+            DimCondition::Always => "0 == 0".into(),
+        }
+    }
+
+    /// A program over `t` and `b`: tensors over `[t]`, `[b, t]` or nothing,
+    /// reads of inputs and earlier tensors with any coordinate form, self
+    /// reads shifted in a direction fixed per tensor and dimension. Reads are
+    /// kept when a brute-force check over small bounds finds them in bounds
+    /// wherever their branch is chosen (and sometimes anyway).
+    fn program(seed: u64) -> String {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let element = *["f32", "f64", "i32", "i64"].choose(&mut rng).expect("non-empty");
+        let shape: &[i64] = [&[][..], &[2], &[2, 2]].choose(&mut rng).expect("non-empty");
+        let dims_text: String = shape.iter().map(|d| format!("{d}x")).collect();
+        let point = format!("tensor<{dims_text}{element}>");
+        let mut g = GeneralGenerator { inner: Generator { rng, element, point, square: None, next: 0 } };
+        // Domains: indices into DIMS, in domain order.
+        let domains: [&[usize]; 3] = [&[0], &[1, 0], &[]];
+        let inputs: Vec<(String, Vec<usize>)> = vec![("x0".into(), vec![0]), ("x1".into(), vec![1, 0])];
+        let count = g.inner.rng.random_range(1..=4usize);
+        let tensors: Vec<(String, Vec<usize>)> = (0..count)
+            .map(|i| (format!("y{i}"), domains.choose(&mut g.inner.rng).expect("non-empty").to_vec()))
+            .collect();
+        let mut text = String::new();
+        for (name, bound) in DIMS {
+            let _ = writeln!(text, "\"temporal.dim\"() {{sym_name = \"{name}\", bound = \"{bound}\"}} : () -> ()");
+        }
+        let domain_text = |d: &[usize]| d.iter().map(|&k| format!("\"{}\"", DIMS[k].0)).collect::<Vec<_>>().join(", ");
+        for (name, domain) in &inputs {
+            let _ = writeln!(
+                text,
+                "%{name} = \"temporal.input\"() {{sym_name = \"{name}\", domain = [{}], element = {}}} : () -> !temporal.rtensor",
+                domain_text(domain),
+                g.inner.point
+            );
+        }
+        for (name, domain) in &tensors {
+            let _ = writeln!(
+                text,
+                "%{name} = \"temporal.tensor\"() {{sym_name = \"{name}\", domain = [{}], element = {}}} : () -> !temporal.rtensor",
+                domain_text(domain),
+                g.inner.point
+            );
+        }
+        let samples: Vec<[i64; 2]> = [0, 1, 2, 3, 5, 8].iter().flat_map(|&t| [1, 2, 3].map(move |b| [t, b])).collect();
+        for (me, (name, domain)) in tensors.iter().enumerate() {
+            // Self reads go to the past along each dimension in this direction.
+            let direction: Vec<i64> =
+                domain.iter().map(|_| if g.inner.rng.random_bool(0.7) { -1 } else { 1 }).collect();
+            let branches = g.inner.rng.random_range(1..=3usize);
+            let mut conditions: Vec<Vec<DimCondition>> = Vec::new();
+            for b in 0..branches {
+                let last = b + 1 == branches;
+                let condition: Vec<DimCondition> = domain
+                    .iter()
+                    .map(|_| {
+                        if last && g.inner.rng.random_bool(0.85) {
+                            return DimCondition::Always;
+                        }
+                        match g.inner.rng.random_range(0..6) {
+                            0 => DimCondition::Equal(g.inner.rng.random_range(0..3)),
+                            1 => DimCondition::AtLeast(g.inner.rng.random_range(1..3)),
+                            2 => DimCondition::AtMost(g.inner.rng.random_range(0..3)),
+                            3 => DimCondition::BeforeEnd(g.inner.rng.random_range(1..3)),
+                            4 => DimCondition::Even,
+                            _ => DimCondition::Always,
+                        }
+                    })
+                    .collect();
+                conditions.push(condition);
+            }
+            // Points (per sample of bounds) where each branch is the chosen one.
+            let chosen = |b: usize, bounds: &[i64; 2]| -> Vec<Vec<i64>> {
+                let extents: Vec<i64> = domain.iter().map(|&d| bounds[d]).collect();
+                points_of(&extents)
+                    .into_iter()
+                    .filter(|p| {
+                        let holds = |c: &Vec<DimCondition>| {
+                            c.iter().zip(domain).zip(p).all(|((&c, &d), &v)| Self::condition_holds(c, v, bounds[d]))
+                        };
+                        holds(&conditions[b]) && conditions[..b].iter().all(|c| !holds(c))
+                    })
+                    .collect()
+            };
+            for b in 0..branches {
+                let mut body = String::new();
+                let depth = g.inner.rng.random_range(0..=3);
+                let points: Vec<([i64; 2], Vec<Vec<i64>>)> = samples.iter().map(|s| (*s, chosen(b, s))).collect();
+                let result = g.expression(depth, me, &tensors, &inputs, domain, &direction, &points, &mut body);
+                let header = format!("({})[T, B]", domain.iter().map(|&d| DIMS[d].0).collect::<Vec<_>>().join(", "));
+                let condition: Vec<String> = conditions[b]
+                    .iter()
+                    .zip(domain)
+                    .filter(|(c, _)| !matches!(c, DimCondition::Always))
+                    .map(|(&c, &d)| Self::condition_text(c, DIMS[d].0, DIMS[d].1))
+                    .collect();
+                let condition = if condition.is_empty() { "0 == 0".to_string() } else { condition.join(", ") };
+                let _ = writeln!(
+                    text,
+                    "\"temporal.define\"(%{name}) ({{\n{body}  \"gpu.yield\"({result}) : ({}) -> ()\n}}) {{when = affine_set<{header} : ({condition})>}} : (!temporal.rtensor) -> ()",
+                    g.inner.point
+                );
+            }
+        }
+        let mut outputs: Vec<usize> = (0..count).filter(|_| g.inner.rng.random_bool(0.6)).collect();
+        if outputs.is_empty() {
+            outputs.push(count - 1);
+        }
+        for o in outputs {
+            let _ = writeln!(text, "\"temporal.output\"(%{}) : (!temporal.rtensor) -> ()", tensors[o].0);
+        }
+        text
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn expression(
+        &mut self,
+        depth: usize,
+        me: usize,
+        tensors: &[(String, Vec<usize>)],
+        inputs: &[(String, Vec<usize>)],
+        domain: &[usize],
+        direction: &[i64],
+        points: &[([i64; 2], Vec<Vec<i64>>)],
+        body: &mut String,
+    ) -> String {
+        let g = &mut self.inner;
+        if depth == 0 || g.rng.random_bool(0.3) {
+            for _attempt in 0..8 {
+                let pick = g.rng.random_range(0..3);
+                let (source, source_domain, own) = match pick {
+                    0 => {
+                        let (n, d) = inputs.choose(&mut g.rng).expect("non-empty");
+                        (n.clone(), d.clone(), false)
+                    }
+                    1 if me > 0 => {
+                        let j = g.rng.random_range(0..me);
+                        (tensors[j].0.clone(), tensors[j].1.clone(), false)
+                    }
+                    2 if !domain.is_empty() => (tensors[me].0.clone(), tensors[me].1.clone(), true),
+                    _ => break,
+                };
+                let coordinates: Vec<Coordinate> = source_domain
+                    .iter()
+                    .map(|d| {
+                        let position = domain.iter().position(|x| x == d);
+                        if own {
+                            let p = position.expect("own domain");
+                            let k = g.rng.random_range(0..=2i64);
+                            return Coordinate::Shift(direction[p] * k);
+                        }
+                        match (position, g.rng.random_range(0..6)) {
+                            (None, 0..3) => Coordinate::Constant(g.rng.random_range(0..2)),
+                            (None, _) => Coordinate::Reverse,
+                            (Some(_), 0 | 1) => Coordinate::Shift(g.rng.random_range(-2..=2)),
+                            (Some(_), 2) => Coordinate::Reverse,
+                            (Some(_), 3) => Coordinate::Constant(g.rng.random_range(0..2)),
+                            (Some(_), 4) => Coordinate::Half,
+                            (Some(_), _) => Coordinate::Parity,
+                        }
+                    })
+                    .collect();
+                if own && coordinates.iter().all(|c| matches!(c, Coordinate::Shift(0))) {
+                    continue;
+                }
+                let in_bounds = points.iter().all(|(bounds, chosen)| {
+                    chosen.iter().all(|p| {
+                        source_domain.iter().zip(&coordinates).all(|(&d, &c)| {
+                            let var = domain.iter().position(|x| *x == d).map(|k| p[k]);
+                            let v = Self::coordinate_value(c, var, bounds[d]);
+                            (0..bounds[d]).contains(&v)
+                        })
+                    })
+                });
+                if !in_bounds && !g.rng.random_bool(0.05) {
+                    continue;
+                }
+                let results: Vec<String> = source_domain
+                    .iter()
+                    .zip(&coordinates)
+                    .map(|(&d, &c)| {
+                        let var = domain.contains(&d).then_some(DIMS[d].0);
+                        Self::coordinate_text(c, var, DIMS[d].1)
+                    })
+                    .collect();
+                let header = format!("({})[T, B]", domain.iter().map(|&d| DIMS[d].0).collect::<Vec<_>>().join(", "));
+                let v = g.fresh();
+                let _ = writeln!(
+                    body,
+                    "  {v} = \"temporal.read\"(%{source}) {{index = affine_map<{header} -> ({})>}} : (!temporal.rtensor) -> {}",
+                    results.join(", "),
+                    g.point
+                );
+                return v;
+            }
+            return g.constant(body);
+        }
+        let ty = g.point.clone();
+        let unary = g.rng.random_bool(0.4);
+        if unary {
+            let ops: &[&str] = if g.is_float() { &["neg", "relu", "tanh", "sigmoid"] } else { &["neg", "relu"] };
+            let op = *ops.choose(&mut g.rng).expect("non-empty");
+            let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let v = self.inner.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}) : ({ty}) -> {ty}");
+            v
+        } else {
+            let ops: &[&str] = if g.is_float() {
+                &["add", "sub", "mul", "max", "min", "div"]
+            } else {
+                &["add", "sub", "mul", "max", "min"]
+            };
+            let op = *ops.choose(&mut g.rng).expect("non-empty");
+            let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let b = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let v = self.inner.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}, {b}) : ({ty}, {ty}) -> {ty}");
+            v
+        }
+    }
+}
+
+fn points_of(extents: &[i64]) -> Vec<Vec<i64>> {
+    let mut all = vec![vec![]];
+    for &e in extents {
+        all = all.into_iter().flat_map(|p: Vec<i64>| (0..e).map(move |i| [p.clone(), vec![i]].concat())).collect();
+    }
+    all
+}
+
+/// Runs a general program both ways with bounds `T` and `B`.
+fn check_general(source: &str, t: i64, b: i64, seed: u64) -> bool {
+    let bounds = [("T", t), ("B", b)];
+    let compiled = run(source, &bounds, vec![], Some(seed));
+    let interpreted = interpret(source, &bounds, vec![], Some(seed));
+    match (&compiled, &interpreted) {
+        (Ok(c), Ok(i)) => {
+            if let Err(e) = compare(c, i) {
+                panic!("compiled and interpreted results differ (T={t}, B={b}, seed={seed}): {e}\n{source}");
+            }
+            true
+        }
+        (Err(c), Err(i)) => {
+            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
+                eprintln!(
+                    "both failed (seed {seed}):\n  compiled: {}\n  interpreted: {}",
+                    c.join(" | "),
+                    i.join(" | ")
+                );
+            }
+            false
+        }
+        _ => panic!(
+            "only one side failed (T={t}, B={b}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{source}"
+        ),
+    }
+}
+
+#[test]
+fn random_general_programs_agree_with_the_interpreter() {
+    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let mut succeeded = 0;
+    for seed in 0..count {
+        let program = GeneralGenerator::program(seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+        let (t, b) = (rng.random_range(0..9), rng.random_range(1..4));
+        if check_general(&program, t, b, seed) {
+            succeeded += 1;
+        }
+    }
+    eprintln!("{succeeded} of {count} general programs ran; the others failed both ways");
+    if let Ok(seed) = std::env::var("TEMPO_SHOW_GENERAL_PROGRAM") {
+        eprintln!("{}", GeneralGenerator::program(seed.parse().expect("a seed")));
+    }
+    assert!(succeeded * 10 >= count * 6, "only {succeeded} of {count} general programs ran");
+}
