@@ -25,3 +25,14 @@
 // RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 7 > %t/rnn-compiled.txt
 // RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 7 --interpret > %t/rnn-interpreted.txt
 // RUN: diff %t/rnn-compiled.txt %t/rnn-interpreted.txt
+
+// A backward recurrence and a two-dimensional program agree with the interpreter.
+// RUN: tempo-run %examples/returns.mlir --bound T=7 --seed 4 > %t/returns-compiled.txt
+// RUN: tempo-run %examples/returns.mlir --bound T=7 --seed 4 --interpret > %t/returns-interpreted.txt
+// RUN: diff %t/returns-compiled.txt %t/returns-interpreted.txt
+// RUN: tempo-run %examples/batched_max.mlir --bound B=3 --bound T=5 --seed 4 > %t/max-compiled.txt
+// RUN: tempo-run %examples/batched_max.mlir --bound B=3 --bound T=5 --seed 4 --interpret > %t/max-interpreted.txt
+// RUN: diff %t/max-compiled.txt %t/max-interpreted.txt
+// RUN: FileCheck %s --check-prefix=MAX < %t/max-compiled.txt
+// MAX: m: float32[3, 5] =
+// MAX: last: float32[3] =

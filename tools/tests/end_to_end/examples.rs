@@ -145,3 +145,34 @@ fn snapshot_rnn_to_loops() {
 fn snapshot_counter_to_llvm() {
     insta::assert_snapshot!(lower("counter.mlir", "temporal-to-llvm"));
 }
+
+#[test]
+fn returns_run_backward_and_match_the_definition() {
+    use tempo_passes::program::ElementType::F32;
+    let t = 9usize;
+    let r = HostArray::random("r", vec![t], F32, 21);
+    let out = run(&example("returns.mlir"), &[("T", t as i64)], vec![r.clone()], None).unwrap();
+    let rs = f32s(&r);
+    let mut expected = vec![0f32; t];
+    for step in (0..t).rev() {
+        expected[step] = if step == t - 1 { rs[step] } else { rs[step] + 0.9f32 * expected[step + 1] };
+    }
+    assert_eq!(f32s(&out[0]), expected.as_slice());
+}
+
+#[test]
+fn batched_max_matches_per_sequence_maxima() {
+    use tempo_passes::program::ElementType::F32;
+    let (b, t) = (3usize, 6usize);
+    let x = HostArray::random("x", vec![b, t], F32, 8);
+    let out = run(&example("batched_max.mlir"), &[("B", b as i64), ("T", t as i64)], vec![x.clone()], None).unwrap();
+    let xs = f32s(&x);
+    for seq in 0..b {
+        let mut running = f32::NEG_INFINITY;
+        for step in 0..t {
+            running = running.max(xs[seq * t + step]);
+            assert_eq!(f32s(&out[0])[seq * t + step], running);
+        }
+        assert_eq!(f32s(&out[1])[seq], running);
+    }
+}
