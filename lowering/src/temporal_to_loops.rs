@@ -184,6 +184,14 @@ impl<'p, 'c> Emitter<'p, 'c> {
             args.push(format!("{name}: {}", self.store_type(i)));
             self.store[i] = name;
         }
+        let _ = writeln!(self.entry, "    %zero_index = arith.constant 0 : index");
+        for d in 0..program.dims.len() {
+            let _ = writeln!(
+                self.entry,
+                "    %last{d} = affine.apply affine_map<()[s0] -> (s0 - 1)>()[{}]",
+                self.bound_args[d]
+            );
+        }
         for (i, t) in program.tensors.iter().enumerate() {
             if !matches!(self.schedule.storage[i], Storage::Ring(_) | Storage::Full) {
                 continue;
@@ -324,6 +332,43 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let reader = &program.tensors[i];
         let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
         let branch = &reader.branches[b];
+        // Reads along dimensions the reader does not loop over need those
+        // dimensions to be non-empty; where one is empty the point cannot be
+        // needed (the point checks ensure it) and the body is skipped.
+        let mut guarded: Vec<usize> = Vec::new();
+        for node in &branch.nodes {
+            if let NodeKind::Read { source, .. } = &node.kind {
+                for &d in &program.tensors[*source].domain {
+                    if !reader.domain.contains(&d) && !guarded.contains(&d) {
+                        guarded.push(d);
+                    }
+                }
+            }
+        }
+        guarded.sort();
+        if !guarded.is_empty() {
+            let constraints: Vec<String> = guarded.iter().map(|d| format!("s{d} - 1 >= 0")).collect();
+            let _ = writeln!(
+                out,
+                "{indent}affine.if affine_set<{} : ({})>({})[{}] {{",
+                map_header(reader_dims.len(), program.dims.len()),
+                constraints.join(", "),
+                reader_dims.join(", "),
+                self.symbols()
+            );
+            self.branch_body(i, b, slot, &format!("{indent}  "), out);
+            let _ = writeln!(out, "{indent}}}");
+        } else {
+            self.branch_body(i, b, slot, indent, out);
+        }
+    }
+
+    /// The ops of one branch, computing into `slot`.
+    fn branch_body(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
+        let program = self.program;
+        let reader = &program.tensors[i];
+        let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
+        let branch = &reader.branches[b];
         let mut views: Vec<String> = Vec::new();
         for (n, node) in branch.nodes.iter().enumerate() {
             let is_result = n == branch.result;
@@ -331,12 +376,19 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let view = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let mut coords = Vec::new();
-                    for expr in &index.results {
-                        // Coordinates that are the reader's own variable need no code.
+                    let source_domain = &program.tensors[*source].domain;
+                    for (expr, &dim) in index.results.iter().zip(source_domain) {
+                        // The reader's own variable of the same dimension is in range.
                         if let AffineExpr::Dim(k) = expr {
-                            coords.push(reader_dims[*k].clone());
-                            continue;
+                            if reader.domain[*k] == dim {
+                                coords.push(reader_dims[*k].clone());
+                                continue;
+                            }
                         }
+                        // Other coordinates are clamped into the source's extent:
+                        // the point checks guarantee they are in range wherever
+                        // the point is needed, and clamping keeps the accesses of
+                        // points nobody needs inside the store.
                         let c = self.fresh("i");
                         let _ = writeln!(
                             out,
@@ -346,7 +398,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             reader_dims.join(", "),
                             self.symbols()
                         );
-                        coords.push(c);
+                        let low = self.fresh("i");
+                        let _ = writeln!(out, "{indent}{low} = arith.maxsi {c}, %zero_index : index");
+                        let clamped = self.fresh("i");
+                        let _ = writeln!(out, "{indent}{clamped} = arith.minsi {low}, %last{dim} : index");
+                        coords.push(clamped);
                     }
                     self.point_view(*source, &coords, indent, out)
                 }

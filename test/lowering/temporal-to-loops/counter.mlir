@@ -18,7 +18,9 @@
 // CHECK:     } else {
 // CHECK:       affine.if #[[REST]](%[[t]])[%[[T]]] {
 // CHECK:         %[[P:.*]] = affine.apply #[[PREV]](%[[t]])[%[[T]]]
-// CHECK:         memref.subview %[[OUT]][%[[P]]] [1] [1]
+// CHECK:         %[[LO:.*]] = arith.maxsi %[[P]], %{{.*}} : index
+// CHECK:         %[[C:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK:         memref.subview %[[OUT]][%[[C]]] [1] [1]
 // CHECK:         linalg.generic
 // CHECK:           arith.addi
 // CHECK-NOT: temporal.

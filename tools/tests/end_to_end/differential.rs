@@ -774,6 +774,9 @@ fn random_general_programs_agree_with_the_interpreter() {
     let mut succeeded = 0;
     for seed in 0..count {
         let program = GeneralGenerator::program(seed);
+        if std::env::var("TEMPO_TRACE").is_ok() {
+            eprintln!("general program {seed}");
+        }
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
         let (t, b) = (rng.random_range(0..9), rng.random_range(1..4));
         if check_general(&program, t, b, seed) {
