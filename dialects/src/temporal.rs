@@ -61,6 +61,20 @@ tempo_dialect_macros::dialect! {
             results { value: any }
         }
 
+        /// Reads a box of points of `source`: for each source dimension an
+        /// interval `[max(lower results), min(upper results))`, where `lower`
+        /// and `upper` are arrays with one `affine_map` per source dimension
+        /// over the reader's domain variables and the bounds. A dimension
+        /// whose `upper` map has no results is a point at `max(lower)` and is
+        /// dropped; each interval dimension becomes a leading dimension of the
+        /// result, of dynamic size (`tensor<?x...>`): `k[0:t+1]` reads a prefix,
+        /// `x[max(0, t-w+1):t+1]` a window, `r[t:T]` a suffix.
+        op read_range {
+            operands { source: rtensor }
+            attributes { lower: array, upper: array }
+            results { value: any }
+        }
+
         /// A constant point value (`value` is a dense elements attribute of
         /// the result type).
         op constant {
@@ -68,7 +82,8 @@ tempo_dialect_macros::dialect! {
             results { result: any }
         }
 
-        /// Elementwise `lhs + rhs`.
+        /// Elementwise `lhs + rhs`. In every elementwise binary op one operand
+        /// may be a scalar (`tensor<f32>`), broadcast to the other's shape.
         op add { operands { lhs: any, rhs: any } results { result: any } }
         /// Elementwise `lhs - rhs`.
         op sub { operands { lhs: any, rhs: any } results { result: any } }
@@ -94,6 +109,12 @@ tempo_dialect_macros::dialect! {
         op sigmoid { operands { operand: any } results { result: any } }
         /// Elementwise `max(x, 0)`.
         op relu { operands { operand: any } results { result: any } }
+
+        /// Sum along dimension `axis` (an integer attribute), which is removed.
+        op reduce_sum { operands { operand: any } attributes { axis: integer } results { result: any } }
+        /// Maximum along dimension `axis`, which is removed (-inf or the
+        /// smallest integer for an empty dimension).
+        op reduce_max { operands { operand: any } attributes { axis: integer } results { result: any } }
 
         /// Matrix product on static shapes: `MxK * KxN -> MxN`,
         /// `MxK * K -> M` (matrix-vector) and `K * KxN -> N` (vector-matrix).

@@ -13,9 +13,8 @@ use melior::ir::{
 use mlir_sys::{
     mlirArrayAttrGetElement, mlirArrayAttrGetNumElements, mlirAttributeGetType, mlirAttributeIsAArray,
     mlirAttributeIsADenseElements, mlirAttributeIsAString, mlirAttributeIsAType, mlirIntegerTypeGetWidth,
-    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirShapedTypeHasStaticShape,
-    mlirStringAttrGetValue, mlirTypeAttrGetValue, mlirTypeEqual, mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger,
-    mlirTypeIsARankedTensor,
+    mlirShapedTypeGetDimSize, mlirShapedTypeGetElementType, mlirShapedTypeGetRank, mlirStringAttrGetValue,
+    mlirTypeAttrGetValue, mlirTypeEqual, mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, mlirTypeIsARankedTensor,
 };
 use std::fmt;
 use tempo_dialects::{block_operations, temporal};
@@ -65,23 +64,31 @@ impl ElementType {
     }
 }
 
-/// The static type of one point of a recurrent tensor (`tensor<4x3xf32>`).
+/// The type of one point of a recurrent tensor (`tensor<4x3xf32>`, always
+/// static) or of a value computed in a branch, whose leading dimensions may
+/// be dynamic ([`DYNAMIC`], printed `?`) after a range read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PointType {
     pub shape: Vec<i64>,
     pub element: ElementType,
 }
 
+/// A dimension of dynamic size.
+pub const DYNAMIC: i64 = -1;
+
 impl PointType {
     /// Reads a ranked, static-shaped tensor type of a supported element type.
     pub fn from_type(ty: Type) -> Result<Self, String> {
         unsafe {
             let raw = ty.to_raw();
-            if !mlirTypeIsARankedTensor(raw) || !mlirShapedTypeHasStaticShape(raw) {
-                return Err(format!("point type must be a statically shaped ranked tensor, got {ty}"));
+            if !mlirTypeIsARankedTensor(raw) {
+                return Err(format!("point type must be a ranked tensor, got {ty}"));
             }
             let rank = mlirShapedTypeGetRank(raw);
-            let shape = (0..rank).map(|i| mlirShapedTypeGetDimSize(raw, i as isize)).collect();
+            let shape = (0..rank)
+                .map(|i| mlirShapedTypeGetDimSize(raw, i as isize))
+                .map(|d| if d < 0 { DYNAMIC } else { d })
+                .collect();
             let el = mlirShapedTypeGetElementType(raw);
             let element = if mlirTypeIsAF32(el) {
                 ElementType::F32
@@ -101,17 +108,34 @@ impl PointType {
         }
     }
 
-    /// Number of elements of one point.
+    /// Number of elements of one point (static shapes only).
     pub fn num_elements(&self) -> usize {
         self.shape.iter().product::<i64>() as usize
+    }
+
+    /// Whether every dimension has a static size.
+    pub fn is_static(&self) -> bool {
+        self.shape.iter().all(|&d| d != DYNAMIC)
+    }
+
+    /// Whether a value of type `self` may be used where `other` is expected:
+    /// the same element type and rank, sizes equal or one of them dynamic.
+    pub fn compatible(&self, other: &PointType) -> bool {
+        self.element == other.element
+            && self.shape.len() == other.shape.len()
+            && self.shape.iter().zip(&other.shape).all(|(&a, &b)| a == b || a == DYNAMIC || b == DYNAMIC)
     }
 }
 
 impl fmt::Display for PointType {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "tensor<")?;
-        for d in &self.shape {
-            write!(f, "{d}x")?;
+        for &d in &self.shape {
+            if d == DYNAMIC {
+                write!(f, "?x")?;
+            } else {
+                write!(f, "{d}x")?;
+            }
         }
         write!(f, "{}>", self.element.mlir())
     }
@@ -147,6 +171,13 @@ pub enum BinaryKind {
     Min,
 }
 
+/// Reductions along one axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceKind {
+    Sum,
+    Max,
+}
+
 /// What one node of a branch computes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
@@ -155,6 +186,16 @@ pub enum NodeKind {
         source: usize,
         index: AffineMap,
     },
+    /// A box of points of `source`: per source dimension, the interval
+    /// `[max(lower), min(upper))`, or the point `max(lower)` where `upper`
+    /// has no results.
+    ReadRange {
+        source: usize,
+        lower: Vec<AffineMap>,
+        upper: Vec<AffineMap>,
+    },
+    /// A reduction of a node along `axis`.
+    Reduce(ReduceKind, usize, usize),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
     Constant {
@@ -380,7 +421,14 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         }
         let point = match PointType::from_type(element) {
-            Ok(p) => p,
+            Ok(p) if p.is_static() => p,
+            Ok(_) => {
+                self.error(
+                    op,
+                    format!("tensor '{name}': point type must be a statically shaped ranked tensor, got {element}"),
+                );
+                return;
+            }
             Err(e) => {
                 self.error(op, format!("tensor '{name}': {e}"));
                 return;
@@ -500,7 +548,7 @@ impl<'c, 'v> Builder<'c, 'v> {
         let mut operand_nodes = Vec::new();
         for i in 0..op.operand_count() {
             let v = op.operand(i).expect("in range");
-            if name == "temporal.read" {
+            if name == "temporal.read" || name == "temporal.read_range" {
                 break;
             }
             match values.iter().position(|x| x.to_raw().ptr == v.to_raw().ptr) {
@@ -559,6 +607,85 @@ impl<'c, 'v> Builder<'c, 'v> {
                 }
                 NodeKind::Read { source, index }
             }
+            "temporal.read_range" => {
+                let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
+                let maps = |key: &str| -> Option<Vec<AffineMap>> {
+                    let attr = op.attribute(key).ok()?;
+                    unsafe {
+                        if !mlirAttributeIsAArray(attr.to_raw()) {
+                            return None;
+                        }
+                        (0..mlirArrayAttrGetNumElements(attr.to_raw()))
+                            .map(|i| {
+                                AffineMap::from_attribute(Attribute::from_raw(mlirArrayAttrGetElement(
+                                    attr.to_raw(),
+                                    i,
+                                )))
+                            })
+                            .collect()
+                    }
+                };
+                let (Some(lower), Some(upper)) = (maps("lower"), maps("upper")) else {
+                    self.error(op, "temporal.read_range needs 'lower' and 'upper': arrays of affine_maps".into());
+                    return None;
+                };
+                let src = &self.program.tensors[source];
+                let (source_name, source_domain, source_point) =
+                    (src.name.clone(), src.domain.len(), src.point.clone());
+                let reader_domain = self.program.tensors[reader].domain.len();
+                let bounds = self.program.dims.len();
+                if lower.len() != source_domain || upper.len() != source_domain {
+                    self.error(op, format!("read_range of '{source_name}' needs one lower and one upper map per source dimension ({source_domain})"));
+                    return None;
+                }
+                if let Some(m) =
+                    lower.iter().chain(&upper).find(|m| m.num_dims != reader_domain || m.num_symbols != bounds)
+                {
+                    self.error(op, format!(
+                        "read_range maps must have {reader_domain} dims (the reader's domain) and {bounds} symbols (the bounds), one has ({})[{}]",
+                        m.num_dims, m.num_symbols
+                    ));
+                    return None;
+                }
+                if lower.iter().any(|m| m.results.is_empty()) {
+                    self.error(op, "every lower map of a read_range needs at least one result".into());
+                    return None;
+                }
+                let ranges = upper.iter().filter(|m| !m.results.is_empty()).count();
+                let mut expected = vec![DYNAMIC; ranges];
+                expected.extend(&source_point.shape);
+                let expected = PointType { shape: expected, element: source_point.element };
+                if ty != expected {
+                    self.error(op, format!("read_range of '{source_name}' with {ranges} range dimension(s) must produce {expected}, produces {ty}"));
+                    return None;
+                }
+                NodeKind::ReadRange { source, lower, upper }
+            }
+            "temporal.reduce_sum" | "temporal.reduce_max" => {
+                let a = operand_nodes[0];
+                let Some(axis) = op
+                    .attribute("axis")
+                    .ok()
+                    .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok().map(|i| i.value()))
+                else {
+                    self.error(op, format!("'{name}' needs an integer attribute 'axis'"));
+                    return None;
+                };
+                let input = &nodes[a].ty;
+                if axis < 0 || axis as usize >= input.shape.len() {
+                    self.error(op, format!("'{name}' axis {axis} is out of range for {input}"));
+                    return None;
+                }
+                let mut shape = input.shape.clone();
+                shape.remove(axis as usize);
+                let expected = PointType { shape, element: input.element };
+                if !ty.compatible(&expected) || ty.element == ElementType::I1 {
+                    self.error(op, format!("'{name}' of {input} along axis {axis} gives {expected}, not {ty}"));
+                    return None;
+                }
+                let kind = if name == "temporal.reduce_sum" { ReduceKind::Sum } else { ReduceKind::Max };
+                NodeKind::Reduce(kind, a, axis as usize)
+            }
             "temporal.constant" => {
                 let Ok(value) = op.attribute("value") else {
                     self.error(op, "temporal.constant needs a 'value' attribute".into());
@@ -599,7 +726,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 };
                 if let Some(u) = unary {
                     let a = operand_nodes[0];
-                    if nodes[a].ty != ty {
+                    if !nodes[a].ty.compatible(&ty) {
                         self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
                         return None;
                     }
@@ -611,7 +738,9 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Unary(u, a)
                 } else if let Some(b) = binary {
                     let (l, r) = (operand_nodes[0], operand_nodes[1]);
-                    if nodes[l].ty != ty || nodes[r].ty != ty {
+                    let fits = |t: &PointType| t.compatible(&ty) || (t.shape.is_empty() && t.element == ty.element);
+                    let one_full = nodes[l].ty.compatible(&ty) || nodes[r].ty.compatible(&ty);
+                    if !fits(&nodes[l].ty) || !fits(&nodes[r].ty) || !one_full {
                         self.error(
                             op,
                             format!(
@@ -629,13 +758,15 @@ impl<'c, 'v> Builder<'c, 'v> {
                 } else if name == "temporal.matmul" {
                     let (l, r) = (operand_nodes[0], operand_nodes[1]);
                     let (a, b) = (&nodes[l].ty, &nodes[r].ty);
+                    let same = |x: &i64, y: &i64| x == y || *x == DYNAMIC || *y == DYNAMIC;
                     let expected = match (a.shape.as_slice(), b.shape.as_slice()) {
-                        ([m, k1], [k2, n]) if k1 == k2 => Some(vec![*m, *n]),
-                        ([m, k1], [k2]) if k1 == k2 => Some(vec![*m]),
-                        ([k1], [k2, n]) if k1 == k2 => Some(vec![*n]),
+                        ([m, k1], [k2, n]) if same(k1, k2) => Some(vec![*m, *n]),
+                        ([m, k1], [k2]) if same(k1, k2) => Some(vec![*m]),
+                        ([k1], [k2, n]) if same(k1, k2) => Some(vec![*n]),
                         _ => None,
                     };
-                    let ok = a.element == b.element && a.element == ty.element && expected.as_ref() == Some(&ty.shape);
+                    let ok = a.element == b.element
+                        && expected.is_some_and(|shape| ty.compatible(&PointType { shape, element: a.element }));
                     if !ok || ty.element == ElementType::I1 {
                         self.error(op, format!("'temporal.matmul' cannot multiply {a} by {b} into {ty}"));
                         return None;

@@ -13,7 +13,7 @@
 
 use crate::array::{Data, HostArray};
 use std::collections::{HashMap, HashSet};
-use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Program, UnaryKind};
+use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
 type Key = (usize, Vec<i64>);
 
@@ -109,6 +109,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         };
         let mut needs = Vec::new();
         for node in &t.branches[b].nodes {
+            if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
+                let boxes = self.range_box(key, *source, lower, upper)?;
+                needs.extend(points_in(&boxes).into_iter().map(|p| (*source, p)));
+                continue;
+            }
             if let NodeKind::Read { source, index } = &node.kind {
                 let coords = index.eval(point, self.bounds).map_err(eval_error)?;
                 let src = &self.program.tensors[*source];
@@ -129,6 +134,45 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             }
         }
         Ok((b, needs))
+    }
+
+    /// The interval `[lo, hi)` of each source dimension of a range read at
+    /// `key` (a point dimension gives `[p, p + 1)`), checked against the
+    /// source's bounds unless empty.
+    fn range_box(
+        &self,
+        key: &Key,
+        source: usize,
+        lower: &[tempo_passes::affine::AffineMap],
+        upper: &[tempo_passes::affine::AffineMap],
+    ) -> Result<Vec<(i64, i64, bool)>, String> {
+        let point = &key.1;
+        let eval_error = |e: tempo_passes::affine::EvalError| format!("at {}: {}", self.point_name(key), e.0);
+        let src = &self.program.tensors[source];
+        let mut intervals = Vec::new();
+        for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
+            let lo =
+                lo_map.eval(point, self.bounds).map_err(eval_error)?.into_iter().max().expect("verified non-empty");
+            let is_range = !hi_map.results.is_empty();
+            let hi = if is_range {
+                hi_map.eval(point, self.bounds).map_err(eval_error)?.into_iter().min().expect("non-empty")
+            } else {
+                lo + 1
+            };
+            if hi > lo && (lo < 0 || hi > self.bounds[d]) {
+                return Err(format!(
+                    "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
+                    src.name,
+                    self.point_name(key),
+                    self.program.dims[d].name,
+                    self.bounds[d],
+                    self.program.dims[d].bound,
+                    self.bounds[d]
+                ));
+            }
+            intervals.push((lo, hi.max(lo), is_range));
+        }
+        Ok(intervals)
     }
 
     /// Makes sure `root` is memoized.
@@ -190,25 +234,87 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     fn compute(&self, key: &Key, branch: usize) -> Result<Data, String> {
         let (tensor, point) = key;
         let branch = &self.program.tensors[*tensor].branches[branch];
-        let mut values: Vec<Data> = Vec::with_capacity(branch.nodes.len());
+        let mut values: Vec<Value> = Vec::with_capacity(branch.nodes.len());
+        let static_shape = |t: &PointType| t.shape.iter().map(|&d| d as usize).collect::<Vec<_>>();
         for node in &branch.nodes {
             let value = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
-                    self.memo[&(*source, coords)].clone()
+                    Value { shape: static_shape(&node.ty), data: self.memo[&(*source, coords)].clone() }
                 }
-                NodeKind::Constant { values, .. } => constant(values, node.ty.element),
-                NodeKind::Unary(kind, a) => unary(*kind, &values[*a]),
+                NodeKind::ReadRange { source, lower, upper } => {
+                    let intervals = self.range_box(key, *source, lower, upper).expect("checked when expanded");
+                    let parts: Vec<Data> =
+                        points_in(&intervals).into_iter().map(|p| self.memo[&(*source, p)].clone()).collect();
+                    let mut shape: Vec<usize> =
+                        intervals.iter().filter(|(_, _, r)| *r).map(|(lo, hi, _)| (hi - lo) as usize).collect();
+                    shape.extend(static_shape(&self.program.tensors[*source].point));
+                    Value { shape, data: concat(node.ty.element, &parts) }
+                }
+                NodeKind::Constant { values, .. } => {
+                    Value { shape: static_shape(&node.ty), data: constant(values, node.ty.element) }
+                }
+                NodeKind::Unary(kind, a) => {
+                    Value { shape: values[*a].shape.clone(), data: unary(*kind, &values[*a].data) }
+                }
                 NodeKind::Binary(kind, a, b) => {
-                    binary(*kind, &values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?
+                    let (x, y) =
+                        broadcast(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                    let data =
+                        binary(*kind, &x.data, &y.data).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                    Value { shape: x.shape, data }
                 }
                 NodeKind::Matmul(a, b) => {
-                    matmul(&branch.nodes[*a].ty, &branch.nodes[*b].ty, &values[*a], &values[*b], &node.ty)
+                    matmul(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?
                 }
+                NodeKind::Reduce(kind, a, axis) => reduce(*kind, &values[*a], *axis),
             };
             values.push(value);
         }
-        Ok(values.swap_remove(branch.result))
+        let result = values.swap_remove(branch.result);
+        let expected = static_shape(&self.program.tensors[*tensor].point);
+        if result.shape != expected {
+            return Err(format!(
+                "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
+                self.point_name(key),
+                result.shape
+            ));
+        }
+        Ok(result.data)
+    }
+}
+
+/// A value with its run-time shape.
+#[derive(Clone, Debug)]
+struct Value {
+    shape: Vec<usize>,
+    data: Data,
+}
+
+/// Every point of a box of intervals, row-major.
+fn points_in(intervals: &[(i64, i64, bool)]) -> Vec<Vec<i64>> {
+    let mut all = vec![vec![]];
+    for &(lo, hi, _) in intervals {
+        all = all.into_iter().flat_map(|p| (lo..hi).map(move |i| [p.clone(), vec![i]].concat())).collect();
+    }
+    all
+}
+
+/// Operands of an elementwise op: equal shapes, or a scalar broadcast.
+fn broadcast(a: &Value, b: &Value) -> Result<(Value, Value), String> {
+    let spread = |scalar: &Value, shape: &[usize]| {
+        let n = shape.iter().product();
+        let parts: Vec<Data> = (0..n).map(|_| scalar.data.clone()).collect();
+        Value { shape: shape.to_vec(), data: concat(scalar.data.element(), &parts) }
+    };
+    if a.shape == b.shape {
+        Ok((a.clone(), b.clone()))
+    } else if a.shape.is_empty() {
+        Ok((spread(a, &b.shape), b.clone()))
+    } else if b.shape.is_empty() {
+        Ok((a.clone(), spread(b, &a.shape)))
+    } else {
+        Err(format!("elementwise operands have different shapes {:?} and {:?}", a.shape, b.shape))
     }
 }
 
@@ -369,16 +475,17 @@ macro_rules! matmul_typed {
 
 /// `MxK * KxN`, `MxK * K` and `K * KxN`, accumulating over `k` in order
 /// from zero.
-fn matmul(a: &PointType, b: &PointType, x: &Data, y: &Data, out: &PointType) -> Data {
-    let (m, k, n) = match (a.shape.as_slice(), b.shape.as_slice()) {
-        ([m, k], [_, n]) => (*m, *k, *n),
-        ([m, k], [_]) => (*m, *k, 1),
-        ([k], [_, n]) => (1, *k, *n),
-        _ => unreachable!("the verifier checks matmul shapes"),
+fn matmul(a: &Value, b: &Value) -> Result<Value, String> {
+    let (m, k, k2, n, shape) = match (a.shape.as_slice(), b.shape.as_slice()) {
+        ([m, k], [k2, n]) => (*m, *k, *k2, *n, vec![*m, *n]),
+        ([m, k], [k2]) => (*m, *k, *k2, 1, vec![*m]),
+        ([k], [k2, n]) => (1, *k, *k2, *n, vec![*n]),
+        _ => unreachable!("the verifier checks matmul ranks"),
     };
-    let (m, k, n) = (m as usize, k as usize, n as usize);
-    let _ = out;
-    match (x, y) {
+    if k != k2 {
+        return Err(format!("matmul of shapes {:?} and {:?}: inner sizes differ", a.shape, b.shape));
+    }
+    let data = match (&a.data, &b.data) {
         (Data::F32(x), Data::F32(y)) => {
             Data::F32(matmul_typed!(x, y, m, k, n, 0f32, |a: f32, b: f32| a * b, |a: f32, b: f32| a + b))
         }
@@ -394,5 +501,44 @@ fn matmul(a: &PointType, b: &PointType, x: &Data, y: &Data, out: &PointType) -> 
                 .wrapping_add(b)))
         }
         _ => unreachable!("the verifier checks matmul types"),
-    }
+    };
+    Ok(Value { shape, data })
+}
+
+macro_rules! reduce_typed {
+    ($v:expr, $outer:expr, $len:expr, $inner:expr, $init:expr, $combine:expr) => {{
+        let mut out = vec![$init; $outer * $inner];
+        for o in 0..$outer {
+            for i in 0..$inner {
+                let mut acc = $init;
+                for r in 0..$len {
+                    acc = $combine(acc, $v[(o * $len + r) * $inner + i]);
+                }
+                out[o * $inner + i] = acc;
+            }
+        }
+        out
+    }};
+}
+
+/// Sum or maximum along `axis`, in order from the first element.
+fn reduce(kind: ReduceKind, a: &Value, axis: usize) -> Value {
+    let outer: usize = a.shape[..axis].iter().product();
+    let len = a.shape[axis];
+    let inner: usize = a.shape[axis + 1..].iter().product();
+    let mut shape = a.shape.clone();
+    shape.remove(axis);
+    let sum = kind == ReduceKind::Sum;
+    let data = match &a.data {
+        Data::F32(v) if sum => Data::F32(reduce_typed!(v, outer, len, inner, 0f32, |x: f32, y: f32| x + y)),
+        Data::F32(v) => Data::F32(reduce_typed!(v, outer, len, inner, f32::NEG_INFINITY, nan_max::<f32>)),
+        Data::F64(v) if sum => Data::F64(reduce_typed!(v, outer, len, inner, 0f64, |x: f64, y: f64| x + y)),
+        Data::F64(v) => Data::F64(reduce_typed!(v, outer, len, inner, f64::NEG_INFINITY, nan_max::<f64>)),
+        Data::I32(v) if sum => Data::I32(reduce_typed!(v, outer, len, inner, 0i32, |x: i32, y: i32| x.wrapping_add(y))),
+        Data::I32(v) => Data::I32(reduce_typed!(v, outer, len, inner, i32::MIN, |x: i32, y: i32| x.max(y))),
+        Data::I64(v) if sum => Data::I64(reduce_typed!(v, outer, len, inner, 0i64, |x: i64, y: i64| x.wrapping_add(y))),
+        Data::I64(v) => Data::I64(reduce_typed!(v, outer, len, inner, i64::MIN, |x: i64, y: i64| x.max(y))),
+        Data::Bool(_) => unreachable!("the verifier rejects reductions of booleans"),
+    };
+    Value { shape, data }
 }
