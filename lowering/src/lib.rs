@@ -12,7 +12,7 @@ use tempo_passes::pass::PassRegistry;
 
 /// Upstream passes taking the output of `lower-temporal-to-loops` to the
 /// LLVM dialect.
-pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-affine-loops), lower-affine, convert-scf-to-cf, \
+pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.

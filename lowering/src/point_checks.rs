@@ -69,6 +69,44 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
             )));
         };
         for node in &tensor.branches[b].nodes {
+            if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
+                let src = &program.tensors[*source];
+                let mut intervals = Vec::new();
+                for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
+                    let eval = |m: &tempo_passes::affine::AffineMap| {
+                        m.eval(point, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))
+                    };
+                    let lo = eval(lo_map)?.into_iter().max().expect("verified non-empty");
+                    let hi = if hi_map.results.is_empty() {
+                        lo + 1
+                    } else {
+                        eval(hi_map)?.into_iter().min().expect("non-empty")
+                    };
+                    if hi > lo && (lo < 0 || hi > bounds[d]) {
+                        return Err(PointError(format!(
+                            "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
+                            src.name,
+                            point_name(i, point),
+                            program.dims[d].name,
+                            bounds[d],
+                            program.dims[d].bound,
+                            bounds[d]
+                        )));
+                    }
+                    intervals.push(lo..hi.max(lo));
+                }
+                let mut boxes = vec![vec![]];
+                for interval in intervals {
+                    boxes = boxes
+                        .into_iter()
+                        .flat_map(|p: Vec<i64>| interval.clone().map(move |v| [p.clone(), vec![v]].concat()))
+                        .collect();
+                }
+                for p in boxes {
+                    needed[*source][flat(&p, &extents[*source])] = true;
+                }
+                continue;
+            }
             let NodeKind::Read { source, index } = &node.kind else { continue };
             let coords =
                 index.eval(point, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))?;

@@ -71,35 +71,28 @@ impl Schedule {
     /// Schedules `program`, or explains why the naive scheduler cannot.
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let n = program.tensors.len();
-        let mut unsupported = Vec::new();
-        for tensor in &program.tensors {
-            for branch in &tensor.branches {
-                for node in &branch.nodes {
-                    let what = match &node.kind {
-                        NodeKind::ReadRange { .. } => Some("range reads"),
-                        NodeKind::Reduce(..) => Some("reductions"),
-                        NodeKind::Binary(_, a, b) if branch.nodes[*a].ty != branch.nodes[*b].ty => {
-                            Some("scalar broadcasting")
-                        }
-                        _ => None,
-                    };
-                    if let Some(what) = what {
-                        unsupported.push(PassDiagnostic::new(
-                            node.location,
-                            format!("the compiler does not lower {what} yet; run this program with the interpreter (tempo-run --interpret)"),
-                        ));
-                    }
-                }
-            }
-        }
-        if !unsupported.is_empty() {
-            return Err(unsupported);
-        }
         let computed: Vec<usize> = (0..n).filter(|&i| !program.tensors[i].is_input).collect();
         let mut edges = Vec::new();
         for (reader, tensor) in program.tensors.iter().enumerate() {
             for branch in &tensor.branches {
                 for node in &branch.nodes {
+                    if let NodeKind::ReadRange { source, lower, .. } = &node.kind {
+                        // A box of points: never a uniform shift (yet).
+                        if !program.tensors[*source].is_input {
+                            edges.push(Edge {
+                                reader,
+                                source: *source,
+                                shifts: None,
+                                location: node.location,
+                                text: format!(
+                                    "a range of '{}' ({} dimensions)",
+                                    program.tensors[*source].name,
+                                    lower.len()
+                                ),
+                            });
+                        }
+                        continue;
+                    }
                     let NodeKind::Read { source, index } = &node.kind else { continue };
                     if program.tensors[*source].is_input {
                         continue;

@@ -23,10 +23,10 @@ use crate::schedule::{Schedule, Storage};
 use crate::splice::replace_module_body;
 use std::collections::HashMap;
 use std::fmt::Write;
-use tempo_passes::affine::{AffineExpr, IntegerSet};
+use tempo_passes::affine::{AffineExpr, AffineMap, IntegerSet};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
-use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Program, UnaryKind};
+use tempo_passes::program::{BinaryKind, DYNAMIC, ElementType, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 use tempo_passes::verify::verify_program;
 
 use melior::ir::OperationRef;
@@ -70,8 +70,12 @@ pub fn view_type(point: &PointType) -> String {
 
 fn shape_prefix(shape: &[i64], element: ElementType) -> String {
     let mut s = String::new();
-    for d in shape {
-        let _ = write!(s, "{d}x");
+    for &d in shape {
+        if d == DYNAMIC {
+            s.push_str("?x");
+        } else {
+            let _ = write!(s, "{d}x");
+        }
     }
     s + element.mlir()
 }
@@ -369,10 +373,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let reader = &program.tensors[i];
         let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
         let branch = &reader.branches[b];
-        let mut views: Vec<String> = Vec::new();
+        let mut views: Vec<View> = Vec::new();
+        // Buffers of dynamic size, allocated in this body and freed at its end.
+        let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
         for (n, node) in branch.nodes.iter().enumerate() {
             let is_result = n == branch.result;
-            let ty = view_type(&node.ty);
             let view = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let mut coords = Vec::new();
@@ -389,22 +394,22 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         // the point checks guarantee they are in range wherever
                         // the point is needed, and clamping keeps the accesses of
                         // points nobody needs inside the store.
-                        let c = self.fresh("i");
-                        let _ = writeln!(
+                        let c = self.apply(
+                            "affine.apply",
+                            std::slice::from_ref(expr),
+                            index.num_dims,
+                            index.num_symbols,
+                            &reader_dims,
+                            indent,
                             out,
-                            "{indent}{c} = affine.apply affine_map<{} -> ({})>({})[{}]",
-                            map_header(index.num_dims, index.num_symbols),
-                            mlir_expr(expr, index.num_dims, index.num_symbols),
-                            reader_dims.join(", "),
-                            self.symbols()
                         );
-                        let low = self.fresh("i");
-                        let _ = writeln!(out, "{indent}{low} = arith.maxsi {c}, %zero_index : index");
-                        let clamped = self.fresh("i");
-                        let _ = writeln!(out, "{indent}{clamped} = arith.minsi {low}, %last{dim} : index");
-                        coords.push(clamped);
+                        coords.push(self.clamp(&c, "%zero_index", &format!("%last{dim}"), indent, out));
                     }
-                    self.point_view(*source, &coords, indent, out)
+                    let name = self.point_view(*source, &coords, indent, out);
+                    View::fixed(name, &node.ty)
+                }
+                NodeKind::ReadRange { source, lower, upper } => {
+                    self.range_view(*source, lower, upper, &reader_dims, &node.ty, indent, out)
                 }
                 NodeKind::Constant { text, .. } => {
                     let global = format!("__tempo_constant_{}", self.next_id + 1);
@@ -416,19 +421,55 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     );
                     let name = self.fresh("c");
                     let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {}", plain_type(&node.ty));
-                    self.cast(&name, &node.ty, indent, out)
+                    View::fixed(self.cast(&name, &node.ty, indent, out), &node.ty)
                 }
                 kind => {
+                    // Sizes of the result, from the operands' sizes.
+                    let sizes: Vec<String> = match kind {
+                        NodeKind::Unary(_, a) => views[*a].sizes.clone(),
+                        NodeKind::Binary(_, a, c) => {
+                            if views[*a].sizes.is_empty() {
+                                views[*c].sizes.clone()
+                            } else {
+                                views[*a].sizes.clone()
+                            }
+                        }
+                        NodeKind::Matmul(a, c) => match (views[*a].sizes.len(), views[*c].sizes.len()) {
+                            (2, 2) => vec![views[*a].sizes[0].clone(), views[*c].sizes[1].clone()],
+                            (2, 1) => vec![views[*a].sizes[0].clone()],
+                            _ => vec![views[*c].sizes[1].clone()],
+                        },
+                        NodeKind::Reduce(_, a, axis) => {
+                            let mut s = views[*a].sizes.clone();
+                            s.remove(*axis);
+                            s
+                        }
+                        _ => unreachable!("reads and constants handled above"),
+                    };
                     let target = if is_result {
-                        slot.to_string()
-                    } else {
+                        View::fixed(slot.to_string(), &node.ty)
+                    } else if node.ty.is_static() {
                         let buffer = self.fresh("buf");
                         let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(&node.ty));
                         let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(&node.ty));
                         let mut entry = String::new();
                         let view = self.cast(&buffer, &node.ty, "    ", &mut entry);
                         self.entry += &entry;
-                        view
+                        View::fixed(view, &node.ty)
+                    } else {
+                        let buffer = self.fresh("buf");
+                        let ty = plain_type(&node.ty);
+                        let dynamic: Vec<&str> = node
+                            .ty
+                            .shape
+                            .iter()
+                            .zip(&sizes)
+                            .filter(|(d, _)| **d == DYNAMIC)
+                            .map(|(_, s)| s.as_str())
+                            .collect();
+                        let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", dynamic.join(", "));
+                        dynamic_buffers.push((buffer.clone(), ty.clone()));
+                        View { name: buffer, ty, sizes: sizes.clone() }
                     };
                     match kind {
                         NodeKind::Unary(op, a) => {
@@ -443,25 +484,29 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             out,
                         ),
                         NodeKind::Matmul(a, c) => {
-                            let (ta, tc) = (&branch.nodes[*a].ty, &branch.nodes[*c].ty);
                             let zero = zero_literal(node.ty.element);
                             let z = self.fresh("z");
                             let e = node.ty.element.mlir();
                             let _ = writeln!(out, "{indent}{z} = arith.constant {zero} : {e}");
-                            let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({target} : {ty})");
-                            let op = match (ta.shape.len(), tc.shape.len()) {
+                            let _ = writeln!(
+                                out,
+                                "{indent}linalg.fill ins({z} : {e}) outs({} : {})",
+                                target.name, target.ty
+                            );
+                            let op = match (branch.nodes[*a].ty.shape.len(), branch.nodes[*c].ty.shape.len()) {
                                 (2, 2) => "linalg.matmul",
                                 (2, 1) => "linalg.matvec",
                                 _ => "linalg.vecmat",
                             };
+                            let (x, y) = (&views[*a], &views[*c]);
                             let _ = writeln!(
                                 out,
-                                "{indent}{op} ins({}, {} : {}, {}) outs({target} : {ty})",
-                                views[*a],
-                                views[*c],
-                                view_type(ta),
-                                view_type(tc)
+                                "{indent}{op} ins({}, {} : {}, {}) outs({} : {})",
+                                x.name, y.name, x.ty, y.ty, target.name, target.ty
                             );
+                        }
+                        NodeKind::Reduce(kind, a, axis) => {
+                            self.reduce(*kind, &views[*a], *axis, &target, &node.ty, indent, out)
                         }
                         _ => unreachable!("reads and constants handled above"),
                     }
@@ -470,16 +515,130 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 }
             };
             if is_result {
-                let _ = writeln!(out, "{indent}linalg.copy ins({view} : {ty}) outs({slot} : {ty})");
+                let slot_ty = view_type(&node.ty);
+                let _ = writeln!(out, "{indent}linalg.copy ins({} : {}) outs({slot} : {slot_ty})", view.name, view.ty);
             }
             views.push(view);
         }
+        for (buffer, ty) in dynamic_buffers {
+            let _ = writeln!(out, "{indent}memref.dealloc {buffer} : {ty}");
+        }
+    }
+
+    /// `op` (`affine.apply`, `affine.max`, `affine.min`) of `exprs` on the
+    /// reader's variables and the bounds.
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        op: &str,
+        exprs: &[AffineExpr],
+        num_dims: usize,
+        num_symbols: usize,
+        reader_dims: &[String],
+        indent: &str,
+        out: &mut String,
+    ) -> String {
+        let c = self.fresh("i");
+        let results: Vec<String> = exprs.iter().map(|e| mlir_expr(e, num_dims, num_symbols)).collect();
+        let _ = writeln!(
+            out,
+            "{indent}{c} = {op} affine_map<{} -> ({})>({})[{}]",
+            map_header(num_dims, num_symbols),
+            results.join(", "),
+            reader_dims.join(", "),
+            self.symbols()
+        );
+        c
+    }
+
+    /// `min(max(value, low), high)` on indices.
+    fn clamp(&mut self, value: &str, low: &str, high: &str, indent: &str, out: &mut String) -> String {
+        let raised = self.fresh("i");
+        let _ = writeln!(out, "{indent}{raised} = arith.maxsi {value}, {low} : index");
+        let clamped = self.fresh("i");
+        let _ = writeln!(out, "{indent}{clamped} = arith.minsi {raised}, {high} : index");
+        clamped
+    }
+
+    /// A view of the box of points a range read selects, clamped into the
+    /// source's extent (an empty interval gives a view of size 0).
+    #[allow(clippy::too_many_arguments)]
+    fn range_view(
+        &mut self,
+        source: usize,
+        lower: &[AffineMap],
+        upper: &[AffineMap],
+        reader_dims: &[String],
+        ty: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) -> View {
+        let program = self.program;
+        let src = &program.tensors[source];
+        let mut offsets = Vec::new();
+        let mut sizes = Vec::new();
+        let mut kept_sizes = Vec::new();
+        for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
+            let op = if lo_map.results.len() > 1 { "affine.max" } else { "affine.apply" };
+            let lo = self.apply(op, &lo_map.results, lo_map.num_dims, lo_map.num_symbols, reader_dims, indent, out);
+            if hi_map.results.is_empty() {
+                offsets.push(self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out));
+                sizes.push("1".to_string());
+                continue;
+            }
+            let bound = self.bound_args[d].clone();
+            let lo = self.clamp(&lo, "%zero_index", &bound, indent, out);
+            let op = if hi_map.results.len() > 1 { "affine.min" } else { "affine.apply" };
+            let hi = self.apply(op, &hi_map.results, hi_map.num_dims, hi_map.num_symbols, reader_dims, indent, out);
+            let hi = self.clamp(&hi, &lo, &bound, indent, out);
+            let len = self.fresh("i");
+            let _ = writeln!(out, "{indent}{len} = arith.subi {hi}, {lo} : index");
+            offsets.push(lo);
+            sizes.push(len.clone());
+            kept_sizes.push(len);
+        }
+        // Strides of the store (row-major over [domain bounds..., point]): a
+        // dimension followed by a domain dimension has a dynamic stride.
+        let point_elements: i64 = src.point.shape.iter().product();
+        let rank = src.domain.len();
+        let mut kept_strides = Vec::new();
+        for (k, hi_map) in upper.iter().enumerate() {
+            if hi_map.results.is_empty() {
+                continue;
+            }
+            kept_strides.push(if k + 1 == rank { point_elements.to_string() } else { "?".to_string() });
+        }
+        let mut point_strides = vec![1i64; src.point.shape.len()];
+        for k in (0..src.point.shape.len().saturating_sub(1)).rev() {
+            point_strides[k] = point_strides[k + 1] * src.point.shape[k + 1];
+        }
+        kept_strides.extend(point_strides.iter().map(i64::to_string));
+        let shape_text: String =
+            ty.shape.iter().map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") }).collect();
+        let view_ty =
+            format!("memref<{shape_text}{}, strided<[{}], offset: ?>>", ty.element.mlir(), kept_strides.join(", "));
+        let store = self.store[source].clone();
+        let name = self.fresh("v");
+        let all_offsets: Vec<String> =
+            offsets.iter().cloned().chain(src.point.shape.iter().map(|_| "0".to_string())).collect();
+        let all_sizes: Vec<String> = sizes.iter().cloned().chain(src.point.shape.iter().map(i64::to_string)).collect();
+        let strides: Vec<&str> = all_sizes.iter().map(|_| "1").collect();
+        let _ = writeln!(
+            out,
+            "{indent}{name} = memref.subview {store}[{}] [{}] [{}] : {} to {view_ty}",
+            all_offsets.join(", "),
+            all_sizes.join(", "),
+            strides.join(", "),
+            self.store_type(source)
+        );
+        kept_sizes.extend(src.point.shape.iter().map(i64::to_string));
+        View { name, ty: view_ty, sizes: kept_sizes }
     }
 
     fn elementwise(
         &mut self,
-        inputs: &[&str],
-        target: &str,
+        inputs: &[&View],
+        target: &View,
         point: &PointType,
         op: Elementwise,
         indent: &str,
@@ -488,18 +647,23 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let rank = point.shape.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
         let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
-        let maps: Vec<&str> = (0..=inputs.len()).map(|_| id.as_str()).collect();
+        let scalar = format!("affine_map<({}) -> ()>", dims.join(", "));
+        let mut maps: Vec<&str> =
+            inputs.iter().map(|v| if v.sizes.is_empty() && rank > 0 { scalar.as_str() } else { id.as_str() }).collect();
+        maps.push(&id);
         let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
-        let ty = view_type(point);
         let e = point.element.mlir();
-        let in_types: Vec<&str> = inputs.iter().map(|_| ty.as_str()).collect();
+        let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
+        let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
         let _ = writeln!(
             out,
-            "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({target} : {ty}) {{",
+            "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
             maps.join(", "),
             iterators.join(", "),
-            inputs.join(", "),
-            in_types.join(", ")
+            names.join(", "),
+            types.join(", "),
+            target.name,
+            target.ty
         );
         let args: Vec<String> = (0..inputs.len()).map(|i| format!("%a{i}: {e}")).collect();
         let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
@@ -508,6 +672,81 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let _ = writeln!(out, "{indent}  {line}");
         }
         let _ = writeln!(out, "{indent}}}");
+    }
+
+    /// Sum or maximum of `input` along `axis` into `target`, in order.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce(
+        &mut self,
+        kind: ReduceKind,
+        input: &View,
+        axis: usize,
+        target: &View,
+        ty: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let e = ty.element.mlir();
+        let init = match (kind, ty.element.is_float()) {
+            (ReduceKind::Sum, _) => zero_literal(ty.element).to_string(),
+            (ReduceKind::Max, true) => "0xFF800000".to_string(),
+            (ReduceKind::Max, false) => {
+                if ty.element == ElementType::I32 {
+                    i32::MIN.to_string()
+                } else {
+                    i64::MIN.to_string()
+                }
+            }
+        };
+        let init = if kind == ReduceKind::Max && ty.element == ElementType::F64 {
+            "0xFFF0000000000000".to_string()
+        } else {
+            init
+        };
+        let z = self.fresh("z");
+        let _ = writeln!(out, "{indent}{z} = arith.constant {init} : {e}");
+        let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
+        let rank = input.sizes.len();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        let kept: Vec<String> = dims.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect();
+        let iterators: Vec<&str> =
+            (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
+        let combine = match (kind, ty.element.is_float()) {
+            (ReduceKind::Sum, true) => "arith.addf",
+            (ReduceKind::Sum, false) => "arith.addi",
+            (ReduceKind::Max, true) => "arith.maximumf",
+            (ReduceKind::Max, false) => "arith.maxsi",
+        };
+        let _ = writeln!(
+            out,
+            "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, affine_map<({d}) -> ({k})>], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
+            iterators.join(", "),
+            input.name,
+            input.ty,
+            target.name,
+            target.ty,
+            d = dims.join(", "),
+            k = kept.join(", ")
+        );
+        let _ = writeln!(out, "{indent}^bb0(%a: {e}, %acc: {e}):");
+        let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a : {e}");
+        let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+/// An SSA memref holding a value of a branch, with its type and the size of
+/// each dimension (an SSA index or a literal).
+struct View {
+    name: String,
+    ty: String,
+    sizes: Vec<String>,
+}
+
+impl View {
+    /// A view of static shape with the standard strided type.
+    fn fixed(name: String, point: &PointType) -> View {
+        View { name, ty: view_type(point), sizes: point.shape.iter().map(i64::to_string).collect() }
     }
 }
 

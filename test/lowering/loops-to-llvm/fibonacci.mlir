@@ -1,7 +1,7 @@
 // lower-loops-to-llvm takes the loop-level output of lower-temporal-to-loops
 // (checked in below, for the Fibonacci example) to the LLVM dialect.
 // RUN: tempo-opt %s --lower-loops-to-llvm | FileCheck %s
-// RUN: tempo-opt %s -p "builtin.module(func.func(convert-linalg-to-affine-loops), lower-affine, convert-scf-to-cf, expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts)" | FileCheck %s
+// RUN: tempo-opt %s -p "builtin.module(func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts)" | FileCheck %s
 
 // CHECK: llvm.mlir.global private constant @__tempo_constant_3
 // CHECK: llvm.func @tempo_main(%{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
