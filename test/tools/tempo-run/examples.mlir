@@ -36,3 +36,14 @@
 // RUN: FileCheck %s --check-prefix=MAX < %t/max-compiled.txt
 // MAX: m: float32[3, 5] =
 // MAX: last: float32[3] =
+
+// Range reads: causal and windowed attention and a suffix sum agree with the interpreter.
+// RUN: tempo-run %examples/causal_attention.mlir --bound T=6 --seed 5 > %t/causal-compiled.txt
+// RUN: tempo-run %examples/causal_attention.mlir --bound T=6 --seed 5 --interpret > %t/causal-interpreted.txt
+// RUN: diff %t/causal-compiled.txt %t/causal-interpreted.txt
+// RUN: tempo-run %examples/windowed_attention.mlir --bound T=6 --seed 5 > %t/window-compiled.txt
+// RUN: tempo-run %examples/windowed_attention.mlir --bound T=6 --seed 5 --interpret > %t/window-interpreted.txt
+// RUN: diff %t/window-compiled.txt %t/window-interpreted.txt
+// RUN: tempo-run %examples/suffix_sum.mlir --bound T=6 --seed 5 > %t/suffix-compiled.txt
+// RUN: tempo-run %examples/suffix_sum.mlir --bound T=6 --seed 5 --interpret > %t/suffix-interpreted.txt
+// RUN: diff %t/suffix-compiled.txt %t/suffix-interpreted.txt

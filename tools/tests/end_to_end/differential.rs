@@ -65,7 +65,16 @@ fn check(source: &str, bound: i64, seed: u64) -> bool {
 
 #[test]
 fn examples_agree_with_the_interpreter() {
-    for name in ["counter.mlir", "fibonacci.mlir", "running_sum.mlir", "rnn.mlir", "returns.mlir"] {
+    for name in [
+        "counter.mlir",
+        "fibonacci.mlir",
+        "running_sum.mlir",
+        "rnn.mlir",
+        "returns.mlir",
+        "causal_attention.mlir",
+        "windowed_attention.mlir",
+        "suffix_sum.mlir",
+    ] {
         for bound in [0, 1, 2, 7, 30] {
             assert!(check(&example(name), bound, 3), "{name} with T={bound} failed both ways");
         }

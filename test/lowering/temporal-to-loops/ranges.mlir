@@ -1,0 +1,29 @@
+// Range reads become clamped dynamic subviews of full stores; reductions
+// are linalg.generic ops with a reduction iterator; a scalar operand is
+// broadcast through its indexing map.
+// RUN: tempo-opt %examples/causal_attention.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=CAUSAL
+// RUN: tempo-opt %examples/windowed_attention.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=WINDOW
+// RUN: tempo-opt %examples/suffix_sum.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=SUFFIX
+
+// CAUSAL-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
+// CAUSAL: func.func @tempo_main(%[[T:.*]]: index,
+// The keys are stored in full: another nest reads them as a range.
+// CAUSAL: %[[K:.*]] = memref.alloc(%[[T]]) : memref<?x4xf32>
+// CAUSAL: affine.for
+// CAUSAL: affine.for %[[t:.*]] = 0 to %[[T]] {
+// CAUSAL:   %[[HI:.*]] = affine.apply #{{.*}}(%[[t]])[%[[T]]]
+// CAUSAL:   %[[LEN:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CAUSAL:   memref.subview %[[K]][%{{.*}}, 0] [%[[LEN]], 4] [1, 1] : memref<?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
+// CAUSAL:   linalg.matvec
+// CAUSAL:   iterator_types = ["reduction"]
+// CAUSAL:   arith.maximumf
+// CAUSAL:   indexing_maps = [#{{.*}}, #[[SCALAR]], #{{.*}}]
+// CAUSAL:   linalg.vecmat
+// CAUSAL:   memref.dealloc
+
+// WINDOW-DAG: #[[WIN:.*]] = affine_map<(d0)[s0] -> (0, d0 - 2)>
+// WINDOW: affine.max #[[WIN]]
+
+// SUFFIX: func.func @tempo_main(%[[T:[a-z0-9]*]]: index, %[[R:[a-z0-9]*]]: memref<?xf64>
+// SUFFIX: memref.subview %[[R]][%{{.*}}] [%{{.*}}] [1] : memref<?xf64> to memref<?xf64, strided<[1], offset: ?>>
+// SUFFIX: arith.addf
