@@ -5,8 +5,7 @@
 
 use tempo::{Cond, Expr, Program, f32s, i64s};
 
-fn main() -> Result<(), tempo::Error> {
-    let steps: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+fn recurrences() -> Program {
     let mut p = Program::new();
     let t = p.dim("t", "T");
 
@@ -29,9 +28,28 @@ fn main() -> Result<(), tempo::Error> {
     p.define(&s, t.eq(0), v.here());
     p.otherwise(&s, s.at([&t - 1]) + v.here());
     p.output(&s);
+    p
+}
 
+fn main() -> Result<(), tempo::Error> {
+    let steps: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let p = recurrences();
     for output in p.runner().bound("T", steps).seed(1).run()? {
         println!("{}", output.to_text());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tempo::Data;
+
+    #[test]
+    fn counter_fibonacci_and_running_sum() {
+        let p = super::recurrences();
+        let out = p.runner().bound("T", 10).seed(1).run().unwrap();
+        assert_eq!(out[0].data, Data::I64((0..10).collect()));
+        assert_eq!(out[1].data, Data::I64(vec![0, 1, 1, 2, 3, 5, 8, 13, 21, 34]));
+        assert_eq!(out, p.runner().bound("T", 10).seed(1).interpret().unwrap());
+    }
 }

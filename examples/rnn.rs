@@ -6,10 +6,7 @@
 
 use tempo::{Cond, Program, f32s};
 
-fn main() -> Result<(), tempo::Error> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let steps: i64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(8);
-
+fn rnn() -> Program {
     let mut p = Program::new();
     let t = p.dim("t", "T");
     let w = p.input("W", &[], f32s(&[4, 4]));
@@ -19,7 +16,13 @@ fn main() -> Result<(), tempo::Error> {
     p.define(&h, t.eq(0), u.here().matmul(&x.here()).tanh());
     p.define(&h, Cond::always(), (w.here().matmul(&h.at([&t - 1])) + u.here().matmul(&x.here())).tanh());
     p.output(&h);
+    p
+}
 
+fn main() -> Result<(), tempo::Error> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let steps: i64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(8);
+    let p = rnn();
     if args.iter().any(|a| a == "--mlir") {
         print!("{}", p.to_mlir()?);
         return Ok(());
@@ -29,4 +32,15 @@ fn main() -> Result<(), tempo::Error> {
     println!("{}", compiled[0].to_text());
     println!("matches the reference interpreter: {}", compiled == interpreted);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compiled_rnn_matches_the_interpreter() {
+        let p = super::rnn();
+        let compiled = p.runner().bound("T", 20).seed(1).run().unwrap();
+        assert_eq!(compiled, p.runner().bound("T", 20).seed(1).interpret().unwrap());
+        assert_eq!(compiled[0].shape, vec![20, 4]);
+    }
 }

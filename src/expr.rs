@@ -11,7 +11,7 @@ use crate::program::{Tensor, TensorId};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::panic::Location;
 use std::rc::Rc;
-use tempo_passes::program::{ElementType, PointType};
+use tempo_passes::program::{DYNAMIC, ElementType, PointType};
 
 /// Elementwise unary operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +23,34 @@ pub enum Unary {
     Tanh,
     Sigmoid,
     Relu,
+}
+
+/// Reductions along one axis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    Sum,
+    Max,
+}
+
+/// How a range read indexes one dimension of its source.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Coordinate {
+    /// One point.
+    Point(Index),
+    /// The interval `[max(lower), min(upper))`; it becomes a leading
+    /// dimension of dynamic size.
+    Range { lower: Vec<Index>, upper: Vec<Index> },
+}
+
+impl Coordinate {
+    /// `lo:hi`.
+    pub fn range(lo: impl Into<Index>, hi: impl Into<Index>) -> Coordinate {
+        Coordinate::Range { lower: vec![lo.into()], upper: vec![hi.into()] }
+    }
+    /// `max(lower...):min(upper...)`, e.g. a window `max(0, t-w+1):t+1`.
+    pub fn clamped(lower: Vec<Index>, upper: Vec<Index>) -> Coordinate {
+        Coordinate::Range { lower, upper }
+    }
 }
 
 /// Elementwise binary operations.
@@ -45,6 +73,14 @@ pub(crate) enum Node {
         name: String,
         index: Vec<(String, Index)>,
     },
+    /// A box of points: per named dimension a point or a clamped range;
+    /// unnamed dimensions default to the reader's variable.
+    ReadRange {
+        tensor: TensorId,
+        name: String,
+        index: Vec<(String, Coordinate)>,
+    },
+    Reduce(Reduce, Expr, usize),
     Constant {
         values: Vec<f64>,
     },
@@ -77,7 +113,9 @@ impl Expr {
     /// A constant filled with `value`, of the given type.
     #[track_caller]
     pub fn splat(value: f64, ty: PointType) -> Expr {
-        let values = vec![value; ty.num_elements()];
+        // A dynamic type has no element count: keep one value (the verifier
+        // reports the type).
+        let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
         Expr::new(Node::Constant { values }, ty, Location::caller())
     }
 
@@ -101,8 +139,55 @@ impl Expr {
 
     #[track_caller]
     fn binary(self, op: Binary, rhs: Expr) -> Expr {
-        let ty = self.0.ty.clone();
+        // A scalar operand is broadcast to the other's shape.
+        let ty = if self.0.ty.shape.is_empty() { rhs.0.ty.clone() } else { self.0.ty.clone() };
         Expr::new(Node::Binary(op, self, rhs), ty, Location::caller())
+    }
+
+    #[track_caller]
+    pub(crate) fn read_range(tensor: &Tensor, index: Vec<(String, Coordinate)>) -> Expr {
+        let ranges = tensor
+            .domain
+            .iter()
+            .filter(|d| match index.iter().find(|(n, _)| n == *d) {
+                Some((_, Coordinate::Range { .. })) => true,
+                _ => false,
+            })
+            .count();
+        let mut shape = vec![DYNAMIC; ranges];
+        shape.extend(&tensor.point.shape);
+        let ty = PointType { shape, element: tensor.point.element };
+        Expr::new(Node::ReadRange { tensor: tensor.id, name: tensor.name.clone(), index }, ty, Location::caller())
+    }
+
+    #[track_caller]
+    fn reduce(&self, kind: Reduce, axis: usize) -> Expr {
+        let mut shape = self.0.ty.shape.clone();
+        if axis < shape.len() {
+            shape.remove(axis);
+        }
+        let ty = PointType { shape, element: self.0.ty.element };
+        Expr::new(Node::Reduce(kind, self.clone(), axis), ty, Location::caller())
+    }
+
+    /// Sum along `axis` (removed from the shape).
+    #[track_caller]
+    pub fn sum(&self, axis: usize) -> Expr {
+        self.reduce(Reduce::Sum, axis)
+    }
+
+    /// Maximum along `axis` (removed from the shape).
+    #[track_caller]
+    pub fn max_along(&self, axis: usize) -> Expr {
+        self.reduce(Reduce::Max, axis)
+    }
+
+    /// Softmax of a vector: `exp(x - max(x)) / sum(exp(x - max(x)))`, built
+    /// from the primitive ops.
+    #[track_caller]
+    pub fn softmax(&self) -> Expr {
+        let e = (self - &self.max_along(0)).exp();
+        &e / &e.sum(0)
     }
 
     /// `e^x`.
@@ -150,7 +235,7 @@ impl Expr {
     #[track_caller]
     pub fn matmul(&self, other: &Expr) -> Expr {
         let (a, b) = (&self.0.ty, &other.0.ty);
-        let shape = match (a.shape.as_slice(), b.shape.as_slice()) {
+        let shape: Vec<i64> = match (a.shape.as_slice(), b.shape.as_slice()) {
             ([m, _], [_, n]) => vec![*m, *n],
             ([m, _], [_]) => vec![*m],
             ([_], [_, n]) => vec![*n],
@@ -161,10 +246,13 @@ impl Expr {
         Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Location::caller())
     }
 
-    /// A constant of this expression's type filled with `value`.
+    /// A constant filled with `value` of this expression's type, or a
+    /// scalar (broadcast) when the type has dynamic dimensions.
     #[track_caller]
     fn like(&self, value: f64) -> Expr {
-        Expr::splat(value, self.0.ty.clone())
+        let ty = &self.0.ty;
+        let ty = if ty.is_static() { ty.clone() } else { PointType { shape: vec![], element: ty.element } };
+        Expr::splat(value, ty)
     }
 }
 

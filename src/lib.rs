@@ -25,7 +25,7 @@ mod expr;
 mod index;
 mod program;
 
-pub use expr::{Binary, Expr, Unary, f32s, f64s, i32s, i64s};
+pub use expr::{Binary, Coordinate, Expr, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
 pub use program::{Dim, Error, Program, Runner, Tensor, TensorId};
 pub use tempo_passes::program::{ElementType, PointType};

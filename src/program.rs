@@ -1,7 +1,7 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Binary, Expr, ExprData, Node, Unary};
+use crate::expr::{Binary, Coordinate, Expr, ExprData, Node, Reduce, Unary};
 use crate::index::{Cond, Index};
 use indexmap::IndexMap;
 use melior::ir::Module;
@@ -113,6 +113,21 @@ impl Tensor {
     #[track_caller]
     pub fn here(&self) -> Expr {
         Expr::read(self, Vec::new())
+    }
+
+    /// Reads the range `lo:hi` of a one-dimensional tensor (`k.range(0, &t + 1)`
+    /// is the prefix up to `t`): a value with a leading dimension of dynamic size.
+    #[track_caller]
+    pub fn range(&self, lo: impl Into<Index>, hi: impl Into<Index>) -> Expr {
+        let dim = self.domain.first().cloned().unwrap_or_else(|| "#0".into());
+        Expr::read_range(self, vec![(dim, Coordinate::range(lo, hi))])
+    }
+
+    /// Reads a box: each listed dimension is a point or a (clamped) range;
+    /// the others default to the reader's variable of the same name.
+    #[track_caller]
+    pub fn read_box<'d>(&self, index: impl IntoIterator<Item = (&'d Dim, Coordinate)>) -> Expr {
+        Expr::read_range(self, index.into_iter().map(|(d, c)| (d.name.clone(), c)).collect())
     }
 
     /// Reads with some dimensions indexed explicitly; the others default to
@@ -388,6 +403,57 @@ impl BodyEmitter<'_> {
                 let name = format!("%v{}", self.names.len());
                 self.names.insert(key, name.clone());
                 return name;
+            }
+            Node::ReadRange { tensor, name, index } => {
+                let source = &self.program.tensors[tensor.0].tensor;
+                for (d, _) in index {
+                    if !source.domain.contains(d) {
+                        self.errors.push(format!(
+                            "{}: error: range read of '{name}' indexes dimension '{d}' but '{name}' has domain [{}]",
+                            plain_location(data.location),
+                            source.domain.join(", ")
+                        ));
+                    }
+                }
+                let mut lower = Vec::new();
+                let mut upper = Vec::new();
+                let mut used = Vec::new();
+                for dim in &source.domain {
+                    let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
+                    let (lo, hi) = match coordinate {
+                        Some(Coordinate::Range { lower, upper }) => (lower, upper),
+                        Some(Coordinate::Point(p)) => (vec![p], vec![]),
+                        None => (vec![Index::Var(dim.clone())], vec![]),
+                    };
+                    lo.iter().chain(&hi).for_each(|e| e.vars(&mut used));
+                    let text = |es: &[Index]| es.iter().map(Index::to_string).collect::<Vec<_>>().join(", ");
+                    lower.push(format!("affine_map<{} -> ({})>", self.header, text(&lo)));
+                    upper.push(format!("affine_map<{} -> ({})>", self.header, text(&hi)));
+                }
+                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
+                    self.errors.push(format!(
+                        "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
+                        plain_location(data.location),
+                        self.reader.name
+                    ));
+                }
+                let name = format!("%v{}", self.names.len());
+                let _ = writeln!(
+                    self.text,
+                    "    {name} = \"temporal.read_range\"(%t{}) {{lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
+                    tensor.0,
+                    lower.join(", "),
+                    upper.join(", ")
+                );
+                self.names.insert(key, name.clone());
+                return name;
+            }
+            Node::Reduce(kind, a, axis) => {
+                let op = match kind {
+                    Reduce::Sum => "reduce_sum",
+                    Reduce::Max => "reduce_max",
+                };
+                (op, vec![a.clone()], format!("{{axis = {axis} : i64}}"))
             }
             Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
             Node::Unary(u, a) => {
