@@ -456,6 +456,39 @@ enum Coordinate {
     Parity,
 }
 
+/// A range over one source dimension of a generated range read.
+#[derive(Clone, Copy, Debug)]
+enum RangeForm {
+    /// `0 : v + 1`
+    Prefix,
+    /// `v : bound`
+    Suffix,
+    /// `max(0, v - 1) : v + 1`
+    Window,
+    /// `0 : bound`
+    All,
+}
+
+impl RangeForm {
+    fn interval(self, var: Option<i64>, bound: i64) -> (i64, i64) {
+        match (self, var) {
+            (RangeForm::Prefix, Some(v)) => (0, v + 1),
+            (RangeForm::Suffix, Some(v)) => (v, bound),
+            (RangeForm::Window, Some(v)) => ((v - 1).max(0), v + 1),
+            _ => (0, bound),
+        }
+    }
+    /// Lower and upper map results.
+    fn text(self, var: Option<&str>, bound: &str) -> (String, String) {
+        match (self, var) {
+            (RangeForm::Prefix, Some(v)) => ("0".into(), format!("{v} + 1")),
+            (RangeForm::Suffix, Some(v)) => (v.into(), bound.into()),
+            (RangeForm::Window, Some(v)) => (format!("0, {v} - 1"), format!("{v} + 1")),
+            _ => ("0".into(), bound.into()),
+        }
+    }
+}
+
 /// A condition on one dimension of the reader.
 #[derive(Clone, Copy, Debug)]
 enum DimCondition {
@@ -661,6 +694,13 @@ impl GeneralGenerator {
                     2 if !domain.is_empty() => (tensors[me].0.clone(), tensors[me].1.clone(), true),
                     _ => break,
                 };
+                // Sometimes a reduction over a range of one source dimension
+                // (never of the tensor itself: that would put a range on a cycle).
+                let ranged = (!own && !source_domain.is_empty() && g.rng.random_bool(0.3))
+                    .then(|| g.rng.random_range(0..source_domain.len()));
+                let form = *[RangeForm::Prefix, RangeForm::Suffix, RangeForm::Window, RangeForm::All]
+                    .choose(&mut g.rng)
+                    .expect("non-empty");
                 let coordinates: Vec<Coordinate> = source_domain
                     .iter()
                     .map(|d| {
@@ -686,8 +726,12 @@ impl GeneralGenerator {
                 }
                 let in_bounds = points.iter().all(|(bounds, chosen)| {
                     chosen.iter().all(|p| {
-                        source_domain.iter().zip(&coordinates).all(|(&d, &c)| {
+                        source_domain.iter().zip(&coordinates).enumerate().all(|(k, (&d, &c))| {
                             let var = domain.iter().position(|x| *x == d).map(|k| p[k]);
+                            if ranged == Some(k) {
+                                let (lo, hi) = form.interval(var, bounds[d]);
+                                return hi <= lo || (lo >= 0 && hi <= bounds[d]);
+                            }
                             let v = Self::coordinate_value(c, var, bounds[d]);
                             (0..bounds[d]).contains(&v)
                         })
@@ -705,6 +749,36 @@ impl GeneralGenerator {
                     })
                     .collect();
                 let header = format!("({})[T, B]", domain.iter().map(|&d| DIMS[d].0).collect::<Vec<_>>().join(", "));
+                if let Some(k) = ranged {
+                    let mut lower = Vec::new();
+                    let mut upper = Vec::new();
+                    for (j, (&d, text)) in source_domain.iter().zip(&results).enumerate() {
+                        if j == k {
+                            let (lo, hi) = form.text(domain.contains(&d).then_some(DIMS[d].0), DIMS[d].1);
+                            lower.push(format!("affine_map<{header} -> ({lo})>"));
+                            upper.push(format!("affine_map<{header} -> ({hi})>"));
+                        } else {
+                            lower.push(format!("affine_map<{header} -> ({text})>"));
+                            upper.push(format!("affine_map<{header} -> ()>"));
+                        }
+                    }
+                    let range = g.fresh();
+                    let range_type = g.point.replacen("tensor<", "tensor<?x", 1);
+                    let _ = writeln!(
+                        body,
+                        "  {range} = \"temporal.read_range\"(%{source}) {{lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {range_type}",
+                        lower.join(", "),
+                        upper.join(", ")
+                    );
+                    let op = if g.rng.random_bool(0.5) { "reduce_sum" } else { "reduce_max" };
+                    let v = g.fresh();
+                    let _ = writeln!(
+                        body,
+                        "  {v} = \"temporal.{op}\"({range}) {{axis = 0 : i64}} : ({range_type}) -> {}",
+                        g.point
+                    );
+                    return v;
+                }
                 let v = g.fresh();
                 let _ = writeln!(
                     body,
