@@ -5,12 +5,15 @@
 //! petgraph), visited in dependence order (Kahn's algorithm on the
 //! condensation, smallest tensor first). Each component becomes a loop nest
 //! over its domain; components are fused greedily into the current nest when
-//! the result is still legal. A nest is legal when every read between its
-//! tensors is a uniform shift (`d + c` on every dimension) and, taking the
-//! dimensions outer to inner, each dimension can run in a direction in which
-//! all shifts not carried by an outer dimension point to the past (forward
-//! for `t - k`, backward for `t + k`); reads left with a zero shift order the
-//! body (the verifier has ruled out zero-distance cycles). Reads between
+//! the result is still legal. Every read between tensors of a nest must be
+//! bounded relative to the reader's variables: per dimension an interval of
+//! shifts, `[c, c]` for a point `d + c`, `(-inf, 0]` for the prefix
+//! `0:d+1`, `[1, +inf)` for `d+1:D`. Taking the dimensions outer to inner,
+//! each must run in a direction in which every read not yet ordered by an
+//! outer dimension stays in the past or present (forward for `t - k` and
+//! prefixes, backward for `t + k` and suffixes); reads that may touch the
+//! present point stay for the inner dimensions, and those left at the end
+//! order the body (a same-point cycle there is an error). Reads between
 //! nests may use any index: the source nest runs first and stores every
 //! point that a later nest can read.
 //!
@@ -57,14 +60,34 @@ pub struct Schedule {
     pub storage: Vec<Storage>,
 }
 
+/// The shifts `coordinate - v` a read can make along one dimension, as an
+/// interval (`None`: unbounded on that side). A point read `v + c` is
+/// `[c, c]`; the prefix `0 : v + 1` is `(-inf, 0]`; `v + 1 : T` is `[1, +inf)`.
+type Shift = (Option<i64>, Option<i64>);
+
 /// A read between two computed tensors.
 struct Edge<'c> {
     reader: usize,
     source: usize,
-    /// Shift per dimension (by dimension index) when the read is uniform.
-    shifts: Option<HashMap<usize, i64>>,
+    /// Shift interval per dimension (by dimension index) when every
+    /// coordinate is bounded relative to the reader's own variable.
+    shifts: Option<HashMap<usize, Shift>>,
+    /// Whether the read is of a range (its points are not addressed one by
+    /// one, so the source cannot live in a ring yet).
+    is_range: bool,
     location: Location<'c>,
     text: String,
+}
+
+/// Along a dimension running forward, the read only sees the past or the
+/// present; backward, the future or the present.
+fn in_past(shift: Shift, forward: bool) -> bool {
+    if forward { shift.1.is_some_and(|hi| hi <= 0) } else { shift.0.is_some_and(|lo| lo >= 0) }
+}
+
+/// Whether the read may see the present point along the dimension.
+fn touches_present(shift: Shift) -> bool {
+    shift.0.is_none_or(|lo| lo <= 0) && shift.1.is_none_or(|hi| hi >= 0)
 }
 
 impl Schedule {
@@ -76,21 +99,44 @@ impl Schedule {
         for (reader, tensor) in program.tensors.iter().enumerate() {
             for branch in &tensor.branches {
                 for node in &branch.nodes {
-                    if let NodeKind::ReadRange { source, lower, .. } = &node.kind {
-                        // A box of points: never a uniform shift (yet).
-                        if !program.tensors[*source].is_input {
-                            edges.push(Edge {
-                                reader,
-                                source: *source,
-                                shifts: None,
-                                location: node.location,
-                                text: format!(
-                                    "a range of '{}' ({} dimensions)",
-                                    program.tensors[*source].name,
-                                    lower.len()
-                                ),
-                            });
+                    if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
+                        if program.tensors[*source].is_input {
+                            continue;
                         }
+                        let src_domain = &program.tensors[*source].domain;
+                        let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
+                        // Bounds relative to the reader's variable: lower results
+                        // `v + c` bound the shift from below (the max of them),
+                        // upper results `v + c` from above (c - 1, the min).
+                        let shifts = same_dims
+                            .then(|| {
+                                src_domain
+                                    .iter()
+                                    .zip(lower.iter().zip(upper))
+                                    .map(|(d, (lo, hi))| {
+                                        let position = tensor.domain.iter().position(|x| x == d)?;
+                                        let offsets = |m: &tempo_passes::affine::AffineMap| -> Vec<i64> {
+                                            m.results.iter().filter_map(|e| e.offset_from_dim(position)).collect()
+                                        };
+                                        let low = offsets(lo).into_iter().max();
+                                        let high = if hi.results.is_empty() {
+                                            low.filter(|_| lo.results.len() == 1)
+                                        } else {
+                                            offsets(hi).into_iter().min().map(|c| c - 1)
+                                        };
+                                        Some((*d, (low, high)))
+                                    })
+                                    .collect::<Option<HashMap<_, _>>>()
+                            })
+                            .flatten();
+                        edges.push(Edge {
+                            reader,
+                            source: *source,
+                            shifts,
+                            is_range: true,
+                            location: node.location,
+                            text: format!("a range of '{}'", program.tensors[*source].name),
+                        });
                         continue;
                     }
                     let NodeKind::Read { source, index } = &node.kind else { continue };
@@ -106,7 +152,8 @@ impl Schedule {
                                 .zip(&index.results)
                                 .map(|(d, e)| {
                                     let position = tensor.domain.iter().position(|x| x == d)?;
-                                    Some((*d, e.offset_from_dim(position)?))
+                                    let c = e.offset_from_dim(position)?;
+                                    Some((*d, (Some(c), Some(c))))
                                 })
                                 .collect::<Option<HashMap<_, _>>>()
                         })
@@ -115,6 +162,7 @@ impl Schedule {
                         reader,
                         source: *source,
                         shifts,
+                        is_range: false,
                         location: node.location,
                         text: program.describe_read(reader, *source, index),
                     });
@@ -194,10 +242,11 @@ impl Schedule {
                 let forward = nest.forward[0];
                 let mut farthest = Some(0i64);
                 for e in edges.iter().filter(|e| e.source == i) {
+                    // How far back (in loop order) the read can reach; -1: unbounded.
                     let past = match (&e.shifts, nest_of.get(&e.reader) == Some(&nest_of[&i])) {
-                        (Some(s), true) => {
-                            let shift = s[&dim];
-                            if forward { -shift } else { shift }
+                        (Some(s), true) if !e.is_range && in_past(s[&dim], forward) => {
+                            let (lo, hi) = s[&dim];
+                            if forward { lo.map_or(-1, |l| -l) } else { hi.map_or(-1, |h| h) }
                         }
                         _ => -1,
                     };
@@ -238,7 +287,7 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
-                    "read {} is on a cycle but is not a constant shift of the reader's variables; the scheduler cannot order it",
+                    "read {} is on a cycle but is not bounded relative to the reader's variables; the scheduler cannot order it",
                     e.text
                 ),
             ));
@@ -247,13 +296,13 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
     let mut remaining: Vec<&Edge> = inside;
     let mut forward = Vec::new();
     for &d in &dims {
-        let shifts: Vec<i64> = remaining.iter().map(|e| e.shifts.as_ref().expect("uniform")[&d]).collect();
-        let direction = if shifts.iter().all(|&s| s <= 0) {
+        let shifts: Vec<Shift> = remaining.iter().map(|e| e.shifts.as_ref().expect("bounded")[&d]).collect();
+        let direction = if shifts.iter().all(|&s| in_past(s, true)) {
             true
-        } else if shifts.iter().all(|&s| s >= 0) {
+        } else if shifts.iter().all(|&s| in_past(s, false)) {
             false
         } else {
-            let e = remaining.iter().find(|e| e.shifts.as_ref().expect("uniform")[&d] > 0).expect("mixed");
+            let e = remaining.iter().find(|e| !in_past(e.shifts.as_ref().expect("bounded")[&d], true)).expect("mixed");
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
@@ -263,20 +312,29 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
             ));
         };
         forward.push(direction);
-        remaining.retain(|e| e.shifts.as_ref().expect("uniform")[&d] == 0);
+        // Reads that may see the present point along `d` are ordered by the
+        // inner dimensions or the body.
+        remaining.retain(|e| touches_present(e.shifts.as_ref().expect("bounded")[&d]));
     }
-    // Body order: same-point reads first (they form no cycle).
+    // Body order: reads that may see the same point order the tensors; a
+    // cycle among them (possible through ranges that include the present)
+    // means a point needs itself.
     let mut body = Vec::new();
     let mut placed = BTreeSet::new();
     while body.len() < tensors.len() {
-        let next = tensors
-            .iter()
-            .copied()
-            .find(|t| {
-                !placed.contains(t)
-                    && remaining.iter().filter(|e| e.reader == *t).all(|e| e.source == *t || placed.contains(&e.source))
-            })
-            .expect("the verifier rules out same-point cycles");
+        let next = tensors.iter().copied().find(|t| {
+            !placed.contains(t) && remaining.iter().filter(|e| e.reader == *t).all(|e| placed.contains(&e.source))
+        });
+        let Some(next) = next else {
+            let e = remaining.iter().find(|e| !placed.contains(&e.reader)).expect("an unplaced tensor has a read");
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "read {} by '{}' can reach the point being computed: a point would need itself (zero-distance cycle)",
+                    e.text, program.tensors[e.reader].name
+                ),
+            ));
+        };
         placed.insert(next);
         body.push(next);
     }
@@ -380,6 +438,16 @@ mod tests {
     }
 
     #[test]
+    fn ranges_over_the_past_can_be_on_a_cycle() {
+        // y[t] = 1 + sum(y[0:t]): the prefix stops before t.
+        let body = tensor("y", "\"t\"")
+            + &define("y", "t", "0 == 0", &[])
+            + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.nests.len(), 1);
+    }
+
+    #[test]
     fn unschedulable_cycles_are_explained() {
         let mixed = tensor("a", "\"t\"")
             + &tensor("z", "\"t\"")
@@ -394,6 +462,6 @@ mod tests {
             + &define("a", "t", "t - 1 >= 0, T - t - 2 >= 0", &[("a", "T - 1 - t")])
             + &define("a", "t", "0 == 0", &[]);
         let error = schedule_of(&reversed).unwrap_err().join("\n");
-        assert!(error.contains("is on a cycle but is not a constant shift"), "{error}");
+        assert!(error.contains("is on a cycle but is not bounded relative to the reader"), "{error}");
     }
 }

@@ -21,7 +21,7 @@
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
 "temporal.define"(%a) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read a[-t + T - 1] is on a cycle but is not a constant shift of the reader's variables
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read a[-t + T - 1] is on a cycle but is not bounded relative to the reader's variables
   %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (T - 1 - t)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (t * 2 - T >= 0)>} : (!temporal.rtensor) -> ()
@@ -60,4 +60,16 @@
   // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: zero-distance cycle: y -> y
   %p = "temporal.read"(%y) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+// A range that includes the point being computed is a zero-distance cycle.
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<i64>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:11: error: read a range of 'y' by 'y' can reach the point being computed: a point would need itself (zero-distance cycle)
+  %past = "temporal.read_range"(%y) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?xi64>
+  %sum = "temporal.reduce_sum"(%past) {axis = 0 : i64} : (tensor<?xi64>) -> tensor<i64>
+  "gpu.yield"(%sum) : (tensor<i64>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()

@@ -47,3 +47,8 @@
 // RUN: tempo-run %examples/suffix_sum.mlir --bound T=6 --seed 5 > %t/suffix-compiled.txt
 // RUN: tempo-run %examples/suffix_sum.mlir --bound T=6 --seed 5 --interpret > %t/suffix-interpreted.txt
 // RUN: diff %t/suffix-compiled.txt %t/suffix-interpreted.txt
+
+// A range over the tensor's own past sits on a cycle and still runs forward.
+// RUN: tempo-run %examples/prefix_recurrence.mlir --bound T=10 | FileCheck %s --check-prefix=PREFIX
+// RUN: tempo-run %examples/prefix_recurrence.mlir --bound T=10 --interpret | FileCheck %s --check-prefix=PREFIX
+// PREFIX: y: int64[10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]

@@ -74,6 +74,7 @@ fn examples_agree_with_the_interpreter() {
         "causal_attention.mlir",
         "windowed_attention.mlir",
         "suffix_sum.mlir",
+        "prefix_recurrence.mlir",
     ] {
         for bound in [0, 1, 2, 7, 30] {
             assert!(check(&example(name), bound, 3), "{name} with T={bound} failed both ways");
