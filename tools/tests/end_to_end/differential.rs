@@ -468,6 +468,10 @@ enum RangeForm {
     Window,
     /// `0 : bound`
     All,
+    /// `0 : v` (the strict past)
+    Before,
+    /// `v + 1 : bound` (the strict future)
+    After,
 }
 
 impl RangeForm {
@@ -476,6 +480,8 @@ impl RangeForm {
             (RangeForm::Prefix, Some(v)) => (0, v + 1),
             (RangeForm::Suffix, Some(v)) => (v, bound),
             (RangeForm::Window, Some(v)) => ((v - 1).max(0), v + 1),
+            (RangeForm::Before, Some(v)) => (0, v),
+            (RangeForm::After, Some(v)) => (v + 1, bound),
             _ => (0, bound),
         }
     }
@@ -485,6 +491,8 @@ impl RangeForm {
             (RangeForm::Prefix, Some(v)) => ("0".into(), format!("{v} + 1")),
             (RangeForm::Suffix, Some(v)) => (v.into(), bound.into()),
             (RangeForm::Window, Some(v)) => (format!("0, {v} - 1"), format!("{v} + 1")),
+            (RangeForm::Before, Some(v)) => ("0".into(), v.into()),
+            (RangeForm::After, Some(v)) => (format!("{v} + 1"), bound.into()),
             _ => ("0".into(), bound.into()),
         }
     }
@@ -695,13 +703,20 @@ impl GeneralGenerator {
                     2 if !domain.is_empty() => (tensors[me].0.clone(), tensors[me].1.clone(), true),
                     _ => break,
                 };
-                // Sometimes a reduction over a range of one source dimension
-                // (never of the tensor itself: that would put a range on a cycle).
-                let ranged = (!own && !source_domain.is_empty() && g.rng.random_bool(0.3))
+                // Sometimes a reduction over a range of one source dimension;
+                // of the tensor itself only over its strict past or future
+                // (in its direction), so that the cycle stays schedulable.
+                let ranged = (!source_domain.is_empty() && g.rng.random_bool(if own { 0.2 } else { 0.3 }))
                     .then(|| g.rng.random_range(0..source_domain.len()));
-                let form = *[RangeForm::Prefix, RangeForm::Suffix, RangeForm::Window, RangeForm::All]
-                    .choose(&mut g.rng)
-                    .expect("non-empty");
+                let form = match ranged {
+                    Some(k) if own => {
+                        let p = domain.iter().position(|x| *x == source_domain[k]).expect("own domain");
+                        if direction[p] < 0 { RangeForm::Before } else { RangeForm::After }
+                    }
+                    _ => *[RangeForm::Prefix, RangeForm::Suffix, RangeForm::Window, RangeForm::All]
+                        .choose(&mut g.rng)
+                        .expect("non-empty"),
+                };
                 let coordinates: Vec<Coordinate> = source_domain
                     .iter()
                     .map(|d| {
@@ -722,7 +737,7 @@ impl GeneralGenerator {
                         }
                     })
                     .collect();
-                if own && coordinates.iter().all(|c| matches!(c, Coordinate::Shift(0))) {
+                if own && ranged.is_none() && coordinates.iter().all(|c| matches!(c, Coordinate::Shift(0))) {
                     continue;
                 }
                 let in_bounds = points.iter().all(|(bounds, chosen)| {
