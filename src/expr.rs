@@ -11,26 +11,8 @@ use crate::program::{Tensor, TensorId};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::panic::Location;
 use std::rc::Rc;
+pub use tempo_passes::program::{BinaryKind as Binary, ReduceKind as Reduce, UnaryKind as Unary};
 use tempo_passes::program::{DYNAMIC, ElementType, PointType};
-
-/// Elementwise unary operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Unary {
-    Neg,
-    Exp,
-    Log,
-    Sqrt,
-    Tanh,
-    Sigmoid,
-    Relu,
-}
-
-/// Reductions along one axis.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Reduce {
-    Sum,
-    Max,
-}
 
 /// How a range read indexes one dimension of its source.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -51,17 +33,6 @@ impl Coordinate {
     pub fn clamped(lower: Vec<Index>, upper: Vec<Index>) -> Coordinate {
         Coordinate::Range { lower, upper }
     }
-}
-
-/// Elementwise binary operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Binary {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Max,
-    Min,
 }
 
 #[derive(Debug)]
