@@ -11,7 +11,7 @@ use crate::program::{Tensor, TensorId};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::panic::Location;
 use std::rc::Rc;
-pub use tempo_passes::program::{BinaryKind as Binary, ReduceKind as Reduce, UnaryKind as Unary};
+pub use tempo_passes::program::{BinaryKind as Binary, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
 use tempo_passes::program::{DYNAMIC, ElementType, PointType};
 
 /// How a range read indexes one dimension of its source.
@@ -57,6 +57,9 @@ pub(crate) enum Node {
     },
     Unary(Unary, Expr),
     Binary(Binary, Expr, Expr),
+    Compare(Predicate, Expr, Expr),
+    Select(Expr, Expr, Expr),
+    Cast(Expr),
     Matmul(Expr, Expr),
 }
 
@@ -191,6 +194,71 @@ impl Expr {
     pub fn relu(&self) -> Expr {
         self.clone().unary(Unary::Relu)
     }
+    /// Sine.
+    #[track_caller]
+    pub fn sin(&self) -> Expr {
+        self.clone().unary(Unary::Sin)
+    }
+    /// Cosine.
+    #[track_caller]
+    pub fn cos(&self) -> Expr {
+        self.clone().unary(Unary::Cos)
+    }
+    /// Absolute value.
+    #[track_caller]
+    pub fn abs(&self) -> Expr {
+        self.clone().unary(Unary::Abs)
+    }
+    /// Logical not (booleans).
+    #[track_caller]
+    pub fn not(&self) -> Expr {
+        self.clone().unary(Unary::Not)
+    }
+    /// `self ^ exponent` (floats).
+    #[track_caller]
+    pub fn pow(&self, exponent: &Expr) -> Expr {
+        self.clone().binary(Binary::Pow, exponent.clone())
+    }
+    /// Logical and (booleans).
+    #[track_caller]
+    pub fn and(&self, other: &Expr) -> Expr {
+        self.clone().binary(Binary::And, other.clone())
+    }
+    /// Logical or (booleans).
+    #[track_caller]
+    pub fn or(&self, other: &Expr) -> Expr {
+        self.clone().binary(Binary::Or, other.clone())
+    }
+    /// Elementwise comparison, giving booleans.
+    #[track_caller]
+    pub fn compare(&self, predicate: Predicate, other: &Expr) -> Expr {
+        let shape = if self.0.ty.shape.is_empty() { other.0.ty.shape.clone() } else { self.0.ty.shape.clone() };
+        let ty = PointType { shape, element: ElementType::I1 };
+        Expr::new(Node::Compare(predicate, self.clone(), other.clone()), ty, Location::caller())
+    }
+    /// `self < other`, elementwise.
+    #[track_caller]
+    pub fn less(&self, other: &Expr) -> Expr {
+        self.compare(Predicate::Lt, other)
+    }
+    /// `self > other`, elementwise.
+    #[track_caller]
+    pub fn greater(&self, other: &Expr) -> Expr {
+        self.compare(Predicate::Gt, other)
+    }
+    /// `condition ? on_true : on_false` elementwise (`self` is the condition).
+    #[track_caller]
+    pub fn select(&self, on_true: &Expr, on_false: &Expr) -> Expr {
+        let ty = if on_true.0.ty.shape.is_empty() { on_false.0.ty.clone() } else { on_true.0.ty.clone() };
+        Expr::new(Node::Select(self.clone(), on_true.clone(), on_false.clone()), ty, Location::caller())
+    }
+    /// Converts every element to `element`.
+    #[track_caller]
+    pub fn cast(&self, element: ElementType) -> Expr {
+        let ty = PointType { shape: self.0.ty.shape.clone(), element };
+        Expr::new(Node::Cast(self.clone()), ty, Location::caller())
+    }
+
     /// Elementwise maximum.
     #[track_caller]
     pub fn max(&self, other: &Expr) -> Expr {

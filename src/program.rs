@@ -1,7 +1,7 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Binary, Coordinate, Expr, ExprData, Node, Reduce, Unary};
+use crate::expr::{Coordinate, Expr, ExprData, Node, Reduce};
 use crate::index::{Cond, Index};
 use indexmap::IndexMap;
 use melior::ir::Module;
@@ -456,29 +456,13 @@ impl BodyEmitter<'_> {
                 (op, vec![a.clone()], format!("{{axis = {axis} : i64}}"))
             }
             Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
-            Node::Unary(u, a) => {
-                let op = match u {
-                    Unary::Neg => "neg",
-                    Unary::Exp => "exp",
-                    Unary::Log => "log",
-                    Unary::Sqrt => "sqrt",
-                    Unary::Tanh => "tanh",
-                    Unary::Sigmoid => "sigmoid",
-                    Unary::Relu => "relu",
-                };
-                (op, vec![a.clone()], String::new())
+            Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
+            Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
+            Node::Compare(predicate, x, y) => {
+                ("cmp", vec![x.clone(), y.clone()], format!("{{predicate = \"{}\"}}", predicate.text()))
             }
-            Node::Binary(b, x, y) => {
-                let op = match b {
-                    Binary::Add => "add",
-                    Binary::Sub => "sub",
-                    Binary::Mul => "mul",
-                    Binary::Div => "div",
-                    Binary::Max => "max",
-                    Binary::Min => "min",
-                };
-                (op, vec![x.clone(), y.clone()], String::new())
-            }
+            Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
+            Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
             Node::Matmul(x, y) => ("matmul", vec![x.clone(), y.clone()], String::new()),
         };
         let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();

@@ -109,6 +109,30 @@ tempo_dialect_macros::dialect! {
         op sigmoid { operands { operand: any } results { result: any } }
         /// Elementwise `max(x, 0)`.
         op relu { operands { operand: any } results { result: any } }
+        /// Elementwise sine (floats).
+        op sin { operands { operand: any } results { result: any } }
+        /// Elementwise cosine (floats).
+        op cos { operands { operand: any } results { result: any } }
+        /// Elementwise absolute value.
+        op abs { operands { operand: any } results { result: any } }
+        /// Elementwise `lhs ^ rhs` (floats).
+        op pow { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise logical and (booleans, `i1`).
+        op and { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise logical or (booleans, `i1`).
+        op or { operands { lhs: any, rhs: any } results { result: any } }
+        /// Elementwise logical not (booleans, `i1`).
+        op not { operands { operand: any } results { result: any } }
+        /// Elementwise comparison giving booleans (`i1`); `predicate` is one of
+        /// "eq", "ne", "lt", "le", "gt", "ge" (ordered for floats, signed for integers).
+        op cmp { operands { lhs: any, rhs: any } attributes { predicate: string } results { result: any } }
+        /// Elementwise `condition ? on_true : on_false` (`where`); a scalar
+        /// operand is broadcast.
+        op select { operands { condition: any, on_true: any, on_false: any } results { result: any } }
+        /// Elementwise conversion to the result's element type (f32, f64,
+        /// i32, i64, i1): floats to integers truncate toward zero, booleans
+        /// are 0 or 1, anything to a boolean is `x != 0`.
+        op cast { operands { operand: any } results { result: any } }
 
         /// Sum along dimension `axis` (an integer attribute), which is removed.
         op reduce_sum { operands { operand: any } attributes { axis: integer } results { result: any } }

@@ -26,7 +26,9 @@ use std::fmt::Write;
 use tempo_passes::affine::{AffineExpr, AffineMap, IntegerSet};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
-use tempo_passes::program::{BinaryKind, DYNAMIC, ElementType, NodeKind, PointType, Program, ReduceKind, UnaryKind};
+use tempo_passes::program::{
+    BinaryKind, DYNAMIC, ElementType, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
+};
 use tempo_passes::verify::verify_program;
 
 use melior::ir::OperationRef;
@@ -426,14 +428,19 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 kind => {
                     // Sizes of the result, from the operands' sizes.
                     let sizes: Vec<String> = match kind {
-                        NodeKind::Unary(_, a) => views[*a].sizes.clone(),
-                        NodeKind::Binary(_, a, c) => {
+                        NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
+                        NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => {
                             if views[*a].sizes.is_empty() {
                                 views[*c].sizes.clone()
                             } else {
                                 views[*a].sizes.clone()
                             }
                         }
+                        NodeKind::Select(c, a, b) => [c, a, b]
+                            .iter()
+                            .map(|k| views[**k].sizes.clone())
+                            .find(|s| !s.is_empty())
+                            .unwrap_or_default(),
                         NodeKind::Matmul(a, c) => match (views[*a].sizes.len(), views[*c].sizes.len()) {
                             (2, 2) => vec![views[*a].sizes[0].clone(), views[*c].sizes[1].clone()],
                             (2, 1) => vec![views[*a].sizes[0].clone()],
@@ -473,10 +480,35 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     };
                     match kind {
                         NodeKind::Unary(op, a) => {
-                            self.elementwise(&[&views[*a]], &target, &node.ty, Elementwise::Unary(*op), indent, out)
+                            let elements = [branch.nodes[*a].ty.element];
+                            self.elementwise(
+                                &[&views[*a]],
+                                &elements,
+                                &target,
+                                &node.ty,
+                                Elementwise::Unary(*op),
+                                indent,
+                                out,
+                            )
+                        }
+                        NodeKind::Compare(predicate, a, c) => {
+                            let elements = [branch.nodes[*a].ty.element, branch.nodes[*c].ty.element];
+                            let op = Elementwise::Compare(*predicate);
+                            self.elementwise(&[&views[*a], &views[*c]], &elements, &target, &node.ty, op, indent, out)
+                        }
+                        NodeKind::Select(c, a, b) => {
+                            let elements = [ElementType::I1, node.ty.element, node.ty.element];
+                            let inputs = [&views[*c], &views[*a], &views[*b]];
+                            self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+                        }
+                        NodeKind::Cast(a) => {
+                            let from = branch.nodes[*a].ty.element;
+                            let op = Elementwise::Cast(from);
+                            self.elementwise(&[&views[*a]], &[from], &target, &node.ty, op, indent, out)
                         }
                         NodeKind::Binary(op, a, c) => self.elementwise(
                             &[&views[*a], &views[*c]],
+                            &[node.ty.element, node.ty.element],
                             &target,
                             &node.ty,
                             Elementwise::Binary(*op),
@@ -635,9 +667,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
         View { name, ty: view_ty, sizes: kept_sizes }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn elementwise(
         &mut self,
         inputs: &[&View],
+        input_elements: &[ElementType],
         target: &View,
         point: &PointType,
         op: Elementwise,
@@ -665,9 +699,13 @@ impl<'p, 'c> Emitter<'p, 'c> {
             target.name,
             target.ty
         );
-        let args: Vec<String> = (0..inputs.len()).map(|i| format!("%a{i}: {e}")).collect();
+        let args: Vec<String> =
+            input_elements.iter().enumerate().map(|(i, el)| format!("%a{i}: {}", el.mlir())).collect();
         let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
-        let body = scalar_body(op, point.element);
+        let body = match op {
+            Elementwise::Compare(predicate) => compare_body(predicate, input_elements[0]),
+            _ => scalar_body(op, point.element),
+        };
         for line in body.lines() {
             let _ = writeln!(out, "{indent}  {line}");
         }
@@ -754,6 +792,10 @@ impl View {
 enum Elementwise {
     Unary(UnaryKind),
     Binary(BinaryKind),
+    Compare(Predicate),
+    Select,
+    /// From this element type to the result's.
+    Cast(ElementType),
 }
 
 fn zero_literal(element: ElementType) -> &'static str {
@@ -764,11 +806,13 @@ fn zero_literal(element: ElementType) -> &'static str {
     }
 }
 
-/// The scalar body of an elementwise `linalg.generic` (inputs `%a0`, `%a1`).
+/// The scalar body of an elementwise `linalg.generic` (inputs `%a0`,
+/// `%a1`, `%a2`); `element` is the result's element type.
 fn scalar_body(op: Elementwise, element: ElementType) -> String {
     let e = element.mlir();
     let float = element.is_float();
     let binary = |f: &str, i: &str| format!("%r = {} %a0, %a1 : {e}\nlinalg.yield %r : {e}", if float { f } else { i });
+    let unary = |name: &str| format!("%r = {name} %a0 : {e}\nlinalg.yield %r : {e}");
     match op {
         Elementwise::Binary(BinaryKind::Add) => binary("arith.addf", "arith.addi"),
         Elementwise::Binary(BinaryKind::Sub) => binary("arith.subf", "arith.subi"),
@@ -776,7 +820,10 @@ fn scalar_body(op: Elementwise, element: ElementType) -> String {
         Elementwise::Binary(BinaryKind::Div) => binary("arith.divf", "arith.divsi"),
         Elementwise::Binary(BinaryKind::Max) => binary("arith.maximumf", "arith.maxsi"),
         Elementwise::Binary(BinaryKind::Min) => binary("arith.minimumf", "arith.minsi"),
-        Elementwise::Unary(UnaryKind::Neg) if float => format!("%r = arith.negf %a0 : {e}\nlinalg.yield %r : {e}"),
+        Elementwise::Binary(BinaryKind::Pow) => binary("math.powf", "math.ipowi"),
+        Elementwise::Binary(BinaryKind::And) => binary("arith.andi", "arith.andi"),
+        Elementwise::Binary(BinaryKind::Or) => binary("arith.ori", "arith.ori"),
+        Elementwise::Unary(UnaryKind::Neg) if float => unary("arith.negf"),
         Elementwise::Unary(UnaryKind::Neg) => {
             format!("%z = arith.constant 0 : {e}\n%r = arith.subi %z, %a0 : {e}\nlinalg.yield %r : {e}")
         }
@@ -787,16 +834,86 @@ fn scalar_body(op: Elementwise, element: ElementType) -> String {
         Elementwise::Unary(UnaryKind::Sigmoid) => format!(
             "%one = arith.constant 1.0 : {e}\n%n = arith.negf %a0 : {e}\n%x = math.exp %n : {e}\n%d = arith.addf %one, %x : {e}\n%r = arith.divf %one, %d : {e}\nlinalg.yield %r : {e}"
         ),
-        Elementwise::Unary(u) => {
-            let op = match u {
-                UnaryKind::Exp => "math.exp",
-                UnaryKind::Log => "math.log",
-                UnaryKind::Sqrt => "math.sqrt",
-                UnaryKind::Tanh => "math.tanh",
-                _ => unreachable!("handled above"),
-            };
-            format!("%r = {op} %a0 : {e}\nlinalg.yield %r : {e}")
+        Elementwise::Unary(UnaryKind::Abs) if float => unary("math.absf"),
+        // max(x, -x) (wrapping: the smallest integer stays itself).
+        Elementwise::Unary(UnaryKind::Abs) => {
+            format!(
+                "%z = arith.constant 0 : {e}\n%n = arith.subi %z, %a0 : {e}\n%r = arith.maxsi %a0, %n : {e}\nlinalg.yield %r : {e}"
+            )
         }
+        Elementwise::Unary(UnaryKind::Not) => {
+            format!("%true = arith.constant true\n%r = arith.xori %a0, %true : i1\nlinalg.yield %r : i1")
+        }
+        Elementwise::Unary(u) => unary(match u {
+            UnaryKind::Exp => "math.exp",
+            UnaryKind::Log => "math.log",
+            UnaryKind::Sqrt => "math.sqrt",
+            UnaryKind::Tanh => "math.tanh",
+            UnaryKind::Sin => "math.sin",
+            UnaryKind::Cos => "math.cos",
+            _ => unreachable!("handled above"),
+        }),
+        Elementwise::Cast(_) | Elementwise::Select => conversion_body(op, element),
+        Elementwise::Compare(_) => unreachable!("compare_body types its operands"),
+    }
+}
+
+/// An ordered (floats) or signed (integers) comparison of operands of type
+/// `operand`.
+fn compare_body(predicate: Predicate, operand: ElementType) -> String {
+    let e = operand.mlir();
+    let line = if operand.is_float() {
+        let p = match predicate {
+            Predicate::Eq => "oeq",
+            Predicate::Ne => "one",
+            Predicate::Lt => "olt",
+            Predicate::Le => "ole",
+            Predicate::Gt => "ogt",
+            Predicate::Ge => "oge",
+        };
+        format!("%r = arith.cmpf {p}, %a0, %a1 : {e}")
+    } else {
+        let p = match predicate {
+            Predicate::Eq => "eq",
+            Predicate::Ne => "ne",
+            Predicate::Lt => "slt",
+            Predicate::Le => "sle",
+            Predicate::Gt => "sgt",
+            Predicate::Ge => "sge",
+        };
+        format!("%r = arith.cmpi {p}, %a0, %a1 : {e}")
+    };
+    format!("{line}\nlinalg.yield %r : i1")
+}
+
+/// Bodies whose input and result element types differ.
+fn conversion_body(op: Elementwise, element: ElementType) -> String {
+    let e = element.mlir();
+    match op {
+        Elementwise::Select => format!("%r = arith.select %a0, %a1, %a2 : {e}\nlinalg.yield %r : {e}"),
+        Elementwise::Cast(from) => {
+            let (f, t) = (from.mlir(), e);
+            let line = match (from, element) {
+                (a, b) if a == b => return "linalg.yield %a0 : ".to_string() + e,
+                (ElementType::I1, b) if b.is_float() => format!("%r = arith.uitofp %a0 : i1 to {t}"),
+                (ElementType::I1, _) => format!("%r = arith.extui %a0 : i1 to {t}"),
+                (a, ElementType::I1) if a.is_float() => {
+                    format!("%z = arith.constant 0.0 : {f}\n%r = arith.cmpf une, %a0, %z : {f}")
+                }
+                (_, ElementType::I1) => format!("%z = arith.constant 0 : {f}\n%r = arith.cmpi ne, %a0, %z : {f}"),
+                (ElementType::F32, ElementType::F64) => format!("%r = arith.extf %a0 : {f} to {t}"),
+                (ElementType::F64, ElementType::F32) => format!("%r = arith.truncf %a0 : {f} to {t}"),
+                (a, b) if a.is_float() => {
+                    let _ = b;
+                    format!("%r = arith.fptosi %a0 : {f} to {t}")
+                }
+                (_, b) if b.is_float() => format!("%r = arith.sitofp %a0 : {f} to {t}"),
+                (ElementType::I32, ElementType::I64) => format!("%r = arith.extsi %a0 : {f} to {t}"),
+                _ => format!("%r = arith.trunci %a0 : {f} to {t}"),
+            };
+            format!("{line}\nlinalg.yield %r : {t}")
+        }
+        _ => unreachable!("only conversions"),
     }
 }
 

@@ -243,15 +243,31 @@ fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass
     let anchor = pass.anchor();
     create_external(
         move |op: OperationRef<'_, '_>, handle: ExternalPass<'_>| {
-            if let Err(diagnostics) = pass.run(op, &options) {
-                for d in &diagnostics {
-                    d.emit();
+            // A panic must not unwind into MLIR (C++ frames): report it as an
+            // internal error of the pass instead.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.run(op, &options)));
+            let diagnostics = match outcome {
+                Ok(Ok(())) => return,
+                Ok(Err(diagnostics)) => diagnostics,
+                Err(panic) => {
+                    let what = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    vec![PassDiagnostic::new(
+                        op.location(),
+                        format!("internal error in pass '{}': {what}; please report it with the input", pass.name()),
+                    )]
                 }
-                if diagnostics.is_empty() {
-                    PassDiagnostic::new(op.location(), format!("pass '{}' failed", pass.name())).emit();
-                }
-                handle.signal_failure();
+            };
+            for d in &diagnostics {
+                d.emit();
             }
+            if diagnostics.is_empty() {
+                PassDiagnostic::new(op.location(), format!("pass '{}' failed", pass.name())).emit();
+            }
+            handle.signal_failure();
         },
         TypeId::create(id),
         name,

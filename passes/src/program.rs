@@ -158,6 +158,29 @@ pub enum UnaryKind {
     Tanh,
     Sigmoid,
     Relu,
+    Sin,
+    Cos,
+    Abs,
+    Not,
+}
+
+impl UnaryKind {
+    /// The op's name in the temporal dialect, without the prefix.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            Self::Neg => "neg",
+            Self::Exp => "exp",
+            Self::Log => "log",
+            Self::Sqrt => "sqrt",
+            Self::Tanh => "tanh",
+            Self::Sigmoid => "sigmoid",
+            Self::Relu => "relu",
+            Self::Sin => "sin",
+            Self::Cos => "cos",
+            Self::Abs => "abs",
+            Self::Not => "not",
+        }
+    }
 }
 
 /// Elementwise binary operations.
@@ -169,6 +192,75 @@ pub enum BinaryKind {
     Div,
     Max,
     Min,
+    Pow,
+    And,
+    Or,
+}
+
+impl BinaryKind {
+    /// The op's name in the temporal dialect, without the prefix.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Sub => "sub",
+            Self::Mul => "mul",
+            Self::Div => "div",
+            Self::Max => "max",
+            Self::Min => "min",
+            Self::Pow => "pow",
+            Self::And => "and",
+            Self::Or => "or",
+        }
+    }
+}
+
+/// Comparison predicates (ordered for floats, signed for integers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Predicate {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Predicate {
+    /// Parses the `predicate` attribute's value.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "eq" => Self::Eq,
+            "ne" => Self::Ne,
+            "lt" => Self::Lt,
+            "le" => Self::Le,
+            "gt" => Self::Gt,
+            "ge" => Self::Ge,
+            _ => return None,
+        })
+    }
+    /// Whether `ordering` (of lhs against rhs) satisfies the predicate.
+    pub fn holds(self, ordering: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            Self::Eq => ordering == Equal,
+            Self::Ne => ordering != Equal,
+            Self::Lt => ordering == Less,
+            Self::Le => ordering != Greater,
+            Self::Gt => ordering == Greater,
+            Self::Ge => ordering != Less,
+        }
+    }
+    /// The attribute text.
+    pub fn text(self) -> &'static str {
+        match self {
+            Self::Eq => "eq",
+            Self::Ne => "ne",
+            Self::Lt => "lt",
+            Self::Le => "le",
+            Self::Gt => "gt",
+            Self::Ge => "ge",
+        }
+    }
 }
 
 /// Reductions along one axis.
@@ -196,6 +288,12 @@ pub enum NodeKind {
     },
     /// A reduction of a node along `axis`.
     Reduce(ReduceKind, usize, usize),
+    /// An elementwise comparison (booleans).
+    Compare(Predicate, usize, usize),
+    /// `condition ? on_true : on_false`, elementwise.
+    Select(usize, usize, usize),
+    /// An elementwise conversion to the node's element type.
+    Cast(usize),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
     Constant {
@@ -713,6 +811,10 @@ impl<'c, 'v> Builder<'c, 'v> {
                     "temporal.tanh" => Some(UnaryKind::Tanh),
                     "temporal.sigmoid" => Some(UnaryKind::Sigmoid),
                     "temporal.relu" => Some(UnaryKind::Relu),
+                    "temporal.sin" => Some(UnaryKind::Sin),
+                    "temporal.cos" => Some(UnaryKind::Cos),
+                    "temporal.abs" => Some(UnaryKind::Abs),
+                    "temporal.not" => Some(UnaryKind::Not),
                     _ => None,
                 };
                 let binary = match name.as_str() {
@@ -722,6 +824,9 @@ impl<'c, 'v> Builder<'c, 'v> {
                     "temporal.div" => Some(BinaryKind::Div),
                     "temporal.max" => Some(BinaryKind::Max),
                     "temporal.min" => Some(BinaryKind::Min),
+                    "temporal.pow" => Some(BinaryKind::Pow),
+                    "temporal.and" => Some(BinaryKind::And),
+                    "temporal.or" => Some(BinaryKind::Or),
                     _ => None,
                 };
                 if let Some(u) = unary {
@@ -730,9 +835,14 @@ impl<'c, 'v> Builder<'c, 'v> {
                         self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
                         return None;
                     }
-                    let float_only = !matches!(u, UnaryKind::Neg | UnaryKind::Relu);
-                    if float_only && !ty.element.is_float() || ty.element == ElementType::I1 {
-                        self.error(op, format!("'{name}' needs a floating-point operand, got {ty}"));
+                    let boolean = ty.element == ElementType::I1;
+                    let wrong = match u {
+                        UnaryKind::Not => (!boolean).then_some("a boolean (i1)"),
+                        UnaryKind::Neg | UnaryKind::Relu | UnaryKind::Abs => boolean.then_some("a numeric"),
+                        _ => (!ty.element.is_float()).then_some("a floating-point"),
+                    };
+                    if let Some(kind) = wrong {
+                        self.error(op, format!("'{name}' needs {kind} operand, got {ty}"));
                         return None;
                     }
                     NodeKind::Unary(u, a)
@@ -750,11 +860,68 @@ impl<'c, 'v> Builder<'c, 'v> {
                         );
                         return None;
                     }
-                    if ty.element == ElementType::I1 {
-                        self.error(op, format!("'{name}' is not defined on booleans"));
+                    let boolean = ty.element == ElementType::I1;
+                    let wrong = match b {
+                        BinaryKind::And | BinaryKind::Or => (!boolean).then_some("boolean (i1)"),
+                        BinaryKind::Pow => (!ty.element.is_float()).then_some("floating-point"),
+                        _ => boolean.then_some("numeric"),
+                    };
+                    if let Some(kind) = wrong {
+                        self.error(op, format!("'{name}' needs {kind} operands, got {ty}"));
                         return None;
                     }
                     NodeKind::Binary(b, l, r)
+                } else if name == "temporal.cmp" {
+                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
+                    let Some(predicate) =
+                        op.attribute("predicate").ok().and_then(string_attr).and_then(|t| Predicate::parse(&t))
+                    else {
+                        self.error(
+                            op,
+                            "temporal.cmp needs a 'predicate': one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\""
+                                .into(),
+                        );
+                        return None;
+                    };
+                    let (a, c) = (&nodes[l].ty, &nodes[r].ty);
+                    let full = if a.shape.is_empty() { c } else { a };
+                    let expected = PointType { shape: full.shape.clone(), element: ElementType::I1 };
+                    let operands_fit =
+                        a.element == c.element && (a.compatible(c) || a.shape.is_empty() || c.shape.is_empty());
+                    if !operands_fit || !ty.compatible(&expected) || a.element == ElementType::I1 {
+                        self.error(
+                            op,
+                            format!(
+                                "'temporal.cmp' compares numbers of one type into booleans; got {a} and {c} -> {ty}"
+                            ),
+                        );
+                        return None;
+                    }
+                    NodeKind::Compare(predicate, l, r)
+                } else if name == "temporal.select" {
+                    let (c, a, b) = (operand_nodes[0], operand_nodes[1], operand_nodes[2]);
+                    let fits = |t: &PointType| t.compatible(&ty) || (t.shape.is_empty() && t.element == ty.element);
+                    let condition = &nodes[c].ty;
+                    let condition_fits = condition.element == ElementType::I1
+                        && (condition.shape.is_empty()
+                            || PointType { shape: condition.shape.clone(), element: ty.element }.compatible(&ty));
+                    if !condition_fits || !fits(&nodes[a].ty) || !fits(&nodes[b].ty) {
+                        self.error(op, format!(
+                            "'temporal.select' needs a boolean condition and values of the result type {ty}, got {condition}, {} and {}",
+                            nodes[a].ty, nodes[b].ty
+                        ));
+                        return None;
+                    }
+                    NodeKind::Select(c, a, b)
+                } else if name == "temporal.cast" {
+                    let a = operand_nodes[0];
+                    if nodes[a].ty.shape.len() != ty.shape.len()
+                        || !(PointType { shape: nodes[a].ty.shape.clone(), element: ty.element }).compatible(&ty)
+                    {
+                        self.error(op, format!("'temporal.cast' keeps the shape: {} cannot become {ty}", nodes[a].ty));
+                        return None;
+                    }
+                    NodeKind::Cast(a)
                 } else if name == "temporal.matmul" {
                     let (l, r) = (operand_nodes[0], operand_nodes[1]);
                     let (a, b) = (&nodes[l].ty, &nodes[r].ty);

@@ -268,6 +268,53 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     matmul(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?
                 }
                 NodeKind::Reduce(kind, a, axis) => reduce(*kind, &values[*a], *axis),
+                NodeKind::Compare(predicate, a, b) => {
+                    let (x, y) =
+                        broadcast(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                    let flags = (0..x.data.len())
+                        .map(|k| {
+                            let ordering = match (&x.data, &y.data) {
+                                (Data::I32(p), Data::I32(q)) => Some(p[k].cmp(&q[k])),
+                                (Data::I64(p), Data::I64(q)) => Some(p[k].cmp(&q[k])),
+                                (Data::F32(p), Data::F32(q)) => p[k].partial_cmp(&q[k]),
+                                (Data::F64(p), Data::F64(q)) => p[k].partial_cmp(&q[k]),
+                                _ => unreachable!("the verifier checks compared types"),
+                            };
+                            // Ordered comparisons: false when a NaN is involved.
+                            ordering.is_some_and(|o| predicate.holds(o)) as u8
+                        })
+                        .collect();
+                    Value { shape: x.shape, data: Data::Bool(flags) }
+                }
+                NodeKind::Select(c, a, b) => {
+                    let shape =
+                        [c, a, b].iter().map(|k| values[**k].shape.clone()).find(|s| !s.is_empty()).unwrap_or_default();
+                    let spread = |v: &Value| {
+                        if v.shape.is_empty() && !shape.is_empty() {
+                            broadcast(
+                                v,
+                                &Value {
+                                    shape: shape.clone(),
+                                    data: Data::zeros(v.data.element(), shape.iter().product()),
+                                },
+                            )
+                            .map(|(s, _)| s)
+                        } else {
+                            Ok(v.clone())
+                        }
+                    };
+                    let (condition, x, y) = (spread(&values[*c])?, spread(&values[*a])?, spread(&values[*b])?);
+                    let Data::Bool(flags) = &condition.data else { unreachable!("the verifier checks the condition") };
+                    let parts: Vec<Data> = flags
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &f)| slice(if f != 0 { &x.data } else { &y.data }, k, 1))
+                        .collect();
+                    Value { shape, data: concat(node.ty.element, &parts) }
+                }
+                NodeKind::Cast(a) => {
+                    Value { shape: values[*a].shape.clone(), data: cast(&values[*a].data, node.ty.element) }
+                }
             };
             values.push(value);
         }
@@ -298,6 +345,39 @@ fn points_in(intervals: &[(i64, i64, bool)]) -> Vec<Vec<i64>> {
         all = all.into_iter().flat_map(|p| (lo..hi).map(move |i| [p.clone(), vec![i]].concat())).collect();
     }
     all
+}
+
+/// Converts every element to `element`: floats to integers truncate toward
+/// zero, anything to a boolean is `x != 0`, booleans are 0 or 1.
+fn cast(data: &Data, element: ElementType) -> Data {
+    let n = data.len();
+    let as_f64 = |k: usize| data.get_f64(k);
+    let as_i64 = |k: usize| match data {
+        Data::I32(v) => v[k] as i64,
+        Data::I64(v) => v[k],
+        Data::Bool(v) => v[k] as i64,
+        Data::F32(v) => v[k] as i64,
+        Data::F64(v) => v[k] as i64,
+    };
+    match element {
+        ElementType::F32 => Data::F32(match data {
+            Data::F64(v) => v.iter().map(|&x| x as f32).collect(),
+            Data::F32(v) => v.clone(),
+            _ => (0..n).map(|k| as_i64(k) as f32).collect(),
+        }),
+        ElementType::F64 => Data::F64((0..n).map(as_f64).collect()),
+        ElementType::I32 => Data::I32(match data {
+            Data::F32(v) => v.iter().map(|&x| x as i32).collect(),
+            Data::F64(v) => v.iter().map(|&x| x as i32).collect(),
+            _ => (0..n).map(|k| as_i64(k) as i32).collect(),
+        }),
+        ElementType::I64 => Data::I64((0..n).map(as_i64).collect()),
+        ElementType::I1 => Data::Bool(match data {
+            Data::F32(v) => v.iter().map(|&x| (x != 0.0) as u8).collect(),
+            Data::F64(v) => v.iter().map(|&x| (x != 0.0) as u8).collect(),
+            _ => (0..n).map(|k| (as_i64(k) != 0) as u8).collect(),
+        }),
+    }
 }
 
 /// Operands of an elementwise op: equal shapes, or a scalar broadcast.
@@ -388,8 +468,22 @@ macro_rules! float_unary {
                 UnaryKind::Tanh => x.tanh(),
                 UnaryKind::Sigmoid => 1.0 / (1.0 + (-x).exp()),
                 UnaryKind::Relu => nan_max(x, 0.0),
+                UnaryKind::Sin => x.sin(),
+                UnaryKind::Cos => x.cos(),
+                UnaryKind::Abs => x.abs(),
+                UnaryKind::Not => unreachable!("the verifier allows not only on booleans"),
             })
             .collect()
+    };
+}
+
+macro_rules! int_unary {
+    ($kind:expr, $x:expr) => {
+        match $kind {
+            UnaryKind::Neg => $x.wrapping_neg(),
+            UnaryKind::Abs => $x.wrapping_abs(),
+            _ => $x.max(0),
+        }
     };
 }
 
@@ -397,14 +491,10 @@ fn unary(kind: UnaryKind, a: &Data) -> Data {
     match a {
         Data::F32(v) => Data::F32(float_unary!(kind, v, f32)),
         Data::F64(v) => Data::F64(float_unary!(kind, v, f64)),
-        // The verifier allows only neg and relu on integers.
-        Data::I32(v) => {
-            Data::I32(v.iter().map(|&x| if kind == UnaryKind::Neg { x.wrapping_neg() } else { x.max(0) }).collect())
-        }
-        Data::I64(v) => {
-            Data::I64(v.iter().map(|&x| if kind == UnaryKind::Neg { x.wrapping_neg() } else { x.max(0) }).collect())
-        }
-        Data::Bool(_) => unreachable!("the verifier rejects unary ops on booleans"),
+        // The verifier allows only neg, relu and abs on integers, not on booleans.
+        Data::I32(v) => Data::I32(v.iter().map(|&x| int_unary!(kind, x)).collect()),
+        Data::I64(v) => Data::I64(v.iter().map(|&x| int_unary!(kind, x)).collect()),
+        Data::Bool(v) => Data::Bool(v.iter().map(|&x| (x == 0) as u8).collect()),
     }
 }
 
@@ -419,6 +509,8 @@ macro_rules! float_binary {
                 BinaryKind::Div => x / y,
                 BinaryKind::Max => nan_max(x, y),
                 BinaryKind::Min => nan_min(x, y),
+                BinaryKind::Pow => x.powf(y),
+                BinaryKind::And | BinaryKind::Or => unreachable!("the verifier allows and/or only on booleans"),
             })
             .collect()
     };
@@ -441,6 +533,9 @@ macro_rules! int_binary {
                     }
                     BinaryKind::Max => x.max(y),
                     BinaryKind::Min => x.min(y),
+                    BinaryKind::Pow | BinaryKind::And | BinaryKind::Or => {
+                        unreachable!("the verifier allows pow only on floats, and/or only on booleans")
+                    }
                 })
             })
             .collect::<Result<_, String>>()?
@@ -453,6 +548,9 @@ fn binary(kind: BinaryKind, a: &Data, b: &Data) -> Result<Data, String> {
         (Data::F64(x), Data::F64(y)) => Data::F64(float_binary!(kind, x, y)),
         (Data::I32(x), Data::I32(y)) => Data::I32(int_binary!(kind, x, y)),
         (Data::I64(x), Data::I64(y)) => Data::I64(int_binary!(kind, x, y)),
+        (Data::Bool(x), Data::Bool(y)) => {
+            Data::Bool(x.iter().zip(y).map(|(&p, &q)| if kind == BinaryKind::And { p & q } else { p | q }).collect())
+        }
         _ => unreachable!("the verifier checks operand types"),
     })
 }

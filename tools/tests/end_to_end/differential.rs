@@ -807,17 +807,58 @@ impl GeneralGenerator {
             return g.constant(body);
         }
         let ty = g.point.clone();
-        let unary = g.rng.random_bool(0.4);
-        if unary {
-            let ops: &[&str] = if g.is_float() { &["neg", "relu", "tanh", "sigmoid"] } else { &["neg", "relu"] };
+        let kind = g.rng.random_range(0..20);
+        if kind < 7 {
+            let ops: &[&str] = if g.is_float() {
+                &["neg", "relu", "tanh", "sigmoid", "sin", "cos", "abs"]
+            } else {
+                &["neg", "relu", "abs"]
+            };
             let op = *ops.choose(&mut g.rng).expect("non-empty");
             let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
             let v = self.inner.fresh();
             let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}) : ({ty}) -> {ty}");
             v
+        } else if kind < 10 {
+            // where(cmp(a, b), c, d)
+            let predicate = *["eq", "ne", "lt", "le", "gt", "ge"].choose(&mut g.rng).expect("non-empty");
+            let flags = ty.replace(self.inner.element, "i1");
+            let operands: Vec<String> = (0..4)
+                .map(|_| self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body))
+                .collect();
+            let c = self.inner.fresh();
+            let _ = writeln!(
+                body,
+                "  {c} = \"temporal.cmp\"({}, {}) {{predicate = \"{predicate}\"}} : ({ty}, {ty}) -> {flags}",
+                operands[0], operands[1]
+            );
+            let v = self.inner.fresh();
+            let _ = writeln!(
+                body,
+                "  {v} = \"temporal.select\"({c}, {}, {}) : ({flags}, {ty}, {ty}) -> {ty}",
+                operands[2], operands[3]
+            );
+            v
+        } else if kind < 11 {
+            // A cast away and back: exact for the chosen pairs, or through booleans.
+            let element = self.inner.element;
+            let other = match (element, self.inner.rng.random_bool(0.3)) {
+                (_, true) => "i1",
+                ("f32", _) => "f64",
+                ("f64", _) => "f32",
+                ("i32", _) => "i64",
+                _ => "i32",
+            };
+            let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let away = ty.replace(element, other);
+            let middle = self.inner.fresh();
+            let _ = writeln!(body, "  {middle} = \"temporal.cast\"({a}) : ({ty}) -> {away}");
+            let v = self.inner.fresh();
+            let _ = writeln!(body, "  {v} = \"temporal.cast\"({middle}) : ({away}) -> {ty}");
+            v
         } else {
             let ops: &[&str] = if g.is_float() {
-                &["add", "sub", "mul", "max", "min", "div"]
+                &["add", "sub", "mul", "max", "min", "div", "pow"]
             } else {
                 &["add", "sub", "mul", "max", "min"]
             };
