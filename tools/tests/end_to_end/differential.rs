@@ -929,3 +929,53 @@ fn random_general_programs_agree_with_the_interpreter() {
     }
     assert!(succeeded * 10 >= count * 6, "only {succeeded} of {count} general programs ran");
 }
+
+/// Runs `source` both ways with the given bounds; panics on disagreement.
+fn check_with(source: &str, bounds: &[(&str, i64)], seed: u64, name: &str) -> bool {
+    let compiled = run(source, bounds, vec![], Some(seed));
+    let interpreted = interpret(source, bounds, vec![], Some(seed));
+    match (&compiled, &interpreted) {
+        (Ok(c), Ok(i)) => {
+            if let Err(e) = compare(c, i) {
+                panic!("{name} {bounds:?}: compiled and interpreted results differ: {e}");
+            }
+            true
+        }
+        (Err(_), Err(_)) => false,
+        _ => panic!("{name} {bounds:?}: only one side failed:\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}"),
+    }
+}
+
+/// Every program in `examples/corpus/` (first line `// bounds: T=9 B=3`)
+/// runs both ways with its bounds, and with each bound set to 1.
+#[test]
+fn corpus_directory_agrees_with_the_interpreter() {
+    let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let name = path.display().to_string();
+        let header = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// bounds:"))
+            .unwrap_or_else(|| panic!("{name}: the first line must be `// bounds: NAME=VALUE ...`"));
+        let bounds: Vec<(String, i64)> = header
+            .split_whitespace()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                (k.to_string(), v.parse().expect("an integer bound"))
+            })
+            .collect();
+        let as_refs = |b: &[(String, i64)]| b.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>();
+        assert!(check_with(&source, &as_refs(&bounds), 1, &name), "{name} must run with its own bounds");
+        for k in 0..bounds.len() {
+            let mut small = bounds.clone();
+            small[k].1 = 1;
+            check_with(&source, &as_refs(&small), 2, &name);
+        }
+    }
+}
