@@ -970,7 +970,9 @@ fn corpus_directory_agrees_with_the_interpreter() {
                 (k.to_string(), v.parse().expect("an integer bound"))
             })
             .collect();
-        let as_refs = |b: &[(String, i64)]| b.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>();
+        fn as_refs(b: &[(String, i64)]) -> Vec<(&str, i64)> {
+            b.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+        }
         assert!(check_with(&source, &as_refs(&bounds), 1, &name), "{name} must run with its own bounds");
         for k in 0..bounds.len() {
             let mut small = bounds.clone();
