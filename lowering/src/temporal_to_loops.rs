@@ -44,7 +44,7 @@ impl TempoPass for LowerTemporalToLoops {
         "lower-temporal-to-loops"
     }
     fn summary(&self) -> &'static str {
-        "Lower a temporal program to affine loops over memref ring stores with linalg spatial work"
+        "Lower a temporal program to affine loop nests (naive schedule) over memref stores (rings, full, outputs in place) with linalg spatial work"
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
