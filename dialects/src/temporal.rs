@@ -89,7 +89,8 @@ tempo_dialect_macros::dialect! {
         op sub { operands { lhs: any, rhs: any } results { result: any } }
         /// Elementwise `lhs * rhs`.
         op mul { operands { lhs: any, rhs: any } results { result: any } }
-        /// Elementwise `lhs / rhs` (signed division for integers).
+        /// Elementwise `lhs / rhs`; for integers signed division toward zero,
+        /// with `x / 0 = 0` and `MIN / -1 = MIN` (it never traps).
         op div { operands { lhs: any, rhs: any } results { result: any } }
         /// Elementwise maximum.
         op max { operands { lhs: any, rhs: any } results { result: any } }

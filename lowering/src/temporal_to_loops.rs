@@ -817,7 +817,16 @@ fn scalar_body(op: Elementwise, element: ElementType) -> String {
         Elementwise::Binary(BinaryKind::Add) => binary("arith.addf", "arith.addi"),
         Elementwise::Binary(BinaryKind::Sub) => binary("arith.subf", "arith.subi"),
         Elementwise::Binary(BinaryKind::Mul) => binary("arith.mulf", "arith.muli"),
-        Elementwise::Binary(BinaryKind::Div) => binary("arith.divf", "arith.divsi"),
+        Elementwise::Binary(BinaryKind::Div) if float => binary("arith.divf", ""),
+        // Integer division never traps: x / 0 = 0, and MIN / -1 wraps to MIN.
+        Elementwise::Binary(BinaryKind::Div) => format!(
+            "%zero = arith.constant 0 : {e}\n%one = arith.constant 1 : {e}\n%minus = arith.constant -1 : {e}\n\
+             %by_zero = arith.cmpi eq, %a1, %zero : {e}\n%by_minus = arith.cmpi eq, %a1, %minus : {e}\n\
+             %special = arith.ori %by_zero, %by_minus : i1\n%safe = arith.select %special, %one, %a1 : {e}\n\
+             %q = arith.divsi %a0, %safe : {e}\n%negated = arith.subi %zero, %a0 : {e}\n\
+             %q1 = arith.select %by_minus, %negated, %q : {e}\n%r = arith.select %by_zero, %zero, %q1 : {e}\n\
+             linalg.yield %r : {e}"
+        ),
         Elementwise::Binary(BinaryKind::Max) => binary("arith.maximumf", "arith.maxsi"),
         Elementwise::Binary(BinaryKind::Min) => binary("arith.minimumf", "arith.minsi"),
         Elementwise::Binary(BinaryKind::Pow) => binary("math.powf", "math.ipowi"),

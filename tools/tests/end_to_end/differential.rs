@@ -315,8 +315,11 @@ impl Generator {
         let float = self.is_float();
         let kind = self.rng.random_range(0..10);
         if kind < 5 {
-            let ops: &[&str] =
-                if float { &["add", "sub", "mul", "max", "min", "div"] } else { &["add", "sub", "mul", "max", "min"] };
+            let ops: &[&str] = if float {
+                &["add", "sub", "mul", "max", "min", "div"]
+            } else {
+                &["add", "sub", "mul", "max", "min", "div"]
+            };
             let op = *ops.choose(&mut self.rng).expect("non-empty");
             let a = self.expression(depth - 1, me, tensors, inputs, reach, body);
             let b = self.expression(depth - 1, me, tensors, inputs, reach, body);
@@ -860,7 +863,7 @@ impl GeneralGenerator {
             let ops: &[&str] = if g.is_float() {
                 &["add", "sub", "mul", "max", "min", "div", "pow"]
             } else {
-                &["add", "sub", "mul", "max", "min"]
+                &["add", "sub", "mul", "max", "min", "div"]
             };
             let op = *ops.choose(&mut g.rng).expect("non-empty");
             let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
