@@ -156,6 +156,29 @@ impl Expr {
         self.reduce(Reduce::Max, axis)
     }
 
+    /// Mean along `axis` (floats).
+    #[track_caller]
+    pub fn mean(&self, axis: usize) -> Expr {
+        self.reduce(Reduce::Mean, axis)
+    }
+
+    /// Index (i64) of the first maximum along `axis`.
+    #[track_caller]
+    pub fn argmax(&self, axis: usize) -> Expr {
+        let mut shape = self.0.ty.shape.clone();
+        if axis < shape.len() {
+            shape.remove(axis);
+        }
+        let ty = PointType { shape, element: ElementType::I64 };
+        Expr::new(Node::Reduce(Reduce::ArgMax, self.clone(), axis), ty, Location::caller())
+    }
+
+    /// Running sum along `axis` (same shape).
+    #[track_caller]
+    pub fn cumsum(&self, axis: usize) -> Expr {
+        Expr::new(Node::Reduce(Reduce::CumSum, self.clone(), axis), self.0.ty.clone(), Location::caller())
+    }
+
     /// Softmax of a vector: `exp(x - max(x)) / sum(exp(x - max(x)))`, built
     /// from the primitive ops.
     #[track_caller]

@@ -1,7 +1,7 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Coordinate, Expr, ExprData, Node, Reduce};
+use crate::expr::{Coordinate, Expr, ExprData, Node};
 use crate::index::{Cond, Index};
 use indexmap::IndexMap;
 use melior::ir::Module;
@@ -448,13 +448,7 @@ impl BodyEmitter<'_> {
                 self.names.insert(key, name.clone());
                 return name;
             }
-            Node::Reduce(kind, a, axis) => {
-                let op = match kind {
-                    Reduce::Sum => "reduce_sum",
-                    Reduce::Max => "reduce_max",
-                };
-                (op, vec![a.clone()], format!("{{axis = {axis} : i64}}"))
-            }
+            Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
             Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),

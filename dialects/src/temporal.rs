@@ -141,6 +141,15 @@ tempo_dialect_macros::dialect! {
         /// smallest integer for an empty dimension).
         op reduce_max { operands { operand: any } attributes { axis: integer } results { result: any } }
 
+        /// Mean along dimension `axis`, which is removed (floats; NaN for an
+        /// empty dimension).
+        op reduce_mean { operands { operand: any } attributes { axis: integer } results { result: any } }
+        /// Index (i64) of the first maximum along dimension `axis`, which is
+        /// removed (0 for an empty dimension; NaN never counts as larger).
+        op argmax { operands { operand: any } attributes { axis: integer } results { result: any } }
+        /// Running sum along dimension `axis`, which is kept.
+        op cumsum { operands { operand: any } attributes { axis: integer } results { result: any } }
+
         /// Matrix product on static shapes: `MxK * KxN -> MxN`,
         /// `MxK * K -> M` (matrix-vector) and `K * KxN -> N` (vector-matrix).
         op matmul { operands { lhs: any, rhs: any } results { result: any } }

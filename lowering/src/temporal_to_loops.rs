@@ -446,9 +446,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             (2, 1) => vec![views[*a].sizes[0].clone()],
                             _ => vec![views[*c].sizes[1].clone()],
                         },
-                        NodeKind::Reduce(_, a, axis) => {
+                        NodeKind::Reduce(kind, a, axis) => {
                             let mut s = views[*a].sizes.clone();
-                            s.remove(*axis);
+                            if *kind != ReduceKind::CumSum {
+                                s.remove(*axis);
+                            }
                             s
                         }
                         _ => unreachable!("reads and constants handled above"),
@@ -538,7 +540,41 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             );
                         }
                         NodeKind::Reduce(kind, a, axis) => {
-                            self.reduce(*kind, &views[*a], *axis, &target, &node.ty, indent, out)
+                            let input_element = branch.nodes[*a].ty.element;
+                            match kind {
+                                ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
+                                ReduceKind::ArgMax => {
+                                    let scratch = self.fresh("buf");
+                                    let shape: String = node
+                                        .ty
+                                        .shape
+                                        .iter()
+                                        .map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") })
+                                        .collect();
+                                    let scratch_ty = format!("memref<{shape}{}>", input_element.mlir());
+                                    let dynamic: Vec<&str> = node
+                                        .ty
+                                        .shape
+                                        .iter()
+                                        .zip(&target.sizes)
+                                        .filter(|(d, _)| **d == DYNAMIC)
+                                        .map(|(_, s)| s.as_str())
+                                        .collect();
+                                    let _ = writeln!(
+                                        out,
+                                        "{indent}{scratch} = memref.alloc({}) : {scratch_ty}",
+                                        dynamic.join(", ")
+                                    );
+                                    let best = View {
+                                        name: scratch.clone(),
+                                        ty: scratch_ty.clone(),
+                                        sizes: target.sizes.clone(),
+                                    };
+                                    self.argmax(&views[*a], *axis, &best, &target, input_element, indent, out);
+                                    dynamic_buffers.push((scratch, scratch_ty));
+                                }
+                                _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, indent, out),
+                            }
                         }
                         _ => unreachable!("reads and constants handled above"),
                     }
@@ -712,7 +748,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let _ = writeln!(out, "{indent}}}");
     }
 
-    /// Sum or maximum of `input` along `axis` into `target`, in order.
+    /// Sum, maximum or mean of `input` along `axis` into `target`, in order.
     #[allow(clippy::too_many_arguments)]
     fn reduce(
         &mut self,
@@ -725,21 +761,9 @@ impl<'p, 'c> Emitter<'p, 'c> {
         out: &mut String,
     ) {
         let e = ty.element.mlir();
-        let init = match (kind, ty.element.is_float()) {
-            (ReduceKind::Sum, _) => zero_literal(ty.element).to_string(),
-            (ReduceKind::Max, true) => "0xFF800000".to_string(),
-            (ReduceKind::Max, false) => {
-                if ty.element == ElementType::I32 {
-                    i32::MIN.to_string()
-                } else {
-                    i64::MIN.to_string()
-                }
-            }
-        };
-        let init = if kind == ReduceKind::Max && ty.element == ElementType::F64 {
-            "0xFFF0000000000000".to_string()
-        } else {
-            init
+        let init = match kind {
+            ReduceKind::Max => lowest_literal(ty.element),
+            _ => zero_literal(ty.element).to_string(),
         };
         let z = self.fresh("z");
         let _ = writeln!(out, "{indent}{z} = arith.constant {init} : {e}");
@@ -750,10 +774,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let iterators: Vec<&str> =
             (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
         let combine = match (kind, ty.element.is_float()) {
-            (ReduceKind::Sum, true) => "arith.addf",
-            (ReduceKind::Sum, false) => "arith.addi",
             (ReduceKind::Max, true) => "arith.maximumf",
             (ReduceKind::Max, false) => "arith.maxsi",
+            (_, true) => "arith.addf",
+            (_, false) => "arith.addi",
         };
         let _ = writeln!(
             out,
@@ -770,6 +794,152 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a : {e}");
         let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
         let _ = writeln!(out, "{indent}}}");
+        if kind == ReduceKind::Mean {
+            // Divide by the length of the axis (0 / 0 is NaN).
+            let length = self.float_of_size(&input.sizes[axis], e, indent, out);
+            let _ = writeln!(
+                out,
+                "{indent}linalg.generic {{indexing_maps = [affine_map<({k}) -> ({k})>], iterator_types = [{}]}} outs({} : {}) {{",
+                kept.iter().map(|_| "\"parallel\"").collect::<Vec<_>>().join(", "),
+                target.name,
+                target.ty,
+                k = kept.join(", ")
+            );
+            let _ = writeln!(out, "{indent}^bb0(%o: {e}):");
+            let _ = writeln!(out, "{indent}  %r = arith.divf %o, {length} : {e}");
+            let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
+            let _ = writeln!(out, "{indent}}}");
+        }
+    }
+
+    /// A size (SSA index or literal) as a float of type `e`.
+    fn float_of_size(&mut self, size: &str, e: &str, indent: &str, out: &mut String) -> String {
+        let name = self.fresh("f");
+        if size.starts_with('%') {
+            let integer = self.fresh("i");
+            let _ = writeln!(out, "{indent}{integer} = arith.index_cast {size} : index to i64");
+            let _ = writeln!(out, "{indent}{name} = arith.sitofp {integer} : i64 to {e}");
+        } else {
+            let _ = writeln!(out, "{indent}{name} = arith.constant {size}.0 : {e}");
+        }
+        name
+    }
+
+    /// Index of the first maximum of `input` along `axis` into `target`
+    /// (i64), keeping the running maximum in `best`.
+    #[allow(clippy::too_many_arguments)]
+    fn argmax(
+        &mut self,
+        input: &View,
+        axis: usize,
+        best: &View,
+        target: &View,
+        element: ElementType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let e = element.mlir();
+        let lowest = self.fresh("z");
+        let _ = writeln!(out, "{indent}{lowest} = arith.constant {} : {e}", lowest_literal(element));
+        let _ = writeln!(out, "{indent}linalg.fill ins({lowest} : {e}) outs({} : {})", best.name, best.ty);
+        let zero = self.fresh("z");
+        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : i64");
+        let _ = writeln!(out, "{indent}linalg.fill ins({zero} : i64) outs({} : {})", target.name, target.ty);
+        let rank = input.sizes.len();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        let kept: Vec<String> = dims.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect();
+        let iterators: Vec<&str> =
+            (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
+        let greater = if element.is_float() { "arith.cmpf ogt" } else { "arith.cmpi sgt" };
+        let _ = writeln!(
+            out,
+            "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, affine_map<({d}) -> ({k})>, affine_map<({d}) -> ({k})>], iterator_types = [{}]}} ins({} : {}) outs({}, {} : {}, {}) {{",
+            iterators.join(", "),
+            input.name,
+            input.ty,
+            best.name,
+            target.name,
+            best.ty,
+            target.ty,
+            d = dims.join(", "),
+            k = kept.join(", ")
+        );
+        let _ = writeln!(out, "{indent}^bb0(%a: {e}, %best: {e}, %index: i64):");
+        let _ = writeln!(out, "{indent}  %position = linalg.index {axis} : index");
+        let _ = writeln!(out, "{indent}  %here = arith.index_cast %position : index to i64");
+        let _ = writeln!(out, "{indent}  %larger = {greater}, %a, %best : {e}");
+        let _ = writeln!(out, "{indent}  %new_best = arith.select %larger, %a, %best : {e}");
+        let _ = writeln!(out, "{indent}  %new_index = arith.select %larger, %here, %index : i64");
+        let _ = writeln!(out, "{indent}  linalg.yield %new_best, %new_index : {e}, i64");
+        let _ = writeln!(out, "{indent}}}");
+    }
+
+    /// Running sum of `input` along `axis` into `target`: explicit loops,
+    /// the axis innermost and sequential.
+    fn cumsum(&mut self, input: &View, axis: usize, target: &View, ty: &PointType, indent: &str, out: &mut String) {
+        let e = ty.element.mlir();
+        let add = if ty.element.is_float() { "arith.addf" } else { "arith.addi" };
+        let c0 = self.fresh("c");
+        let c1 = self.fresh("c");
+        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
+        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
+        let mut order: Vec<usize> = (0..input.sizes.len()).filter(|&k| k != axis).collect();
+        order.push(axis);
+        let mut ivs = vec![String::new(); input.sizes.len()];
+        let mut inner = indent.to_string();
+        for &k in &order {
+            let size = if input.sizes[k].starts_with('%') {
+                input.sizes[k].clone()
+            } else {
+                let c = self.fresh("c");
+                let _ = writeln!(out, "{inner}{c} = arith.constant {} : index", input.sizes[k]);
+                c
+            };
+            let iv = self.fresh("k");
+            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
+            ivs[k] = iv;
+            inner += "  ";
+        }
+        let index = ivs.join(", ");
+        let value = self.fresh("x");
+        let _ = writeln!(out, "{inner}{value} = memref.load {}[{index}] : {}", input.name, input.ty);
+        let first = self.fresh("b");
+        let _ = writeln!(out, "{inner}{first} = arith.cmpi eq, {}, {c0} : index", ivs[axis]);
+        let sum = self.fresh("x");
+        let _ = writeln!(out, "{inner}{sum} = scf.if {first} -> ({e}) {{");
+        let _ = writeln!(out, "{inner}  scf.yield {value} : {e}");
+        let _ = writeln!(out, "{inner}}} else {{");
+        let before = self.fresh("i");
+        let _ = writeln!(out, "{inner}  {before} = arith.subi {}, {c1} : index", ivs[axis]);
+        let mut previous_index = ivs.clone();
+        previous_index[axis] = before;
+        let previous = self.fresh("x");
+        let _ = writeln!(
+            out,
+            "{inner}  {previous} = memref.load {}[{}] : {}",
+            target.name,
+            previous_index.join(", "),
+            target.ty
+        );
+        let total = self.fresh("x");
+        let _ = writeln!(out, "{inner}  {total} = {add} {previous}, {value} : {e}");
+        let _ = writeln!(out, "{inner}  scf.yield {total} : {e}");
+        let _ = writeln!(out, "{inner}}}");
+        let _ = writeln!(out, "{inner}memref.store {sum}, {}[{index}] : {}", target.name, target.ty);
+        for _ in &order {
+            inner.truncate(inner.len() - 2);
+            let _ = writeln!(out, "{inner}}}");
+        }
+    }
+}
+
+/// The smallest value of an element type (-inf for floats), as MLIR text.
+fn lowest_literal(element: ElementType) -> String {
+    match element {
+        ElementType::F32 => "0xFF800000".to_string(),
+        ElementType::F64 => "0xFFF0000000000000".to_string(),
+        ElementType::I32 => i32::MIN.to_string(),
+        _ => i64::MIN.to_string(),
     }
 }
 

@@ -268,6 +268,25 @@ impl Predicate {
 pub enum ReduceKind {
     Sum,
     Max,
+    /// Sum divided by the length of the axis (floats).
+    Mean,
+    /// Index (i64) of the first maximum along the axis; 0 for an empty axis.
+    ArgMax,
+    /// Running sum along the axis, which is kept.
+    CumSum,
+}
+
+impl ReduceKind {
+    /// The op's name in the temporal dialect, without the prefix.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            Self::Sum => "reduce_sum",
+            Self::Max => "reduce_max",
+            Self::Mean => "reduce_mean",
+            Self::ArgMax => "argmax",
+            Self::CumSum => "cumsum",
+        }
+    }
 }
 
 /// What one node of a branch computes.
@@ -759,7 +778,11 @@ impl<'c, 'v> Builder<'c, 'v> {
                 }
                 NodeKind::ReadRange { source, lower, upper }
             }
-            "temporal.reduce_sum" | "temporal.reduce_max" => {
+            "temporal.reduce_sum"
+            | "temporal.reduce_max"
+            | "temporal.reduce_mean"
+            | "temporal.argmax"
+            | "temporal.cumsum" => {
                 let a = operand_nodes[0];
                 let Some(axis) = op
                     .attribute("axis")
@@ -774,14 +797,27 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, format!("'{name}' axis {axis} is out of range for {input}"));
                     return None;
                 }
+                let kind = match name.as_str() {
+                    "temporal.reduce_sum" => ReduceKind::Sum,
+                    "temporal.reduce_max" => ReduceKind::Max,
+                    "temporal.reduce_mean" => ReduceKind::Mean,
+                    "temporal.argmax" => ReduceKind::ArgMax,
+                    _ => ReduceKind::CumSum,
+                };
                 let mut shape = input.shape.clone();
-                shape.remove(axis as usize);
-                let expected = PointType { shape, element: input.element };
-                if !ty.compatible(&expected) || ty.element == ElementType::I1 {
+                if kind != ReduceKind::CumSum {
+                    shape.remove(axis as usize);
+                }
+                let element = if kind == ReduceKind::ArgMax { ElementType::I64 } else { input.element };
+                let expected = PointType { shape, element };
+                if !ty.compatible(&expected) || input.element == ElementType::I1 {
                     self.error(op, format!("'{name}' of {input} along axis {axis} gives {expected}, not {ty}"));
                     return None;
                 }
-                let kind = if name == "temporal.reduce_sum" { ReduceKind::Sum } else { ReduceKind::Max };
+                if kind == ReduceKind::Mean && !input.element.is_float() {
+                    self.error(op, format!("'{name}' needs floating-point values, got {input}"));
+                    return None;
+                }
                 NodeKind::Reduce(kind, a, axis as usize)
             }
             "temporal.constant" => {

@@ -621,24 +621,120 @@ macro_rules! reduce_typed {
     }};
 }
 
-/// Sum or maximum along `axis`, in order from the first element.
+/// A reduction along `axis`, in order from the first element.
 fn reduce(kind: ReduceKind, a: &Value, axis: usize) -> Value {
     let outer: usize = a.shape[..axis].iter().product();
     let len = a.shape[axis];
     let inner: usize = a.shape[axis + 1..].iter().product();
     let mut shape = a.shape.clone();
-    shape.remove(axis);
-    let sum = kind == ReduceKind::Sum;
+    if kind != ReduceKind::CumSum {
+        shape.remove(axis);
+    }
+    let at = |o: usize, r: usize, i: usize| (o * len + r) * inner + i;
+    macro_rules! typed {
+        ($v:expr, $variant:ident, $t:ty, $zero:expr, $lowest:expr, $add:expr) => {{
+            let v: &Vec<$t> = $v;
+            match kind {
+                ReduceKind::Sum => Data::$variant(reduce_typed!(v, outer, len, inner, $zero, $add)),
+                ReduceKind::Max => Data::$variant(reduce_typed!(v, outer, len, inner, $lowest, max_of::<$t>)),
+                ReduceKind::Mean => {
+                    let sums: Vec<$t> = reduce_typed!(v, outer, len, inner, $zero, $add);
+                    Data::$variant(sums.into_iter().map(|s| mean_of(s, len)).collect())
+                }
+                ReduceKind::ArgMax => {
+                    let mut out = vec![0i64; outer * inner];
+                    for o in 0..outer {
+                        for i in 0..inner {
+                            let mut best = $lowest;
+                            for r in 0..len {
+                                let x = v[at(o, r, i)];
+                                if x > best {
+                                    best = x;
+                                    out[o * inner + i] = r as i64;
+                                }
+                            }
+                        }
+                    }
+                    return Value { shape, data: Data::I64(out) };
+                }
+                ReduceKind::CumSum => {
+                    let mut out = v.clone();
+                    for o in 0..outer {
+                        for i in 0..inner {
+                            for r in 1..len {
+                                out[at(o, r, i)] = $add(out[at(o, r - 1, i)], v[at(o, r, i)]);
+                            }
+                        }
+                    }
+                    Data::$variant(out)
+                }
+            }
+        }};
+    }
     let data = match &a.data {
-        Data::F32(v) if sum => Data::F32(reduce_typed!(v, outer, len, inner, 0f32, |x: f32, y: f32| x + y)),
-        Data::F32(v) => Data::F32(reduce_typed!(v, outer, len, inner, f32::NEG_INFINITY, nan_max::<f32>)),
-        Data::F64(v) if sum => Data::F64(reduce_typed!(v, outer, len, inner, 0f64, |x: f64, y: f64| x + y)),
-        Data::F64(v) => Data::F64(reduce_typed!(v, outer, len, inner, f64::NEG_INFINITY, nan_max::<f64>)),
-        Data::I32(v) if sum => Data::I32(reduce_typed!(v, outer, len, inner, 0i32, |x: i32, y: i32| x.wrapping_add(y))),
-        Data::I32(v) => Data::I32(reduce_typed!(v, outer, len, inner, i32::MIN, |x: i32, y: i32| x.max(y))),
-        Data::I64(v) if sum => Data::I64(reduce_typed!(v, outer, len, inner, 0i64, |x: i64, y: i64| x.wrapping_add(y))),
-        Data::I64(v) => Data::I64(reduce_typed!(v, outer, len, inner, i64::MIN, |x: i64, y: i64| x.max(y))),
+        Data::F32(v) => typed!(v, F32, f32, 0f32, f32::NEG_INFINITY, |x: f32, y: f32| x + y),
+        Data::F64(v) => typed!(v, F64, f64, 0f64, f64::NEG_INFINITY, |x: f64, y: f64| x + y),
+        Data::I32(v) => typed!(v, I32, i32, 0i32, i32::MIN, |x: i32, y: i32| x.wrapping_add(y)),
+        Data::I64(v) => typed!(v, I64, i64, 0i64, i64::MIN, |x: i64, y: i64| x.wrapping_add(y)),
         Data::Bool(_) => unreachable!("the verifier rejects reductions of booleans"),
     };
     Value { shape, data }
+}
+
+/// Maximum that propagates NaN for floats, plain for integers.
+fn max_of<T: MaxOf>(a: T, b: T) -> T {
+    T::max_of(a, b)
+}
+
+trait MaxOf: Copy {
+    fn max_of(a: Self, b: Self) -> Self;
+}
+impl MaxOf for f32 {
+    fn max_of(a: Self, b: Self) -> Self {
+        nan_max(a, b)
+    }
+}
+impl MaxOf for f64 {
+    fn max_of(a: Self, b: Self) -> Self {
+        nan_max(a, b)
+    }
+}
+impl MaxOf for i32 {
+    fn max_of(a: Self, b: Self) -> Self {
+        a.max(b)
+    }
+}
+impl MaxOf for i64 {
+    fn max_of(a: Self, b: Self) -> Self {
+        a.max(b)
+    }
+}
+
+/// `sum / len` for floats (the verifier allows the mean only on floats).
+fn mean_of<T: MeanOf>(sum: T, len: usize) -> T {
+    T::mean_of(sum, len)
+}
+
+trait MeanOf {
+    fn mean_of(sum: Self, len: usize) -> Self;
+}
+impl MeanOf for f32 {
+    fn mean_of(sum: Self, len: usize) -> Self {
+        sum / len as f32
+    }
+}
+impl MeanOf for f64 {
+    fn mean_of(sum: Self, len: usize) -> Self {
+        sum / len as f64
+    }
+}
+impl MeanOf for i32 {
+    fn mean_of(_: Self, _: usize) -> Self {
+        unreachable!("the verifier allows the mean only on floats")
+    }
+}
+impl MeanOf for i64 {
+    fn mean_of(_: Self, _: usize) -> Self {
+        unreachable!("the verifier allows the mean only on floats")
+    }
 }

@@ -789,13 +789,45 @@ impl GeneralGenerator {
                         lower.join(", "),
                         upper.join(", ")
                     );
-                    let op = if g.rng.random_bool(0.5) { "reduce_sum" } else { "reduce_max" };
+                    let ops: &[&str] = if g.is_float() {
+                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum"]
+                    } else {
+                        &["reduce_sum", "reduce_max", "argmax", "cumsum"]
+                    };
+                    let op = *ops.choose(&mut g.rng).expect("non-empty");
                     let v = g.fresh();
-                    let _ = writeln!(
-                        body,
-                        "  {v} = \"temporal.{op}\"({range}) {{axis = 0 : i64}} : ({range_type}) -> {}",
-                        g.point
-                    );
+                    match op {
+                        "argmax" => {
+                            // Index of the maximum, cast back to the point's element type.
+                            let indices = g.point.replace(g.element, "i64");
+                            let a = g.fresh();
+                            let _ = writeln!(
+                                body,
+                                "  {a} = \"temporal.argmax\"({range}) {{axis = 0 : i64}} : ({range_type}) -> {indices}"
+                            );
+                            let _ = writeln!(body, "  {v} = \"temporal.cast\"({a}) : ({indices}) -> {}", g.point);
+                        }
+                        "cumsum" => {
+                            // Running sums along the range, then their maximum.
+                            let c = g.fresh();
+                            let _ = writeln!(
+                                body,
+                                "  {c} = \"temporal.cumsum\"({range}) {{axis = 0 : i64}} : ({range_type}) -> {range_type}"
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {v} = \"temporal.reduce_max\"({c}) {{axis = 0 : i64}} : ({range_type}) -> {}",
+                                g.point
+                            );
+                        }
+                        _ => {
+                            let _ = writeln!(
+                                body,
+                                "  {v} = \"temporal.{op}\"({range}) {{axis = 0 : i64}} : ({range_type}) -> {}",
+                                g.point
+                            );
+                        }
+                    }
                     return v;
                 }
                 let v = g.fresh();
