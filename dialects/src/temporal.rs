@@ -150,6 +150,25 @@ tempo_dialect_macros::dialect! {
         /// Running sum along dimension `axis`, which is kept.
         op cumsum { operands { operand: any } attributes { axis: integer } results { result: any } }
 
+        /// Permutes the dimensions: result dimension `i` is operand dimension
+        /// `permutation[i]` (an array of integers).
+        op permute { operands { operand: any } attributes { permutation: array } results { result: any } }
+        /// Reverses dimension `axis`.
+        op flip { operands { operand: any } attributes { axis: integer } results { result: any } }
+        /// The static box `[offsets, offsets + result shape)` of a static operand
+        /// (`offsets`: an array of integers, one per dimension).
+        op slice { operands { operand: any } attributes { offsets: array } results { result: any } }
+        /// Same elements, row-major, in the result's static shape (covers
+        /// squeeze and unsqueeze).
+        op reshape { operands { operand: any } results { result: any } }
+        /// Broadcasts to the result's shape: trailing dimensions align, an
+        /// operand dimension of size 1 repeats, missing leading ones are added.
+        op expand { operands { operand: any } results { result: any } }
+        /// Concatenation of two values along `axis`.
+        op concat { operands { lhs: any, rhs: any } attributes { axis: integer } results { result: any } }
+        /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
+        op arange { results { result: any } }
+
         /// Matrix product on static shapes: `MxK * KxN -> MxN`,
         /// `MxK * K -> M` (matrix-vector) and `K * KxN -> N` (vector-matrix).
         op matmul { operands { lhs: any, rhs: any } results { result: any } }

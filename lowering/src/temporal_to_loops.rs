@@ -27,7 +27,7 @@ use tempo_passes::affine::{AffineExpr, AffineMap, IntegerSet};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 use tempo_passes::program::{
-    BinaryKind, DYNAMIC, ElementType, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
+    BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
 };
 use tempo_passes::verify::verify_program;
 
@@ -441,6 +441,26 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             .map(|k| views[**k].sizes.clone())
                             .find(|s| !s.is_empty())
                             .unwrap_or_default(),
+                        NodeKind::Move(movement, operands) => match movement {
+                            Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
+                            Movement::Flip(_) => views[operands[0]].sizes.clone(),
+                            Movement::Concat(axis) => {
+                                let (a, b) = (views[operands[0]].sizes.clone(), views[operands[1]].sizes.clone());
+                                let mut sizes = a.clone();
+                                sizes[*axis] = match (a[*axis].parse::<i64>(), b[*axis].parse::<i64>()) {
+                                    (Ok(x), Ok(y)) => (x + y).to_string(),
+                                    _ => {
+                                        let x = self.index_value(&a[*axis], indent, out);
+                                        let y = self.index_value(&b[*axis], indent, out);
+                                        let total = self.fresh("i");
+                                        let _ = writeln!(out, "{indent}{total} = arith.addi {x}, {y} : index");
+                                        total
+                                    }
+                                };
+                                sizes
+                            }
+                            _ => node.ty.shape.iter().map(i64::to_string).collect(),
+                        },
                         NodeKind::Matmul(a, c) => match (views[*a].sizes.len(), views[*c].sizes.len()) {
                             (2, 2) => vec![views[*a].sizes[0].clone(), views[*c].sizes[1].clone()],
                             (2, 1) => vec![views[*a].sizes[0].clone()],
@@ -502,6 +522,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             let elements = [ElementType::I1, node.ty.element, node.ty.element];
                             let inputs = [&views[*c], &views[*a], &views[*b]];
                             self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+                        }
+                        NodeKind::Move(movement, operands) => {
+                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                            self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
                         }
                         NodeKind::Cast(a) => {
                             let from = branch.nodes[*a].ty.element;
@@ -927,6 +951,155 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let _ = writeln!(out, "{inner}}}");
         let _ = writeln!(out, "{inner}memref.store {sum}, {}[{index}] : {}", target.name, target.ty);
         for _ in &order {
+            inner.truncate(inner.len() - 2);
+            let _ = writeln!(out, "{inner}}}");
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// A size (SSA index or literal) as an SSA index.
+    fn index_value(&mut self, size: &str, indent: &str, out: &mut String) -> String {
+        if size.starts_with('%') {
+            return size.to_string();
+        }
+        let c = self.fresh("c");
+        let _ = writeln!(out, "{indent}{c} = arith.constant {size} : index");
+        c
+    }
+
+    /// Copies elements for a movement op: a loop nest over the result, each
+    /// element loaded from where [`Movement::source`] says.
+    fn move_elements(
+        &mut self,
+        movement: &Movement,
+        inputs: &[&View],
+        target: &View,
+        ty: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let e = ty.element.mlir();
+        let c0 = self.fresh("c");
+        let c1 = self.fresh("c");
+        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
+        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
+        let mut ivs = Vec::new();
+        let mut inner = indent.to_string();
+        for size in &target.sizes {
+            let size = self.index_value(size, &inner, out);
+            let iv = self.fresh("k");
+            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
+            ivs.push(iv);
+            inner += "  ";
+        }
+        let load = |this: &mut Self, k: usize, at: &[String], inner: &str, out: &mut String| -> String {
+            let v = this.fresh("x");
+            let _ = writeln!(out, "{inner}{v} = memref.load {}[{}] : {}", inputs[k].name, at.join(", "), inputs[k].ty);
+            v
+        };
+        let value = match movement {
+            Movement::Permute(p) => {
+                let mut at = vec![String::new(); ivs.len()];
+                for (i, &k) in p.iter().enumerate() {
+                    at[k] = ivs[i].clone();
+                }
+                load(self, 0, &at, &inner, out)
+            }
+            Movement::Flip(axis) => {
+                let size = self.index_value(&target.sizes[*axis], &inner, out);
+                let last = self.fresh("i");
+                let _ = writeln!(out, "{inner}{last} = arith.subi {size}, {c1} : index");
+                let flipped = self.fresh("i");
+                let _ = writeln!(out, "{inner}{flipped} = arith.subi {last}, {} : index", ivs[*axis]);
+                let mut at = ivs.clone();
+                at[*axis] = flipped;
+                load(self, 0, &at, &inner, out)
+            }
+            Movement::Slice(offsets) => {
+                let mut at = Vec::new();
+                for (iv, o) in ivs.iter().zip(offsets) {
+                    let c = self.index_value(&o.to_string(), &inner, out);
+                    let sum = self.fresh("i");
+                    let _ = writeln!(out, "{inner}{sum} = arith.addi {iv}, {c} : index");
+                    at.push(sum);
+                }
+                load(self, 0, &at, &inner, out)
+            }
+            Movement::Reshape => {
+                let mut linear = c0.clone();
+                for (k, iv) in ivs.iter().enumerate() {
+                    let stride: i64 = ty.shape[k + 1..].iter().product();
+                    let s = self.index_value(&stride.to_string(), &inner, out);
+                    let term = self.fresh("i");
+                    let _ = writeln!(out, "{inner}{term} = arith.muli {iv}, {s} : index");
+                    let next = self.fresh("i");
+                    let _ = writeln!(out, "{inner}{next} = arith.addi {linear}, {term} : index");
+                    linear = next;
+                }
+                let in_shape: Vec<i64> = inputs[0].sizes.iter().map(|s| s.parse().expect("static")).collect();
+                let mut at = Vec::new();
+                for k in 0..in_shape.len() {
+                    let stride: i64 = in_shape[k + 1..].iter().product();
+                    let s = self.index_value(&stride.to_string(), &inner, out);
+                    let n = self.index_value(&in_shape[k].to_string(), &inner, out);
+                    let q = self.fresh("i");
+                    let _ = writeln!(out, "{inner}{q} = arith.divui {linear}, {s} : index");
+                    let r = self.fresh("i");
+                    let _ = writeln!(out, "{inner}{r} = arith.remui {q}, {n} : index");
+                    at.push(r);
+                }
+                load(self, 0, &at, &inner, out)
+            }
+            Movement::Expand => {
+                let skip = ivs.len() - inputs[0].sizes.len();
+                let at: Vec<String> = inputs[0]
+                    .sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(k, n)| if n == "1" { c0.clone() } else { ivs[skip + k].clone() })
+                    .collect();
+                load(self, 0, &at, &inner, out)
+            }
+            Movement::Concat(axis) => {
+                let first = self.index_value(&inputs[0].sizes[*axis].clone(), &inner, out);
+                let in_first = self.fresh("b");
+                let _ = writeln!(out, "{inner}{in_first} = arith.cmpi ult, {}, {first} : index", ivs[*axis]);
+                let v = self.fresh("x");
+                let _ = writeln!(out, "{inner}{v} = scf.if {in_first} -> ({e}) {{");
+                let deeper = format!("{inner}  ");
+                let a = load(self, 0, &ivs, &deeper, out);
+                let _ = writeln!(out, "{deeper}scf.yield {a} : {e}");
+                let _ = writeln!(out, "{inner}}} else {{");
+                let shifted = self.fresh("i");
+                let _ = writeln!(out, "{deeper}{shifted} = arith.subi {}, {first} : index", ivs[*axis]);
+                let mut at = ivs.clone();
+                at[*axis] = shifted;
+                let b = load(self, 1, &at, &deeper, out);
+                let _ = writeln!(out, "{deeper}scf.yield {b} : {e}");
+                let _ = writeln!(out, "{inner}}}");
+                v
+            }
+            Movement::Arange => {
+                let position = self.fresh("i");
+                let _ = writeln!(out, "{inner}{position} = arith.index_cast {} : index to i64", ivs[0]);
+                match ty.element {
+                    ElementType::I64 => position,
+                    ElementType::I32 => {
+                        let v = self.fresh("x");
+                        let _ = writeln!(out, "{inner}{v} = arith.trunci {position} : i64 to i32");
+                        v
+                    }
+                    _ => {
+                        let v = self.fresh("x");
+                        let _ = writeln!(out, "{inner}{v} = arith.sitofp {position} : i64 to {e}");
+                        v
+                    }
+                }
+            }
+        };
+        let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
+        for _ in &ivs {
             inner.truncate(inner.len() - 2);
             let _ = writeln!(out, "{inner}}}");
         }

@@ -289,6 +289,71 @@ impl ReduceKind {
     }
 }
 
+/// Ops that only move elements; every result element comes from one
+/// operand element ([`Movement::source`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Movement {
+    /// Result dimension `i` is operand dimension `permutation[i]`.
+    Permute(Vec<usize>),
+    Flip(usize),
+    Slice(Vec<i64>),
+    Reshape,
+    Expand,
+    Concat(usize),
+    Arange,
+}
+
+impl Movement {
+    /// For a result element at `index` (result shape `out`, operand shapes
+    /// `inputs`), the operand it comes from and its index there; `None` for
+    /// [`Movement::Arange`], whose element is its own position.
+    pub fn source(&self, index: &[usize], out: &[usize], inputs: &[Vec<usize>]) -> Option<(usize, Vec<usize>)> {
+        let strides = |shape: &[usize]| {
+            let mut s = vec![1usize; shape.len()];
+            for k in (0..shape.len().saturating_sub(1)).rev() {
+                s[k] = s[k + 1] * shape[k + 1];
+            }
+            s
+        };
+        Some(match self {
+            Movement::Permute(p) => {
+                let mut at = vec![0; index.len()];
+                for (i, &k) in p.iter().enumerate() {
+                    at[k] = index[i];
+                }
+                (0, at)
+            }
+            Movement::Flip(axis) => {
+                let mut at = index.to_vec();
+                at[*axis] = out[*axis] - 1 - index[*axis];
+                (0, at)
+            }
+            Movement::Slice(offsets) => (0, index.iter().zip(offsets).map(|(&i, &o)| i + o as usize).collect()),
+            Movement::Reshape => {
+                let linear: usize = index.iter().zip(strides(out)).map(|(i, s)| i * s).sum();
+                let input = &inputs[0];
+                (0, strides(input).iter().zip(input).map(|(&s, &n)| (linear / s) % n.max(1)).collect())
+            }
+            Movement::Expand => {
+                let input = &inputs[0];
+                let skip = out.len() - input.len();
+                (0, input.iter().enumerate().map(|(k, &n)| if n == 1 { 0 } else { index[skip + k] }).collect())
+            }
+            Movement::Concat(axis) => {
+                let first = inputs[0][*axis];
+                if index[*axis] < first {
+                    (0, index.to_vec())
+                } else {
+                    let mut at = index.to_vec();
+                    at[*axis] -= first;
+                    (1, at)
+                }
+            }
+            Movement::Arange => return None,
+        })
+    }
+}
+
 /// What one node of a branch computes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
@@ -313,6 +378,8 @@ pub enum NodeKind {
     Select(usize, usize, usize),
     /// An elementwise conversion to the node's element type.
     Cast(usize),
+    /// A movement of elements (no arithmetic).
+    Move(Movement, Vec<usize>),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
     Constant {
@@ -949,6 +1016,8 @@ impl<'c, 'v> Builder<'c, 'v> {
                         return None;
                     }
                     NodeKind::Select(c, a, b)
+                } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
+                    NodeKind::Move(movement?, operand_nodes.clone())
                 } else if name == "temporal.cast" {
                     let a = operand_nodes[0];
                     if nodes[a].ty.shape.len() != ty.shape.len()
@@ -982,6 +1051,157 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         };
         Some(Node { kind, ty, location })
+    }
+}
+
+impl<'c, 'v> Builder<'c, 'v> {
+    /// Checks a movement op; `None` if `name` is not one, `Some(None)` after
+    /// reporting an error.
+    fn movement(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &str,
+        operands: &[usize],
+        nodes: &[Node<'c>],
+        ty: &PointType,
+    ) -> Option<Option<Movement>> {
+        let integer = |key: &str| {
+            op.attribute(key)
+                .ok()
+                .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok().map(|i| i.value()))
+        };
+        let integers = |key: &str| -> Option<Vec<i64>> {
+            let attr = op.attribute(key).ok()?;
+            unsafe {
+                if !mlirAttributeIsAArray(attr.to_raw()) {
+                    return None;
+                }
+                (0..mlirArrayAttrGetNumElements(attr.to_raw()))
+                    .map(|i| {
+                        melior::ir::attribute::IntegerAttribute::try_from(Attribute::from_raw(mlirArrayAttrGetElement(
+                            attr.to_raw(),
+                            i,
+                        )))
+                        .ok()
+                        .map(|v| v.value())
+                    })
+                    .collect()
+            }
+        };
+        let input = operands.first().map(|&a| nodes[a].ty.clone());
+        let same_element = input.as_ref().is_none_or(|i| i.element == ty.element);
+        let result: Result<Movement, String> = match name {
+            "temporal.permute" => {
+                let input = input.clone()?;
+                match integers("permutation") {
+                    Some(p)
+                        if p.len() == input.shape.len() && {
+                            let mut sorted = p.clone();
+                            sorted.sort();
+                            sorted.iter().enumerate().all(|(i, &v)| v == i as i64)
+                        } =>
+                    {
+                        let shape: Vec<i64> = p.iter().map(|&k| input.shape[k as usize]).collect();
+                        if ty.compatible(&PointType { shape, element: input.element }) {
+                            Ok(Movement::Permute(p.iter().map(|&k| k as usize).collect()))
+                        } else {
+                            Err(format!("permuting {input} gives another shape than {ty}"))
+                        }
+                    }
+                    _ => Err(format!(
+                        "'permutation' must be a permutation of 0..{} (array of integers)",
+                        input.shape.len()
+                    )),
+                }
+            }
+            "temporal.flip" => {
+                let input = input.clone()?;
+                match integer("axis") {
+                    Some(a) if a >= 0 && (a as usize) < input.shape.len() && ty.compatible(&input) => {
+                        Ok(Movement::Flip(a as usize))
+                    }
+                    _ => Err(format!("flip needs an 'axis' of {input} and the same result type, got {ty}")),
+                }
+            }
+            "temporal.slice" => {
+                let input = input.clone()?;
+                match integers("offsets") {
+                    Some(o)
+                        if o.len() == input.shape.len()
+                            && input.is_static()
+                            && ty.is_static()
+                            && ty.shape.len() == o.len()
+                            && o.iter().zip(&ty.shape).zip(&input.shape).all(|((&o, &n), &m)| o >= 0 && o + n <= m) =>
+                    {
+                        Ok(Movement::Slice(o))
+                    }
+                    _ => Err(format!("slice needs static shapes and 'offsets' with the box of {ty} inside {input}")),
+                }
+            }
+            "temporal.reshape" => {
+                let input = input.clone()?;
+                if input.is_static() && ty.is_static() && input.num_elements() == ty.num_elements() {
+                    Ok(Movement::Reshape)
+                } else {
+                    Err(format!("reshape needs static shapes with as many elements: {input} to {ty}"))
+                }
+            }
+            "temporal.expand" => {
+                let input = input.clone()?;
+                let skip = ty.shape.len().checked_sub(input.shape.len());
+                let fits = skip.is_some_and(|skip| {
+                    input.shape.iter().enumerate().all(|(k, &n)| n == 1 || n == ty.shape[skip + k])
+                });
+                if fits && input.is_static() && ty.is_static() {
+                    Ok(Movement::Expand)
+                } else {
+                    Err(format!("{input} does not broadcast to {ty}"))
+                }
+            }
+            "temporal.concat" => {
+                let (a, b) = (nodes[operands[0]].ty.clone(), nodes[operands[1]].ty.clone());
+                match integer("axis") {
+                    Some(axis) if axis >= 0 && (axis as usize) < a.shape.len() && a.shape.len() == b.shape.len() => {
+                        let axis = axis as usize;
+                        let mut shape = a.shape.clone();
+                        shape[axis] = if a.shape[axis] == DYNAMIC || b.shape[axis] == DYNAMIC {
+                            DYNAMIC
+                        } else {
+                            a.shape[axis] + b.shape[axis]
+                        };
+                        let others_equal = (0..a.shape.len()).all(|k| k == axis || a.shape[k] == b.shape[k]);
+                        if others_equal
+                            && a.element == b.element
+                            && ty.compatible(&PointType { shape, element: a.element })
+                        {
+                            Ok(Movement::Concat(axis))
+                        } else {
+                            Err(format!("cannot concatenate {a} and {b} along {axis} into {ty}"))
+                        }
+                    }
+                    _ => Err(format!("concat needs an 'axis' valid for {a} and {b} of one rank")),
+                }
+            }
+            "temporal.arange" => {
+                if ty.shape.len() == 1 && ty.is_static() && ty.element != ElementType::I1 {
+                    Ok(Movement::Arange)
+                } else {
+                    Err(format!("arange produces a static vector of numbers, not {ty}"))
+                }
+            }
+            _ => return None,
+        };
+        match result {
+            Ok(m) if same_element => Some(Some(m)),
+            Ok(_) => {
+                self.error(op, format!("'{name}' keeps the element type; got {} -> {ty}", input.expect("operand")));
+                Some(None)
+            }
+            Err(message) => {
+                self.error(op, format!("'{name}': {message}"));
+                Some(None)
+            }
+        }
     }
 }
 

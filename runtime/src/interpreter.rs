@@ -13,7 +13,7 @@
 
 use crate::array::{Data, HostArray};
 use std::collections::{HashMap, HashSet};
-use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Program, ReduceKind, UnaryKind};
+use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
 type Key = (usize, Vec<i64>);
 
@@ -315,6 +315,10 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 NodeKind::Cast(a) => {
                     Value { shape: values[*a].shape.clone(), data: cast(&values[*a].data, node.ty.element) }
                 }
+                NodeKind::Move(movement, operands) => {
+                    let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
+                    move_elements(movement, &inputs, &static_shape(&node.ty), node.ty.element)
+                }
             };
             values.push(value);
         }
@@ -345,6 +349,35 @@ fn points_in(intervals: &[(i64, i64, bool)]) -> Vec<Vec<i64>> {
         all = all.into_iter().flat_map(|p| (lo..hi).map(move |i| [p.clone(), vec![i]].concat())).collect();
     }
     all
+}
+
+/// Applies a movement op: each result element is copied from the operand
+/// element [`Movement::source`] names (or is its own position for arange).
+fn move_elements(movement: &Movement, inputs: &[&Value], static_out: &[usize], element: ElementType) -> Value {
+    let shape: Vec<usize> = match movement {
+        Movement::Permute(p) => p.iter().map(|&k| inputs[0].shape[k]).collect(),
+        Movement::Flip(_) => inputs[0].shape.clone(),
+        Movement::Concat(axis) => {
+            let mut s = inputs[0].shape.clone();
+            s[*axis] += inputs[1].shape[*axis];
+            s
+        }
+        _ => static_out.to_vec(),
+    };
+    let input_shapes: Vec<Vec<usize>> = inputs.iter().map(|v| v.shape.clone()).collect();
+    let mut parts = Vec::new();
+    let extents: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    for index in points(&extents) {
+        let index: Vec<usize> = index.iter().map(|&v| v as usize).collect();
+        match movement.source(&index, &shape, &input_shapes) {
+            Some((k, at)) => {
+                let flat = at.iter().zip(&input_shapes[k]).fold(0usize, |acc, (&i, &n)| acc * n + i);
+                parts.push(slice(&inputs[k].data, flat, 1));
+            }
+            None => parts.push(cast(&Data::I64(vec![index[0] as i64]), element)),
+        }
+    }
+    Value { shape, data: concat(element, &parts) }
 }
 
 /// Converts every element to `element`: floats to integers truncate toward

@@ -151,3 +151,25 @@
   %d = "arith.addf"(%c, %c) : (tensor<f32>, tensor<f32>) -> tensor<f32>
   "gpu.yield"(%d) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<4xf32>} : () -> !temporal.rtensor
+"temporal.define"(%x) ({
+  %a = "temporal.constant"() {value = dense<1.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: 'temporal.reshape': reshape needs static shapes with as many elements: tensor<2x3xf32> to tensor<4xf32>
+  %r = "temporal.reshape"(%a) : (tensor<2x3xf32>) -> tensor<4xf32>
+  "gpu.yield"(%r) : (tensor<4xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<3x2xf32>} : () -> !temporal.rtensor
+"temporal.define"(%x) ({
+  %a = "temporal.constant"() {value = dense<1.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: 'temporal.permute': 'permutation' must be a permutation of 0..2
+  %r = "temporal.permute"(%a) {permutation = [0, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  "gpu.yield"(%r) : (tensor<3x2xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
