@@ -11,7 +11,7 @@ use crate::program::{Tensor, TensorId};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::panic::Location;
 use std::rc::Rc;
-pub use tempo_passes::program::{BinaryKind as Binary, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
+pub use tempo_passes::program::{BinaryKind as Binary, Movement, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
 use tempo_passes::program::{DYNAMIC, ElementType, PointType};
 
 /// How a range read indexes one dimension of its source.
@@ -60,6 +60,7 @@ pub(crate) enum Node {
     Compare(Predicate, Expr, Expr),
     Select(Expr, Expr, Expr),
     Cast(Expr),
+    Move(Movement, Vec<Expr>),
     Matmul(Expr, Expr),
 }
 
@@ -177,6 +178,61 @@ impl Expr {
     #[track_caller]
     pub fn cumsum(&self, axis: usize) -> Expr {
         Expr::new(Node::Reduce(Reduce::CumSum, self.clone(), axis), self.0.ty.clone(), Location::caller())
+    }
+
+    #[track_caller]
+    fn moved(&self, movement: Movement, others: &[&Expr], shape: Vec<i64>) -> Expr {
+        let ty = PointType { shape, element: self.0.ty.element };
+        let operands = std::iter::once(self.clone()).chain(others.iter().map(|e| (*e).clone())).collect();
+        Expr::new(Node::Move(movement, operands), ty, Location::caller())
+    }
+
+    /// Result dimension `i` is dimension `permutation[i]`.
+    #[track_caller]
+    pub fn permute(&self, permutation: &[usize]) -> Expr {
+        let shape = permutation.iter().map(|&k| self.0.ty.shape.get(k).copied().unwrap_or(DYNAMIC)).collect();
+        self.moved(Movement::Permute(permutation.to_vec()), &[], shape)
+    }
+
+    /// Reverses dimension `axis`.
+    #[track_caller]
+    pub fn flip(&self, axis: usize) -> Expr {
+        self.moved(Movement::Flip(axis), &[], self.0.ty.shape.clone())
+    }
+
+    /// The static box at `offsets` with the given `sizes`.
+    #[track_caller]
+    pub fn slice(&self, offsets: &[i64], sizes: &[i64]) -> Expr {
+        self.moved(Movement::Slice(offsets.to_vec()), &[], sizes.to_vec())
+    }
+
+    /// The same elements in another static shape.
+    #[track_caller]
+    pub fn reshape(&self, shape: &[i64]) -> Expr {
+        self.moved(Movement::Reshape, &[], shape.to_vec())
+    }
+
+    /// Broadcast to `shape` (trailing dimensions align; size-1 ones repeat).
+    #[track_caller]
+    pub fn expand(&self, shape: &[i64]) -> Expr {
+        self.moved(Movement::Expand, &[], shape.to_vec())
+    }
+
+    /// Concatenation with `other` along `axis`.
+    #[track_caller]
+    pub fn concat(&self, other: &Expr, axis: usize) -> Expr {
+        let mut shape = self.0.ty.shape.clone();
+        if let (Some(a), Some(b)) = (shape.get(axis).copied(), other.0.ty.shape.get(axis).copied()) {
+            shape[axis] = if a == DYNAMIC || b == DYNAMIC { DYNAMIC } else { a + b };
+        }
+        self.moved(Movement::Concat(axis), &[other], shape)
+    }
+
+    /// `[0, 1, ..., n-1]` as a vector of `element`.
+    #[track_caller]
+    pub fn arange(n: i64, element: ElementType) -> Expr {
+        let ty = PointType { shape: vec![n], element };
+        Expr::new(Node::Move(Movement::Arange, vec![]), ty, Location::caller())
     }
 
     /// Softmax of a vector: `exp(x - max(x)) / sum(exp(x - max(x)))`, built

@@ -25,7 +25,7 @@ mod expr;
 mod index;
 mod program;
 
-pub use expr::{Binary, Coordinate, Expr, Reduce, Unary, f32s, f64s, i32s, i64s};
+pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
 pub use program::{Dim, Error, Program, Runner, Tensor, TensorId};
 pub use tempo_passes::program::{ElementType, PointType};
@@ -112,6 +112,24 @@ mod tests {
         let mut q = Program::new();
         q.dim("mod", "T");
         assert!(q.to_mlir().unwrap_err().to_string().contains("'mod' is not a valid dimension or bound name"));
+    }
+
+    #[test]
+    fn movement_reductions_and_where_through_the_api() {
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let x = p.input("x", &[&t], f32s(&[2, 3]));
+        let y = p.tensor("y", &[&t], f32s(&[6]));
+        let rotated = x.here().permute(&[1, 0]).flip(0).reshape(&[6]);
+        let positive = rotated.greater(&Expr::splat(0.0, f32s(&[])));
+        let clipped = positive.select(&rotated, &Expr::splat(0.0, f32s(&[])));
+        p.define(&y, t.eq(0), clipped.cumsum(0));
+        let index = y.at([&t - 1]).argmax(0).cast(ElementType::F32);
+        let shifted = y.at([&t - 1]).slice(&[1], &[5]).concat(&index.reshape(&[1]), 0);
+        p.otherwise(&y, &shifted + &Expr::arange(6, ElementType::F32));
+        p.output(&y);
+        let compiled = p.runner().bound("T", 5).seed(3).run().unwrap();
+        assert_eq!(compiled, p.runner().bound("T", 5).seed(3).interpret().unwrap());
     }
 
     #[test]

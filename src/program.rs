@@ -1,7 +1,7 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Coordinate, Expr, ExprData, Node};
+use crate::expr::{Coordinate, Expr, ExprData, Movement, Node};
 use crate::index::{Cond, Index};
 use indexmap::IndexMap;
 use melior::ir::Module;
@@ -457,6 +457,22 @@ impl BodyEmitter<'_> {
             }
             Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
             Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
+            Node::Move(movement, operands) => {
+                let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+                let (op, attributes) = match movement {
+                    Movement::Permute(p) => (
+                        "permute",
+                        format!("{{permutation = [{}]}}", list(&p.iter().map(|&k| k as i64).collect::<Vec<_>>())),
+                    ),
+                    Movement::Flip(axis) => ("flip", format!("{{axis = {axis} : i64}}")),
+                    Movement::Slice(offsets) => ("slice", format!("{{offsets = [{}]}}", list(offsets))),
+                    Movement::Reshape => ("reshape", String::new()),
+                    Movement::Expand => ("expand", String::new()),
+                    Movement::Concat(axis) => ("concat", format!("{{axis = {axis} : i64}}")),
+                    Movement::Arange => ("arange", String::new()),
+                };
+                (op, operands.clone(), attributes)
+            }
             Node::Matmul(x, y) => ("matmul", vec![x.clone(), y.clone()], String::new()),
         };
         let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
