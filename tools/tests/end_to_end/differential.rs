@@ -244,6 +244,8 @@ struct Generator {
     point: String,
     square: Option<String>,
     next: usize,
+    /// Shape of the points.
+    shape: Vec<i64>,
 }
 
 impl Generator {
@@ -359,7 +361,7 @@ impl Generator {
             _ => None,
         }
         .filter(|_| rng.random_bool(0.6));
-        let mut g = Generator { rng, element, point, square, next: 0 };
+        let mut g = Generator { rng, element, point, square, next: 0, shape: shape.to_vec() };
         let inputs = g.rng.random_range(0..=2usize);
         let tensors = g.rng.random_range(1..=4usize);
         let mut text = String::from(HEADER);
@@ -579,7 +581,8 @@ impl GeneralGenerator {
         let shape: &[i64] = [&[][..], &[2], &[2, 2]].choose(&mut rng).expect("non-empty");
         let dims_text: String = shape.iter().map(|d| format!("{d}x")).collect();
         let point = format!("tensor<{dims_text}{element}>");
-        let mut g = GeneralGenerator { inner: Generator { rng, element, point, square: None, next: 0 } };
+        let mut g =
+            GeneralGenerator { inner: Generator { rng, element, point, square: None, next: 0, shape: shape.to_vec() } };
         // Domains: indices into DIMS, in domain order.
         let domains: [&[usize]; 3] = [&[0], &[1, 0], &[]];
         let inputs: Vec<(String, Vec<usize>)> = vec![("x0".into(), vec![0]), ("x1".into(), vec![1, 0])];
@@ -842,8 +845,30 @@ impl GeneralGenerator {
             return g.constant(body);
         }
         let ty = g.point.clone();
-        let kind = g.rng.random_range(0..20);
-        if kind < 7 {
+        let kind = g.rng.random_range(0..22);
+        if kind >= 20 && !g.shape.is_empty() {
+            // A movement that keeps the point's type.
+            let shape = g.shape.clone();
+            let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let g = &mut self.inner;
+            let v = g.fresh();
+            if shape == [2, 2] && g.rng.random_bool(0.5) {
+                let _ = writeln!(body, "  {v} = \"temporal.permute\"({a}) {{permutation = [1, 0]}} : ({ty}) -> {ty}");
+            } else if shape.len() == 1 && shape[0] == 2 && g.rng.random_bool(0.5) {
+                let half = ty.replacen("tensor<2x", "tensor<1x", 1);
+                let (first, second) = (g.fresh(), g.fresh());
+                let _ = writeln!(body, "  {first} = \"temporal.slice\"({a}) {{offsets = [0]}} : ({ty}) -> {half}");
+                let _ = writeln!(body, "  {second} = \"temporal.slice\"({a}) {{offsets = [1]}} : ({ty}) -> {half}");
+                let _ = writeln!(
+                    body,
+                    "  {v} = \"temporal.concat\"({second}, {first}) {{axis = 0 : i64}} : ({half}, {half}) -> {ty}"
+                );
+            } else {
+                let axis = g.rng.random_range(0..shape.len());
+                let _ = writeln!(body, "  {v} = \"temporal.flip\"({a}) {{axis = {axis} : i64}} : ({ty}) -> {ty}");
+            }
+            v
+        } else if kind < 7 {
             let ops: &[&str] = if g.is_float() {
                 &["neg", "relu", "tanh", "sigmoid", "sin", "cos", "abs"]
             } else {
