@@ -24,6 +24,9 @@ CASES = [
     ("running_sum", "examples/running_sum.mlir", {"T": 1_000_000}, ["--seed", "1"]),
     ("rnn", "examples/rnn.mlir", {"T": 100_000}, ["--seed", "1"]),
     ("rnn", "examples/rnn.mlir", {"T": 1_000_000}, ["--seed", "1"]),
+    ("returns", "examples/returns.mlir", {"T": 1_000_000}, ["--seed", "1"]),
+    ("causal_attention", "examples/causal_attention.mlir", {"T": 2_048}, ["--seed", "1"]),
+    ("windowed_attention", "examples/windowed_attention.mlir", {"T": 100_000}, ["--seed", "1"]),
 ]
 
 
