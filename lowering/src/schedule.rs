@@ -25,6 +25,7 @@
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeSet, HashMap};
+use tempo_passes::affine::AffineExpr;
 use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::program::{NodeKind, Program};
 
@@ -79,6 +80,27 @@ struct Edge<'c> {
     text: String,
 }
 
+/// The shifts a coordinate can make relative to the reader's variable at
+/// `position`: the lower results bound it from below (their max), the upper
+/// results from above (their min, exclusive); a point (no upper) at a single
+/// `v + c` is `[c, c]`. `None` when the coordinate is not bounded at all
+/// relative to the variable (e.g. `T - 1 - t`).
+fn shift_interval(position: usize, lower: &[AffineExpr], upper: Option<&[AffineExpr]>) -> Option<Shift> {
+    let offsets =
+        |exprs: &[AffineExpr]| -> Vec<i64> { exprs.iter().filter_map(|e| e.offset_from_dim(position)).collect() };
+    let low = offsets(lower).into_iter().max();
+    let high = match upper {
+        None => low.filter(|_| lower.len() == 1),
+        Some(upper) => offsets(upper).into_iter().min().map(|c| c - 1),
+    };
+    match (low, high, upper) {
+        (None, None, _) => None,
+        // A point must be exactly `v + c`.
+        (_, None, None) => None,
+        _ => Some((low, high)),
+    }
+}
+
 /// Along a dimension running forward, the read only sees the past or the
 /// present; backward, the future or the present.
 fn in_past(shift: Shift, forward: bool) -> bool {
@@ -99,73 +121,42 @@ impl Schedule {
         for (reader, tensor) in program.tensors.iter().enumerate() {
             for branch in &tensor.branches {
                 for node in &branch.nodes {
-                    if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
-                        if program.tensors[*source].is_input {
-                            continue;
+                    // Per source dimension: the reader's results that bound
+                    // the coordinate from below (max) and above (min, exclusive;
+                    // `None` for a point).
+                    let (source, bounds, is_range, text) = match &node.kind {
+                        NodeKind::ReadRange { source, lower, upper } => {
+                            let bounds: Vec<(&[AffineExpr], Option<&[AffineExpr]>)> = lower
+                                .iter()
+                                .zip(upper)
+                                .map(|(lo, hi)| (&lo.results[..], (!hi.results.is_empty()).then_some(&hi.results[..])))
+                                .collect();
+                            (*source, bounds, true, format!("a range of '{}'", program.tensors[*source].name))
                         }
-                        let src_domain = &program.tensors[*source].domain;
-                        let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
-                        // Bounds relative to the reader's variable: lower results
-                        // `v + c` bound the shift from below (the max of them),
-                        // upper results `v + c` from above (c - 1, the min).
-                        let shifts = same_dims
-                            .then(|| {
-                                src_domain
-                                    .iter()
-                                    .zip(lower.iter().zip(upper))
-                                    .map(|(d, (lo, hi))| {
-                                        let position = tensor.domain.iter().position(|x| x == d)?;
-                                        let offsets = |m: &tempo_passes::affine::AffineMap| -> Vec<i64> {
-                                            m.results.iter().filter_map(|e| e.offset_from_dim(position)).collect()
-                                        };
-                                        let low = offsets(lo).into_iter().max();
-                                        let high = if hi.results.is_empty() {
-                                            low.filter(|_| lo.results.len() == 1)
-                                        } else {
-                                            offsets(hi).into_iter().min().map(|c| c - 1)
-                                        };
-                                        Some((*d, (low, high)))
-                                    })
-                                    .collect::<Option<HashMap<_, _>>>()
-                            })
-                            .flatten();
-                        edges.push(Edge {
-                            reader,
-                            source: *source,
-                            shifts,
-                            is_range: true,
-                            location: node.location,
-                            text: format!("a range of '{}'", program.tensors[*source].name),
-                        });
+                        NodeKind::Read { source, index } => {
+                            let bounds = index.results.iter().map(|e| (std::slice::from_ref(e), None)).collect();
+                            (*source, bounds, false, program.describe_read(reader, *source, index))
+                        }
+                        _ => continue,
+                    };
+                    if program.tensors[source].is_input {
                         continue;
                     }
-                    let NodeKind::Read { source, index } = &node.kind else { continue };
-                    if program.tensors[*source].is_input {
-                        continue;
-                    }
-                    let src_domain = &program.tensors[*source].domain;
+                    let src_domain = &program.tensors[source].domain;
                     let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
                     let shifts = same_dims
                         .then(|| {
                             src_domain
                                 .iter()
-                                .zip(&index.results)
-                                .map(|(d, e)| {
+                                .zip(&bounds)
+                                .map(|(d, (lower, upper))| {
                                     let position = tensor.domain.iter().position(|x| x == d)?;
-                                    let c = e.offset_from_dim(position)?;
-                                    Some((*d, (Some(c), Some(c))))
+                                    Some((*d, shift_interval(position, lower, *upper)?))
                                 })
                                 .collect::<Option<HashMap<_, _>>>()
                         })
                         .flatten();
-                    edges.push(Edge {
-                        reader,
-                        source: *source,
-                        shifts,
-                        is_range: false,
-                        location: node.location,
-                        text: program.describe_read(reader, *source, index),
-                    });
+                    edges.push(Edge { reader, source, shifts, is_range, location: node.location, text });
                 }
             }
         }

@@ -536,15 +536,25 @@ fn string_attr(attr: Attribute) -> Option<String> {
     }
 }
 
-fn string_array_attr(attr: Attribute) -> Option<Vec<String>> {
+/// The elements of an array attribute, each converted by `element`; `None`
+/// if it is not an array or an element does not convert.
+fn array_attr<'c, T>(attr: Attribute<'c>, element: impl Fn(Attribute<'c>) -> Option<T>) -> Option<Vec<T>> {
     unsafe {
         if !mlirAttributeIsAArray(attr.to_raw()) {
             return None;
         }
         (0..mlirArrayAttrGetNumElements(attr.to_raw()))
-            .map(|i| string_attr(Attribute::from_raw(mlirArrayAttrGetElement(attr.to_raw(), i))))
+            .map(|i| element(Attribute::from_raw(mlirArrayAttrGetElement(attr.to_raw(), i))))
             .collect()
     }
+}
+
+fn string_array_attr(attr: Attribute) -> Option<Vec<String>> {
+    array_attr(attr, string_attr)
+}
+
+fn integer_attr(attr: Attribute) -> Option<i64> {
+    melior::ir::attribute::IntegerAttribute::try_from(attr).ok().map(|i| i.value())
 }
 
 fn type_attr<'c>(attr: Attribute<'c>) -> Option<Type<'c>> {
@@ -793,22 +803,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
             "temporal.read_range" => {
                 let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
-                let maps = |key: &str| -> Option<Vec<AffineMap>> {
-                    let attr = op.attribute(key).ok()?;
-                    unsafe {
-                        if !mlirAttributeIsAArray(attr.to_raw()) {
-                            return None;
-                        }
-                        (0..mlirArrayAttrGetNumElements(attr.to_raw()))
-                            .map(|i| {
-                                AffineMap::from_attribute(Attribute::from_raw(mlirArrayAttrGetElement(
-                                    attr.to_raw(),
-                                    i,
-                                )))
-                            })
-                            .collect()
-                    }
-                };
+                let maps = |key: &str| op.attribute(key).ok().and_then(|a| array_attr(a, AffineMap::from_attribute));
                 let (Some(lower), Some(upper)) = (maps("lower"), maps("upper")) else {
                     self.error(op, "temporal.read_range needs 'lower' and 'upper': arrays of affine_maps".into());
                     return None;
@@ -851,11 +846,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             | "temporal.argmax"
             | "temporal.cumsum" => {
                 let a = operand_nodes[0];
-                let Some(axis) = op
-                    .attribute("axis")
-                    .ok()
-                    .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok().map(|i| i.value()))
-                else {
+                let Some(axis) = op.attribute("axis").ok().and_then(integer_attr) else {
                     self.error(op, format!("'{name}' needs an integer attribute 'axis'"));
                     return None;
                 };
@@ -1065,29 +1056,8 @@ impl<'c, 'v> Builder<'c, 'v> {
         nodes: &[Node<'c>],
         ty: &PointType,
     ) -> Option<Option<Movement>> {
-        let integer = |key: &str| {
-            op.attribute(key)
-                .ok()
-                .and_then(|a| melior::ir::attribute::IntegerAttribute::try_from(a).ok().map(|i| i.value()))
-        };
-        let integers = |key: &str| -> Option<Vec<i64>> {
-            let attr = op.attribute(key).ok()?;
-            unsafe {
-                if !mlirAttributeIsAArray(attr.to_raw()) {
-                    return None;
-                }
-                (0..mlirArrayAttrGetNumElements(attr.to_raw()))
-                    .map(|i| {
-                        melior::ir::attribute::IntegerAttribute::try_from(Attribute::from_raw(mlirArrayAttrGetElement(
-                            attr.to_raw(),
-                            i,
-                        )))
-                        .ok()
-                        .map(|v| v.value())
-                    })
-                    .collect()
-            }
-        };
+        let integer = |key: &str| op.attribute(key).ok().and_then(integer_attr);
+        let integers = |key: &str| op.attribute(key).ok().and_then(|a| array_attr(a, integer_attr));
         let input = operands.first().map(|&a| nodes[a].ty.clone());
         let same_element = input.as_ref().is_none_or(|i| i.element == ty.element);
         let result: Result<Movement, String> = match name {
