@@ -61,6 +61,7 @@ pub(crate) enum Node {
     Select(Expr, Expr, Expr),
     Cast(Expr),
     Move(Movement, Vec<Expr>),
+    Gather(Expr, Expr),
     Matmul(Expr, Expr),
 }
 
@@ -228,6 +229,16 @@ impl Expr {
         self.moved(Movement::Concat(axis), &[other], shape)
     }
 
+    /// Rows of `self` (a table, along its first dimension) at integer
+    /// `indices`, clamped into the table (an embedding lookup).
+    #[track_caller]
+    pub fn gather(&self, indices: &Expr) -> Expr {
+        let mut shape = indices.0.ty.shape.clone();
+        shape.extend(self.0.ty.shape.iter().skip(1));
+        let ty = PointType { shape, element: self.0.ty.element };
+        Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Location::caller())
+    }
+
     /// `[0, 1, ..., n-1]` as a vector of `element`.
     #[track_caller]
     pub fn arange(n: i64, element: ElementType) -> Expr {
@@ -357,6 +368,7 @@ impl Expr {
             ([m, _], [_, n]) => vec![*m, *n],
             ([m, _], [_]) => vec![*m],
             ([_], [_, n]) => vec![*n],
+            ([b, m, _], [_, _, n]) => vec![*b, *m, *n],
             // Ill-shaped: keep the left type; the verifier reports it.
             _ => a.shape.clone(),
         };

@@ -133,6 +133,20 @@ mod tests {
     }
 
     #[test]
+    fn embedding_lookup_and_batched_matmul() {
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let tokens = p.input("tokens", &[&t], i64s(&[2]));
+        let table = p.input("E", &[], f32s(&[6, 4]));
+        let y = p.tensor("y", &[&t], f32s(&[2, 2, 2]));
+        let x = table.here().gather(&tokens.here()).reshape(&[2, 2, 2]);
+        p.otherwise(&y, x.matmul(&x.permute(&[0, 2, 1])));
+        p.output(&y);
+        let compiled = p.runner().bound("T", 4).seed(8).run().unwrap();
+        assert_eq!(compiled, p.runner().bound("T", 4).seed(8).interpret().unwrap());
+    }
+
+    #[test]
     fn type_errors_come_from_the_verifier() {
         let mut p = Program::new();
         let t = p.dim("t", "T");

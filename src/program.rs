@@ -457,6 +457,7 @@ impl BodyEmitter<'_> {
             }
             Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
             Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
+            Node::Gather(table, indices) => ("gather", vec![table.clone(), indices.clone()], String::new()),
             Node::Move(movement, operands) => {
                 let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
                 let (op, attributes) = match movement {

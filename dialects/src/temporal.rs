@@ -166,11 +166,15 @@ tempo_dialect_macros::dialect! {
         op expand { operands { operand: any } results { result: any } }
         /// Concatenation of two values along `axis`.
         op concat { operands { lhs: any, rhs: any } attributes { axis: integer } results { result: any } }
+        /// Rows of `table` (along its first dimension) at the integer
+        /// `indices` (any shape; the result is `indices shape x row shape`).
+        /// Indices are clamped into `[0, rows - 1]` (index_select/embedding).
+        op gather { operands { table: any, indices: any } results { result: any } }
         /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
         op arange { results { result: any } }
 
-        /// Matrix product on static shapes: `MxK * KxN -> MxN`,
-        /// `MxK * K -> M` (matrix-vector) and `K * KxN -> N` (vector-matrix).
+        /// Matrix product: `MxK * KxN -> MxN`, `MxK * K -> M` (matrix-vector),
+        /// `K * KxN -> N` (vector-matrix) and batched `BxMxK * BxKxN -> BxMxN`.
         op matmul { operands { lhs: any, rhs: any } results { result: any } }
     }
 }

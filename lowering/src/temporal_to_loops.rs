@@ -461,7 +461,15 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             }
                             _ => node.ty.shape.iter().map(i64::to_string).collect(),
                         },
+                        NodeKind::Gather(table, indices) => {
+                            let mut sizes = views[*indices].sizes.clone();
+                            sizes.extend(views[*table].sizes[1..].iter().cloned());
+                            sizes
+                        }
                         NodeKind::Matmul(a, c) => match (views[*a].sizes.len(), views[*c].sizes.len()) {
+                            (3, 3) => {
+                                vec![views[*a].sizes[0].clone(), views[*a].sizes[1].clone(), views[*c].sizes[2].clone()]
+                            }
                             (2, 2) => vec![views[*a].sizes[0].clone(), views[*c].sizes[1].clone()],
                             (2, 1) => vec![views[*a].sizes[0].clone()],
                             _ => vec![views[*c].sizes[1].clone()],
@@ -527,6 +535,18 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
                             self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
                         }
+                        NodeKind::Gather(table, indices) => {
+                            let index_element = branch.nodes[*indices].ty.element;
+                            self.gather(
+                                &views[*table],
+                                &views[*indices],
+                                index_element,
+                                &target,
+                                &node.ty,
+                                indent,
+                                out,
+                            );
+                        }
                         NodeKind::Cast(a) => {
                             let from = branch.nodes[*a].ty.element;
                             let op = Elementwise::Cast(from);
@@ -552,6 +572,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 target.name, target.ty
                             );
                             let op = match (branch.nodes[*a].ty.shape.len(), branch.nodes[*c].ty.shape.len()) {
+                                (3, 3) => "linalg.batch_matmul",
                                 (2, 2) => "linalg.matmul",
                                 (2, 1) => "linalg.matvec",
                                 _ => "linalg.vecmat",
@@ -1098,6 +1119,69 @@ impl Emitter<'_, '_> {
                 }
             }
         };
+        let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
+        for _ in &ivs {
+            inner.truncate(inner.len() - 2);
+            let _ = writeln!(out, "{inner}}}");
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// Rows of `table` at `indices` (clamped into the table; zeros from an
+    /// empty table): a loop nest over the result.
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &mut self,
+        table: &View,
+        indices: &View,
+        index_element: ElementType,
+        target: &View,
+        ty: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let e = ty.element.mlir();
+        let c0 = self.fresh("c");
+        let c1 = self.fresh("c");
+        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
+        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
+        let rows = self.index_value(&table.sizes[0], indent, out);
+        let last = self.fresh("i");
+        let _ = writeln!(out, "{indent}{last} = arith.subi {rows}, {c1} : index");
+        let empty = self.fresh("b");
+        let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {rows}, {c0} : index");
+        let mut ivs = Vec::new();
+        let mut inner = indent.to_string();
+        for size in &target.sizes {
+            let size = self.index_value(size, &inner, out);
+            let iv = self.fresh("k");
+            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
+            ivs.push(iv);
+            inner += "  ";
+        }
+        let rank = indices.sizes.len();
+        let raw = self.fresh("x");
+        let _ =
+            writeln!(out, "{inner}{raw} = memref.load {}[{}] : {}", indices.name, ivs[..rank].join(", "), indices.ty);
+        let position = self.fresh("i");
+        let _ = writeln!(out, "{inner}{position} = arith.index_cast {raw} : {} to index", index_element.mlir());
+        let low = self.fresh("i");
+        let _ = writeln!(out, "{inner}{low} = arith.maxsi {position}, {c0} : index");
+        let clamped = self.fresh("i");
+        let _ = writeln!(out, "{inner}{clamped} = arith.minsi {low}, {last} : index");
+        let value = self.fresh("x");
+        let _ = writeln!(out, "{inner}{value} = scf.if {empty} -> ({e}) {{");
+        let zero = self.fresh("z");
+        let _ = writeln!(out, "{inner}  {zero} = arith.constant {} : {e}", zero_literal(ty.element));
+        let _ = writeln!(out, "{inner}  scf.yield {zero} : {e}");
+        let _ = writeln!(out, "{inner}}} else {{");
+        let mut at = vec![clamped];
+        at.extend(ivs[rank..].iter().cloned());
+        let loaded = self.fresh("x");
+        let _ = writeln!(out, "{inner}  {loaded} = memref.load {}[{}] : {}", table.name, at.join(", "), table.ty);
+        let _ = writeln!(out, "{inner}  scf.yield {loaded} : {e}");
+        let _ = writeln!(out, "{inner}}}");
         let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
         for _ in &ivs {
             inner.truncate(inner.len() - 2);

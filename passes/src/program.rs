@@ -380,6 +380,9 @@ pub enum NodeKind {
     Cast(usize),
     /// A movement of elements (no arithmetic).
     Move(Movement, Vec<usize>),
+    /// Rows of a table (first operand) at integer indices (second operand);
+    /// indices are clamped into the table.
+    Gather(usize, usize),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
     Constant {
@@ -1009,6 +1012,23 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Select(c, a, b)
                 } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
                     NodeKind::Move(movement?, operand_nodes.clone())
+                } else if name == "temporal.gather" {
+                    let (table, indices) = (operand_nodes[0], operand_nodes[1]);
+                    let (t, i) = (&nodes[table].ty, &nodes[indices].ty);
+                    let integer_indices = matches!(i.element, ElementType::I32 | ElementType::I64);
+                    let expected = (!t.shape.is_empty()).then(|| {
+                        let mut shape = i.shape.clone();
+                        shape.extend(&t.shape[1..]);
+                        PointType { shape, element: t.element }
+                    });
+                    if !integer_indices || !expected.is_some_and(|e| ty.compatible(&e)) {
+                        self.error(
+                            op,
+                            format!("'temporal.gather' takes rows of {t} at integer indices {i}; it cannot give {ty}"),
+                        );
+                        return None;
+                    }
+                    NodeKind::Gather(table, indices)
                 } else if name == "temporal.cast" {
                     let a = operand_nodes[0];
                     if nodes[a].ty.shape.len() != ty.shape.len()
@@ -1026,6 +1046,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                         ([m, k1], [k2, n]) if same(k1, k2) => Some(vec![*m, *n]),
                         ([m, k1], [k2]) if same(k1, k2) => Some(vec![*m]),
                         ([k1], [k2, n]) if same(k1, k2) => Some(vec![*n]),
+                        ([b1, m, k1], [b2, k2, n]) if same(k1, k2) && same(b1, b2) => Some(vec![*b1, *m, *n]),
                         _ => None,
                     };
                     let ok = a.element == b.element

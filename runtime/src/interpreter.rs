@@ -319,6 +319,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
                     move_elements(movement, &inputs, &static_shape(&node.ty), node.ty.element)
                 }
+                NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
             };
             values.push(value);
         }
@@ -378,6 +379,30 @@ fn move_elements(movement: &Movement, inputs: &[&Value], static_out: &[usize], e
         }
     }
     Value { shape, data: concat(element, &parts) }
+}
+
+/// Rows of `table` at `indices`, each clamped into the table.
+fn gather(table: &Value, indices: &Value) -> Value {
+    let rows = table.shape[0];
+    let row: usize = table.shape[1..].iter().product();
+    let parts: Vec<Data> = (0..indices.data.len())
+        .map(|k| {
+            let index = match &indices.data {
+                Data::I32(v) => v[k] as i64,
+                Data::I64(v) => v[k],
+                _ => unreachable!("the verifier checks integer indices"),
+            };
+            if rows == 0 {
+                // Nothing to take from an empty table: zeros.
+                return Data::zeros(table.data.element(), row);
+            }
+            let clamped = index.clamp(0, rows as i64 - 1) as usize;
+            slice(&table.data, clamped * row, row)
+        })
+        .collect();
+    let mut shape = indices.shape.clone();
+    shape.extend(&table.shape[1..]);
+    Value { shape, data: concat(table.data.element(), &parts) }
 }
 
 /// Converts every element to `element`: floats to integers truncate toward
@@ -613,7 +638,21 @@ fn matmul(a: &Value, b: &Value) -> Result<Value, String> {
         ([m, k], [k2, n]) => (*m, *k, *k2, *n, vec![*m, *n]),
         ([m, k], [k2]) => (*m, *k, *k2, 1, vec![*m]),
         ([k], [k2, n]) => (1, *k, *k2, *n, vec![*n]),
-        _ => unreachable!("the verifier checks matmul ranks"),
+        ([batch, m, k], [batch2, k2, n]) if batch == batch2 => {
+            // One product per batch entry.
+            let (m, k, n) = (*m, *k, *n);
+            if k != *k2 {
+                return Err(format!("matmul of shapes {:?} and {:?}: inner sizes differ", a.shape, b.shape));
+            }
+            let mut parts = Vec::new();
+            for e in 0..*batch {
+                let x = Value { shape: vec![m, k], data: slice(&a.data, e * m * k, m * k) };
+                let y = Value { shape: vec![k, n], data: slice(&b.data, e * k * n, k * n) };
+                parts.push(matmul(&x, &y)?.data);
+            }
+            return Ok(Value { shape: vec![*batch, m, n], data: concat(a.data.element(), &parts) });
+        }
+        _ => return Err(format!("matmul of shapes {:?} and {:?} does not fit", a.shape, b.shape)),
     };
     if k != k2 {
         return Err(format!("matmul of shapes {:?} and {:?}: inner sizes differ", a.shape, b.shape));
