@@ -246,6 +246,20 @@ impl Expr {
         Expr::new(Node::Move(Movement::Arange, vec![]), ty, Location::caller())
     }
 
+    /// Layer normalization of a vector: `(x - mean) / sqrt(var + eps)`.
+    #[track_caller]
+    pub fn layer_norm(&self, eps: f64) -> Expr {
+        let centered = self - &self.mean(0);
+        let variance = (&centered * &centered).mean(0);
+        &centered / &(variance + eps).sqrt()
+    }
+
+    /// RMS normalization of a vector: `x / sqrt(mean(x^2) + eps)`.
+    #[track_caller]
+    pub fn rms_norm(&self, eps: f64) -> Expr {
+        self / &((self * self).mean(0) + eps).sqrt()
+    }
+
     /// Softmax of a vector: `exp(x - max(x)) / sum(exp(x - max(x)))`, built
     /// from the primitive ops.
     #[track_caller]

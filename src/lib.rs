@@ -147,6 +147,40 @@ mod tests {
     }
 
     #[test]
+    fn composite_helpers() {
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let r = p.input("r", &[&t], f64s(&[]));
+        let x = p.input("x", &[&t], f64s(&[5]));
+        let g = p.discounted_sum("G", &r, &t, 0.5);
+        let n = p.tensor("n", &[&t], f64s(&[5]));
+        p.otherwise(&n, x.here().layer_norm(1e-5) + x.here().rms_norm(1e-5));
+        p.output(&g);
+        p.output(&n);
+        let out = p.runner().bound("T", 6).seed(2).run().unwrap();
+        assert_eq!(out, p.runner().bound("T", 6).seed(2).interpret().unwrap());
+        // G against the backward recurrence G[t] = r[t] + 0.5 G[t+1].
+        let rewards = HostArray::random("r", vec![6], ElementType::F64, 2);
+        let mut expected = vec![0.0; 6];
+        for step in (0..6).rev() {
+            expected[step] = rewards.data.get_f64(step) + if step < 5 { 0.5 * expected[step + 1] } else { 0.0 };
+        }
+        for (k, want) in expected.iter().enumerate() {
+            assert!((out[0].data.get_f64(k) - want).abs() < 1e-12);
+        }
+        // n[0] against layer and RMS normalization computed here.
+        let inputs = HostArray::random("x", vec![6, 5], ElementType::F64, 2);
+        let row: Vec<f64> = (0..5).map(|k| inputs.data.get_f64(k)).collect();
+        let mean = row.iter().sum::<f64>() / 5.0;
+        let variance = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / 5.0;
+        let square_mean = row.iter().map(|v| v * v).sum::<f64>() / 5.0;
+        for (k, v) in row.iter().enumerate() {
+            let want = (v - mean) / (variance + 1e-5).sqrt() + v / (square_mean + 1e-5).sqrt();
+            assert!((out[1].data.get_f64(k) - want).abs() < 1e-12, "n[0][{k}]");
+        }
+    }
+
+    #[test]
     fn type_errors_come_from_the_verifier() {
         let mut p = Program::new();
         let t = p.dim("t", "T");

@@ -251,6 +251,23 @@ impl Program {
         self.define(tensor, Cond::always(), value)
     }
 
+    /// The discounted sum of the future of a reward tensor over `dim`:
+    /// `G[t] = sum(r[t:T] * d[0:T-t])` with `d[i] = gamma^i` (itself a
+    /// recurrence over `dim`). `rewards` must have the domain `[dim]`; the
+    /// result is a new tensor `name` over `[dim]`.
+    #[track_caller]
+    pub fn discounted_sum(&mut self, name: &str, rewards: &Tensor, dim: &Dim, gamma: f64) -> Tensor {
+        let scalar = PointType { shape: vec![], element: rewards.point.element };
+        let discounts = self.tensor(&format!("{name}_discounts"), &[dim], scalar.clone());
+        self.define(&discounts, dim.eq(0), Expr::splat(1.0, scalar.clone()));
+        self.otherwise(&discounts, discounts.at([dim - 1]) * gamma);
+        let returns = self.tensor(name, &[dim], scalar);
+        let future = rewards.range(dim.var(), dim.bound());
+        let weights = discounts.range(0, dim.bound() - dim.var());
+        self.otherwise(&returns, (future * weights).sum(0));
+        returns
+    }
+
     /// Marks `tensor` as an output (its whole domain).
     pub fn output(&mut self, tensor: &Tensor) {
         self.outputs.push(tensor.id);
