@@ -924,27 +924,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
     fn cumsum(&mut self, input: &View, axis: usize, target: &View, ty: &PointType, indent: &str, out: &mut String) {
         let e = ty.element.mlir();
         let add = if ty.element.is_float() { "arith.addf" } else { "arith.addi" };
-        let c0 = self.fresh("c");
-        let c1 = self.fresh("c");
-        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
-        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
         let mut order: Vec<usize> = (0..input.sizes.len()).filter(|&k| k != axis).collect();
         order.push(axis);
-        let mut ivs = vec![String::new(); input.sizes.len()];
-        let mut inner = indent.to_string();
-        for &k in &order {
-            let size = if input.sizes[k].starts_with('%') {
-                input.sizes[k].clone()
-            } else {
-                let c = self.fresh("c");
-                let _ = writeln!(out, "{inner}{c} = arith.constant {} : index", input.sizes[k]);
-                c
-            };
-            let iv = self.fresh("k");
-            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
-            ivs[k] = iv;
-            inner += "  ";
-        }
+        let nest = self.open_loops(&input.sizes, &order, indent, out);
+        let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
         let index = ivs.join(", ");
         let value = self.fresh("x");
         let _ = writeln!(out, "{inner}{value} = memref.load {}[{index}] : {}", input.name, input.ty);
@@ -971,10 +954,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let _ = writeln!(out, "{inner}  scf.yield {total} : {e}");
         let _ = writeln!(out, "{inner}}}");
         let _ = writeln!(out, "{inner}memref.store {sum}, {}[{index}] : {}", target.name, target.ty);
-        for _ in &order {
-            inner.truncate(inner.len() - 2);
-            let _ = writeln!(out, "{inner}}}");
-        }
+        nest.close(out);
     }
 }
 
@@ -1001,19 +981,9 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         let e = ty.element.mlir();
-        let c0 = self.fresh("c");
-        let c1 = self.fresh("c");
-        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
-        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
-        let mut ivs = Vec::new();
-        let mut inner = indent.to_string();
-        for size in &target.sizes {
-            let size = self.index_value(size, &inner, out);
-            let iv = self.fresh("k");
-            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
-            ivs.push(iv);
-            inner += "  ";
-        }
+        let order: Vec<usize> = (0..target.sizes.len()).collect();
+        let nest = self.open_loops(&target.sizes, &order, indent, out);
+        let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
         let load = |this: &mut Self, k: usize, at: &[String], inner: &str, out: &mut String| -> String {
             let v = this.fresh("x");
             let _ = writeln!(out, "{inner}{v} = memref.load {}[{}] : {}", inputs[k].name, at.join(", "), inputs[k].ty);
@@ -1120,10 +1090,7 @@ impl Emitter<'_, '_> {
             }
         };
         let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
-        for _ in &ivs {
-            inner.truncate(inner.len() - 2);
-            let _ = writeln!(out, "{inner}}}");
-        }
+        nest.close(out);
     }
 }
 
@@ -1142,24 +1109,18 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         let e = ty.element.mlir();
+        let rows = self.index_value(&table.sizes[0], indent, out);
         let c0 = self.fresh("c");
         let c1 = self.fresh("c");
         let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
         let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
-        let rows = self.index_value(&table.sizes[0], indent, out);
         let last = self.fresh("i");
         let _ = writeln!(out, "{indent}{last} = arith.subi {rows}, {c1} : index");
         let empty = self.fresh("b");
         let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {rows}, {c0} : index");
-        let mut ivs = Vec::new();
-        let mut inner = indent.to_string();
-        for size in &target.sizes {
-            let size = self.index_value(size, &inner, out);
-            let iv = self.fresh("k");
-            let _ = writeln!(out, "{inner}scf.for {iv} = {c0} to {size} step {c1} {{");
-            ivs.push(iv);
-            inner += "  ";
-        }
+        let order: Vec<usize> = (0..target.sizes.len()).collect();
+        let nest = self.open_loops(&target.sizes, &order, indent, out);
+        let (ivs, inner) = (nest.ivs.clone(), nest.inner.clone());
         let rank = indices.sizes.len();
         let raw = self.fresh("x");
         let _ =
@@ -1183,9 +1144,48 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{inner}  scf.yield {loaded} : {e}");
         let _ = writeln!(out, "{inner}}}");
         let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
-        for _ in &ivs {
-            inner.truncate(inner.len() - 2);
-            let _ = writeln!(out, "{inner}}}");
+        nest.close(out);
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// Opens `scf.for` loops over `sizes` (SSA indices or literals), in the
+    /// order `order` (dimension numbers, outer first). Returns the induction
+    /// variable of each dimension (by dimension number), the indentation
+    /// inside, and the constants 0 and 1.
+    fn open_loops(&mut self, sizes: &[String], order: &[usize], indent: &str, out: &mut String) -> LoopNest {
+        let zero = self.fresh("c");
+        let one = self.fresh("c");
+        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : index");
+        let _ = writeln!(out, "{indent}{one} = arith.constant 1 : index");
+        let mut ivs = vec![String::new(); sizes.len()];
+        let mut inner = indent.to_string();
+        for &k in order {
+            let size = self.index_value(&sizes[k], &inner, out);
+            let iv = self.fresh("k");
+            let _ = writeln!(out, "{inner}scf.for {iv} = {zero} to {size} step {one} {{");
+            ivs[k] = iv;
+            inner += "  ";
+        }
+        LoopNest { ivs, inner, zero, one, depth: order.len() }
+    }
+}
+
+/// Loops opened by [`Emitter::open_loops`].
+struct LoopNest {
+    ivs: Vec<String>,
+    inner: String,
+    zero: String,
+    one: String,
+    depth: usize,
+}
+
+impl LoopNest {
+    /// Closes the loops.
+    fn close(mut self, out: &mut String) {
+        for _ in 0..self.depth {
+            self.inner.truncate(self.inner.len() - 2);
+            let _ = writeln!(out, "{}}}", self.inner);
         }
     }
 }
