@@ -335,7 +335,7 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use melior::ir::{Module, operation::OperationLike};
+    use melior::ir::Module;
     use tempo_passes::verify::verify_program;
 
     fn schedule_of(body: &str) -> Result<(Schedule, Vec<String>), Vec<String>> {
