@@ -62,6 +62,10 @@ pub(crate) enum Node {
     Cast(Expr),
     Move(Movement, Vec<Expr>),
     Gather(Expr, Expr),
+    Random {
+        seed: i64,
+        normal: bool,
+    },
     Matmul(Expr, Expr),
 }
 
@@ -237,6 +241,19 @@ impl Expr {
         shape.extend(self.0.ty.shape.iter().skip(1));
         let ty = PointType { shape, element: self.0.ty.element };
         Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Location::caller())
+    }
+
+    /// Seeded uniform values in [0, 1) of type `ty` (floats), a pure function
+    /// of the seed, the point and the element position.
+    #[track_caller]
+    pub fn random_uniform(seed: i64, ty: PointType) -> Expr {
+        Expr::new(Node::Random { seed, normal: false }, ty, Location::caller())
+    }
+
+    /// Seeded standard normal values of type `ty` (floats).
+    #[track_caller]
+    pub fn random_normal(seed: i64, ty: PointType) -> Expr {
+        Expr::new(Node::Random { seed, normal: true }, ty, Location::caller())
     }
 
     /// `[0, 1, ..., n-1]` as a vector of `element`.

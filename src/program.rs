@@ -475,6 +475,11 @@ impl BodyEmitter<'_> {
             Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
             Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
             Node::Gather(table, indices) => ("gather", vec![table.clone(), indices.clone()], String::new()),
+            Node::Random { seed, normal } => (
+                "random",
+                vec![],
+                format!("{{seed = {seed} : i64, distribution = \"{}\"}}", if *normal { "normal" } else { "uniform" }),
+            ),
             Node::Move(movement, operands) => {
                 let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
                 let (op, attributes) = match movement {

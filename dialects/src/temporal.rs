@@ -170,6 +170,12 @@ tempo_dialect_macros::dialect! {
         /// `indices` (any shape; the result is `indices shape x row shape`).
         /// Indices are clamped into `[0, rows - 1]` (index_select/embedding).
         op gather { operands { table: any, indices: any } results { result: any } }
+        /// Seeded random values of the result's (floating-point) type:
+        /// `distribution` is "uniform" ([0, 1)) or "normal" (mean 0, variance 1).
+        /// Each element is a pure function of `seed`, the point's coordinates
+        /// and the element's position (a counter-based generator, splitmix64),
+        /// so it does not depend on the schedule.
+        op random { attributes { seed: integer, distribution: string } results { result: any } }
         /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
         op arange { results { result: any } }
 

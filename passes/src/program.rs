@@ -354,6 +354,49 @@ impl Movement {
     }
 }
 
+/// One step of splitmix64 (wrapping arithmetic).
+pub fn splitmix64(x: u64) -> u64 {
+    let z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The random bits of element `element` of the point at `coordinates` of a
+/// `temporal.random` op with `seed`: splitmix64 folded over the seed, each
+/// coordinate and the element's row-major position.
+pub fn random_bits(seed: i64, coordinates: &[i64], element: u64) -> u64 {
+    let mut x = seed as u64;
+    for &c in coordinates {
+        x = splitmix64(x ^ c as u64);
+    }
+    splitmix64(x ^ element)
+}
+
+/// A uniform value in [0, 1) from the top 24 bits (exact in f32 and f64).
+pub fn uniform_from_bits(bits: u64) -> f64 {
+    (bits >> 40) as f64 * (1.0 / 16_777_216.0)
+}
+
+#[cfg(test)]
+mod random_tests {
+    use super::*;
+
+    #[test]
+    fn uniform_values_look_uniform_and_depend_on_every_input() {
+        let n = 20_000;
+        let values: Vec<f64> = (0..n).map(|k| uniform_from_bits(random_bits(5, &[k as i64 / 7, 3], k % 7))).collect();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        assert!((mean - 0.5).abs() < 0.01, "mean {mean}");
+        assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
+        let below_tenth = values.iter().filter(|v| **v < 0.1).count() as f64 / n as f64;
+        assert!((below_tenth - 0.1).abs() < 0.01, "fraction below 0.1: {below_tenth}");
+        assert_ne!(random_bits(1, &[2, 3], 0), random_bits(1, &[3, 2], 0));
+        assert_ne!(random_bits(1, &[2], 0), random_bits(2, &[2], 0));
+        assert_ne!(random_bits(1, &[2], 0), random_bits(1, &[2], 1));
+    }
+}
+
 /// What one node of a branch computes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeKind {
@@ -383,6 +426,11 @@ pub enum NodeKind {
     /// Rows of a table (first operand) at integer indices (second operand);
     /// indices are clamped into the table.
     Gather(usize, usize),
+    /// Seeded random values ([`random_bits`], [`uniform_from_bits`]).
+    Random {
+        seed: i64,
+        normal: bool,
+    },
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53).
     Constant {
@@ -1012,6 +1060,26 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Select(c, a, b)
                 } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
                     NodeKind::Move(movement?, operand_nodes.clone())
+                } else if name == "temporal.random" {
+                    let seed = op.attribute("seed").ok().and_then(integer_attr);
+                    let distribution = op.attribute("distribution").ok().and_then(string_attr);
+                    let normal = match distribution.as_deref() {
+                        Some("uniform") => false,
+                        Some("normal") => true,
+                        _ => {
+                            self.error(op, "temporal.random needs 'distribution' \"uniform\" or \"normal\"".into());
+                            return None;
+                        }
+                    };
+                    let Some(seed) = seed else {
+                        self.error(op, "temporal.random needs an integer 'seed'".into());
+                        return None;
+                    };
+                    if !ty.element.is_float() || !ty.is_static() {
+                        self.error(op, format!("temporal.random produces static floating-point values, not {ty}"));
+                        return None;
+                    }
+                    NodeKind::Random { seed, normal }
                 } else if name == "temporal.gather" {
                     let (table, indices) = (operand_nodes[0], operand_nodes[1]);
                     let (t, i) = (&nodes[table].ty, &nodes[indices].ty);

@@ -320,6 +320,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     move_elements(movement, &inputs, &static_shape(&node.ty), node.ty.element)
                 }
                 NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
+                NodeKind::Random { seed, normal } => random(*seed, *normal, point, &node.ty),
             };
             values.push(value);
         }
@@ -379,6 +380,38 @@ fn move_elements(movement: &Movement, inputs: &[&Value], static_out: &[usize], e
         }
     }
     Value { shape, data: concat(element, &parts) }
+}
+
+/// Seeded random values for the point at `coordinates`; normal values by
+/// Box-Muller from two uniforms, computed in the element type.
+fn random(seed: i64, normal: bool, coordinates: &[i64], ty: &PointType) -> Value {
+    use tempo_passes::program::{random_bits, splitmix64, uniform_from_bits};
+    let shape: Vec<usize> = ty.shape.iter().map(|&d| d as usize).collect();
+    let n: usize = shape.iter().product();
+    let draw = |k: usize| {
+        let bits = random_bits(seed, coordinates, k as u64);
+        (uniform_from_bits(bits), uniform_from_bits(splitmix64(bits)))
+    };
+    let data = match ty.element {
+        ElementType::F32 => Data::F32(
+            (0..n)
+                .map(|k| {
+                    let (u1, u2) = draw(k);
+                    let (u1, u2) = (u1 as f32, u2 as f32);
+                    if normal { (-2.0f32 * (1.0f32 - u1).ln()).sqrt() * (6.283_185_5f32 * u2).cos() } else { u1 }
+                })
+                .collect(),
+        ),
+        _ => Data::F64(
+            (0..n)
+                .map(|k| {
+                    let (u1, u2) = draw(k);
+                    if normal { (-2.0f64 * (1.0f64 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos() } else { u1 }
+                })
+                .collect(),
+        ),
+    };
+    Value { shape, data }
 }
 
 /// Rows of `table` at `indices`, each clamped into the table.

@@ -695,6 +695,18 @@ impl GeneralGenerator {
     ) -> String {
         let g = &mut self.inner;
         if depth == 0 || g.rng.random_bool(0.3) {
+            if g.is_float() && g.rng.random_bool(0.08) {
+                // Seeded random values: a pure function of seed, point and position.
+                let v = g.fresh();
+                let seed = g.rng.random_range(-5..5i64);
+                let distribution = if g.rng.random_bool(0.5) { "uniform" } else { "normal" };
+                let _ = writeln!(
+                    body,
+                    "  {v} = \"temporal.random\"() {{seed = {seed} : i64, distribution = \"{distribution}\"}} : () -> {}",
+                    g.point
+                );
+                return v;
+            }
             for _attempt in 0..8 {
                 let pick = g.rng.random_range(0..3);
                 let (source, source_domain, own) = match pick {
