@@ -3,6 +3,7 @@
 //! bound-dependent checks the runtime makes before executing
 //! ([`point_checks`]).
 
+pub mod check_points_pass;
 pub mod point_checks;
 pub mod schedule;
 pub mod splice;
@@ -22,6 +23,7 @@ pub const TEMPORAL_TO_LLVM: &str = "temporal-verify, lower-temporal-to-loops, lo
 pub fn registry() -> PassRegistry {
     let mut registry = PassRegistry::default();
     tempo_passes::register_passes(&mut registry);
+    registry.add_pass(check_points_pass::CheckPoints);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pipeline(
         "lower-loops-to-llvm",

@@ -14,11 +14,17 @@ use tempo_passes::program::{NodeKind, Program};
 
 /// A failed check, naming tensor and point.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PointError(pub String);
+pub struct PointError {
+    pub message: String,
+    /// The tensor whose point failed.
+    pub tensor: usize,
+    /// The branch and node (a read) at fault, when there is one.
+    pub node: Option<(usize, usize)>,
+}
 
 impl std::fmt::Display for PointError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -49,32 +55,37 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
             return Ok(());
         }
         let tensor = &program.tensors[i];
+        let fail = |message: String, node: Option<(usize, usize)>| PointError { message, tensor: i, node };
         let mut chosen = None;
         for (b, branch) in tensor.branches.iter().enumerate() {
             let holds = branch
                 .when
                 .contains(point, bounds)
-                .map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))?;
+                .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), None))?;
             if holds {
                 chosen = Some(b);
                 break;
             }
         }
         let Some(b) = chosen else {
-            return Err(PointError(format!(
-                "point {} is needed but no branch of '{}' defines it (bounds: {})",
-                point_name(i, point),
-                tensor.name,
-                describe_bounds(program, bounds)
-            )));
+            return Err(fail(
+                format!(
+                    "point {} is needed but no branch of '{}' defines it (bounds: {})",
+                    point_name(i, point),
+                    tensor.name,
+                    describe_bounds(program, bounds)
+                ),
+                None,
+            ));
         };
-        for node in &tensor.branches[b].nodes {
+        for (n, node) in tensor.branches[b].nodes.iter().enumerate() {
             if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
                 let src = &program.tensors[*source];
                 let mut intervals = Vec::new();
                 for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
                     let eval = |m: &tempo_passes::affine::AffineMap| {
-                        m.eval(point, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))
+                        m.eval(point, bounds)
+                            .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), Some((b, n))))
                     };
                     let lo = eval(lo_map)?.into_iter().max().expect("verified non-empty");
                     let hi = if hi_map.results.is_empty() {
@@ -83,15 +94,18 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                         eval(hi_map)?.into_iter().min().expect("non-empty")
                     };
                     if hi > lo && (lo < 0 || hi > bounds[d]) {
-                        return Err(PointError(format!(
-                            "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
-                            src.name,
-                            point_name(i, point),
-                            program.dims[d].name,
-                            bounds[d],
-                            program.dims[d].bound,
-                            bounds[d]
-                        )));
+                        return Err(fail(
+                            format!(
+                                "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
+                                src.name,
+                                point_name(i, point),
+                                program.dims[d].name,
+                                bounds[d],
+                                program.dims[d].bound,
+                                bounds[d]
+                            ),
+                            Some((b, n)),
+                        ));
                     }
                     intervals.push(lo..hi.max(lo));
                 }
@@ -108,20 +122,24 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                 continue;
             }
             let NodeKind::Read { source, index } = &node.kind else { continue };
-            let coords =
-                index.eval(point, bounds).map_err(|e| PointError(format!("{}: {}", point_name(i, point), e.0)))?;
+            let coords = index
+                .eval(point, bounds)
+                .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), Some((b, n))))?;
             let src = &program.tensors[*source];
             for (c, &d) in coords.iter().zip(&src.domain) {
                 if *c < 0 || *c >= bounds[d] {
-                    return Err(PointError(format!(
-                        "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
-                        program.describe_read(i, *source, index),
-                        point_name(i, point),
-                        program.dims[d].name,
-                        bounds[d],
-                        program.dims[d].bound,
-                        bounds[d]
-                    )));
+                    return Err(fail(
+                        format!(
+                            "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
+                            program.describe_read(i, *source, index),
+                            point_name(i, point),
+                            program.dims[d].name,
+                            bounds[d],
+                            program.dims[d].bound,
+                            bounds[d]
+                        ),
+                        Some((b, n)),
+                    ));
                 }
             }
             needed[*source][flat(&coords, &extents[*source])] = true;

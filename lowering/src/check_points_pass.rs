@@ -1,0 +1,66 @@
+//! `temporal-check-points{bounds=T=10,B=3}`: with bound values known at
+//! compile time, checks before any code exists that every needed point is
+//! defined and every read of a needed point is in bounds (the same exact
+//! demand propagation the runtime performs, [`crate::point_checks`]), and
+//! reports the first failure at the read (or the tensor) it concerns.
+//!
+//! Assumes a program accepted by `temporal-verify` that the naive scheduler
+//! can order; leaves the IR unchanged.
+
+use crate::point_checks::check_points;
+use crate::schedule::Schedule;
+use melior::ir::{OperationRef, operation::OperationLike};
+use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
+use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
+use tempo_passes::verify::verify_program;
+
+/// The `temporal-check-points` pass.
+pub struct CheckPoints;
+
+impl TempoPass for CheckPoints {
+    fn name(&self) -> &'static str {
+        "temporal-check-points"
+    }
+    fn summary(&self) -> &'static str {
+        "With bounds known at compile time (bounds=T=10,B=3), check that needed points are defined and reads stay in bounds"
+    }
+    fn options(&self) -> &'static [PassOption] {
+        &[PassOption { name: "bounds", summary: "bound values, NAME=VALUE separated by commas" }]
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let program = verify_program(op)?;
+        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
+        let mut given = std::collections::HashMap::new();
+        for item in options.get("bounds").unwrap_or("").split(',').filter(|s| !s.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| here(format!("bounds must be NAME=VALUE separated by commas, got '{item}'")))?;
+            let value: i64 = value.parse().map_err(|_| here(format!("bound {name}: '{value}' is not an integer")))?;
+            if value < 0 {
+                return Err(here(format!("bound {name} = {value} must be >= 0")));
+            }
+            given.insert(name.to_string(), value);
+        }
+        let mut bounds = Vec::new();
+        for dim in &program.dims {
+            match given.get(&dim.bound) {
+                Some(&v) => bounds.push(v),
+                None => {
+                    return Err(here(format!(
+                        "temporal-check-points needs a value for bound {} (bounds={}=N)",
+                        dim.bound, dim.bound
+                    )));
+                }
+            }
+        }
+        let schedule = Schedule::new(&program)?;
+        check_points(&program, &schedule, &bounds).map_err(|e| {
+            let tensor = &program.tensors[e.tensor];
+            let location = match e.node {
+                Some((b, n)) => tensor.branches[b].nodes[n].location,
+                None => tensor.location,
+            };
+            vec![PassDiagnostic::new(location, e.message)]
+        })
+    }
+}
