@@ -33,6 +33,7 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote};
 use syn::{
     Attribute, Ident, Token, braced,
+    ext::IdentExt,
     parse::{Parse, ParseStream},
     parse_macro_input,
     punctuated::Punctuated,
@@ -116,7 +117,7 @@ impl Parse for AttrSlot {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let name: Ident = input.parse()?;
         input.parse::<Token![:]>()?;
-        let kind: Ident = input.call(Ident::parse_any_ident)?;
+        let kind: Ident = input.call(Ident::parse_any)?;
         if !ATTR_KINDS.iter().any(|k| kind == k) {
             return Err(syn::Error::new(
                 kind.span(),
@@ -124,16 +125,6 @@ impl Parse for AttrSlot {
             ));
         }
         Ok(Self { name, kind })
-    }
-}
-
-trait ParseAnyIdent {
-    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident>;
-}
-impl ParseAnyIdent for Ident {
-    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident> {
-        use syn::ext::IdentExt;
-        Ident::parse_any(input)
     }
 }
 
@@ -147,7 +138,7 @@ impl Parse for OpDecl {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let docs = doc_lines(&input.call(Attribute::parse_outer)?)?;
         input.parse::<kw::op>()?;
-        let name: Ident = input.call(Ident::parse_any_ident)?;
+        let name: Ident = input.call(Ident::parse_any)?;
         let body;
         braced!(body in input);
         let mut op = OpDecl { docs, name, operands: vec![], attributes: vec![], results: vec![], regions: vec![] };
