@@ -95,14 +95,12 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                     };
                     if hi > lo && (lo < 0 || hi > bounds[d]) {
                         return Err(fail(
-                            format!(
-                                "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
-                                src.name,
-                                point_name(i, point),
-                                program.dims[d].name,
+                            program.out_of_bounds(
+                                &format!("range read of '{}'", src.name),
+                                &point_name(i, point),
+                                d,
+                                &format!("{} in {lo}..{hi}", program.dims[d].name),
                                 bounds[d],
-                                program.dims[d].bound,
-                                bounds[d]
                             ),
                             Some((b, n)),
                         ));
@@ -129,14 +127,12 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
             for (c, &d) in coords.iter().zip(&src.domain) {
                 if *c < 0 || *c >= bounds[d] {
                     return Err(fail(
-                        format!(
-                            "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
-                            program.describe_read(i, *source, index),
-                            point_name(i, point),
-                            program.dims[d].name,
+                        program.out_of_bounds(
+                            &format!("read {}", program.describe_read(i, *source, index)),
+                            &point_name(i, point),
+                            d,
+                            &format!("{} = {c}", program.dims[d].name),
                             bounds[d],
-                            program.dims[d].bound,
-                            bounds[d]
                         ),
                         Some((b, n)),
                     ));

@@ -494,6 +494,14 @@ impl<'c> Program<'c> {
     pub fn tensor_index(&self, name: &str) -> Option<usize> {
         self.tensors.iter().position(|t| t.name == name)
     }
+    /// The error for a read (`what`: "read x[t - 1]", "range read of 'x'")
+    /// at point `at` whose coordinate along dimension `dim` (`found`: "t = -1",
+    /// "t in 3..5") leaves `0..bound`.
+    pub fn out_of_bounds(&self, what: &str, at: &str, dim: usize, found: &str, bound: i64) -> String {
+        let d = &self.dims[dim];
+        format!("{what} at {at} is out of bounds: {found} is outside 0..{bound} ({} = {bound})", d.bound)
+    }
+
     /// Human-readable `x[t - 1]` for a read of `source` by a branch of `reader`.
     pub fn describe_read(&self, reader: usize, source: usize, index: &AffineMap) -> String {
         let dims = self.domain_names(reader);

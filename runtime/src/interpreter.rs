@@ -119,14 +119,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 let src = &self.program.tensors[*source];
                 for (&c, &d) in coords.iter().zip(&src.domain) {
                     if c < 0 || c >= self.bounds[d] {
-                        return Err(format!(
-                            "read {} at {} is out of bounds: {} = {c} is outside 0..{} ({} = {})",
-                            self.program.describe_read(*tensor, *source, index),
-                            self.point_name(key),
-                            self.program.dims[d].name,
+                        return Err(self.program.out_of_bounds(
+                            &format!("read {}", self.program.describe_read(*tensor, *source, index)),
+                            &self.point_name(key),
+                            d,
+                            &format!("{} = {c}", self.program.dims[d].name),
                             self.bounds[d],
-                            self.program.dims[d].bound,
-                            self.bounds[d]
                         ));
                     }
                 }
@@ -160,14 +158,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 lo + 1
             };
             if hi > lo && (lo < 0 || hi > self.bounds[d]) {
-                return Err(format!(
-                    "range read of '{}' at {} is out of bounds: {} in {lo}..{hi} is outside 0..{} ({} = {})",
-                    src.name,
-                    self.point_name(key),
-                    self.program.dims[d].name,
+                return Err(self.program.out_of_bounds(
+                    &format!("range read of '{}'", src.name),
+                    &self.point_name(key),
+                    d,
+                    &format!("{} in {lo}..{hi}", self.program.dims[d].name),
                     self.bounds[d],
-                    self.program.dims[d].bound,
-                    self.bounds[d]
                 ));
             }
             intervals.push((lo, hi.max(lo), is_range));

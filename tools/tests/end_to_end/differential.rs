@@ -45,22 +45,38 @@ fn compare(compiled: &[HostArray], interpreted: &[HostArray]) -> Result<(), Stri
     Ok(())
 }
 
-/// Runs `source` both ways; panics with the program if they disagree.
-fn check(source: &str, bound: i64, seed: u64) -> bool {
-    let compiled = run(source, &[("T", bound)], vec![], Some(seed));
-    let interpreted = interpret(source, &[("T", bound)], vec![], Some(seed));
+/// Runs `source` both ways with `bounds`; panics (naming `what`: a file
+/// name, or the program text itself) if only one side fails or the outputs
+/// differ. Returns whether the program ran.
+fn check_both(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str) -> bool {
+    let compiled = run(source, bounds, vec![], Some(seed));
+    let interpreted = interpret(source, bounds, vec![], Some(seed));
     match (&compiled, &interpreted) {
         (Ok(c), Ok(i)) => {
             if let Err(e) = compare(c, i) {
-                panic!("compiled and interpreted results differ (T={bound}, seed={seed}): {e}\n{source}");
+                panic!("compiled and interpreted results differ ({bounds:?}, seed={seed}): {e}\n{what}");
             }
             true
         }
-        (Err(_), Err(_)) => false,
+        (Err(c), Err(i)) => {
+            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
+                eprintln!(
+                    "both failed (seed {seed}):\n  compiled: {}\n  interpreted: {}",
+                    c.join(" | "),
+                    i.join(" | ")
+                );
+            }
+            false
+        }
         _ => panic!(
-            "only one side failed (T={bound}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{source}"
+            "only one side failed ({bounds:?}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
         ),
     }
+}
+
+/// [`check_both`] for programs over one dimension `t < T`.
+fn check(source: &str, bound: i64, seed: u64) -> bool {
+    check_both(source, &[("T", bound)], seed, source)
 }
 
 #[test]
@@ -952,32 +968,9 @@ fn points_of(extents: &[i64]) -> Vec<Vec<i64>> {
     all
 }
 
-/// Runs a general program both ways with bounds `T` and `B`.
+/// [`check_both`] for general programs over `t < T` and `b < B`.
 fn check_general(source: &str, t: i64, b: i64, seed: u64) -> bool {
-    let bounds = [("T", t), ("B", b)];
-    let compiled = run(source, &bounds, vec![], Some(seed));
-    let interpreted = interpret(source, &bounds, vec![], Some(seed));
-    match (&compiled, &interpreted) {
-        (Ok(c), Ok(i)) => {
-            if let Err(e) = compare(c, i) {
-                panic!("compiled and interpreted results differ (T={t}, B={b}, seed={seed}): {e}\n{source}");
-            }
-            true
-        }
-        (Err(c), Err(i)) => {
-            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
-                eprintln!(
-                    "both failed (seed {seed}):\n  compiled: {}\n  interpreted: {}",
-                    c.join(" | "),
-                    i.join(" | ")
-                );
-            }
-            false
-        }
-        _ => panic!(
-            "only one side failed (T={t}, B={b}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{source}"
-        ),
-    }
+    check_both(source, &[("T", t), ("B", b)], seed, source)
 }
 
 #[test]
@@ -1000,22 +993,6 @@ fn random_general_programs_agree_with_the_interpreter() {
         eprintln!("{}", GeneralGenerator::program(seed.parse().expect("a seed")));
     }
     assert!(succeeded * 10 >= count * 6, "only {succeeded} of {count} general programs ran");
-}
-
-/// Runs `source` both ways with the given bounds; panics on disagreement.
-fn check_with(source: &str, bounds: &[(&str, i64)], seed: u64, name: &str) -> bool {
-    let compiled = run(source, bounds, vec![], Some(seed));
-    let interpreted = interpret(source, bounds, vec![], Some(seed));
-    match (&compiled, &interpreted) {
-        (Ok(c), Ok(i)) => {
-            if let Err(e) = compare(c, i) {
-                panic!("{name} {bounds:?}: compiled and interpreted results differ: {e}");
-            }
-            true
-        }
-        (Err(_), Err(_)) => false,
-        _ => panic!("{name} {bounds:?}: only one side failed:\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}"),
-    }
 }
 
 /// Every program in `examples/corpus/` (first line `// bounds: T=9 B=3`)
@@ -1045,11 +1022,11 @@ fn corpus_directory_agrees_with_the_interpreter() {
         fn as_refs(b: &[(String, i64)]) -> Vec<(&str, i64)> {
             b.iter().map(|(k, v)| (k.as_str(), *v)).collect()
         }
-        assert!(check_with(&source, &as_refs(&bounds), 1, &name), "{name} must run with its own bounds");
+        assert!(check_both(&source, &as_refs(&bounds), 1, &name), "{name} must run with its own bounds");
         for k in 0..bounds.len() {
             let mut small = bounds.clone();
             small[k].1 = 1;
-            check_with(&source, &as_refs(&small), 2, &name);
+            check_both(&source, &as_refs(&small), 2, &name);
         }
     }
 }
