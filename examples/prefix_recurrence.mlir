@@ -5,7 +5,7 @@ module {
   "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
   %y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<i64>} : () -> !temporal.rtensor
   "temporal.define"(%y) ({
-    %past = "temporal.read_range"(%y) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t)>]} : (!temporal.rtensor) -> tensor<?xi64>
+    %past = "temporal.read_range"(%y) {caps = [], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t)>]} : (!temporal.rtensor) -> tensor<?xi64>
     %sum = "temporal.reduce_sum"(%past) {axis = 0 : i64} : (tensor<?xi64>) -> tensor<i64>
     %one = "temporal.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
     %next = "temporal.add"(%sum, %one) : (tensor<i64>, tensor<i64>) -> tensor<i64>

@@ -28,8 +28,8 @@ module {
     %w = "temporal.read"(%Wq) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<4x4xf32>
     %xt = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<4xf32>
     %q = "temporal.matmul"(%w, %xt) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4xf32>
-    %keys = "temporal.read_range"(%k) {lower = [affine_map<(t)[T] -> (0, t - 2)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
-    %values = "temporal.read_range"(%v) {lower = [affine_map<(t)[T] -> (0, t - 2)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
+    %keys = "temporal.read_range"(%k) {caps = [], lower = [affine_map<(t)[T] -> (0, t - 2)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
+    %values = "temporal.read_range"(%v) {caps = [], lower = [affine_map<(t)[T] -> (0, t - 2)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
     %scores = "temporal.matmul"(%keys, %q) : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?xf32>
     %m = "temporal.reduce_max"(%scores) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
     %shifted = "temporal.sub"(%scores, %m) : (tensor<?xf32>, tensor<f32>) -> tensor<?xf32>

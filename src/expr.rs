@@ -22,6 +22,9 @@ pub enum Coordinate {
     /// The interval `[max(lower), min(upper))`; it becomes a leading
     /// dimension of dynamic size.
     Range { lower: Vec<Index>, upper: Vec<Index> },
+    /// The point `min(max(at_least...), at_most...)`: a clamped point such
+    /// as `min(t + 3, T - 1)` or `max(0, t - 2)`.
+    Clamped { at_least: Vec<Index>, at_most: Vec<Index> },
 }
 
 impl Coordinate {
@@ -32,6 +35,18 @@ impl Coordinate {
     /// `max(lower...):min(upper...)`, e.g. a window `max(0, t-w+1):t+1`.
     pub fn clamped(lower: Vec<Index>, upper: Vec<Index>) -> Coordinate {
         Coordinate::Range { lower, upper }
+    }
+    /// The point `min(value, at_most)`, e.g. `min(t + 3, T - 1)`.
+    pub fn min(value: impl Into<Index>, at_most: impl Into<Index>) -> Coordinate {
+        Coordinate::Clamped { at_least: vec![value.into()], at_most: vec![at_most.into()] }
+    }
+    /// The point `max(value, at_least)`, e.g. `max(0, t - 2)`.
+    pub fn max(value: impl Into<Index>, at_least: impl Into<Index>) -> Coordinate {
+        Coordinate::Clamped { at_least: vec![value.into(), at_least.into()], at_most: vec![] }
+    }
+    /// The point `min(max(value, low), high)`.
+    pub fn clamp(value: impl Into<Index>, low: impl Into<Index>, high: impl Into<Index>) -> Coordinate {
+        Coordinate::Clamped { at_least: vec![value.into(), low.into()], at_most: vec![high.into()] }
     }
 }
 

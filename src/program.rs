@@ -434,18 +434,30 @@ impl BodyEmitter<'_> {
                 }
                 let mut lower = Vec::new();
                 let mut upper = Vec::new();
+                let mut caps = Vec::new();
                 let mut used = Vec::new();
                 for dim in &source.domain {
                     let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
-                    let (lo, hi) = match coordinate {
-                        Some(Coordinate::Range { lower, upper }) => (lower, upper),
-                        Some(Coordinate::Point(p)) => (vec![p], vec![]),
-                        None => (vec![Index::Var(dim.clone())], vec![]),
+                    let (lo, hi, cap) = match coordinate {
+                        Some(Coordinate::Range { lower, upper }) => (lower, upper, vec![]),
+                        Some(Coordinate::Clamped { at_least, at_most }) => (at_least, vec![], at_most),
+                        Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
+                        None => (vec![Index::Var(dim.clone())], vec![], vec![]),
                     };
-                    lo.iter().chain(&hi).for_each(|e| e.vars(&mut used));
+                    if lo.is_empty()
+                        || (matches!(index.iter().find(|(d, _)| d == dim), Some((_, Coordinate::Range { .. })))
+                            && hi.is_empty())
+                    {
+                        self.errors.push(format!(
+                            "{}: error: range read of '{name}' needs at least one lower and one upper bound for dimension '{dim}'",
+                            plain_location(data.location)
+                        ));
+                    }
+                    lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
                     let text = |es: &[Index]| es.iter().map(Index::to_string).collect::<Vec<_>>().join(", ");
                     lower.push(format!("affine_map<{} -> ({})>", self.header, text(&lo)));
                     upper.push(format!("affine_map<{} -> ({})>", self.header, text(&hi)));
+                    caps.push(format!("affine_map<{} -> ({})>", self.header, text(&cap)));
                 }
                 for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
                     self.errors.push(format!(
@@ -457,8 +469,9 @@ impl BodyEmitter<'_> {
                 let name = format!("%v{}", self.names.len());
                 let _ = writeln!(
                     self.text,
-                    "    {name} = \"temporal.read_range\"(%t{}) {{lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
+                    "    {name} = \"temporal.read_range\"(%t{}) {{caps = [{}], lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
                     tensor.0,
+                    caps.join(", "),
                     lower.join(", "),
                     upper.join(", ")
                 );

@@ -66,12 +66,15 @@ tempo_dialect_macros::dialect! {
         /// and `upper` are arrays with one `affine_map` per source dimension
         /// over the reader's domain variables and the bounds. A dimension
         /// whose `upper` map has no results is a point at `max(lower)` and is
-        /// dropped; each interval dimension becomes a leading dimension of the
+        /// dropped; `caps` (empty, or one map per source dimension) caps such a
+        /// point from above: `min(max(lower), caps...)`, so `min(t+3, T-1)` is
+        /// `lower = [(t) -> (t + 3)]`, `caps = [(t)[T] -> (T - 1)]`; a range
+        /// dimension's cap has no results. Each interval dimension becomes a leading dimension of the
         /// result, of dynamic size (`tensor<?x...>`): `k[0:t+1]` reads a prefix,
         /// `x[max(0, t-w+1):t+1]` a window, `r[t:T]` a suffix.
         op read_range {
             operands { source: rtensor }
-            attributes { lower: array, upper: array }
+            attributes { lower: array, upper: array, caps: array }
             results { value: any }
         }
 

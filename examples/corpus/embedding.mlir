@@ -16,7 +16,7 @@
   "gpu.yield"(%xx) : (tensor<3x2x2xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.define"(%g) ({
-  %rows = "temporal.read_range"(%v) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
+  %rows = "temporal.read_range"(%v) {caps = [], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x4xf32>
   %ids = "temporal.constant"() {value = dense<[0, 3]> : tensor<2xi32>} : () -> tensor<2xi32>
   %picked = "temporal.gather"(%rows, %ids) : (tensor<?x4xf32>, tensor<2xi32>) -> tensor<2x4xf32>
   "gpu.yield"(%picked) : (tensor<2x4xf32>) -> ()

@@ -25,8 +25,8 @@
   "gpu.yield"(%e) : (tensor<2x4xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.define"(%z) ({
-  %before = "temporal.read_range"(%v) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t)>]} : (!temporal.rtensor) -> tensor<?xf32>
-  %after = "temporal.read_range"(%v) {lower = [affine_map<(t)[T] -> (t)>], upper = [affine_map<(t)[T] -> (T)>]} : (!temporal.rtensor) -> tensor<?xf32>
+  %before = "temporal.read_range"(%v) {caps = [], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t)>]} : (!temporal.rtensor) -> tensor<?xf32>
+  %after = "temporal.read_range"(%v) {caps = [], lower = [affine_map<(t)[T] -> (t)>], upper = [affine_map<(t)[T] -> (T)>]} : (!temporal.rtensor) -> tensor<?xf32>
   %both = "temporal.concat"(%after, %before) {axis = 0 : i64} : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   %flipped = "temporal.flip"(%both) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<?xf32>
   %k = "temporal.argmax"(%flipped) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<i64>

@@ -79,20 +79,12 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
             ));
         };
         for (n, node) in tensor.branches[b].nodes.iter().enumerate() {
-            if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
+            if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
                 let src = &program.tensors[*source];
                 let mut intervals = Vec::new();
-                for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
-                    let eval = |m: &tempo_passes::affine::AffineMap| {
-                        m.eval(point, bounds)
-                            .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), Some((b, n))))
-                    };
-                    let lo = eval(lo_map)?.into_iter().max().expect("verified non-empty");
-                    let hi = if hi_map.results.is_empty() {
-                        lo + 1
-                    } else {
-                        eval(hi_map)?.into_iter().min().expect("non-empty")
-                    };
+                for (((lo_map, hi_map), cap), &d) in lower.iter().zip(upper).zip(caps).zip(&src.domain) {
+                    let (lo, hi, _) = tempo_passes::affine::coordinate_interval(lo_map, hi_map, cap, point, bounds)
+                        .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), Some((b, n))))?;
                     if hi > lo && (lo < 0 || hi > bounds[d]) {
                         return Err(fail(
                             program.out_of_bounds(

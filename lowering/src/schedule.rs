@@ -66,6 +66,11 @@ pub struct Schedule {
 /// `[c, c]`; the prefix `0 : v + 1` is `(-inf, 0]`; `v + 1 : T` is `[1, +inf)`.
 type Shift = (Option<i64>, Option<i64>);
 
+/// Per source dimension of a read: the results bounding the coordinate
+/// from below (max), from above (min, exclusive; `None` for a point), and
+/// the caps of a point (min).
+type Bounds<'a> = (&'a [AffineExpr], Option<&'a [AffineExpr]>, &'a [AffineExpr]);
+
 /// A read between two computed tensors.
 struct Edge<'c> {
     reader: usize,
@@ -80,25 +85,64 @@ struct Edge<'c> {
     text: String,
 }
 
-/// The shifts a coordinate can make relative to the reader's variable at
-/// `position`: the lower results bound it from below (their max), the upper
-/// results from above (their min, exclusive); a point (no upper) at a single
-/// `v + c` is `[c, c]`. `None` when the coordinate is not bounded at all
-/// relative to the variable (e.g. `T - 1 - t`).
-fn shift_interval(position: usize, lower: &[AffineExpr], upper: Option<&[AffineExpr]>) -> Option<Shift> {
-    let offsets =
-        |exprs: &[AffineExpr]| -> Vec<i64> { exprs.iter().filter_map(|e| e.offset_from_dim(position)).collect() };
-    let low = offsets(lower).into_iter().max();
-    let high = match upper {
-        None => low.filter(|_| lower.len() == 1),
-        Some(upper) => offsets(upper).into_iter().min().map(|c| c - 1),
-    };
-    match (low, high, upper) {
-        (None, None, _) => None,
-        // A point must be exactly `v + c`.
-        (_, None, None) => None,
-        _ => Some((low, high)),
+/// The shifts `e - v` can make, where `v` is the reader's variable at
+/// `position` (dimension `dim`, whose bound is symbol `dim`), knowing only
+/// `0 <= v < bound`: `v + c` gives `[c, c]`, a constant `c` at most `c`,
+/// `bound + c` at least `c + 1`.
+fn expr_shift(e: &AffineExpr, position: usize, dim: usize) -> Shift {
+    let Some((dims, symbols, c)) = e.linear() else { return (None, None) };
+    let a = dims.get(position).copied().unwrap_or(0);
+    let others_zero = dims.iter().enumerate().all(|(i, &x)| i == position || x == 0);
+    let s = symbols.get(dim).copied().unwrap_or(0);
+    let other_symbols_zero = symbols.iter().enumerate().all(|(i, &x)| i == dim || x == 0);
+    if !others_zero || !other_symbols_zero {
+        return (None, None);
     }
+    match (a, s) {
+        (1, 0) => (Some(c), Some(c)),
+        (0, 0) => (None, Some(c)),
+        (0, 1) => (Some(c + 1), None),
+        _ => (None, None),
+    }
+}
+
+/// The shifts of `max(exprs)`.
+fn max_shift(shifts: &[Shift]) -> Shift {
+    let low = shifts.iter().filter_map(|s| s.0).max();
+    let high = shifts.iter().map(|s| s.1).collect::<Option<Vec<_>>>().and_then(|h| h.into_iter().max());
+    (low, high)
+}
+
+/// The shifts of `min(exprs)`.
+fn min_shift(shifts: &[Shift]) -> Shift {
+    let low = shifts.iter().map(|s| s.0).collect::<Option<Vec<_>>>().and_then(|l| l.into_iter().min());
+    let high = shifts.iter().filter_map(|s| s.1).min();
+    (low, high)
+}
+
+/// The shifts a coordinate can make relative to the reader's variable at
+/// `position` (of dimension `dim`): for a point `min(max(lower), caps...)`,
+/// for a range `[max(lower), min(upper))`. `None` when the coordinate is not
+/// bounded at all relative to the variable (e.g. `T - 1 - t`).
+fn shift_interval(
+    position: usize,
+    dim: usize,
+    lower: &[AffineExpr],
+    upper: Option<&[AffineExpr]>,
+    caps: &[AffineExpr],
+) -> Option<Shift> {
+    let shifts = |exprs: &[AffineExpr]| -> Vec<Shift> { exprs.iter().map(|e| expr_shift(e, position, dim)).collect() };
+    let low = max_shift(&shifts(lower));
+    let interval = match upper {
+        None if caps.is_empty() => low,
+        None => {
+            let mut all = shifts(caps);
+            all.push(low);
+            min_shift(&all)
+        }
+        Some(upper) => (low.0, min_shift(&shifts(upper)).1.map(|h| h - 1)),
+    };
+    (interval != (None, None)).then_some(interval)
 }
 
 /// Along a dimension running forward, the read only sees the past or the
@@ -125,16 +169,24 @@ impl Schedule {
                     // the coordinate from below (max) and above (min, exclusive;
                     // `None` for a point).
                     let (source, bounds, is_range, text) = match &node.kind {
-                        NodeKind::ReadRange { source, lower, upper } => {
-                            let bounds: Vec<(&[AffineExpr], Option<&[AffineExpr]>)> = lower
+                        NodeKind::ReadRange { source, lower, upper, caps } => {
+                            let bounds: Vec<Bounds> = lower
                                 .iter()
                                 .zip(upper)
-                                .map(|(lo, hi)| (&lo.results[..], (!hi.results.is_empty()).then_some(&hi.results[..])))
+                                .zip(caps)
+                                .map(|((lo, hi), cap)| {
+                                    (
+                                        &lo.results[..],
+                                        (!hi.results.is_empty()).then_some(&hi.results[..]),
+                                        &cap.results[..],
+                                    )
+                                })
                                 .collect();
                             (*source, bounds, true, format!("a range of '{}'", program.tensors[*source].name))
                         }
                         NodeKind::Read { source, index } => {
-                            let bounds = index.results.iter().map(|e| (std::slice::from_ref(e), None)).collect();
+                            let bounds =
+                                index.results.iter().map(|e| (std::slice::from_ref(e), None, &[][..])).collect();
                             (*source, bounds, false, program.describe_read(reader, *source, index))
                         }
                         _ => continue,
@@ -149,9 +201,9 @@ impl Schedule {
                             src_domain
                                 .iter()
                                 .zip(&bounds)
-                                .map(|(d, (lower, upper))| {
+                                .map(|(d, (lower, upper, caps))| {
                                     let position = tensor.domain.iter().position(|x| x == d)?;
-                                    Some((*d, shift_interval(position, lower, *upper)?))
+                                    Some((*d, shift_interval(position, *d, lower, *upper, caps)?))
                                 })
                                 .collect::<Option<HashMap<_, _>>>()
                         })

@@ -410,8 +410,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     let name = self.point_view(*source, &coords, indent, out);
                     View::fixed(name, &node.ty)
                 }
-                NodeKind::ReadRange { source, lower, upper } => {
-                    self.range_view(*source, lower, upper, &reader_dims, &node.ty, indent, out)
+                NodeKind::ReadRange { source, lower, upper, caps } => {
+                    self.range_view(*source, lower, upper, caps, &reader_dims, &node.ty, indent, out)
                 }
                 NodeKind::Constant { text, .. } => {
                     let global = format!("__tempo_constant_{}", self.next_id + 1);
@@ -685,6 +685,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         source: usize,
         lower: &[AffineMap],
         upper: &[AffineMap],
+        caps: &[AffineMap],
         reader_dims: &[String],
         ty: &PointType,
         indent: &str,
@@ -695,10 +696,17 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let mut offsets = Vec::new();
         let mut sizes = Vec::new();
         let mut kept_sizes = Vec::new();
-        for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
+        for (((lo_map, hi_map), cap), &d) in lower.iter().zip(upper).zip(caps).zip(&src.domain) {
             let op = if lo_map.results.len() > 1 { "affine.max" } else { "affine.apply" };
-            let lo = self.apply(op, &lo_map.results, lo_map.num_dims, lo_map.num_symbols, reader_dims, indent, out);
+            let mut lo = self.apply(op, &lo_map.results, lo_map.num_dims, lo_map.num_symbols, reader_dims, indent, out);
             if hi_map.results.is_empty() {
+                if !cap.results.is_empty() {
+                    let op = if cap.results.len() > 1 { "affine.min" } else { "affine.apply" };
+                    let capped = self.apply(op, &cap.results, cap.num_dims, cap.num_symbols, reader_dims, indent, out);
+                    let lowered = self.fresh("i");
+                    let _ = writeln!(out, "{indent}{lowered} = arith.minsi {lo}, {capped} : index");
+                    lo = lowered;
+                }
                 offsets.push(self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out));
                 sizes.push("1".to_string());
                 continue;

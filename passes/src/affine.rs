@@ -260,6 +260,26 @@ impl AffineMap {
     }
 }
 
+/// The interval `[lo, hi)` one source dimension of a range read selects at
+/// a point, and whether it is a range (kept as a dimension of the value):
+/// `[max(lower), min(upper))` for a range, the point `min(max(lower),
+/// caps...)` (as `[p, p + 1)`) where `upper` has no results.
+pub fn coordinate_interval(
+    lower: &AffineMap,
+    upper: &AffineMap,
+    cap: &AffineMap,
+    dims: &[i64],
+    symbols: &[i64],
+) -> Result<(i64, i64, bool), EvalError> {
+    let lo = lower.eval(dims, symbols)?.into_iter().max().expect("verified non-empty");
+    if upper.results.is_empty() {
+        let p = cap.eval(dims, symbols)?.into_iter().fold(lo, i64::min);
+        return Ok((p, p + 1, false));
+    }
+    let hi = upper.eval(dims, symbols)?.into_iter().min().expect("non-empty");
+    Ok((lo, hi, true))
+}
+
 /// One constraint of an integer set: `expr == 0` or `expr >= 0`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Constraint {

@@ -406,12 +406,14 @@ pub enum NodeKind {
         index: AffineMap,
     },
     /// A box of points of `source`: per source dimension, the interval
-    /// `[max(lower), min(upper))`, or the point `max(lower)` where `upper`
-    /// has no results.
+    /// `[max(lower), min(upper))`, or the point `min(max(lower), caps...)`
+    /// where `upper` has no results. `caps` has one map per source
+    /// dimension (no results: no cap).
     ReadRange {
         source: usize,
         lower: Vec<AffineMap>,
         upper: Vec<AffineMap>,
+        caps: Vec<AffineMap>,
     },
     /// A reduction of a node along `axis`.
     Reduce(ReduceKind, usize, usize),
@@ -863,8 +865,11 @@ impl<'c, 'v> Builder<'c, 'v> {
             "temporal.read_range" => {
                 let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
                 let maps = |key: &str| op.attribute(key).ok().and_then(|a| array_attr(a, AffineMap::from_attribute));
-                let (Some(lower), Some(upper)) = (maps("lower"), maps("upper")) else {
-                    self.error(op, "temporal.read_range needs 'lower' and 'upper': arrays of affine_maps".into());
+                let (Some(lower), Some(upper), Some(caps)) = (maps("lower"), maps("upper"), maps("caps")) else {
+                    self.error(
+                        op,
+                        "temporal.read_range needs 'lower', 'upper' and 'caps': arrays of affine_maps".into(),
+                    );
                     return None;
                 };
                 let src = &self.program.tensors[source];
@@ -876,8 +881,19 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, format!("read_range of '{source_name}' needs one lower and one upper map per source dimension ({source_domain})"));
                     return None;
                 }
-                if let Some(m) =
-                    lower.iter().chain(&upper).find(|m| m.num_dims != reader_domain || m.num_symbols != bounds)
+                if !caps.is_empty() && caps.len() != source_domain {
+                    self.error(op, format!("read_range of '{source_name}' needs 'caps' empty or with one map per source dimension ({source_domain})"));
+                    return None;
+                }
+                if upper.iter().zip(&caps).any(|(u, c)| !u.results.is_empty() && !c.results.is_empty()) {
+                    self.error(op, "a read_range cap applies to point dimensions only; a range dimension's cap must have no results".into());
+                    return None;
+                }
+                if let Some(m) = lower
+                    .iter()
+                    .chain(&upper)
+                    .chain(&caps)
+                    .find(|m| m.num_dims != reader_domain || m.num_symbols != bounds)
                 {
                     self.error(op, format!(
                         "read_range maps must have {reader_domain} dims (the reader's domain) and {bounds} symbols (the bounds), one has ({})[{}]",
@@ -897,7 +913,12 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, format!("read_range of '{source_name}' with {ranges} range dimension(s) must produce {expected}, produces {ty}"));
                     return None;
                 }
-                NodeKind::ReadRange { source, lower, upper }
+                let caps = if caps.is_empty() {
+                    vec![AffineMap { num_dims: reader_domain, num_symbols: bounds, results: Vec::new() }; source_domain]
+                } else {
+                    caps
+                };
+                NodeKind::ReadRange { source, lower, upper, caps }
             }
             "temporal.reduce_sum"
             | "temporal.reduce_max"

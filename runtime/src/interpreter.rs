@@ -109,8 +109,8 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         };
         let mut needs = Vec::new();
         for node in &t.branches[b].nodes {
-            if let NodeKind::ReadRange { source, lower, upper } = &node.kind {
-                let boxes = self.range_box(key, *source, lower, upper)?;
+            if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
+                let boxes = self.range_box(key, *source, lower, upper, caps)?;
                 needs.extend(points_in(&boxes).into_iter().map(|p| (*source, p)));
                 continue;
             }
@@ -143,20 +143,15 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         source: usize,
         lower: &[tempo_passes::affine::AffineMap],
         upper: &[tempo_passes::affine::AffineMap],
+        caps: &[tempo_passes::affine::AffineMap],
     ) -> Result<Vec<(i64, i64, bool)>, String> {
         let point = &key.1;
         let eval_error = |e: tempo_passes::affine::EvalError| format!("at {}: {}", self.point_name(key), e.0);
         let src = &self.program.tensors[source];
         let mut intervals = Vec::new();
-        for ((lo_map, hi_map), &d) in lower.iter().zip(upper).zip(&src.domain) {
-            let lo =
-                lo_map.eval(point, self.bounds).map_err(eval_error)?.into_iter().max().expect("verified non-empty");
-            let is_range = !hi_map.results.is_empty();
-            let hi = if is_range {
-                hi_map.eval(point, self.bounds).map_err(eval_error)?.into_iter().min().expect("non-empty")
-            } else {
-                lo + 1
-            };
+        for (((lo_map, hi_map), cap), &d) in lower.iter().zip(upper).zip(caps).zip(&src.domain) {
+            let (lo, hi, is_range) = tempo_passes::affine::coordinate_interval(lo_map, hi_map, cap, point, self.bounds)
+                .map_err(eval_error)?;
             if hi > lo && (lo < 0 || hi > self.bounds[d]) {
                 return Err(self.program.out_of_bounds(
                     &format!("range read of '{}'", src.name),
@@ -238,8 +233,8 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
                     Value { shape: static_shape(&node.ty), data: self.memo[&(*source, coords)].clone() }
                 }
-                NodeKind::ReadRange { source, lower, upper } => {
-                    let intervals = self.range_box(key, *source, lower, upper).expect("checked when expanded");
+                NodeKind::ReadRange { source, lower, upper, caps } => {
+                    let intervals = self.range_box(key, *source, lower, upper, caps).expect("checked when expanded");
                     let parts: Vec<Data> =
                         points_in(&intervals).into_iter().map(|p| self.memo[&(*source, p)].clone()).collect();
                     let mut shape: Vec<usize> =

@@ -173,3 +173,27 @@
   %r = "temporal.permute"(%a) {permutation = [0, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   "gpu.yield"(%r) : (tensor<3x2xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: a read_range cap applies to point dimensions only; a range dimension's cap must have no results
+  %r = "temporal.read_range"(%x) {caps = [affine_map<(t)[T] -> (T - 1)>], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?xf32>
+  %s = "temporal.reduce_sum"(%r) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
+  "gpu.yield"(%s) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+"temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read_range of 'x' needs 'caps' empty or with one map per source dimension (2)
+  %r = "temporal.read_range"(%x) {caps = [affine_map<(t)[T, B] -> (T - 1)>], lower = [affine_map<(t)[T, B] -> (0)>, affine_map<(t)[T, B] -> (t)>], upper = [affine_map<(t)[T, B] -> ()>, affine_map<(t)[T, B] -> ()>]} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%r) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T, B] : (0 == 0)>} : (!temporal.rtensor) -> ()

@@ -476,6 +476,9 @@ enum Coordinate {
     Half,
     /// `v mod 2`.
     Parity,
+    /// `min(max(v + k, 0), bound - 1)`: a shift clamped into the extent
+    /// (read through `temporal.read_range` with a cap).
+    Clamped(i64),
 }
 
 /// A range over one source dimension of a generated range read.
@@ -547,6 +550,7 @@ impl GeneralGenerator {
             (Coordinate::Constant(c), _) => c,
             (Coordinate::Half, Some(v)) => v.div_euclid(2),
             (Coordinate::Parity, Some(v)) => v.rem_euclid(2),
+            (Coordinate::Clamped(k), Some(v)) => (v + k).max(0).min(bound - 1),
             _ => unreachable!("only constants and reverse without a variable"),
         }
     }
@@ -560,6 +564,8 @@ impl GeneralGenerator {
             (Coordinate::Constant(c), _) => c.to_string(),
             (Coordinate::Half, Some(v)) => format!("{v} floordiv 2"),
             (Coordinate::Parity, Some(v)) => format!("{v} mod 2"),
+            // The lower results; the cap is `bound - 1`.
+            (Coordinate::Clamped(k), Some(v)) => format!("{v} + {k}, 0"),
             _ => unreachable!("only constants and reverse without a variable"),
         }
     }
@@ -760,14 +766,15 @@ impl GeneralGenerator {
                             let k = g.rng.random_range(0..=2i64);
                             return Coordinate::Shift(direction[p] * k);
                         }
-                        match (position, g.rng.random_range(0..6)) {
+                        match (position, g.rng.random_range(0..7)) {
                             (None, 0..3) => Coordinate::Constant(g.rng.random_range(0..2)),
                             (None, _) => Coordinate::Reverse,
                             (Some(_), 0 | 1) => Coordinate::Shift(g.rng.random_range(-2..=2)),
                             (Some(_), 2) => Coordinate::Reverse,
                             (Some(_), 3) => Coordinate::Constant(g.rng.random_range(0..2)),
                             (Some(_), 4) => Coordinate::Half,
-                            (Some(_), _) => Coordinate::Parity,
+                            (Some(_), 5) => Coordinate::Parity,
+                            (Some(_), _) => Coordinate::Clamped(g.rng.random_range(-3..=3)),
                         }
                     })
                     .collect();
@@ -799,27 +806,41 @@ impl GeneralGenerator {
                     })
                     .collect();
                 let header = format!("({})[T, B]", domain.iter().map(|&d| DIMS[d].0).collect::<Vec<_>>().join(", "));
-                if let Some(k) = ranged {
+                let clamped = coordinates.iter().any(|c| matches!(c, Coordinate::Clamped(_)));
+                if ranged.is_some() || clamped {
                     let mut lower = Vec::new();
                     let mut upper = Vec::new();
-                    for (j, (&d, text)) in source_domain.iter().zip(&results).enumerate() {
-                        if j == k {
+                    let mut caps = Vec::new();
+                    for (j, ((&d, text), c)) in source_domain.iter().zip(&results).zip(&coordinates).enumerate() {
+                        if ranged == Some(j) {
                             let (lo, hi) = form.text(domain.contains(&d).then_some(DIMS[d].0), DIMS[d].1);
                             lower.push(format!("affine_map<{header} -> ({lo})>"));
                             upper.push(format!("affine_map<{header} -> ({hi})>"));
+                            caps.push(format!("affine_map<{header} -> ()>"));
                         } else {
                             lower.push(format!("affine_map<{header} -> ({text})>"));
                             upper.push(format!("affine_map<{header} -> ()>"));
+                            let cap = if matches!(c, Coordinate::Clamped(_)) {
+                                format!("{} - 1", DIMS[d].1)
+                            } else {
+                                String::new()
+                            };
+                            caps.push(format!("affine_map<{header} -> ({cap})>"));
                         }
                     }
                     let range = g.fresh();
-                    let range_type = g.point.replacen("tensor<", "tensor<?x", 1);
+                    let range_type =
+                        if ranged.is_some() { g.point.replacen("tensor<", "tensor<?x", 1) } else { g.point.clone() };
                     let _ = writeln!(
                         body,
-                        "  {range} = \"temporal.read_range\"(%{source}) {{lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {range_type}",
+                        "  {range} = \"temporal.read_range\"(%{source}) {{caps = [{}], lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {range_type}",
+                        caps.join(", "),
                         lower.join(", "),
                         upper.join(", ")
                     );
+                    if ranged.is_none() {
+                        return range;
+                    }
                     let ops: &[&str] = if g.is_float() {
                         &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum"]
                     } else {
