@@ -82,6 +82,10 @@ pub(crate) enum Node {
         normal: bool,
     },
     Matmul(Expr, Expr),
+    Call {
+        callee: String,
+        args: Vec<Expr>,
+    },
 }
 
 #[derive(Debug)]
@@ -256,6 +260,15 @@ impl Expr {
         shape.extend(self.0.ty.shape.iter().skip(1));
         let ty = PointType { shape, element: self.0.ty.element };
         Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Location::caller())
+    }
+
+    /// Calls the external function `callee` on `args`, returning a value of
+    /// type `result`: once per point, with the callback registered under
+    /// `callee` ([`crate::Program::external`]).
+    #[track_caller]
+    pub fn call(callee: &str, args: &[&Expr], result: PointType) -> Expr {
+        let args = args.iter().map(|&a| a.clone()).collect();
+        Expr::new(Node::Call { callee: callee.to_string(), args }, result, Location::caller())
     }
 
     /// Seeded uniform values in [0, 1) of type `ty` (floats), a pure function

@@ -11,7 +11,7 @@ use std::ops::{Add, Sub};
 use std::panic::Location;
 use std::rc::Rc;
 use tempo_passes::program::{ElementType, PointType};
-use tempo_runtime::{HostArray, RunOptions};
+use tempo_runtime::{Externals, HostArray, RunOptions};
 
 /// Identifies a tensor within its program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,6 +183,7 @@ pub struct Program {
     tensors: Vec<TensorDecl>,
     defines: Vec<Define>,
     outputs: Vec<TensorId>,
+    externals: Externals,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -266,6 +267,17 @@ impl Program {
         let weights = discounts.range(0, dim.bound() - dim.var());
         self.otherwise(&returns, (future * weights).sum(0));
         returns
+    }
+
+    /// Registers the callback that [`Expr::call`]s of `name` run, once per
+    /// point: it gets the argument arrays and returns the result array (of
+    /// the declared type; anything else stops the run with an error).
+    pub fn external(
+        &mut self,
+        name: &str,
+        callback: impl Fn(&[HostArray]) -> Result<HostArray, String> + Send + Sync + 'static,
+    ) {
+        self.externals.register(name, callback);
     }
 
     /// Marks `tensor` as an output (its whole domain).
@@ -478,6 +490,20 @@ impl BodyEmitter<'_> {
                 self.names.insert(key, name.clone());
                 return name;
             }
+            Node::Call { callee, args } => {
+                let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
+                let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
+                let name = format!("%v{}", self.names.len());
+                let _ = writeln!(
+                    self.text,
+                    "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"}} : () -> {ty} {loc}",
+                    names.join(", "),
+                    types.join(", "),
+                    escape(callee)
+                );
+                self.names.insert(key, name.clone());
+                return name;
+            }
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
             Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
@@ -488,6 +514,7 @@ impl BodyEmitter<'_> {
             Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
             Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
             Node::Gather(table, indices) => ("gather", vec![table.clone(), indices.clone()], String::new()),
+
             Node::Random { seed, normal } => (
                 "random",
                 vec![],
@@ -585,6 +612,7 @@ impl Runner<'_> {
             seed: self.seed,
             opt_level: 2,
             source_name: "<program>".into(),
+            externals: self.program.externals.clone(),
         }
     }
 

@@ -181,6 +181,15 @@ tempo_dialect_macros::dialect! {
         op random { attributes { seed: integer, distribution: string } results { result: any } }
         /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
         op arange { results { result: any } }
+        /// Calls the external function `callee` (a user callback registered
+        /// with the runtime under that name); it must return the result's
+        /// type, and runs exactly once per point that is computed, in
+        /// dependence order. The arguments are the operands of the
+        /// `gpu.yield` that is the only op of the `args` region (IRDL unifies
+        /// the types of a variadic operand group, so arguments of different
+        /// types cannot be operands): `"temporal.call"() ({ "gpu.yield"(%s, %a)
+        /// : (tensor<2xf32>, tensor<f32>) -> () }) {callee = "step"}`.
+        op call { attributes { callee: string } results { result: any } regions { args } }
 
         /// Matrix product: `MxK * KxN -> MxN`, `MxK * K -> M` (matrix-vector),
         /// `K * KxN -> N` (vector-matrix) and batched `BxMxK * BxKxN -> BxMxN`.

@@ -428,6 +428,13 @@ pub enum NodeKind {
     /// Rows of a table (first operand) at integer indices (second operand);
     /// indices are clamped into the table.
     Gather(usize, usize),
+    /// A call of the external function `callee` on the values of `args`;
+    /// `site` numbers the call sites of the program (program order).
+    Call {
+        callee: String,
+        site: usize,
+        args: Vec<usize>,
+    },
     /// Seeded random values ([`random_bits`], [`uniform_from_bits`]).
     Random {
         seed: i64,
@@ -481,6 +488,20 @@ pub struct Program<'c> {
     pub tensors: Vec<Tensor<'c>>,
     /// Output tensors, in program order.
     pub outputs: Vec<usize>,
+    /// External call sites, numbered in program order.
+    pub call_sites: Vec<CallSite<'c>>,
+}
+
+/// One `temporal.call` in a program.
+#[derive(Clone, Debug)]
+pub struct CallSite<'c> {
+    pub callee: String,
+    /// Argument types.
+    pub args: Vec<PointType>,
+    pub result: PointType,
+    /// The tensor whose branch holds the call.
+    pub tensor: usize,
+    pub location: Location<'c>,
 }
 
 impl<'c> Program<'c> {
@@ -788,7 +809,8 @@ impl<'c, 'v> Builder<'c, 'v> {
     ) -> Option<Node<'c>> {
         let name = op_name(op);
         let location = op.location();
-        if op.result_count() != 1 || op.region_count() != 0 {
+        let regions_allowed = usize::from(name == "temporal.call");
+        if op.result_count() != 1 || op.region_count() != regions_allowed {
             self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
             return None;
         }
@@ -800,9 +822,30 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
         };
+        // A call's arguments are the operands of the `gpu.yield` in its region.
+        let argument_op = if name == "temporal.call" {
+            use melior::ir::RegionLike;
+            let region = op.region(0).expect("one region");
+            let block = region.first_block();
+            use melior::ir::BlockLike;
+            let only = block.as_ref().and_then(|b| b.first_operation()).filter(|o| o.next_in_block().is_none());
+            match only {
+                Some(y) if op_name(y) == "gpu.yield" => Some(y),
+                _ => {
+                    self.error(
+                        op,
+                        "the 'args' region of temporal.call must hold exactly one gpu.yield of the arguments".into(),
+                    );
+                    return None;
+                }
+            }
+        } else {
+            None
+        };
+        let operand_source = argument_op.unwrap_or(op);
         let mut operand_nodes = Vec::new();
-        for i in 0..op.operand_count() {
-            let v = op.operand(i).expect("in range");
+        for i in 0..operand_source.operand_count() {
+            let v = operand_source.operand(i).expect("in range");
             if name == "temporal.read" || name == "temporal.read_range" {
                 break;
             }
@@ -1089,6 +1132,35 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Select(c, a, b)
                 } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
                     NodeKind::Move(movement?, operand_nodes.clone())
+                } else if name == "temporal.call" {
+                    let Some(callee) = op.attribute("callee").ok().and_then(string_attr).filter(|c| !c.is_empty())
+                    else {
+                        self.error(op, "temporal.call needs a non-empty string 'callee'".into());
+                        return None;
+                    };
+                    if let Some(&a) = operand_nodes.iter().find(|&&a| !nodes[a].ty.is_static()) {
+                        self.error(
+                            op,
+                            format!(
+                                "arguments of external call '{callee}' must have static shapes, got {}",
+                                nodes[a].ty
+                            ),
+                        );
+                        return None;
+                    }
+                    if !ty.is_static() {
+                        self.error(op, format!("external call '{callee}' must return a static shape, got {ty}"));
+                        return None;
+                    }
+                    let site = self.program.call_sites.len();
+                    self.program.call_sites.push(CallSite {
+                        callee: callee.clone(),
+                        args: operand_nodes.iter().map(|&a| nodes[a].ty.clone()).collect(),
+                        result: ty.clone(),
+                        tensor: reader,
+                        location,
+                    });
+                    NodeKind::Call { callee, site, args: operand_nodes.clone() }
                 } else if name == "temporal.random" {
                     let seed = op.attribute("seed").ok().and_then(integer_attr);
                     let distribution = op.attribute("distribution").ok().and_then(string_attr);

@@ -2,6 +2,7 @@
 //! and running it on host arrays.
 
 use crate::array::{Data, HostArray};
+use crate::externals::{CURRENT, CallContext, Externals, tempo_external_call};
 use indexmap::IndexMap;
 use melior::{Context, ir::Module, pass::PassManager};
 use tempo_lowering::{point_checks::check_points, schedule::Schedule, temporal_to_loops::ENTRY};
@@ -26,6 +27,8 @@ pub struct RunOptions {
     /// Name of the program's source in diagnostics (locations of text
     /// parsed from a string carry MLIR's `-`).
     pub source_name: String,
+    /// Callbacks for the program's `temporal.call`s.
+    pub externals: Externals,
 }
 
 /// An input or output of a program.
@@ -80,6 +83,21 @@ pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<
             let known: Vec<&str> = program.dims.iter().map(|d| d.bound.as_str()).collect();
             return Err(vec![format!("error: unknown bound '{name}' (the program's bounds: {})", known.join(", "))]);
         }
+    }
+    let missing: Vec<String> = options
+        .externals
+        .missing(&program.call_sites)
+        .iter()
+        .map(|site| {
+            format!(
+                "{}: error: external function '{}' is not registered (register a callback under this name)",
+                render_location(&site.location, &options.source_name),
+                site.callee
+            )
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
     }
     let shape_of = |slot: &Slot| -> Vec<usize> {
         slot.domain.iter().map(|&d| bounds[d] as usize).chain(slot.point.shape.iter().map(|&d| d as usize)).collect()
@@ -181,6 +199,8 @@ pub fn run_module_timed(
 
     let Prepared { bounds, mut inputs, mut outputs } = prepare(&program, options)?;
     check_points(&program, &schedule, &bounds).map_err(|e| vec![format!("error: {e}")])?;
+    let sites: Vec<(String, Vec<PointType>, PointType)> =
+        program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
     drop(program);
 
     // Compile.
@@ -208,9 +228,18 @@ pub fn run_module_timed(
     let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
     let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
     arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
+    if !sites.is_empty() {
+        engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
+    }
     let compile = compile_start.elapsed();
     let execute_start = std::time::Instant::now();
-    engine.invoke(ENTRY, &mut arguments).map_err(|e| vec![format!("error: {e}")])?;
+    CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals: options.externals.clone(), sites, error: None }));
+    let invoked = engine.invoke(ENTRY, &mut arguments);
+    let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
+    invoked.map_err(|e| vec![format!("error: {e}")])?;
+    if let Some(e) = call_error {
+        return Err(vec![format!("error: {e}")]);
+    }
     let timings = Timings { compile, execute: execute_start.elapsed() };
     drop(descriptors);
     Ok((outputs, timings))
@@ -252,6 +281,17 @@ impl Engine {
         (!raw.ptr.is_null()).then_some(Self { raw })
     }
 
+    /// Makes `name` resolve to `pointer` in the compiled code.
+    fn register_symbol(&self, name: &str, pointer: *mut ()) {
+        unsafe {
+            mlir_sys::mlirExecutionEngineRegisterSymbol(
+                self.raw,
+                melior::StringRef::new(name).to_raw(),
+                pointer as *mut std::ffi::c_void,
+            )
+        }
+    }
+
     fn invoke(&self, name: &str, arguments: &mut [*mut ()]) -> Result<(), String> {
         let result = unsafe {
             mlir_sys::mlirExecutionEngineInvokePacked(
@@ -275,5 +315,6 @@ impl Drop for Engine {
 pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
-    crate::interpreter::interpret(&program, &prepared.bounds, &prepared.inputs).map_err(|e| vec![format!("error: {e}")])
+    crate::interpreter::interpret(&program, &prepared.bounds, &prepared.inputs, &options.externals)
+        .map_err(|e| vec![format!("error: {e}")])
 }

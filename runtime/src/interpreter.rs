@@ -12,6 +12,7 @@
 //! It shares nothing with the lowering: only the program model.
 
 use crate::array::{Data, HostArray};
+use crate::externals::Externals;
 use std::collections::{HashMap, HashSet};
 use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
@@ -20,8 +21,14 @@ type Key = (usize, Vec<i64>);
 /// Evaluates every output of `program` for the given bound values (one per
 /// dimension, in dimension order) and inputs (one per input tensor, in
 /// declaration order, shaped `[domain bounds..., point shape...]`).
-pub fn interpret(program: &Program, bounds: &[i64], inputs: &[HostArray]) -> Result<Vec<HostArray>, String> {
-    let mut interpreter = Interpreter::new(program, bounds, inputs);
+/// External calls run the callbacks of `externals`.
+pub fn interpret(
+    program: &Program,
+    bounds: &[i64],
+    inputs: &[HostArray],
+    externals: &Externals,
+) -> Result<Vec<HostArray>, String> {
+    let mut interpreter = Interpreter::new(program, bounds, inputs, externals);
     let mut outputs = Vec::new();
     for &o in &program.outputs {
         let tensor = &program.tensors[o];
@@ -68,6 +75,7 @@ struct Interpreter<'p, 'c> {
     /// Input arrays by tensor index.
     inputs: HashMap<usize, &'p HostArray>,
     memo: HashMap<Key, Data>,
+    externals: &'p Externals,
 }
 
 struct Frame {
@@ -77,9 +85,9 @@ struct Frame {
 }
 
 impl<'p, 'c> Interpreter<'p, 'c> {
-    fn new(program: &'p Program<'c>, bounds: &'p [i64], inputs: &'p [HostArray]) -> Self {
+    fn new(program: &'p Program<'c>, bounds: &'p [i64], inputs: &'p [HostArray], externals: &'p Externals) -> Self {
         let input_tensors = program.tensors.iter().enumerate().filter(|(_, t)| t.is_input).map(|(i, _)| i);
-        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), memo: HashMap::new() }
+        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), memo: HashMap::new(), externals }
     }
 
     fn point_name(&self, (tensor, point): &Key) -> String {
@@ -312,6 +320,22 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 }
                 NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
                 NodeKind::Random { seed, normal } => random(*seed, *normal, point, &node.ty),
+                NodeKind::Call { callee, args, .. } => {
+                    let arrays: Vec<HostArray> = args
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &a)| HostArray {
+                            name: format!("arg{k}"),
+                            shape: values[a].shape.clone(),
+                            data: values[a].data.clone(),
+                        })
+                        .collect();
+                    let result = self
+                        .externals
+                        .call(callee, &node.ty, &arrays)
+                        .map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                    Value { shape: result.shape, data: result.data }
+                }
             };
             values.push(value);
         }

@@ -3,7 +3,9 @@
 
 pub mod array;
 pub mod engine;
+pub mod externals;
 pub mod interpreter;
 
 pub use array::{Data, HostArray};
 pub use engine::{RunOptions, Timings, interpret_module, run_module, run_module_timed};
+pub use externals::{Callback, Externals};

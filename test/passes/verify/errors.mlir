@@ -197,3 +197,17 @@
   %r = "temporal.read_range"(%x) {caps = [affine_map<(t)[T, B] -> (T - 1)>], lower = [affine_map<(t)[T, B] -> (0)>, affine_map<(t)[T, B] -> (t)>], upper = [affine_map<(t)[T, B] -> ()>, affine_map<(t)[T, B] -> ()>]} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%r) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T, B] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  %a = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: the 'args' region of temporal.call must hold exactly one gpu.yield of the arguments
+  %r = "temporal.call"() ({
+    %b = "temporal.neg"(%a) : (tensor<f32>) -> tensor<f32>
+    "gpu.yield"(%b) : (tensor<f32>) -> ()
+  }) {callee = "f"} : () -> tensor<f32>
+  "gpu.yield"(%r) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()

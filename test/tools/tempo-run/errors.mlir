@@ -52,3 +52,7 @@
 // RUN: not tempo-run %s --bound T=3 --interpret 2>&1 | FileCheck %s --check-prefix=OUT-OF-BOUNDS
 // RUN: not tempo-run %S/Inputs/undefined-point.mlir --bound T=5 --interpret 2>&1 | FileCheck %s --check-prefix=INTERP-UNDEFINED
 // INTERP-UNDEFINED: error: point y[t=3] is needed but no branch of 'y' defines it
+
+// An external call needs a registered callback (tempo-run registers none).
+// RUN: not tempo-run %S/Inputs/external.mlir --bound T=3 2>&1 | FileCheck %s --check-prefix=EXTERNAL
+// EXTERNAL: external.mlir:6:8: error: external function 'env_step' is not registered

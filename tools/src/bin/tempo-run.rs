@@ -82,6 +82,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         seed: cli.seed,
         opt_level: cli.opt_level as usize,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
+        externals: Default::default(),
     })
 }
 
