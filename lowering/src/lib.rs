@@ -7,6 +7,7 @@ pub mod check_points_pass;
 pub mod point_checks;
 pub mod schedule;
 pub mod splice;
+pub mod store_selection;
 pub mod temporal_to_loops;
 
 use tempo_passes::pass::PassRegistry;

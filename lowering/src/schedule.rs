@@ -17,10 +17,8 @@
 //! nests may use any index: the source nest runs first and stores every
 //! point that a later nest can read.
 //!
-//! Storage: an output lives in its output buffer; a one-dimensional tensor
-//! read only inside its own nest at past shifts `0..k` lives in a ring of
-//! `k + 1` points; any other tensor is stored in full. (The real scheduler
-//! and memory planner replace this later.)
+//! Where each tensor lives is chosen afterwards from the same read
+//! summaries ([`crate::store_selection`]).
 
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -29,18 +27,7 @@ use tempo_passes::affine::AffineExpr;
 use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::program::{NodeKind, Program};
 
-/// Where a tensor's points live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
-    /// A program input, read in place.
-    Input,
-    /// An output: stored in full, in the output buffer.
-    Output,
-    /// The last `n` points of a one-dimensional tensor.
-    Ring(usize),
-    /// Every point (one point for a tensor without a domain).
-    Full,
-}
+pub use crate::store_selection::Storage;
 
 /// One loop nest and the tensors computed in its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,7 +51,7 @@ pub struct Schedule {
 /// The shifts `coordinate - v` a read can make along one dimension, as an
 /// interval (`None`: unbounded on that side). A point read `v + c` is
 /// `[c, c]`; the prefix `0 : v + 1` is `(-inf, 0]`; `v + 1 : T` is `[1, +inf)`.
-type Shift = (Option<i64>, Option<i64>);
+pub(crate) type Shift = (Option<i64>, Option<i64>);
 
 /// Per source dimension of a read: the results bounding the coordinate
 /// from below (max), from above (min, exclusive; `None` for a point), and
@@ -72,15 +59,17 @@ type Shift = (Option<i64>, Option<i64>);
 type Bounds<'a> = (&'a [AffineExpr], Option<&'a [AffineExpr]>, &'a [AffineExpr]);
 
 /// A read between two computed tensors.
-struct Edge<'c> {
-    reader: usize,
-    source: usize,
+pub(crate) struct Edge<'c> {
+    pub(crate) reader: usize,
+    pub(crate) source: usize,
     /// Shift interval per dimension (by dimension index) when every
     /// coordinate is bounded relative to the reader's own variable.
-    shifts: Option<HashMap<usize, Shift>>,
-    /// Whether the read is of a range (its points are not addressed one by
-    /// one, so the source cannot live in a ring yet).
-    is_range: bool,
+    pub(crate) shifts: Option<HashMap<usize, Shift>>,
+    /// Whether the read is a `read_range` (a range, or a clamped point).
+    pub(crate) is_range: bool,
+    /// For a point read of a one-dimensional source at a fixed coordinate:
+    /// `(j, true)` for `bound - 1 - j`, `(j, false)` for the constant `j`.
+    pub(crate) fixed: Option<(i64, bool)>,
     location: Location<'c>,
     text: String,
 }
@@ -147,7 +136,7 @@ fn shift_interval(
 
 /// Along a dimension running forward, the read only sees the past or the
 /// present; backward, the future or the present.
-fn in_past(shift: Shift, forward: bool) -> bool {
+pub(crate) fn in_past(shift: Shift, forward: bool) -> bool {
     if forward { shift.1.is_some_and(|hi| hi <= 0) } else { shift.0.is_some_and(|lo| lo >= 0) }
 }
 
@@ -208,7 +197,23 @@ impl Schedule {
                                 .collect::<Option<HashMap<_, _>>>()
                         })
                         .flatten();
-                    edges.push(Edge { reader, source, shifts, is_range, location: node.location, text });
+                    let fixed = match &node.kind {
+                        NodeKind::Read { index, .. } if src_domain.len() == 1 => {
+                            index.results[0].linear().and_then(|(dims, symbols, c)| {
+                                let d = src_domain[0];
+                                let no_dims = dims.iter().all(|&x| x == 0);
+                                let only_bound = symbols.iter().enumerate().all(|(k, &x)| x == i64::from(k == d));
+                                let constant = symbols.iter().all(|&x| x == 0);
+                                match (no_dims, only_bound, constant) {
+                                    (true, true, _) if c <= -1 => Some((-1 - c, true)),
+                                    (true, _, true) if c >= 0 => Some((c, false)),
+                                    _ => None,
+                                }
+                            })
+                        }
+                        _ => None,
+                    };
+                    edges.push(Edge { reader, source, shifts, is_range, fixed, location: node.location, text });
                 }
             }
         }
@@ -269,40 +274,7 @@ impl Schedule {
             return Err(errors);
         }
 
-        // Storage.
-        let nest_of: HashMap<usize, usize> =
-            nests.iter().enumerate().flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k))).collect();
-        let mut storage = vec![Storage::Full; n];
-        for i in 0..n {
-            let t = &program.tensors[i];
-            storage[i] = if t.is_input {
-                Storage::Input
-            } else if program.outputs.contains(&i) {
-                Storage::Output
-            } else if t.domain.len() == 1 {
-                let dim = t.domain[0];
-                let nest = &nests[nest_of[&i]];
-                let forward = nest.forward[0];
-                let mut farthest = Some(0i64);
-                for e in edges.iter().filter(|e| e.source == i) {
-                    // How far back (in loop order) the read can reach; -1: unbounded.
-                    let past = match (&e.shifts, nest_of.get(&e.reader) == Some(&nest_of[&i])) {
-                        (Some(s), true) if !e.is_range && in_past(s[&dim], forward) => {
-                            let (lo, hi) = s[&dim];
-                            if forward { lo.map_or(-1, |l| -l) } else { hi.map_or(-1, |h| h) }
-                        }
-                        _ => -1,
-                    };
-                    farthest = farthest.filter(|_| past >= 0).map(|f| f.max(past));
-                }
-                match farthest {
-                    Some(k) => Storage::Ring(k as usize + 1),
-                    None => Storage::Full,
-                }
-            } else {
-                Storage::Full
-            };
-        }
+        let storage = crate::store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage })
     }
 }

@@ -36,6 +36,10 @@ use melior::ir::OperationRef;
 /// Name of the generated entry function.
 pub const ENTRY: &str = "tempo_main";
 
+/// The global `memref<2xi64>` holding `[live, peak]` bytes of the stores
+/// (not inputs, outputs or temporaries) while the compiled code runs.
+pub const MEMORY_STATS: &str = "tempo_memory_stats";
+
 /// The `lower-temporal-to-loops` pass.
 pub struct LowerTemporalToLoops;
 
@@ -167,6 +171,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let t = &self.program.tensors[i];
         match self.schedule.storage[i] {
             Storage::Ring(k) => stacked_type(&k.to_string(), &t.point),
+            Storage::Window(w) => stacked_type(&(2 * w).to_string(), &t.point),
+            Storage::Point => plain_type(&t.point),
             _ if t.domain.is_empty() => plain_type(&t.point),
             _ => {
                 let lead: Vec<&str> = t.domain.iter().map(|_| "?").collect();
@@ -198,21 +204,41 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 self.bound_args[d]
             );
         }
-        for (i, t) in program.tensors.iter().enumerate() {
-            if !matches!(self.schedule.storage[i], Storage::Ring(_) | Storage::Full) {
-                continue;
+        // Stores live from just before the nest computing them to just after
+        // the last nest reading them; `tempo_memory_stats` counts the bytes
+        // of live stores ([live, peak]).
+        let _ = writeln!(self.globals, "  memref.global @{MEMORY_STATS} : memref<2xi64> = dense<0>");
+        let nest_of: HashMap<usize, usize> = self
+            .schedule
+            .nests
+            .iter()
+            .enumerate()
+            .flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k)))
+            .collect();
+        let mut last_use: HashMap<usize, usize> = HashMap::new();
+        for (reader, t) in program.tensors.iter().enumerate() {
+            for node in t.branches.iter().flat_map(|b| &b.nodes) {
+                if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &node.kind {
+                    if let (Some(&r), Some(&s)) = (nest_of.get(&reader), nest_of.get(source)) {
+                        let last = last_use.entry(*source).or_insert(s);
+                        *last = (*last).max(r);
+                    }
+                }
             }
-            let name = format!("%store{i}_{}", sanitize(&t.name));
-            let ty = self.store_type(i);
-            let sizes: Vec<String> = match self.schedule.storage[i] {
-                Storage::Full => t.domain.iter().map(|&d| self.bound_args[d].clone()).collect(),
-                _ => Vec::new(),
-            };
-            let _ = writeln!(self.entry, "    {name} = memref.alloc({}) : {ty}", sizes.join(", "));
-            let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-            self.store[i] = name;
         }
-        for nest in &self.schedule.nests {
+        let stored: Vec<usize> = (0..program.tensors.len())
+            .filter(|&i| matches!(self.schedule.storage[i], Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Full))
+            .collect();
+        // Tensors no nest computes (none today) would be allocated up front.
+        for &i in &stored {
+            self.store[i] = format!("%store{i}_{}", sanitize(&program.tensors[i].name));
+        }
+        for (k, nest) in self.schedule.nests.iter().enumerate() {
+            for &i in stored.iter().filter(|&&i| nest_of.get(&i) == Some(&k)) {
+                let mut text = String::new();
+                self.allocate_store(i, &mut text);
+                self.body += &text;
+            }
             let mut code = String::new();
             let mut indent = "    ".to_string();
             for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
@@ -241,6 +267,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 let _ = writeln!(code, "{indent}}}");
             }
             self.body += &code;
+            for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
+                let mut text = String::new();
+                self.free_store(i, &mut text);
+                self.body += &text;
+            }
         }
         let bounds: Vec<String> = program.dims.iter().map(|d| format!("\"{}\"", d.bound)).collect();
         let inputs: Vec<String> =
@@ -258,6 +289,75 @@ impl<'p, 'c> Emitter<'p, 'c> {
             self.body,
             self.exit
         )
+    }
+
+    /// The size in bytes of tensor `i`'s store, as an `i64` SSA value.
+    fn store_bytes(&mut self, i: usize, out: &mut String) -> String {
+        let t = &self.program.tensors[i];
+        let point_bytes = t.point.shape.iter().product::<i64>() * t.point.element.byte_size() as i64;
+        let static_slots = self.schedule.storage[i].slots();
+        let mut size = self.fresh("bytes");
+        match static_slots {
+            Some(slots) => {
+                let _ = writeln!(out, "    {size} = arith.constant {} : i64", slots as i64 * point_bytes);
+                return size;
+            }
+            None => {
+                let _ = writeln!(out, "    {size} = arith.constant {point_bytes} : index");
+            }
+        }
+        if self.schedule.storage[i] == Storage::Full {
+            for d in t.domain.clone() {
+                let next = self.fresh("bytes");
+                let _ = writeln!(out, "    {next} = arith.muli {size}, {} : index", self.bound_args[d]);
+                size = next;
+            }
+        }
+        let word = self.fresh("bytes");
+        let _ = writeln!(out, "    {word} = arith.index_cast {size} : index to i64");
+        word
+    }
+
+    /// Adds `bytes` (an `i64` SSA value, negated when `freeing`) to the live
+    /// store bytes and raises the peak.
+    fn account(&mut self, bytes: &str, freeing: bool, out: &mut String) {
+        let stats = self.fresh("stats");
+        let (c0, c1) = (self.fresh("c"), self.fresh("c"));
+        let (live, updated, peak, raised) = (self.fresh("live"), self.fresh("live"), self.fresh("peak"), self.fresh("peak"));
+        let _ = writeln!(out, "    {stats} = memref.get_global @{MEMORY_STATS} : memref<2xi64>");
+        let _ = writeln!(out, "    {c0} = arith.constant 0 : index");
+        let _ = writeln!(out, "    {c1} = arith.constant 1 : index");
+        let _ = writeln!(out, "    {live} = memref.load {stats}[{c0}] : memref<2xi64>");
+        let op = if freeing { "arith.subi" } else { "arith.addi" };
+        let _ = writeln!(out, "    {updated} = {op} {live}, {bytes} : i64");
+        let _ = writeln!(out, "    memref.store {updated}, {stats}[{c0}] : memref<2xi64>");
+        if !freeing {
+            let _ = writeln!(out, "    {peak} = memref.load {stats}[{c1}] : memref<2xi64>");
+            let _ = writeln!(out, "    {raised} = arith.maxsi {peak}, {updated} : i64");
+            let _ = writeln!(out, "    memref.store {raised}, {stats}[{c1}] : memref<2xi64>");
+        }
+    }
+
+    fn allocate_store(&mut self, i: usize, out: &mut String) {
+        let t = &self.program.tensors[i];
+        let name = self.store[i].clone();
+        let ty = self.store_type(i);
+        let sizes: Vec<String> = match self.schedule.storage[i] {
+            Storage::Full => t.domain.iter().map(|&d| self.bound_args[d].clone()).collect(),
+            _ => Vec::new(),
+        };
+        let _ = writeln!(out, "    // store of '{}': {}", t.name, self.schedule.storage[i]);
+        let _ = writeln!(out, "    {name} = memref.alloc({}) : {ty}", sizes.join(", "));
+        let bytes = self.store_bytes(i, out);
+        self.account(&bytes, false, out);
+    }
+
+    fn free_store(&mut self, i: usize, out: &mut String) {
+        let name = self.store[i].clone();
+        let ty = self.store_type(i);
+        let bytes = self.store_bytes(i, out);
+        self.account(&bytes, true, out);
+        let _ = writeln!(out, "    memref.dealloc {name} : {ty}");
     }
 
     /// Emits the computation of tensor `i` at the current point of its nest.
@@ -290,6 +390,35 @@ impl<'p, 'c> Emitter<'p, 'c> {
         for closer in closers.into_iter().rev() {
             let _ = writeln!(out, "{closer}");
         }
+        if let Storage::Window(w) = self.schedule.storage[i] {
+            // The mirror copy at `p mod w + w` keeps every window contiguous.
+            let mirror_index = self.fresh("i");
+            let _ = writeln!(
+                out,
+                "{indent}{mirror_index} = affine.apply affine_map<(d0) -> (d0 mod {w} + {w})>({})",
+                dims[0]
+            );
+            let name = self.fresh("v");
+            let rank = tensor.point.shape.len();
+            let offsets: Vec<String> =
+                std::iter::once(mirror_index).chain((0..rank).map(|_| "0".into())).collect();
+            let sizes: Vec<String> =
+                std::iter::once("1".to_string()).chain(tensor.point.shape.iter().map(i64::to_string)).collect();
+            let strides: Vec<String> = (0..offsets.len()).map(|_| "1".to_string()).collect();
+            let _ = writeln!(
+                out,
+                "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {}",
+                self.store[i],
+                offsets.join(", "),
+                sizes.join(", "),
+                strides.join(", "),
+                self.store_type(i),
+                view_type(&tensor.point)
+            );
+            let point = tensor.point.clone();
+            let (source, target) = (View::fixed(slot.clone(), &point), View::fixed(name, &point));
+            self.elementwise(&[&source], &[point.element], &target, &point, Elementwise::Cast(point.element), indent, out);
+        }
     }
 
     fn cast(&mut self, value: &str, point: &PointType, indent: &str, out: &mut String) -> String {
@@ -306,8 +435,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
         if tensor.domain.is_empty() {
             return self.cast(&store, &tensor.point, indent, out);
         }
+        if self.schedule.storage[i] == Storage::Point {
+            return self.cast(&store, &tensor.point, indent, out);
+        }
         let coords: Vec<String> = match self.schedule.storage[i] {
-            Storage::Ring(k) => {
+            Storage::Ring(k) | Storage::Window(k) => {
                 let index = self.fresh("i");
                 let _ = writeln!(out, "{indent}{index} = affine.apply affine_map<(d0) -> (d0 mod {k})>({})", coords[0]);
                 vec![index]
@@ -714,7 +846,16 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     let _ = writeln!(out, "{indent}{lowered} = arith.minsi {lo}, {capped} : index");
                     lo = lowered;
                 }
-                offsets.push(self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out));
+                let at = self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out);
+                let at = match self.schedule.storage[source] {
+                    Storage::Window(w) => {
+                        let slot = self.fresh("i");
+                        let _ = writeln!(out, "{indent}{slot} = affine.apply affine_map<(d0) -> (d0 mod {w})>({at})");
+                        slot
+                    }
+                    _ => at,
+                };
+                offsets.push(at);
                 sizes.push("1".to_string());
                 continue;
             }
@@ -725,6 +866,14 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let hi = self.clamp(&hi, &lo, &bound, indent, out);
             let len = self.fresh("i");
             let _ = writeln!(out, "{indent}{len} = arith.subi {hi}, {lo} : index");
+            let lo = match self.schedule.storage[source] {
+                Storage::Window(w) => {
+                    let slot = self.fresh("i");
+                    let _ = writeln!(out, "{indent}{slot} = affine.apply affine_map<(d0) -> (d0 mod {w})>({lo})");
+                    slot
+                }
+                _ => lo,
+            };
             offsets.push(lo);
             sizes.push(len.clone());
             kept_sizes.push(len);

@@ -5,7 +5,11 @@ use crate::array::{Data, HostArray};
 use crate::externals::{CURRENT, CallContext, Externals, tempo_external_call};
 use indexmap::IndexMap;
 use melior::{Context, ir::Module, pass::PassManager};
-use tempo_lowering::{point_checks::check_points, schedule::Schedule, temporal_to_loops::ENTRY};
+use tempo_lowering::{
+    point_checks::check_points,
+    schedule::{Schedule, Storage},
+    temporal_to_loops::{ENTRY, MEMORY_STATS},
+};
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
@@ -44,12 +48,39 @@ fn render(diagnostics: &[PassDiagnostic], source_name: &str) -> Vec<String> {
 }
 
 /// Wall-clock time spent in each phase of a run.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Timings {
+#[derive(Clone, Debug, Default)]
+pub struct RunReport {
     /// Verification, lowering and JIT compilation.
     pub compile: std::time::Duration,
     /// Executing the compiled program.
     pub execute: std::time::Duration,
+    /// Stores and the memory they took (compiled runs only).
+    pub memory: Option<MemoryReport>,
+}
+
+/// The stores of a compiled run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// The largest number of bytes held by live stores at once, counted by
+    /// the compiled code as it allocates and frees them (inputs, outputs
+    /// and per-point temporaries are not stores).
+    pub peak_store_bytes: u64,
+    /// Bytes still held by stores when the program returned (0: every store
+    /// was freed).
+    pub live_store_bytes_at_exit: u64,
+    /// Every tensor's store, in program order.
+    pub stores: Vec<StoreReport>,
+}
+
+/// Where one tensor lived.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreReport {
+    pub tensor: String,
+    /// `input`, `output`, `point`, `ring<k>`, `window<w>` or `full`.
+    pub kind: String,
+    /// Bytes of the store for this run's bounds (`None` for inputs and
+    /// outputs, which live in the caller's arrays).
+    pub bytes: Option<u64>,
 }
 
 /// Bound values, input arrays and zeroed output arrays for a run, checked
@@ -193,12 +224,23 @@ pub fn run_module_timed(
     context: &Context,
     module: &mut Module,
     options: &RunOptions,
-) -> Result<(Vec<HostArray>, Timings), Vec<String>> {
+) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
     let Prepared { bounds, mut inputs, mut outputs } = prepare(&program, options)?;
     check_points(&program, &schedule, &bounds).map_err(|e| vec![format!("error: {e}")])?;
+    let mut stores = Vec::new();
+    for (i, t) in program.tensors.iter().enumerate() {
+        let storage = schedule.storage[i];
+        let point_bytes = t.point.shape.iter().product::<i64>() as u64 * t.point.element.byte_size() as u64;
+        let bytes = match storage {
+            Storage::Input | Storage::Output => None,
+            Storage::Full => Some(t.domain.iter().map(|&d| bounds[d] as u64).product::<u64>() * point_bytes),
+            other => other.slots().map(|n| n as u64 * point_bytes),
+        };
+        stores.push(StoreReport { tensor: t.name.clone(), kind: storage.to_string(), bytes });
+    }
     let sites: Vec<(String, Vec<PointType>, PointType)> =
         program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
     drop(program);
@@ -240,7 +282,16 @@ pub fn run_module_timed(
     if let Some(e) = call_error {
         return Err(vec![format!("error: {e}")]);
     }
-    let timings = Timings { compile, execute: execute_start.elapsed() };
+    let stats = engine.lookup(MEMORY_STATS).map(|p| {
+        // SAFETY: the global is a `memref<2xi64>`: two i64 words.
+        unsafe { (*(p as *const i64), *(p as *const i64).add(1)) }
+    });
+    let memory = stats.map(|(live, peak)| MemoryReport {
+        peak_store_bytes: peak as u64,
+        live_store_bytes_at_exit: live as u64,
+        stores,
+    });
+    let timings = RunReport { compile, execute: execute_start.elapsed(), memory };
     drop(descriptors);
     Ok((outputs, timings))
 }
@@ -279,6 +330,13 @@ impl Engine {
             mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opt_level as i32, 0, std::ptr::null(), false, false)
         };
         (!raw.ptr.is_null()).then_some(Self { raw })
+    }
+
+    /// The address of symbol `name` in the compiled code.
+    fn lookup(&self, name: &str) -> Option<*mut ()> {
+        let pointer =
+            unsafe { mlir_sys::mlirExecutionEngineLookup(self.raw, melior::StringRef::new(name).to_raw()) };
+        (!pointer.is_null()).then_some(pointer as *mut ())
     }
 
     /// Makes `name` resolve to `pointer` in the compiled code.

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tempo-run PROGRAM.mlir --bound T=10 [--input x=x.npy]... [--seed N]
-//!           [--output-dir DIR] [--format text|json|none] [--interpret] [--timings] [-O LEVEL]
+//!           [--output-dir DIR] [--format text|json|none] [--interpret] [--timings] [--stats] [-O LEVEL]
 //! ```
 //! Prints every output (name, dtype, shape, values), one per line; with
 //! `--format json` one JSON object per line. `--output-dir` also writes
@@ -11,7 +11,7 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::{HostArray, RunOptions, Timings, interpret_module, run_module_timed};
+use tempo_runtime::{HostArray, RunOptions, RunReport, interpret_module, run_module_timed};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -47,6 +47,10 @@ struct Cli {
     /// Print compile and execution times to stderr.
     #[arg(long)]
     timings: bool,
+    /// Print each tensor's store (kind and bytes) and the peak bytes of
+    /// live stores to stderr (compiled runs).
+    #[arg(long)]
+    stats: bool,
     /// LLVM optimization level.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -107,7 +111,7 @@ fn main() -> ExitCode {
     let result = if cli.interpret {
         let start = std::time::Instant::now();
         interpret_module(&module, &options)
-            .map(|o| (o, Timings { compile: std::time::Duration::ZERO, execute: start.elapsed() }))
+            .map(|o| (o, RunReport { compile: std::time::Duration::ZERO, execute: start.elapsed(), memory: None }))
     } else {
         run_module_timed(&context, &mut module, &options)
     };
@@ -119,6 +123,21 @@ fn main() -> ExitCode {
                     timings.compile.as_secs_f64() * 1e3,
                     timings.execute.as_secs_f64() * 1e3
                 );
+            }
+            if cli.stats {
+                match &timings.memory {
+                    Some(memory) => {
+                        eprintln!("tempo-run: stores:");
+                        for store in &memory.stores {
+                            match store.bytes {
+                                Some(b) => eprintln!("  {}: {} ({b} bytes)", store.tensor, store.kind),
+                                None => eprintln!("  {}: {}", store.tensor, store.kind),
+                            }
+                        }
+                        eprintln!("tempo-run: peak bytes of live stores: {}", memory.peak_store_bytes);
+                    }
+                    None => eprintln!("tempo-run: note: --stats reports the stores of compiled runs, not of --interpret"),
+                }
             }
             o
         }

@@ -1,0 +1,135 @@
+//! Store selection: where each tensor's points live, chosen from how the
+//! tensor is read once the schedule is known.
+//!
+//! For every computed tensor that is not an output, the reads of it (the
+//! schedule's read summaries: per dimension an interval of shifts relative
+//! to the reader's point) decide the kind, smallest first:
+//! - `Point`: every read is in the tensor's own nest at exactly the point
+//!   being computed, so one point is enough (it is overwritten at every
+//!   iteration: the value is consumed at once);
+//! - `Ring(k)`: a one-dimensional tensor whose reads are all point reads in
+//!   its own nest at most `k - 1` steps back in loop order (`t - 1`, `t - 2`,
+//!   or `t + 1` in a backward loop): `k` slots indexed `p mod k`;
+//! - `Window(w)`: as a ring, but some reads are ranges within the last `w`
+//!   points (`max(0, t-w+1):t+1`): `2w` slots, each point written at
+//!   `p mod w` and `p mod w + w`, so that any run of at most `w` consecutive
+//!   points is one contiguous view;
+//! Reads from later nests of the last points a loop wrote (`x[T-1]` after a
+//! forward loop) count as reads that far back: the store is freed only
+//! after those nests.
+//! - `Full`: everything else (reads from other nests, unbounded ranges,
+//!   reads of the future in a forward loop); every point is kept.
+//!
+//! Assumes the schedule's nests and read summaries (`crate::schedule`).
+
+use crate::schedule::{Edge, Nest, in_past};
+use std::collections::HashMap;
+use tempo_passes::program::Program;
+
+/// Where a tensor's points live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// A program input, read in place.
+    Input,
+    /// An output: stored in full, in the output buffer.
+    Output,
+    /// One point, overwritten at every iteration of its nest.
+    Point,
+    /// The last `k` points of a one-dimensional tensor, at `p mod k`.
+    Ring(usize),
+    /// The last `w` points of a one-dimensional tensor, twice (`2w` slots).
+    Window(usize),
+    /// Every point (one point for a tensor without a domain).
+    Full,
+}
+
+impl Storage {
+    /// Slots (points) the store holds; `None` where it depends on the bounds.
+    pub fn slots(self) -> Option<usize> {
+        match self {
+            Storage::Point => Some(1),
+            Storage::Ring(k) => Some(k),
+            Storage::Window(w) => Some(2 * w),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Storage::Input => write!(f, "input"),
+            Storage::Output => write!(f, "output"),
+            Storage::Point => write!(f, "point"),
+            Storage::Ring(k) => write!(f, "ring<{k}>"),
+            Storage::Window(w) => write!(f, "window<{w}>"),
+            Storage::Full => write!(f, "full"),
+        }
+    }
+}
+
+/// The store of every tensor (by tensor index).
+pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -> Vec<Storage> {
+    let nest_of: HashMap<usize, usize> =
+        nests.iter().enumerate().flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k))).collect();
+    (0..program.tensors.len())
+        .map(|i| {
+            let tensor = &program.tensors[i];
+            if tensor.is_input {
+                return Storage::Input;
+            }
+            if program.outputs.contains(&i) {
+                return Storage::Output;
+            }
+            if tensor.domain.is_empty() {
+                return Storage::Full;
+            }
+            let nest = &nests[nest_of[&i]];
+            let all_reads: Vec<&Edge> = edges.iter().filter(|e| e.source == i).collect();
+            // Reads from later nests of the last points the loop wrote
+            // (`T - 1 - j` after a forward loop, `j` after a backward one)
+            // only need the store to keep those points until then.
+            let forward = nest.forward.first().copied().unwrap_or(true);
+            let mut final_reach = None::<i64>;
+            let mut reads = Vec::new();
+            for e in all_reads {
+                let later = nest_of.get(&e.reader).is_some_and(|&r| r > nest_of[&i]);
+                match e.fixed {
+                    Some((j, from_end)) if later && tensor.domain.len() == 1 && from_end == forward => {
+                        final_reach = Some(final_reach.unwrap_or(0).max(j));
+                    }
+                    _ => reads.push(e),
+                }
+            }
+            let local = |e: &&Edge| nest_of.get(&e.reader) == Some(&nest_of[&i]) && e.shifts.is_some();
+            if !reads.iter().all(local) {
+                return Storage::Full;
+            }
+            let at_present = |e: &&Edge| {
+                !e.is_range && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)))
+            };
+            if reads.iter().all(at_present) && final_reach.is_none_or(|j| j == 0) {
+                return Storage::Point;
+            }
+            if tensor.domain.len() != 1 {
+                return Storage::Full;
+            }
+            let dim = tensor.domain[0];
+            // How far back (in loop order) each read reaches.
+            let mut farthest = final_reach.unwrap_or(0);
+            for e in &reads {
+                let shift = e.shifts.as_ref().expect("local")[&dim];
+                if !in_past(shift, forward) {
+                    return Storage::Full;
+                }
+                let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
+                match reach {
+                    Some(r) => farthest = farthest.max(r),
+                    None => return Storage::Full,
+                }
+            }
+            let slots = farthest as usize + 1;
+            if reads.iter().any(|e| e.is_range) { Storage::Window(slots) } else { Storage::Ring(slots) }
+        })
+        .collect()
+}
