@@ -11,7 +11,7 @@ use std::ops::{Add, Sub};
 use std::panic::Location;
 use std::rc::Rc;
 use tempo_passes::program::{ElementType, PointType};
-use tempo_runtime::{Externals, HostArray, RunOptions};
+use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
 
 /// Identifies a tensor within its program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -631,6 +631,13 @@ impl Runner<'_> {
     pub fn run(&self) -> Result<Vec<HostArray>, Error> {
         let options = self.options();
         self.with_module(|context, module| tempo_runtime::run_module(context, module, &options))
+    }
+
+    /// Compiles and runs the program, also reporting compile and execution
+    /// times, each tensor's store and the peak bytes of live stores.
+    pub fn run_with_report(&self) -> Result<(Vec<HostArray>, RunReport), Error> {
+        let options = self.options();
+        self.with_module(|context, module| tempo_runtime::run_module_timed(context, module, &options))
     }
 
     /// Evaluates the program with the reference interpreter.

@@ -105,9 +105,8 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if !reads.iter().all(local) {
                 return Storage::Full;
             }
-            let at_present = |e: &&Edge| {
-                !e.is_range && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)))
-            };
+            let at_present =
+                |e: &&Edge| !e.is_range && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)));
             if reads.iter().all(at_present) && final_reach.is_none_or(|j| j == 0) {
                 return Storage::Point;
             }

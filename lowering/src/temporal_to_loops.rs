@@ -227,7 +227,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
             }
         }
         let stored: Vec<usize> = (0..program.tensors.len())
-            .filter(|&i| matches!(self.schedule.storage[i], Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Full))
+            .filter(|&i| {
+                matches!(
+                    self.schedule.storage[i],
+                    Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Full
+                )
+            })
             .collect();
         // Tensors no nest computes (none today) would be allocated up front.
         for &i in &stored {
@@ -323,7 +328,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
     fn account(&mut self, bytes: &str, freeing: bool, out: &mut String) {
         let stats = self.fresh("stats");
         let (c0, c1) = (self.fresh("c"), self.fresh("c"));
-        let (live, updated, peak, raised) = (self.fresh("live"), self.fresh("live"), self.fresh("peak"), self.fresh("peak"));
+        let (live, updated, peak, raised) =
+            (self.fresh("live"), self.fresh("live"), self.fresh("peak"), self.fresh("peak"));
         let _ = writeln!(out, "    {stats} = memref.get_global @{MEMORY_STATS} : memref<2xi64>");
         let _ = writeln!(out, "    {c0} = arith.constant 0 : index");
         let _ = writeln!(out, "    {c1} = arith.constant 1 : index");
@@ -400,8 +406,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             );
             let name = self.fresh("v");
             let rank = tensor.point.shape.len();
-            let offsets: Vec<String> =
-                std::iter::once(mirror_index).chain((0..rank).map(|_| "0".into())).collect();
+            let offsets: Vec<String> = std::iter::once(mirror_index).chain((0..rank).map(|_| "0".into())).collect();
             let sizes: Vec<String> =
                 std::iter::once("1".to_string()).chain(tensor.point.shape.iter().map(i64::to_string)).collect();
             let strides: Vec<String> = (0..offsets.len()).map(|_| "1".to_string()).collect();
@@ -417,7 +422,15 @@ impl<'p, 'c> Emitter<'p, 'c> {
             );
             let point = tensor.point.clone();
             let (source, target) = (View::fixed(slot.clone(), &point), View::fixed(name, &point));
-            self.elementwise(&[&source], &[point.element], &target, &point, Elementwise::Cast(point.element), indent, out);
+            self.elementwise(
+                &[&source],
+                &[point.element],
+                &target,
+                &point,
+                Elementwise::Cast(point.element),
+                indent,
+                out,
+            );
         }
     }
 

@@ -334,8 +334,7 @@ impl Engine {
 
     /// The address of symbol `name` in the compiled code.
     fn lookup(&self, name: &str) -> Option<*mut ()> {
-        let pointer =
-            unsafe { mlir_sys::mlirExecutionEngineLookup(self.raw, melior::StringRef::new(name).to_raw()) };
+        let pointer = unsafe { mlir_sys::mlirExecutionEngineLookup(self.raw, melior::StringRef::new(name).to_raw()) };
         (!pointer.is_null()).then_some(pointer as *mut ())
     }
 

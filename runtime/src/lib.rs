@@ -7,7 +7,5 @@ pub mod externals;
 pub mod interpreter;
 
 pub use array::{Data, HostArray};
-pub use engine::{
-    MemoryReport, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed,
-};
+pub use engine::{MemoryReport, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed};
 pub use externals::{Callback, Externals};

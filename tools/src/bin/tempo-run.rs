@@ -136,7 +136,9 @@ fn main() -> ExitCode {
                         }
                         eprintln!("tempo-run: peak bytes of live stores: {}", memory.peak_store_bytes);
                     }
-                    None => eprintln!("tempo-run: note: --stats reports the stores of compiled runs, not of --interpret"),
+                    None => {
+                        eprintln!("tempo-run: note: --stats reports the stores of compiled runs, not of --interpret")
+                    }
                 }
             }
             o

@@ -1,0 +1,127 @@
+//! Memory tests: the store the compiler chooses for each tensor and the peak
+//! bytes of live stores that the compiled code counts, for the examples of
+//! the memory planner. These are deterministic counts, not timings; each
+//! expected figure is written as its formula.
+
+use tempo::{Cond, Coordinate, Expr, Program, RunReport, Tensor, f32s, f64s};
+
+fn report(p: &Program, bounds: &[(&str, i64)]) -> RunReport {
+    let mut runner = p.runner().seed(3);
+    for (name, value) in bounds {
+        runner = runner.bound(name, *value);
+    }
+    let (outputs, report) = runner.run_with_report().unwrap();
+    assert!(!outputs.is_empty());
+    report
+}
+
+fn kinds(report: &RunReport) -> Vec<(String, String)> {
+    let memory = report.memory.as_ref().expect("compiled runs report memory");
+    memory.stores.iter().map(|s| (s.tensor.clone(), s.kind.clone())).collect()
+}
+
+fn peak(report: &RunReport) -> u64 {
+    let memory = report.memory.as_ref().expect("compiled runs report memory");
+    assert_eq!(memory.live_store_bytes_at_exit, 0, "every store is freed");
+    memory.peak_store_bytes
+}
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+/// x[t] random; s[t] = s[t-1] + x[t]; total = s[T-1].
+fn cumulative_sum() -> Program {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.tensor("x", &[&t], f64s(&[]));
+    p.otherwise(&x, Expr::random_uniform(11, f64s(&[])));
+    let s = p.tensor("s", &[&t], f64s(&[]));
+    p.define(&s, t.eq(0), x.here());
+    p.otherwise(&s, s.at([&t - 1]) + x.here());
+    let total = p.tensor("total", &[], f64s(&[]));
+    p.otherwise(&total, s.at([t.bound() - 1]));
+    p.output(&total);
+    p
+}
+
+#[test]
+fn cumulative_sum_runs_in_constant_memory() {
+    let p = cumulative_sum();
+    // x: one f64 point; s: a ring of 2 f64 points: 8 + 2 * 8 = 24 bytes at every T.
+    for steps in [1, 1000, 1_000_000] {
+        let r = report(&p, &[("T", steps)]);
+        assert_eq!(kinds(&r), owned(&[("x", "point"), ("s", "ring<2>"), ("total", "output")]));
+        assert_eq!(peak(&r), 8 + 2 * 8, "T = {steps}");
+    }
+}
+
+/// Attention with d-dimensional keys and values over `0:t+1` or a window of `w`.
+fn attention(d: i64, window: Option<i64>) -> Program {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f32s(&[d]));
+    let w = p.input("W", &[], f32s(&[d, d]));
+    let k = p.tensor("k", &[&t], f32s(&[d]));
+    let v = p.tensor("v", &[&t], f32s(&[d]));
+    let o = p.tensor("o", &[&t], f32s(&[d]));
+    p.define(&k, Cond::always(), w.here().matmul(&x.here()));
+    p.define(&v, Cond::always(), x.here() * 0.5);
+    let span = |tensor: &Tensor| match window {
+        None => tensor.range(0, &t + 1),
+        Some(n) => tensor.read_box([(&t, Coordinate::clamped(vec![0.into(), &t - (n - 1)], vec![&t + 1]))]),
+    };
+    let scores = span(&k).matmul(&x.here());
+    p.define(&o, Cond::always(), scores.softmax().matmul(&span(&v)));
+    p.output(&o);
+    p
+}
+
+#[test]
+fn windowed_attention_uses_one_window_sized_store_per_tensor() {
+    let (d, w) = (16, 64);
+    let p = attention(d, Some(w));
+    // k and v: 2w slots of d f32 each: 2 * (2 * 64 * 16 * 4) = 16384 bytes, at any T.
+    for steps in [100, 4096] {
+        let r = report(&p, &[("T", steps)]);
+        assert_eq!(
+            kinds(&r),
+            owned(&[("x", "input"), ("W", "input"), ("k", "window<64>"), ("v", "window<64>"), ("o", "output")])
+        );
+        assert_eq!(peak(&r), 2 * (2 * w as u64 * d as u64 * 4), "T = {steps}");
+    }
+}
+
+#[test]
+fn causal_attention_keeps_every_key_and_value() {
+    let d = 16;
+    let p = attention(d, None);
+    // k and v over 0:t+1: every point is kept: 2 * T * d * 4 bytes.
+    let steps = 4096;
+    let r = report(&p, &[("T", steps)]);
+    assert_eq!(kinds(&r), owned(&[("x", "input"), ("W", "input"), ("k", "full"), ("v", "full"), ("o", "output")]));
+    assert_eq!(peak(&r), 2 * steps as u64 * d as u64 * 4);
+}
+
+#[test]
+fn stores_are_freed_after_their_last_reader() {
+    // A chain of reversals: b reads a, c reads b, d reads c, each at
+    // T - 1 - t, so a, b and c are stored in full. a is freed once b is
+    // done, before c's store exists: at most two of the three are live.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let a = p.tensor("a", &[&t], f64s(&[4]));
+    p.otherwise(&a, Expr::random_normal(1, f64s(&[4])));
+    let b = p.tensor("b", &[&t], f64s(&[4]));
+    p.otherwise(&b, a.at([t.bound() - 1 - t.var()]) * 2.0);
+    let c = p.tensor("c", &[&t], f64s(&[4]));
+    p.otherwise(&c, b.at([t.bound() - 1 - t.var()]) + 1.0);
+    let d = p.tensor("d", &[&t], f64s(&[4]));
+    p.otherwise(&d, c.at([t.bound() - 1 - t.var()]) - 1.0);
+    p.output(&d);
+    let steps = 100u64;
+    let r = report(&p, &[("T", steps as i64)]);
+    assert_eq!(kinds(&r), owned(&[("a", "full"), ("b", "full"), ("c", "full"), ("d", "output")]));
+    // Two full stores of T points of 4 f64: 2 * T * 4 * 8 bytes (not 3 * ...).
+    assert_eq!(peak(&r), 2 * steps * 4 * 8);
+}
