@@ -6,6 +6,7 @@
 pub mod check_points_pass;
 pub mod point_checks;
 pub mod schedule;
+pub mod select_stores_pass;
 pub mod splice;
 pub mod store_selection;
 pub mod temporal_to_loops;
@@ -25,6 +26,7 @@ pub fn registry() -> PassRegistry {
     let mut registry = PassRegistry::default();
     tempo_passes::register_passes(&mut registry);
     registry.add_pass(check_points_pass::CheckPoints);
+    registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pipeline(
         "lower-loops-to-llvm",

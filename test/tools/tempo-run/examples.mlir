@@ -52,3 +52,13 @@
 // RUN: tempo-run %examples/prefix_recurrence.mlir --bound T=10 | FileCheck %s --check-prefix=PREFIX
 // RUN: tempo-run %examples/prefix_recurrence.mlir --bound T=10 --interpret | FileCheck %s --check-prefix=PREFIX
 // PREFIX: y: int64[10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+// --stats: each tensor's store and the peak bytes of live stores, which stay
+// 24 bytes (a point and a ring of two f64) whatever T is.
+// RUN: tempo-run %examples/cumulative_sum.mlir --bound T=10 --stats --format none 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: tempo-run %examples/cumulative_sum.mlir --bound T=100000 --stats --format none 2>&1 | FileCheck %s --check-prefix=STATS
+// STATS: tempo-run: stores:
+// STATS-NEXT:   x: point (8 bytes)
+// STATS-NEXT:   s: ring<2> (16 bytes)
+// STATS-NEXT:   total: output
+// STATS-NEXT: tempo-run: peak bytes of live stores: 24
