@@ -420,7 +420,7 @@ mod tests {
             + "\"temporal.output\"(%g) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![1, 0] }]);
-        assert_eq!(schedule.storage[1], Storage::Ring(1));
+        assert_eq!(schedule.storage[1], Storage::Point);
     }
 
     #[test]
