@@ -52,3 +52,7 @@
   "gpu.yield"(%q) : (tensor<f32>) -> ()
 }) {when = affine_set<(b, t)[B, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%r) : (!temporal.rtensor) -> ()
+
+// A program the scheduler cannot order gets its located diagnostic.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir --temporal-select-stores 2>&1 | FileCheck %s --check-prefix=ERROR
+// ERROR: zero-cycle.mlir:{{[0-9]+}}:{{[0-9]+}}: error: zero-distance cycle
