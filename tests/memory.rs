@@ -93,14 +93,23 @@ fn windowed_attention_uses_one_window_sized_store_per_tensor() {
 }
 
 #[test]
-fn causal_attention_keeps_every_key_and_value() {
+fn causal_attention_grows_its_key_and_value_stores_in_blocks() {
     let d = 16;
     let p = attention(d, None);
-    // k and v over 0:t+1: every point is kept: 2 * T * d * 4 bytes.
-    let steps = 4096;
-    let r = report(&p, &[("T", steps)]);
-    assert_eq!(kinds(&r), owned(&[("x", "input"), ("W", "input"), ("k", "full"), ("v", "full"), ("o", "output")]));
-    assert_eq!(peak(&r), 2 * steps as u64 * d as u64 * 4);
+    // k and v are read through 0:t+1: blocks of B = 64 points (64 * d * 4
+    // bytes = one 4 KiB page) are committed as t reaches them, so the peak
+    // is 2 * ceil(T / B) * B * d * 4 bytes: it grows with T, by whole blocks.
+    let block = 64u64;
+    for steps in [1u64, 64, 65, 100, 1000, 4096, 4097] {
+        let r = report(&p, &[("T", steps as i64)]);
+        assert_eq!(
+            kinds(&r),
+            owned(&[("x", "input"), ("W", "input"), ("k", "blocks<64>"), ("v", "blocks<64>"), ("o", "output")])
+        );
+        assert_eq!(peak(&r), 2 * steps.div_ceil(block) * block * d as u64 * 4, "T = {steps}");
+    }
+    // At T = 4096 that is every point: 2 * T * d * 4.
+    assert_eq!(peak(&report(&p, &[("T", 4096)])), 2 * 4096 * 16 * 4);
 }
 
 #[test]

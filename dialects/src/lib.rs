@@ -3,6 +3,7 @@
 //! same definitions load into our tools and into stock `mlir-opt
 //! --irdl-file=...`.
 
+pub mod store;
 pub mod temporal;
 
 use melior::{
@@ -25,7 +26,7 @@ pub fn block_operations<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c,
 
 /// The IRDL text of every dialect of the project, as one module.
 pub fn irdl_module_text() -> String {
-    format!("module {{\n{}}}\n", indent(temporal::IRDL))
+    format!("module {{\n{}{}}}\n", indent(temporal::IRDL), indent(store::IRDL))
 }
 
 fn indent(text: &str) -> String {

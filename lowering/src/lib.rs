@@ -1,5 +1,6 @@
-//! Lowering of temporal programs: to loops and memory stores
-//! ([`temporal_to_loops`]), then through upstream MLIR to LLVM, and the
+//! Lowering of temporal programs: to loops over the stores of the `store`
+//! dialect ([`temporal_to_loops`]), the stores to `memref`
+//! ([`store_to_memref`]), then through upstream MLIR to LLVM, and the
 //! bound-dependent checks the runtime makes before executing
 //! ([`point_checks`]).
 
@@ -9,17 +10,19 @@ pub mod schedule;
 pub mod select_stores_pass;
 pub mod splice;
 pub mod store_selection;
+pub mod store_to_memref;
 pub mod temporal_to_loops;
 
 use tempo_passes::pass::PassRegistry;
 
-/// Upstream passes taking the output of `lower-temporal-to-loops` to the
-/// LLVM dialect.
+/// Upstream passes taking the loop-level code (the output of
+/// `lower-store-to-memref`) to the LLVM dialect.
 pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.
-pub const TEMPORAL_TO_LLVM: &str = "temporal-verify, lower-temporal-to-loops, lower-loops-to-llvm";
+pub const TEMPORAL_TO_LLVM: &str =
+    "temporal-verify, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
 
 /// The registry of every pass and named pipeline of the project.
 pub fn registry() -> PassRegistry {
@@ -28,6 +31,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(check_points_pass::CheckPoints);
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
+    registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",
         "Lower the loops/memref/linalg output of lower-temporal-to-loops to the LLVM dialect (upstream passes)",
@@ -35,7 +39,7 @@ pub fn registry() -> PassRegistry {
     );
     registry.add_pipeline(
         "temporal-to-llvm",
-        "The whole pipeline: temporal-verify, lower-temporal-to-loops, lower-loops-to-llvm",
+        "The whole pipeline: temporal-verify, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
         TEMPORAL_TO_LLVM,
     );
     registry

@@ -53,3 +53,79 @@ pub fn replace_module_body(
     }
     Ok(())
 }
+
+/// Replaces `op` with the body of `@replacement` in the module parsed from
+/// `text` (in `op`'s context): the function's arguments stand for `inputs`
+/// (in order), its ops are moved before `op`, and the values it returns
+/// replace `op`'s results, in order. Returned values beyond `op`'s results
+/// are handed back to the caller. Every other top-level op of `text` (a
+/// declaration such as `func.func private @mmap` or a `memref.global`) is
+/// added to `module` unless a symbol of that name is already there.
+pub fn replace_op_with_text<'c, 'a>(
+    module: OperationRef<'c, 'a>,
+    op: OperationRef<'c, 'a>,
+    inputs: &[melior::ir::Value<'c, 'a>],
+    text: &str,
+) -> Result<Vec<mlir_sys::MlirValue>, String> {
+    use mlir_sys::{
+        mlirBlockGetArgument, mlirBlockInsertOwnedOperationBefore, mlirOperationGetNumOperands,
+        mlirOperationGetOperand, mlirValueReplaceAllUsesOfWith,
+    };
+    let context = op.context();
+    let parsed = Module::parse(unsafe { context.to_ref() }, text)
+        .ok_or_else(|| format!("internal error: generated code does not parse; please report it\n{text}"))?;
+    let module_body =
+        module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
+    let existing: std::collections::HashSet<String> = block_operations(module_body)
+        .into_iter()
+        .filter_map(|o| o.attribute("sym_name").ok().map(|a| a.to_string()))
+        .collect();
+    let mut replacement = None;
+    for top in block_operations(parsed.body()) {
+        let symbol = top.attribute("sym_name").ok().map(|a| a.to_string());
+        if symbol.as_deref() == Some("\"replacement\"") {
+            replacement = Some(top);
+        } else if symbol.as_ref().is_none_or(|s| !existing.contains(s)) {
+            unsafe {
+                mlirOperationRemoveFromParent(top.to_raw());
+                mlirBlockInsertOwnedOperationBefore(
+                    module_body.to_raw(),
+                    module_body.first_operation().expect("the module holds the op being replaced").to_raw(),
+                    top.to_raw(),
+                );
+            }
+        }
+    }
+    let function = replacement.ok_or("internal error: replacement text without @replacement")?;
+    let block =
+        function.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: @replacement without a body")?;
+    if block.argument_count() != inputs.len() {
+        return Err("internal error: @replacement takes a different number of values".into());
+    }
+    let parent = op.block().ok_or("internal error: the replaced op is not in a block")?;
+    let ops = block_operations(block);
+    let (terminator, body) = ops.split_last().ok_or("internal error: empty @replacement")?;
+    for moved in body {
+        unsafe {
+            mlirOperationRemoveFromParent(moved.to_raw());
+            mlirBlockInsertOwnedOperationBefore(parent.to_raw(), op.to_raw(), moved.to_raw());
+        }
+    }
+    unsafe {
+        for (i, input) in inputs.iter().enumerate() {
+            mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(block.to_raw(), i as isize), input.to_raw());
+        }
+        let returned: Vec<_> = (0..mlirOperationGetNumOperands(terminator.to_raw()))
+            .map(|i| mlirOperationGetOperand(terminator.to_raw(), i))
+            .collect();
+        if returned.len() < op.result_count() {
+            return Err("internal error: @replacement returns too few values".into());
+        }
+        for (i, value) in returned.iter().enumerate().take(op.result_count()) {
+            mlirValueReplaceAllUsesOfWith(op.result(i).expect("in range").to_raw(), *value);
+        }
+        mlirOperationRemoveFromParent(op.to_raw());
+        mlirOperationDestroy(op.to_raw());
+        Ok(returned[op.result_count()..].to_vec())
+    }
+}

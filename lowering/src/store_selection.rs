@@ -17,6 +17,9 @@
 //! Reads from later nests of the last points a loop wrote (`x[T-1]` after a
 //! forward loop) count as reads that far back: the store is freed only
 //! after those nests.
+//! - `Blocks(B)`: a one-dimensional tensor read through prefixes (`0:t+1`)
+//!   in its own forward nest: memory is committed `B` points at a time as
+//!   the loop reaches them (see `crate::store_to_memref`);
 //! - `Full`: everything else (reads from other nests, unbounded ranges,
 //!   reads of the future in a forward loop); every point is kept.
 //!
@@ -39,6 +42,10 @@ pub enum Storage {
     Ring(usize),
     /// The last `w` points of a one-dimensional tensor, twice (`2w` slots).
     Window(usize),
+    /// A one-dimensional tensor read through prefixes (`0:t+1`) in a forward
+    /// loop: room for the bound is reserved, memory is committed in blocks
+    /// of this many points as the loop reaches them.
+    Blocks(usize),
     /// Every point (one point for a tensor without a domain).
     Full,
 }
@@ -63,6 +70,7 @@ impl std::fmt::Display for Storage {
             Storage::Point => write!(f, "point"),
             Storage::Ring(k) => write!(f, "ring<{k}>"),
             Storage::Window(w) => write!(f, "window<{w}>"),
+            Storage::Blocks(b) => write!(f, "blocks<{b}>"),
             Storage::Full => write!(f, "full"),
         }
     }
@@ -116,6 +124,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             let dim = tensor.domain[0];
             // How far back (in loop order) each read reaches.
             let mut farthest = final_reach.unwrap_or(0);
+            let mut unbounded = false;
             for e in &reads {
                 let shift = e.shifts.as_ref().expect("local")[&dim];
                 if !in_past(shift, forward) {
@@ -124,11 +133,35 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
                 match reach {
                     Some(r) => farthest = farthest.max(r),
-                    None => return Storage::Full,
+                    None => unbounded = true,
                 }
+            }
+            if unbounded {
+                // Prefixes of a forward loop grow with it; a backward loop's
+                // suffixes would need blocks committed from the end.
+                return if forward && final_reach.is_none() {
+                    Storage::Blocks(block_points(
+                        tensor.point.shape.iter().product::<i64>() as usize * tensor.point.element.byte_size(),
+                    ))
+                } else {
+                    Storage::Full
+                };
             }
             let slots = farthest as usize + 1;
             if reads.iter().any(|e| e.is_range) { Storage::Window(slots) } else { Storage::Ring(slots) }
         })
         .collect()
+}
+
+/// Points per block of a `blocks` store whose points take `point_bytes`:
+/// at least 64, and a whole number of 4 KiB pages per block (memory is
+/// committed page-wise).
+pub fn block_points(point_bytes: usize) -> usize {
+    const PAGE: usize = 4096;
+    let unit = PAGE / gcd(PAGE, point_bytes.max(1));
+    unit * 64usize.div_ceil(unit)
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }

@@ -38,7 +38,7 @@ pub const ENTRY: &str = "tempo_main";
 
 /// The global `memref<2xi64>` holding `[live, peak]` bytes of the stores
 /// (not inputs, outputs or temporaries) while the compiled code runs.
-pub const MEMORY_STATS: &str = "tempo_memory_stats";
+pub use crate::store_to_memref::MEMORY_STATS;
 
 /// The `lower-temporal-to-loops` pass.
 pub struct LowerTemporalToLoops;
@@ -173,6 +173,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             Storage::Ring(k) => stacked_type(&k.to_string(), &t.point),
             Storage::Window(w) => stacked_type(&(2 * w).to_string(), &t.point),
             Storage::Point => plain_type(&t.point),
+            Storage::Blocks(_) => stacked_type("?", &t.point),
             _ if t.domain.is_empty() => plain_type(&t.point),
             _ => {
                 let lead: Vec<&str> = t.domain.iter().map(|_| "?").collect();
@@ -230,7 +231,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             .filter(|&i| {
                 matches!(
                     self.schedule.storage[i],
-                    Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Full
+                    Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Blocks(_) | Storage::Full
                 )
             })
             .collect();
@@ -296,74 +297,37 @@ impl<'p, 'c> Emitter<'p, 'c> {
         )
     }
 
-    /// The size in bytes of tensor `i`'s store, as an `i64` SSA value.
-    fn store_bytes(&mut self, i: usize, out: &mut String) -> String {
-        let t = &self.program.tensors[i];
-        let point_bytes = t.point.shape.iter().product::<i64>() * t.point.element.byte_size() as i64;
-        let static_slots = self.schedule.storage[i].slots();
-        let mut size = self.fresh("bytes");
-        match static_slots {
-            Some(slots) => {
-                let _ = writeln!(out, "    {size} = arith.constant {} : i64", slots as i64 * point_bytes);
-                return size;
-            }
-            None => {
-                let _ = writeln!(out, "    {size} = arith.constant {point_bytes} : index");
-            }
-        }
-        if self.schedule.storage[i] == Storage::Full {
-            for d in t.domain.clone() {
-                let next = self.fresh("bytes");
-                let _ = writeln!(out, "    {next} = arith.muli {size}, {} : index", self.bound_args[d]);
-                size = next;
-            }
-        }
-        let word = self.fresh("bytes");
-        let _ = writeln!(out, "    {word} = arith.index_cast {size} : index to i64");
-        word
-    }
-
-    /// Adds `bytes` (an `i64` SSA value, negated when `freeing`) to the live
-    /// store bytes and raises the peak.
-    fn account(&mut self, bytes: &str, freeing: bool, out: &mut String) {
-        let stats = self.fresh("stats");
-        let (c0, c1) = (self.fresh("c"), self.fresh("c"));
-        let (live, updated, peak, raised) =
-            (self.fresh("live"), self.fresh("live"), self.fresh("peak"), self.fresh("peak"));
-        let _ = writeln!(out, "    {stats} = memref.get_global @{MEMORY_STATS} : memref<2xi64>");
-        let _ = writeln!(out, "    {c0} = arith.constant 0 : index");
-        let _ = writeln!(out, "    {c1} = arith.constant 1 : index");
-        let _ = writeln!(out, "    {live} = memref.load {stats}[{c0}] : memref<2xi64>");
-        let op = if freeing { "arith.subi" } else { "arith.addi" };
-        let _ = writeln!(out, "    {updated} = {op} {live}, {bytes} : i64");
-        let _ = writeln!(out, "    memref.store {updated}, {stats}[{c0}] : memref<2xi64>");
-        if !freeing {
-            let _ = writeln!(out, "    {peak} = memref.load {stats}[{c1}] : memref<2xi64>");
-            let _ = writeln!(out, "    {raised} = arith.maxsi {peak}, {updated} : i64");
-            let _ = writeln!(out, "    memref.store {raised}, {stats}[{c1}] : memref<2xi64>");
-        }
+    /// Whether tensor `i` lives in a store of the `store` dialect (not an
+    /// input or output buffer).
+    fn in_store(&self, i: usize) -> bool {
+        !matches!(self.schedule.storage[i], Storage::Input | Storage::Output)
     }
 
     fn allocate_store(&mut self, i: usize, out: &mut String) {
         let t = &self.program.tensors[i];
         let name = self.store[i].clone();
         let ty = self.store_type(i);
-        let sizes: Vec<String> = match self.schedule.storage[i] {
-            Storage::Full => t.domain.iter().map(|&d| self.bound_args[d].clone()).collect(),
-            _ => Vec::new(),
+        let (kind, extent, sizes): (&str, usize, Vec<String>) = match self.schedule.storage[i] {
+            Storage::Point => ("point", 1, Vec::new()),
+            Storage::Ring(k) => ("ring", k, Vec::new()),
+            Storage::Window(w) => ("window", w, Vec::new()),
+            Storage::Blocks(b) => ("blocks", b, vec![self.bound_args[t.domain[0]].clone()]),
+            _ => ("full", 0, t.domain.iter().map(|&d| self.bound_args[d].clone()).collect()),
         };
+        let size_types: Vec<&str> = sizes.iter().map(|_| "index").collect();
         let _ = writeln!(out, "    // store of '{}': {}", t.name, self.schedule.storage[i]);
-        let _ = writeln!(out, "    {name} = memref.alloc({}) : {ty}", sizes.join(", "));
-        let bytes = self.store_bytes(i, out);
-        self.account(&bytes, false, out);
+        let _ = writeln!(
+            out,
+            "    {name} = \"store.alloc\"({}) {{kind = \"{kind}\", extent = {extent} : i64}} : ({}) -> {ty}",
+            sizes.join(", "),
+            size_types.join(", ")
+        );
     }
 
     fn free_store(&mut self, i: usize, out: &mut String) {
         let name = self.store[i].clone();
         let ty = self.store_type(i);
-        let bytes = self.store_bytes(i, out);
-        self.account(&bytes, true, out);
-        let _ = writeln!(out, "    memref.dealloc {name} : {ty}");
+        let _ = writeln!(out, "    \"store.free\"({name}) : ({ty}) -> ()");
     }
 
     /// Emits the computation of tensor `i` at the current point of its nest.
@@ -374,7 +338,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let dims_text = dims.join(", ");
         let symbols = self.symbols();
         let _ = writeln!(out, "{indent}// {}[{}]", tensor.name, program.domain_names(i).join(", "));
-        let slot = self.point_view(i, &dims, indent, out);
+        let slot = self.point_view(i, &dims, true, indent, out);
         let mut closers = Vec::new();
         let mut inner = indent.to_string();
         for (b, branch) in tensor.branches.iter().enumerate() {
@@ -396,40 +360,14 @@ impl<'p, 'c> Emitter<'p, 'c> {
         for closer in closers.into_iter().rev() {
             let _ = writeln!(out, "{closer}");
         }
-        if let Storage::Window(w) = self.schedule.storage[i] {
-            // The mirror copy at `p mod w + w` keeps every window contiguous.
-            let mirror_index = self.fresh("i");
+        if self.in_store(i) && !tensor.domain.is_empty() {
+            let types: Vec<&str> = dims.iter().map(|_| "index").collect();
             let _ = writeln!(
                 out,
-                "{indent}{mirror_index} = affine.apply affine_map<(d0) -> (d0 mod {w} + {w})>({})",
-                dims[0]
-            );
-            let name = self.fresh("v");
-            let rank = tensor.point.shape.len();
-            let offsets: Vec<String> = std::iter::once(mirror_index).chain((0..rank).map(|_| "0".into())).collect();
-            let sizes: Vec<String> =
-                std::iter::once("1".to_string()).chain(tensor.point.shape.iter().map(i64::to_string)).collect();
-            let strides: Vec<String> = (0..offsets.len()).map(|_| "1".to_string()).collect();
-            let _ = writeln!(
-                out,
-                "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {}",
+                "{indent}\"store.seal\"({}, {dims_text}) : ({}, {}) -> ()",
                 self.store[i],
-                offsets.join(", "),
-                sizes.join(", "),
-                strides.join(", "),
                 self.store_type(i),
-                view_type(&tensor.point)
-            );
-            let point = tensor.point.clone();
-            let (source, target) = (View::fixed(slot.clone(), &point), View::fixed(name, &point));
-            self.elementwise(
-                &[&source],
-                &[point.element],
-                &target,
-                &point,
-                Elementwise::Cast(point.element),
-                indent,
-                out,
+                types.join(", ")
             );
         }
     }
@@ -441,25 +379,28 @@ impl<'p, 'c> Emitter<'p, 'c> {
     }
 
     /// A view of one point of tensor `i` at `coords` (SSA indices, one per
-    /// domain dimension in domain order).
-    fn point_view(&mut self, i: usize, coords: &[String], indent: &str, out: &mut String) -> String {
+    /// domain dimension in domain order): `store.write` when `writing` the
+    /// point, `store.read` otherwise, or a subview of an input or output.
+    fn point_view(&mut self, i: usize, coords: &[String], writing: bool, indent: &str, out: &mut String) -> String {
         let tensor = &self.program.tensors[i];
         let store = self.store[i].clone();
         if tensor.domain.is_empty() {
             return self.cast(&store, &tensor.point, indent, out);
         }
-        if self.schedule.storage[i] == Storage::Point {
-            return self.cast(&store, &tensor.point, indent, out);
-        }
-        let coords: Vec<String> = match self.schedule.storage[i] {
-            Storage::Ring(k) | Storage::Window(k) => {
-                let index = self.fresh("i");
-                let _ = writeln!(out, "{indent}{index} = affine.apply affine_map<(d0) -> (d0 mod {k})>({})", coords[0]);
-                vec![index]
-            }
-            _ => coords.to_vec(),
-        };
         let name = self.fresh("v");
+        if self.in_store(i) {
+            let op = if writing { "store.write" } else { "store.read" };
+            let types: Vec<&str> = coords.iter().map(|_| "index").collect();
+            let _ = writeln!(
+                out,
+                "{indent}{name} = \"{op}\"({store}, {}) : ({}, {}) -> {}",
+                coords.join(", "),
+                self.store_type(i),
+                types.join(", "),
+                view_type(&tensor.point)
+            );
+            return name;
+        }
         let rank = tensor.point.shape.len();
         let offsets: Vec<String> = coords.iter().cloned().chain((0..rank).map(|_| "0".into())).collect();
         let sizes: Vec<String> =
@@ -552,7 +493,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         );
                         coords.push(self.clamp(&c, "%zero_index", &format!("%last{dim}"), indent, out));
                     }
-                    let name = self.point_view(*source, &coords, indent, out);
+                    let name = self.point_view(*source, &coords, false, indent, out);
                     View::fixed(name, &node.ty)
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
@@ -860,14 +801,6 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     lo = lowered;
                 }
                 let at = self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out);
-                let at = match self.schedule.storage[source] {
-                    Storage::Window(w) => {
-                        let slot = self.fresh("i");
-                        let _ = writeln!(out, "{indent}{slot} = affine.apply affine_map<(d0) -> (d0 mod {w})>({at})");
-                        slot
-                    }
-                    _ => at,
-                };
                 offsets.push(at);
                 sizes.push("1".to_string());
                 continue;
@@ -879,14 +812,6 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let hi = self.clamp(&hi, &lo, &bound, indent, out);
             let len = self.fresh("i");
             let _ = writeln!(out, "{indent}{len} = arith.subi {hi}, {lo} : index");
-            let lo = match self.schedule.storage[source] {
-                Storage::Window(w) => {
-                    let slot = self.fresh("i");
-                    let _ = writeln!(out, "{indent}{slot} = affine.apply affine_map<(d0) -> (d0 mod {w})>({lo})");
-                    slot
-                }
-                _ => lo,
-            };
             offsets.push(lo);
             sizes.push(len.clone());
             kept_sizes.push(len);
@@ -913,6 +838,27 @@ impl<'p, 'c> Emitter<'p, 'c> {
             format!("memref<{shape_text}{}, strided<[{}], offset: ?>>", ty.element.mlir(), kept_strides.join(", "));
         let store = self.store[source].clone();
         let name = self.fresh("v");
+        if self.in_store(source) {
+            let ranged: Vec<&str> = upper.iter().map(|m| if m.results.is_empty() { "false" } else { "true" }).collect();
+            let mut bounds = Vec::new();
+            for ((offset, size), ranged) in offsets.iter().zip(&sizes).zip(&ranged) {
+                bounds.push(offset.clone());
+                if *ranged == "true" {
+                    bounds.push(size.clone());
+                }
+            }
+            let types: Vec<&str> = bounds.iter().map(|_| "index").collect();
+            let _ = writeln!(
+                out,
+                "{indent}{name} = \"store.read_range\"({store}, {}) {{ranged = [{}]}} : ({}, {}) -> {view_ty}",
+                bounds.join(", "),
+                ranged.join(", "),
+                self.store_type(source),
+                types.join(", ")
+            );
+            kept_sizes.extend(src.point.shape.iter().map(i64::to_string));
+            return View { name, ty: view_ty, sizes: kept_sizes };
+        }
         let all_offsets: Vec<String> =
             offsets.iter().cloned().chain(src.point.shape.iter().map(|_| "0".to_string())).collect();
         let all_sizes: Vec<String> = sizes.iter().cloned().chain(src.point.shape.iter().map(i64::to_string)).collect();

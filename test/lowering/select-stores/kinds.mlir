@@ -16,7 +16,7 @@
 // WINDOW: sym_name = "v", {{.*}}tempo.store = "window<3>"
 
 // Prefixes 0:t+1 keep every point.
-// CAUSAL: sym_name = "k", {{.*}}tempo.store = "full"
+// CAUSAL: sym_name = "k", {{.*}}tempo.store = "blocks<256>"
 
 // Returns run backward.
 // RETURNS: tempo.loops = "t-"

@@ -25,11 +25,11 @@
 // CHECK:           arith.addi
 // CHECK-NOT: temporal.
 
-// RING-DAG: #[[SLOT:.*]] = affine_map<(d0) -> (d0 mod 2)>
 // RING: func.func @tempo_main(%{{.*}}: index, %[[OUT:.*]]: memref<?xi64>)
-// RING:   %[[RING:.*]] = memref.alloc() : memref<2xi64>
+// RING:   %[[RING:.*]] = "store.alloc"() {extent = 2 : i64, kind = "ring"} : () -> memref<2xi64>
 // RING:   affine.for %[[t:.*]] = 0 to
-// RING:     affine.apply #[[SLOT]](%[[t]])
-// RING:     memref.subview %[[RING]]
+// RING:     "store.write"(%[[RING]], %[[t]]) : (memref<2xi64>, index) -> memref<i64, strided<[], offset: ?>>
+// RING:     "store.read"(%[[RING]], %{{.*}}) : (memref<2xi64>, index) -> memref<i64, strided<[], offset: ?>>
+// RING:     "store.seal"(%[[RING]], %[[t]])
 // RING:     memref.subview %[[OUT]][%[[t]]]
-// RING:   memref.dealloc %[[RING]] : memref<2xi64>
+// RING:   "store.free"(%[[RING]]) : (memref<2xi64>) -> ()

@@ -1,4 +1,4 @@
-// Range reads become clamped dynamic subviews of full stores; reductions
+// Range reads become clamped store.read_range ops (or subviews of inputs); reductions
 // are linalg.generic ops with a reduction iterator; a scalar operand is
 // broadcast through its indexing map.
 // RUN: tempo-opt %examples/causal_attention.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=CAUSAL
@@ -7,21 +7,26 @@
 
 // CAUSAL-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
 // CAUSAL: func.func @tempo_main(%[[T:.*]]: index,
-// The keys are stored in full: o reads them as a growing range. k, v and o
-// share one loop: the prefix k[0:t+1] only reaches back, and k[t] is
-// computed before o[t] in the body.
-// CAUSAL: %[[K:.*]] = memref.alloc(%[[T]]) : memref<?x4xf32>
+// The keys live in a store of growing blocks: o reads them as a growing
+// prefix. k, v and o share one loop: the prefix k[0:t+1] only reaches back,
+// and k[t] is written (and sealed) before o[t] reads it.
+// CAUSAL: %[[K:.*]] = "store.alloc"(%[[T]]) {extent = 256 : i64, kind = "blocks"} : (index) -> memref<?x4xf32>
 // CAUSAL: affine.for %[[t:.*]] = 0 to %[[T]] {
 // CAUSAL-NOT: affine.for
+// CAUSAL:   %[[KT:.*]] = "store.write"(%[[K]], %[[t]])
+// CAUSAL:   linalg.matvec {{.*}} outs(%[[KT]]
+// CAUSAL:   "store.seal"(%[[K]], %[[t]])
 // CAUSAL:   %[[HI:.*]] = affine.apply #{{.*}}(%[[t]])[%[[T]]]
-// CAUSAL:   %[[LEN:.*]] = arith.subi %{{.*}}, %{{.*}} : index
-// CAUSAL:   memref.subview %[[K]][%{{.*}}, 0] [%[[LEN]], 4] [1, 1] : memref<?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
+// CAUSAL:   %[[LEN:.*]] = arith.subi %{{.*}}, %[[LO:.*]] : index
+// CAUSAL:   "store.read_range"(%[[K]], %[[LO]], %[[LEN]]) {ranged = [true]} : (memref<?x4xf32>, index, index) -> memref<?x4xf32, strided<[4, 1], offset: ?>>
 // CAUSAL:   linalg.matvec
 // CAUSAL:   iterator_types = ["reduction"]
 // CAUSAL:   arith.maximumf
 // CAUSAL:   indexing_maps = [#{{.*}}, #[[SCALAR]], #{{.*}}]
 // CAUSAL:   linalg.vecmat
 // CAUSAL:   memref.dealloc
+// CAUSAL: }
+// CAUSAL: "store.free"(%[[K]])
 
 // WINDOW-DAG: #[[WIN:.*]] = affine_map<(d0)[s0] -> (0, d0 - 2)>
 // WINDOW: affine.max #[[WIN]]

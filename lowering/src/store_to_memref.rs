@@ -1,0 +1,639 @@
+//! `lower-store-to-memref`: lowers the `store` dialect (the memory level) to
+//! `memref`, `arith`, `scf`, `linalg` and a few libc calls, and counts the
+//! bytes of live stores in the global `tempo_memory_stats` (`[live, peak]`,
+//! `memref<2xi64>`, created when missing).
+//!
+//! Per kind:
+//! - `point`, `ring<k>`, `window<w>`, `full`: one `memref.alloc` of the
+//!   store type; point `p` of a ring lives at slot `p mod k`, of a window at
+//!   `p mod w` and, after `store.seal` copies it, `p mod w + w` (a range read
+//!   starting at `lo` is the contiguous view from slot `lo mod w`);
+//! - `blocks` of `B` points: `mmap` reserves (`PROT_NONE`, no swap space)
+//!   room for the bound rounded up to whole blocks; the block table is the
+//!   number of committed blocks, a `memref<index>`. `store.write` of point
+//!   `p` commits (`mprotect` read/write) every block up to `p / B`, so live
+//!   bytes grow a block at a time and the points stay one strided memref (no
+//!   copy when the store grows). `store.free` unmaps the reservation. The
+//!   descriptor of the reserved memory is built with `llvm` ops and cast to
+//!   the store's memref type (`builtin.unrealized_conversion_cast`, folded
+//!   away by `reconcile-unrealized-casts`).
+//! - `store.swap_out` copies a range of a `full` or `blocks` store to a new
+//!   host buffer; a `blocks` store also gives back the memory of the blocks
+//!   wholly inside the range (`madvise(MADV_DONTNEED)` and `PROT_NONE`), which
+//!   `store.swap_in` commits again before copying the points back.
+//!
+//! Assumes each store operand is defined by a `store.alloc` in the same
+//! function and the coordinates are within the tensor's domain (the
+//! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
+//! Linux only (the `mmap` flag values).
+
+use crate::splice::replace_op_with_text;
+use melior::ir::{
+    BlockLike, OperationRef, RegionLike, Type, TypeLike, Value, ValueLike,
+    attribute::{IntegerAttribute, StringAttribute},
+    operation::{OperationLike, OperationResult},
+    r#type::{MemRefType, ShapedTypeLike},
+};
+use std::collections::HashMap;
+use std::fmt::Write;
+use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
+use tempo_passes::pass::{PassOptions, TempoPass};
+
+/// The global counting `[live, peak]` store bytes.
+pub const MEMORY_STATS: &str = "tempo_memory_stats";
+
+/// The `lower-store-to-memref` pass.
+pub struct LowerStoreToMemref;
+
+impl TempoPass for LowerStoreToMemref {
+    fn name(&self) -> &'static str {
+        "lower-store-to-memref"
+    }
+    fn summary(&self) -> &'static str {
+        "Lower the store dialect to memref (ring and window indexing, block tables over reserved memory) with live/peak byte counting"
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+        lower(op)
+    }
+}
+
+/// What a store op needs to know about its store.
+#[derive(Clone, Debug)]
+struct StoreInfo {
+    kind: String,
+    extent: i64,
+    /// The store's memref type, printed.
+    ty: String,
+    /// Leading dimensions indexing points (0 for `point` and rank-0 `full`).
+    slot_rank: usize,
+    /// The point shape (trailing dimensions).
+    point: Vec<i64>,
+    element: String,
+    element_bytes: i64,
+}
+
+impl StoreInfo {
+    fn point_elements(&self) -> i64 {
+        self.point.iter().product()
+    }
+    fn point_bytes(&self) -> i64 {
+        self.point_elements() * self.element_bytes
+    }
+    /// The point type (`16xf32`) without the `memref<>`.
+    fn point_text(&self) -> String {
+        self.point.iter().map(|d| format!("{d}x")).collect::<String>() + &self.element
+    }
+    /// Strided layout of a view of one point.
+    fn point_view(&self) -> String {
+        format!("memref<{}, strided<[{}], offset: ?>>", self.point_text(), row_major(&self.point).join(", "))
+    }
+}
+
+fn row_major(shape: &[i64]) -> Vec<String> {
+    let mut strides = vec![1i64; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1];
+    }
+    strides.iter().map(i64::to_string).collect()
+}
+
+fn element_bytes(element: &str) -> Option<i64> {
+    Some(match element {
+        "i1" | "i8" => 1,
+        "i16" | "f16" | "bf16" => 2,
+        "i32" | "f32" => 4,
+        "i64" | "f64" | "index" => 8,
+        _ => return None,
+    })
+}
+
+fn name_of(op: &OperationRef) -> String {
+    op.name().as_string_ref().as_str().unwrap_or("").to_string()
+}
+
+/// Collects every `store.*` op under `op`, in walk order.
+fn collect_store_ops<'c, 'a>(op: OperationRef<'c, 'a>, out: &mut Vec<OperationRef<'c, 'a>>) {
+    for r in 0..op.region_count() {
+        let Ok(region) = op.region(r) else { continue };
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            for inner in tempo_dialects::block_operations(b) {
+                if name_of(&inner).starts_with("store.") {
+                    out.push(inner);
+                }
+                collect_store_ops(inner, out);
+            }
+            block = b.next_in_region();
+        }
+    }
+}
+
+fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
+    let mut ops = Vec::new();
+    collect_store_ops(module, &mut ops);
+    // The store of every op, read before anything changes.
+    let mut infos: Vec<StoreInfo> = Vec::new();
+    let mut store_of: Vec<Option<usize>> = Vec::new();
+    let mut alloc_positions: Vec<(OperationRef, usize)> = Vec::new();
+    for op in &ops {
+        if name_of(op) == "store.alloc" {
+            let info = alloc_info(op)?;
+            alloc_positions.push((*op, infos.len()));
+            store_of.push(Some(infos.len()));
+            infos.push(info);
+            continue;
+        }
+        let store = op.operand(0).map_err(|_| vec![PassDiagnostic::new(op.location(), "expected a store operand")])?;
+        let owner = OperationResult::try_from(store).ok().map(|r| r.owner());
+        let found = owner.and_then(|o| alloc_positions.iter().find(|(a, _)| *a == o).map(|(_, k)| *k));
+        match found {
+            Some(k) => store_of.push(Some(k)),
+            None => {
+                return Err(vec![PassDiagnostic::new(
+                    op.location(),
+                    format!("'{}' expects a store made by a store.alloc earlier in the function", name_of(op)),
+                )]);
+            }
+        }
+    }
+    let mut tables: HashMap<usize, mlir_sys::MlirValue> = HashMap::new();
+    for (op, store) in ops.into_iter().zip(store_of) {
+        let k = store.expect("every op has its store");
+        let info = &infos[k];
+        let location = op.location();
+        let fail = |message: String| vec![PassDiagnostic::new(location, message)];
+        let operands: Vec<Value> = op.operands().collect();
+        let mut inputs: Vec<Value> = operands.clone();
+        let needs_table = info.kind == "blocks" && name_of(&op) != "store.alloc";
+        if needs_table {
+            let table = tables[&k];
+            inputs.push(unsafe { Value::from_raw(table) });
+        }
+        let text = match name_of(&op).as_str() {
+            "store.alloc" => alloc_text(info, &operands),
+            "store.write" => write_text(info, &op, &operands, true),
+            "store.read" => write_text(info, &op, &operands, false),
+            "store.seal" => seal_text(info, &operands),
+            "store.read_range" => read_range_text(info, &op, &operands).map_err(&fail)?,
+            "store.free" => free_text(info),
+            "store.swap_out" => swap_text(info, &op, &operands, true).map_err(&fail)?,
+            "store.swap_in" => swap_text(info, &op, &operands, false).map_err(&fail)?,
+            other => return Err(fail(format!("unknown store op '{other}'"))),
+        };
+        let extra = replace_op_with_text(module, op, &inputs, &text).map_err(fail)?;
+        if let Some(&table) = extra.first() {
+            tables.insert(k, table);
+        }
+    }
+    Ok(())
+}
+
+fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagnostic<'c>>> {
+    let fail = |m: &str| vec![PassDiagnostic::new(op.location(), m.to_string())];
+    let kind = op
+        .attribute("kind")
+        .ok()
+        .and_then(|a| StringAttribute::try_from(a).ok())
+        .map(|s| s.value().to_string())
+        .ok_or_else(|| fail("store.alloc needs a string 'kind'"))?;
+    let extent = op
+        .attribute("extent")
+        .ok()
+        .and_then(|a| IntegerAttribute::try_from(a).ok())
+        .map(|i| i.value())
+        .ok_or_else(|| fail("store.alloc needs an integer 'extent'"))?;
+    let result: Type = op.result(0).map_err(|_| fail("store.alloc has one result"))?.r#type();
+    let memref = MemRefType::try_from(result).map_err(|_| fail("a store is a memref"))?;
+    let rank = memref.rank();
+    let dims: Vec<i64> = (0..rank)
+        .map(|i| unsafe {
+            if mlir_sys::mlirShapedTypeIsDynamicDim(result.to_raw(), i as isize) {
+                -1
+            } else {
+                mlir_sys::mlirShapedTypeGetDimSize(result.to_raw(), i as isize)
+            }
+        })
+        .collect();
+    let element = memref.element().to_string();
+    let element_bytes = element_bytes(&element).ok_or_else(|| fail("unsupported store element type"))?;
+    let sizes = op.operand_count();
+    let (slot_rank, expected_sizes) = match kind.as_str() {
+        "point" => (0, 0),
+        "ring" | "window" => (1, 0),
+        "blocks" => (1, 1),
+        "full" => (sizes, sizes),
+        _ => return Err(fail(&format!("unknown store kind '{kind}' (point, ring, window, blocks, full)"))),
+    };
+    if sizes != expected_sizes || slot_rank > rank {
+        return Err(fail(&format!("a '{kind}' store takes {expected_sizes} size operand(s)")));
+    }
+    let slots = match kind.as_str() {
+        "ring" => Some(extent),
+        "window" => Some(2 * extent),
+        _ => None,
+    };
+    if let Some(slots) = slots
+        && (extent < 1 || dims[0] != slots)
+    {
+        return Err(fail(&format!("a '{kind}' store of extent {extent} has {slots} slots as its leading dimension")));
+    }
+    if (kind == "blocks" || kind == "full") && dims[..slot_rank].iter().any(|&d| d != -1) {
+        return Err(fail(&format!("a '{kind}' store has dynamic leading dimensions")));
+    }
+    if kind == "blocks" && extent < 1 {
+        return Err(fail("a 'blocks' store has at least one point per block"));
+    }
+    let point = dims[slot_rank..].to_vec();
+    if point.iter().any(|&d| d < 0) {
+        return Err(fail("a store's point shape is static"));
+    }
+    Ok(StoreInfo { kind, extent, ty: result.to_string(), slot_rank, point, element, element_bytes })
+}
+
+/// Text adding (or subtracting) the `i64` value `bytes` to the live bytes
+/// and raising the peak.
+fn account(bytes: &str, freeing: bool) -> String {
+    let op = if freeing { "arith.subi" } else { "arith.addi" };
+    let mut out = String::new();
+    let _ = writeln!(out, "    %stats = memref.get_global @{MEMORY_STATS} : memref<2xi64>");
+    let _ = writeln!(out, "    %live = memref.load %stats[%c0] : memref<2xi64>");
+    let _ = writeln!(out, "    %updated = {op} %live, {bytes} : i64");
+    let _ = writeln!(out, "    memref.store %updated, %stats[%c0] : memref<2xi64>");
+    if !freeing {
+        let _ = writeln!(out, "    %peak = memref.load %stats[%c1] : memref<2xi64>");
+        let _ = writeln!(out, "    %raised = arith.maxsi %peak, %updated : i64");
+        let _ = writeln!(out, "    memref.store %raised, %stats[%c1] : memref<2xi64>");
+    }
+    out
+}
+
+const PRELUDE: &str = "    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n";
+
+fn stats_global() -> String {
+    format!("  memref.global @{MEMORY_STATS} : memref<2xi64> = dense<0>\n")
+}
+
+const LIBC: &str = "  func.func private @mmap(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr\n  \
+     func.func private @mprotect(!llvm.ptr, i64, i32) -> i32\n  \
+     func.func private @madvise(!llvm.ptr, i64, i32) -> i32\n  \
+     func.func private @munmap(!llvm.ptr, i64) -> i32\n";
+
+/// `(%a0: T0, %a1: T1, ...)` for the given values.
+fn arguments(values: &[Value]) -> String {
+    values.iter().enumerate().map(|(i, v)| format!("%a{i}: {}", v.r#type())).collect::<Vec<_>>().join(", ")
+}
+
+/// The byte size of the whole store as an `i64` value named `%bytes`
+/// (not for `blocks`, whose bytes are its committed blocks).
+fn store_bytes(info: &StoreInfo, store: &str) -> String {
+    let mut out = String::new();
+    let static_slots = match info.kind.as_str() {
+        "ring" => info.extent,
+        "window" => 2 * info.extent,
+        _ => 1,
+    };
+    let _ = writeln!(out, "    %size0 = arith.constant {} : index", static_slots * info.point_bytes());
+    let mut last = "%size0".to_string();
+    if info.kind == "full" {
+        for d in 0..info.slot_rank {
+            let _ = writeln!(out, "    %d{d} = arith.constant {d} : index");
+            let _ = writeln!(out, "    %dim{d} = memref.dim {store}, %d{d} : {}", info.ty);
+            let _ = writeln!(out, "    %size{} = arith.muli {last}, %dim{d} : index", d + 1);
+            last = format!("%size{}", d + 1);
+        }
+    }
+    let _ = writeln!(out, "    %bytes = arith.index_cast {last} : index to i64");
+    out
+}
+
+/// The base address of a store as `%base` (`!llvm.ptr`).
+fn base_pointer(info: &StoreInfo, store: &str) -> String {
+    format!(
+        "    %base_index = memref.extract_aligned_pointer_as_index {store} : {} -> index\n    \
+         %base_int = arith.index_cast %base_index : index to i64\n    \
+         %base = llvm.inttoptr %base_int : i64 to !llvm.ptr\n",
+        info.ty
+    )
+}
+
+fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
+    let ty = &info.ty;
+    let mut out = format!("module {{\n{}", stats_global());
+    if info.kind != "blocks" {
+        let size_names: Vec<String> = (0..sizes.len()).map(|i| format!("%a{i}")).collect();
+        let _ = writeln!(out, "  func.func @replacement({}) -> {ty} {{\n{PRELUDE}", arguments(sizes));
+        let _ = writeln!(out, "    %store = memref.alloc({}) : {ty}", size_names.join(", "));
+        out += &store_bytes(info, "%store");
+        out += &account("%bytes", false);
+        let _ = writeln!(out, "    return %store : {ty}\n  }}\n}}");
+        return out;
+    }
+    out += LIBC;
+    let rank = 1 + info.point.len();
+    let descriptor = format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>");
+    let block_points = info.extent;
+    let row_bytes = info.point_bytes();
+    let _ = writeln!(out, "  func.func @replacement(%a0: index) -> ({ty}, memref<index>) {{\n{PRELUDE}");
+    let _ = writeln!(out, "    %block = arith.constant {block_points} : index");
+    let _ = writeln!(out, "    %blocks = arith.ceildivui %a0, %block : index");
+    let _ = writeln!(out, "    %one_block = arith.maxui %blocks, %c1 : index");
+    let _ = writeln!(out, "    %capacity = arith.muli %one_block, %block : index");
+    let _ = writeln!(out, "    %row_bytes = arith.constant {row_bytes} : index");
+    let _ = writeln!(out, "    %length_index = arith.muli %capacity, %row_bytes : index");
+    let _ = writeln!(out, "    %length = arith.index_cast %length_index : index to i64");
+    let _ = writeln!(out, "    %null = llvm.mlir.zero : !llvm.ptr");
+    let _ = writeln!(out, "    %prot_none = arith.constant 0 : i32");
+    // MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE on Linux.
+    let _ = writeln!(out, "    %flags = arith.constant 16418 : i32");
+    let _ = writeln!(out, "    %no_file = arith.constant -1 : i32");
+    let _ = writeln!(out, "    %zero = arith.constant 0 : i64");
+    let _ = writeln!(
+        out,
+        "    %reserved = func.call @mmap(%null, %length, %prot_none, %flags, %no_file, %zero) : (!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr"
+    );
+    let _ = writeln!(out, "    %capacity_i64 = arith.index_cast %capacity : index to i64");
+    let _ = writeln!(out, "    %d0 = llvm.mlir.undef : {descriptor}");
+    let _ = writeln!(out, "    %d1 = llvm.insertvalue %reserved, %d0[0] : {descriptor}");
+    let _ = writeln!(out, "    %d2 = llvm.insertvalue %reserved, %d1[1] : {descriptor}");
+    let _ = writeln!(out, "    %d3 = llvm.insertvalue %zero, %d2[2] : {descriptor}");
+    let _ = writeln!(out, "    %d4 = llvm.insertvalue %capacity_i64, %d3[3, 0] : {descriptor}");
+    let mut last = 4;
+    let strides: Vec<i64> = std::iter::once(info.point_elements())
+        .chain(row_major(&info.point).iter().map(|s| s.parse().expect("number")))
+        .collect();
+    for (k, &extent) in info.point.iter().enumerate() {
+        let _ = writeln!(out, "    %size_{k} = arith.constant {extent} : i64");
+        let _ = writeln!(out, "    %d{} = llvm.insertvalue %size_{k}, %d{last}[3, {}] : {descriptor}", last + 1, k + 1);
+        last += 1;
+    }
+    for (k, &stride) in strides.iter().enumerate() {
+        let _ = writeln!(out, "    %stride_{k} = arith.constant {stride} : i64");
+        let _ = writeln!(out, "    %d{} = llvm.insertvalue %stride_{k}, %d{last}[4, {k}] : {descriptor}", last + 1);
+        last += 1;
+    }
+    let _ = writeln!(out, "    %store = builtin.unrealized_conversion_cast %d{last} : {descriptor} to {ty}");
+    let _ = writeln!(out, "    %table = memref.alloc() : memref<index>");
+    let _ = writeln!(out, "    memref.store %c0, %table[] : memref<index>");
+    let _ = writeln!(out, "    return %store, %table : {ty}, memref<index>\n  }}\n}}");
+    out
+}
+
+/// `store.write` (which commits blocks) and `store.read`: a view of a point.
+fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: bool) -> String {
+    let view_ty = op.result(0).map(|r| r.r#type().to_string()).unwrap_or_else(|_| info.point_view());
+    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
+    let blocks = info.kind == "blocks";
+    if blocks {
+        inputs.push("memref<index>".into());
+    }
+    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });
+    let _ = writeln!(out, "  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
+    let ty = &info.ty;
+    if info.slot_rank == 0 {
+        let _ = writeln!(out, "    %view = memref.cast %a0 : {ty} to {view_ty}");
+        let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
+        return out;
+    }
+    let coords: Vec<String> = match info.kind.as_str() {
+        "ring" | "window" => {
+            let _ = writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>(%a1)", info.extent);
+            vec!["%slot".into()]
+        }
+        _ => (1..=info.slot_rank).map(|i| format!("%a{i}")).collect(),
+    };
+    if blocks && commit {
+        let table = format!("%a{}", operands.len());
+        let block_bytes = info.extent * info.point_bytes();
+        let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
+        let _ = writeln!(out, "    %committed = memref.load {table}[] : memref<index>");
+        let _ = writeln!(out, "    %holding = arith.divui %a1, %block : index");
+        let _ = writeln!(out, "    %needed = arith.addi %holding, %c1 : index");
+        let _ = writeln!(out, "    %grow = arith.cmpi ult, %committed, %needed : index");
+        let _ = writeln!(out, "    scf.if %grow {{");
+        out += &base_pointer(info, "%a0");
+        let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
+        let _ = writeln!(out, "    %first_i = arith.index_cast %committed : index to i64");
+        let _ = writeln!(out, "    %first = arith.muli %first_i, %block_bytes : i64");
+        let _ = writeln!(out, "    %count_index = arith.subi %needed, %committed : index");
+        let _ = writeln!(out, "    %count_i = arith.index_cast %count_index : index to i64");
+        let _ = writeln!(out, "    %grown = arith.muli %count_i, %block_bytes : i64");
+        let _ = writeln!(out, "    %at = llvm.getelementptr %base[%first] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
+        let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
+        let _ =
+            writeln!(out, "    %status = func.call @mprotect(%at, %grown, %read_write) : (!llvm.ptr, i64, i32) -> i32");
+        out += &account("%grown", false);
+        let _ = writeln!(out, "    memref.store %needed, {table}[] : memref<index>");
+        let _ = writeln!(out, "    }}");
+    }
+    out += &subview(info, &coords, &[], &view_ty);
+    let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
+    out
+}
+
+/// `%view = memref.subview %a0[offsets..., 0...] [sizes..., point...]` where
+/// `sizes` are given for ranged dimensions (1 elsewhere).
+fn subview(info: &StoreInfo, offsets: &[String], sizes: &[String], view_ty: &str) -> String {
+    let all_offsets: Vec<String> = offsets.iter().cloned().chain(info.point.iter().map(|_| "0".into())).collect();
+    let mut all_sizes: Vec<String> = (0..offsets.len()).map(|i| sizes.get(i).cloned().unwrap_or("1".into())).collect();
+    all_sizes.extend(info.point.iter().map(i64::to_string));
+    let strides: Vec<&str> = all_sizes.iter().map(|_| "1").collect();
+    format!(
+        "    %view = memref.subview %a0[{}] [{}] [{}] : {} to {view_ty}\n",
+        all_offsets.join(", "),
+        all_sizes.join(", "),
+        strides.join(", "),
+        info.ty
+    )
+}
+
+fn seal_text(info: &StoreInfo, operands: &[Value]) -> String {
+    let mut args = arguments(operands);
+    if info.kind == "blocks" {
+        args += &format!(", %a{}: memref<index>", operands.len());
+    }
+    let mut out = format!("module {{\n  func.func @replacement({args}) {{\n{PRELUDE}");
+    if info.kind == "window" {
+        let view = info.point_view();
+        let w = info.extent;
+        let _ = writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {w})>(%a1)");
+        let _ = writeln!(out, "    %mirror = affine.apply affine_map<(d0) -> (d0 mod {w} + {w})>(%a1)");
+        out += &subview(info, &["%slot".into()], &[], &view);
+        out += &subview(info, &["%mirror".into()], &[], &view).replace("%view =", "%copy =");
+        let _ = writeln!(out, "    linalg.copy ins(%view : {view}) outs(%copy : {view})");
+    }
+    out += "    return\n  }\n}\n";
+    out
+}
+
+fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> Result<String, String> {
+    let ranged: Vec<bool> = op
+        .attribute("ranged")
+        .ok()
+        .map(|a| {
+            let text = a.to_string();
+            text.trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| s == "true")
+                .collect()
+        })
+        .ok_or("store.read_range needs 'ranged'")?;
+    if ranged.len() != info.slot_rank {
+        return Err(format!(
+            "'ranged' has {} entries; the store has {} point dimensions",
+            ranged.len(),
+            info.slot_rank
+        ));
+    }
+    let expected = 1 + ranged.iter().map(|&r| if r { 2 } else { 1 }).sum::<usize>();
+    if operands.len() != expected {
+        return Err(format!("store.read_range takes {} bounds here, not {}", expected - 1, operands.len() - 1));
+    }
+    let view_ty = op.result(0).map(|r| r.r#type().to_string()).map_err(|_| "store.read_range has one result")?;
+    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
+    if info.kind == "blocks" {
+        inputs.push("memref<index>".into());
+    }
+    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let mut out = format!("module {{\n  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
+    let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
+    let mut next = 1;
+    for &r in &ranged {
+        let offset = format!("%a{next}");
+        next += 1;
+        let offset = match info.kind.as_str() {
+            "ring" | "window" => {
+                let _ =
+                    writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>({offset})", info.extent);
+                "%slot".to_string()
+            }
+            _ => offset,
+        };
+        offsets.push(offset);
+        if r {
+            sizes.push(format!("%a{next}"));
+            next += 1;
+        } else {
+            sizes.push("1".into());
+        }
+    }
+    if info.kind == "ring" {
+        return Err("a range of a ring store is not contiguous; such stores are windows".into());
+    }
+    out += &subview(info, &offsets, &sizes, &view_ty);
+    let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
+    Ok(out)
+}
+
+fn free_text(info: &StoreInfo) -> String {
+    let ty = &info.ty;
+    let mut out = format!("module {{\n{}", stats_global());
+    if info.kind == "blocks" {
+        out += LIBC;
+        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: memref<index>) {{\n{PRELUDE}");
+        let _ = writeln!(out, "    %committed = memref.load %a1[] : memref<index>");
+        let _ = writeln!(out, "    %block_bytes = arith.constant {} : index", info.extent * info.point_bytes());
+        let _ = writeln!(out, "    %live_index = arith.muli %committed, %block_bytes : index");
+        let _ = writeln!(out, "    %bytes = arith.index_cast %live_index : index to i64");
+        out += &account("%bytes", true);
+        out += &base_pointer(info, "%a0");
+        let _ = writeln!(out, "    %capacity = memref.dim %a0, %c0 : {ty}");
+        let _ = writeln!(out, "    %row_bytes = arith.constant {} : index", info.point_bytes());
+        let _ = writeln!(out, "    %length_index = arith.muli %capacity, %row_bytes : index");
+        let _ = writeln!(out, "    %length = arith.index_cast %length_index : index to i64");
+        let _ = writeln!(out, "    %status = func.call @munmap(%base, %length) : (!llvm.ptr, i64) -> i32");
+        let _ = writeln!(out, "    memref.dealloc %a1 : memref<index>");
+        out += "    return\n  }\n}\n";
+        return out;
+    }
+    let _ = writeln!(out, "  func.func @replacement(%a0: {ty}) {{\n{PRELUDE}");
+    out += &store_bytes(info, "%a0");
+    out += &account("%bytes", true);
+    let _ = writeln!(out, "    memref.dealloc %a0 : {ty}");
+    out += "    return\n  }\n}\n";
+    out
+}
+
+/// `store.swap_out` (`out`) and `store.swap_in`.
+fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_store: bool) -> Result<String, String> {
+    if info.kind != "full" && info.kind != "blocks" || info.slot_rank != 1 {
+        return Err(format!(
+            "only one-dimensional 'full' and 'blocks' stores are swapped; a '{}' store holds a few points",
+            info.kind
+        ));
+    }
+    let ranges = if out_of_store { 1 } else { 2 };
+    if operands.len() != ranges + 2 {
+        return Err("a swap takes the range [first, last) of points".into());
+    }
+    let host_ty = format!("memref<?x{}>", info.point_text());
+    if out_of_store && op.result(0).map(|r| r.r#type().to_string()).ok().as_deref() != Some(host_ty.as_str()) {
+        return Err(format!("store.swap_out returns a {host_ty}"));
+    }
+    let blocks = info.kind == "blocks";
+    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
+    if blocks {
+        inputs.push("memref<index>".into());
+    }
+    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let (lo, hi) = if out_of_store { ("%a1", "%a2") } else { ("%a2", "%a3") };
+    let result = if out_of_store { format!(" -> {host_ty}") } else { String::new() };
+    let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });
+    let _ = writeln!(out, "  func.func @replacement({args}){result} {{\n{PRELUDE}");
+    let strided = format!(
+        "memref<?x{}, strided<[{}], offset: ?>>",
+        info.point_text(),
+        std::iter::once(info.point_elements().to_string()).chain(row_major(&info.point)).collect::<Vec<_>>().join(", ")
+    );
+    let _ = writeln!(out, "    %count = arith.subi {hi}, {lo} : index");
+    out += &subview(info, &[lo.to_string()], &["%count".into()], &strided).replace("%view", "%points");
+    // The blocks wholly inside the range: [ceil(lo / B), floor(hi / B)).
+    let release = |out: &mut String, protection: i32, advise: bool, freeing: bool| {
+        let block_bytes = info.extent * info.point_bytes();
+        let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
+        let _ = writeln!(out, "    %first_block = arith.ceildivui {lo}, %block : index");
+        let _ = writeln!(out, "    %end_block = arith.divui {hi}, %block : index");
+        let _ = writeln!(out, "    %any = arith.cmpi ult, %first_block, %end_block : index");
+        let _ = writeln!(out, "    scf.if %any {{");
+        *out += &base_pointer(info, "%a0");
+        let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
+        let _ = writeln!(out, "    %first_i = arith.index_cast %first_block : index to i64");
+        let _ = writeln!(out, "    %offset = arith.muli %first_i, %block_bytes : i64");
+        let _ = writeln!(out, "    %blocks_index = arith.subi %end_block, %first_block : index");
+        let _ = writeln!(out, "    %blocks_i = arith.index_cast %blocks_index : index to i64");
+        let _ = writeln!(out, "    %length = arith.muli %blocks_i, %block_bytes : i64");
+        let _ = writeln!(out, "    %at = llvm.getelementptr %base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
+        if advise {
+            let _ = writeln!(out, "    %dont_need = arith.constant 4 : i32");
+            let _ = writeln!(
+                out,
+                "    %advised = func.call @madvise(%at, %length, %dont_need) : (!llvm.ptr, i64, i32) -> i32"
+            );
+        }
+        let _ = writeln!(out, "    %protection = arith.constant {protection} : i32");
+        let _ = writeln!(
+            out,
+            "    %status = func.call @mprotect(%at, %length, %protection) : (!llvm.ptr, i64, i32) -> i32"
+        );
+        *out += &account("%length", freeing);
+        let _ = writeln!(out, "    }}");
+    };
+    if out_of_store {
+        let _ = writeln!(out, "    %host = memref.alloc(%count) : {host_ty}");
+        let _ = writeln!(out, "    linalg.copy ins(%points : {strided}) outs(%host : {host_ty})");
+        if blocks {
+            release(&mut out, 0, true, true);
+        }
+        let _ = writeln!(out, "    return %host : {host_ty}\n  }}\n}}");
+    } else {
+        if blocks {
+            release(&mut out, 3, false, false);
+        }
+        let _ = writeln!(out, "    linalg.copy ins(%a1 : {host_ty}) outs(%points : {strided})");
+        let _ = writeln!(out, "    memref.dealloc %a1 : {host_ty}");
+        out += "    return\n  }\n}\n";
+    }
+    Ok(out)
+}

@@ -1,0 +1,41 @@
+// lower-store-to-memref refuses malformed stores with located diagnostics.
+// RUN: not tempo-opt --split-input-file %s --lower-store-to-memref 2>&1 | FileCheck %s
+
+func.func @kind() {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: unknown store kind 'heap' (point, ring, window, blocks, full)
+  %s = "store.alloc"() {kind = "heap", extent = 1 : i64} : () -> memref<2xf32>
+  return
+}
+
+// -----
+
+func.func @slots() {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'ring' store of extent 3 has 3 slots as its leading dimension
+  %s = "store.alloc"() {kind = "ring", extent = 3 : i64} : () -> memref<2xf32>
+  return
+}
+
+// -----
+
+func.func @not_a_store(%m: memref<4xf32>, %t: index) {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'store.read' expects a store made by a store.alloc earlier in the function
+  %r = "store.read"(%m, %t) : (memref<4xf32>, index) -> memref<f32, strided<[], offset: ?>>
+  return
+}
+
+// -----
+
+func.func @swap_ring(%t: index) {
+  %s = "store.alloc"() {kind = "ring", extent = 2 : i64} : () -> memref<2xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: only one-dimensional 'full' and 'blocks' stores are swapped; a 'ring' store holds a few points
+  %h = "store.swap_out"(%s, %t, %t) : (memref<2xf32>, index, index) -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @full_sizes(%T: index) {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'blocks' store takes 1 size operand(s)
+  %s = "store.alloc"() {kind = "blocks", extent = 64 : i64} : () -> memref<?xf32>
+  return
+}
