@@ -8,7 +8,9 @@
 //! the result is still legal. Every read between tensors of a nest must be
 //! bounded relative to the reader's variables: per dimension an interval of
 //! shifts, `[c, c]` for a point `d + c`, `(-inf, 0]` for the prefix
-//! `0:d+1`, `[1, +inf)` for `d+1:D`. Taking the dimensions outer to inner,
+//! `0:d+1`, `[1, +inf)` for `d+1:D`. The intervals use what the read's
+//! branch condition says about the reader's variable (`t <= T - 2` makes
+//! `min(t + 1, T - 1)` the point `t + 1`) besides `0 <= d < D`. Taking the dimensions outer to inner,
 //! each must run in a direction in which every read not yet ordered by an
 //! outer dimension stays in the past or present (forward for `t - k` and
 //! prefixes, backward for `t + k` and suffixes); reads that may touch the
@@ -23,7 +25,7 @@
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeSet, HashMap};
-use tempo_passes::affine::AffineExpr;
+use tempo_passes::affine::{AffineExpr, IntegerSet};
 use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::program::{NodeKind, Program};
 
@@ -65,8 +67,9 @@ pub(crate) struct Edge<'c> {
     /// Shift interval per dimension (by dimension index) when every
     /// coordinate is bounded relative to the reader's own variable.
     pub(crate) shifts: Option<HashMap<usize, Shift>>,
-    /// Whether the read is a `read_range` (a range, or a clamped point).
-    pub(crate) is_range: bool,
+    /// Whether the read spans a range along some dimension (a clamped
+    /// point is a `read_range` that does not).
+    pub(crate) spans: bool,
     /// For a point read of a one-dimensional source at a fixed coordinate:
     /// `(j, true)` for `bound - 1 - j`, `(j, false)` for the constant `j`.
     pub(crate) fixed: Option<(i64, bool)>,
@@ -74,11 +77,50 @@ pub(crate) struct Edge<'c> {
     text: String,
 }
 
+/// What the branch condition of a read says about the reader's variable
+/// `v` of one dimension: `v >= low` and `bound - v >= gap` (by default
+/// `0` and `1`, from `0 <= v < bound`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct VariableRange {
+    low: i64,
+    gap: i64,
+}
+
+impl VariableRange {
+    /// The range of the variable at `position` (of dimension `dim`) where
+    /// `when` holds: constraints `v - k >= 0` raise `low` to `k`,
+    /// `bound - v - k >= 0` raise `gap` to `k` (equalities count as both
+    /// directions); other constraints are ignored, which is sound.
+    fn of(when: &IntegerSet, position: usize, dim: usize) -> Self {
+        let mut range = Self { low: 0, gap: 1 };
+        for constraint in &when.constraints {
+            let Some((dims, symbols, k)) = constraint.expr.linear() else { continue };
+            let a = dims.get(position).copied().unwrap_or(0);
+            let s = symbols.get(dim).copied().unwrap_or(0);
+            let others = dims.iter().enumerate().any(|(i, &x)| i != position && x != 0)
+                || symbols.iter().enumerate().any(|(i, &x)| i != dim && x != 0);
+            if others {
+                continue;
+            }
+            let mut apply = |a: i64, s: i64, k: i64| match (a, s) {
+                (1, 0) => range.low = range.low.max(-k),
+                (-1, 1) => range.gap = range.gap.max(-k),
+                _ => {}
+            };
+            apply(a, s, k);
+            if constraint.is_equality {
+                apply(-a, -s, -k);
+            }
+        }
+        range
+    }
+}
+
 /// The shifts `e - v` can make, where `v` is the reader's variable at
 /// `position` (dimension `dim`, whose bound is symbol `dim`), knowing only
-/// `0 <= v < bound`: `v + c` gives `[c, c]`, a constant `c` at most `c`,
-/// `bound + c` at least `c + 1`.
-fn expr_shift(e: &AffineExpr, position: usize, dim: usize) -> Shift {
+/// `range` (`low <= v`, `v <= bound - gap`): `v + c` gives `[c, c]`, a
+/// constant `c` at most `c - low`, `bound + c` at least `c + gap`.
+fn expr_shift(e: &AffineExpr, position: usize, dim: usize, range: VariableRange) -> Shift {
     let Some((dims, symbols, c)) = e.linear() else { return (None, None) };
     let a = dims.get(position).copied().unwrap_or(0);
     let others_zero = dims.iter().enumerate().all(|(i, &x)| i == position || x == 0);
@@ -89,8 +131,8 @@ fn expr_shift(e: &AffineExpr, position: usize, dim: usize) -> Shift {
     }
     match (a, s) {
         (1, 0) => (Some(c), Some(c)),
-        (0, 0) => (None, Some(c)),
-        (0, 1) => (Some(c + 1), None),
+        (0, 0) => (None, Some(c - range.low)),
+        (0, 1) => (Some(c + range.gap), None),
         _ => (None, None),
     }
 }
@@ -111,16 +153,20 @@ fn min_shift(shifts: &[Shift]) -> Shift {
 
 /// The shifts a coordinate can make relative to the reader's variable at
 /// `position` (of dimension `dim`): for a point `min(max(lower), caps...)`,
-/// for a range `[max(lower), min(upper))`. `None` when the coordinate is not
-/// bounded at all relative to the variable (e.g. `T - 1 - t`).
+/// for a range `[max(lower), min(upper))`, where the read's branch condition
+/// `when` holds. `None` when the coordinate is not bounded at all relative
+/// to the variable (e.g. `T - 1 - t`).
 fn shift_interval(
     position: usize,
     dim: usize,
     lower: &[AffineExpr],
     upper: Option<&[AffineExpr]>,
     caps: &[AffineExpr],
+    when: &IntegerSet,
 ) -> Option<Shift> {
-    let shifts = |exprs: &[AffineExpr]| -> Vec<Shift> { exprs.iter().map(|e| expr_shift(e, position, dim)).collect() };
+    let range = VariableRange::of(when, position, dim);
+    let shifts =
+        |exprs: &[AffineExpr]| -> Vec<Shift> { exprs.iter().map(|e| expr_shift(e, position, dim, range)).collect() };
     let low = max_shift(&shifts(lower));
     let interval = match upper {
         None if caps.is_empty() => low,
@@ -157,7 +203,7 @@ impl Schedule {
                     // Per source dimension: the reader's results that bound
                     // the coordinate from below (max) and above (min, exclusive;
                     // `None` for a point).
-                    let (source, bounds, is_range, text) = match &node.kind {
+                    let (source, bounds, _is_range, text) = match &node.kind {
                         NodeKind::ReadRange { source, lower, upper, caps } => {
                             let bounds: Vec<Bounds> = lower
                                 .iter()
@@ -192,7 +238,7 @@ impl Schedule {
                                 .zip(&bounds)
                                 .map(|(d, (lower, upper, caps))| {
                                     let position = tensor.domain.iter().position(|x| x == d)?;
-                                    Some((*d, shift_interval(position, *d, lower, *upper, caps)?))
+                                    Some((*d, shift_interval(position, *d, lower, *upper, caps, &branch.when)?))
                                 })
                                 .collect::<Option<HashMap<_, _>>>()
                         })
@@ -213,7 +259,8 @@ impl Schedule {
                         }
                         _ => None,
                     };
-                    edges.push(Edge { reader, source, shifts, is_range, fixed, location: node.location, text });
+                    let spans = bounds.iter().any(|(_, upper, _)| upper.is_some());
+                    edges.push(Edge { reader, source, shifts, spans, fixed, location: node.location, text });
                 }
             }
         }
@@ -460,6 +507,25 @@ mod tests {
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(schedule.nests.len(), 1);
+    }
+
+    #[test]
+    fn branch_conditions_bound_clamped_reads_on_cycles() {
+        // z[t] = z[min(t + 1, T - 1)] where t <= T - 2: there the clamp is
+        // t + 1, so t runs backward and z needs a ring of 2. Without the
+        // condition the read could reach z[t] itself.
+        let read = |when: &str| {
+            format!(
+                "{}\"temporal.define\"(%z) ({{\n  %r = \"temporal.read_range\"(%z) {{caps = [affine_map<(t)[T, B] -> (T - 1)>], lower = [affine_map<(t)[T, B] -> (t + 1)>], upper = [affine_map<(t)[T, B] -> ()>]}} : (!temporal.rtensor) -> tensor<f32>\n  \"gpu.yield\"(%r) : (tensor<f32>) -> ()\n}}) {{when = affine_set<(t)[T, B] : ({when})>}} : (!temporal.rtensor) -> ()\n{}",
+                tensor("z", "\"t\""),
+                define("z", "t", "0 == 0", &[])
+            )
+        };
+        let (schedule, _) = schedule_of(&read("T - t - 2 >= 0")).unwrap();
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![0] }]);
+        assert_eq!(schedule.storage, vec![Storage::Ring(2)]);
+        let error = schedule_of(&read("T - t - 1 >= 0")).unwrap_err().join("\n");
+        assert!(error.contains("zero-distance cycle"), "{error}");
     }
 
     #[test]

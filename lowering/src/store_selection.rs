@@ -114,7 +114,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 return Storage::Full;
             }
             let at_present =
-                |e: &&Edge| !e.is_range && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)));
+                |e: &&Edge| !e.spans && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)));
             if reads.iter().all(at_present) && final_reach.is_none_or(|j| j == 0) {
                 return Storage::Point;
             }
@@ -148,7 +148,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 };
             }
             let slots = farthest as usize + 1;
-            if reads.iter().any(|e| e.is_range) { Storage::Window(slots) } else { Storage::Ring(slots) }
+            if reads.iter().any(|e| e.spans) { Storage::Window(slots) } else { Storage::Ring(slots) }
         })
         .collect()
 }

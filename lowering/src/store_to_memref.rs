@@ -480,6 +480,18 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
                 .collect()
         })
         .ok_or("store.read_range needs 'ranged'")?;
+    let view_ty = op.result(0).map(|r| r.r#type().to_string()).map_err(|_| "store.read_range has one result")?;
+    if info.kind == "point" {
+        // One point: a read of it is the point itself.
+        if ranged.iter().any(|&r| r) || operands.len() != 1 + ranged.len() {
+            return Err("a range of a point store holds one point: every dimension is a point".into());
+        }
+        let args = arguments(operands);
+        return Ok(format!(
+            "module {{\n  func.func @replacement({args}) -> {view_ty} {{\n    %view = memref.cast %a0 : {} to {view_ty}\n    return %view : {view_ty}\n  }}\n}}\n",
+            info.ty
+        ));
+    }
     if ranged.len() != info.slot_rank {
         return Err(format!(
             "'ranged' has {} entries; the store has {} point dimensions",
@@ -491,7 +503,6 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
     if operands.len() != expected {
         return Err(format!("store.read_range takes {} bounds here, not {}", expected - 1, operands.len() - 1));
     }
-    let view_ty = op.result(0).map(|r| r.r#type().to_string()).map_err(|_| "store.read_range has one result")?;
     let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
     if info.kind == "blocks" {
         inputs.push("memref<index>".into());
@@ -519,7 +530,7 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
             sizes.push("1".into());
         }
     }
-    if info.kind == "ring" {
+    if info.kind == "ring" && ranged.iter().any(|&r| r) {
         return Err("a range of a ring store is not contiguous; such stores are windows".into());
     }
     out += &subview(info, &offsets, &sizes, &view_ty);
