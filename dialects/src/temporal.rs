@@ -46,6 +46,16 @@ tempo_dialect_macros::dialect! {
             regions { body }
         }
 
+        /// The schedule level: computes the point `coords` (one index per
+        /// domain dimension, in domain order) of the tensor named `tensor`.
+        /// `temporal-schedule` places these ops in the `affine.for` nests of
+        /// the function `@tempo_schedule`; `lower-temporal-to-loops` follows
+        /// that order.
+        op compute {
+            operands { coords: variadic any }
+            attributes { tensor: string }
+        }
+
         /// Marks a recurrent tensor as a program output (all of its domain).
         op output {
             operands { source: rtensor }

@@ -7,6 +7,7 @@
 pub mod check_points_pass;
 pub mod point_checks;
 pub mod schedule;
+pub mod schedule_pass;
 pub mod select_stores_pass;
 pub mod splice;
 pub mod store_selection;
@@ -22,13 +23,15 @@ pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affin
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.
 pub const TEMPORAL_TO_LLVM: &str =
-    "temporal-verify, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
+    "temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
 
 /// The registry of every pass and named pipeline of the project.
 pub fn registry() -> PassRegistry {
     let mut registry = PassRegistry::default();
     tempo_passes::register_passes(&mut registry);
     registry.add_pass(check_points_pass::CheckPoints);
+    registry.add_pass(schedule_pass::TemporalSchedule);
+    registry.add_pass(schedule_pass::PrintSchedule);
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
@@ -39,7 +42,7 @@ pub fn registry() -> PassRegistry {
     );
     registry.add_pipeline(
         "temporal-to-llvm",
-        "The whole pipeline: temporal-verify, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
+        "The whole pipeline: temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
         TEMPORAL_TO_LLVM,
     );
     registry

@@ -192,138 +192,248 @@ fn touches_present(shift: Shift) -> bool {
 }
 
 impl Schedule {
-    /// Schedules `program`, or explains why the naive scheduler cannot.
+    /// Schedules `program`, or explains why no schedule exists.
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
-        let n = program.tensors.len();
-        let computed: Vec<usize> = (0..n).filter(|&i| !program.tensors[i].is_input).collect();
-        let mut edges = Vec::new();
-        for (reader, tensor) in program.tensors.iter().enumerate() {
-            for branch in &tensor.branches {
-                for node in &branch.nodes {
-                    // Per source dimension: the reader's results that bound
-                    // the coordinate from below (max) and above (min, exclusive;
-                    // `None` for a point).
-                    let (source, bounds, _is_range, text) = match &node.kind {
-                        NodeKind::ReadRange { source, lower, upper, caps } => {
-                            let bounds: Vec<Bounds> = lower
-                                .iter()
-                                .zip(upper)
-                                .zip(caps)
-                                .map(|((lo, hi), cap)| {
-                                    (
-                                        &lo.results[..],
-                                        (!hi.results.is_empty()).then_some(&hi.results[..]),
-                                        &cap.results[..],
-                                    )
-                                })
-                                .collect();
-                            (*source, bounds, true, format!("a range of '{}'", program.tensors[*source].name))
-                        }
-                        NodeKind::Read { source, index } => {
-                            let bounds =
-                                index.results.iter().map(|e| (std::slice::from_ref(e), None, &[][..])).collect();
-                            (*source, bounds, false, program.describe_read(reader, *source, index))
-                        }
-                        _ => continue,
-                    };
-                    if program.tensors[source].is_input {
-                        continue;
-                    }
-                    let src_domain = &program.tensors[source].domain;
-                    let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
-                    let shifts = same_dims
-                        .then(|| {
-                            src_domain
-                                .iter()
-                                .zip(&bounds)
-                                .map(|(d, (lower, upper, caps))| {
-                                    let position = tensor.domain.iter().position(|x| x == d)?;
-                                    Some((*d, shift_interval(position, *d, lower, *upper, caps, &branch.when)?))
-                                })
-                                .collect::<Option<HashMap<_, _>>>()
-                        })
-                        .flatten();
-                    let fixed = match &node.kind {
-                        NodeKind::Read { index, .. } if src_domain.len() == 1 => {
-                            index.results[0].linear().and_then(|(dims, symbols, c)| {
-                                let d = src_domain[0];
-                                let no_dims = dims.iter().all(|&x| x == 0);
-                                let only_bound = symbols.iter().enumerate().all(|(k, &x)| x == i64::from(k == d));
-                                let constant = symbols.iter().all(|&x| x == 0);
-                                match (no_dims, only_bound, constant) {
-                                    (true, true, _) if c <= -1 => Some((-1 - c, true)),
-                                    (true, _, true) if c >= 0 => Some((c, false)),
-                                    _ => None,
-                                }
-                            })
-                        }
-                        _ => None,
-                    };
-                    let spans = bounds.iter().any(|(_, upper, _)| upper.is_some());
-                    edges.push(Edge { reader, source, shifts, spans, fixed, location: node.location, text });
-                }
-            }
-        }
-
-        // Components in dependence order.
-        let mut graph = DiGraph::<usize, ()>::new();
-        let nodes: HashMap<usize, NodeIndex> = computed.iter().map(|&i| (i, graph.add_node(i))).collect();
-        for e in &edges {
-            graph.add_edge(nodes[&e.reader], nodes[&e.source], ());
-        }
-        let components = petgraph::algo::tarjan_scc(&graph);
-        let mut component_of = HashMap::new();
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        for (c, component) in components.iter().enumerate() {
-            let mut tensors: Vec<usize> = component.iter().map(|n| graph[*n]).collect();
-            tensors.sort();
-            for &t in &tensors {
-                component_of.insert(t, c);
-            }
-            members.push(tensors);
-        }
-        let mut needs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members.len()];
-        for e in &edges {
-            let (r, s) = (component_of[&e.reader], component_of[&e.source]);
-            if r != s {
-                needs[r].insert(s);
-            }
-        }
-        let mut order = Vec::new();
-        let mut done = vec![false; members.len()];
-        while order.len() < members.len() {
-            let next = (0..members.len())
-                .filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s]))
-                .min_by_key(|&c| members[c][0])
-                .expect("the condensation of a graph is acyclic");
-            done[next] = true;
-            order.push(next);
-        }
-
-        // Greedy fusion into nests.
-        let mut nests: Vec<Nest> = Vec::new();
-        let mut errors = Vec::new();
-        for c in order {
-            if let Some(last) = nests.last() {
-                let mut fused: Vec<usize> = last.body.clone();
-                fused.extend(&members[c]);
-                if let Ok(nest) = nest_for(program, &fused, &edges) {
-                    *nests.last_mut().expect("non-empty") = nest;
-                    continue;
-                }
-            }
-            match nest_for(program, &members[c], &edges) {
-                Ok(nest) => nests.push(nest),
-                Err(e) => errors.push(e),
-            }
-        }
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-
+        let edges = read_edges(program);
+        let nests = order_nests(program, &edges)?;
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage })
     }
+
+    /// Checks a schedule given from outside (e.g. read back from the
+    /// schedule level's IR) and chooses the stores for it: every computed
+    /// tensor is placed once, each nest loops over exactly its tensors'
+    /// domain, a nest reads only from itself and earlier nests, and inside
+    /// a nest the loop directions and the body order respect every read.
+    pub fn with_nests<'c>(
+        program: &Program<'c>,
+        nests: Vec<Nest>,
+        location: Location<'c>,
+    ) -> Result<Self, Vec<PassDiagnostic<'c>>> {
+        let edges = read_edges(program);
+        let fail = |message: String| vec![PassDiagnostic::new(location, message)];
+        let mut nest_of = HashMap::new();
+        for (k, nest) in nests.iter().enumerate() {
+            if nest.dims.len() != nest.forward.len() {
+                return Err(fail(format!("nest {k} has a direction per loop")));
+            }
+            for &t in &nest.body {
+                if program.tensors[t].is_input {
+                    return Err(fail(format!("'{}' is an input; it is not computed", program.tensors[t].name)));
+                }
+                if nest_of.insert(t, k).is_some() {
+                    return Err(fail(format!("'{}' is computed twice in the schedule", program.tensors[t].name)));
+                }
+            }
+        }
+        if let Some(t) = (0..program.tensors.len()).find(|&t| !program.tensors[t].is_input && !nest_of.contains_key(&t))
+        {
+            return Err(fail(format!("the schedule does not compute '{}'", program.tensors[t].name)));
+        }
+        for e in edges.iter().filter(|e| !program.tensors[e.source].is_input) {
+            if nest_of[&e.source] > nest_of[&e.reader] {
+                return Err(vec![PassDiagnostic::new(
+                    e.location,
+                    format!(
+                        "the schedule computes '{}' after '{}', which reads it ({})",
+                        program.tensors[e.source].name, program.tensors[e.reader].name, e.text
+                    ),
+                )]);
+            }
+        }
+        for nest in &nests {
+            check_nest(program, nest, &edges).map_err(|d| vec![d])?;
+        }
+        let storage = crate::store_selection::select_stores(program, &nests, &edges);
+        Ok(Self { nests, storage })
+    }
+}
+
+/// Every read between computed tensors, with its shift summary.
+fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
+    let mut edges = Vec::new();
+    for (reader, tensor) in program.tensors.iter().enumerate() {
+        for branch in &tensor.branches {
+            for node in &branch.nodes {
+                // Per source dimension: the reader's results that bound
+                // the coordinate from below (max) and above (min, exclusive;
+                // `None` for a point).
+                let (source, bounds, _is_range, text) = match &node.kind {
+                    NodeKind::ReadRange { source, lower, upper, caps } => {
+                        let bounds: Vec<Bounds> = lower
+                            .iter()
+                            .zip(upper)
+                            .zip(caps)
+                            .map(|((lo, hi), cap)| {
+                                (&lo.results[..], (!hi.results.is_empty()).then_some(&hi.results[..]), &cap.results[..])
+                            })
+                            .collect();
+                        (*source, bounds, true, format!("a range of '{}'", program.tensors[*source].name))
+                    }
+                    NodeKind::Read { source, index } => {
+                        let bounds = index.results.iter().map(|e| (std::slice::from_ref(e), None, &[][..])).collect();
+                        (*source, bounds, false, program.describe_read(reader, *source, index))
+                    }
+                    _ => continue,
+                };
+                if program.tensors[source].is_input {
+                    continue;
+                }
+                let src_domain = &program.tensors[source].domain;
+                let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
+                let shifts = same_dims
+                    .then(|| {
+                        src_domain
+                            .iter()
+                            .zip(&bounds)
+                            .map(|(d, (lower, upper, caps))| {
+                                let position = tensor.domain.iter().position(|x| x == d)?;
+                                Some((*d, shift_interval(position, *d, lower, *upper, caps, &branch.when)?))
+                            })
+                            .collect::<Option<HashMap<_, _>>>()
+                    })
+                    .flatten();
+                let fixed = match &node.kind {
+                    NodeKind::Read { index, .. } if src_domain.len() == 1 => {
+                        index.results[0].linear().and_then(|(dims, symbols, c)| {
+                            let d = src_domain[0];
+                            let no_dims = dims.iter().all(|&x| x == 0);
+                            let only_bound = symbols.iter().enumerate().all(|(k, &x)| x == i64::from(k == d));
+                            let constant = symbols.iter().all(|&x| x == 0);
+                            match (no_dims, only_bound, constant) {
+                                (true, true, _) if c <= -1 => Some((-1 - c, true)),
+                                (true, _, true) if c >= 0 => Some((c, false)),
+                                _ => None,
+                            }
+                        })
+                    }
+                    _ => None,
+                };
+                let spans = bounds.iter().any(|(_, upper, _)| upper.is_some());
+                edges.push(Edge { reader, source, shifts, spans, fixed, location: node.location, text });
+            }
+        }
+    }
+
+    edges
+}
+
+/// Orders the strongly connected components and fuses them into nests.
+fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest>, Vec<PassDiagnostic<'c>>> {
+    let n = program.tensors.len();
+    let computed: Vec<usize> = (0..n).filter(|&i| !program.tensors[i].is_input).collect();
+    // Components in dependence order.
+    let mut graph = DiGraph::<usize, ()>::new();
+    let nodes: HashMap<usize, NodeIndex> = computed.iter().map(|&i| (i, graph.add_node(i))).collect();
+    for e in edges {
+        graph.add_edge(nodes[&e.reader], nodes[&e.source], ());
+    }
+    let components = petgraph::algo::tarjan_scc(&graph);
+    let mut component_of = HashMap::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for (c, component) in components.iter().enumerate() {
+        let mut tensors: Vec<usize> = component.iter().map(|n| graph[*n]).collect();
+        tensors.sort();
+        for &t in &tensors {
+            component_of.insert(t, c);
+        }
+        members.push(tensors);
+    }
+    let mut needs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members.len()];
+    for e in edges {
+        let (r, s) = (component_of[&e.reader], component_of[&e.source]);
+        if r != s {
+            needs[r].insert(s);
+        }
+    }
+    let mut order = Vec::new();
+    let mut done = vec![false; members.len()];
+    while order.len() < members.len() {
+        let next = (0..members.len())
+            .filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s]))
+            .min_by_key(|&c| members[c][0])
+            .expect("the condensation of a graph is acyclic");
+        done[next] = true;
+        order.push(next);
+    }
+
+    // Greedy fusion into nests.
+    let mut nests: Vec<Nest> = Vec::new();
+    let mut errors = Vec::new();
+    for c in order {
+        if let Some(last) = nests.last() {
+            let mut fused: Vec<usize> = last.body.clone();
+            fused.extend(&members[c]);
+            if let Ok(nest) = nest_for(program, &fused, edges) {
+                *nests.last_mut().expect("non-empty") = nest;
+                continue;
+            }
+        }
+        match nest_for(program, &members[c], edges) {
+            Ok(nest) => nests.push(nest),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(nests)
+}
+
+/// Checks that `nest`'s loop directions and body order respect every read
+/// between its tensors.
+fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Result<(), PassDiagnostic<'c>> {
+    for &t in &nest.body {
+        let domain: BTreeSet<_> = program.tensors[t].domain.iter().collect();
+        if domain != nest.dims.iter().collect() {
+            return Err(PassDiagnostic::new(
+                program.tensors[t].location,
+                format!(
+                    "the schedule computes '{}' in loops over ({}), not over its domain",
+                    program.tensors[t].name,
+                    nest.dims.iter().map(|&d| program.dims[d].name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+    }
+    let mut remaining: Vec<&Edge> =
+        edges.iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)).collect();
+    for e in &remaining {
+        if e.shifts.is_none() {
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!("read {} is inside one nest but is not bounded relative to the reader's variables", e.text),
+            ));
+        }
+    }
+    for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
+        if let Some(e) = remaining.iter().find(|e| !in_past(e.shifts.as_ref().expect("bounded")[&d], forward)) {
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "the schedule runs '{}' {} but read {} by '{}' then reaches a point not yet computed",
+                    program.dims[d].name,
+                    if forward { "forward" } else { "backward" },
+                    e.text,
+                    program.tensors[e.reader].name
+                ),
+            ));
+        }
+        remaining.retain(|e| touches_present(e.shifts.as_ref().expect("bounded")[&d]));
+    }
+    for e in remaining {
+        let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
+        if position(e.source) >= position(e.reader) {
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "read {} by '{}' sees the point being computed, but the schedule does not compute '{}' first",
+                    e.text, program.tensors[e.reader].name, program.tensors[e.source].name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The loop nest computing `tensors` together, if legal.

@@ -48,15 +48,20 @@ impl TempoPass for LowerTemporalToLoops {
         "lower-temporal-to-loops"
     }
     fn summary(&self) -> &'static str {
-        "Lower a temporal program to affine loop nests (naive schedule) over memref stores (rings, full, outputs in place) with linalg spatial work"
+        "Lower a temporal program to affine loop nests (following @tempo_schedule if present) over store-dialect stores, with linalg spatial work"
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
         }
-        let schedule = Schedule::new(&program)?;
+        let schedule = match crate::schedule_pass::read_schedule(op, &program)? {
+            Some(nests) => Schedule::with_nests(&program, nests, op.location())?,
+            None => Schedule::new(&program)?,
+        };
         let text = Emitter::new(&program, &schedule).emit();
+        drop(program);
+        crate::schedule_pass::remove_schedule(op);
         replace_module_body(op, &text, |name| name.starts_with("temporal."))
             .map_err(|message| vec![PassDiagnostic::new(op.location(), message)])
     }
@@ -1679,7 +1684,7 @@ fn conversion_body(op: Elementwise, element: ElementType) -> String {
     }
 }
 
-fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
