@@ -19,7 +19,7 @@
 use crate::schedule::{Nest, Schedule};
 use crate::temporal_to_loops::sanitize;
 use melior::ir::{
-    BlockLike, Module, OperationRef, RegionLike, ValueLike,
+    BlockLike, Location, Module, OperationRef, RegionLike, ValueLike,
     attribute::StringAttribute,
     operation::{OperationLike, OperationResult},
 };
@@ -77,7 +77,7 @@ impl TempoPass for PrintSchedule {
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         let schedule = match read_schedule(op, &program)? {
-            Some(nests) => Schedule::with_nests(&program, nests, op.location())?,
+            Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
         eprint!("{}", pretty(&program, &schedule));
@@ -174,7 +174,7 @@ pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
 pub fn read_schedule<'c>(
     module: OperationRef<'c, '_>,
     program: &Program<'c>,
-) -> Result<Option<Vec<Nest>>, Vec<PassDiagnostic<'c>>> {
+) -> Result<Option<(Vec<Nest>, Location<'c>)>, Vec<PassDiagnostic<'c>>> {
     let Some(function) = schedule_function(module) else { return Ok(None) };
     let body = function
         .region(0)
@@ -196,7 +196,7 @@ pub fn read_schedule<'c>(
             other => return Err(located(op, format!("unexpected '{other}' in @tempo_schedule"))),
         }
     }
-    Ok(Some(nests))
+    Ok(Some((nests, function.location())))
 }
 
 fn located<'c>(op: OperationRef<'c, '_>, message: String) -> Vec<PassDiagnostic<'c>> {

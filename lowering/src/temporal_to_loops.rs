@@ -56,7 +56,7 @@ impl TempoPass for LowerTemporalToLoops {
             return Ok(());
         }
         let schedule = match crate::schedule_pass::read_schedule(op, &program)? {
-            Some(nests) => Schedule::with_nests(&program, nests, op.location())?,
+            Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
         let text = Emitter::new(&program, &schedule).emit();
