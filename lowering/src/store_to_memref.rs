@@ -89,12 +89,17 @@ impl StoreInfo {
     }
 }
 
-fn row_major(shape: &[i64]) -> Vec<String> {
+/// Row-major strides (in elements) of `shape`.
+fn strides_of(shape: &[i64]) -> Vec<i64> {
     let mut strides = vec![1i64; shape.len()];
     for k in (0..shape.len().saturating_sub(1)).rev() {
         strides[k] = strides[k + 1] * shape[k + 1];
     }
-    strides.iter().map(i64::to_string).collect()
+    strides
+}
+
+fn row_major(shape: &[i64]) -> Vec<String> {
+    strides_of(shape).iter().map(i64::to_string).collect()
 }
 
 fn element_bytes(element: &str) -> Option<i64> {
@@ -278,9 +283,20 @@ const LIBC: &str = "  func.func private @mmap(!llvm.ptr, i64, i32, i32, i32, i64
      func.func private @madvise(!llvm.ptr, i64, i32) -> i32\n  \
      func.func private @munmap(!llvm.ptr, i64) -> i32\n";
 
-/// `(%a0: T0, %a1: T1, ...)` for the given values.
+/// `%a0: T0, %a1: T1, ...` for the given values.
 fn arguments(values: &[Value]) -> String {
     values.iter().enumerate().map(|(i, v)| format!("%a{i}: {}", v.r#type())).collect::<Vec<_>>().join(", ")
+}
+
+/// The arguments of a replacement for an op on `info`'s store: its
+/// operands, then the block table of a `blocks` store (`lower` passes it
+/// as the last input).
+fn store_arguments(info: &StoreInfo, operands: &[Value]) -> String {
+    let mut args = arguments(operands);
+    if info.kind == "blocks" {
+        args += &format!(", %a{}: memref<index>", operands.len());
+    }
+    args
 }
 
 /// The byte size of the whole store as an `i64` value named `%bytes`
@@ -358,9 +374,7 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
     let _ = writeln!(out, "    %d3 = llvm.insertvalue %zero, %d2[2] : {descriptor}");
     let _ = writeln!(out, "    %d4 = llvm.insertvalue %capacity_i64, %d3[3, 0] : {descriptor}");
     let mut last = 4;
-    let strides: Vec<i64> = std::iter::once(info.point_elements())
-        .chain(row_major(&info.point).iter().map(|s| s.parse().expect("number")))
-        .collect();
+    let strides: Vec<i64> = std::iter::once(info.point_elements()).chain(strides_of(&info.point)).collect();
     for (k, &extent) in info.point.iter().enumerate() {
         let _ = writeln!(out, "    %size_{k} = arith.constant {extent} : i64");
         let _ = writeln!(out, "    %d{} = llvm.insertvalue %size_{k}, %d{last}[3, {}] : {descriptor}", last + 1, k + 1);
@@ -381,12 +395,8 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
 /// `store.write` (which commits blocks) and `store.read`: a view of a point.
 fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: bool) -> String {
     let view_ty = op.result(0).map(|r| r.r#type().to_string()).unwrap_or_else(|_| info.point_view());
-    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
     let blocks = info.kind == "blocks";
-    if blocks {
-        inputs.push("memref<index>".into());
-    }
-    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let args = store_arguments(info, operands);
     let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });
     let _ = writeln!(out, "  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
     let ty = &info.ty;
@@ -448,10 +458,7 @@ fn subview(info: &StoreInfo, offsets: &[String], sizes: &[String], view_ty: &str
 }
 
 fn seal_text(info: &StoreInfo, operands: &[Value]) -> String {
-    let mut args = arguments(operands);
-    if info.kind == "blocks" {
-        args += &format!(", %a{}: memref<index>", operands.len());
-    }
+    let args = store_arguments(info, operands);
     let mut out = format!("module {{\n  func.func @replacement({args}) {{\n{PRELUDE}");
     if info.kind == "window" {
         let view = info.point_view();
@@ -503,11 +510,7 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
     if operands.len() != expected {
         return Err(format!("store.read_range takes {} bounds here, not {}", expected - 1, operands.len() - 1));
     }
-    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
-    if info.kind == "blocks" {
-        inputs.push("memref<index>".into());
-    }
-    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let args = store_arguments(info, operands);
     let mut out = format!("module {{\n  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
     let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
     let mut next = 1;
@@ -584,11 +587,7 @@ fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_sto
         return Err(format!("store.swap_out returns a {host_ty}"));
     }
     let blocks = info.kind == "blocks";
-    let mut inputs: Vec<String> = operands.iter().map(|v| v.r#type().to_string()).collect();
-    if blocks {
-        inputs.push("memref<index>".into());
-    }
-    let args: String = inputs.iter().enumerate().map(|(i, t)| format!("%a{i}: {t}")).collect::<Vec<_>>().join(", ");
+    let args = store_arguments(info, operands);
     let (lo, hi) = if out_of_store { ("%a1", "%a2") } else { ("%a2", "%a3") };
     let result = if out_of_store { format!(" -> {host_ty}") } else { String::new() };
     let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });

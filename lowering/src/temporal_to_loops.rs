@@ -1,21 +1,28 @@
 //! `lower-temporal-to-loops`: lowers a verified temporal program to one
-//! function of `affine` loops over `memref` stores with `linalg` spatial work.
+//! function of `affine` loops over the stores of the `store` dialect (the
+//! memory level) with `linalg` spatial work.
 //!
 //! What it produces: `func.func @tempo_main(%T: index, ..., inputs...,
 //! outputs...)` (bounds in dimension order, then one memref per input in
 //! declaration order, then one per output in output order, each shaped
 //! `[domain bounds..., point shape...]`), marked `llvm.emit_c_interface`.
 //!
-//! Order and storage come from the naive schedule ([`crate::schedule`]):
-//! one `affine.for` nest per nest of the schedule, forward or backward per
-//! dimension, tensors computed in body order; each branch is an arm of an
-//! `affine.if` chain on its condition; reads compute their coordinates with
-//! `affine.apply` of the read's own index map. Outputs are computed directly
-//! into the output buffers, rings are indexed modulo their size, and other
-//! tensors are stored in full (`memref.alloc` sized by the bounds).
+//! The order is the module's `@tempo_schedule` when it has one (written by
+//! `temporal-schedule` or by hand; checked against the reads), otherwise
+//! the scheduler's ([`crate::schedule`]): one `affine.for` nest per nest of
+//! the schedule, forward or backward per dimension, tensors computed in body
+//! order; each branch is an arm of an `affine.if` chain on its condition;
+//! reads compute their coordinates with `affine.apply` of the read's own
+//! index map. Outputs are computed directly into the output buffers; every
+//! other tensor gets a `store.alloc` of the kind store selection chose
+//! (before the nest computing it; `store.free` after the last nest reading
+//! it), each point is computed into `store.write` and ended by `store.seal`,
+//! and reads are `store.read`/`store.read_range`. `lower-store-to-memref`
+//! lowers those.
 //!
-//! Assumes a program accepted by `temporal-verify`; programs the naive
-//! scheduler cannot order are refused with a located diagnostic. Whether
+//! Assumes a program accepted by `temporal-verify`; programs with no legal
+//! schedule, or an illegal `@tempo_schedule`, are refused with a located
+//! diagnostic. Whether
 //! every read point exists and every needed point is defined depends on the
 //! bounds and is checked before execution ([`crate::point_checks`]).
 
