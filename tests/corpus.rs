@@ -360,3 +360,21 @@ fn always_condition_and_a_scalar_tensor_without_domain() {
     p.output(&y);
     agree(&p, SHORT_AND_LONG);
 }
+
+#[test]
+fn layers_inside_time_through_a_ring_of_slices() {
+    // h[t, l] = tanh(h[t, l-1] + h[t-1, l]); h lives in a ring of two
+    // t-slices of all layers (tests/memory.rs checks the store).
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let l = p.dim("l", "L");
+    let x = p.input("x", &[&t], f32s(&[4]));
+    let h = p.tensor("h", &[&t, &l], f32s(&[4]));
+    p.define(&h, t.ge(1).and(l.ge(1)), (h.at([t.var(), &l - 1]) + h.at([&t - 1, l.var()])).tanh());
+    p.otherwise(&h, x.at([t.var()]));
+    let g = p.tensor("g", &[&t, &l], f32s(&[4]));
+    p.define(&g, l.ge(1), h.here() * 2.0 + h.at([t.var(), &l - 1]));
+    p.otherwise(&g, h.here() * 2.0);
+    p.output(&g);
+    agree(&p, &[&[("T", 6), ("L", 3)], &[("T", 1), ("L", 5)], &[("T", 9), ("L", 1)]]);
+}

@@ -134,3 +134,27 @@ fn stores_are_freed_after_their_last_reader() {
     // Two full stores of T points of 4 f64: 2 * T * 4 * 8 bytes (not 3 * ...).
     assert_eq!(peak(&r), 2 * steps * 4 * 8);
 }
+
+#[test]
+fn layers_inside_time_keep_two_slices_of_layers() {
+    // h[t, l] = tanh(h[t, l-1] + h[t-1, l]) over L layers at every step,
+    // read only in its own t-outer, l-inner nest (g[t, l] = 2 h[t, l] is
+    // the output): h keeps the slices of steps t and t-1, a ring of 2 along
+    // t with every layer: 2 * L * 4 * 4 bytes, at any T.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let l = p.dim("l", "L");
+    let x = p.input("x", &[&t], f32s(&[4]));
+    let h = p.tensor("h", &[&t, &l], f32s(&[4]));
+    p.define(&h, t.ge(1).and(l.ge(1)), (h.at([t.var(), &l - 1]) + h.at([&t - 1, l.var()])).tanh());
+    p.otherwise(&h, x.at([t.var()]));
+    let g = p.tensor("g", &[&t, &l], f32s(&[4]));
+    p.otherwise(&g, h.here() * 2.0);
+    p.output(&g);
+    for steps in [5, 500] {
+        let layers = 3u64;
+        let r = report(&p, &[("T", steps), ("L", layers as i64)]);
+        assert_eq!(kinds(&r), owned(&[("x", "input"), ("h", "ring<2>"), ("g", "output")]));
+        assert_eq!(peak(&r), 2 * layers * 4 * 4, "T = {steps}");
+    }
+}

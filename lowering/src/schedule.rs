@@ -70,6 +70,9 @@ pub(crate) struct Edge<'c> {
     /// Whether the read spans a range along some dimension (a clamped
     /// point is a `read_range` that does not).
     pub(crate) spans: bool,
+    /// The source dimensions (by position in the source's domain) along
+    /// which the read spans a range.
+    pub(crate) spanned: Vec<usize>,
     /// For a point read of a one-dimensional source at a fixed coordinate:
     /// `(j, true)` for `bound - 1 - j`, `(j, false)` for the constant `j`.
     pub(crate) fixed: Option<(i64, bool)>,
@@ -309,8 +312,10 @@ fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
                     }
                     _ => None,
                 };
-                let spans = bounds.iter().any(|(_, upper, _)| upper.is_some());
-                edges.push(Edge { reader, source, shifts, spans, fixed, location: node.location, text });
+                let spanned: Vec<usize> =
+                    bounds.iter().enumerate().filter(|(_, (_, upper, _))| upper.is_some()).map(|(k, _)| k).collect();
+                let spans = !spanned.is_empty();
+                edges.push(Edge { reader, source, shifts, spans, spanned, fixed, location: node.location, text });
             }
         }
     }

@@ -9,7 +9,10 @@
 //!   iteration: the value is consumed at once);
 //! - `Ring(k)`: a one-dimensional tensor whose reads are all point reads in
 //!   its own nest at most `k - 1` steps back in loop order (`t - 1`, `t - 2`,
-//!   or `t + 1` in a backward loop): `k` slots indexed `p mod k`;
+//!   or `t + 1` in a backward loop): `k` slots indexed `p mod k`. A tensor
+//!   of several dimensions whose first one is its nest's outer loop, read
+//!   at most `k - 1` steps back along it (`h[t-1, l]`, `h[t, l-1]`), keeps
+//!   `k` whole slices `[k, inner bounds...]`;
 //! - `Window(w)`: as a ring, but some reads are ranges within the last `w`
 //!   points (`max(0, t-w+1):t+1`): `2w` slots, each point written at
 //!   `p mod w` and `p mod w + w`, so that any run of at most `w` consecutive
@@ -119,7 +122,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 return Storage::Point;
             }
             if tensor.domain.len() != 1 {
-                return Storage::Full;
+                return outer_ring(tensor.domain[0], nest, &reads);
             }
             let dim = tensor.domain[0];
             // How far back (in loop order) each read reaches.
@@ -151,6 +154,29 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if reads.iter().any(|e| e.spans) { Storage::Window(slots) } else { Storage::Ring(slots) }
         })
         .collect()
+}
+
+/// The store of a multi-dimensional tensor read only in its own nest: a
+/// ring along its first dimension when that is the nest's outer loop and
+/// every read reaches a bounded number of steps back along it at a single
+/// coordinate (any coordinates, ranges included, along the inner
+/// dimensions, which the ring keeps whole): `k` slices `[k, inner
+/// bounds...]`. `Full` otherwise.
+fn outer_ring(first: usize, nest: &Nest, reads: &[&Edge]) -> Storage {
+    if nest.dims.first() != Some(&first) {
+        return Storage::Full;
+    }
+    let forward = nest.forward[0];
+    let mut farthest = 0;
+    for e in reads {
+        let shift = e.shifts.as_ref().expect("local")[&first];
+        let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
+        match reach {
+            Some(r) if in_past(shift, forward) && !e.spanned.contains(&0) => farthest = farthest.max(r),
+            _ => return Storage::Full,
+        }
+    }
+    Storage::Ring(farthest as usize + 1)
 }
 
 /// Points per block of a `blocks` store whose points take `point_bytes`:

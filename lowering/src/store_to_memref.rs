@@ -224,7 +224,8 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     let sizes = op.operand_count();
     let (slot_rank, expected_sizes) = match kind.as_str() {
         "point" => (0, 0),
-        "ring" | "window" => (1, 0),
+        "ring" => (1 + sizes, sizes),
+        "window" => (1, 0),
         "blocks" => (1, 1),
         "full" => (sizes, sizes),
         _ => return Err(fail(&format!("unknown store kind '{kind}' (point, ring, window, blocks, full)"))),
@@ -244,6 +245,9 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     }
     if (kind == "blocks" || kind == "full") && dims[..slot_rank].iter().any(|&d| d != -1) {
         return Err(fail(&format!("a '{kind}' store has dynamic leading dimensions")));
+    }
+    if kind == "ring" && dims[1..slot_rank].iter().any(|&d| d != -1) {
+        return Err(fail("a 'ring' store's dimensions after the slots are dynamic (one size operand each)"));
     }
     if kind == "blocks" && extent < 1 {
         return Err(fail("a 'blocks' store has at least one point per block"));
@@ -310,13 +314,16 @@ fn store_bytes(info: &StoreInfo, store: &str) -> String {
     };
     let _ = writeln!(out, "    %size0 = arith.constant {} : index", static_slots * info.point_bytes());
     let mut last = "%size0".to_string();
-    if info.kind == "full" {
-        for d in 0..info.slot_rank {
-            let _ = writeln!(out, "    %d{d} = arith.constant {d} : index");
-            let _ = writeln!(out, "    %dim{d} = memref.dim {store}, %d{d} : {}", info.ty);
-            let _ = writeln!(out, "    %size{} = arith.muli {last}, %dim{d} : index", d + 1);
-            last = format!("%size{}", d + 1);
-        }
+    let sized = match info.kind.as_str() {
+        "full" => 0..info.slot_rank,
+        "ring" => 1..info.slot_rank,
+        _ => 0..0,
+    };
+    for d in sized {
+        let _ = writeln!(out, "    %d{d} = arith.constant {d} : index");
+        let _ = writeln!(out, "    %dim{d} = memref.dim {store}, %d{d} : {}", info.ty);
+        let _ = writeln!(out, "    %size{} = arith.muli {last}, %dim{d} : index", d + 1);
+        last = format!("%size{}", d + 1);
     }
     let _ = writeln!(out, "    %bytes = arith.index_cast {last} : index to i64");
     out
@@ -408,7 +415,7 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
     let coords: Vec<String> = match info.kind.as_str() {
         "ring" | "window" => {
             let _ = writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>(%a1)", info.extent);
-            vec!["%slot".into()]
+            std::iter::once("%slot".to_string()).chain((2..=info.slot_rank).map(|i| format!("%a{i}"))).collect()
         }
         _ => (1..=info.slot_rank).map(|i| format!("%a{i}")).collect(),
     };
@@ -514,11 +521,11 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
     let mut out = format!("module {{\n  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
     let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
     let mut next = 1;
-    for &r in &ranged {
+    for (k, &r) in ranged.iter().enumerate() {
         let offset = format!("%a{next}");
         next += 1;
         let offset = match info.kind.as_str() {
-            "ring" | "window" => {
+            "ring" | "window" if k == 0 => {
                 let _ =
                     writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>({offset})", info.extent);
                 "%slot".to_string()
@@ -533,8 +540,8 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
             sizes.push("1".into());
         }
     }
-    if info.kind == "ring" && ranged.iter().any(|&r| r) {
-        return Err("a range of a ring store is not contiguous; such stores are windows".into());
+    if info.kind == "ring" && ranged.first() == Some(&true) {
+        return Err("a range along a ring's slots is not contiguous; such stores are windows".into());
     }
     out += &subview(info, &offsets, &sizes, &view_ty);
     let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");

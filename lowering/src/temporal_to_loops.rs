@@ -182,7 +182,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
     fn store_type(&self, i: usize) -> String {
         let t = &self.program.tensors[i];
         match self.schedule.storage[i] {
-            Storage::Ring(k) => stacked_type(&k.to_string(), &t.point),
+            Storage::Ring(k) => {
+                let lead: Vec<String> =
+                    std::iter::once(k.to_string()).chain(t.domain[1..].iter().map(|_| "?".to_string())).collect();
+                stacked_type(&lead.join("x"), &t.point)
+            }
             Storage::Window(w) => stacked_type(&(2 * w).to_string(), &t.point),
             Storage::Point => plain_type(&t.point),
             Storage::Blocks(_) => stacked_type("?", &t.point),
@@ -321,7 +325,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let ty = self.store_type(i);
         let (kind, extent, sizes): (&str, usize, Vec<String>) = match self.schedule.storage[i] {
             Storage::Point => ("point", 1, Vec::new()),
-            Storage::Ring(k) => ("ring", k, Vec::new()),
+            Storage::Ring(k) => ("ring", k, t.domain[1..].iter().map(|&d| self.bound_args[d].clone()).collect()),
             Storage::Window(w) => ("window", w, Vec::new()),
             Storage::Blocks(b) => ("blocks", b, vec![self.bound_args[t.domain[0]].clone()]),
             _ => ("full", 0, t.domain.iter().map(|&d| self.bound_args[d].clone()).collect()),

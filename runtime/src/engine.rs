@@ -237,6 +237,9 @@ pub fn run_module_timed(
         let bytes = match storage {
             Storage::Input | Storage::Output => None,
             Storage::Full => Some(t.domain.iter().map(|&d| bounds[d] as u64).product::<u64>() * point_bytes),
+            Storage::Ring(k) => {
+                Some(k as u64 * t.domain[1..].iter().map(|&d| bounds[d] as u64).product::<u64>() * point_bytes)
+            }
             // Once the loop has run: every block up to the bound is committed.
             Storage::Blocks(b) => Some((bounds[t.domain[0]] as u64).div_ceil(b as u64) * b as u64 * point_bytes),
             other => other.slots().map(|n| n as u64 * point_bytes),

@@ -15,17 +15,18 @@
 // WINDOW: sym_name = "k", {{.*}}tempo.store = "window<3>"
 // WINDOW: sym_name = "v", {{.*}}tempo.store = "window<3>"
 
-// Prefixes 0:t+1 keep every point.
+// Prefixes 0:t+1 in a forward loop: blocks committed as t grows.
 // CAUSAL: sym_name = "k", {{.*}}tempo.store = "blocks<256>"
 
 // Returns run backward.
 // RETURNS: tempo.loops = "t-"
 
 // Two dimensions: a point store for a value consumed in the same iteration;
-// rings are one-dimensional for now, so h (read at t-1) is stored in full.
+// h, read at h[b, t-1] inside the b-outer nest, needs only the slice of the
+// current b: a ring of one slice along b (T points, not B * T).
 "temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "full"
+// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "ring<1>"
 %h = "temporal.tensor"() {sym_name = "h", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor
 // CHECK: sym_name = "g", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "point"
 %g = "temporal.tensor"() {sym_name = "g", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor

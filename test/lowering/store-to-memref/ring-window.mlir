@@ -73,3 +73,26 @@ func.func @point(%t: index) {
 // LLVM-NOT: store.
 // LLVM-NOT: memref.
 // LLVM: llvm.func @ring
+
+// A ring along the outer dimension of a two-dimensional tensor keeps whole
+// slices: slot t mod 2, then the inner coordinate; its bytes are
+// 2 * L * point bytes, with L read from the store.
+// CHECK-LABEL: func.func @ring_slices
+// CHECK-SAME: (%[[L:.*]]: index, %[[t:.*]]: index, %[[l:.*]]: index)
+// CHECK: %[[S:.*]] = memref.alloc(%[[L]]) : memref<2x?x4xf32>
+// CHECK: %[[SLICE:.*]] = arith.constant 32 : index
+// CHECK: %[[DIM:.*]] = memref.dim %[[S]], %{{.*}} : memref<2x?x4xf32>
+// CHECK: arith.muli %[[SLICE]], %[[DIM]] : index
+// CHECK: %[[SLOT:.*]] = affine.apply #[[RING]](%[[t]])
+// CHECK: memref.subview %[[S]][%[[SLOT]], %[[l]], 0] [1, 1, 4] [1, 1, 1] : memref<2x?x4xf32> to memref<4xf32, strided<[1], offset: ?>>
+// CHECK: %[[SLOT2:.*]] = affine.apply #[[RING]](%[[t]])
+// CHECK: memref.subview %[[S]][%[[SLOT2]], %{{.*}}, 0] [1, %[[L]], 4] [1, 1, 1] : memref<2x?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
+func.func @ring_slices(%L: index, %t: index, %l: index) {
+  %c0 = arith.constant 0 : index
+  %s = "store.alloc"(%L) {kind = "ring", extent = 2 : i64} : (index) -> memref<2x?x4xf32>
+  %w = "store.write"(%s, %t, %l) : (memref<2x?x4xf32>, index, index) -> memref<4xf32, strided<[1], offset: ?>>
+  "store.seal"(%s, %t, %l) : (memref<2x?x4xf32>, index, index) -> ()
+  %layers = "store.read_range"(%s, %t, %c0, %L) {ranged = [false, true]} : (memref<2x?x4xf32>, index, index, index) -> memref<?x4xf32, strided<[4, 1], offset: ?>>
+  "store.free"(%s) : (memref<2x?x4xf32>) -> ()
+  return
+}
