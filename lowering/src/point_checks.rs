@@ -9,7 +9,7 @@
 //! one bit per point; points nobody needs may stay undefined. When several
 //! points are bad, the error reported is the first in schedule order.
 
-use crate::schedule::Schedule;
+use crate::schedule::{Nest, Placement, Schedule};
 use tempo_passes::program::{NodeKind, Program};
 
 /// A failed check, naming tensor and point.
@@ -138,30 +138,47 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
     // last one found) is the one earliest in schedule order.
     let mut earliest_error = None;
     for nest in schedule.nests.iter().rev() {
-        let sizes: Vec<i64> = nest.dims.iter().map(|&d| bounds[d].max(0)).collect();
-        let total: i64 = sizes.iter().product();
-        for step in (0..total).rev() {
-            // The step-th iteration of the nest, outer dimension first.
-            let mut rest = step;
-            let mut values = vec![0i64; sizes.len()];
-            for k in (0..sizes.len()).rev() {
-                let position = rest % sizes[k];
-                rest /= sizes[k];
-                values[k] = if nest.forward[k] { position } else { sizes[k] - 1 - position };
+        let mut values = vec![0i64; nest.dims.len()];
+        visit_reversed(program, nest, &nest.body, 0, bounds, &mut values, &mut |i, point| {
+            if let Err(e) = visit(i, point, &mut needed) {
+                earliest_error = Some(e);
             }
-            for &i in nest.body.iter().rev() {
+        });
+    }
+    earliest_error.map_or(Ok(()), Err)
+}
+
+/// Calls `f(tensor, point)` for every point `items` (the tensors inside the
+/// loops `nest.dims[..level]`, whose variables are `values[..level]`)
+/// compute, from the last computed to the first.
+fn visit_reversed(
+    program: &Program,
+    nest: &Nest,
+    items: &[usize],
+    level: usize,
+    bounds: &[i64],
+    values: &mut Vec<i64>,
+    f: &mut dyn FnMut(usize, &[i64]),
+) {
+    for placement in Nest::placements(program, items, level).into_iter().rev() {
+        match placement {
+            Placement::Here(i) => {
                 let point: Vec<i64> = program.tensors[i]
                     .domain
                     .iter()
                     .map(|d| values[nest.dims.iter().position(|x| x == d).expect("nest covers the domain")])
                     .collect();
-                if let Err(e) = visit(i, &point, &mut needed) {
-                    earliest_error = Some(e);
+                f(i, &point);
+            }
+            Placement::Inner(run) => {
+                let size = bounds[nest.dims[level]].max(0);
+                for step in (0..size).rev() {
+                    values[level] = if nest.forward[level] { step } else { size - 1 - step };
+                    visit_reversed(program, nest, &run, level + 1, bounds, values, f);
                 }
             }
         }
     }
-    earliest_error.map_or(Ok(()), Err)
 }
 
 fn describe_bounds(program: &Program, bounds: &[i64]) -> String {

@@ -38,7 +38,9 @@ pub struct Nest {
     pub dims: Vec<usize>,
     /// Direction of each loop: `true` from 0 up, `false` from the bound down.
     pub forward: Vec<bool>,
-    /// Tensors in body order.
+    /// Tensors in body order. A tensor sits in the first `domain.len()`
+    /// loops; a shallower tensor between two deeper ones closes the inner
+    /// loops, which open again after it (see [`Nest::placements`]).
     pub body: Vec<usize>,
 }
 
@@ -64,8 +66,9 @@ type Bounds<'a> = (&'a [AffineExpr], Option<&'a [AffineExpr]>, &'a [AffineExpr])
 pub(crate) struct Edge<'c> {
     pub(crate) reader: usize,
     pub(crate) source: usize,
-    /// Shift interval per dimension (by dimension index) when every
-    /// coordinate is bounded relative to the reader's own variable.
+    /// Shift interval per dimension that reader and source both have (by
+    /// dimension index), when each is bounded relative to the reader's own
+    /// variable.
     pub(crate) shifts: Option<HashMap<usize, Shift>>,
     /// Whether the read spans a range along some dimension (a clamped
     /// point is a `read_range` that does not).
@@ -283,19 +286,16 @@ fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
                     continue;
                 }
                 let src_domain = &program.tensors[source].domain;
-                let same_dims = src_domain.iter().collect::<BTreeSet<_>>() == tensor.domain.iter().collect();
-                let shifts = same_dims
-                    .then(|| {
-                        src_domain
-                            .iter()
-                            .zip(&bounds)
-                            .map(|(d, (lower, upper, caps))| {
-                                let position = tensor.domain.iter().position(|x| x == d)?;
-                                Some((*d, shift_interval(position, *d, lower, *upper, caps, &branch.when)?))
-                            })
-                            .collect::<Option<HashMap<_, _>>>()
+                // Shifts along the dimensions both tensors have; `None` if
+                // one of them is unbounded relative to the reader's variable.
+                let shifts = src_domain
+                    .iter()
+                    .zip(&bounds)
+                    .filter_map(|(d, (lower, upper, caps))| {
+                        let position = tensor.domain.iter().position(|x| x == d)?;
+                        Some(shift_interval(position, *d, lower, *upper, caps, &branch.when).map(|s| (*d, s)))
                     })
-                    .flatten();
+                    .collect::<Option<HashMap<_, _>>>();
                 let fixed = match &node.kind {
                     NodeKind::Read { index, .. } if src_domain.len() == 1 => {
                         index.results[0].linear().and_then(|(dims, symbols, c)| {
@@ -385,50 +385,105 @@ fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest
     Ok(nests)
 }
 
-/// Checks that `nest`'s loop directions and body order respect every read
-/// between its tensors.
-fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Result<(), PassDiagnostic<'c>> {
-    for &t in &nest.body {
+/// How many loops a tensor sits in: the size of its domain.
+fn depth(program: &Program, t: usize) -> usize {
+    program.tensors[t].domain.len()
+}
+
+/// One step of a nest's body at some loop depth: a tensor computed there,
+/// or a run of deeper tensors sharing one loop over the next dimension.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    Here(usize),
+    Inner(Vec<usize>),
+}
+
+impl Nest {
+    /// The body at loop depth `level` (`items` are the tensors inside the
+    /// loops `dims[..level]`, in body order), as placements.
+    pub fn placements(program: &Program, items: &[usize], level: usize) -> Vec<Placement> {
+        let mut out = Vec::new();
+        for &t in items {
+            if depth(program, t) == level {
+                out.push(Placement::Here(t));
+            } else if let Some(Placement::Inner(run)) = out.last_mut() {
+                run.push(t);
+            } else {
+                out.push(Placement::Inner(vec![t]));
+            }
+        }
+        out
+    }
+
+    /// How many loops of the nest the computations of `a` and `b` share an
+    /// iteration of: the smallest depth among the body items from one to
+    /// the other, since a shallower tensor between them closes the deeper
+    /// loops (they open again after it).
+    pub(crate) fn shared_loops(&self, program: &Program, a: usize, b: usize) -> usize {
+        let position = |t: usize| self.body.iter().position(|&x| x == t).expect("in the body");
+        let (pa, pb) = (position(a), position(b));
+        self.body[pa.min(pb)..=pa.max(pb)].iter().map(|&t| depth(program, t)).min().expect("non-empty")
+    }
+}
+
+/// Checks that each tensor of `nest` sits in the loops over its domain
+/// (the first `domain.len()` loops of the nest, at least one when the nest
+/// has loops).
+fn check_structure<'c>(program: &Program<'c>, dims: &[usize], tensors: &[usize]) -> Result<(), PassDiagnostic<'c>> {
+    for &t in tensors {
+        let k = depth(program, t);
         let domain: BTreeSet<_> = program.tensors[t].domain.iter().collect();
-        if domain != nest.dims.iter().collect() {
+        if k > dims.len() || domain != dims[..k].iter().collect() || (k == 0 && !dims.is_empty()) {
             return Err(PassDiagnostic::new(
                 program.tensors[t].location,
                 format!(
-                    "the schedule computes '{}' in loops over ({}), not over its domain",
+                    "'{}' cannot be computed in loops over ({}): its domain is not the outer loops of the nest",
                     program.tensors[t].name,
-                    nest.dims.iter().map(|&d| program.dims[d].name.as_str()).collect::<Vec<_>>().join(", ")
+                    dims.iter().map(|&d| program.dims[d].name.as_str()).collect::<Vec<_>>().join(", ")
                 ),
             ));
         }
     }
-    let mut remaining: Vec<&Edge> =
-        edges.iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)).collect();
-    for e in &remaining {
-        if e.shifts.is_none() {
+    Ok(())
+}
+
+/// Checks that `nest`'s loop directions and body order respect every read
+/// between its tensors. A read is ordered by the first loop, outer to
+/// inner among the loops whose iteration reader and source share, along
+/// which it reaches strictly into the past; a read that sees the present
+/// along all of them needs the source earlier in the body.
+fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Result<(), PassDiagnostic<'c>> {
+    check_structure(program, &nest.dims, &nest.body)?;
+    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
+    for e in edges.iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)) {
+        let Some(shifts) = &e.shifts else {
             return Err(PassDiagnostic::new(
                 e.location,
                 format!("read {} is inside one nest but is not bounded relative to the reader's variables", e.text),
             ));
+        };
+        let mut present = true;
+        for k in 0..nest.shared_loops(program, e.reader, e.source) {
+            let (d, forward) = (nest.dims[k], nest.forward[k]);
+            let shift = shifts[&d];
+            if !in_past(shift, forward) {
+                return Err(PassDiagnostic::new(
+                    e.location,
+                    format!(
+                        "the schedule runs '{}' {} but read {} by '{}' then reaches a point not yet computed",
+                        program.dims[d].name,
+                        if forward { "forward" } else { "backward" },
+                        e.text,
+                        program.tensors[e.reader].name
+                    ),
+                ));
+            }
+            if !touches_present(shift) {
+                present = false;
+                break;
+            }
         }
-    }
-    for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
-        if let Some(e) = remaining.iter().find(|e| !in_past(e.shifts.as_ref().expect("bounded")[&d], forward)) {
-            return Err(PassDiagnostic::new(
-                e.location,
-                format!(
-                    "the schedule runs '{}' {} but read {} by '{}' then reaches a point not yet computed",
-                    program.dims[d].name,
-                    if forward { "forward" } else { "backward" },
-                    e.text,
-                    program.tensors[e.reader].name
-                ),
-            ));
-        }
-        remaining.retain(|e| touches_present(e.shifts.as_ref().expect("bounded")[&d]));
-    }
-    for e in remaining {
-        let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
-        if position(e.source) >= position(e.reader) {
+        if present && position(e.source) >= position(e.reader) {
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
@@ -441,22 +496,23 @@ fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Res
     Ok(())
 }
 
-/// The loop nest computing `tensors` together, if legal.
+/// The loop nest computing `tensors` together, if legal. The loops are the
+/// domain of the deepest tensor; every other tensor's domain must be its
+/// outer loops (layers `l` inside `t`: `h[t, l]` and `y[t]` share the `t`
+/// loop, `y` placed after the `l` loop).
 fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) -> Result<Nest, PassDiagnostic<'c>> {
-    let first = &program.tensors[tensors[0]];
-    let dims = first.domain.clone();
-    for &t in tensors {
-        let domain: BTreeSet<_> = program.tensors[t].domain.iter().collect();
-        if domain != dims.iter().collect() {
-            return Err(PassDiagnostic::new(
-                program.tensors[t].location,
-                format!(
-                    "cannot schedule '{}' with '{}': tensors on one cycle must have the same domain",
-                    program.tensors[t].name, first.name
-                ),
-            ));
-        }
-    }
+    let deepest = *tensors.iter().max_by_key(|&&t| (depth(program, t), std::cmp::Reverse(t))).expect("non-empty");
+    let dims = program.tensors[deepest].domain.clone();
+    check_structure(program, &dims, tensors).map_err(|_| {
+        let other = tensors.iter().find(|&&t| check_structure(program, &dims, &[t]).is_err()).expect("one fails");
+        PassDiagnostic::new(
+            program.tensors[*other].location,
+            format!(
+                "cannot schedule '{}' with '{}': tensors on one cycle must have nested domains",
+                program.tensors[*other].name, program.tensors[deepest].name
+            ),
+        )
+    })?;
     let inside: Vec<&Edge> =
         edges.iter().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
     for e in &inside {
@@ -470,16 +526,18 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
             ));
         }
     }
+    let common = |e: &Edge| depth(program, e.reader).min(depth(program, e.source));
     let mut remaining: Vec<&Edge> = inside;
     let mut forward = Vec::new();
-    for &d in &dims {
-        let shifts: Vec<Shift> = remaining.iter().map(|e| e.shifts.as_ref().expect("bounded")[&d]).collect();
-        let direction = if shifts.iter().all(|&s| in_past(s, true)) {
+    for (k, &d) in dims.iter().enumerate() {
+        let along: Vec<&&Edge> = remaining.iter().filter(|e| common(e) > k).collect();
+        let shift = |e: &Edge| e.shifts.as_ref().expect("bounded")[&d];
+        let direction = if along.iter().all(|e| in_past(shift(e), true)) {
             true
-        } else if shifts.iter().all(|&s| in_past(s, false)) {
+        } else if along.iter().all(|e| in_past(shift(e), false)) {
             false
         } else {
-            let e = remaining.iter().find(|e| !in_past(e.shifts.as_ref().expect("bounded")[&d], true)).expect("mixed");
+            let e = along.iter().find(|e| !in_past(shift(e), true)).expect("mixed");
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
@@ -491,17 +549,24 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
         forward.push(direction);
         // Reads that may see the present point along `d` are ordered by the
         // inner dimensions or the body.
-        remaining.retain(|e| touches_present(e.shifts.as_ref().expect("bounded")[&d]));
+        remaining.retain(|e| common(e) <= k || touches_present(shift(e)));
     }
-    // Body order: reads that may see the same point order the tensors; a
-    // cycle among them (possible through ranges that include the present)
-    // means a point needs itself.
-    let mut body = Vec::new();
+    // Body order: reads that may see the same point order the tensors
+    // (tensors of the same depth kept together where possible); a cycle
+    // among them (possible through ranges that include the present) means
+    // a point needs itself.
+    let mut body: Vec<usize> = Vec::new();
     let mut placed = BTreeSet::new();
     while body.len() < tensors.len() {
-        let next = tensors.iter().copied().find(|t| {
-            !placed.contains(t) && remaining.iter().filter(|e| e.reader == *t).all(|e| placed.contains(&e.source))
-        });
+        let ready: Vec<usize> = tensors
+            .iter()
+            .copied()
+            .filter(|t| {
+                !placed.contains(t) && remaining.iter().filter(|e| e.reader == *t).all(|e| placed.contains(&e.source))
+            })
+            .collect();
+        let last_depth = body.last().map(|&t| depth(program, t));
+        let next = ready.iter().copied().find(|&t| Some(depth(program, t)) == last_depth).or(ready.first().copied());
         let Some(next) = next else {
             let e = remaining.iter().find(|e| !placed.contains(&e.reader)).expect("an unplaced tensor has a read");
             return Err(PassDiagnostic::new(
@@ -515,7 +580,9 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
         placed.insert(next);
         body.push(next);
     }
-    Ok(Nest { dims, forward, body })
+    let nest = Nest { dims, forward, body };
+    check_nest(program, &nest, edges)?;
+    Ok(nest)
 }
 
 #[cfg(test)]
@@ -641,6 +708,21 @@ mod tests {
         assert_eq!(schedule.storage, vec![Storage::Ring(2)]);
         let error = schedule_of(&read("T - t - 1 >= 0")).unwrap_err().join("\n");
         assert!(error.contains("zero-distance cycle"), "{error}");
+    }
+
+    #[test]
+    fn shallower_tensors_share_the_outer_loops_of_deeper_ones() {
+        // h[t, b] = h[t - 1, b] + 1 and y[t] = h[t, B - 1]: y runs in h's t
+        // loop after its b loop, and h keeps the t-slices of t and t - 1.
+        let body = tensor("h", "\"t\", \"b\"")
+            + &tensor("y", "\"t\"")
+            + &define("h", "t, b", "t - 1 >= 0", &[("h", "t - 1, b")])
+            + &define("h", "t, b", "0 == 0", &[])
+            + &define("y", "t", "0 == 0", &[("h", "t, B - 1")])
+            + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
+        let (schedule, _) = schedule_of(&body).unwrap();
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0, 1], forward: vec![true, true], body: vec![0, 1] }]);
+        assert_eq!(schedule.storage, vec![Storage::Ring(2), Storage::Output]);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! one (see [`read_schedule`]), after checking that it is legal, so a
 //! schedule can also be written or edited by hand.
 
-use crate::schedule::{Nest, Schedule};
+use crate::schedule::{Nest, Placement, Schedule};
 use crate::temporal_to_loops::sanitize;
 use melior::ir::{
     BlockLike, Location, Module, OperationRef, RegionLike, ValueLike,
@@ -126,47 +126,64 @@ pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
     let args: Vec<String> = bounds.iter().map(|b| format!("{b}: index")).collect();
     let mut out = format!("module {{\n  func.func @{SCHEDULE_FUNCTION}({}) {{\n", args.join(", "));
     for nest in &schedule.nests {
-        let mut indent = "    ".to_string();
         let mut variables = vec![String::new(); program.dims.len()];
-        for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
-            let name = sanitize(&program.dims[d].name);
-            let variable = format!("%{name}{d}");
-            let counter = if forward { variable.clone() } else { format!("%{name}{d}_step") };
-            let _ = writeln!(out, "{indent}affine.for {counter} = 0 to {} {{", bounds[d]);
-            if !forward {
-                let _ = writeln!(
-                    out,
-                    "{indent}  {variable} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({counter})[{}]",
-                    bounds[d]
-                );
-            }
-            variables[d] = variable;
-            indent += "  ";
-        }
-        for &t in &nest.body {
-            let tensor = &program.tensors[t];
-            let coords: Vec<&str> = tensor.domain.iter().map(|&d| variables[d].as_str()).collect();
-            let types: Vec<&str> = coords.iter().map(|_| "index").collect();
-            let _ = writeln!(
-                out,
-                "{indent}\"temporal.compute\"({}) {{tensor = \"{}\"}} : ({}) -> ()",
-                coords.join(", "),
-                tensor.name,
-                types.join(", ")
-            );
-        }
-        for (&d, &forward) in nest.dims.iter().zip(&nest.forward).rev() {
-            indent.truncate(indent.len() - 2);
-            let direction = if forward { "forward" } else { "backward" };
-            let _ = writeln!(
-                out,
-                "{indent}}} {{tempo.dim = \"{}\", tempo.direction = \"{direction}\"}}",
-                program.dims[d].name
-            );
-        }
+        write_items(program, nest, &nest.body, 0, &bounds, &mut variables, "    ", &mut out);
     }
     out += "    return\n  }\n}\n";
     out
+}
+
+/// Writes `items` (tensors inside the loops `nest.dims[..level]`) as
+/// `temporal.compute` ops and loops.
+#[allow(clippy::too_many_arguments)]
+fn write_items(
+    program: &Program,
+    nest: &Nest,
+    items: &[usize],
+    level: usize,
+    bounds: &[String],
+    variables: &mut Vec<String>,
+    indent: &str,
+    out: &mut String,
+) {
+    for placement in Nest::placements(program, items, level) {
+        match placement {
+            Placement::Here(t) => {
+                let tensor = &program.tensors[t];
+                let coords: Vec<&str> = tensor.domain.iter().map(|&d| variables[d].as_str()).collect();
+                let types: Vec<&str> = coords.iter().map(|_| "index").collect();
+                let _ = writeln!(
+                    out,
+                    "{indent}\"temporal.compute\"({}) {{tensor = \"{}\"}} : ({}) -> ()",
+                    coords.join(", "),
+                    tensor.name,
+                    types.join(", ")
+                );
+            }
+            Placement::Inner(run) => {
+                let (d, forward) = (nest.dims[level], nest.forward[level]);
+                let name = sanitize(&program.dims[d].name);
+                let variable = format!("%{name}{d}_{}", out.len());
+                let counter = if forward { variable.clone() } else { format!("{variable}_step") };
+                let _ = writeln!(out, "{indent}affine.for {counter} = 0 to {} {{", bounds[d]);
+                if !forward {
+                    let _ = writeln!(
+                        out,
+                        "{indent}  {variable} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({counter})[{}]",
+                        bounds[d]
+                    );
+                }
+                variables[d] = variable;
+                write_items(program, nest, &run, level + 1, bounds, variables, &format!("{indent}  "), out);
+                let direction = if forward { "forward" } else { "backward" };
+                let _ = writeln!(
+                    out,
+                    "{indent}}} {{tempo.dim = \"{}\", tempo.direction = \"{direction}\"}}",
+                    program.dims[d].name
+                );
+            }
+        }
+    }
 }
 
 /// Reads the nests of `@tempo_schedule`, if the module has one. The result
@@ -203,88 +220,98 @@ fn located<'c>(op: OperationRef<'c, '_>, message: String) -> Vec<PassDiagnostic<
     vec![PassDiagnostic::new(op.location(), message)]
 }
 
-/// One loop nest: a chain of `affine.for` ops whose innermost body holds
-/// the `temporal.compute` ops.
+/// One loop nest: an `affine.for` whose body holds `temporal.compute` ops
+/// and further loops, each inner loop at one depth over the same dimension
+/// in the same direction.
 fn read_nest<'c>(outer: OperationRef<'c, '_>, program: &Program<'c>) -> Result<Nest, Vec<PassDiagnostic<'c>>> {
     let mut nest = Nest { dims: Vec::new(), forward: Vec::new(), body: Vec::new() };
-    // The value standing for each dimension's variable, by dimension.
     let mut variables: Vec<(usize, mlir_sys::MlirValue)> = Vec::new();
-    let mut current = outer;
-    loop {
-        let dim_name = string_attribute(current, "tempo.dim")
-            .ok_or_else(|| located(current, "a loop of @tempo_schedule needs a 'tempo.dim' string".into()))?;
-        let d = program
-            .dims
-            .iter()
-            .position(|dim| dim.name == dim_name)
-            .ok_or_else(|| located(current, format!("unknown dimension '{dim_name}'")))?;
-        let forward = match string_attribute(current, "tempo.direction").as_deref() {
-            Some("forward") => true,
-            Some("backward") => false,
-            _ => return Err(located(current, "'tempo.direction' is \"forward\" or \"backward\"".into())),
-        };
-        if nest.dims.contains(&d) {
-            return Err(located(current, format!("two loops over '{dim_name}' in one nest")));
-        }
-        let block = current
-            .region(0)
-            .ok()
-            .and_then(|r| r.first_block())
-            .ok_or_else(|| located(current, "a loop without a body".into()))?;
-        let counter = block.argument(0).map_err(|_| located(current, "a loop without a variable".into()))?;
-        nest.dims.push(d);
-        nest.forward.push(forward);
-        let mut variable = forward.then(|| counter.to_raw());
-        let mut inner = None;
-        for op in block_operations(block) {
-            match name_of(op).as_str() {
-                "affine.yield" => {}
-                "affine.apply" if !forward && variable.is_none() => {
-                    // `bound - 1 - counter`, as temporal-schedule writes it.
-                    let result = op.result(0).map_err(|_| located(op, "affine.apply has a result".into()))?;
-                    let reads_counter =
-                        op.operand(0).is_ok_and(|v| unsafe { mlir_sys::mlirValueEqual(v.to_raw(), counter.to_raw()) });
-                    let reversed = op
-                        .attribute("map")
-                        .ok()
-                        .and_then(tempo_passes::affine::AffineMap::from_attribute)
-                        .and_then(|m| (m.results.len() == 1).then(|| m.results[0].linear()).flatten())
-                        .is_some_and(|(dims, symbols, c)| {
-                            dims == [-1]
-                                && symbols.first() == Some(&1)
-                                && symbols.iter().skip(1).all(|&x| x == 0)
-                                && c == -1
-                        });
-                    if !reads_counter || !reversed {
-                        return Err(located(op, "a backward loop's variable is bound - 1 - counter".into()));
-                    }
-                    variable = Some(OperationResult::from(result).to_raw());
-                }
-                "affine.for" if inner.is_none() && nest.body.is_empty() => inner = Some(op),
-                "temporal.compute" if inner.is_none() => {
-                    let Some(v) = variable else {
-                        return Err(located(op, "a backward loop's variable is defined first".into()));
-                    };
-                    let mut all = variables.clone();
-                    all.push((d, v));
-                    nest.body.push(compute_target(op, program, &all)?);
-                }
-                other => return Err(located(op, format!("unexpected '{other}' in a loop of @tempo_schedule"))),
-            }
-        }
-        let Some(v) = variable else {
-            return Err(located(current, "a backward loop's variable is bound - 1 - counter".into()));
-        };
-        variables.push((d, v));
-        match inner {
-            Some(op) => current = op,
-            None => break,
-        }
-    }
+    read_loop(outer, program, 0, &mut nest, &mut variables)?;
     if nest.body.is_empty() {
         return Err(located(outer, "a loop nest of @tempo_schedule computes nothing".into()));
     }
     Ok(nest)
+}
+
+/// Reads the loop `op` at depth `level` of `nest`; `variables` holds the
+/// value standing for each enclosing loop's dimension variable.
+fn read_loop<'c>(
+    op: OperationRef<'c, '_>,
+    program: &Program<'c>,
+    level: usize,
+    nest: &mut Nest,
+    variables: &mut Vec<(usize, mlir_sys::MlirValue)>,
+) -> Result<(), Vec<PassDiagnostic<'c>>> {
+    let dim_name = string_attribute(op, "tempo.dim")
+        .ok_or_else(|| located(op, "a loop of @tempo_schedule needs a 'tempo.dim' string".into()))?;
+    let d = program
+        .dims
+        .iter()
+        .position(|dim| dim.name == dim_name)
+        .ok_or_else(|| located(op, format!("unknown dimension '{dim_name}'")))?;
+    let forward = match string_attribute(op, "tempo.direction").as_deref() {
+        Some("forward") => true,
+        Some("backward") => false,
+        _ => return Err(located(op, "'tempo.direction' is \"forward\" or \"backward\"".into())),
+    };
+    match nest.dims.get(level) {
+        Some(&known) if known != d || nest.forward[level] != forward => {
+            return Err(located(op, "loops at one depth of a nest run over one dimension in one direction".into()));
+        }
+        Some(_) => {}
+        None if nest.dims.contains(&d) => {
+            return Err(located(op, format!("two loops over '{dim_name}' in one nest")));
+        }
+        None => {
+            nest.dims.push(d);
+            nest.forward.push(forward);
+        }
+    }
+    let block =
+        op.region(0).ok().and_then(|r| r.first_block()).ok_or_else(|| located(op, "a loop without a body".into()))?;
+    let counter = block.argument(0).map_err(|_| located(op, "a loop without a variable".into()))?;
+    let mut variable = forward.then(|| counter.to_raw());
+    for inner in block_operations(block) {
+        match name_of(inner).as_str() {
+            "affine.yield" => {}
+            "affine.apply" if !forward && variable.is_none() => {
+                // `bound - 1 - counter`, as temporal-schedule writes it.
+                let result = inner.result(0).map_err(|_| located(inner, "affine.apply has a result".into()))?;
+                let reads_counter =
+                    inner.operand(0).is_ok_and(|v| unsafe { mlir_sys::mlirValueEqual(v.to_raw(), counter.to_raw()) });
+                let reversed = inner
+                    .attribute("map")
+                    .ok()
+                    .and_then(tempo_passes::affine::AffineMap::from_attribute)
+                    .and_then(|m| (m.results.len() == 1).then(|| m.results[0].linear()).flatten())
+                    .is_some_and(|(dims, symbols, c)| {
+                        dims == [-1]
+                            && symbols.first() == Some(&1)
+                            && symbols.iter().skip(1).all(|&x| x == 0)
+                            && c == -1
+                    });
+                if !reads_counter || !reversed {
+                    return Err(located(inner, "a backward loop's variable is bound - 1 - counter".into()));
+                }
+                variable = Some(OperationResult::from(result).to_raw());
+            }
+            "affine.for" | "temporal.compute" => {
+                let Some(v) = variable else {
+                    return Err(located(inner, "a backward loop's variable is defined first".into()));
+                };
+                variables.push((d, v));
+                let done = if name_of(inner) == "affine.for" {
+                    read_loop(inner, program, level + 1, nest, variables)
+                } else {
+                    compute_target(inner, program, variables).map(|t| nest.body.push(t))
+                };
+                variables.pop();
+                done?;
+            }
+            other => return Err(located(inner, format!("unexpected '{other}' in a loop of @tempo_schedule"))),
+        }
+    }
+    Ok(())
 }
 
 /// The tensor a `temporal.compute` computes, checking that its coordinates
@@ -319,25 +346,35 @@ fn compute_target<'c>(
 
 /// The schedule in a short readable form.
 pub fn pretty(program: &Program, schedule: &Schedule) -> String {
+    fn items(program: &Program, schedule: &Schedule, nest: &Nest, run: &[usize], level: usize, out: &mut String) {
+        let indent = "  ".repeat(level + 1);
+        for placement in Nest::placements(program, run, level) {
+            match placement {
+                Placement::Here(t) => {
+                    let _ = writeln!(
+                        out,
+                        "{indent}{}[{}]  store: {}",
+                        program.tensors[t].name,
+                        program.domain_names(t).join(", "),
+                        schedule.storage[t]
+                    );
+                }
+                Placement::Inner(inner) => {
+                    let dim = &program.dims[nest.dims[level]];
+                    let range = if nest.forward[level] {
+                        format!("0 up to {}-1", dim.bound)
+                    } else {
+                        format!("{}-1 down to 0", dim.bound)
+                    };
+                    let _ = writeln!(out, "{indent}for {} = {range}:", dim.name);
+                    items(program, schedule, nest, &inner, level + 1, out);
+                }
+            }
+        }
+    }
     let mut out = String::from("schedule:\n");
     for nest in &schedule.nests {
-        let mut indent = "  ".to_string();
-        for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
-            let dim = &program.dims[d];
-            let range = if forward { format!("0 up to {}-1", dim.bound) } else { format!("{}-1 down to 0", dim.bound) };
-            let _ = writeln!(out, "{indent}for {} = {range}:", dim.name);
-            indent += "  ";
-        }
-        for &t in &nest.body {
-            let tensor = &program.tensors[t];
-            let _ = writeln!(
-                out,
-                "{indent}{}[{}]  store: {}",
-                tensor.name,
-                program.domain_names(t).join(", "),
-                schedule.storage[t]
-            );
-        }
+        items(program, schedule, nest, &nest.body, 0, &mut out);
     }
     out
 }

@@ -116,8 +116,13 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if !reads.iter().all(local) {
                 return Storage::Full;
             }
-            let at_present =
-                |e: &&Edge| !e.spans && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)));
+            // At the point being computed, in the same iteration of every
+            // loop of the tensor (not in another run of an inner loop).
+            let at_present = |e: &&Edge| {
+                !e.spans
+                    && nest.shared_loops(program, e.reader, i) >= tensor.domain.len()
+                    && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)))
+            };
             if reads.iter().all(at_present) && final_reach.is_none_or(|j| j == 0) {
                 return Storage::Point;
             }

@@ -26,7 +26,7 @@
 //! every read point exists and every needed point is defined depends on the
 //! bounds and is checked before execution ([`crate::point_checks`]).
 
-use crate::schedule::{Schedule, Storage};
+use crate::schedule::{Nest, Placement, Schedule, Storage};
 use crate::splice::replace_module_body;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -262,32 +262,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 self.body += &text;
             }
             let mut code = String::new();
-            let mut indent = "    ".to_string();
-            for (&d, &forward) in nest.dims.iter().zip(&nest.forward) {
-                let bound = self.bound_args[d].clone();
-                let var = format!("%{}{}", sanitize(&program.dims[d].name), self.next_id + 1);
-                self.next_id += 1;
-                if forward {
-                    let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
-                    self.index_of.insert(d, var);
-                } else {
-                    let step = format!("{var}_step");
-                    let _ = writeln!(code, "{indent}affine.for {step} = 0 to {bound} {{");
-                    let _ = writeln!(
-                        code,
-                        "{indent}  {var} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({step})[{bound}]"
-                    );
-                    self.index_of.insert(d, var);
-                }
-                indent += "  ";
-            }
-            for &i in &nest.body {
-                self.tensor(i, &indent, &mut code);
-            }
-            for _ in &nest.dims {
-                indent.truncate(indent.len() - 2);
-                let _ = writeln!(code, "{indent}}}");
-            }
+            self.place(nest, &nest.body, 0, "    ", &mut code);
             self.body += &code;
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
                 let mut text = String::new();
@@ -311,6 +286,36 @@ impl<'p, 'c> Emitter<'p, 'c> {
             self.body,
             self.exit
         )
+    }
+
+    /// Emits `items` (tensors inside the loops `nest.dims[..level]`, in body
+    /// order): tensors of this depth in place, each run of deeper ones in
+    /// one loop over `nest.dims[level]`.
+    fn place(&mut self, nest: &Nest, items: &[usize], level: usize, indent: &str, code: &mut String) {
+        for placement in Nest::placements(self.program, items, level) {
+            match placement {
+                Placement::Here(i) => self.tensor(i, indent, code),
+                Placement::Inner(run) => {
+                    let (d, forward) = (nest.dims[level], nest.forward[level]);
+                    let bound = self.bound_args[d].clone();
+                    let var = format!("%{}{}", sanitize(&self.program.dims[d].name), self.next_id + 1);
+                    self.next_id += 1;
+                    if forward {
+                        let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
+                    } else {
+                        let step = format!("{var}_step");
+                        let _ = writeln!(code, "{indent}affine.for {step} = 0 to {bound} {{");
+                        let _ = writeln!(
+                            code,
+                            "{indent}  {var} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({step})[{bound}]"
+                        );
+                    }
+                    self.index_of.insert(d, var);
+                    self.place(nest, &run, level + 1, &format!("{indent}  "), code);
+                    let _ = writeln!(code, "{indent}}}");
+                }
+            }
+        }
     }
 
     /// Whether tensor `i` lives in a store of the `store` dialect (not an

@@ -28,16 +28,15 @@
 // BACK-NEXT:      "temporal.compute"(%[[t]]) {tensor = "G"} : (index) -> ()
 // BACK-NEXT:    } {tempo.dim = "t", tempo.direction = "backward"}
 
-// Layers inside time: t outer, l inner, both forward; y (over t only) is a
-// nest of its own after them.
+// Layers inside time: t outer, l inner, both forward; y (over t only)
+// follows the l loop inside the same t loop.
 // LAYERS: func.func @tempo_schedule(%[[T:.*]]: index, %[[L:.*]]: index) {
 // LAYERS-NEXT:    affine.for %[[t:.*]] = 0 to %[[T]] {
 // LAYERS-NEXT:      affine.for %[[l:.*]] = 0 to %[[L]] {
 // LAYERS-NEXT:        "temporal.compute"(%[[t]], %[[l]]) {tensor = "h"} : (index, index) -> ()
 // LAYERS-NEXT:      } {tempo.dim = "l", tempo.direction = "forward"}
+// LAYERS-NEXT:      "temporal.compute"(%[[t]]) {tensor = "y"} : (index) -> ()
 // LAYERS-NEXT:    } {tempo.dim = "t", tempo.direction = "forward"}
-// LAYERS-NEXT:    affine.for %[[t2:.*]] = 0 to %[[T]] {
-// LAYERS-NEXT:      "temporal.compute"(%[[t2]]) {tensor = "y"} : (index) -> ()
 
 // One loop per direction: b backward outside, t forward inside.
 // SWEEP:        affine.for %[[B:.*]] = 0 to

@@ -15,8 +15,7 @@
 // LAYERS:      schedule:
 // LAYERS-NEXT:   for t = 0 up to T-1:
 // LAYERS-NEXT:     for l = 0 up to L-1:
-// LAYERS-NEXT:       h[t, l]  store: full
-// LAYERS-NEXT:   for t = 0 up to T-1:
+// LAYERS-NEXT:       h[t, l]  store: ring<2>
 // LAYERS-NEXT:     y[t]  store: output
 
 // CAUSAL:      for t = 0 up to T-1:
