@@ -378,3 +378,24 @@ fn layers_inside_time_through_a_ring_of_slices() {
     p.output(&g);
     agree(&p, &[&[("T", 6), ("L", 3)], &[("T", 1), ("L", 5)], &[("T", 9), ("L", 1)]]);
 }
+
+#[test]
+fn batched_recurrence_with_a_total_after_the_time_loop() {
+    // s lives in an inner ring (two points along t) that total[b] reads right
+    // after the t loop; w reads s[b, t-2] too, so that ring has 3 points.
+    let mut p = Program::new();
+    let b = p.dim("b", "B");
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&b, &t], f64s(&[3]));
+    let s = p.tensor("s", &[&b, &t], f64s(&[3]));
+    p.define(&s, t.eq(0), x.here());
+    p.otherwise(&s, s.at([b.var(), &t - 1]) * 0.5 + x.here());
+    let w = p.tensor("w", &[&b, &t], f64s(&[3]));
+    p.define(&w, t.ge(2), s.here() - s.at([b.var(), &t - 2]));
+    p.otherwise(&w, s.here());
+    let total = p.tensor("total", &[&b], f64s(&[3]));
+    p.otherwise(&total, s.at([b.var(), t.bound() - 1]) + s.at([b.var(), t.bound() - 2]));
+    p.output(&w);
+    p.output(&total);
+    agree(&p, &[&[("B", 3), ("T", 6)], &[("B", 1), ("T", 2)], &[("B", 4), ("T", 9)]]);
+}

@@ -158,3 +158,26 @@ fn layers_inside_time_keep_two_slices_of_layers() {
         assert_eq!(peak(&r), 2 * layers * 4 * 4, "T = {steps}");
     }
 }
+
+#[test]
+fn batched_recurrences_keep_two_points_per_step() {
+    // s[b, t] = s[b, t-1] + x[b, t] and total[b] = s[b, T-1], batch outer
+    // and time inner: s is read at the present b, one step back along t, and
+    // at its last point right after the t loop, so it keeps 2 points (an
+    // inner ring), whatever B and T are: 2 * 3 * 8 bytes.
+    let mut p = Program::new();
+    let b = p.dim("b", "B");
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&b, &t], f64s(&[3]));
+    let s = p.tensor("s", &[&b, &t], f64s(&[3]));
+    p.define(&s, t.eq(0), x.here());
+    p.otherwise(&s, s.at([b.var(), &t - 1]) + x.here());
+    let total = p.tensor("total", &[&b], f64s(&[3]));
+    p.otherwise(&total, s.at([b.var(), t.bound() - 1]));
+    p.output(&total);
+    for (batch, steps) in [(2, 5), (7, 1000)] {
+        let r = report(&p, &[("B", batch), ("T", steps)]);
+        assert_eq!(kinds(&r), owned(&[("x", "input"), ("s", "inner-ring<2>"), ("total", "output")]));
+        assert_eq!(peak(&r), 2 * 3 * 8, "B = {batch}, T = {steps}");
+    }
+}

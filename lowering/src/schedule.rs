@@ -76,8 +76,9 @@ pub(crate) struct Edge<'c> {
     /// The source dimensions (by position in the source's domain) along
     /// which the read spans a range.
     pub(crate) spanned: Vec<usize>,
-    /// For a point read of a one-dimensional source at a fixed coordinate:
-    /// `(j, true)` for `bound - 1 - j`, `(j, false)` for the constant `j`.
+    /// For a point read whose coordinate along the source's last dimension
+    /// is fixed: `(j, true)` for `bound - 1 - j`, `(j, false)` for the
+    /// constant `j`.
     pub(crate) fixed: Option<(i64, bool)>,
     location: Location<'c>,
     text: String,
@@ -297,9 +298,9 @@ fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
                     })
                     .collect::<Option<HashMap<_, _>>>();
                 let fixed = match &node.kind {
-                    NodeKind::Read { index, .. } if src_domain.len() == 1 => {
-                        index.results[0].linear().and_then(|(dims, symbols, c)| {
-                            let d = src_domain[0];
+                    NodeKind::Read { index, .. } if !src_domain.is_empty() => {
+                        index.results[src_domain.len() - 1].linear().and_then(|(dims, symbols, c)| {
+                            let d = src_domain[src_domain.len() - 1];
                             let no_dims = dims.iter().all(|&x| x == 0);
                             let only_bound = symbols.iter().enumerate().all(|(k, &x)| x == i64::from(k == d));
                             let constant = symbols.iter().all(|&x| x == 0);

@@ -13,6 +13,11 @@
 //!   of several dimensions whose first one is its nest's outer loop, read
 //!   at most `k - 1` steps back along it (`h[t-1, l]`, `h[t, l-1]`), keeps
 //!   `k` whole slices `[k, inner bounds...]`;
+//! - `InnerRing(k)`: a tensor of several dimensions read only at the
+//!   present coordinates of its outer dimensions and at most `k - 1` steps
+//!   back along the innermost one (in the same run of that loop, or its last
+//!   points right after it, e.g. `s[b, t-1]` and `total[b] = s[b, T-1]`): `k`
+//!   points, like a one-dimensional ring;
 //! - `Window(w)`: as a ring, but some reads are ranges within the last `w`
 //!   points (`max(0, t-w+1):t+1`): `2w` slots, each point written at
 //!   `p mod w` and `p mod w + w`, so that any run of at most `w` consecutive
@@ -43,6 +48,10 @@ pub enum Storage {
     Point,
     /// The last `k` points of a one-dimensional tensor, at `p mod k`.
     Ring(usize),
+    /// The last `k` points along the innermost dimension of a tensor of
+    /// several dimensions, all read at the present coordinates of the outer
+    /// ones: `k` slots at `p mod k` of the last coordinate.
+    InnerRing(usize),
     /// The last `w` points of a one-dimensional tensor, twice (`2w` slots).
     Window(usize),
     /// A one-dimensional tensor read through prefixes (`0:t+1`) in a forward
@@ -58,7 +67,7 @@ impl Storage {
     pub fn slots(self) -> Option<usize> {
         match self {
             Storage::Point => Some(1),
-            Storage::Ring(k) => Some(k),
+            Storage::Ring(k) | Storage::InnerRing(k) => Some(k),
             Storage::Window(w) => Some(2 * w),
             _ => None,
         }
@@ -72,6 +81,7 @@ impl std::fmt::Display for Storage {
             Storage::Output => write!(f, "output"),
             Storage::Point => write!(f, "point"),
             Storage::Ring(k) => write!(f, "ring<{k}>"),
+            Storage::InnerRing(k) => write!(f, "inner-ring<{k}>"),
             Storage::Window(w) => write!(f, "window<{w}>"),
             Storage::Blocks(b) => write!(f, "blocks<{b}>"),
             Storage::Full => write!(f, "full"),
@@ -127,7 +137,8 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 return Storage::Point;
             }
             if tensor.domain.len() != 1 {
-                return outer_ring(tensor.domain[0], nest, &reads);
+                return inner_ring(program, i, nest, &reads)
+                    .unwrap_or_else(|| outer_ring(tensor.domain[0], nest, &reads));
             }
             let dim = tensor.domain[0];
             // How far back (in loop order) each read reaches.
@@ -159,6 +170,44 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if reads.iter().any(|e| e.spans) { Storage::Window(slots) } else { Storage::Ring(slots) }
         })
         .collect()
+}
+
+/// An inner ring for tensor `i` (several dimensions, read only in its own
+/// nest), if every read is at the present coordinates of all but the last
+/// dimension and either in the same run of the innermost loop, at most
+/// `k - 1` steps back along it, or after that run by a tensor one loop
+/// shallower, at one of the last `k` points the run wrote (`s[b, T-1]` read
+/// by `total[b]` after the `t` loop).
+fn inner_ring(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Option<Storage> {
+    let domain = &program.tensors[i].domain;
+    let n = domain.len();
+    let (last, forward) = (domain[n - 1], nest.forward[n - 1]);
+    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
+    let mut farthest = 0;
+    for e in reads {
+        let shifts = e.shifts.as_ref().expect("local");
+        if domain[..n - 1].iter().any(|d| shifts.get(d) != Some(&(Some(0), Some(0)))) {
+            return None;
+        }
+        let shared = nest.shared_loops(program, e.reader, i);
+        if shared >= n {
+            let shift = shifts[&last];
+            let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
+            match reach {
+                Some(r) if in_past(shift, forward) && !e.spans => farthest = farthest.max(r),
+                _ => return None,
+            }
+        } else if shared == n - 1 && program.tensors[e.reader].domain.len() == n - 1 && position(i) < position(e.reader)
+        {
+            match e.fixed {
+                Some((j, from_end)) if from_end == forward => farthest = farthest.max(j),
+                _ => return None,
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(Storage::InnerRing(farthest as usize + 1))
 }
 
 /// The store of a multi-dimensional tensor read only in its own nest: a

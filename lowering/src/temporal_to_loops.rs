@@ -189,6 +189,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             }
             Storage::Window(w) => stacked_type(&(2 * w).to_string(), &t.point),
             Storage::Point => plain_type(&t.point),
+            Storage::InnerRing(k) => stacked_type(&k.to_string(), &t.point),
             Storage::Blocks(_) => stacked_type("?", &t.point),
             _ if t.domain.is_empty() => plain_type(&t.point),
             _ => {
@@ -247,7 +248,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
             .filter(|&i| {
                 matches!(
                     self.schedule.storage[i],
-                    Storage::Point | Storage::Ring(_) | Storage::Window(_) | Storage::Blocks(_) | Storage::Full
+                    Storage::Point
+                        | Storage::Ring(_)
+                        | Storage::InnerRing(_)
+                        | Storage::Window(_)
+                        | Storage::Blocks(_)
+                        | Storage::Full
                 )
             })
             .collect();
@@ -318,6 +324,15 @@ impl<'p, 'c> Emitter<'p, 'c> {
         }
     }
 
+    /// The coordinates of tensor `i`'s store ops: one per domain dimension,
+    /// except for an inner ring, which only sees the last one.
+    fn store_coords(&self, i: usize, coords: &[String]) -> Vec<String> {
+        match self.schedule.storage[i] {
+            Storage::InnerRing(_) => coords[coords.len() - 1..].to_vec(),
+            _ => coords.to_vec(),
+        }
+    }
+
     /// Whether tensor `i` lives in a store of the `store` dialect (not an
     /// input or output buffer).
     fn in_store(&self, i: usize) -> bool {
@@ -332,6 +347,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             Storage::Point => ("point", 1, Vec::new()),
             Storage::Ring(k) => ("ring", k, t.domain[1..].iter().map(|&d| self.bound_args[d].clone()).collect()),
             Storage::Window(w) => ("window", w, Vec::new()),
+            Storage::InnerRing(k) => ("ring", k, Vec::new()),
             Storage::Blocks(b) => ("blocks", b, vec![self.bound_args[t.domain[0]].clone()]),
             _ => ("full", 0, t.domain.iter().map(|&d| self.bound_args[d].clone()).collect()),
         };
@@ -382,11 +398,13 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let _ = writeln!(out, "{closer}");
         }
         if self.in_store(i) && !tensor.domain.is_empty() {
-            let types: Vec<&str> = dims.iter().map(|_| "index").collect();
+            let coords = self.store_coords(i, &dims);
+            let types: Vec<&str> = coords.iter().map(|_| "index").collect();
             let _ = writeln!(
                 out,
-                "{indent}\"store.seal\"({}, {dims_text}) : ({}, {}) -> ()",
+                "{indent}\"store.seal\"({}, {}) : ({}, {}) -> ()",
                 self.store[i],
+                coords.join(", "),
                 self.store_type(i),
                 types.join(", ")
             );
@@ -410,6 +428,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         }
         let name = self.fresh("v");
         if self.in_store(i) {
+            let coords = self.store_coords(i, coords);
             let op = if writing { "store.write" } else { "store.read" };
             let types: Vec<&str> = coords.iter().map(|_| "index").collect();
             let _ = writeln!(
@@ -860,7 +879,15 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let store = self.store[source].clone();
         let name = self.fresh("v");
         if self.in_store(source) {
-            let ranged: Vec<&str> = upper.iter().map(|m| if m.results.is_empty() { "false" } else { "true" }).collect();
+            let mut ranged: Vec<&str> =
+                upper.iter().map(|m| if m.results.is_empty() { "false" } else { "true" }).collect();
+            let (mut offsets, mut sizes) = (offsets.clone(), sizes.clone());
+            if let Storage::InnerRing(_) = self.schedule.storage[source] {
+                let keep = ranged.len() - 1;
+                ranged.drain(..keep);
+                offsets.drain(..keep);
+                sizes.drain(..keep);
+            }
             let mut bounds = Vec::new();
             for ((offset, size), ranged) in offsets.iter().zip(&sizes).zip(&ranged) {
                 bounds.push(offset.clone());

@@ -22,11 +22,11 @@
 // RETURNS: tempo.loops = "t-"
 
 // Two dimensions: a point store for a value consumed in the same iteration;
-// h, read at h[b, t-1] inside the b-outer nest, needs only the slice of the
-// current b: a ring of one slice along b (T points, not B * T).
+// h, read at h[b, t-1] inside the b-outer nest, needs only its last two
+// points along t: an inner ring of 2 (not B * T points).
 "temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "ring<1>"
+// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "inner-ring<2>"
 %h = "temporal.tensor"() {sym_name = "h", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor
 // CHECK: sym_name = "g", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "point"
 %g = "temporal.tensor"() {sym_name = "g", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor

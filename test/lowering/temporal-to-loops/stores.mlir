@@ -4,6 +4,20 @@
 // RUN: tempo-opt %examples/fibonacci.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=FIB
 // RUN: tempo-opt %examples/running_sum.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=SUM
 // RUN: tempo-opt %examples/rnn.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=RNN
+// A batched running sum keeps s in an inner ring: two points, indexed by t
+// alone, read at t-1 in the t loop and at T-1 by total[b] after it.
+// RUN: tempo-opt %S/Inputs/batched-sum.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=BATCH
+
+// BATCH: %[[S:.*]] = "store.alloc"() {extent = 2 : i64, kind = "ring"} : () -> memref<2xf64>
+// BATCH: affine.for %[[b:.*]] = 0 to
+// BATCH:   affine.for %[[t:.*]] = 0 to
+// BATCH:     "store.write"(%[[S]], %[[t]]) : (memref<2xf64>, index)
+// BATCH:     "store.read"(%[[S]], %{{.*}}) : (memref<2xf64>, index)
+// BATCH:     "store.seal"(%[[S]], %[[t]])
+// BATCH:   }
+// BATCH:   "store.read"(%[[S]], %{{.*}}) : (memref<2xf64>, index)
+// BATCH: }
+// BATCH: "store.free"(%[[S]])
 
 // FIB-DAG: affine_map<(d0)[s0] -> (d0 - 2)>
 // FIB: func.func @tempo_main(%{{.*}}: index, %[[Y:.*]]: memref<?xi64>)
