@@ -3,7 +3,8 @@
 //! without lowering: `tempo.nest` (the loop nest computing the tensor, in
 //! execution order), `tempo.loops` (that nest's loops, outer to inner, `+`
 //! forward and `-` backward, e.g. `"b+ t-"`) and `tempo.store` (`point`,
-//! `ring<k>`, `window<w>`, `blocks<B>`, `full`, `input` or `output`; see
+//! `ring<k>`, `inner-ring<k>`, `window<w>`, `blocks<B>`, `full`, `input` or
+//! `output`; see
 //! [`crate::store_selection`]).
 //!
 //! Assumes a program accepted by `temporal-verify`; programs the scheduler
