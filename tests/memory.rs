@@ -181,3 +181,29 @@ fn batched_recurrences_keep_two_points_per_step() {
         assert_eq!(peak(&r), 2 * 3 * 8, "B = {batch}, T = {steps}");
     }
 }
+
+#[test]
+fn independent_work_is_ordered_to_free_stores_early() {
+    // Two independent chains over different dimensions: b[t] = a[T-1-t] and
+    // d[u] = c[U-1-u] (a and c are stored in full, each read by one later
+    // nest). Declared a, c, b, d; the scheduler runs b right after a (b is
+    // a's last reader, so a is freed) before starting c: the peak is one
+    // full store, not two.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let u = p.dim("u", "U");
+    let a = p.tensor("a", &[&t], f64s(&[4]));
+    p.otherwise(&a, Expr::random_normal(1, f64s(&[4])));
+    let c = p.tensor("c", &[&u], f64s(&[4]));
+    p.otherwise(&c, Expr::random_normal(2, f64s(&[4])));
+    let b = p.tensor("b", &[&t], f64s(&[4]));
+    p.otherwise(&b, a.at([t.bound() - 1 - t.var()]));
+    let d = p.tensor("d", &[&u], f64s(&[4]));
+    p.otherwise(&d, c.at([u.bound() - 1 - u.var()]));
+    p.output(&b);
+    p.output(&d);
+    let (steps, other) = (100u64, 60u64);
+    let r = report(&p, &[("T", steps as i64), ("U", other as i64)]);
+    assert_eq!(kinds(&r), owned(&[("a", "full"), ("c", "full"), ("b", "output"), ("d", "output")]));
+    assert_eq!(peak(&r), steps.max(other) * 4 * 8);
+}

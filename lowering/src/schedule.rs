@@ -2,10 +2,13 @@
 //! cycles move in time by constant shifts, and where each tensor is stored.
 //!
 //! Algorithm: strongly connected components of the SDG (Tarjan, via
-//! petgraph), visited in dependence order (Kahn's algorithm on the
-//! condensation, smallest tensor first). Each component becomes a loop nest
-//! over its domain; components are fused greedily into the current nest when
-//! the result is still legal. Every read between tensors of a nest must be
+//! petgraph), placed in dependence order (list scheduling on the
+//! condensation): among the components whose sources are placed, first one
+//! that fuses into the current nest while the result is still legal, then
+//! the one that is the last reader of the most tensors (their stores are
+//! freed soonest), ties in declaration order. A nest's loops are the domain
+//! of its deepest tensor; a tensor whose domain is the outer loops of a
+//! nest joins it (imperfect nesting). Every read between tensors of a nest must be
 //! bounded relative to the reader's variables: per dimension an interval of
 //! shifts, `[c, c]` for a point `d + c`, `(-inf, 0]` for the prefix
 //! `0:d+1`, `[1, +inf)` for `d+1:D`. The intervals use what the read's
@@ -352,30 +355,49 @@ fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest
             needs[r].insert(s);
         }
     }
-    let mut order = Vec::new();
-    let mut done = vec![false; members.len()];
-    while order.len() < members.len() {
-        let next = (0..members.len())
-            .filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s]))
-            .min_by_key(|&c| members[c][0])
-            .expect("the condensation of a graph is acyclic");
-        done[next] = true;
-        order.push(next);
+    // Components are placed one at a time among those whose sources are
+    // placed: first one that fuses into the last nest (its reads then stay
+    // in loop-local stores), otherwise the one that is the last reader of
+    // the most tensors (so that their stores are freed soonest), ties by
+    // declaration order.
+    let mut readers_of: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    for e in edges {
+        let (r, s) = (component_of[&e.reader], component_of[&e.source]);
+        if r != s {
+            readers_of.entry(s).or_default().insert(r);
+        }
     }
-
-    // Greedy fusion into nests.
     let mut nests: Vec<Nest> = Vec::new();
     let mut errors = Vec::new();
-    for c in order {
-        if let Some(last) = nests.last() {
-            let mut fused: Vec<usize> = last.body.clone();
-            fused.extend(&members[c]);
-            if let Ok(nest) = nest_for(program, &fused, edges) {
-                *nests.last_mut().expect("non-empty") = nest;
-                continue;
-            }
+    let mut done = vec![false; members.len()];
+    for _ in 0..members.len() {
+        let mut ready: Vec<usize> =
+            (0..members.len()).filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s])).collect();
+        ready.sort_by_key(|&c| members[c][0]);
+        let fusion = nests.last().and_then(|last| {
+            ready.iter().find_map(|&c| {
+                let mut fused: Vec<usize> = last.body.clone();
+                fused.extend(&members[c]);
+                nest_for(program, &fused, edges).ok().map(|nest| (c, nest))
+            })
+        });
+        if let Some((c, nest)) = fusion {
+            done[c] = true;
+            *nests.last_mut().expect("non-empty") = nest;
+            continue;
         }
-        match nest_for(program, &members[c], edges) {
+        let frees = |c: usize| {
+            needs[c]
+                .iter()
+                .filter(|s| readers_of.get(s).is_some_and(|readers| readers.iter().all(|&r| r == c || done[r])))
+                .count()
+        };
+        let next = *ready
+            .iter()
+            .min_by_key(|&&c| (std::cmp::Reverse(frees(c)), members[c][0]))
+            .expect("the condensation of a graph is acyclic");
+        done[next] = true;
+        match nest_for(program, &members[next], edges) {
             Ok(nest) => nests.push(nest),
             Err(e) => errors.push(e),
         }
