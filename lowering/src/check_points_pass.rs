@@ -4,7 +4,7 @@
 //! demand propagation the runtime performs, [`crate::point_checks`]), and
 //! reports the first failure at the read (or the tensor) it concerns.
 //!
-//! Assumes a program accepted by `temporal-verify` that the naive scheduler
+//! Assumes a program accepted by `temporal-verify` that the scheduler
 //! can order; leaves the IR unchanged.
 
 use crate::point_checks::check_points;

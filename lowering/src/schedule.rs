@@ -1,4 +1,4 @@
-//! The naive schedule: a legal execution order for every program whose
+//! The scheduler: a legal execution order for every program whose
 //! cycles move in time by constant shifts, and where each tensor is stored.
 //!
 //! Algorithm: strongly connected components of the SDG (Tarjan, via
