@@ -65,12 +65,19 @@ mod tests {
 
     #[test]
     fn catalogue_lists_every_op_once() {
-        let mut names: Vec<_> = temporal::OPS.iter().map(|op| op.name).collect();
-        let count = names.len();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), count);
-        assert!(temporal::OPS.iter().all(|op| !op.summary.is_empty()));
+        let catalogues: [Vec<(&str, &str)>; 2] = [
+            temporal::OPS.iter().map(|op| (op.name, op.summary)).collect(),
+            store::OPS.iter().map(|op| (op.name, op.summary)).collect(),
+        ];
+        for ops in catalogues {
+            let mut names: Vec<_> = ops.iter().map(|op| op.0).collect();
+            let count = names.len();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), count);
+            assert!(ops.iter().all(|op| !op.1.is_empty()));
+        }
+        assert_eq!(store::OPS.len(), 8);
     }
 
     #[test]
