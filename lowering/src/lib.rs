@@ -37,7 +37,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",
-        "Lower the loops/memref/linalg output of lower-temporal-to-loops to the LLVM dialect (upstream passes)",
+        "Lower the loops/memref/linalg output of lower-store-to-memref to the LLVM dialect (upstream passes)",
         LOOPS_TO_LLVM,
     );
     registry.add_pipeline(

@@ -1,5 +1,5 @@
-// lower-loops-to-llvm takes the loop-level output of lower-temporal-to-loops
-// (checked in below, for the Fibonacci example) to the LLVM dialect.
+// lower-loops-to-llvm takes loop-level code (the output of lower-temporal-to-loops
+// and lower-store-to-memref, checked in below for Fibonacci) to the LLVM dialect.
 // RUN: tempo-opt %s --lower-loops-to-llvm | FileCheck %s
 // RUN: tempo-opt %s -p "builtin.module(func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts)" | FileCheck %s
 
