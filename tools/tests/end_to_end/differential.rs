@@ -96,6 +96,16 @@ fn examples_agree_with_the_interpreter() {
             assert!(check(&example(name), bound, 3), "{name} with T={bound} failed both ways");
         }
     }
+    // Examples over two dimensions.
+    for (name, other) in [("batched_max.mlir", "B"), ("stacked_rnn.mlir", "L"), ("cumulative_sum.mlir", "")] {
+        for (steps, size) in [(1, 1), (2, 3), (7, 1), (9, 4)] {
+            let mut bounds = vec![("T", steps)];
+            if !other.is_empty() {
+                bounds.push((other, size));
+            }
+            assert!(check_both(&example(name), &bounds, 3, name), "{name} at {bounds:?} failed both ways");
+        }
+    }
 }
 
 const HEADER: &str = "\"temporal.dim\"() {sym_name = \"t\", bound = \"T\"} : () -> ()\n";
