@@ -29,6 +29,7 @@ CASES = [
     ("returns", "examples/returns.mlir", {"T": 1_000_000}, ["--seed", "1"]),
     ("causal_attention", "examples/causal_attention.mlir", {"T": 2_048}, ["--seed", "1"]),
     ("windowed_attention", "examples/windowed_attention.mlir", {"T": 100_000}, ["--seed", "1"]),
+    ("stacked_rnn", "examples/stacked_rnn.mlir", {"T": 100_000, "L": 4}, ["--seed", "1"]),
 ]
 
 # Memory: the same program at growing T; the store bytes are counted by the
@@ -43,6 +44,8 @@ MEMORY_CASES = [
     ("causal_attention", "examples/causal_attention.mlir", {"T": 100}, ["--seed", "1"]),
     ("causal_attention", "examples/causal_attention.mlir", {"T": 1_024}, ["--seed", "1"]),
     ("causal_attention", "examples/causal_attention.mlir", {"T": 4_096}, ["--seed", "1"]),
+    ("stacked_rnn", "examples/stacked_rnn.mlir", {"T": 100, "L": 4}, ["--seed", "1"]),
+    ("stacked_rnn", "examples/stacked_rnn.mlir", {"T": 100_000, "L": 4}, ["--seed", "1"]),
 ]
 
 
@@ -59,6 +62,10 @@ def run_memory(path, bounds, extra):
     stores = re.findall(r"^  (\S+): (\S+)", stderr, re.M)
     kinds = ", ".join(f"{name}: {kind}" for name, kind in stores if kind not in ("input", "output"))
     return peak, kinds, usage.ru_maxrss // 1024
+
+
+def bounds_text(bounds):
+    return ", ".join(f"{name}={value:,}" for name, value in bounds.items())
 
 
 def run_once(path, bounds, extra):
@@ -100,11 +107,11 @@ def main():
         json.dump({"machine": machine, "results": results, "memory": memory}, f, indent=2)
         f.write("\n")
     rows = "\n".join(
-        f"| {r['example']} | {r['bounds']['T']:,} | {r['compile_ms']:.1f} | {r['execute_ms']:.1f} | {r['ns_per_step']:.1f} |"
+        f"| {r['example']} | {bounds_text(r['bounds'])} | {r['compile_ms']:.1f} | {r['execute_ms']:.1f} | {r['ns_per_step']:.1f} |"
         for r in results
     )
     table = (
-        "| example | T | compile (ms) | execute (ms) | ns per step |\n"
+        "| example | bounds | compile (ms) | execute (ms) | ns per step |\n"
         "| --- | ---: | ---: | ---: | ---: |\n" + rows + "\n"
     )
     readme = os.path.join(ROOT, "bench", "README.md")
@@ -112,11 +119,11 @@ def main():
     start, end = text.index("<!-- results -->"), text.index("<!-- /results -->")
     text = text[: start + len("<!-- results -->")] + "\n" + table + text[end:]
     memory_rows = "\n".join(
-        f"| {m['example']} | {m['bounds']['T']:,} | {m['stores']} | {m['peak_store_bytes']:,} | {m['max_rss_mib']} |"
+        f"| {m['example']} | {bounds_text(m['bounds'])} | {m['stores']} | {m['peak_store_bytes']:,} | {m['max_rss_mib']} |"
         for m in memory
     )
     memory_table = (
-        "| example | T | stores | peak store bytes | max RSS (MiB) |\n"
+        "| example | bounds | stores | peak store bytes | max RSS (MiB) |\n"
         "| --- | ---: | --- | ---: | ---: |\n" + memory_rows + "\n"
     )
     start, end = text.index("<!-- memory -->"), text.index("<!-- /memory -->")
