@@ -399,3 +399,16 @@ fn batched_recurrence_with_a_total_after_the_time_loop() {
     p.output(&total);
     agree(&p, &[&[("B", 3), ("T", 6)], &[("B", 1), ("T", 2)], &[("B", 4), ("T", 9)]]);
 }
+
+#[test]
+fn suffix_reads_of_a_tensor_made_in_the_same_backward_loop() {
+    // r lives in blocks committed from the end of the reserved range down.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let r = p.tensor("r", &[&t], f64s(&[2]));
+    p.otherwise(&r, Expr::random_uniform(5, f64s(&[2])));
+    let g = p.tensor("g", &[&t], f64s(&[2]));
+    p.otherwise(&g, r.range(t.var(), t.bound()).sum(0) + r.here());
+    p.output(&g);
+    agree(&p, &[&[("T", 1)], &[("T", 7)], &[("T", 300)]]);
+}

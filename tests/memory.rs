@@ -207,3 +207,22 @@ fn independent_work_is_ordered_to_free_stores_early() {
     assert_eq!(kinds(&r), owned(&[("a", "full"), ("c", "full"), ("b", "output"), ("d", "output")]));
     assert_eq!(peak(&r), steps.max(other) * 4 * 8);
 }
+
+#[test]
+fn suffixes_of_a_backward_loop_grow_in_blocks_from_the_end() {
+    // r[t] random, made in the backward loop that reads it through suffixes:
+    // g[t] = sum(r[t:T]). r grows block by block from T-1 down: blocks of
+    // B = 512 f64 points (one 4 KiB page): ceil(T/B) * B * 8 bytes.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let r = p.tensor("r", &[&t], f64s(&[]));
+    p.otherwise(&r, Expr::random_uniform(5, f64s(&[])));
+    let g = p.tensor("g", &[&t], f64s(&[]));
+    p.otherwise(&g, r.range(t.var(), t.bound()).sum(0));
+    p.output(&g);
+    for steps in [1u64, 100, 512, 513, 3000] {
+        let r = report(&p, &[("T", steps as i64)]);
+        assert_eq!(kinds(&r), owned(&[("r", "blocks<512>"), ("g", "output")]));
+        assert_eq!(peak(&r), steps.div_ceil(512) * 512 * 8, "T = {steps}");
+    }
+}

@@ -15,9 +15,10 @@
 //!   `p mod w` and `p mod w + w`) so that any `w` consecutive points are one
 //!   contiguous view;
 //! - `"blocks"` (extent `B`, one size operand: the bound): a 1-D tensor read
-//!   through prefixes. Address space for the bound is reserved up front but
-//!   memory is committed one block of `B` points at a time, when a point of
-//!   a new block is written, so a prefix grows with `t` without copies;
+//!   through prefixes (or suffixes, written backward). Address space for the
+//!   bound is reserved up front but memory is committed one block of `B`
+//!   points at a time, when a point of a new block is written, so a prefix
+//!   grows with `t` without copies;
 //! - `"full"` (extent 0, one size operand per domain dimension): every point.
 
 tempo_dialect_macros::dialect! {

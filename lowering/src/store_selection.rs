@@ -26,8 +26,9 @@
 //! forward loop) count as reads that far back: the store is freed only
 //! after those nests.
 //! - `Blocks(B)`: a one-dimensional tensor read through prefixes (`0:t+1`)
-//!   in its own forward nest: memory is committed `B` points at a time as
-//!   the loop reaches them (see `crate::store_to_memref`);
+//!   in its own forward nest, or suffixes (`t:T`) in a backward one: memory
+//!   is committed `B` points at a time as the loop reaches them (see
+//!   `crate::store_to_memref`);
 //! - `Full`: everything else (reads from other nests, unbounded ranges,
 //!   reads of the future in a forward loop); every point is kept.
 //!
@@ -55,8 +56,9 @@ pub enum Storage {
     /// The last `w` points of a one-dimensional tensor, twice (`2w` slots).
     Window(usize),
     /// A one-dimensional tensor read through prefixes (`0:t+1`) in a forward
-    /// loop: room for the bound is reserved, memory is committed in blocks
-    /// of this many points as the loop reaches them.
+    /// loop, or suffixes in a backward one: room for the bound is reserved,
+    /// memory is committed in blocks of this many points as the loop
+    /// reaches them.
     Blocks(usize),
     /// Every point (one point for a tensor without a domain).
     Full,
@@ -156,9 +158,9 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 }
             }
             if unbounded {
-                // Prefixes of a forward loop grow with it; a backward loop's
-                // suffixes would need blocks committed from the end.
-                return if forward && final_reach.is_none() {
+                // Prefixes of a forward loop (suffixes of a backward one)
+                // grow with it, a block at a time.
+                return if final_reach.is_none() {
                     Storage::Blocks(block_points(
                         tensor.point.shape.iter().product::<i64>() as usize * tensor.point.element.byte_size(),
                     ))

@@ -10,9 +10,11 @@
 //!   starting at `lo` is the contiguous view from slot `lo mod w`);
 //! - `blocks` of `B` points: `mmap` reserves (`PROT_NONE`, no swap space)
 //!   room for the bound rounded up to whole blocks; the block table is the
-//!   number of committed blocks, a `memref<index>`. `store.write` of point
-//!   `p` commits (`mprotect` read/write) every block up to `p / B`, so live
-//!   bytes grow a block at a time and the points stay one strided memref (no
+//!   range `[lo, hi)` of committed blocks, a `memref<2xindex>`.
+//!   `store.write` of point `p` grows that range to hold block `p / B`,
+//!   committing (`mprotect` read/write) the blocks it adds below or above
+//!   (prefixes grow up in forward loops, suffixes down in backward ones), so
+//!   live bytes grow a block at a time and the points stay one strided memref (no
 //!   copy when the store grows). `store.free` unmaps the reservation. The
 //!   descriptor of the reserved memory is built with `llvm` ops and cast to
 //!   the store's memref type (`builtin.unrealized_conversion_cast`, folded
@@ -298,7 +300,7 @@ fn arguments(values: &[Value]) -> String {
 fn store_arguments(info: &StoreInfo, operands: &[Value]) -> String {
     let mut args = arguments(operands);
     if info.kind == "blocks" {
-        args += &format!(", %a{}: memref<index>", operands.len());
+        args += &format!(", %a{}: memref<2xindex>", operands.len());
     }
     args
 }
@@ -356,7 +358,7 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
     let descriptor = format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>");
     let block_points = info.extent;
     let row_bytes = info.point_bytes();
-    let _ = writeln!(out, "  func.func @replacement(%a0: index) -> ({ty}, memref<index>) {{\n{PRELUDE}");
+    let _ = writeln!(out, "  func.func @replacement(%a0: index) -> ({ty}, memref<2xindex>) {{\n{PRELUDE}");
     let _ = writeln!(out, "    %block = arith.constant {block_points} : index");
     let _ = writeln!(out, "    %blocks = arith.ceildivui %a0, %block : index");
     let _ = writeln!(out, "    %one_block = arith.maxui %blocks, %c1 : index");
@@ -393,9 +395,10 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
         last += 1;
     }
     let _ = writeln!(out, "    %store = builtin.unrealized_conversion_cast %d{last} : {descriptor} to {ty}");
-    let _ = writeln!(out, "    %table = memref.alloc() : memref<index>");
-    let _ = writeln!(out, "    memref.store %c0, %table[] : memref<index>");
-    let _ = writeln!(out, "    return %store, %table : {ty}, memref<index>\n  }}\n}}");
+    let _ = writeln!(out, "    %table = memref.alloc() : memref<2xindex>");
+    let _ = writeln!(out, "    memref.store %c0, %table[%c0] : memref<2xindex>");
+    let _ = writeln!(out, "    memref.store %c0, %table[%c1] : memref<2xindex>");
+    let _ = writeln!(out, "    return %store, %table : {ty}, memref<2xindex>\n  }}\n}}");
     out
 }
 
@@ -420,27 +423,48 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         _ => (1..=info.slot_rank).map(|i| format!("%a{i}")).collect(),
     };
     if blocks && commit {
+        // Grow the committed blocks [lo, hi) to hold block p / B (an empty
+        // range, lo == hi, starts at that block), committing the blocks
+        // added below and above.
         let table = format!("%a{}", operands.len());
         let block_bytes = info.extent * info.point_bytes();
         let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
-        let _ = writeln!(out, "    %committed = memref.load {table}[] : memref<index>");
+        let _ = writeln!(out, "    %lo_now = memref.load {table}[%c0] : memref<2xindex>");
+        let _ = writeln!(out, "    %hi_now = memref.load {table}[%c1] : memref<2xindex>");
         let _ = writeln!(out, "    %holding = arith.divui %a1, %block : index");
-        let _ = writeln!(out, "    %needed = arith.addi %holding, %c1 : index");
-        let _ = writeln!(out, "    %grow = arith.cmpi ult, %committed, %needed : index");
+        let _ = writeln!(out, "    %above = arith.addi %holding, %c1 : index");
+        let _ = writeln!(out, "    %empty = arith.cmpi eq, %lo_now, %hi_now : index");
+        let _ = writeln!(out, "    %lo = arith.select %empty, %holding, %lo_now : index");
+        let _ = writeln!(out, "    %hi = arith.select %empty, %holding, %hi_now : index");
+        let _ = writeln!(out, "    %new_lo = arith.minui %lo, %holding : index");
+        let _ = writeln!(out, "    %new_hi = arith.maxui %hi, %above : index");
+        let _ = writeln!(out, "    %below_grows = arith.cmpi ult, %new_lo, %lo : index");
+        let _ = writeln!(out, "    %above_grows = arith.cmpi ugt, %new_hi, %hi : index");
+        let _ = writeln!(out, "    %grow = arith.ori %below_grows, %above_grows : i1");
         let _ = writeln!(out, "    scf.if %grow {{");
         out += &base_pointer(info, "%a0");
         let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
-        let _ = writeln!(out, "    %first_i = arith.index_cast %committed : index to i64");
-        let _ = writeln!(out, "    %first = arith.muli %first_i, %block_bytes : i64");
-        let _ = writeln!(out, "    %count_index = arith.subi %needed, %committed : index");
-        let _ = writeln!(out, "    %count_i = arith.index_cast %count_index : index to i64");
-        let _ = writeln!(out, "    %grown = arith.muli %count_i, %block_bytes : i64");
-        let _ = writeln!(out, "    %at = llvm.getelementptr %base[%first] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
         let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
-        let _ =
-            writeln!(out, "    %status = func.call @mprotect(%at, %grown, %read_write) : (!llvm.ptr, i64, i32) -> i32");
+        // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
+        for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
+            let _ = writeln!(out, "    %{name}_first_i = arith.index_cast {from} : index to i64");
+            let _ = writeln!(out, "    %{name}_first = arith.muli %{name}_first_i, %block_bytes : i64");
+            let _ = writeln!(out, "    %{name}_count_index = arith.subi {to}, {from} : index");
+            let _ = writeln!(out, "    %{name}_count_i = arith.index_cast %{name}_count_index : index to i64");
+            let _ = writeln!(out, "    %{name}_bytes = arith.muli %{name}_count_i, %block_bytes : i64");
+            let _ = writeln!(
+                out,
+                "    %{name}_at = llvm.getelementptr %base[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+            );
+            let _ = writeln!(
+                out,
+                "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
+            );
+        }
+        let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
         out += &account("%grown", false);
-        let _ = writeln!(out, "    memref.store %needed, {table}[] : memref<index>");
+        let _ = writeln!(out, "    memref.store %new_lo, {table}[%c0] : memref<2xindex>");
+        let _ = writeln!(out, "    memref.store %new_hi, {table}[%c1] : memref<2xindex>");
         let _ = writeln!(out, "    }}");
     }
     out += &subview(info, &coords, &[], &view_ty);
@@ -553,8 +577,10 @@ fn free_text(info: &StoreInfo) -> String {
     let mut out = format!("module {{\n{}", stats_global());
     if info.kind == "blocks" {
         out += LIBC;
-        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: memref<index>) {{\n{PRELUDE}");
-        let _ = writeln!(out, "    %committed = memref.load %a1[] : memref<index>");
+        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: memref<2xindex>) {{\n{PRELUDE}");
+        let _ = writeln!(out, "    %lo = memref.load %a1[%c0] : memref<2xindex>");
+        let _ = writeln!(out, "    %hi = memref.load %a1[%c1] : memref<2xindex>");
+        let _ = writeln!(out, "    %committed = arith.subi %hi, %lo : index");
         let _ = writeln!(out, "    %block_bytes = arith.constant {} : index", info.extent * info.point_bytes());
         let _ = writeln!(out, "    %live_index = arith.muli %committed, %block_bytes : index");
         let _ = writeln!(out, "    %bytes = arith.index_cast %live_index : index to i64");
@@ -565,7 +591,7 @@ fn free_text(info: &StoreInfo) -> String {
         let _ = writeln!(out, "    %length_index = arith.muli %capacity, %row_bytes : index");
         let _ = writeln!(out, "    %length = arith.index_cast %length_index : index to i64");
         let _ = writeln!(out, "    %status = func.call @munmap(%base, %length) : (!llvm.ptr, i64) -> i32");
-        let _ = writeln!(out, "    memref.dealloc %a1 : memref<index>");
+        let _ = writeln!(out, "    memref.dealloc %a1 : memref<2xindex>");
         out += "    return\n  }\n}\n";
         return out;
     }
