@@ -140,13 +140,13 @@ fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
     collect_store_ops(module, &mut ops);
     // The store of every op, read before anything changes.
     let mut infos: Vec<StoreInfo> = Vec::new();
-    let mut store_of: Vec<Option<usize>> = Vec::new();
+    let mut store_of: Vec<usize> = Vec::new();
     let mut alloc_positions: Vec<(OperationRef, usize)> = Vec::new();
     for op in &ops {
         if name_of(op) == "store.alloc" {
             let info = alloc_info(op)?;
             alloc_positions.push((*op, infos.len()));
-            store_of.push(Some(infos.len()));
+            store_of.push(infos.len());
             infos.push(info);
             continue;
         }
@@ -154,7 +154,7 @@ fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
         let owner = OperationResult::try_from(store).ok().map(|r| r.owner());
         let found = owner.and_then(|o| alloc_positions.iter().find(|(a, _)| *a == o).map(|(_, k)| *k));
         match found {
-            Some(k) => store_of.push(Some(k)),
+            Some(k) => store_of.push(k),
             None => {
                 return Err(vec![PassDiagnostic::new(
                     op.location(),
@@ -164,8 +164,7 @@ fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
         }
     }
     let mut tables: HashMap<usize, mlir_sys::MlirValue> = HashMap::new();
-    for (op, store) in ops.into_iter().zip(store_of) {
-        let k = store.expect("every op has its store");
+    for (op, k) in ops.into_iter().zip(store_of) {
         let info = &infos[k];
         let location = op.location();
         let fail = |message: String| vec![PassDiagnostic::new(location, message)];
