@@ -6,6 +6,7 @@
 
 pub mod check_points_pass;
 pub mod point_checks;
+pub mod print_schedule_pass;
 pub mod schedule;
 pub mod schedule_pass;
 pub mod select_stores_pass;
@@ -31,7 +32,7 @@ pub fn registry() -> PassRegistry {
     tempo_passes::register_passes(&mut registry);
     registry.add_pass(check_points_pass::CheckPoints);
     registry.add_pass(schedule_pass::TemporalSchedule);
-    registry.add_pass(schedule_pass::PrintSchedule);
+    registry.add_pass(print_schedule_pass::PrintSchedule);
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pass(store_to_memref::LowerStoreToMemref);

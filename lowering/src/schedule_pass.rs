@@ -1,6 +1,7 @@
 //! The schedule level: `temporal-schedule` makes the execution order that
-//! the scheduler ([`crate::schedule`]) finds explicit IR, and
-//! `temporal-print-schedule` prints it in a short readable form.
+//! the scheduler ([`crate::schedule`]) finds explicit IR
+//! (`temporal-print-schedule`, in [`crate::print_schedule_pass`], prints it
+//! in a short readable form).
 //!
 //! `temporal-schedule` adds (or replaces) the function `@tempo_schedule`,
 //! whose arguments are the bounds (in `temporal.dim` order). Its body holds
@@ -60,27 +61,6 @@ impl TempoPass for TemporalSchedule {
                 mlir_sys::mlirBlockAppendOwnedOperation(body.to_raw(), moved.to_raw());
             }
         }
-        Ok(())
-    }
-}
-
-/// The `temporal-print-schedule` pass.
-pub struct PrintSchedule;
-
-impl TempoPass for PrintSchedule {
-    fn name(&self) -> &'static str {
-        "temporal-print-schedule"
-    }
-    fn summary(&self) -> &'static str {
-        "Print the schedule (loops, directions, placed tensors and their stores) to stderr; the IR is unchanged"
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        let program = verify_program(op)?;
-        let schedule = match read_schedule(op, &program)? {
-            Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
-            None => Schedule::new(&program)?,
-        };
-        eprint!("{}", pretty(&program, &schedule));
         Ok(())
     }
 }
@@ -342,39 +322,4 @@ fn compute_target<'c>(
         ));
     }
     Ok(t)
-}
-
-/// The schedule in a short readable form.
-pub fn pretty(program: &Program, schedule: &Schedule) -> String {
-    fn items(program: &Program, schedule: &Schedule, nest: &Nest, run: &[usize], level: usize, out: &mut String) {
-        let indent = "  ".repeat(level + 1);
-        for placement in Nest::placements(program, run, level) {
-            match placement {
-                Placement::Here(t) => {
-                    let _ = writeln!(
-                        out,
-                        "{indent}{}[{}]  store: {}",
-                        program.tensors[t].name,
-                        program.domain_names(t).join(", "),
-                        schedule.storage[t]
-                    );
-                }
-                Placement::Inner(inner) => {
-                    let dim = &program.dims[nest.dims[level]];
-                    let range = if nest.forward[level] {
-                        format!("0 up to {}-1", dim.bound)
-                    } else {
-                        format!("{}-1 down to 0", dim.bound)
-                    };
-                    let _ = writeln!(out, "{indent}for {} = {range}:", dim.name);
-                    items(program, schedule, nest, &inner, level + 1, out);
-                }
-            }
-        }
-    }
-    let mut out = String::from("schedule:\n");
-    for nest in &schedule.nests {
-        items(program, schedule, nest, &nest.body, 0, &mut out);
-    }
-    out
 }

@@ -1,6 +1,12 @@
 // lower-temporal-to-loops checks a hand-written @tempo_schedule against
 // the program's reads and refuses an illegal one with a located diagnostic.
 // RUN: not tempo-opt --split-input-file %s --lower-temporal-to-loops 2>&1 | FileCheck %s
+// temporal-schedule writes its own schedule in place of a hand-written one;
+// it refuses only the program with no legal schedule, naming the cycle.
+// RUN: not tempo-opt --split-input-file %s --temporal-schedule 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE-NOT: error:
+// SCHEDULE: errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: zero-distance cycle: a -> b -> a
+// SCHEDULE-NOT: error:
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f64>} : () -> !temporal.rtensor
 %d = "temporal.tensor"() {sym_name = "d", domain = ["t"], element = tensor<f64>} : () -> !temporal.rtensor

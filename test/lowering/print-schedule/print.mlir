@@ -3,7 +3,7 @@
 // each one gets. It follows @tempo_schedule when the module has one.
 // RUN: tempo-opt %examples/cumulative_sum.mlir --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s
 // RUN: tempo-opt %examples/cumulative_sum.mlir --temporal-schedule --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s
-// RUN: tempo-opt %S/Inputs/layers.mlir --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=LAYERS
+// RUN: tempo-opt %S/../schedule/Inputs/layers.mlir --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=LAYERS
 // RUN: tempo-opt %examples/causal_attention.mlir --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=CAUSAL
 // RUN: tempo-opt %examples/stacked_rnn.mlir --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=STACKED
 

@@ -1,0 +1,75 @@
+//! `temporal-print-schedule`: prints the schedule in a short readable form
+//! to stderr, leaving the IR unchanged: per nest its loops, outer to inner,
+//! with their direction (`for t = 0 up to T-1`, `for t = T-1 down to 0`),
+//! and the tensors placed in each loop in body order with the store each
+//! one gets.
+//!
+//! Assumes a program accepted by `temporal-verify`. Follows the module's
+//! `@tempo_schedule` when it has one (checked as `lower-temporal-to-loops`
+//! checks it), and the scheduler's order otherwise; programs with no legal
+//! schedule get the scheduler's diagnostic.
+
+use crate::schedule::{Nest, Placement, Schedule};
+use crate::schedule_pass::read_schedule;
+use melior::ir::OperationRef;
+use std::fmt::Write;
+use tempo_passes::diagnostics::PassResult;
+use tempo_passes::pass::{PassOptions, TempoPass};
+use tempo_passes::program::Program;
+use tempo_passes::verify::verify_program;
+
+/// The `temporal-print-schedule` pass.
+pub struct PrintSchedule;
+
+impl TempoPass for PrintSchedule {
+    fn name(&self) -> &'static str {
+        "temporal-print-schedule"
+    }
+    fn summary(&self) -> &'static str {
+        "Print the schedule (loops, directions, placed tensors and their stores) to stderr; the IR is unchanged"
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+        let program = verify_program(op)?;
+        let schedule = match read_schedule(op, &program)? {
+            Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
+            None => Schedule::new(&program)?,
+        };
+        eprint!("{}", pretty(&program, &schedule));
+        Ok(())
+    }
+}
+
+/// The schedule in a short readable form.
+pub fn pretty(program: &Program, schedule: &Schedule) -> String {
+    fn items(program: &Program, schedule: &Schedule, nest: &Nest, run: &[usize], level: usize, out: &mut String) {
+        let indent = "  ".repeat(level + 1);
+        for placement in Nest::placements(program, run, level) {
+            match placement {
+                Placement::Here(t) => {
+                    let _ = writeln!(
+                        out,
+                        "{indent}{}[{}]  store: {}",
+                        program.tensors[t].name,
+                        program.domain_names(t).join(", "),
+                        schedule.storage[t]
+                    );
+                }
+                Placement::Inner(inner) => {
+                    let dim = &program.dims[nest.dims[level]];
+                    let range = if nest.forward[level] {
+                        format!("0 up to {}-1", dim.bound)
+                    } else {
+                        format!("{}-1 down to 0", dim.bound)
+                    };
+                    let _ = writeln!(out, "{indent}for {} = {range}:", dim.name);
+                    items(program, schedule, nest, &inner, level + 1, out);
+                }
+            }
+        }
+    }
+    let mut out = String::from("schedule:\n");
+    for nest in &schedule.nests {
+        items(program, schedule, nest, &nest.body, 0, &mut out);
+    }
+    out
+}
