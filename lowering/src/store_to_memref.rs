@@ -330,6 +330,20 @@ fn store_bytes(info: &StoreInfo, store: &str) -> String {
     out
 }
 
+/// The blocks `[from, to)` (index values) of a `blocks` store as
+/// `%{name}_at` (their address) and `%{name}_bytes` (`i64`); needs `%base`
+/// and `%block_bytes` (`i64`) in scope.
+fn block_span(name: &str, from: &str, to: &str) -> String {
+    format!(
+        "    %{name}_first_i = arith.index_cast {from} : index to i64\n    \
+         %{name}_first = arith.muli %{name}_first_i, %block_bytes : i64\n    \
+         %{name}_count_index = arith.subi {to}, {from} : index\n    \
+         %{name}_count_i = arith.index_cast %{name}_count_index : index to i64\n    \
+         %{name}_bytes = arith.muli %{name}_count_i, %block_bytes : i64\n    \
+         %{name}_at = llvm.getelementptr %base[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8\n"
+    )
+}
+
 /// The base address of a store as `%base` (`!llvm.ptr`).
 fn base_pointer(info: &StoreInfo, store: &str) -> String {
     format!(
@@ -446,15 +460,7 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
         // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
         for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
-            let _ = writeln!(out, "    %{name}_first_i = arith.index_cast {from} : index to i64");
-            let _ = writeln!(out, "    %{name}_first = arith.muli %{name}_first_i, %block_bytes : i64");
-            let _ = writeln!(out, "    %{name}_count_index = arith.subi {to}, {from} : index");
-            let _ = writeln!(out, "    %{name}_count_i = arith.index_cast %{name}_count_index : index to i64");
-            let _ = writeln!(out, "    %{name}_bytes = arith.muli %{name}_count_i, %block_bytes : i64");
-            let _ = writeln!(
-                out,
-                "    %{name}_at = llvm.getelementptr %base[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
-            );
+            out += &block_span(name, from, to);
             let _ = writeln!(
                 out,
                 "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
@@ -641,25 +647,20 @@ fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_sto
         let _ = writeln!(out, "    scf.if %any {{");
         *out += &base_pointer(info, "%a0");
         let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
-        let _ = writeln!(out, "    %first_i = arith.index_cast %first_block : index to i64");
-        let _ = writeln!(out, "    %offset = arith.muli %first_i, %block_bytes : i64");
-        let _ = writeln!(out, "    %blocks_index = arith.subi %end_block, %first_block : index");
-        let _ = writeln!(out, "    %blocks_i = arith.index_cast %blocks_index : index to i64");
-        let _ = writeln!(out, "    %length = arith.muli %blocks_i, %block_bytes : i64");
-        let _ = writeln!(out, "    %at = llvm.getelementptr %base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
+        *out += &block_span("span", "%first_block", "%end_block");
         if advise {
             let _ = writeln!(out, "    %dont_need = arith.constant 4 : i32");
             let _ = writeln!(
                 out,
-                "    %advised = func.call @madvise(%at, %length, %dont_need) : (!llvm.ptr, i64, i32) -> i32"
+                "    %advised = func.call @madvise(%span_at, %span_bytes, %dont_need) : (!llvm.ptr, i64, i32) -> i32"
             );
         }
         let _ = writeln!(out, "    %protection = arith.constant {protection} : i32");
         let _ = writeln!(
             out,
-            "    %status = func.call @mprotect(%at, %length, %protection) : (!llvm.ptr, i64, i32) -> i32"
+            "    %status = func.call @mprotect(%span_at, %span_bytes, %protection) : (!llvm.ptr, i64, i32) -> i32"
         );
-        *out += &account("%length", freeing);
+        *out += &account("%span_bytes", freeing);
         let _ = writeln!(out, "    }}");
     };
     if out_of_store {
