@@ -3,6 +3,6 @@
 # end-to-end) and the lit suite under test/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --workspace --bins --quiet
+cargo build --workspace --bins --release --quiet
 cargo test --workspace --quiet
 /usr/lib/llvm-22/bin/lit -sv test

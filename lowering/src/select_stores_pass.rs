@@ -35,7 +35,12 @@ impl TempoPass for SelectStores {
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         let schedule = Schedule::new(&program)?;
-        let context = unsafe { op.context().to_ref() };
+        // `ContextRef::to_ref` borrows the `ContextRef` itself: keep it alive
+        // for as long as `context` is used (a temporary here was freed at
+        // once and the attributes below were created through a dangling
+        // pointer, which crashed release builds).
+        let context_ref = op.context();
+        let context = unsafe { context_ref.to_ref() };
         let body = op
             .region(0)
             .ok()
