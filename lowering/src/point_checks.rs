@@ -33,13 +33,48 @@ fn flat(point: &[i64], extents: &[i64]) -> usize {
     point.iter().zip(extents).fold(0usize, |acc, (&p, &e)| acc * e as usize + p as usize)
 }
 
+/// A bitset over the points of one tensor.
+struct Bits(Vec<u64>);
+
+impl Bits {
+    /// `points` bits, all set or all clear; `None` if the memory cannot be had.
+    fn new(points: u64, all: bool) -> Option<Self> {
+        let words = usize::try_from(points.div_ceil(64)).ok()?;
+        let mut v = Vec::new();
+        v.try_reserve_exact(words).ok()?;
+        v.resize(words, if all { u64::MAX } else { 0 });
+        Some(Self(v))
+    }
+    fn get(&self, i: usize) -> bool {
+        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn set(&mut self, i: usize) {
+        if let Some(w) = self.0.get_mut(i / 64) {
+            *w |= 1 << (i % 64);
+        }
+    }
+}
+
 /// Runs the checks for the given bound values (one per dimension).
 pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Result<(), PointError> {
     let extents: Vec<Vec<i64>> =
         program.tensors.iter().map(|t| t.domain.iter().map(|&d| bounds[d].max(0)).collect()).collect();
-    let mut needed: Vec<Vec<bool>> = extents.iter().map(|e| vec![false; e.iter().product::<i64>() as usize]).collect();
-    for &o in &program.outputs {
-        needed[o].iter_mut().for_each(|x| *x = true);
+    // One bit per point, allocated fallibly: a bound in the trillions gets
+    // an error here, not an allocation abort.
+    let mut needed: Vec<Bits> = Vec::new();
+    for (i, e) in extents.iter().enumerate() {
+        let points = e.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x as u64));
+        let bits = points.and_then(|p| Bits::new(p, program.outputs.contains(&i))).ok_or_else(|| PointError {
+            message: format!(
+                "'{}' has {} points for these bounds ({}): too many to check",
+                program.tensors[i].name,
+                points.map_or("more than 2^64".into(), |p| p.to_string()),
+                describe_bounds(program, bounds)
+            ),
+            tensor: i,
+            node: None,
+        })?;
+        needed.push(bits);
     }
     let point_name = |i: usize, point: &[i64]| {
         let t = &program.tensors[i];
@@ -50,8 +85,8 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
             t.domain.iter().zip(point).map(|(&d, v)| format!("{}={v}", program.dims[d].name)).collect();
         format!("{}[{}]", t.name, coords.join(", "))
     };
-    let visit = |i: usize, point: &[i64], needed: &mut Vec<Vec<bool>>| -> Result<(), PointError> {
-        if !needed[i][flat(point, &extents[i])] {
+    let visit = |i: usize, point: &[i64], needed: &mut Vec<Bits>| -> Result<(), PointError> {
+        if !needed[i].get(flat(point, &extents[i])) {
             return Ok(());
         }
         let tensor = &program.tensors[i];
@@ -107,7 +142,7 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                         .collect();
                 }
                 for p in boxes {
-                    needed[*source][flat(&p, &extents[*source])] = true;
+                    needed[*source].set(flat(&p, &extents[*source]));
                 }
                 continue;
             }
@@ -130,7 +165,7 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                     ));
                 }
             }
-            needed[*source][flat(&coords, &extents[*source])] = true;
+            needed[*source].set(flat(&coords, &extents[*source]));
         }
         Ok(())
     };

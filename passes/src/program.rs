@@ -533,9 +533,11 @@ impl<'c> Program<'c> {
         format!("{}[{}]", self.tensors[source].name, coords.join(", "))
     }
 
-    /// Builds the model from a module, checking structure and types. Ops
-    /// outside the temporal dialect at module level are ignored (a module may
-    /// hold a program next to other code); temporal ops must be well formed.
+    /// Builds the model from a module, checking structure and types. The
+    /// module holds the program's temporal ops and, at the schedule level,
+    /// `func.func @tempo_schedule`; any other op at module level is refused
+    /// (a stray `store.alloc` or an already lowered function would otherwise
+    /// reach the JIT).
     pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let mut builder =
             Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new(), targeted: Vec::new() };
@@ -577,6 +579,21 @@ impl<'c> Program<'c> {
                 && temporal::TensorOp::try_from(*op).is_none()
             {
                 builder.error(*op, format!("'{}' must appear inside a temporal.define body", op_name(*op)));
+            } else if !is_temporal(*op) && !is_schedule_function(*op) {
+                let name = op_name(*op);
+                let hint = if name == "func.func" && symbol_name(*op).as_deref() == Some("tempo_main") {
+                    " (this module is already lowered: run the temporal program it came from)"
+                } else {
+                    ""
+                };
+                builder.error(
+                    *op,
+                    format!(
+                        "'{name}' is not part of a temporal program: its module holds temporal.dim, temporal.input, \
+                         temporal.tensor, temporal.define and temporal.output ops (and the schedule \
+                         @tempo_schedule){hint}"
+                    ),
+                );
             }
         }
         for (i, t) in builder.program.tensors.iter().enumerate() {
@@ -596,6 +613,16 @@ fn op_name(op: OperationRef) -> String {
 
 fn is_temporal(op: OperationRef) -> bool {
     op_name(op).starts_with("temporal.")
+}
+
+fn symbol_name(op: OperationRef) -> Option<String> {
+    op.attribute("sym_name").ok().and_then(string_attr)
+}
+
+/// `func.func @tempo_schedule`, the schedule level's function, which may
+/// sit beside the program it orders.
+fn is_schedule_function(op: OperationRef) -> bool {
+    op_name(op) == "func.func" && symbol_name(op).as_deref() == Some("tempo_schedule")
 }
 
 struct Builder<'c, 'v> {

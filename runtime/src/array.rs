@@ -28,6 +28,39 @@ impl Data {
             ElementType::I1 => Self::Bool(vec![0; len]),
         }
     }
+    /// Zero-filled storage of `len` elements, or an error (instead of an
+    /// allocation abort) when the memory cannot be had.
+    pub fn try_zeros(element: ElementType, len: usize) -> Result<Self, String> {
+        fn filled<T: Clone>(len: usize, zero: T) -> Result<Vec<T>, String> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| format!("cannot allocate {len} elements"))?;
+            v.resize(len, zero);
+            Ok(v)
+        }
+        Ok(match element {
+            ElementType::F32 => Self::F32(filled(len, 0.0)?),
+            ElementType::F64 => Self::F64(filled(len, 0.0)?),
+            ElementType::I32 => Self::I32(filled(len, 0)?),
+            ElementType::I64 => Self::I64(filled(len, 0)?),
+            ElementType::I1 => Self::Bool(filled(len, 0)?),
+        })
+    }
+    /// Copies `source` into elements `at..at + source.len()`; false (and
+    /// nothing written) when the element types differ or it does not fit.
+    pub fn write_at(&mut self, at: usize, source: &Data) -> bool {
+        if at.checked_add(source.len()).is_none_or(|end| end > self.len()) {
+            return false;
+        }
+        match (self, source) {
+            (Self::F32(a), Self::F32(b)) => a[at..at + b.len()].copy_from_slice(b),
+            (Self::F64(a), Self::F64(b)) => a[at..at + b.len()].copy_from_slice(b),
+            (Self::I32(a), Self::I32(b)) => a[at..at + b.len()].copy_from_slice(b),
+            (Self::I64(a), Self::I64(b)) => a[at..at + b.len()].copy_from_slice(b),
+            (Self::Bool(a), Self::Bool(b)) => a[at..at + b.len()].copy_from_slice(b),
+            _ => return false,
+        }
+        true
+    }
     /// Element type.
     pub fn element(&self) -> ElementType {
         match self {

@@ -2,6 +2,7 @@
 //! and running it on host arrays.
 
 use crate::array::{Data, HostArray};
+use crate::memory::{bytes_of, check_fits, human};
 use crate::externals::{CURRENT, CallContext, Externals, tempo_external_call};
 use indexmap::IndexMap;
 use melior::{Context, ir::Module, pass::PassManager};
@@ -13,7 +14,7 @@ use tempo_lowering::{
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
     pipeline,
-    program::{PointType, Program},
+    program::{ElementType, PointType, Program},
     verify::verify_program,
 };
 
@@ -92,8 +93,8 @@ pub struct Prepared {
     pub bounds: Vec<i64>,
     /// One array per input tensor, in declaration order.
     pub inputs: Vec<HostArray>,
-    /// One zeroed array per output, in output order.
-    pub outputs: Vec<HostArray>,
+    /// Name, shape and element type of each output, in output order.
+    pub outputs: Vec<(String, Vec<usize>, ElementType)>,
 }
 
 /// Checks and gathers what a run of `program` needs; errors are rendered lines.
@@ -112,7 +113,10 @@ pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<
     for name in options.bounds.keys() {
         if !program.dims.iter().any(|d| &d.bound == name) {
             let known: Vec<&str> = program.dims.iter().map(|d| d.bound.as_str()).collect();
-            return Err(vec![format!("error: unknown bound '{name}' (the program's bounds: {})", known.join(", "))]);
+            return Err(vec![format!(
+                "error: unknown bound '{name}' (the program's bounds: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )]);
         }
     }
     let missing: Vec<String> = options
@@ -147,22 +151,13 @@ pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<
             Slot { name: t.name.clone(), domain: t.domain.clone(), point: t.point.clone() }
         })
         .collect();
-    let host_bytes = input_slots.iter().chain(&output_slots).try_fold(0usize, |total, slot| {
-        shape_of(slot)
-            .iter()
-            .try_fold(slot.point.element.byte_size(), |bytes, &d| bytes.checked_mul(d))
+    // Inputs are allocated here (random ones) or already are (given ones);
+    // outputs and stores are checked by the caller.
+    let input_bytes = input_slots.iter().try_fold(0u64, |total, slot| {
+        bytes_of(shape_of(slot).iter().map(|&d| d as u64), slot.point.element.byte_size() as u64)
             .and_then(|bytes| total.checked_add(bytes))
     });
-    match (host_bytes, available_memory()) {
-        (Some(needed), Some(available)) if needed <= available => {}
-        (Some(_), None) => {}
-        (needed, _) => {
-            return Err(vec![format!(
-                "error: the inputs and outputs for these bounds need {} bytes of host memory, more than is available",
-                needed.map_or("more than 2^64".to_string(), |n| n.to_string())
-            )]);
-        }
-    }
+    check_fits(input_bytes, "the program's inputs for these bounds").map_err(|e| vec![format!("error: {e}")])?;
     for name in options.inputs.keys() {
         if !input_slots.iter().any(|s| &s.name == name) {
             let known: Vec<&str> = input_slots.iter().map(|s| s.name.as_str()).collect();
@@ -206,8 +201,7 @@ pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<
         .iter()
         .map(|slot| {
             let shape = shape_of(slot);
-            let len = shape.iter().product();
-            HostArray { name: slot.name.clone(), shape, data: Data::zeros(slot.point.element, len) }
+            (slot.name.clone(), shape, slot.point.element)
         })
         .collect();
     Ok(Prepared { bounds, inputs, outputs })
@@ -228,24 +222,42 @@ pub fn run_module_timed(
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
-    let Prepared { bounds, mut inputs, mut outputs } = prepare(&program, options)?;
-    check_points(&program, &schedule, &bounds).map_err(|e| vec![format!("error: {e}")])?;
+    let Prepared { bounds, mut inputs, outputs } = prepare(&program, options)?;
+    if program.outputs.is_empty() {
+        // Nothing is demanded, so nothing runs (as in the interpreter).
+        return Ok((Vec::new(), RunReport::default()));
+    }
     let mut stores = Vec::new();
     for (i, t) in program.tensors.iter().enumerate() {
         let storage = schedule.storage[i];
-        let point_bytes = t.point.shape.iter().product::<i64>() as u64 * t.point.element.byte_size() as u64;
+        let point_bytes = bytes_of(t.point.shape.iter().map(|&d| d as u64), t.point.element.byte_size() as u64);
+        let extent = |dims: &[usize]| dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(bounds[d] as u64));
         let bytes = match storage {
             Storage::Input | Storage::Output => None,
-            Storage::Full => Some(t.domain.iter().map(|&d| bounds[d] as u64).product::<u64>() * point_bytes),
-            Storage::Ring(k) => {
-                Some(k as u64 * t.domain[1..].iter().map(|&d| bounds[d] as u64).product::<u64>() * point_bytes)
-            }
+            Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
+            Storage::Ring(k) => Some(
+                extent(&t.domain[1..]).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b)?.checked_mul(k as u64)),
+            ),
             // Once the loop has run: every block up to the bound is committed.
-            Storage::Blocks(b) => Some((bounds[t.domain[0]] as u64).div_ceil(b as u64) * b as u64 * point_bytes),
-            other => other.slots().map(|n| n as u64 * point_bytes),
+            Storage::Blocks(b) => Some(
+                point_bytes
+                    .and_then(|p| (bounds[t.domain[0]] as u64).div_ceil(b as u64).checked_mul(b as u64)?.checked_mul(p)),
+            ),
+            other => other.slots().map(|n| point_bytes.and_then(|p| p.checked_mul(n as u64))),
         };
+        // An overflowing size is reported by the memory check below.
+        let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
         stores.push(StoreReport { tensor: t.name.clone(), kind: storage.to_string(), bytes });
     }
+    let mut outputs = allocate_outputs(&program, &schedule, &stores, outputs)?;
+    check_points(&program, &schedule, &bounds).map_err(|e| {
+        let tensor = &program.tensors[e.tensor];
+        let location = match e.node {
+            Some((b, n)) => tensor.branches[b].nodes[n].location,
+            None => tensor.location,
+        };
+        vec![format!("{}: error: {}", render_location(&location, &options.source_name), e.message)]
+    })?;
     let sites: Vec<(String, Vec<PointType>, PointType)> =
         program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
     drop(program);
@@ -301,12 +313,42 @@ pub fn run_module_timed(
     Ok((outputs, timings))
 }
 
-/// Bytes of memory available to the process (`MemAvailable`), if known.
-fn available_memory() -> Option<usize> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
+/// Checks that the outputs and every store fit in memory together (a bound
+/// in the billions must get a diagnostic, not an allocation failure in
+/// compiled code), naming the largest, then allocates the outputs.
+fn allocate_outputs(
+    program: &Program,
+    schedule: &Schedule,
+    stores: &[StoreReport],
+    outputs: Vec<(String, Vec<usize>, ElementType)>,
+) -> Result<Vec<HostArray>, Vec<String>> {
+    let mut parts: Vec<(String, Option<u64>)> = Vec::new();
+    for (name, shape, element) in &outputs {
+        let bytes = bytes_of(shape.iter().map(|&d| d as u64), element.byte_size() as u64);
+        parts.push((format!("output '{name}' ({}{shape:?})", element.numpy()), bytes));
+    }
+    for (store, (i, _)) in stores.iter().zip(program.tensors.iter().enumerate()) {
+        if let Some(bytes) = store.bytes {
+            let kind = schedule.storage[i];
+            parts.push((format!("the {kind} store of '{}'", store.tensor), (bytes != u64::MAX).then_some(bytes)));
+        }
+    }
+    let total = parts.iter().try_fold(0u64, |acc, (_, b)| acc.checked_add((*b)?));
+    if let Err(e) = check_fits(total, "this run") {
+        let largest = parts.iter().max_by_key(|(_, b)| b.unwrap_or(u64::MAX));
+        let detail = largest.map_or(String::new(), |(what, b)| {
+            format!("; the largest part is {what}: {}", b.map_or("more than 2^64 bytes".into(), human))
+        });
+        return Err(vec![format!("error: {e}{detail}")]);
+    }
+    outputs
+        .into_iter()
+        .map(|(name, shape, element)| {
+            let len = shape.iter().product();
+            let data = Data::try_zeros(element, len).map_err(|e| vec![format!("error: output '{name}': {e}")])?;
+            Ok(HostArray { name, shape, data })
+        })
+        .collect()
 }
 
 /// A memref descriptor `{allocated, aligned, offset, sizes[r], strides[r]}`
@@ -377,6 +419,12 @@ impl Drop for Engine {
 pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
-    crate::interpreter::interpret(&program, &prepared.bounds, &prepared.inputs, &options.externals)
-        .map_err(|e| vec![format!("error: {e}")])
+    crate::interpreter::interpret(
+        &program,
+        &prepared.bounds,
+        &prepared.inputs,
+        &options.externals,
+        &options.source_name,
+    )
+    .map_err(|e| vec![e])
 }

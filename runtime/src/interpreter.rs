@@ -9,11 +9,19 @@
 //! being computed is a cycle, a read outside `[0, bound)` or a needed point
 //! with no branch is an error naming tensor and point.
 //!
+//! Computed points live in one dense row-major array per tensor (allocated
+//! when the tensor is first written, after checking that it fits in memory)
+//! with a bit per point for "computed" and one for "in progress", so a
+//! scalar point costs its element bytes plus two bits.
+//!
 //! It shares nothing with the lowering: only the program model.
 
 use crate::array::{Data, HostArray};
 use crate::externals::Externals;
-use std::collections::{HashMap, HashSet};
+use crate::memory::{bytes_of, check_fits};
+use std::collections::HashMap;
+use melior::ir::Location;
+use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
 type Key = (usize, Vec<i64>);
@@ -21,28 +29,59 @@ type Key = (usize, Vec<i64>);
 /// Evaluates every output of `program` for the given bound values (one per
 /// dimension, in dimension order) and inputs (one per input tensor, in
 /// declaration order, shaped `[domain bounds..., point shape...]`).
-/// External calls run the callbacks of `externals`.
+/// External calls run the callbacks of `externals`. Errors are rendered
+/// diagnostics (`file:line:col: error: ...` at the read, op or tensor in
+/// `source_name` that failed).
 pub fn interpret(
     program: &Program,
     bounds: &[i64],
     inputs: &[HostArray],
     externals: &Externals,
+    source_name: &str,
 ) -> Result<Vec<HostArray>, String> {
-    let mut interpreter = Interpreter::new(program, bounds, inputs, externals);
+    let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
+    for &o in &program.outputs {
+        let extents: Vec<i64> = program.tensors[o].domain.iter().map(|&d| bounds[d]).collect();
+        let mut point = vec![0i64; extents.len()];
+        if extents.iter().all(|&e| e > 0) {
+            loop {
+                interpreter.demand((o, point.clone()))?;
+                if !next_point(&mut point, &extents) {
+                    break;
+                }
+            }
+        }
+    }
     let mut outputs = Vec::new();
     for &o in &program.outputs {
         let tensor = &program.tensors[o];
-        let extents: Vec<i64> = tensor.domain.iter().map(|&d| bounds[d]).collect();
-        let mut shape: Vec<usize> = extents.iter().map(|&e| e as usize).collect();
+        let mut shape: Vec<usize> = tensor.domain.iter().map(|&d| bounds[d] as usize).collect();
         shape.extend(tensor.point.shape.iter().map(|&d| d as usize));
-        let mut values = Vec::new();
-        for point in points(&extents) {
-            interpreter.demand((o, point.clone()))?;
-            values.push(interpreter.memo[&(o, point)].clone());
-        }
-        outputs.push(HostArray { name: tensor.name.clone(), shape, data: concat(tensor.point.element, &values) });
+        let data = if tensor.is_input {
+            interpreter.inputs[&o].data.clone()
+        } else {
+            match interpreter.stores[o].data.take() {
+                Some(data) => data,
+                // No point at all (a zero bound): an empty array.
+                None => Data::zeros(tensor.point.element, 0),
+            }
+        };
+        outputs.push(HostArray { name: tensor.name.clone(), shape, data });
     }
     Ok(outputs)
+}
+
+/// Advances `point` to the next point of the box `[0, extents)` in
+/// row-major order; false after the last one.
+fn next_point(point: &mut [i64], extents: &[i64]) -> bool {
+    for k in (0..point.len()).rev() {
+        point[k] += 1;
+        if point[k] < extents[k] {
+            return true;
+        }
+        point[k] = 0;
+    }
+    false
 }
 
 /// Every point of a box `[0, e0) x [0, e1) x ...`, row-major.
@@ -52,6 +91,113 @@ fn points(extents: &[i64]) -> Vec<Vec<i64>> {
         all = all.into_iter().flat_map(|p| (0..e.max(0)).map(move |i| [p.clone(), vec![i]].concat())).collect();
     }
     all
+}
+
+/// The computed points of one tensor: a dense row-major array over its
+/// whole domain, allocated on the first write, and two bits per point.
+struct DenseStore {
+    extents: Vec<i64>,
+    point_len: usize,
+    element: ElementType,
+    data: Option<Data>,
+    done: Vec<u64>,
+    busy: Vec<u64>,
+}
+
+impl DenseStore {
+    fn new(extents: Vec<i64>, point_len: usize, element: ElementType) -> Self {
+        Self { extents, point_len, element, data: None, done: Vec::new(), busy: Vec::new() }
+    }
+
+    /// Row-major index of `point` (in bounds: reads are checked before).
+    fn index(&self, point: &[i64]) -> usize {
+        point.iter().zip(&self.extents).fold(0usize, |acc, (&c, &e)| acc * e as usize + c as usize)
+    }
+
+    fn bit(bits: &[u64], i: usize) -> bool {
+        bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    fn set_bit(bits: &mut [u64], i: usize, on: bool) {
+        if let Some(w) = bits.get_mut(i / 64) {
+            if on {
+                *w |= 1 << (i % 64);
+            } else {
+                *w &= !(1 << (i % 64));
+            }
+        }
+    }
+
+    fn is_done(&self, point: &[i64]) -> bool {
+        Self::bit(&self.done, self.index(point))
+    }
+
+    fn is_busy(&self, point: &[i64]) -> bool {
+        Self::bit(&self.busy, self.index(point))
+    }
+
+    /// Allocates the array and bitsets, after checking they fit in memory.
+    fn allocate(&mut self, name: &str) -> Result<(), String> {
+        if self.data.is_some() {
+            return Ok(());
+        }
+        let points = self.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e as u64));
+        let bytes = points.and_then(|p| {
+            let bits = p.div_ceil(64).checked_mul(16)?;
+            bytes_of([p, self.point_len as u64], self.element.byte_size() as u64)?.checked_add(bits)
+        });
+        check_fits(bytes, &format!("the interpreter's store of every point of '{name}'"))?;
+        let points = points.unwrap_or(0) as usize;
+        let words = points.div_ceil(64);
+        let mut done = Vec::new();
+        let mut busy = Vec::new();
+        done.try_reserve_exact(words).map_err(|_| format!("cannot allocate the interpreter's store of '{name}'"))?;
+        busy.try_reserve_exact(words).map_err(|_| format!("cannot allocate the interpreter's store of '{name}'"))?;
+        done.resize(words, 0);
+        busy.resize(words, 0);
+        let len = points.checked_mul(self.point_len).ok_or_else(|| format!("the store of '{name}' is too large"))?;
+        self.data = Some(
+            Data::try_zeros(self.element, len)
+                .map_err(|e| format!("the interpreter's store of every point of '{name}': {e}"))?,
+        );
+        self.done = done;
+        self.busy = busy;
+        Ok(())
+    }
+
+    fn set_busy(&mut self, name: &str, point: &[i64], on: bool) -> Result<(), String> {
+        self.allocate(name)?;
+        let i = self.index(point);
+        Self::set_bit(&mut self.busy, i, on);
+        Ok(())
+    }
+
+    fn put(&mut self, name: &str, point: &[i64], value: &Data) -> Result<(), String> {
+        self.allocate(name)?;
+        let i = self.index(point);
+        let written = match &mut self.data {
+            Some(data) => value.len() == self.point_len && data.write_at(i * self.point_len, value),
+            None => false,
+        };
+        if !written {
+            return Err(format!(
+                "a point of '{name}' has {} {} elements, but the tensor's points have {} {} elements",
+                value.len(),
+                value.element().numpy(),
+                self.point_len,
+                self.element.numpy()
+            ));
+        }
+        Self::set_bit(&mut self.done, i, true);
+        Ok(())
+    }
+
+    fn get(&self, point: &[i64]) -> Data {
+        match &self.data {
+            Some(data) => slice(data, self.index(point) * self.point_len, self.point_len),
+            None => Data::zeros(self.element, self.point_len),
+        }
+    }
 }
 
 fn concat(element: ElementType, parts: &[Data]) -> Data {
@@ -74,8 +220,10 @@ struct Interpreter<'p, 'c> {
     bounds: &'p [i64],
     /// Input arrays by tensor index.
     inputs: HashMap<usize, &'p HostArray>,
-    memo: HashMap<Key, Data>,
+    /// Computed points, one dense store per tensor (unused for inputs).
+    stores: Vec<DenseStore>,
     externals: &'p Externals,
+    source_name: &'p str,
 }
 
 struct Frame {
@@ -85,9 +233,43 @@ struct Frame {
 }
 
 impl<'p, 'c> Interpreter<'p, 'c> {
-    fn new(program: &'p Program<'c>, bounds: &'p [i64], inputs: &'p [HostArray], externals: &'p Externals) -> Self {
+    fn new(
+        program: &'p Program<'c>,
+        bounds: &'p [i64],
+        inputs: &'p [HostArray],
+        externals: &'p Externals,
+        source_name: &'p str,
+    ) -> Self {
         let input_tensors = program.tensors.iter().enumerate().filter(|(_, t)| t.is_input).map(|(i, _)| i);
-        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), memo: HashMap::new(), externals }
+        let stores = program
+            .tensors
+            .iter()
+            .map(|t| {
+                let extents = t.domain.iter().map(|&d| bounds[d]).collect();
+                DenseStore::new(extents, t.point.num_elements(), t.point.element)
+            })
+            .collect();
+        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), stores, externals, source_name }
+    }
+
+    /// A diagnostic at `location` in the program's source.
+    fn at(&self, location: Location<'c>, message: impl std::fmt::Display) -> String {
+        format!("{}: error: {message}", render_location(&location, self.source_name))
+    }
+
+    /// A diagnostic at the declaration of `tensor`.
+    fn at_tensor(&self, tensor: usize, message: impl std::fmt::Display) -> String {
+        self.at(self.program.tensors[tensor].location, message)
+    }
+
+    /// Whether `(tensor, point)` is known: an input, or computed already.
+    fn known(&self, (tensor, point): &Key) -> bool {
+        self.program.tensors[*tensor].is_input || self.stores[*tensor].is_done(point)
+    }
+
+    /// The value of a known point.
+    fn value(&self, key: &Key) -> Data {
+        if self.program.tensors[key.0].is_input { self.input_point(key) } else { self.stores[key.0].get(&key.1) }
     }
 
     fn point_name(&self, (tensor, point): &Key) -> String {
@@ -104,36 +286,41 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     fn expand(&self, key: &Key) -> Result<(usize, Vec<Key>), String> {
         let (tensor, point) = key;
         let t = &self.program.tensors[*tensor];
-        let eval_error = |e: tempo_passes::affine::EvalError| format!("at {}: {}", self.point_name(key), e.0);
+        let eval_error = |location: Location<'c>| {
+            move |e: tempo_passes::affine::EvalError| self.at(location, format!("at {}: {}", self.point_name(key), e.0))
+        };
         let mut chosen = None;
         for (b, branch) in t.branches.iter().enumerate() {
-            if branch.when.contains(point, self.bounds).map_err(eval_error)? {
+            if branch.when.contains(point, self.bounds).map_err(eval_error(branch.location))? {
                 chosen = Some(b);
                 break;
             }
         }
         let Some(b) = chosen else {
-            return Err(format!("point {} is needed but no branch of '{}' defines it", self.point_name(key), t.name));
+            return Err(self.at_tensor(
+                *tensor,
+                format!("point {} is needed but no branch of '{}' defines it", self.point_name(key), t.name),
+            ));
         };
         let mut needs = Vec::new();
         for node in &t.branches[b].nodes {
             if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
-                let boxes = self.range_box(key, *source, lower, upper, caps)?;
+                let boxes = self.range_box(key, *source, lower, upper, caps).map_err(|e| self.at(node.location, e))?;
                 needs.extend(points_in(&boxes).into_iter().map(|p| (*source, p)));
                 continue;
             }
             if let NodeKind::Read { source, index } = &node.kind {
-                let coords = index.eval(point, self.bounds).map_err(eval_error)?;
+                let coords = index.eval(point, self.bounds).map_err(eval_error(node.location))?;
                 let src = &self.program.tensors[*source];
                 for (&c, &d) in coords.iter().zip(&src.domain) {
                     if c < 0 || c >= self.bounds[d] {
-                        return Err(self.program.out_of_bounds(
+                        return Err(self.at(node.location, self.program.out_of_bounds(
                             &format!("read {}", self.program.describe_read(*tensor, *source, index)),
                             &self.point_name(key),
                             d,
                             &format!("{} = {c}", self.program.dims[d].name),
                             self.bounds[d],
-                        ));
+                        )));
                     }
                 }
                 needs.push((*source, coords));
@@ -174,35 +361,33 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         Ok(intervals)
     }
 
-    /// Makes sure `root` is memoized.
+    /// Makes sure `root` is computed.
     fn demand(&mut self, root: Key) -> Result<(), String> {
         let mut stack = vec![Frame { key: root, branch: None }];
-        let mut in_progress: HashSet<Key> = HashSet::new();
         while let Some(frame) = stack.last_mut() {
-            if self.memo.contains_key(&frame.key) {
+            if self.known(&frame.key) {
                 stack.pop();
                 continue;
             }
             let tensor = frame.key.0;
-            if self.program.tensors[tensor].is_input {
-                let key = stack.pop().expect("non-empty").key;
-                let value = self.input_point(&key);
-                self.memo.insert(key, value);
-                continue;
-            }
+            let name = &self.program.tensors[tensor].name;
             match frame.branch {
                 None => {
                     let (branch, needs) = self.expand(&frame.key)?;
                     frame.branch = Some(branch);
-                    in_progress.insert(frame.key.clone());
+                    let key = frame.key.clone();
+                    self.stores[tensor].set_busy(name, &key.1, true).map_err(|e| self.at_tensor(tensor, e))?;
                     for need in needs {
-                        if self.memo.contains_key(&need) {
+                        if self.known(&need) {
                             continue;
                         }
-                        if in_progress.contains(&need) {
-                            return Err(format!(
-                                "point {} depends on itself (a cycle through reads that do not move in time)",
-                                self.point_name(&need)
+                        if self.stores[need.0].is_busy(&need.1) {
+                            return Err(self.at_tensor(
+                                need.0,
+                                format!(
+                                    "point {} depends on itself (a cycle through reads that do not move in time)",
+                                    self.point_name(&need)
+                                ),
                             ));
                         }
                         stack.push(Frame { key: need, branch: None });
@@ -211,8 +396,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 Some(branch) => {
                     let key = stack.pop().expect("non-empty").key;
                     let value = self.compute(&key, branch)?;
-                    in_progress.remove(&key);
-                    self.memo.insert(key, value);
+                    let name = &self.program.tensors[key.0].name;
+                    let stored = self.stores[key.0]
+                        .set_busy(name, &key.1, false)
+                        .and_then(|()| self.stores[key.0].put(name, &key.1, &value));
+                    stored.map_err(|e| self.at_tensor(key.0, e))?;
                 }
             }
         }
@@ -239,12 +427,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             let value = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
-                    Value { shape: static_shape(&node.ty), data: self.memo[&(*source, coords)].clone() }
+                    Value { shape: static_shape(&node.ty), data: self.value(&(*source, coords)) }
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
                     let intervals = self.range_box(key, *source, lower, upper, caps).expect("checked when expanded");
                     let parts: Vec<Data> =
-                        points_in(&intervals).into_iter().map(|p| self.memo[&(*source, p)].clone()).collect();
+                        points_in(&intervals).into_iter().map(|p| self.value(&(*source, p))).collect();
                     let mut shape: Vec<usize> =
                         intervals.iter().filter(|(_, _, r)| *r).map(|(lo, hi, _)| (hi - lo) as usize).collect();
                     shape.extend(static_shape(&self.program.tensors[*source].point));
@@ -258,18 +446,18 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 }
                 NodeKind::Binary(kind, a, b) => {
                     let (x, y) =
-                        broadcast(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                        broadcast(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     let data =
-                        binary(*kind, &x.data, &y.data).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                        binary(*kind, &x.data, &y.data).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     Value { shape: x.shape, data }
                 }
                 NodeKind::Matmul(a, b) => {
-                    matmul(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?
+                    matmul(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
                 }
                 NodeKind::Reduce(kind, a, axis) => reduce(*kind, &values[*a], *axis),
                 NodeKind::Compare(predicate, a, b) => {
                     let (x, y) =
-                        broadcast(&values[*a], &values[*b]).map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                        broadcast(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     let flags = (0..x.data.len())
                         .map(|k| {
                             let ordering = match (&x.data, &y.data) {
@@ -302,7 +490,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                             Ok(v.clone())
                         }
                     };
-                    let (condition, x, y) = (spread(&values[*c])?, spread(&values[*a])?, spread(&values[*b])?);
+                    let located = |e: String| self.at(node.location, format!("at {}: {e}", self.point_name(key)));
+                    let (condition, x, y) = (
+                        spread(&values[*c]).map_err(located)?,
+                        spread(&values[*a]).map_err(located)?,
+                        spread(&values[*b]).map_err(located)?,
+                    );
                     let Data::Bool(flags) = &condition.data else { unreachable!("the verifier checks the condition") };
                     let parts: Vec<Data> = flags
                         .iter()
@@ -333,7 +526,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     let result = self
                         .externals
                         .call(callee, &node.ty, &arrays)
-                        .map_err(|e| format!("at {}: {e}", self.point_name(key)))?;
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     Value { shape: result.shape, data: result.data }
                 }
             };
@@ -342,11 +535,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         let result = values.swap_remove(branch.result);
         let expected = static_shape(&self.program.tensors[*tensor].point);
         if result.shape != expected {
-            return Err(format!(
+            return Err(self.at(branch.location, format!(
                 "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
                 self.point_name(key),
                 result.shape
-            ));
+            )));
         }
         Ok(result.data)
     }

@@ -5,6 +5,7 @@ pub mod array;
 pub mod engine;
 pub mod externals;
 pub mod interpreter;
+pub mod memory;
 
 pub use array::{Data, HostArray};
 pub use engine::{MemoryReport, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed};

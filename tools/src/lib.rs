@@ -2,6 +2,8 @@
 //! stdin, `// -----` split chunks) with diagnostics that keep the original
 //! file name, line and column.
 
+pub mod fuzz;
+
 use melior::{Context, ir::Module};
 pub use tempo_passes::source::parse_text;
 
