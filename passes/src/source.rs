@@ -13,6 +13,7 @@ pub fn parse_text<'c>(
     name: &str,
     first_line: usize,
 ) -> Result<Module<'c>, Vec<String>> {
+    check_nesting(text, name, first_line)?;
     let collector = DiagnosticCollector::attach_for_source(context, name);
     // Pad so that line numbers match the original file; NUL-terminate for
     // MLIR's buffer without counting the terminator.
@@ -38,5 +39,77 @@ pub fn parse_text<'c>(
             }
             Err(lines)
         }
+    }
+}
+
+/// Deepest nesting of brackets, braces, parentheses and angle brackets the
+/// tools accept. MLIR's parser (and every walk after it) recurses once per
+/// level, so input nested thousands deep would overflow the stack; real
+/// programs stay far below this.
+pub const MAX_NESTING: usize = 256;
+
+/// Refuses text nested deeper than [`MAX_NESTING`], with the location of
+/// the first bracket past the limit. Comments and string literals are
+/// skipped; `->`, `>=` and `<=` are not brackets.
+pub fn check_nesting(text: &str, name: &str, first_line: usize) -> Result<(), Vec<String>> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut line, mut column) = (0usize, first_line, 1usize);
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        let previous = if i > 0 { bytes[i - 1] } else { 0 };
+        match c {
+            b'/' if next == Some(b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                column += 1;
+                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    let step = if bytes[i] == b'\\' { 2 } else { 1 };
+                    i += step;
+                    column += step;
+                }
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b'<' if next != Some(b'=') => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'>' if previous != b'-' && next != Some(b'=') => depth = depth.saturating_sub(1),
+            b'\n' => {
+                line += 1;
+                column = 0;
+            }
+            _ => {}
+        }
+        if depth > MAX_NESTING {
+            return Err(vec![format!(
+                "{name}:{line}:{column}: error: the input is nested more than {MAX_NESTING} levels deep \
+                 (brackets, braces, parentheses or angle brackets); refused rather than risk the parser's stack"
+            )]);
+        }
+        i += 1;
+        // Columns count characters, not UTF-8 continuation bytes.
+        if c & 0xC0 != 0x80 {
+            column += 1;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_with_its_location() {
+        let deep = format!("module {{\n  \"x\"() {{a = {}{}}} : () -> ()\n}}", "[".repeat(300), "]".repeat(300));
+        let error = check_nesting(&deep, "f.mlir", 1).unwrap_err();
+        assert!(error[0].starts_with("f.mlir:2:"), "{error:?}");
+        let fine = "// [[[[ in a comment\n\"t\"() {s = \"(((\", m = affine_set<(t) : (t - 1 >= 0)>} : () -> ()";
+        assert!(check_nesting(fine, "f.mlir", 1).is_ok());
     }
 }

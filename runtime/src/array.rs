@@ -119,27 +119,8 @@ impl HostArray {
     /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
     pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{path}': {e}"))?;
-        let file = npyz::NpyFile::new(&bytes[..])
-            .map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
-        if file.order() != npyz::Order::C {
-            return Err(format!("input '{name}': '{path}' is in Fortran order; save it in C order"));
-        }
-        let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
-        let descr = file.dtype().descr();
-        let bad = |e: std::io::Error| format!("input '{name}': cannot read the data of '{path}': {e}");
-        let data = match descr.trim_matches('\'') {
-            "<f4" => Data::F32(file.into_vec().map_err(bad)?),
-            "<f8" => Data::F64(file.into_vec().map_err(bad)?),
-            "<i4" => Data::I32(file.into_vec().map_err(bad)?),
-            "<i8" => Data::I64(file.into_vec().map_err(bad)?),
-            "|b1" => Data::Bool(file.into_vec::<bool>().map_err(bad)?.into_iter().map(u8::from).collect()),
-            other => {
-                return Err(format!(
-                    "input '{name}': '{path}' has dtype {other}; supported: float32, float64, int32, int64, bool (little-endian)"
-                ));
-            }
-        };
-        Ok(Self { name: name.into(), shape, data })
+        let npy = crate::npy::decode(&bytes).map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
+        Ok(Self { name: name.into(), shape: npy.shape, data: npy.data })
     }
 
     /// Writes the array as a `.npy` file.

@@ -6,6 +6,7 @@ pub mod engine;
 pub mod externals;
 pub mod interpreter;
 pub mod memory;
+pub mod npy;
 
 pub use array::{Data, HostArray};
 pub use engine::{MemoryReport, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed};

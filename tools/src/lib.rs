@@ -7,6 +7,21 @@ pub mod fuzz;
 use melior::{Context, ir::Module};
 pub use tempo_passes::source::parse_text;
 
+/// Writes `text` to standard output. A reader that went away (`tempo-opt
+/// ... | head -1`) ends the process quietly with status 0, as Unix filters
+/// do; any other write error is reported and exits with status 1.
+pub fn write_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        let _ = writeln!(std::io::stderr(), "error: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// Reads `path` (`-` for stdin) as UTF-8 text; returns the text and the name
 /// diagnostics should use.
 pub fn read_source(path: &str) -> Result<(String, String), String> {

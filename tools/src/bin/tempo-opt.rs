@@ -39,7 +39,12 @@ fn parse_args() -> Result<Args, String> {
         split_input_file: false,
     };
     let mut input = None;
-    let mut iter = std::env::args().skip(1);
+    // Arguments that are not UTF-8 are an error, not a panic.
+    let arguments = std::env::args_os()
+        .skip(1)
+        .map(|a| a.into_string().map_err(|a| format!("argument '{}' is not UTF-8", a.to_string_lossy())))
+        .collect::<Result<Vec<String>, String>>()?;
+    let mut iter = arguments.into_iter();
     while let Some(arg) = iter.next() {
         let mut value_of = |flag: &str, inline: Option<&str>| -> Result<String, String> {
             match inline {
@@ -82,12 +87,13 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn list_passes() {
-    println!("{USAGE}\n\nProject passes and pipelines:");
+    let mut text = format!("{USAGE}\n\nProject passes and pipelines:\n");
     for entry in tempo_lowering::registry().entries() {
-        println!("  {:28} {}", entry.name(), entry.summary());
+        text.push_str(&format!("  {:28} {}\n", entry.name(), entry.summary()));
     }
-    println!("\nEvery upstream MLIR pass is available too (e.g. canonicalize, cse, lower-affine, convert-to-llvm);");
-    println!("see `mlir-opt --help` for their names and options.");
+    text.push_str("\nEvery upstream MLIR pass is available too (e.g. canonicalize, cse, lower-affine, convert-to-llvm);\n");
+    text.push_str("see `mlir-opt --help` for their names and options.\n");
+    tempo_tools::write_stdout(&text);
 }
 
 fn main() -> ExitCode {
@@ -103,7 +109,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if args.emit_irdl {
-        print!("{}", tempo_dialects::irdl_module_text());
+        tempo_tools::write_stdout(&tempo_dialects::irdl_module_text());
         return ExitCode::SUCCESS;
     }
     melior::utility::register_all_passes();
@@ -147,7 +153,8 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         }
-        None => println!("{output}"),
+        None if printed.is_empty() => {}
+        None => tempo_tools::write_stdout(&format!("{output}\n")),
     }
     if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS }
 }

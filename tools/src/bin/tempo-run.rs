@@ -165,8 +165,8 @@ fn main() -> ExitCode {
     }
     for output in &outputs {
         match cli.format {
-            Format::Text => println!("{}", output.to_text()),
-            Format::Json => println!("{}", output.to_json()),
+            Format::Text => tempo_tools::write_stdout(&format!("{}\n", output.to_text())),
+            Format::Json => tempo_tools::write_stdout(&format!("{}\n", output.to_json())),
             Format::None => {}
         }
     }

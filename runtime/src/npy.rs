@@ -1,0 +1,328 @@
+//! A strict reader of `.npy` files: the header is validated field by field
+//! (magic, version, header length, the dictionary's syntax and its exact
+//! keys `descr`, `fortran_order` and `shape`, the dtype, the order, and the
+//! shape against the number of data bytes), and every problem is named.
+
+use crate::array::Data;
+
+/// A decoded `.npy` file.
+#[derive(Debug)]
+pub struct Npy {
+    pub shape: Vec<usize>,
+    pub data: Data,
+}
+
+/// Decodes `bytes` as a `.npy` file (C order, little-endian float32,
+/// float64, int32, int64 or bool).
+pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("the file does not start with the .npy magic string \\x93NUMPY".into());
+    }
+    let (major, minor) = (bytes[6], bytes[7]);
+    let (header_start, header_len): (usize, usize) = match (major, minor) {
+        (1, 0) => (10, u16::from_le_bytes([bytes[8], bytes[9]]) as usize),
+        (2, 0) | (3, 0) => {
+            if bytes.len() < 12 {
+                return Err("the file ends inside the header length".into());
+            }
+            (12, u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize)
+        }
+        _ => return Err(format!("unsupported .npy format version {major}.{minor} (known: 1.0, 2.0, 3.0)")),
+    };
+    let data_start = header_start
+        .checked_add(header_len)
+        .filter(|&end| end <= bytes.len())
+        .ok_or_else(|| format!("the header length {header_len} runs past the end of the file ({} bytes)", bytes.len()))?;
+    let header = &bytes[header_start..data_start];
+    let header: String = if major == 3 {
+        String::from_utf8(header.to_vec()).map_err(|_| "the header is not UTF-8".to_string())?
+    } else {
+        header.iter().map(|&b| b as char).collect()
+    };
+    if !header.ends_with('\n') {
+        return Err("the header does not end with a newline".into());
+    }
+    let fields = parse_dict(header.trim_end())?;
+    let mut descr = None;
+    let mut fortran = None;
+    let mut shape = None;
+    for (key, value) in fields {
+        let slot = match key.as_str() {
+            "descr" => &mut descr,
+            "fortran_order" => &mut fortran,
+            "shape" => &mut shape,
+            other => {
+                return Err(format!(
+                    "the header has the key '{other}'; a .npy header has exactly 'descr', 'fortran_order' and 'shape'"
+                ));
+            }
+        };
+        if slot.replace(value).is_some() {
+            return Err(format!("the header gives the key '{key}' twice"));
+        }
+    }
+    let missing = |k: &str| format!("the header has no '{k}'");
+    let descr = match descr.ok_or_else(|| missing("descr"))? {
+        Literal::Str(s) => s,
+        other => return Err(format!("'descr' must be a string, got {}", other.describe())),
+    };
+    match fortran.ok_or_else(|| missing("fortran_order"))? {
+        Literal::Bool(false) => {}
+        Literal::Bool(true) => return Err("the array is in Fortran order; save it in C order".into()),
+        other => return Err(format!("'fortran_order' must be True or False, got {}", other.describe())),
+    }
+    let shape = match shape.ok_or_else(|| missing("shape"))? {
+        Literal::Tuple(dims) => dims,
+        other => return Err(format!("'shape' must be a tuple of integers, got {}", other.describe())),
+    };
+    let item = match descr.as_str() {
+        "<f4" | "<f8" | "<i4" | "<i8" | "|b1" => descr[2..].parse::<usize>().unwrap_or(1),
+        other => {
+            return Err(format!(
+                "dtype '{other}' is not supported; supported: float32 '<f4', float64 '<f8', int32 '<i4', \
+                 int64 '<i8', bool '|b1' (little-endian)"
+            ));
+        }
+    };
+    let count = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    let expected = count.and_then(|c| c.checked_mul(item));
+    let data = &bytes[data_start..];
+    match expected {
+        Some(n) if n == data.len() => {}
+        Some(n) => {
+            return Err(format!(
+                "the shape {shape:?} of '{descr}' needs {n} data bytes, but the file holds {}",
+                data.len()
+            ));
+        }
+        None => return Err(format!("the shape {shape:?} is too large")),
+    }
+    let words = |size: usize| data.chunks_exact(size);
+    let data = match descr.as_str() {
+        "<f4" => Data::F32(words(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()),
+        "<f8" => Data::F64(words(8).map(|w| f64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect()),
+        "<i4" => Data::I32(words(4).map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()),
+        "<i8" => Data::I64(words(8).map(|w| i64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect()),
+        _ => {
+            if let Some(i) = data.iter().position(|&b| b > 1) {
+                return Err(format!("bool element {i} is the byte {}, not 0 or 1", data[i]));
+            }
+            Data::Bool(data.to_vec())
+        }
+    };
+    Ok(Npy { shape, data })
+}
+
+/// A Python literal as it appears in a `.npy` header.
+#[derive(Debug, PartialEq)]
+enum Literal {
+    Str(String),
+    Bool(bool),
+    Tuple(Vec<usize>),
+    Other(String),
+}
+
+impl Literal {
+    fn describe(&self) -> String {
+        match self {
+            Self::Str(s) => format!("the string '{s}'"),
+            Self::Bool(b) => format!("{}", if *b { "True" } else { "False" }),
+            Self::Tuple(t) => format!("the tuple {t:?}"),
+            Self::Other(s) => format!("'{s}'"),
+        }
+    }
+}
+
+/// Parses `{'key': value, ...}` (string keys; string, boolean or
+/// integer-tuple values; an optional trailing comma).
+fn parse_dict(text: &str) -> Result<Vec<(String, Literal)>, String> {
+    let mut p = Cursor { chars: text.chars().collect(), at: 0 };
+    p.skip_spaces();
+    p.expect('{')?;
+    let mut fields = Vec::new();
+    loop {
+        p.skip_spaces();
+        if p.eat('}') {
+            break;
+        }
+        let key = p.string().map_err(|e| format!("the header dictionary is malformed: {e}"))?;
+        p.skip_spaces();
+        p.expect(':')?;
+        p.skip_spaces();
+        let value = p.literal()?;
+        fields.push((key, value));
+        p.skip_spaces();
+        if p.eat(',') {
+            continue;
+        }
+        p.skip_spaces();
+        p.expect('}')?;
+        break;
+    }
+    p.skip_spaces();
+    if p.at != p.chars.len() {
+        return Err(format!("the header has text after the dictionary at character {}", p.at));
+    }
+    Ok(fields)
+}
+
+struct Cursor {
+    chars: Vec<char>,
+    at: usize,
+}
+
+impl Cursor {
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+    fn skip_spaces(&mut self) {
+        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+            self.at += 1;
+        }
+    }
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(c) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, c: char) -> Result<(), String> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(format!(
+                "the header dictionary is malformed: expected '{c}' at character {}, found {}",
+                self.at,
+                self.peek().map_or("the end".to_string(), |f| format!("'{f}'"))
+            ))
+        }
+    }
+    fn string(&mut self) -> Result<String, String> {
+        let quote = match self.peek() {
+            Some(q @ ('\'' | '"')) => q,
+            _ => return Err(format!("expected a quoted string at character {}", self.at)),
+        };
+        self.at += 1;
+        let start = self.at;
+        while let Some(c) = self.peek() {
+            if c == quote {
+                let s: String = self.chars[start..self.at].iter().collect();
+                self.at += 1;
+                return Ok(s);
+            }
+            if c == '\\' {
+                return Err("escapes in header strings are not supported".into());
+            }
+            self.at += 1;
+        }
+        Err("a string in the header is not closed".into())
+    }
+    fn literal(&mut self) -> Result<Literal, String> {
+        match self.peek() {
+            Some('\'' | '"') => Ok(Literal::Str(self.string()?)),
+            Some('(') => {
+                self.at += 1;
+                let mut dims = Vec::new();
+                loop {
+                    self.skip_spaces();
+                    if self.eat(')') {
+                        break;
+                    }
+                    let start = self.at;
+                    while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                        self.at += 1;
+                    }
+                    let digits: String = self.chars[start..self.at].iter().collect();
+                    self.skip_spaces();
+                    if digits.is_empty() {
+                        return Err(format!(
+                            "'shape' must hold non-negative integers; found {} at character {}",
+                            self.peek().map_or("the end".to_string(), |c| format!("'{c}'")),
+                            self.at
+                        ));
+                    }
+                    let dim = digits.parse::<usize>().map_err(|_| format!("the dimension {digits} is too large"))?;
+                    dims.push(dim);
+                    if self.eat(',') {
+                        continue;
+                    }
+                    self.skip_spaces();
+                    self.expect(')')?;
+                    if dims.len() == 1 && !self.chars[..self.at].iter().rev().skip(1).any(|&c| c == ',') {
+                        // `(3)` is the integer 3 in Python, not a tuple.
+                        return Ok(Literal::Other(format!("({digits})")));
+                    }
+                    break;
+                }
+                Ok(Literal::Tuple(dims))
+            }
+            _ => {
+                let start = self.at;
+                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '[') {
+                    self.at += 1;
+                }
+                let word: String = self.chars[start..self.at].iter().collect();
+                match word.as_str() {
+                    "True" => Ok(Literal::Bool(true)),
+                    "False" => Ok(Literal::Bool(false)),
+                    "" => Err(format!("the header dictionary is malformed: expected a value at character {}", self.at)),
+                    other => Ok(Literal::Other(other.to_string())),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dict: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = dict.to_string();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn good_files_decode() {
+        let f = file("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", &[0, 0, 128, 63, 0, 0, 0, 64]);
+        let npy = decode(&f).unwrap();
+        assert_eq!(npy.shape, vec![2]);
+        assert_eq!(npy.data, Data::F32(vec![1.0, 2.0]));
+        let scalar = file("{'descr': '<i8', 'fortran_order': False, 'shape': ()}", &7i64.to_le_bytes());
+        assert_eq!(decode(&scalar).unwrap().data, Data::I64(vec![7]));
+    }
+
+    #[test]
+    fn bad_headers_are_named() {
+        let data = [0u8; 8];
+        let cases = [
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", "key 'extra'"),
+            ("{'descr': '<f4', 'fortran_order': True, 'shape': (2,)}", "Fortran order"),
+            ("{'descr': '>f4', 'fortran_order': False, 'shape': (2,)}", "dtype '>f4'"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (3,)}", "needs 12 data bytes"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "non-negative"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)", "malformed"),
+            ("{'descr': '<f4', 'shape': (2,)}", "no 'fortran_order'"),
+            ("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", "twice"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,)}", "too large"),
+            ("{'descr': '<f4', 'fortran_order': False, 'shape': (2)}", "tuple"),
+        ];
+        for (dict, expected) in cases {
+            let error = decode(&file(dict, &data)).unwrap_err();
+            assert!(error.contains(expected), "{dict}: {error}");
+        }
+        assert!(decode(b"\x93NUMPX\x01\x00\x00\x00").unwrap_err().contains("magic"));
+        assert!(decode(b"\x93NUMPY\x09\x00\x00\x00").unwrap_err().contains("version"));
+        assert!(decode(b"\x93NUMPY\x01\x00\xff\x00{").unwrap_err().contains("past the end"));
+    }
+}
