@@ -1697,6 +1697,34 @@ fn compare_body(predicate: Predicate, operand: ElementType) -> String {
 }
 
 /// Bodies whose input and result element types differ.
+/// Float to integer conversion with the semantics of `temporal.cast`:
+/// truncation toward zero, saturating at the integer type's limits, NaN to
+/// 0 (LLVM's plain `fptosi` is poison out of range; this is what the
+/// interpreter and `llvm.fptosi.sat` give). Computes `%r`.
+fn saturating_float_to_int(f: &str, t: &str, bits: usize) -> String {
+    let limit = 1u128 << (bits - 1);
+    let (min, max) = (format!("-{limit}"), (limit - 1).to_string());
+    [
+        format!("%lo = arith.constant -{limit}.0 : {f}"),
+        format!("%hi = arith.constant {limit}.0 : {f}"),
+        format!("%nan = arith.cmpf uno, %a0, %a0 : {f}"),
+        format!("%below = arith.cmpf olt, %a0, %lo : {f}"),
+        format!("%above = arith.cmpf oge, %a0, %hi : {f}"),
+        "%out1 = arith.ori %nan, %below : i1".to_string(),
+        "%out = arith.ori %out1, %above : i1".to_string(),
+        format!("%zf = arith.constant 0.0 : {f}"),
+        format!("%safe = arith.select %out, %zf, %a0 : {f}"),
+        format!("%c = arith.fptosi %safe : {f} to {t}"),
+        format!("%imin = arith.constant {min} : {t}"),
+        format!("%imax = arith.constant {max} : {t}"),
+        format!("%zi = arith.constant 0 : {t}"),
+        format!("%r1 = arith.select %above, %imax, %c : {t}"),
+        format!("%r2 = arith.select %below, %imin, %r1 : {t}"),
+        format!("%r = arith.select %nan, %zi, %r2 : {t}"),
+    ]
+    .join("\n")
+}
+
 fn conversion_body(op: Elementwise, element: ElementType) -> String {
     let e = element.mlir();
     match op {
@@ -1713,10 +1741,7 @@ fn conversion_body(op: Elementwise, element: ElementType) -> String {
                 (_, ElementType::I1) => format!("%z = arith.constant 0 : {f}\n%r = arith.cmpi ne, %a0, %z : {f}"),
                 (ElementType::F32, ElementType::F64) => format!("%r = arith.extf %a0 : {f} to {t}"),
                 (ElementType::F64, ElementType::F32) => format!("%r = arith.truncf %a0 : {f} to {t}"),
-                (a, b) if a.is_float() => {
-                    let _ = b;
-                    format!("%r = arith.fptosi %a0 : {f} to {t}")
-                }
+                (a, b) if a.is_float() => saturating_float_to_int(f, t, b.byte_size() * 8),
                 (_, b) if b.is_float() => format!("%r = arith.sitofp %a0 : {f} to {t}"),
                 (ElementType::I32, ElementType::I64) => format!("%r = arith.extsi %a0 : {f} to {t}"),
                 _ => format!("%r = arith.trunci %a0 : {f} to {t}"),

@@ -258,6 +258,15 @@ pub fn run_module_timed(
         };
         vec![format!("{}: error: {}", render_location(&location, &options.source_name), e.message)]
     })?;
+    // Outputs that are inputs: the compiled code does not touch them; they
+    // are copies of the input arrays. (output position, input position)
+    let input_outputs: Vec<(usize, usize)> = program
+        .outputs
+        .iter()
+        .enumerate()
+        .filter(|&(_, &t)| program.tensors[t].is_input)
+        .map(|(k, &t)| (k, program.tensors[..t].iter().filter(|x| x.is_input).count()))
+        .collect();
     let sites: Vec<(String, Vec<PointType>, PointType)> =
         program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
     drop(program);
@@ -310,6 +319,9 @@ pub fn run_module_timed(
     });
     let timings = RunReport { compile, execute: execute_start.elapsed(), memory };
     drop(descriptors);
+    for (output, input) in input_outputs {
+        outputs[output].data = inputs[input].data.clone();
+    }
     Ok((outputs, timings))
 }
 
@@ -415,9 +427,14 @@ impl Drop for Engine {
 }
 
 /// Evaluates `module` (a temporal program) with the reference interpreter,
-/// with the same checks of bounds and inputs as [`run_module`].
+/// with the same static checks (verification, schedulability) and checks of
+/// bounds and inputs as [`run_module`].
 pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    // The scheduler's static checks (cycles through range reads, cycles the
+    // loop nests cannot order) apply here too, so that the interpreter and
+    // the compiler accept exactly the same programs.
+    Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
     crate::interpreter::interpret(
         &program,

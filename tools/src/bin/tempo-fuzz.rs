@@ -462,7 +462,8 @@ fn parse_missing_input(stderr: &str) -> Option<(String, String, Vec<usize>)> {
 }
 
 /// Compares the printed outputs of two runs: the same text apart from
-/// numbers, integers equal, floats within a relative 1e-4 (NaN equal to NaN).
+/// numbers, integers bit-exact, floats within a relative 1e-4 (NaN equal
+/// to NaN).
 fn compare_outputs(a: &str, b: &str) -> Result<(), String> {
     let (ta, tb) = (number_tokens(a), number_tokens(b));
     if ta.0 != tb.0 {
@@ -472,7 +473,9 @@ fn compare_outputs(a: &str, b: &str) -> Result<(), String> {
         return Err("the outputs have different numbers of values".into());
     }
     for (i, (x, y)) in ta.1.iter().zip(&tb.1).enumerate() {
+        let integers = x.parse::<i64>().is_ok() && y.parse::<i64>().is_ok();
         let close = match (x.parse::<f64>(), y.parse::<f64>()) {
+            _ if integers => x == y,
             (Ok(x), Ok(y)) => {
                 (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= 1e-4 * (1.0 + x.abs().max(y.abs()))
             }
