@@ -21,7 +21,6 @@ use crate::schedule::{Nest, Placement, Schedule};
 use crate::temporal_to_loops::sanitize;
 use melior::ir::{
     BlockLike, Location, Module, OperationRef, RegionLike, ValueLike,
-    attribute::StringAttribute,
     operation::{OperationLike, OperationResult},
 };
 use std::fmt::Write;
@@ -77,7 +76,7 @@ fn name_of(op: OperationRef) -> String {
 }
 
 fn string_attribute(op: OperationRef, name: &str) -> Option<String> {
-    op.attribute(name).ok().and_then(|a| StringAttribute::try_from(a).ok()).map(|s| s.value().to_string())
+    op.attribute(name).ok().and_then(tempo_passes::program::string_attr)
 }
 
 /// The `@tempo_schedule` function of `module`, if any.

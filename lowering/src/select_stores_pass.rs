@@ -66,10 +66,10 @@ impl TempoPass for SelectStores {
             if name != "temporal.tensor" && name != "temporal.input" {
                 continue;
             }
-            let Some(symbol) = decl.attribute("sym_name").ok().and_then(|a| StringAttribute::try_from(a).ok()) else {
+            let Some(symbol) = decl.attribute("sym_name").ok().and_then(tempo_passes::program::string_attr) else {
                 continue;
             };
-            let Some((_, store, nest, loops)) = annotations.iter().find(|a| a.0 == symbol.value()) else { continue };
+            let Some((_, store, nest, loops)) = annotations.iter().find(|a| a.0 == symbol) else { continue };
             let set = |key: &str, value: melior::ir::Attribute| unsafe {
                 mlir_sys::mlirOperationSetAttributeByName(
                     decl.to_raw(),

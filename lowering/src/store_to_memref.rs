@@ -32,7 +32,7 @@
 use crate::splice::replace_op_with_text;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, Type, TypeLike, Value, ValueLike,
-    attribute::{IntegerAttribute, StringAttribute},
+    attribute::IntegerAttribute,
     operation::{OperationLike, OperationResult},
     r#type::{MemRefType, ShapedTypeLike},
 };
@@ -199,8 +199,7 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     let kind = op
         .attribute("kind")
         .ok()
-        .and_then(|a| StringAttribute::try_from(a).ok())
-        .map(|s| s.value().to_string())
+        .and_then(tempo_passes::program::string_attr)
         .ok_or_else(|| fail("store.alloc needs a string 'kind'"))?;
     let extent = op
         .attribute("extent")

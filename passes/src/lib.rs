@@ -4,6 +4,7 @@
 
 pub mod affine;
 pub mod diagnostics;
+pub mod dynamic_sizes;
 pub mod pass;
 pub mod pipeline;
 pub mod program;

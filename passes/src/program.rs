@@ -73,6 +73,11 @@ pub struct PointType {
     pub element: ElementType,
 }
 
+/// The largest static size of one value (a tensor's point or an op's
+/// result), in bytes: larger types are refused where they are declared
+/// rather than overflowing sizes or allocations later.
+pub const MAX_VALUE_BYTES: u64 = 1 << 30;
+
 /// A dimension of dynamic size.
 pub const DYNAMIC: i64 = -1;
 
@@ -104,7 +109,18 @@ impl PointType {
             } else {
                 return Err(format!("unsupported element type in {ty}"));
             };
-            Ok(Self { shape, element })
+            let point = Self { shape, element };
+            let bytes = point
+                .shape
+                .iter()
+                .filter(|&&d| d != DYNAMIC)
+                .try_fold(element.byte_size() as u64, |acc, &d| acc.checked_mul(d as u64));
+            match bytes {
+                Some(b) if b <= MAX_VALUE_BYTES => Ok(point),
+                _ => Err(format!(
+                    "{ty} is too large: a value of one point may hold at most {MAX_VALUE_BYTES} bytes (1 GiB)"
+                )),
+            }
         }
     }
 
@@ -540,7 +556,13 @@ impl<'c> Program<'c> {
     /// reach the JIT).
     pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let mut builder =
-            Builder { program: Program::default(), errors: Vec::new(), handles: Vec::new(), targeted: Vec::new() };
+            Builder {
+                program: Program::default(),
+                errors: Vec::new(),
+                handles: Vec::new(),
+                rejected: Vec::new(),
+                targeted: Vec::new(),
+            };
         let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
             return Ok(builder.program);
         };
@@ -553,10 +575,19 @@ impl<'c> Program<'c> {
             }
         }
         for op in &ops {
-            if let Some(input) = temporal::InputOp::try_from(*op) {
+            let declared = builder.program.tensors.len();
+            let handle = if let Some(input) = temporal::InputOp::try_from(*op) {
                 builder.declare(*op, input.handle(), true);
+                input.handle()
             } else if let Some(tensor) = temporal::TensorOp::try_from(*op) {
                 builder.declare(*op, tensor.handle(), false);
+                tensor.handle()
+            } else {
+                continue;
+            };
+            if builder.program.tensors.len() == declared {
+                // Refused (already reported): its uses need no error of their own.
+                builder.rejected.push(handle);
             }
         }
         for op in &ops {
@@ -615,6 +646,27 @@ fn is_temporal(op: OperationRef) -> bool {
     op_name(op).starts_with("temporal.")
 }
 
+/// Names of dimensions, bounds and tensors are identifiers: a letter or
+/// `_`, then letters, digits, `_`, `.`, `-` or `$`, at most 255 characters.
+/// They end up in generated code, diagnostics, command lines (`--bound
+/// T=10`, `--input x=...`) and file names (`NAME.npy`), so nothing else is
+/// accepted (no empty names, NULs, quotes, slashes or spaces).
+pub fn check_name(name: &str) -> Result<(), String> {
+    let shown: String = name.chars().flat_map(char::escape_default).take(80).collect();
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '$'));
+    if name.is_empty() {
+        Err("must not be empty".into())
+    } else if !first_ok || !rest_ok || name.len() > 255 {
+        Err(format!(
+            "'{shown}' is not an identifier (a letter or '_', then letters, digits, '_', '.', '-' or '$'; at most 255 characters)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 fn symbol_name(op: OperationRef) -> Option<String> {
     op.attribute("sym_name").ok().and_then(string_attr)
 }
@@ -630,11 +682,15 @@ struct Builder<'c, 'v> {
     errors: Vec<PassDiagnostic<'c>>,
     /// SSA handle of each tensor, to resolve operands.
     handles: Vec<Value<'c, 'v>>,
+    /// Handles of declarations that were refused.
+    rejected: Vec<Value<'c, 'v>>,
     /// Tensors targeted by some `temporal.define` (even a rejected one).
     targeted: Vec<usize>,
 }
 
-fn string_attr(attr: Attribute) -> Option<String> {
+/// The value of a string attribute (empty strings included, which melior's
+/// `StringAttribute::value` cannot read), or `None` for other attributes.
+pub fn string_attr(attr: Attribute) -> Option<String> {
     unsafe {
         if !mlirAttributeIsAString(attr.to_raw()) {
             return None;
@@ -680,7 +736,13 @@ impl<'c, 'v> Builder<'c, 'v> {
         let name = dim.sym_name().and_then(string_attr);
         let bound = dim.bound().and_then(string_attr);
         match (name, bound) {
-            (Some(name), Some(bound)) if !name.is_empty() && !bound.is_empty() => {
+            (Some(name), Some(bound)) => {
+                for (what, text) in [("dimension name", &name), ("bound name", &bound)] {
+                    if let Err(e) = check_name(text) {
+                        self.error(op, format!("{what} {e}"));
+                        return;
+                    }
+                }
                 if self.program.dims.iter().any(|d| d.name == name) {
                     self.error(op, format!("dimension '{name}' is declared twice"));
                 } else if self.program.dims.iter().any(|d| d.bound == bound) {
@@ -689,7 +751,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.program.dims.push(Dim { name, bound });
                 }
             }
-            _ => self.error(op, "temporal.dim needs non-empty string attributes 'sym_name' and 'bound'".into()),
+            _ => self.error(op, "temporal.dim needs string attributes 'sym_name' and 'bound'".into()),
         }
     }
 
@@ -705,6 +767,10 @@ impl<'c, 'v> Builder<'c, 'v> {
             );
             return;
         };
+        if let Err(e) = check_name(&name) {
+            self.error(op, format!("tensor name {e}"));
+            return;
+        }
         if self.program.tensors.iter().any(|t| t.name == name) {
             self.error(op, format!("tensor '{name}' is declared twice"));
             return;
@@ -750,7 +816,8 @@ impl<'c, 'v> Builder<'c, 'v> {
 
     fn tensor_of(&mut self, value: Value<'c, '_>, user: OperationRef<'c, '_>) -> Option<usize> {
         let found = self.handles.iter().position(|h| h.to_raw().ptr == value.to_raw().ptr);
-        if found.is_none() {
+        let refused = self.rejected.iter().any(|h| h.to_raw().ptr == value.to_raw().ptr);
+        if found.is_none() && !refused {
             self.error(user, "operand is not the handle of a declared temporal.tensor or temporal.input".into());
         }
         found
@@ -822,6 +889,10 @@ impl<'c, 'v> Builder<'c, 'v> {
             let got = nodes[result].ty.clone();
             let expected = expected.clone();
             self.error(op, format!("branch of '{tensor_name}' yields {got} but the tensor holds {expected}"));
+            return;
+        }
+        if let Err((node, message)) = crate::dynamic_sizes::check_branch(&nodes) {
+            self.errors.push(PassDiagnostic::new(nodes[node].location, message));
             return;
         }
         self.program.tensors[target].branches.push(Branch { when, nodes, result, location: op.location() });
@@ -1160,11 +1231,14 @@ impl<'c, 'v> Builder<'c, 'v> {
                 } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
                     NodeKind::Move(movement?, operand_nodes.clone())
                 } else if name == "temporal.call" {
-                    let Some(callee) = op.attribute("callee").ok().and_then(string_attr).filter(|c| !c.is_empty())
-                    else {
-                        self.error(op, "temporal.call needs a non-empty string 'callee'".into());
+                    let Some(callee) = op.attribute("callee").ok().and_then(string_attr) else {
+                        self.error(op, "temporal.call needs a string 'callee'".into());
                         return None;
                     };
+                    if let Err(e) = check_name(&callee) {
+                        self.error(op, format!("callee {e}"));
+                        return None;
+                    }
                     if let Some(&a) = operand_nodes.iter().find(|&&a| !nodes[a].ty.is_static()) {
                         self.error(
                             op,

@@ -208,18 +208,41 @@ impl HostArray {
         format!("{}: {}[{}] = {}", self.name, self.data.element().numpy(), shape.join(", "), self.values_text())
     }
 
-    /// One JSON object: name, dtype, shape, values (nested lists).
+    /// One JSON object: name, dtype, shape, values (nested lists). NaN and
+    /// the infinities are written as the tokens `NaN`, `Infinity` and
+    /// `-Infinity`, which Python's `json` module reads and writes (strict
+    /// JSON has no spelling for them).
     pub fn to_json(&self) -> String {
-        let values: serde_json::Value =
-            serde_json::from_str(&self.values_text().replace("NaN", "null").replace("inf", "null"))
-                .unwrap_or(serde_json::Value::Null);
-        serde_json::json!({
-            "name": self.name,
-            "dtype": self.data.element().numpy(),
-            "shape": self.shape,
-            "values": values,
-        })
-        .to_string()
+        let mut values = String::new();
+        self.nested_json(0, 0, &mut values);
+        let shape: Vec<String> = self.shape.iter().map(usize::to_string).collect();
+        format!(
+            "{{\"name\":{},\"dtype\":\"{}\",\"shape\":[{}],\"values\":{values}}}",
+            serde_json::Value::String(self.name.clone()),
+            self.data.element().numpy(),
+            shape.join(",")
+        )
+    }
+
+    fn nested_json(&self, dim: usize, offset: usize, out: &mut String) {
+        if dim == self.shape.len() {
+            let text = self.element_text(offset);
+            out.push_str(match text.as_str() {
+                "inf" => "Infinity",
+                "-inf" => "-Infinity",
+                other => other,
+            });
+            return;
+        }
+        let stride: usize = self.shape[dim + 1..].iter().product();
+        out.push('[');
+        for i in 0..self.shape[dim] {
+            if i > 0 {
+                out.push(',');
+            }
+            self.nested_json(dim + 1, offset + i * stride, out);
+        }
+        out.push(']');
     }
 }
 

@@ -27,12 +27,20 @@ pub fn write_stdout(text: &str) {
 pub fn read_source(path: &str) -> Result<(String, String), String> {
     if path == "-" {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
-            .map_err(|e| format!("error: cannot read standard input: {e}"))?;
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => "<stdin>: error: the input is not UTF-8 text".to_string(),
+            _ => format!("error: cannot read standard input: {e}"),
+        })?;
         return Ok((text, "<stdin>".into()));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("error: cannot read '{path}': {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("error: '{path}' is not UTF-8 text"))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        format!("{path}:{line}:{column}: error: the input is not UTF-8 text (invalid byte here)")
+    })?;
     Ok((text, path.to_string()))
 }
 

@@ -16,6 +16,8 @@ use tempo_runtime::{HostArray, RunOptions, RunReport, interpret_module, run_modu
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
     Text,
+    /// One JSON object per output; NaN and infinities are the tokens NaN,
+    /// Infinity and -Infinity (as Python's json module reads them).
     Json,
     /// Print nothing (with --output-dir or --timings).
     None,

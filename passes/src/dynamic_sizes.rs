@@ -1,0 +1,211 @@
+//! Proof that dynamic sizes agree. A range read gives a value a dimension
+//! whose size (`?`) is the length of the range at the point being computed;
+//! ops that combine values (elementwise ops, comparisons, selects, matmul's
+//! inner and batch dimensions, concat's other dimensions) need those sizes
+//! to be equal at every point. The verifier proves it symbolically: every
+//! dynamic dimension carries a size symbol (ranges with the same bounds
+//! share one; ops pass them on), and two dimensions that must agree need
+//! the same symbol, or the program is refused at the op. Without this, a
+//! compiled program would read memory it must not where the interpreter
+//! reports the mismatch.
+
+use crate::affine::AffineMap;
+use crate::program::{DYNAMIC, Movement, Node, NodeKind};
+use std::collections::HashMap;
+
+/// The size of one dimension of a value: static, or a symbol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Size {
+    Static(i64),
+    Symbol(usize),
+}
+
+struct Symbols {
+    /// Range bounds text -> symbol.
+    ranges: HashMap<String, usize>,
+    next: usize,
+}
+
+impl Symbols {
+    fn fresh(&mut self) -> Size {
+        self.next += 1;
+        Size::Symbol(self.next - 1)
+    }
+    fn range(&mut self, key: String) -> Size {
+        if let Some(&s) = self.ranges.get(&key) {
+            return Size::Symbol(s);
+        }
+        let Size::Symbol(s) = self.fresh() else { unreachable!() };
+        self.ranges.insert(key, s);
+        Size::Symbol(s)
+    }
+}
+
+/// A key equal for ranges of provably equal length: the range is
+/// `[max(lower), min(upper))`, of length `max(upper - lower, 0)`; with one
+/// linear bound each, the key is the linear form of `upper - lower` (so
+/// `t:T` and `0:T-t` agree); otherwise the bounds themselves.
+fn length_key(lower: &AffineMap, upper: &AffineMap) -> String {
+    if let ([lo], [hi]) = (lower.results.as_slice(), upper.results.as_slice()) {
+        if let (Some((ld, ls, lc)), Some((hd, hs, hc))) = (lo.linear(), hi.linear()) {
+            let difference = |h: &[i64], l: &[i64]| -> Vec<i64> {
+                let n = h.len().max(l.len());
+                let mut d: Vec<i64> = (0..n)
+                    .map(|i| h.get(i).copied().unwrap_or(0).wrapping_sub(l.get(i).copied().unwrap_or(0)))
+                    .collect();
+                while d.last() == Some(&0) {
+                    d.pop();
+                }
+                d
+            };
+            return format!("linear {:?} {:?} {}", difference(&hd, &ld), difference(&hs, &ls), hc.wrapping_sub(lc));
+        }
+    }
+    format!("bounds {lower:?} {upper:?}")
+}
+
+/// The sizes of a node's own type, with fresh symbols for dynamic ones.
+fn own_sizes(node: &Node, symbols: &mut Symbols) -> Vec<Size> {
+    node.ty.shape.iter().map(|&d| if d == DYNAMIC { symbols.fresh() } else { Size::Static(d) }).collect()
+}
+
+fn describe(size: Size) -> String {
+    match size {
+        Size::Static(n) => n.to_string(),
+        Size::Symbol(_) => "the length of a range read".into(),
+    }
+}
+
+/// Checks that two sizes that must agree provably do.
+fn agree(a: Size, b: Size, what: &str) -> Result<(), String> {
+    match (a, b) {
+        (x, y) if x == y => Ok(()),
+        (Size::Static(_), Size::Static(_)) => Err(format!("{what}: sizes {} and {} differ", describe(a), describe(b))),
+        _ => Err(format!(
+            "{what}: cannot prove that the sizes agree ({} vs {}); ranges of one length must be read with the same bounds",
+            describe(a),
+            describe(b)
+        )),
+    }
+}
+
+/// Sizes of an elementwise combination (scalars broadcast).
+fn elementwise(operands: &[&Vec<Size>], what: &str) -> Result<Vec<Size>, String> {
+    let shaped: Vec<&&Vec<Size>> = operands.iter().filter(|s| !s.is_empty()).collect();
+    let Some(first) = shaped.first() else { return Ok(Vec::new()) };
+    for other in &shaped[1..] {
+        if other.len() != first.len() {
+            return Err(format!("{what}: operands have different ranks"));
+        }
+        for (k, (&a, &b)) in first.iter().zip(other.iter()).enumerate() {
+            agree(a, b, &format!("{what}, dimension {k}"))?;
+        }
+    }
+    // Prefer static sizes in the result.
+    Ok((0..first.len())
+        .map(|k| shaped.iter().map(|s| s[k]).find(|s| matches!(s, Size::Static(_))).unwrap_or(first[k]))
+        .collect())
+}
+
+/// Checks every op of a branch body; on failure returns the node at fault
+/// and the message.
+pub fn check_branch(nodes: &[Node]) -> Result<(), (usize, String)> {
+    let mut symbols = Symbols { ranges: HashMap::new(), next: 0 };
+    let mut sizes: Vec<Vec<Size>> = Vec::with_capacity(nodes.len());
+    for (i, node) in nodes.iter().enumerate() {
+        let computed = node_sizes(node, &sizes, &mut symbols).map_err(|e| (i, e))?;
+        // Keep what the type states statically.
+        let merged = if computed.len() == node.ty.shape.len() {
+            computed
+                .iter()
+                .zip(&node.ty.shape)
+                .map(|(&c, &d)| if d == DYNAMIC { c } else { Size::Static(d) })
+                .collect()
+        } else {
+            own_sizes(node, &mut symbols)
+        };
+        sizes.push(merged);
+    }
+    Ok(())
+}
+
+fn node_sizes(node: &Node, sizes: &[Vec<Size>], symbols: &mut Symbols) -> Result<Vec<Size>, String> {
+    Ok(match &node.kind {
+        NodeKind::ReadRange { lower, upper, .. } => {
+            let mut out = Vec::new();
+            for (lo, hi) in lower.iter().zip(upper) {
+                if !hi.results.is_empty() {
+                    out.push(symbols.range(length_key(lo, hi)));
+                }
+            }
+            let point_dims = node.ty.shape.len().saturating_sub(out.len());
+            out.extend(node.ty.shape[node.ty.shape.len() - point_dims..].iter().map(|&d| Size::Static(d)));
+            out
+        }
+        NodeKind::Unary(_, a) | NodeKind::Cast(a) => sizes[*a].clone(),
+        NodeKind::Binary(_, a, b) => elementwise(&[&sizes[*a], &sizes[*b]], "elementwise operands")?,
+        NodeKind::Compare(_, a, b) => elementwise(&[&sizes[*a], &sizes[*b]], "compared operands")?,
+        NodeKind::Select(c, a, b) => elementwise(&[&sizes[*c], &sizes[*a], &sizes[*b]], "select operands")?,
+        NodeKind::Matmul(l, r) => {
+            let (a, b) = (&sizes[*l], &sizes[*r]);
+            match (a.as_slice(), b.as_slice()) {
+                ([m, k1], [k2, n]) => {
+                    agree(*k1, *k2, "matmul inner dimensions")?;
+                    vec![*m, *n]
+                }
+                ([m, k1], [k2]) => {
+                    agree(*k1, *k2, "matmul inner dimensions")?;
+                    vec![*m]
+                }
+                ([k1], [k2, n]) => {
+                    agree(*k1, *k2, "matmul inner dimensions")?;
+                    vec![*n]
+                }
+                ([b1, m, k1], [b2, k2, n]) => {
+                    agree(*k1, *k2, "matmul inner dimensions")?;
+                    agree(*b1, *b2, "matmul batch dimensions")?;
+                    vec![*b1, *m, *n]
+                }
+                _ => own_sizes(node, symbols),
+            }
+        }
+        NodeKind::Reduce(_, a, axis) => {
+            let operand = &sizes[*a];
+            if node.ty.shape.len() == operand.len() {
+                operand.clone()
+            } else {
+                operand.iter().enumerate().filter(|(k, _)| k != axis).map(|(_, &s)| s).collect()
+            }
+        }
+        NodeKind::Move(Movement::Permute(permutation), operands) => {
+            let operand = &sizes[operands[0]];
+            permutation.iter().map(|&p| operand.get(p).copied().unwrap_or_else(|| symbols.fresh())).collect()
+        }
+        NodeKind::Move(Movement::Flip(_), operands) => sizes[operands[0]].clone(),
+        NodeKind::Move(Movement::Concat(axis), operands) if operands.len() == 2 => {
+            let (a, b) = (&sizes[operands[0]], &sizes[operands[1]]);
+            if a.len() != b.len() {
+                return Err("concat operands have different ranks".into());
+            }
+            let mut out = Vec::new();
+            for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
+                if k == *axis {
+                    out.push(match (x, y) {
+                        (Size::Static(p), Size::Static(q)) => Size::Static(p + q),
+                        _ => symbols.fresh(),
+                    });
+                } else {
+                    agree(x, y, &format!("concat operands, dimension {k}"))?;
+                    out.push(x);
+                }
+            }
+            out
+        }
+        NodeKind::Gather(table, indices) => {
+            let mut out = sizes[*indices].clone();
+            out.extend(sizes[*table].iter().skip(1));
+            out
+        }
+        _ => own_sizes(node, symbols),
+    })
+}
