@@ -70,7 +70,7 @@ impl Storage {
         match self {
             Storage::Point => Some(1),
             Storage::Ring(k) | Storage::InnerRing(k) => Some(k),
-            Storage::Window(w) => Some(2 * w),
+            Storage::Window(w) => Some(w.saturating_mul(2)),
             _ => None,
         }
     }
@@ -168,11 +168,21 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                     Storage::Full
                 };
             }
-            let slots = farthest as usize + 1;
+            let slots = (farthest as usize).saturating_add(1);
             if reads.iter().any(|e| e.spans) { Storage::Window(slots) } else { Storage::Ring(slots) }
+        })
+        .map(|storage| match storage.slots() {
+            // A read reaching millions of steps back gains nothing from a
+            // ring (and the ring could exceed the bound): store in full.
+            Some(n) if n > MAX_RING_SLOTS => Storage::Full,
+            _ => storage,
         })
         .collect()
 }
+
+/// The most slots a ring, inner ring or window may have; a tensor whose
+/// reads reach farther back is stored in full.
+pub const MAX_RING_SLOTS: usize = 1 << 16;
 
 /// An inner ring for tensor `i` (several dimensions, read only in its own
 /// nest), if every read is at the present coordinates of all but the last
@@ -209,7 +219,7 @@ fn inner_ring(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Opti
             return None;
         }
     }
-    Some(Storage::InnerRing(farthest as usize + 1))
+    Some(Storage::InnerRing((farthest as usize).saturating_add(1)))
 }
 
 /// The store of a multi-dimensional tensor read only in its own nest: a
@@ -232,7 +242,7 @@ fn outer_ring(first: usize, nest: &Nest, reads: &[&Edge]) -> Storage {
             _ => return Storage::Full,
         }
     }
-    Storage::Ring(farthest as usize + 1)
+    Storage::Ring((farthest as usize).saturating_add(1))
 }
 
 /// Points per block of a `blocks` store whose points take `point_bytes`:

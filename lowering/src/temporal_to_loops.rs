@@ -212,7 +212,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
         for &i in &program.outputs {
             let name = format!("%out{i}_{}", sanitize(&program.tensors[i].name));
             args.push(format!("{name}: {}", self.store_type(i)));
-            self.store[i] = name;
+            // An input marked as output keeps being read from its input
+            // array; the caller copies it to the output.
+            if !program.tensors[i].is_input {
+                self.store[i] = name;
+            }
         }
         let _ = writeln!(self.entry, "    %zero_index = arith.constant 0 : index");
         for d in 0..program.dims.len() {

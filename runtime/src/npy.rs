@@ -225,6 +225,7 @@ impl Cursor {
             Some('(') => {
                 self.at += 1;
                 let mut dims = Vec::new();
+                let mut comma = false;
                 loop {
                     self.skip_spaces();
                     if self.eat(')') {
@@ -246,11 +247,12 @@ impl Cursor {
                     let dim = digits.parse::<usize>().map_err(|_| format!("the dimension {digits} is too large"))?;
                     dims.push(dim);
                     if self.eat(',') {
+                        comma = true;
                         continue;
                     }
                     self.skip_spaces();
                     self.expect(')')?;
-                    if dims.len() == 1 && !self.chars[..self.at].iter().rev().skip(1).any(|&c| c == ',') {
+                    if dims.len() == 1 && !comma {
                         // `(3)` is the integer 3 in Python, not a tuple.
                         return Ok(Literal::Other(format!("({digits})")));
                     }

@@ -104,8 +104,22 @@ const ATTRIBUTE_VALUES: &[&str] = &[
 pub const MUTATIONS: &[&str] = &[
     "byte-flip", "delete-span", "duplicate-span", "token-swap", "token-copy", "affine-edit", "number-edit",
     "type-change", "shape-change", "attribute-change", "op-rename", "line-delete", "line-duplicate",
-    "line-swap", "deep-nesting", "insert-garbage", "truncate",
+    "line-swap", "deep-nesting", "insert-garbage", "truncate", "constant-extreme", "constant-extreme",
+    "add-output", "op-swap", "op-swap", "name-change", "affine-edit", "number-edit",
 ];
+
+const UNARY_OPS: &[&str] = &[
+    "temporal.neg", "temporal.exp", "temporal.log", "temporal.sqrt", "temporal.tanh", "temporal.sigmoid",
+    "temporal.relu", "temporal.sin", "temporal.cos", "temporal.abs", "temporal.not", "temporal.cast",
+];
+
+const BINARY_OPS: &[&str] = &[
+    "temporal.add", "temporal.sub", "temporal.mul", "temporal.div", "temporal.max", "temporal.min",
+    "temporal.pow", "temporal.and", "temporal.or", "temporal.matmul",
+];
+
+const REDUCTIONS: &[&str] =
+    &["temporal.reduce_sum", "temporal.reduce_max", "temporal.reduce_mean", "temporal.argmax", "temporal.cumsum"];
 
 /// Applies one randomly chosen mutation to `text`; returns its name.
 pub fn mutate(bytes: &mut Vec<u8>, rng: &mut CaseRng) -> &'static str {
@@ -271,6 +285,79 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
                 .unwrap_or("\0");
             let at = floor_char_boundary(text, if text.is_empty() { 0 } else { rng.random_range(0..text.len()) });
             text.insert_str(at, garbage);
+        }
+        "constant-extreme" => {
+            // Extreme values of the constant's own element type.
+            let sites: Vec<usize> = text.match_indices("value = dense<").map(|(i, _)| i + "value = dense<".len()).collect();
+            if let Some(&start) = sites.choose(rng) {
+                let Some(close) = text[start..].find("> : tensor<").map(|i| start + i) else { return };
+                let element = text[close..].split(['x', '<', '>']).find(|p| {
+                    matches!(*p, "f32" | "f64" | "i32" | "i64" | "i1")
+                });
+                let value = match element {
+                    Some("f32") => ["0x7FC00000", "0x7F800000", "0xFF800000", "3.0e38", "-3.0e38", "1.0e-45", "-0.0", "1.0e10"]
+                        .choose(rng)
+                        .copied(),
+                    Some("f64") => ["0x7FF8000000000000", "0x7FF0000000000000", "1.0e308", "-1.0e308", "5.0e-324", "1.0e19"]
+                        .choose(rng)
+                        .copied(),
+                    Some("i32") => ["2147483647", "-2147483648", "0", "-1"].choose(rng).copied(),
+                    Some("i64") => ["9223372036854775807", "-9223372036854775808", "0", "-1"].choose(rng).copied(),
+                    Some("i1") => ["true", "false"].choose(rng).copied(),
+                    _ => None,
+                };
+                if let Some(v) = value {
+                    replace_bytes(text, start, close, v);
+                }
+            }
+        }
+        "add-output" => {
+            // Mark another declared tensor (or input) as an output.
+            let handles: Vec<String> = text
+                .match_indices(" = \"temporal.")
+                .filter(|(i, _)| text[*i..].starts_with(" = \"temporal.tensor\"") || text[*i..].starts_with(" = \"temporal.input\""))
+                .filter_map(|(i, _)| {
+                    let start = text[..i].rfind('%')?;
+                    Some(text[start..i].to_string())
+                })
+                .collect();
+            if let Some(h) = handles.choose(rng) {
+                let line = format!("\n  \"temporal.output\"({h}) : (!temporal.rtensor) -> ()\n");
+                match text.rfind('}') {
+                    Some(end) => text.insert_str(end, &line),
+                    None => text.push_str(&line),
+                }
+            }
+        }
+        "op-swap" => {
+            // Another op of the same arity, so the program often stays valid.
+            let groups = [UNARY_OPS, BINARY_OPS, REDUCTIONS];
+            let mut sites: Vec<(usize, usize, usize)> = Vec::new();
+            for (g, ops) in groups.iter().enumerate() {
+                for op in ops.iter() {
+                    let quoted = format!("\"{op}\"");
+                    sites.extend(text.match_indices(&quoted).map(|(i, _)| (g, i + 1, i + 1 + op.len())));
+                }
+            }
+            if let Some(&(g, start, end)) = sites.choose(rng) {
+                let new = groups[g].choose(rng).copied().unwrap_or("temporal.add");
+                replace_bytes(text, start, end, new);
+            }
+        }
+        "name-change" => {
+            let sites: Vec<usize> = text
+                .match_indices("sym_name = \"")
+                .chain(text.match_indices("bound = \""))
+                .map(|(i, m)| i + m.len())
+                .collect();
+            if let Some(&start) = sites.choose(rng) {
+                let end = text[start..].find('"').map_or(start, |e| start + e);
+                let new = ["", "\\00", "a b", "x", "t", "T", "../x", "9x", "\u{e9}", "very.long-name$1", "%x"]
+                    .choose(rng)
+                    .copied()
+                    .unwrap_or("");
+                replace_bytes(text, start, end, new);
+            }
         }
         _ => {}
     }

@@ -257,8 +257,15 @@ impl Harness {
         report
     }
 
+    /// A seed program: mostly a runnable example or corpus program, else
+    /// any lit input (many are lowered IR or deliberate errors).
     fn pick_seed(&self, rng: &mut fuzz::CaseRng) -> &(String, String) {
-        let i = rng.random_range(0..self.seeds.programs.len());
+        let examples: Vec<usize> =
+            (0..self.seeds.programs.len()).filter(|&i| self.seeds.programs[i].0.starts_with("examples")).collect();
+        let i = match examples.choose(rng) {
+            Some(&i) if rng.random_range(0..10) < 7 => i,
+            _ => rng.random_range(0..self.seeds.programs.len()),
+        };
         &self.seeds.programs[i]
     }
 
@@ -266,7 +273,9 @@ impl Harness {
         let mut args = Vec::new();
         for name in fuzz::bound_names(text) {
             args.push("--bound".into());
-            args.push(format!("{name}={}", rng.random_range(1..=6)));
+            // Mostly small positive bounds, sometimes zero.
+            let value = if rng.random_range(0..10) == 0 { 0 } else { rng.random_range(1..=6) };
+            args.push(format!("{name}={value}"));
         }
         args
     }
