@@ -48,6 +48,10 @@ pub fn parse_text<'c>(
 /// programs stay far below this.
 pub const MAX_NESTING: usize = 256;
 
+/// Longest `affine_map<...>` / `affine_set<...>` literal accepted, in
+/// characters (up to its first `>`).
+pub const MAX_AFFINE_LITERAL: usize = 16384;
+
 /// Refuses text nested deeper than [`MAX_NESTING`], with the location of
 /// the first bracket past the limit. Comments and string literals are
 /// skipped; `->`, `>=` and `<=` are not brackets.
@@ -84,6 +88,19 @@ pub fn check_nesting(text: &str, name: &str, first_line: usize) -> Result<(), Ve
                 column = 0;
             }
             _ => {}
+        }
+        if c == b'<' && (text[..i].ends_with("affine_map") || text[..i].ends_with("affine_set")) {
+            // Up to the closing `>` (not the arrow `->`, not `>=`).
+            let rest = &bytes[i..];
+            let length = (1..rest.len())
+                .find(|&k| rest[k] == b'>' && rest[k - 1] != b'-' && rest.get(k + 1) != Some(&b'='))
+                .unwrap_or(rest.len());
+            if length > MAX_AFFINE_LITERAL {
+                return Err(vec![format!(
+                    "{name}:{line}:{column}: error: this affine literal is {length} characters long; the tools accept at \
+                     most {MAX_AFFINE_LITERAL} (longer expression chains would exhaust the parser's stack)"
+                )]);
+            }
         }
         if depth > MAX_NESTING {
             return Err(vec![format!(

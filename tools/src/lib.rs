@@ -7,6 +7,26 @@ pub mod fuzz;
 use melior::{Context, ir::Module};
 pub use tempo_passes::source::parse_text;
 
+/// Stack size of the thread the tools work on: MLIR's parser, verifier and
+/// printer recurse along long expression chains, which the nesting limit
+/// of the input cannot bound alone.
+pub const TOOL_STACK_BYTES: usize = 512 << 20;
+
+/// Runs `body` on a thread with a [`TOOL_STACK_BYTES`] stack and returns its
+/// exit code (a panic that escapes is reported as an internal error).
+pub fn with_large_stack(body: fn() -> std::process::ExitCode) -> std::process::ExitCode {
+    match std::thread::Builder::new().name("main".into()).stack_size(TOOL_STACK_BYTES).spawn(body) {
+        Ok(handle) => handle.join().unwrap_or_else(|_| {
+            eprintln!("error: internal error (a panic); please report it with the input");
+            std::process::ExitCode::from(70)
+        }),
+        Err(e) => {
+            eprintln!("error: cannot start the worker thread: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Writes `text` to standard output. A reader that went away (`tempo-opt
 /// ... | head -1`) ends the process quietly with status 0, as Unix filters
 /// do; any other write error is reported and exits with status 1.

@@ -47,7 +47,7 @@
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%x) : (!temporal.rtensor) -> ()
 // RUN: not tempo-run %examples/counter.mlir --bound T=99999999999999999 2>&1 | FileCheck %s --check-prefix=TOO-BIG
-// TOO-BIG: error: the inputs and outputs for these bounds need 799999999999999992 bytes of host memory, more than is available
+// TOO-BIG: error: this run needs 799999999999999992 bytes ({{.*}}), but only {{[0-9]+}} bytes are available; the largest part is output 'x' (int64[99999999999999999])
 // The interpreter reports the same errors.
 // RUN: not tempo-run %s --bound T=3 --interpret 2>&1 | FileCheck %s --check-prefix=OUT-OF-BOUNDS
 // RUN: not tempo-run %S/Inputs/undefined-point.mlir --bound T=5 --interpret 2>&1 | FileCheck %s --check-prefix=INTERP-UNDEFINED

@@ -97,6 +97,10 @@ fn list_passes() {
 }
 
 fn main() -> ExitCode {
+    tempo_tools::with_large_stack(run)
+}
+
+fn run() -> ExitCode {
     let args = match parse_args() {
         Ok(a) => a,
         Err(e) => {

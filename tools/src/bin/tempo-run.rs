@@ -93,6 +93,10 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
 }
 
 fn main() -> ExitCode {
+    tempo_tools::with_large_stack(run)
+}
+
+fn run() -> ExitCode {
     let cli = Cli::parse();
     let options = match options(&cli) {
         Ok(o) => o,

@@ -1,0 +1,3 @@
+// No tensors at all: both modes succeed and print nothing.
+module {
+}
