@@ -6,3 +6,8 @@ cd "$(dirname "$0")/.."
 cargo build --workspace --bins --release --quiet
 cargo test --workspace --quiet
 /usr/lib/llvm-22/bin/lit -sv test
+# Fuzzing: a few hundred generated hostile inputs against the release
+# binaries; fails on any panic, signal, hang or compiled/interpreted
+# disagreement (reproducers in target/fuzz/failures).
+# For a long run: target/release/tempo-fuzz --cases 10000 --seed N
+target/release/tempo-fuzz --cases "${TEMPO_FUZZ_CASES:-400}" --seed "${TEMPO_FUZZ_SEED:-1}"

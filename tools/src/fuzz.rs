@@ -601,3 +601,46 @@ pub fn bad_npy(rng: &mut CaseRng, shape: &[usize], descr: &str, item: usize) -> 
     out.extend((0..data_len).map(|i| (i % 7) as u8));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COUNTER: &str = include_str!("../../examples/counter.mlir");
+
+    #[test]
+    fn cases_are_pure_functions_of_seed_and_number() {
+        for case in 0..200 {
+            let (mut a, mut b) = (COUNTER.as_bytes().to_vec(), COUNTER.as_bytes().to_vec());
+            let name_a = mutate(&mut a, &mut case_rng(5, case));
+            let name_b = mutate(&mut b, &mut case_rng(5, case));
+            assert_eq!((name_a, &a), (name_b, &b));
+        }
+    }
+
+    #[test]
+    fn every_mutation_changes_something_sometimes() {
+        let mut changed = std::collections::BTreeSet::new();
+        for case in 0..3000 {
+            let mut bytes = COUNTER.as_bytes().to_vec();
+            let name = mutate(&mut bytes, &mut case_rng(9, case));
+            if bytes != COUNTER.as_bytes() {
+                changed.insert(name);
+            }
+        }
+        for name in MUTATIONS {
+            assert!(changed.contains(name), "mutation {name} never changed the counter example");
+        }
+    }
+
+    #[test]
+    fn bound_names_and_good_npy_files() {
+        assert_eq!(bound_names(COUNTER), vec!["T".to_string()]);
+        // Some generated .npy files are good ones: they must decode.
+        let good = (0..400)
+            .map(|case| bad_npy(&mut case_rng(3, case), &[2, 3], "<f4", 4))
+            .filter(|bytes| tempo_runtime::npy::decode(bytes).is_ok())
+            .count();
+        assert!(good > 0);
+    }
+}
