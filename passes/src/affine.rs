@@ -100,6 +100,27 @@ impl AffineExpr {
         (dims.iter().all(|&c| c == 0) && symbols.iter().all(|&c| c == 0)).then_some(constant)
     }
 
+    /// A `mod`, `floordiv` or `ceildiv` whose right-hand side is not a
+    /// positive constant (what the lowering to loops supports), as text.
+    pub fn unsupported_division(&self) -> Option<String> {
+        match self {
+            Self::Dim(_) | Self::Symbol(_) | Self::Constant(_) => None,
+            Self::Add(a, b) | Self::Mul(a, b) => a.unsupported_division().or_else(|| b.unsupported_division()),
+            Self::Mod(a, b) | Self::FloorDiv(a, b) | Self::CeilDiv(a, b) => {
+                let op = match self {
+                    Self::Mod(..) => "mod",
+                    Self::FloorDiv(..) => "floordiv",
+                    _ => "ceildiv",
+                };
+                match b.as_constant() {
+                    Some(c) if c > 0 => a.unsupported_division(),
+                    Some(c) => Some(format!("{op} by {c}")),
+                    None => Some(format!("{op} by a non-constant")),
+                }
+            }
+        }
+    }
+
     /// The expression as `sum(a_i d_i) + sum(b_j s_j) + c` when it is linear
     /// (no mod/div, products only with constants).
     pub fn linear(&self) -> Option<(Vec<i64>, Vec<i64>, i64)> {
@@ -293,6 +314,15 @@ pub struct IntegerSet {
     pub num_dims: usize,
     pub num_symbols: usize,
     pub constraints: Vec<Constraint>,
+}
+
+/// The first unsupported division in any of `exprs` (see
+/// [`AffineExpr::unsupported_division`]), as an error message.
+pub fn check_divisions<'a>(exprs: impl IntoIterator<Item = &'a AffineExpr>) -> Result<(), String> {
+    match exprs.into_iter().find_map(AffineExpr::unsupported_division) {
+        Some(what) => Err(format!("{what}: mod, floordiv and ceildiv need a positive constant on the right")),
+        None => Ok(()),
+    }
 }
 
 impl IntegerSet {

@@ -838,6 +838,10 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(op, "temporal.define needs an affine_set attribute 'when'".into());
             return;
         };
+        if let Err(e) = crate::affine::check_divisions(when.constraints.iter().map(|c| &c.expr)) {
+            self.error(op, format!("condition of '{tensor_name}': {e}"));
+            return;
+        }
         if when.num_dims != domain_len || when.num_symbols != num_bounds {
             self.error(
                 op,
@@ -965,6 +969,10 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, "temporal.read needs an affine_map attribute 'index'".into());
                     return None;
                 };
+                if let Err(e) = crate::affine::check_divisions(&index.results) {
+                    self.error(op, format!("read index: {e}"));
+                    return None;
+                }
                 let reader_domain = self.program.tensors[reader].domain.len();
                 let source_domain = self.program.tensors[source].domain.len();
                 let source_name = self.program.tensors[source].name.clone();
@@ -1013,6 +1021,12 @@ impl<'c, 'v> Builder<'c, 'v> {
                     );
                     return None;
                 };
+                if let Err(e) =
+                    crate::affine::check_divisions(lower.iter().chain(&upper).chain(&caps).flat_map(|m| &m.results))
+                {
+                    self.error(op, format!("range bounds: {e}"));
+                    return None;
+                }
                 let src = &self.program.tensors[source];
                 let (source_name, source_domain, source_point) =
                     (src.name.clone(), src.domain.len(), src.point.clone());

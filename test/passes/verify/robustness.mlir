@@ -72,3 +72,20 @@
 func.func @tempo_main(%T: index) attributes {tempo.bounds = ["T"]} {
   return
 }
+
+// -----
+
+// Division by a non-positive constant in a condition: the lowering failed
+// while the interpreter, with nothing to evaluate, succeeded.
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+// CHECK: robustness.mlir:[[# @LINE + 1]]:1: error: condition of 'x': floordiv by 0: mod, floordiv and ceildiv need a positive constant on the right
+"temporal.define"(%x) ({
+  %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  "gpu.yield"(%c) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (t floordiv 0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%x) ({
+  // CHECK: robustness.mlir:[[# @LINE + 1]]:8: error: read index: mod by -2
+  %p = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t mod -2)>} : (!temporal.rtensor) -> tensor<f32>
+  "gpu.yield"(%p) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
