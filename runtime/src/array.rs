@@ -179,18 +179,20 @@ impl HostArray {
         }
     }
 
-    fn nested(&self, dim: usize, offset: usize, out: &mut String) {
+    /// Nested lists of the elements from `offset` on, `separator` between
+    /// items, each element written by `element`.
+    fn nested(&self, dim: usize, offset: usize, separator: &str, element: &dyn Fn(usize) -> String, out: &mut String) {
         if dim == self.shape.len() {
-            out.push_str(&self.element_text(offset));
+            out.push_str(&element(offset));
             return;
         }
         let stride: usize = self.shape[dim + 1..].iter().product();
         out.push('[');
         for i in 0..self.shape[dim] {
             if i > 0 {
-                out.push_str(", ");
+                out.push_str(separator);
             }
-            self.nested(dim + 1, offset + i * stride, out);
+            self.nested(dim + 1, offset + i * stride, separator, element, out);
         }
         out.push(']');
     }
@@ -198,7 +200,7 @@ impl HostArray {
     /// Values as nested lists (`[[1, 2], [3, 4]]`; a scalar prints alone).
     pub fn values_text(&self) -> String {
         let mut out = String::new();
-        self.nested(0, 0, &mut out);
+        self.nested(0, 0, ", ", &|i| self.element_text(i), &mut out);
         out
     }
 
@@ -214,7 +216,12 @@ impl HostArray {
     /// JSON has no spelling for them).
     pub fn to_json(&self) -> String {
         let mut values = String::new();
-        self.nested_json(0, 0, &mut values);
+        let element = |i: usize| match self.element_text(i).as_str() {
+            "inf" => "Infinity".to_string(),
+            "-inf" => "-Infinity".to_string(),
+            other => other.to_string(),
+        };
+        self.nested(0, 0, ",", &element, &mut values);
         let shape: Vec<String> = self.shape.iter().map(usize::to_string).collect();
         format!(
             "{{\"name\":{},\"dtype\":\"{}\",\"shape\":[{}],\"values\":{values}}}",
@@ -222,27 +229,6 @@ impl HostArray {
             self.data.element().numpy(),
             shape.join(",")
         )
-    }
-
-    fn nested_json(&self, dim: usize, offset: usize, out: &mut String) {
-        if dim == self.shape.len() {
-            let text = self.element_text(offset);
-            out.push_str(match text.as_str() {
-                "inf" => "Infinity",
-                "-inf" => "-Infinity",
-                other => other,
-            });
-            return;
-        }
-        let stride: usize = self.shape[dim + 1..].iter().product();
-        out.push('[');
-        for i in 0..self.shape[dim] {
-            if i > 0 {
-                out.push(',');
-            }
-            self.nested_json(dim + 1, offset + i * stride, out);
-        }
-        out.push(']');
     }
 }
 

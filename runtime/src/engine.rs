@@ -267,6 +267,8 @@ pub fn run_module_timed(
         .filter(|&(_, &t)| program.tensors[t].is_input)
         .map(|(k, &t)| (k, program.tensors[..t].iter().filter(|x| x.is_input).count()))
         .collect();
+    let site_locations: Vec<String> =
+        program.call_sites.iter().map(|s| render_location(&s.location, &options.source_name)).collect();
     let sites: Vec<(String, Vec<PointType>, PointType)> =
         program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
     drop(program);
@@ -305,8 +307,11 @@ pub fn run_module_timed(
     let invoked = engine.invoke(ENTRY, &mut arguments);
     let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
     invoked.map_err(|e| vec![format!("error: {e}")])?;
-    if let Some(e) = call_error {
-        return Err(vec![format!("error: {e}")]);
+    if let Some((site, e)) = call_error {
+        return Err(vec![match site.and_then(|k| site_locations.get(k)) {
+            Some(location) => format!("{location}: error: {e}"),
+            None => format!("error: {e}"),
+        }]);
     }
     let stats = engine.lookup(MEMORY_STATS).map(|p| {
         // SAFETY: the global is a `memref<2xi64>`: two i64 words.

@@ -83,8 +83,9 @@ pub(crate) struct CallContext {
     pub externals: Externals,
     /// Per site: callee, argument types and result type.
     pub sites: Vec<(String, Vec<PointType>, PointType)>,
-    /// The first error; later calls do nothing.
-    pub error: Option<String>,
+    /// The first error and the call site it happened at; later calls do
+    /// nothing.
+    pub error: Option<(Option<usize>, String)>,
 }
 
 thread_local! {
@@ -120,7 +121,7 @@ pub unsafe extern "C" fn tempo_external_call(site: i64, arguments: *const i64, r
                 return;
             }
             let Some((callee, args, ty)) = context.sites.get(site as usize) else {
-                context.error = Some(format!("internal error: unknown external call site {site}"));
+                context.error = Some((None, format!("internal error: unknown external call site {site}")));
                 return;
             };
             let values: Vec<HostArray> = args
@@ -137,14 +138,16 @@ pub unsafe extern "C" fn tempo_external_call(site: i64, arguments: *const i64, r
                     // SAFETY: `result` is a buffer of type `ty`; `call` checked the size.
                     unsafe { std::ptr::copy_nonoverlapping(value.data.as_mut_ptr(), result, bytes) };
                 }
-                Err(e) => context.error = Some(e),
+                Err(e) => context.error = Some((Some(site as usize), e)),
             }
         })
     }));
     if run.is_err() {
         CURRENT.with(|current| {
             if let Some(context) = current.borrow_mut().as_mut() {
-                context.error.get_or_insert_with(|| "an external function panicked".to_string());
+                context
+                    .error
+                    .get_or_insert_with(|| (usize::try_from(site).ok(), "the external function panicked".to_string()));
             }
         });
     }
