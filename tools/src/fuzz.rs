@@ -480,7 +480,10 @@ pub fn bound_names(text: &str) -> Vec<String> {
         let rest = &text[i + "bound = \"".len()..];
         if let Some(end) = rest.find('"') {
             let name = rest[..end].to_string();
-            if !name.is_empty() && name.len() < 32 && !names.contains(&name) {
+            // Only identifiers: a mangled name belongs to the program (and
+            // its located error), not to a garbled command line.
+            let identifier = tempo_passes::program::check_name(&name).is_ok();
+            if identifier && name.len() < 32 && !names.contains(&name) {
                 names.push(name);
             }
         }
