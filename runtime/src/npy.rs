@@ -2,6 +2,12 @@
 //! (magic, version, header length, the dictionary's syntax and its exact
 //! keys `descr`, `fortran_order` and `shape`, the dtype, the order, and the
 //! shape against the number of data bytes), and every problem is named.
+//!
+//! Why not the `npyz` crate (still used for writing): it accepted headers
+//! numpy refuses (extra or duplicate keys, malformed dictionaries, shapes
+//! that do not match the data) and its errors do not say which field is
+//! wrong; the header format is small and fixed, so validating it here is
+//! less code than working around the crate.
 
 use crate::array::Data;
 
