@@ -42,6 +42,44 @@ impl<'c> Sdg<'c> {
         for (reader, tensor) in program.tensors.iter().enumerate() {
             for (b, branch) in tensor.branches.iter().enumerate() {
                 for node in &branch.nodes {
+                    if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
+                        // Along each source dimension the reader also has:
+                        // Some(0) when the box may hold the reader's own
+                        // coordinate (a range [lo, hi) with lo <= t < hi for
+                        // offsets of `t`, or an unknown side; a point at `t`).
+                        let shifts = program.tensors[*source]
+                            .domain
+                            .iter()
+                            .enumerate()
+                            .map(|(k, dim)| {
+                                let position = tensor.domain.iter().position(|d| d == dim)?;
+                                let offsets = |m: &AffineMap| -> Vec<Option<i64>> {
+                                    m.results.iter().map(|e| e.offset_from_dim(position)).collect()
+                                };
+                                let (lo, hi, cap) = (offsets(&lower[k]), offsets(&upper[k]), offsets(&caps[k]));
+                                if hi.is_empty() {
+                                    // A point: max(lower), capped.
+                                    let point = (lo.len() == 1 && cap.is_empty()).then(|| lo[0]).flatten();
+                                    return (point == Some(0)).then_some(0);
+                                }
+                                // Range [max(lower), min(upper)): unknown sides
+                                // are unbounded.
+                                let low = lo.iter().map(|o| o.unwrap_or(i64::MIN)).max().unwrap_or(i64::MIN);
+                                let high = hi.iter().map(|o| o.unwrap_or(i64::MAX)).min().unwrap_or(i64::MAX);
+                                (low <= 0 && 0 < high).then_some(0)
+                            })
+                            .collect();
+                        let index = AffineMap {
+                            num_dims: tensor.domain.len(),
+                            num_symbols: program.dims.len(),
+                            results: Vec::new(),
+                        };
+                        graph.add_edge(
+                            NodeIndex::new(reader),
+                            NodeIndex::new(*source),
+                            ReadEdge { branch: b, index, shifts, location: node.location },
+                        );
+                    }
                     if let NodeKind::Read { source, index } = &node.kind {
                         let shifts = program.tensors[*source]
                             .domain

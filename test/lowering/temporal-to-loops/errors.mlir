@@ -66,11 +66,12 @@
 
 // -----
 
-// A range that includes the point being computed is a zero-distance cycle.
+// A range that includes the point being computed is a zero-distance cycle
+// (found by the verifier, which runs first).
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<i64>} : () -> !temporal.rtensor
 "temporal.define"(%y) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:11: error: read a range of 'y' by 'y' can reach the point being computed: a point would need itself (zero-distance cycle)
+  // CHECK: errors.mlir:[[# @LINE + 1]]:11: error: zero-distance cycle: y -> y
   %past = "temporal.read_range"(%y) {caps = [], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?xi64>
   %sum = "temporal.reduce_sum"(%past) {axis = 0 : i64} : (tensor<?xi64>) -> tensor<i64>
   "gpu.yield"(%sum) : (tensor<i64>) -> ()

@@ -211,3 +211,16 @@
   }) {callee = "f"} : () -> tensor<f32>
   "gpu.yield"(%r) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+// A range read that may include the point being computed closes a
+// zero-distance cycle too (y[0:t+1] inside y[t]); y[0:t] would not.
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: zero-distance cycle: y -> y
+  %r = "temporal.read_range"(%y) {caps = [], lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?xf32>
+  %s = "temporal.reduce_sum"(%r) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
+  "gpu.yield"(%s) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
