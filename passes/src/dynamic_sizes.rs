@@ -116,11 +116,7 @@ pub fn check_branch(nodes: &[Node]) -> Result<(), (usize, String)> {
         let computed = node_sizes(node, &sizes, &mut symbols).map_err(|e| (i, e))?;
         // Keep what the type states statically.
         let merged = if computed.len() == node.ty.shape.len() {
-            computed
-                .iter()
-                .zip(&node.ty.shape)
-                .map(|(&c, &d)| if d == DYNAMIC { c } else { Size::Static(d) })
-                .collect()
+            computed.iter().zip(&node.ty.shape).map(|(&c, &d)| if d == DYNAMIC { c } else { Size::Static(d) }).collect()
         } else {
             own_sizes(node, &mut symbols)
         };

@@ -555,14 +555,13 @@ impl<'c> Program<'c> {
     /// (a stray `store.alloc` or an already lowered function would otherwise
     /// reach the JIT).
     pub fn from_module(module: OperationRef<'c, '_>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
-        let mut builder =
-            Builder {
-                program: Program::default(),
-                errors: Vec::new(),
-                handles: Vec::new(),
-                rejected: Vec::new(),
-                targeted: Vec::new(),
-            };
+        let mut builder = Builder {
+            program: Program::default(),
+            errors: Vec::new(),
+            handles: Vec::new(),
+            rejected: Vec::new(),
+            targeted: Vec::new(),
+        };
         let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
             return Ok(builder.program);
         };

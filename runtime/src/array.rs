@@ -119,7 +119,8 @@ impl HostArray {
     /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
     pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{path}': {e}"))?;
-        let npy = crate::npy::decode(&bytes).map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
+        let npy = crate::npy::decode(&bytes)
+            .map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
         Ok(Self { name: name.into(), shape: npy.shape, data: npy.data })
     }
 

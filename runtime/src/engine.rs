@@ -2,8 +2,8 @@
 //! and running it on host arrays.
 
 use crate::array::{Data, HostArray};
-use crate::memory::{bytes_of, check_fits, human};
 use crate::externals::{CURRENT, CallContext, Externals, tempo_external_call};
+use crate::memory::{bytes_of, check_fits, human};
 use indexmap::IndexMap;
 use melior::{Context, ir::Module, pass::PassManager};
 use tempo_lowering::{
@@ -232,19 +232,19 @@ pub fn run_module_timed(
         let storage = schedule.storage[i];
         let point_bytes = bytes_of(t.point.shape.iter().map(|&d| d as u64), t.point.element.byte_size() as u64);
         let extent = |dims: &[usize]| dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(bounds[d] as u64));
-        let bytes = match storage {
-            Storage::Input | Storage::Output => None,
-            Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
-            Storage::Ring(k) => Some(
-                extent(&t.domain[1..]).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b)?.checked_mul(k as u64)),
-            ),
-            // Once the loop has run: every block up to the bound is committed.
-            Storage::Blocks(b) => Some(
-                point_bytes
-                    .and_then(|p| (bounds[t.domain[0]] as u64).div_ceil(b as u64).checked_mul(b as u64)?.checked_mul(p)),
-            ),
-            other => other.slots().map(|n| point_bytes.and_then(|p| p.checked_mul(n as u64))),
-        };
+        let bytes =
+            match storage {
+                Storage::Input | Storage::Output => None,
+                Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
+                Storage::Ring(k) => Some(
+                    extent(&t.domain[1..]).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b)?.checked_mul(k as u64)),
+                ),
+                // Once the loop has run: every block up to the bound is committed.
+                Storage::Blocks(b) => Some(point_bytes.and_then(|p| {
+                    (bounds[t.domain[0]] as u64).div_ceil(b as u64).checked_mul(b as u64)?.checked_mul(p)
+                })),
+                other => other.slots().map(|n| point_bytes.and_then(|p| p.checked_mul(n as u64))),
+            };
         // An overflowing size is reported by the memory check below.
         let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
         stores.push(StoreReport { tensor: t.name.clone(), kind: storage.to_string(), bytes });

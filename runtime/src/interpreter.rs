@@ -19,8 +19,8 @@
 use crate::array::{Data, HostArray};
 use crate::externals::Externals;
 use crate::memory::{bytes_of, check_fits};
-use std::collections::HashMap;
 use melior::ir::Location;
+use std::collections::HashMap;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
@@ -314,13 +314,16 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 let src = &self.program.tensors[*source];
                 for (&c, &d) in coords.iter().zip(&src.domain) {
                     if c < 0 || c >= self.bounds[d] {
-                        return Err(self.at(node.location, self.program.out_of_bounds(
-                            &format!("read {}", self.program.describe_read(*tensor, *source, index)),
-                            &self.point_name(key),
-                            d,
-                            &format!("{} = {c}", self.program.dims[d].name),
-                            self.bounds[d],
-                        )));
+                        return Err(self.at(
+                            node.location,
+                            self.program.out_of_bounds(
+                                &format!("read {}", self.program.describe_read(*tensor, *source, index)),
+                                &self.point_name(key),
+                                d,
+                                &format!("{} = {c}", self.program.dims[d].name),
+                                self.bounds[d],
+                            ),
+                        ));
                     }
                 }
                 needs.push((*source, coords));
@@ -445,19 +448,18 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     Value { shape: values[*a].shape.clone(), data: unary(*kind, &values[*a].data) }
                 }
                 NodeKind::Binary(kind, a, b) => {
-                    let (x, y) =
-                        broadcast(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
-                    let data =
-                        binary(*kind, &x.data, &y.data).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
+                    let (x, y) = broadcast(&values[*a], &values[*b])
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
+                    let data = binary(*kind, &x.data, &y.data)
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     Value { shape: x.shape, data }
                 }
-                NodeKind::Matmul(a, b) => {
-                    matmul(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
-                }
+                NodeKind::Matmul(a, b) => matmul(&values[*a], &values[*b])
+                    .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?,
                 NodeKind::Reduce(kind, a, axis) => reduce(*kind, &values[*a], *axis),
                 NodeKind::Compare(predicate, a, b) => {
-                    let (x, y) =
-                        broadcast(&values[*a], &values[*b]).map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
+                    let (x, y) = broadcast(&values[*a], &values[*b])
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
                     let flags = (0..x.data.len())
                         .map(|k| {
                             let ordering = match (&x.data, &y.data) {
@@ -535,11 +537,14 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         let result = values.swap_remove(branch.result);
         let expected = static_shape(&self.program.tensors[*tensor].point);
         if result.shape != expected {
-            return Err(self.at(branch.location, format!(
-                "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
-                self.point_name(key),
-                result.shape
-            )));
+            return Err(self.at(
+                branch.location,
+                format!(
+                    "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
+                    self.point_name(key),
+                    result.shape
+                ),
+            ));
         }
         Ok(result.data)
     }

@@ -35,10 +35,9 @@ pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
         }
         _ => return Err(format!("unsupported .npy format version {major}.{minor} (known: 1.0, 2.0, 3.0)")),
     };
-    let data_start = header_start
-        .checked_add(header_len)
-        .filter(|&end| end <= bytes.len())
-        .ok_or_else(|| format!("the header length {header_len} runs past the end of the file ({} bytes)", bytes.len()))?;
+    let data_start = header_start.checked_add(header_len).filter(|&end| end <= bytes.len()).ok_or_else(|| {
+        format!("the header length {header_len} runs past the end of the file ({} bytes)", bytes.len())
+    })?;
     let header = &bytes[header_start..data_start];
     let header: String = if major == 3 {
         String::from_utf8(header.to_vec()).map_err(|_| "the header is not UTF-8".to_string())?

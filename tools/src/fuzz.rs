@@ -68,54 +68,193 @@ fn tokens(text: &str) -> Vec<Token> {
 
 /// Temporal ops a rename may pick.
 const OP_NAMES: &[&str] = &[
-    "temporal.add", "temporal.sub", "temporal.mul", "temporal.div", "temporal.max", "temporal.min",
-    "temporal.neg", "temporal.exp", "temporal.log", "temporal.sqrt", "temporal.tanh", "temporal.sigmoid",
-    "temporal.relu", "temporal.abs", "temporal.pow", "temporal.and", "temporal.or", "temporal.not",
-    "temporal.cmp", "temporal.select", "temporal.cast", "temporal.reduce_sum", "temporal.reduce_max",
-    "temporal.reduce_mean", "temporal.argmax", "temporal.cumsum", "temporal.permute", "temporal.flip",
-    "temporal.slice", "temporal.reshape", "temporal.expand", "temporal.concat", "temporal.gather",
-    "temporal.random", "temporal.arange", "temporal.matmul", "temporal.read", "temporal.read_range",
-    "temporal.constant", "temporal.tensor", "temporal.input", "temporal.dim", "temporal.define",
-    "temporal.output", "temporal.compute", "temporal.call", "store.alloc", "store.write", "store.read",
-    "store.free", "gpu.yield", "func.return", "arith.addf", "temporal.bogus", "builtin.module",
+    "temporal.add",
+    "temporal.sub",
+    "temporal.mul",
+    "temporal.div",
+    "temporal.max",
+    "temporal.min",
+    "temporal.neg",
+    "temporal.exp",
+    "temporal.log",
+    "temporal.sqrt",
+    "temporal.tanh",
+    "temporal.sigmoid",
+    "temporal.relu",
+    "temporal.abs",
+    "temporal.pow",
+    "temporal.and",
+    "temporal.or",
+    "temporal.not",
+    "temporal.cmp",
+    "temporal.select",
+    "temporal.cast",
+    "temporal.reduce_sum",
+    "temporal.reduce_max",
+    "temporal.reduce_mean",
+    "temporal.argmax",
+    "temporal.cumsum",
+    "temporal.permute",
+    "temporal.flip",
+    "temporal.slice",
+    "temporal.reshape",
+    "temporal.expand",
+    "temporal.concat",
+    "temporal.gather",
+    "temporal.random",
+    "temporal.arange",
+    "temporal.matmul",
+    "temporal.read",
+    "temporal.read_range",
+    "temporal.constant",
+    "temporal.tensor",
+    "temporal.input",
+    "temporal.dim",
+    "temporal.define",
+    "temporal.output",
+    "temporal.compute",
+    "temporal.call",
+    "store.alloc",
+    "store.write",
+    "store.read",
+    "store.free",
+    "gpu.yield",
+    "func.return",
+    "arith.addf",
+    "temporal.bogus",
+    "builtin.module",
 ];
 
 const ELEMENT_TYPES: &[&str] = &["f32", "f64", "i32", "i64", "i1", "i8", "f16", "index", "bf16", "i0", "complex<f32>"];
 
 const SPECIAL_NUMBERS: &[&str] = &[
-    "0", "1", "-1", "2", "3", "7", "64", "-7", "255", "65536", "2147483647", "2147483648", "-2147483648",
-    "4294967296", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-    "4611686018427387904", "1e38", "1.0e309", "-0.0", "0x7FC00000", "nan", "inf",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "7",
+    "64",
+    "-7",
+    "255",
+    "65536",
+    "2147483647",
+    "2147483648",
+    "-2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "4611686018427387904",
+    "1e38",
+    "1.0e309",
+    "-0.0",
+    "0x7FC00000",
+    "nan",
+    "inf",
 ];
 
 const ATTRIBUTE_VALUES: &[&str] = &[
-    "\"\"", "\"\\00\"", "\"t\"", "\"T\"", "\"x\"", "\"x\\00y\"", "\"\u{e9}\u{1F600}\"", "[]", "[\"t\", \"t\"]",
-    "[\"t\", \"b\"]", "[\"nope\"]", "[1, 2]", "0", "-1", "true", "unit", "\"lt\"", "\"gt\"", "\"bogus\"",
-    "\"uniform\"", "\"normal\"", "\"cauchy\"", "tensor<f32>", "tensor<?xf32>", "tensor<0xf32>",
-    "tensor<4611686018427387904xf32>", "affine_map<(t)[T] -> (t)>", "affine_map<(t)[T] -> (t + 1)>",
-    "affine_map<(t)[T] -> (T - 1 - t)>", "affine_map<(t)[T] -> (t floordiv 0)>", "affine_map<(t)[T] -> (t mod -2)>",
-    "affine_map<(t)[T] -> (t, t)>", "affine_map<() -> ()>", "affine_set<(t)[T] : (t == 0)>",
-    "affine_set<(t)[T] : (t - T >= 0)>", "affine_set<(t)[T] : (1 == 0)>", "affine_set<(t)[T] : (t mod 2 == 0)>",
-    "dense<0> : tensor<i64>", "dense<1.0> : tensor<f32>", "dense<[1, 2]> : tensor<2xi32>",
-    "dense<0x7FC00000> : tensor<f32>", "dense<3.0e38> : tensor<f32>", "dense<-3.0e38> : tensor<f32>",
+    "\"\"",
+    "\"\\00\"",
+    "\"t\"",
+    "\"T\"",
+    "\"x\"",
+    "\"x\\00y\"",
+    "\"\u{e9}\u{1F600}\"",
+    "[]",
+    "[\"t\", \"t\"]",
+    "[\"t\", \"b\"]",
+    "[\"nope\"]",
+    "[1, 2]",
+    "0",
+    "-1",
+    "true",
+    "unit",
+    "\"lt\"",
+    "\"gt\"",
+    "\"bogus\"",
+    "\"uniform\"",
+    "\"normal\"",
+    "\"cauchy\"",
+    "tensor<f32>",
+    "tensor<?xf32>",
+    "tensor<0xf32>",
+    "tensor<4611686018427387904xf32>",
+    "affine_map<(t)[T] -> (t)>",
+    "affine_map<(t)[T] -> (t + 1)>",
+    "affine_map<(t)[T] -> (T - 1 - t)>",
+    "affine_map<(t)[T] -> (t floordiv 0)>",
+    "affine_map<(t)[T] -> (t mod -2)>",
+    "affine_map<(t)[T] -> (t, t)>",
+    "affine_map<() -> ()>",
+    "affine_set<(t)[T] : (t == 0)>",
+    "affine_set<(t)[T] : (t - T >= 0)>",
+    "affine_set<(t)[T] : (1 == 0)>",
+    "affine_set<(t)[T] : (t mod 2 == 0)>",
+    "dense<0> : tensor<i64>",
+    "dense<1.0> : tensor<f32>",
+    "dense<[1, 2]> : tensor<2xi32>",
+    "dense<0x7FC00000> : tensor<f32>",
+    "dense<3.0e38> : tensor<f32>",
+    "dense<-3.0e38> : tensor<f32>",
 ];
 
 /// Names of the mutation operators, for reports.
 pub const MUTATIONS: &[&str] = &[
-    "byte-flip", "delete-span", "duplicate-span", "token-swap", "token-copy", "affine-edit", "number-edit",
-    "type-change", "shape-change", "attribute-change", "op-rename", "line-delete", "line-duplicate",
-    "line-swap", "deep-nesting", "insert-garbage", "truncate", "constant-extreme", "constant-extreme",
-    "add-output", "op-swap", "op-swap", "name-change", "affine-edit", "number-edit",
+    "byte-flip",
+    "delete-span",
+    "duplicate-span",
+    "token-swap",
+    "token-copy",
+    "affine-edit",
+    "number-edit",
+    "type-change",
+    "shape-change",
+    "attribute-change",
+    "op-rename",
+    "line-delete",
+    "line-duplicate",
+    "line-swap",
+    "deep-nesting",
+    "insert-garbage",
+    "truncate",
+    "constant-extreme",
+    "constant-extreme",
+    "add-output",
+    "op-swap",
+    "op-swap",
+    "name-change",
+    "affine-edit",
+    "number-edit",
 ];
 
 const UNARY_OPS: &[&str] = &[
-    "temporal.neg", "temporal.exp", "temporal.log", "temporal.sqrt", "temporal.tanh", "temporal.sigmoid",
-    "temporal.relu", "temporal.sin", "temporal.cos", "temporal.abs", "temporal.not", "temporal.cast",
+    "temporal.neg",
+    "temporal.exp",
+    "temporal.log",
+    "temporal.sqrt",
+    "temporal.tanh",
+    "temporal.sigmoid",
+    "temporal.relu",
+    "temporal.sin",
+    "temporal.cos",
+    "temporal.abs",
+    "temporal.not",
+    "temporal.cast",
 ];
 
 const BINARY_OPS: &[&str] = &[
-    "temporal.add", "temporal.sub", "temporal.mul", "temporal.div", "temporal.max", "temporal.min",
-    "temporal.pow", "temporal.and", "temporal.or", "temporal.matmul",
+    "temporal.add",
+    "temporal.sub",
+    "temporal.mul",
+    "temporal.div",
+    "temporal.max",
+    "temporal.min",
+    "temporal.pow",
+    "temporal.and",
+    "temporal.or",
+    "temporal.matmul",
 ];
 
 const REDUCTIONS: &[&str] =
@@ -203,8 +342,7 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
         }
         "affine-edit" => affine_edit(text, rng),
         "number-edit" => {
-            let numbers: Vec<_> =
-                toks.iter().filter(|t| text.as_bytes()[t.start].is_ascii_digit()).copied().collect();
+            let numbers: Vec<_> = toks.iter().filter(|t| text.as_bytes()[t.start].is_ascii_digit()).copied().collect();
             if let Some(t) = numbers.choose(rng) {
                 let n = SPECIAL_NUMBERS.choose(rng).copied().unwrap_or("0");
                 replace_bytes(text, t.start, t.end, n);
@@ -265,9 +403,8 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
         }
         "deep-nesting" => {
             let depth = *[100usize, 1000, 5000, 50_000, 200_000].choose(rng).unwrap_or(&1000);
-            let (open, close) = *[("[", "]"), ("{", "}"), ("(", ")"), ("<", ">"), ("module {", "}")]
-                .choose(rng)
-                .unwrap_or(&("[", "]"));
+            let (open, close) =
+                *[("[", "]"), ("{", "}"), ("(", ")"), ("<", ">"), ("module {", "}")].choose(rng).unwrap_or(&("[", "]"));
             let nested = format!("{}{}", open.repeat(depth), close.repeat(depth));
             let at = if text.is_empty() { 0 } else { rng.random_range(0..text.len()) };
             let at = floor_char_boundary(text, at);
@@ -288,19 +425,23 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
         }
         "constant-extreme" => {
             // Extreme values of the constant's own element type.
-            let sites: Vec<usize> = text.match_indices("value = dense<").map(|(i, _)| i + "value = dense<".len()).collect();
+            let sites: Vec<usize> =
+                text.match_indices("value = dense<").map(|(i, _)| i + "value = dense<".len()).collect();
             if let Some(&start) = sites.choose(rng) {
                 let Some(close) = text[start..].find("> : tensor<").map(|i| start + i) else { return };
-                let element = text[close..].split(['x', '<', '>']).find(|p| {
-                    matches!(*p, "f32" | "f64" | "i32" | "i64" | "i1")
-                });
+                let element =
+                    text[close..].split(['x', '<', '>']).find(|p| matches!(*p, "f32" | "f64" | "i32" | "i64" | "i1"));
                 let value = match element {
-                    Some("f32") => ["0x7FC00000", "0x7F800000", "0xFF800000", "3.0e38", "-3.0e38", "1.0e-45", "-0.0", "1.0e10"]
-                        .choose(rng)
-                        .copied(),
-                    Some("f64") => ["0x7FF8000000000000", "0x7FF0000000000000", "1.0e308", "-1.0e308", "5.0e-324", "1.0e19"]
-                        .choose(rng)
-                        .copied(),
+                    Some("f32") => {
+                        ["0x7FC00000", "0x7F800000", "0xFF800000", "3.0e38", "-3.0e38", "1.0e-45", "-0.0", "1.0e10"]
+                            .choose(rng)
+                            .copied()
+                    }
+                    Some("f64") => {
+                        ["0x7FF8000000000000", "0x7FF0000000000000", "1.0e308", "-1.0e308", "5.0e-324", "1.0e19"]
+                            .choose(rng)
+                            .copied()
+                    }
                     Some("i32") => ["2147483647", "-2147483648", "0", "-1"].choose(rng).copied(),
                     Some("i64") => ["9223372036854775807", "-9223372036854775808", "0", "-1"].choose(rng).copied(),
                     Some("i1") => ["true", "false"].choose(rng).copied(),
@@ -315,7 +456,9 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
             // Mark another declared tensor (or input) as an output.
             let handles: Vec<String> = text
                 .match_indices(" = \"temporal.")
-                .filter(|(i, _)| text[*i..].starts_with(" = \"temporal.tensor\"") || text[*i..].starts_with(" = \"temporal.input\""))
+                .filter(|(i, _)| {
+                    text[*i..].starts_with(" = \"temporal.tensor\"") || text[*i..].starts_with(" = \"temporal.input\"")
+                })
                 .filter_map(|(i, _)| {
                     let start = text[..i].rfind('%')?;
                     Some(text[start..i].to_string())
@@ -366,11 +509,8 @@ fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
 /// Edits inside `affine_map<...>` / `affine_set<...>`: shifts, sign flips,
 /// new constants, swapped variables, divisions by zero or negatives.
 fn affine_edit(text: &mut String, rng: &mut CaseRng) {
-    let sites: Vec<usize> = text
-        .match_indices("affine_map<")
-        .chain(text.match_indices("affine_set<"))
-        .map(|(i, _)| i)
-        .collect();
+    let sites: Vec<usize> =
+        text.match_indices("affine_map<").chain(text.match_indices("affine_set<")).map(|(i, _)| i).collect();
     let Some(&start) = sites.choose(rng) else { return };
     let Some(arrow) = text[start..].find(['>', ':']).map(|i| start + i) else { return };
     let Some(end) = text[arrow..].find(">}").or_else(|| text[arrow..].find('>')).map(|i| arrow + i) else { return };
@@ -379,8 +519,20 @@ fn affine_edit(text: &mut String, rng: &mut CaseRng) {
     }
     let body = &text[arrow + 1..end];
     let edits = [
-        " - 1", " + 1", " + 2", " - 3", " * 2", " * -1", " floordiv 2", " floordiv 0", " mod 0", " mod -3",
-        " + 9223372036854775807", " - T", " + T", " ceildiv 0",
+        " - 1",
+        " + 1",
+        " + 2",
+        " - 3",
+        " * 2",
+        " * -1",
+        " floordiv 2",
+        " floordiv 0",
+        " mod 0",
+        " mod -3",
+        " + 9223372036854775807",
+        " - T",
+        " + T",
+        " ceildiv 0",
     ];
     let new_body = match rng.random_range(0..5) {
         0 => {
@@ -417,7 +569,8 @@ fn shape_change(text: &mut String, rng: &mut CaseRng) {
     let Some(end) = text[start..].find('>').map(|i| start + i) else { return };
     let body = text[start..end].to_string();
     let mut parts: Vec<String> = body.split('x').map(str::to_string).collect();
-    let new_dim = ["0", "1", "2", "3", "5", "?", "4611686018427387904", "100000", "-1"].choose(rng).copied().unwrap_or("1");
+    let new_dim =
+        ["0", "1", "2", "3", "5", "?", "4611686018427387904", "100000", "-1"].choose(rng).copied().unwrap_or("1");
     match rng.random_range(0..3) {
         0 if parts.len() > 1 => {
             let k = rng.random_range(0..parts.len() - 1);
@@ -527,14 +680,34 @@ pub fn bad_run_arguments(rng: &mut CaseRng, program: &str, bounds: &[String]) ->
 /// A bad command line for `tempo-opt` on `program`.
 pub fn bad_opt_arguments(rng: &mut CaseRng, program: &str) -> Vec<String> {
     let pipelines = [
-        "bogus-pass", "builtin.module(", "builtin.module(temporal-verify", "temporal-verify)", "temporal-verify{",
-        "temporal-check-points{bounds=T=-1}", "temporal-check-points{bounds=T=99999999999999999999}",
-        "temporal-check-points{bounds=}", "temporal-check-points{bounds=T}", "temporal-check-points{nope=1}",
-        "func.func(temporal-verify)", "canonicalize{max-iterations=-1}", "canonicalize{bogus=1}",
-        "builtin.module(func.func(cse,,))", "temporal-to-llvm,temporal-to-llvm", "lower-store-to-memref",
-        "lower-temporal-to-loops,lower-temporal-to-loops", "temporal-select-stores,temporal-select-stores,temporal-select-stores",
-        "temporal-schedule,temporal-schedule", "lower-loops-to-llvm", "", " ", ",", "{}", "()",
-        "builtin.module(builtin.module(builtin.module(temporal-verify)))", "\0", "\u{e9}",
+        "bogus-pass",
+        "builtin.module(",
+        "builtin.module(temporal-verify",
+        "temporal-verify)",
+        "temporal-verify{",
+        "temporal-check-points{bounds=T=-1}",
+        "temporal-check-points{bounds=T=99999999999999999999}",
+        "temporal-check-points{bounds=}",
+        "temporal-check-points{bounds=T}",
+        "temporal-check-points{nope=1}",
+        "func.func(temporal-verify)",
+        "canonicalize{max-iterations=-1}",
+        "canonicalize{bogus=1}",
+        "builtin.module(func.func(cse,,))",
+        "temporal-to-llvm,temporal-to-llvm",
+        "lower-store-to-memref",
+        "lower-temporal-to-loops,lower-temporal-to-loops",
+        "temporal-select-stores,temporal-select-stores,temporal-select-stores",
+        "temporal-schedule,temporal-schedule",
+        "lower-loops-to-llvm",
+        "",
+        " ",
+        ",",
+        "{}",
+        "()",
+        "builtin.module(builtin.module(builtin.module(temporal-verify)))",
+        "\0",
+        "\u{e9}",
     ];
     let pipeline = pipelines.choose(rng).copied().unwrap_or("bogus");
     match rng.random_range(0..5) {
@@ -566,12 +739,17 @@ pub fn bad_npy(rng: &mut CaseRng, shape: &[usize], descr: &str, item: usize) -> 
     match rng.random_range(0..18) {
         0 => magic = b"\x93NUMPX".to_vec(),
         1 => version = [9, 9],
-        2 => descr = ["<f2", ">f4", "<c8", "|O", "<U3", "nonsense", "<f4 ", "", "<i16"].choose(rng).unwrap().to_string(),
+        2 => {
+            descr = ["<f2", ">f4", "<c8", "|O", "<U3", "nonsense", "<f4 ", "", "<i16"].choose(rng).unwrap().to_string()
+        }
         3 => fortran = ["True", "1", "yes", "None"].choose(rng).unwrap().to_string(),
-        4 => shape_field = ["(-1,)", "(1, -2)", "(99999999999999999999,)", "(4611686018427387904, 4)", "[3]", "(a,)", "("]
-            .choose(rng)
-            .unwrap()
-            .to_string(),
+        4 => {
+            shape_field =
+                ["(-1,)", "(1, -2)", "(99999999999999999999,)", "(4611686018427387904, 4)", "[3]", "(a,)", "("]
+                    .choose(rng)
+                    .unwrap()
+                    .to_string()
+        }
         5 => extra = ", 'extra': 1".into(),
         6 => data_len = data_len.saturating_sub(1 + rng.random_range(0..4)),
         7 => data_len += 1 + rng.random_range(0..8),
@@ -580,14 +758,22 @@ pub fn bad_npy(rng: &mut CaseRng, shape: &[usize], descr: &str, item: usize) -> 
         10 => dict_override = Some("{'descr': '<f4', 'shape': (1,)}".to_string()),
         11 => header_len_delta = [-5i64, 1000, 60000].choose(rng).copied().unwrap_or(0),
         12 => dict_override = Some(format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}")),
-        13 => dict_override = Some(format!("{{\"descr\": \"{descr}\", \"fortran_order\": False, \"shape\": {shape_text}}}")),
-        14 => dict_override = Some(format!("{{'descr': '{descr}', 'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}}}")),
+        13 => {
+            dict_override =
+                Some(format!("{{\"descr\": \"{descr}\", \"fortran_order\": False, \"shape\": {shape_text}}}"))
+        }
+        14 => {
+            dict_override = Some(format!(
+                "{{'descr': '{descr}', 'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}}}"
+            ))
+        }
         15 => version = [2, 0],
         16 => shape_field = format!("({},)", count + 1),
         _ => {} // a good file: must be accepted when the shape fits
     }
-    let dict = dict_override
-        .unwrap_or_else(|| format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape_field}{extra}, }}"));
+    let dict = dict_override.unwrap_or_else(|| {
+        format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape_field}{extra}, }}")
+    });
     let length_bytes = if version[0] >= 2 { 4 } else { 2 };
     let unpadded = magic.len() + 2 + length_bytes + dict.len() + 1;
     let padding = (64 - unpadded % 64) % 64;

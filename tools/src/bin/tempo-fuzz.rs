@@ -341,9 +341,9 @@ impl Harness {
         // A bound in the billions is a legitimate run of billions of steps
         // when its stores fit: running out of time there is expected, not a
         // hang (the memory checks are what these cases test).
-        let huge = args.iter().any(|a| {
-            a.split_once('=').and_then(|(_, v)| v.parse::<i128>().ok()).is_some_and(|v| v >= 1_000_000)
-        });
+        let huge = args
+            .iter()
+            .any(|a| a.split_once('=').and_then(|(_, v)| v.parse::<i128>().ok()).is_some_and(|v| v >= 1_000_000));
         let compiled = self.run("tempo-run", &with_seed, scratch);
         let slow = |run: &RunResult| huge && matches!(run.status, Status::Hang);
         if slow(&compiled) {
@@ -564,12 +564,19 @@ fn main() {
     }
     let seeds = collect_seeds(&cli.root);
     if seeds.programs.is_empty() {
-        eprintln!("tempo-fuzz: error: no seed programs under {}/examples or {}/test", cli.root.display(), cli.root.display());
+        eprintln!(
+            "tempo-fuzz: error: no seed programs under {}/examples or {}/test",
+            cli.root.display(),
+            cli.root.display()
+        );
         std::process::exit(2);
     }
     for tool in ["tempo-opt", "tempo-run"] {
         if !cli.bin_dir.join(tool).is_file() {
-            eprintln!("tempo-fuzz: error: {} is missing (build with `cargo build --release --bins`)", cli.bin_dir.join(tool).display());
+            eprintln!(
+                "tempo-fuzz: error: {} is missing (build with `cargo build --release --bins`)",
+                cli.bin_dir.join(tool).display()
+            );
             std::process::exit(2);
         }
     }
@@ -602,7 +609,11 @@ fn main() {
                     if let Ok(mut all) = reports.lock() {
                         all.push((case, report));
                         if all.len() % 500 == 0 {
-                            eprintln!("tempo-fuzz: {} cases done ({:.0} s)", all.len(), started.elapsed().as_secs_f64());
+                            eprintln!(
+                                "tempo-fuzz: {} cases done ({:.0} s)",
+                                all.len(),
+                                started.elapsed().as_secs_f64()
+                            );
                         }
                     }
                 }

@@ -91,7 +91,9 @@ fn list_passes() {
     for entry in tempo_lowering::registry().entries() {
         text.push_str(&format!("  {:28} {}\n", entry.name(), entry.summary()));
     }
-    text.push_str("\nEvery upstream MLIR pass is available too (e.g. canonicalize, cse, lower-affine, convert-to-llvm);\n");
+    text.push_str(
+        "\nEvery upstream MLIR pass is available too (e.g. canonicalize, cse, lower-affine, convert-to-llvm);\n",
+    );
     text.push_str("see `mlir-opt --help` for their names and options.\n");
     tempo_tools::write_stdout(&text);
 }
