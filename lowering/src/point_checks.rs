@@ -10,6 +10,7 @@
 //! points are bad, the error reported is the first in schedule order.
 
 use crate::schedule::{Nest, Placement, Schedule};
+use tempo_passes::bits::Bits;
 use tempo_passes::program::{NodeKind, Program};
 
 /// A failed check, naming tensor and point.
@@ -31,28 +32,6 @@ impl std::fmt::Display for PointError {
 /// Row-major flat index of `point` in the box of `extents`.
 fn flat(point: &[i64], extents: &[i64]) -> usize {
     point.iter().zip(extents).fold(0usize, |acc, (&p, &e)| acc * e as usize + p as usize)
-}
-
-/// A bitset over the points of one tensor.
-struct Bits(Vec<u64>);
-
-impl Bits {
-    /// `points` bits, all set or all clear; `None` if the memory cannot be had.
-    fn new(points: u64, all: bool) -> Option<Self> {
-        let words = usize::try_from(points.div_ceil(64)).ok()?;
-        let mut v = Vec::new();
-        v.try_reserve_exact(words).ok()?;
-        v.resize(words, if all { u64::MAX } else { 0 });
-        Some(Self(v))
-    }
-    fn get(&self, i: usize) -> bool {
-        self.0.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-    fn set(&mut self, i: usize) {
-        if let Some(w) = self.0.get_mut(i / 64) {
-            *w |= 1 << (i % 64);
-        }
-    }
 }
 
 /// Runs the checks for the given bound values (one per dimension).

@@ -3,6 +3,7 @@
 //! pipeline parsing and execution, and located diagnostics.
 
 pub mod affine;
+pub mod bits;
 pub mod diagnostics;
 pub mod dynamic_sizes;
 pub mod pass;

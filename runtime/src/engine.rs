@@ -245,11 +245,11 @@ pub fn run_module_timed(
                 })),
                 other => other.slots().map(|n| point_bytes.and_then(|p| p.checked_mul(n as u64))),
             };
-        // An overflowing size is reported by the memory check below.
+        // An overflowing size saturates; the memory check below reports it.
         let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
         stores.push(StoreReport { tensor: t.name.clone(), kind: storage.to_string(), bytes });
     }
-    let mut outputs = allocate_outputs(&program, &schedule, &stores, outputs)?;
+    let mut outputs = allocate_outputs(&stores, outputs)?;
     check_points(&program, &schedule, &bounds).map_err(|e| {
         let tensor = &program.tensors[e.tensor];
         let location = match e.node {
@@ -334,27 +334,25 @@ pub fn run_module_timed(
 /// in the billions must get a diagnostic, not an allocation failure in
 /// compiled code), naming the largest, then allocates the outputs.
 fn allocate_outputs(
-    program: &Program,
-    schedule: &Schedule,
     stores: &[StoreReport],
     outputs: Vec<(String, Vec<usize>, ElementType)>,
 ) -> Result<Vec<HostArray>, Vec<String>> {
-    let mut parts: Vec<(String, Option<u64>)> = Vec::new();
+    // Sizes saturate at u64::MAX (more than any machine has).
+    let mut parts: Vec<(String, u64)> = Vec::new();
     for (name, shape, element) in &outputs {
-        let bytes = bytes_of(shape.iter().map(|&d| d as u64), element.byte_size() as u64);
+        let bytes = bytes_of(shape.iter().map(|&d| d as u64), element.byte_size() as u64).unwrap_or(u64::MAX);
         parts.push((format!("output '{name}' ({}{shape:?})", element.numpy()), bytes));
     }
-    for (store, (i, _)) in stores.iter().zip(program.tensors.iter().enumerate()) {
+    for store in stores {
         if let Some(bytes) = store.bytes {
-            let kind = schedule.storage[i];
-            parts.push((format!("the {kind} store of '{}'", store.tensor), (bytes != u64::MAX).then_some(bytes)));
+            parts.push((format!("the {} store of '{}'", store.kind, store.tensor), bytes));
         }
     }
-    let total = parts.iter().try_fold(0u64, |acc, (_, b)| acc.checked_add((*b)?));
+    let total = parts.iter().try_fold(0u64, |acc, (_, b)| acc.checked_add(*b));
     if let Err(e) = check_fits(total, "this run") {
-        let largest = parts.iter().max_by_key(|(_, b)| b.unwrap_or(u64::MAX));
-        let detail = largest.map_or(String::new(), |(what, b)| {
-            format!("; the largest part is {what}: {}", b.map_or("more than 2^64 bytes".into(), human))
+        let detail = parts.iter().max_by_key(|(_, b)| *b).map_or(String::new(), |(what, b)| {
+            let size = if *b == u64::MAX { "more than 2^64 bytes".into() } else { human(*b) };
+            format!("; the largest part is {what}: {size}")
         });
         return Err(vec![format!("error: {e}{detail}")]);
     }

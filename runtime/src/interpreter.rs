@@ -21,6 +21,7 @@ use crate::externals::Externals;
 use crate::memory::{bytes_of, check_fits};
 use melior::ir::Location;
 use std::collections::HashMap;
+use tempo_passes::bits::Bits;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
 
@@ -100,13 +101,13 @@ struct DenseStore {
     point_len: usize,
     element: ElementType,
     data: Option<Data>,
-    done: Vec<u64>,
-    busy: Vec<u64>,
+    done: Bits,
+    busy: Bits,
 }
 
 impl DenseStore {
     fn new(extents: Vec<i64>, point_len: usize, element: ElementType) -> Self {
-        Self { extents, point_len, element, data: None, done: Vec::new(), busy: Vec::new() }
+        Self { extents, point_len, element, data: None, done: Bits::default(), busy: Bits::default() }
     }
 
     /// Row-major index of `point` (in bounds: reads are checked before).
@@ -114,26 +115,12 @@ impl DenseStore {
         point.iter().zip(&self.extents).fold(0usize, |acc, (&c, &e)| acc * e as usize + c as usize)
     }
 
-    fn bit(bits: &[u64], i: usize) -> bool {
-        bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
-    }
-
-    fn set_bit(bits: &mut [u64], i: usize, on: bool) {
-        if let Some(w) = bits.get_mut(i / 64) {
-            if on {
-                *w |= 1 << (i % 64);
-            } else {
-                *w &= !(1 << (i % 64));
-            }
-        }
-    }
-
     fn is_done(&self, point: &[i64]) -> bool {
-        Self::bit(&self.done, self.index(point))
+        self.done.get(self.index(point))
     }
 
     fn is_busy(&self, point: &[i64]) -> bool {
-        Self::bit(&self.busy, self.index(point))
+        self.busy.get(self.index(point))
     }
 
     /// Allocates the array and bitsets, after checking they fit in memory.
@@ -147,15 +134,14 @@ impl DenseStore {
             bytes_of([p, self.point_len as u64], self.element.byte_size() as u64)?.checked_add(bits)
         });
         check_fits(bytes, &format!("the interpreter's store of every point of '{name}'"))?;
-        let points = points.unwrap_or(0) as usize;
-        let words = points.div_ceil(64);
-        let mut done = Vec::new();
-        let mut busy = Vec::new();
-        done.try_reserve_exact(words).map_err(|_| format!("cannot allocate the interpreter's store of '{name}'"))?;
-        busy.try_reserve_exact(words).map_err(|_| format!("cannot allocate the interpreter's store of '{name}'"))?;
-        done.resize(words, 0);
-        busy.resize(words, 0);
-        let len = points.checked_mul(self.point_len).ok_or_else(|| format!("the store of '{name}' is too large"))?;
+        let points = points.unwrap_or(0);
+        let cannot = || format!("cannot allocate the interpreter's store of '{name}'");
+        let done = Bits::new(points, false).ok_or_else(cannot)?;
+        let busy = Bits::new(points, false).ok_or_else(cannot)?;
+        let len = usize::try_from(points)
+            .ok()
+            .and_then(|p| p.checked_mul(self.point_len))
+            .ok_or_else(|| format!("the store of '{name}' is too large"))?;
         self.data = Some(
             Data::try_zeros(self.element, len)
                 .map_err(|e| format!("the interpreter's store of every point of '{name}': {e}"))?,
@@ -168,7 +154,7 @@ impl DenseStore {
     fn set_busy(&mut self, name: &str, point: &[i64], on: bool) -> Result<(), String> {
         self.allocate(name)?;
         let i = self.index(point);
-        Self::set_bit(&mut self.busy, i, on);
+        self.busy.put(i, on);
         Ok(())
     }
 
@@ -188,7 +174,7 @@ impl DenseStore {
                 self.element.numpy()
             ));
         }
-        Self::set_bit(&mut self.done, i, true);
+        self.done.set(i);
         Ok(())
     }
 
