@@ -101,9 +101,14 @@ impl AffineExpr {
     }
 
     /// A `mod`, `floordiv` or `ceildiv` whose right-hand side is not a
-    /// positive constant (what the lowering to loops supports), as text.
+    /// positive constant (what the lowering to loops supports), or a
+    /// constant past ±2^62 (near the i64 limits the generated code cannot
+    /// even be printed and re-parsed), as text.
     pub fn unsupported_division(&self) -> Option<String> {
         match self {
+            Self::Constant(c) if c.unsigned_abs() > MAX_AFFINE_CONSTANT => {
+                Some(format!("the constant {c} is out of range (affine constants stay within ±2^62)"))
+            }
             Self::Dim(_) | Self::Symbol(_) | Self::Constant(_) => None,
             Self::Add(a, b) | Self::Mul(a, b) => a.unsupported_division().or_else(|| b.unsupported_division()),
             Self::Mod(a, b) | Self::FloorDiv(a, b) | Self::CeilDiv(a, b) => {
@@ -316,10 +321,14 @@ pub struct IntegerSet {
     pub constraints: Vec<Constraint>,
 }
 
-/// The first unsupported division in any of `exprs` (see
+/// The largest magnitude of a constant in an affine expression.
+pub const MAX_AFFINE_CONSTANT: u64 = 1 << 62;
+
+/// The first unsupported division or constant in any of `exprs` (see
 /// [`AffineExpr::unsupported_division`]), as an error message.
 pub fn check_divisions<'a>(exprs: impl IntoIterator<Item = &'a AffineExpr>) -> Result<(), String> {
     match exprs.into_iter().find_map(AffineExpr::unsupported_division) {
+        Some(what) if what.starts_with("the constant") => Err(what),
         Some(what) => Err(format!("{what}: mod, floordiv and ceildiv need a positive constant on the right")),
         None => Ok(()),
     }

@@ -89,3 +89,15 @@ func.func @tempo_main(%T: index) attributes {tempo.bounds = ["T"]} {
   %p = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t mod -2)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+// Affine constants near the i64 limits made the generated code unparsable
+// (`d0 - -9223372036854775808`).
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+// CHECK: robustness.mlir:[[# @LINE + 1]]:1: error: condition of 'x': the constant -9223372036854775808 is out of range
+"temporal.define"(%x) ({
+  %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+  "gpu.yield"(%c) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (t - 1 >= 9223372036854775807)>} : (!temporal.rtensor) -> ()
