@@ -138,8 +138,9 @@ impl Expr {
 
     #[track_caller]
     fn binary(self, op: Binary, rhs: Expr) -> Expr {
-        // A scalar operand is broadcast to the other's shape.
-        let ty = if self.0.ty.shape.is_empty() { rhs.0.ty.clone() } else { self.0.ty.clone() };
+        // NumPy broadcasting; shapes that do not broadcast are reported with
+        // a location when the program is emitted.
+        let ty = PointType { shape: broadcast(&[&self, &rhs]), element: self.0.ty.element };
         Expr::new(Node::Binary(op, self, rhs), ty, Location::caller())
     }
 
@@ -291,26 +292,83 @@ impl Expr {
         Expr::new(Node::Move(Movement::Arange, vec![]), ty, Location::caller())
     }
 
-    /// Layer normalization of a vector: `(x - mean) / sqrt(var + eps)`.
+    /// The rank of the value.
+    pub fn rank(&self) -> usize {
+        self.0.ty.shape.len()
+    }
+
+    /// `self` reduced along `axis` with the axis kept as size 1, so that it
+    /// broadcasts against `self` (`x / x.sum_keepdims(1)`). The other
+    /// dimensions must be static (a reshape; dynamic reshapes are not in
+    /// the op set yet); a reduction of the first axis needs no reshape, as a
+    /// missing leading dimension broadcasts.
+    #[track_caller]
+    pub fn keep_dims(reduced: Expr, axis: usize) -> Expr {
+        if axis == 0 {
+            return reduced;
+        }
+        let mut shape = reduced.0.ty.shape.clone();
+        shape.insert(axis.min(shape.len()), 1);
+        reduced.reshape(&shape)
+    }
+
+    /// Sum along `axis`, kept as a dimension of size 1.
+    #[track_caller]
+    pub fn sum_keepdims(&self, axis: usize) -> Expr {
+        Expr::keep_dims(self.sum(axis), axis)
+    }
+
+    /// Maximum along `axis`, kept as a dimension of size 1.
+    #[track_caller]
+    pub fn max_keepdims(&self, axis: usize) -> Expr {
+        Expr::keep_dims(self.max_along(axis), axis)
+    }
+
+    /// Mean along `axis`, kept as a dimension of size 1.
+    #[track_caller]
+    pub fn mean_keepdims(&self, axis: usize) -> Expr {
+        Expr::keep_dims(self.mean(axis), axis)
+    }
+
+    /// Layer normalization along the last axis:
+    /// `(x - mean) / sqrt(var + eps)`.
     #[track_caller]
     pub fn layer_norm(&self, eps: f64) -> Expr {
-        let centered = self - &self.mean(0);
-        let variance = (&centered * &centered).mean(0);
+        self.layer_norm_along(self.rank().saturating_sub(1), eps)
+    }
+
+    /// Layer normalization along `axis`.
+    #[track_caller]
+    pub fn layer_norm_along(&self, axis: usize, eps: f64) -> Expr {
+        let centered = self - &self.mean_keepdims(axis);
+        let variance = (&centered * &centered).mean_keepdims(axis);
         &centered / &(variance + eps).sqrt()
     }
 
-    /// RMS normalization of a vector: `x / sqrt(mean(x^2) + eps)`.
+    /// RMS normalization along the last axis: `x / sqrt(mean(x^2) + eps)`.
     #[track_caller]
     pub fn rms_norm(&self, eps: f64) -> Expr {
-        self / &((self * self).mean(0) + eps).sqrt()
+        self.rms_norm_along(self.rank().saturating_sub(1), eps)
     }
 
-    /// Softmax of a vector: `exp(x - max(x)) / sum(exp(x - max(x)))`, built
-    /// from the primitive ops.
+    /// RMS normalization along `axis`.
+    #[track_caller]
+    pub fn rms_norm_along(&self, axis: usize, eps: f64) -> Expr {
+        self / &((self * self).mean_keepdims(axis) + eps).sqrt()
+    }
+
+    /// Softmax along the last axis: `exp(x - max(x)) / sum(exp(x - max(x)))`,
+    /// built from the primitive ops.
     #[track_caller]
     pub fn softmax(&self) -> Expr {
-        let e = (self - &self.max_along(0)).exp();
-        &e / &e.sum(0)
+        self.softmax_along(self.rank().saturating_sub(1))
+    }
+
+    /// Softmax along `axis`.
+    #[track_caller]
+    pub fn softmax_along(&self, axis: usize) -> Expr {
+        let e = (self - &self.max_keepdims(axis)).exp();
+        &e / &e.sum_keepdims(axis)
     }
 
     /// `e^x`.
@@ -381,8 +439,7 @@ impl Expr {
     /// Elementwise comparison, giving booleans.
     #[track_caller]
     pub fn compare(&self, predicate: Predicate, other: &Expr) -> Expr {
-        let shape = if self.0.ty.shape.is_empty() { other.0.ty.shape.clone() } else { self.0.ty.shape.clone() };
-        let ty = PointType { shape, element: ElementType::I1 };
+        let ty = PointType { shape: broadcast(&[self, other]), element: ElementType::I1 };
         Expr::new(Node::Compare(predicate, self.clone(), other.clone()), ty, Location::caller())
     }
     /// `self < other`, elementwise.
@@ -398,7 +455,7 @@ impl Expr {
     /// `condition ? on_true : on_false` elementwise (`self` is the condition).
     #[track_caller]
     pub fn select(&self, on_true: &Expr, on_false: &Expr) -> Expr {
-        let ty = if on_true.0.ty.shape.is_empty() { on_false.0.ty.clone() } else { on_true.0.ty.clone() };
+        let ty = PointType { shape: broadcast(&[self, on_true, on_false]), element: on_true.0.ty.element };
         Expr::new(Node::Select(self.clone(), on_true.clone(), on_false.clone()), ty, Location::caller())
     }
     /// Converts every element to `element`.
@@ -514,6 +571,14 @@ impl Neg for Expr {
     fn neg(self) -> Expr {
         self.unary(Unary::Neg)
     }
+}
+
+/// The shape of an elementwise result: NumPy broadcasting, or the first
+/// operand's shape when the shapes do not broadcast (the verifier then
+/// reports the op).
+fn broadcast(operands: &[&Expr]) -> Vec<i64> {
+    let shapes: Vec<&[i64]> = operands.iter().map(|e| e.0.ty.shape.as_slice()).collect();
+    PointType::broadcast_shape(&shapes).unwrap_or_else(|| shapes[0].to_vec())
 }
 
 /// Shorthand for point types: `f32s(&[4])` is `tensor<4xf32>`.

@@ -613,6 +613,7 @@ impl Runner<'_> {
             opt_level: 2,
             source_name: "<program>".into(),
             externals: self.program.externals.clone(),
+            fast_math: false,
         }
     }
 

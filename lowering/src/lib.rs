@@ -5,6 +5,7 @@
 //! ([`point_checks`]).
 
 pub mod check_points_pass;
+pub mod contraction;
 pub mod point_checks;
 pub mod print_schedule_pass;
 pub mod schedule;
@@ -21,6 +22,15 @@ use tempo_passes::pass::PassRegistry;
 /// `lower-store-to-memref`) to the LLVM dialect.
 pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
+
+/// [`TEMPORAL_TO_LLVM`] with the options of a run.
+pub fn temporal_to_llvm(fast_math: bool) -> String {
+    if fast_math {
+        TEMPORAL_TO_LLVM.replace("lower-temporal-to-loops", "lower-temporal-to-loops{fast-math=true}")
+    } else {
+        TEMPORAL_TO_LLVM.to_string()
+    }
+}
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.
 pub const TEMPORAL_TO_LLVM: &str =

@@ -26,13 +26,14 @@
 //! every read point exists and every needed point is defined depends on the
 //! bounds and is checked before execution ([`crate::point_checks`]).
 
+use crate::contraction;
 use crate::schedule::{Nest, Placement, Schedule, Storage};
 use crate::splice::replace_module_body;
 use std::collections::HashMap;
 use std::fmt::Write;
 use tempo_passes::affine::{AffineExpr, AffineMap, IntegerSet};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
-use tempo_passes::pass::{PassOptions, TempoPass};
+use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{
     BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
 };
@@ -57,7 +58,23 @@ impl TempoPass for LowerTemporalToLoops {
     fn summary(&self) -> &'static str {
         "Lower a temporal program to affine loop nests (following @tempo_schedule if present) over store-dialect stores, with linalg spatial work"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+    fn options(&self) -> &'static [PassOption] {
+        &[PassOption {
+            name: "fast-math",
+            summary: "contractions multiply and add with one rounding (FMA) instead of two; off: results bit-exact with the interpreter",
+        }]
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let fast_math = match options.get("fast-math") {
+            None | Some("false") | Some("0") => false,
+            Some("true") | Some("1") => true,
+            Some(other) => {
+                return Err(vec![PassDiagnostic::new(
+                    op.location(),
+                    format!("option fast-math takes true or false, got '{other}'"),
+                )]);
+            }
+        };
         let program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
@@ -66,7 +83,9 @@ impl TempoPass for LowerTemporalToLoops {
             Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
-        let text = Emitter::new(&program, &schedule).emit();
+        let mut emitter = Emitter::new(&program, &schedule);
+        emitter.fast_math = fast_math;
+        let text = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
         replace_module_body(op, &text, |name| name.starts_with("temporal."))
@@ -149,6 +168,8 @@ struct Emitter<'p, 'c> {
     bound_args: Vec<String>,
     /// SSA name of each dimension's current index inside a nest.
     index_of: HashMap<usize, String>,
+    /// Contractions use fused multiply-add (see `contraction`).
+    fast_math: bool,
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
@@ -161,6 +182,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             body: String::new(),
             exit: String::new(),
             next_id: 0,
+            fast_math: false,
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -560,17 +582,9 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     let sizes: Vec<String> = match kind {
                         NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
                         NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => {
-                            if views[*a].sizes.is_empty() {
-                                views[*c].sizes.clone()
-                            } else {
-                                views[*a].sizes.clone()
-                            }
+                            broadcast_sizes(&[&views[*a], &views[*c]])
                         }
-                        NodeKind::Select(c, a, b) => [c, a, b]
-                            .iter()
-                            .map(|k| views[**k].sizes.clone())
-                            .find(|s| !s.is_empty())
-                            .unwrap_or_default(),
+                        NodeKind::Select(c, a, b) => broadcast_sizes(&[&views[*c], &views[*a], &views[*b]]),
                         NodeKind::Move(movement, operands) => match movement {
                             Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
                             Movement::Flip(_) => views[operands[0]].sizes.clone(),
@@ -703,6 +717,22 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             out,
                         ),
                         NodeKind::Matmul(a, c) => {
+                            self.next_id += 1;
+                            let (x, y) = (&views[*a], &views[*c]);
+                            let fast = contraction::emit(
+                                self.next_id,
+                                &x.operand(),
+                                &y.operand(),
+                                &target.operand(),
+                                node.ty.element,
+                                !self.fast_math,
+                                indent,
+                            );
+                            if let Some(code) = fast {
+                                out.push_str(&code);
+                                views.push(target);
+                                continue;
+                            }
                             let zero = zero_literal(node.ty.element);
                             let z = self.fresh("z");
                             let e = node.ty.element.mlir();
@@ -941,10 +971,25 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let rank = point.shape.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
         let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
-        let scalar = format!("affine_map<({}) -> ()>", dims.join(", "));
-        let mut maps: Vec<&str> =
-            inputs.iter().map(|v| if v.sizes.is_empty() && rank > 0 { scalar.as_str() } else { id.as_str() }).collect();
-        maps.push(&id);
+        // Broadcasting: operands are aligned at the last dimension; a static
+        // size 1 under a larger result dimension reads index 0.
+        let mut maps: Vec<String> = inputs
+            .iter()
+            .map(|v| {
+                let skip = rank - v.sizes.len();
+                let exprs: Vec<String> = (0..v.sizes.len())
+                    .map(|j| {
+                        if v.sizes[j] == "1" && target.sizes[skip + j] != "1" {
+                            "0".to_string()
+                        } else {
+                            format!("d{}", skip + j)
+                        }
+                    })
+                    .collect();
+                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
+            })
+            .collect();
+        maps.push(id);
         let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
         let e = point.element.mlir();
         let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
@@ -1586,7 +1631,30 @@ struct View {
     sizes: Vec<String>,
 }
 
+/// Sizes of an elementwise result under NumPy broadcasting: operands
+/// aligned at their last dimension, a static size 1 stretching to the
+/// others' size (which the verifier proved equal).
+fn broadcast_sizes(operands: &[&View]) -> Vec<String> {
+    let rank = operands.iter().map(|v| v.sizes.len()).max().unwrap_or(0);
+    let mut sizes = vec!["1".to_string(); rank];
+    for v in operands {
+        let skip = rank - v.sizes.len();
+        for (j, size) in v.sizes.iter().enumerate() {
+            // Prefer static sizes; otherwise any operand's dynamic size.
+            let slot = &mut sizes[skip + j];
+            if size != "1" && (*slot == "1" || size.parse::<i64>().is_ok()) {
+                *slot = size.clone();
+            }
+        }
+    }
+    sizes
+}
+
 impl View {
+    fn operand(&self) -> contraction::Operand<'_> {
+        contraction::Operand { name: &self.name, ty: &self.ty, sizes: &self.sizes }
+    }
+
     /// A view of static shape with the standard strided type.
     fn fixed(name: String, point: &PointType) -> View {
         View { name, ty: view_type(point), sizes: point.shape.iter().map(i64::to_string).collect() }

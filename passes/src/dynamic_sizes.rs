@@ -89,22 +89,31 @@ fn agree(a: Size, b: Size, what: &str) -> Result<(), String> {
     }
 }
 
-/// Sizes of an elementwise combination (scalars broadcast).
+/// Sizes of an elementwise combination under NumPy broadcasting: shapes
+/// aligned at their last dimension, static size-1 dimensions and missing
+/// leading ones stretch, the other sizes must agree.
 fn elementwise(operands: &[&Vec<Size>], what: &str) -> Result<Vec<Size>, String> {
-    let shaped: Vec<&&Vec<Size>> = operands.iter().filter(|s| !s.is_empty()).collect();
-    let Some(first) = shaped.first() else { return Ok(Vec::new()) };
-    for other in &shaped[1..] {
-        if other.len() != first.len() {
-            return Err(format!("{what}: operands have different ranks"));
-        }
-        for (k, (&a, &b)) in first.iter().zip(other.iter()).enumerate() {
-            agree(a, b, &format!("{what}, dimension {k}"))?;
+    let rank = operands.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut result: Vec<Size> = vec![Size::Static(1); rank];
+    for operand in operands {
+        let skip = rank - operand.len();
+        for (k, &size) in operand.iter().enumerate() {
+            let slot = &mut result[skip + k];
+            if size == Size::Static(1) {
+                continue;
+            }
+            if *slot == Size::Static(1) {
+                *slot = size;
+            } else {
+                agree(*slot, size, &format!("{what}, dimension {}", skip + k))?;
+                // Prefer static sizes in the result.
+                if matches!(size, Size::Static(_)) {
+                    *slot = size;
+                }
+            }
         }
     }
-    // Prefer static sizes in the result.
-    Ok((0..first.len())
-        .map(|k| shaped.iter().map(|s| s[k]).find(|s| matches!(s, Size::Static(_))).unwrap_or(first[k]))
-        .collect())
+    Ok(result)
 }
 
 /// Checks every op of a branch body; on failure returns the node at fault

@@ -134,6 +134,32 @@ impl PointType {
         self.shape.iter().all(|&d| d != DYNAMIC)
     }
 
+    /// The shape that operands of these shapes broadcast to under NumPy's
+    /// rules: shapes are aligned at their last dimension, missing leading
+    /// dimensions and static size-1 dimensions stretch, every other size must
+    /// match (a dynamic size matches only a dynamic size; that the two are
+    /// equal at run time is `dynamic_sizes`' proof). `None` when they do not
+    /// broadcast.
+    pub fn broadcast_shape(shapes: &[&[i64]]) -> Option<Vec<i64>> {
+        let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+        let mut result = vec![1; rank];
+        for shape in shapes {
+            let skip = rank - shape.len();
+            for (k, &d) in shape.iter().enumerate() {
+                let r = &mut result[skip + k];
+                if d == 1 {
+                    continue;
+                }
+                if *r == 1 {
+                    *r = d;
+                } else if *r != d {
+                    return None;
+                }
+            }
+        }
+        Some(result)
+    }
+
     /// Whether a value of type `self` may be used where `other` is expected:
     /// the same element type and rank, sizes equal or one of them dynamic.
     pub fn compatible(&self, other: &PointType) -> bool {
@@ -1176,9 +1202,12 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Unary(u, a)
                 } else if let Some(b) = binary {
                     let (l, r) = (operand_nodes[0], operand_nodes[1]);
-                    let fits = |t: &PointType| t.compatible(&ty) || (t.shape.is_empty() && t.element == ty.element);
-                    let one_full = nodes[l].ty.compatible(&ty) || nodes[r].ty.compatible(&ty);
-                    if !fits(&nodes[l].ty) || !fits(&nodes[r].ty) || !one_full {
+                    let (a, c) = (&nodes[l].ty, &nodes[r].ty);
+                    let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
+                    let fits = a.element == ty.element
+                        && c.element == ty.element
+                        && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
+                    if !fits {
                         self.error(
                             op,
                             format!(
@@ -1212,10 +1241,9 @@ impl<'c, 'v> Builder<'c, 'v> {
                         return None;
                     };
                     let (a, c) = (&nodes[l].ty, &nodes[r].ty);
-                    let full = if a.shape.is_empty() { c } else { a };
-                    let expected = PointType { shape: full.shape.clone(), element: ElementType::I1 };
-                    let operands_fit =
-                        a.element == c.element && (a.compatible(c) || a.shape.is_empty() || c.shape.is_empty());
+                    let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
+                    let operands_fit = a.element == c.element && shape.is_some();
+                    let expected = PointType { shape: shape.unwrap_or_default(), element: ElementType::I1 };
                     if !operands_fit || !ty.compatible(&expected) || a.element == ElementType::I1 {
                         self.error(
                             op,
@@ -1228,12 +1256,13 @@ impl<'c, 'v> Builder<'c, 'v> {
                     NodeKind::Compare(predicate, l, r)
                 } else if name == "temporal.select" {
                     let (c, a, b) = (operand_nodes[0], operand_nodes[1], operand_nodes[2]);
-                    let fits = |t: &PointType| t.compatible(&ty) || (t.shape.is_empty() && t.element == ty.element);
                     let condition = &nodes[c].ty;
-                    let condition_fits = condition.element == ElementType::I1
-                        && (condition.shape.is_empty()
-                            || PointType { shape: condition.shape.clone(), element: ty.element }.compatible(&ty));
-                    if !condition_fits || !fits(&nodes[a].ty) || !fits(&nodes[b].ty) {
+                    let shape = PointType::broadcast_shape(&[&condition.shape, &nodes[a].ty.shape, &nodes[b].ty.shape]);
+                    let fits = condition.element == ElementType::I1
+                        && nodes[a].ty.element == ty.element
+                        && nodes[b].ty.element == ty.element
+                        && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
+                    if !fits {
                         self.error(op, format!(
                             "'temporal.select' needs a boolean condition and values of the result type {ty}, got {condition}, {} and {}",
                             nodes[a].ty, nodes[b].ty

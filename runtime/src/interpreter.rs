@@ -462,27 +462,13 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     Value { shape: x.shape, data: Data::Bool(flags) }
                 }
                 NodeKind::Select(c, a, b) => {
-                    let shape =
-                        [c, a, b].iter().map(|k| values[**k].shape.clone()).find(|s| !s.is_empty()).unwrap_or_default();
-                    let spread = |v: &Value| {
-                        if v.shape.is_empty() && !shape.is_empty() {
-                            broadcast(
-                                v,
-                                &Value {
-                                    shape: shape.clone(),
-                                    data: Data::zeros(v.data.element(), shape.iter().product()),
-                                },
-                            )
-                            .map(|(s, _)| s)
-                        } else {
-                            Ok(v.clone())
-                        }
-                    };
                     let located = |e: String| self.at(node.location, format!("at {}: {e}", self.point_name(key)));
+                    let shape =
+                        broadcast_shape(&[&values[*c].shape, &values[*a].shape, &values[*b].shape]).map_err(located)?;
                     let (condition, x, y) = (
-                        spread(&values[*c]).map_err(located)?,
-                        spread(&values[*a]).map_err(located)?,
-                        spread(&values[*b]).map_err(located)?,
+                        broadcast_to(&values[*c], &shape),
+                        broadcast_to(&values[*a], &shape),
+                        broadcast_to(&values[*b], &shape),
                     );
                     let Data::Bool(flags) = &condition.data else { unreachable!("the verifier checks the condition") };
                     let parts: Vec<Data> = flags
@@ -670,22 +656,73 @@ fn cast(data: &Data, element: ElementType) -> Data {
     }
 }
 
-/// Operands of an elementwise op: equal shapes, or a scalar broadcast.
-fn broadcast(a: &Value, b: &Value) -> Result<(Value, Value), String> {
-    let spread = |scalar: &Value, shape: &[usize]| {
-        let n = shape.iter().product();
-        let parts: Vec<Data> = (0..n).map(|_| scalar.data.clone()).collect();
-        Value { shape: shape.to_vec(), data: concat(scalar.data.element(), &parts) }
-    };
-    if a.shape == b.shape {
-        Ok((a.clone(), b.clone()))
-    } else if a.shape.is_empty() {
-        Ok((spread(a, &b.shape), b.clone()))
-    } else if b.shape.is_empty() {
-        Ok((a.clone(), spread(b, &a.shape)))
-    } else {
-        Err(format!("elementwise operands have different shapes {:?} and {:?}", a.shape, b.shape))
+/// The shape values of these shapes broadcast to under NumPy's rules
+/// (aligned at the last dimension; size 1 and missing leading dimensions
+/// stretch).
+fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
+    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut result = vec![1; rank];
+    for shape in shapes {
+        let skip = rank - shape.len();
+        for (k, &d) in shape.iter().enumerate() {
+            let r = &mut result[skip + k];
+            if d != 1 {
+                if *r != 1 && *r != d {
+                    return Err(format!("elementwise operands of shapes {shapes:?} do not broadcast"));
+                }
+                *r = d;
+            }
+        }
     }
+    Ok(result)
+}
+
+/// `value` stretched to `shape` (which it broadcasts to).
+fn broadcast_to(value: &Value, shape: &[usize]) -> Value {
+    if value.shape == shape {
+        return value.clone();
+    }
+    let skip = shape.len() - value.shape.len();
+    // Strides of the source, 0 where a dimension stretches.
+    let mut strides = vec![0usize; shape.len()];
+    let mut stride = 1;
+    for k in (0..value.shape.len()).rev() {
+        if value.shape[k] != 1 {
+            strides[skip + k] = stride;
+        }
+        stride *= value.shape[k];
+    }
+    let n: usize = shape.iter().product();
+    let mut indices = Vec::with_capacity(n);
+    let mut position = vec![0usize; shape.len()];
+    for _ in 0..n {
+        indices.push(position.iter().zip(&strides).map(|(p, s)| p * s).sum());
+        for k in (0..shape.len()).rev() {
+            position[k] += 1;
+            if position[k] < shape[k] {
+                break;
+            }
+            position[k] = 0;
+        }
+    }
+    Value { shape: shape.to_vec(), data: take(&value.data, &indices) }
+}
+
+/// The elements of `data` at `indices`.
+fn take(data: &Data, indices: &[usize]) -> Data {
+    match data {
+        Data::F32(v) => Data::F32(indices.iter().map(|&k| v[k]).collect()),
+        Data::F64(v) => Data::F64(indices.iter().map(|&k| v[k]).collect()),
+        Data::I32(v) => Data::I32(indices.iter().map(|&k| v[k]).collect()),
+        Data::I64(v) => Data::I64(indices.iter().map(|&k| v[k]).collect()),
+        Data::Bool(v) => Data::Bool(indices.iter().map(|&k| v[k]).collect()),
+    }
+}
+
+/// Operands of a binary elementwise op, broadcast to one shape.
+fn broadcast(a: &Value, b: &Value) -> Result<(Value, Value), String> {
+    let shape = broadcast_shape(&[&a.shape, &b.shape])?;
+    Ok((broadcast_to(a, &shape), broadcast_to(b, &shape)))
 }
 
 fn slice(data: &Data, start: usize, len: usize) -> Data {

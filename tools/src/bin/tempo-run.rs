@@ -53,6 +53,10 @@ struct Cli {
     /// live stores to stderr (compiled runs).
     #[arg(long)]
     stats: bool,
+    /// Contractions with fused multiply-add (one rounding instead of two);
+    /// without it, compiled results are bit-exact with the interpreter.
+    #[arg(long)]
+    fast_math: bool,
     /// LLVM optimization level.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -89,6 +93,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         opt_level: cli.opt_level as usize,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
         externals: Default::default(),
+        fast_math: cli.fast_math,
     })
 }
 

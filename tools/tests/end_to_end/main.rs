@@ -27,7 +27,7 @@ pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>
         seed,
         opt_level: 2,
         source_name: "test".into(),
-        externals: Default::default(),
+        ..Default::default()
     }
 }
 

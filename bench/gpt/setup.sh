@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Set-up of the GPT decode benchmark: the project's toolchain (tools/setup.sh)
+# and a virtual environment with the baselines from PyPI (PyTorch CPU, JAX
+# CPU, NumPy, matplotlib). Idempotent: what is present is kept.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+"$root/tools/setup.sh"
+venv="$root/bench/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c 'import torch, jax, numpy, matplotlib' 2>/dev/null; then
+    "$venv/bin/pip" install --quiet --upgrade pip
+    # The CPU-only index (download.pytorch.org) is not always reachable; PyPI is.
+    "$venv/bin/pip" install --quiet --index-url https://download.pytorch.org/whl/cpu torch 2>/dev/null \
+        || "$venv/bin/pip" install --quiet torch
+    "$venv/bin/pip" install --quiet "jax[cpu]" numpy matplotlib
+fi
+"$venv/bin/python" -c 'import torch, jax; print("torch", torch.__version__, "jax", jax.__version__)'

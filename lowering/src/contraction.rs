@@ -1,0 +1,260 @@
+//! Register-tiled vector code for contractions (`matmul`, batched `matmul`
+//! and vector-matrix products), emitted by `lower-temporal-to-loops` in
+//! place of the `linalg` named op where it applies.
+//!
+//! `C[b, i, j] = sum_k A[b, i, k] * B[b, k, j]` becomes, per batch index:
+//!
+//! - a loop over panels of `NR = NV * VW` columns of `C` and `B`
+//!   (`VW` elements per vector: 512 bits), and inside it over blocks of
+//!   `MR` rows of `A` and `C`;
+//! - for each block, a loop over `k` that carries `MR * NV` vector
+//!   accumulators in registers (`scf.for` iteration arguments, so no store
+//!   of `C` sits in the loop and nothing needs alias analysis): it loads
+//!   the `NV` vectors of row `k` of `B`, broadcasts `A[i + r, k]` and
+//!   accumulates with `vector.fma`;
+//! - the rows left over (`M mod MR`) with one-row blocks, and the columns
+//!   left over (`N mod NR`) with a scalar loop.
+//!
+//! Each element of `C` is still summed over `k` in increasing order from
+//! zero, as the interpreter does; the only difference is that multiply and
+//! add are fused (one rounding instead of two), unless the pass runs with
+//! `exact` contractions, which use `mulf` and `addf`.
+//!
+//! Assumes: floating-point elements, `B` and `C` with unit stride in their
+//! last dimension (row-major points and slices of them; a permuted view
+//! falls back to `linalg`), shapes as the verifier checked them.
+
+use std::fmt::Write;
+use tempo_passes::program::ElementType;
+
+/// One operand: its SSA name, memref type and sizes (literals or SSA
+/// `index` values).
+pub struct Operand<'a> {
+    pub name: &'a str,
+    pub ty: &'a str,
+    pub sizes: &'a [String],
+}
+
+/// Whether the innermost dimension of a memref type has unit stride
+/// (identity layout, or a `strided<[..., 1]>` layout).
+fn unit_inner_stride(ty: &str) -> bool {
+    match ty.find("strided<[") {
+        None => !ty.contains("affine_map"),
+        Some(k) => {
+            let rest = &ty[k + "strided<[".len()..];
+            rest.find(']').is_some_and(|end| rest[..end].rsplit(',').next().is_some_and(|s| s.trim() == "1"))
+        }
+    }
+}
+
+/// Emits `C = A B` (C is overwritten) for the operand ranks
+/// `(A, B) = (2, 2)`, `(3, 3)` (batched) or `(1, 2)` (vector-matrix);
+/// `None` when the fast path does not apply.
+pub fn emit(
+    id: usize,
+    a: &Operand,
+    b: &Operand,
+    c: &Operand,
+    element: ElementType,
+    exact: bool,
+    indent: &str,
+) -> Option<String> {
+    let (vw, e) = match element {
+        ElementType::F32 => (16, "f32"),
+        ElementType::F64 => (8, "f64"),
+        _ => return None,
+    };
+    let batched = match (a.sizes.len(), b.sizes.len(), c.sizes.len()) {
+        (2, 2, 2) | (1, 2, 1) => false,
+        (3, 3, 3) => true,
+        _ => return None,
+    };
+    if !unit_inner_stride(b.ty) || !unit_inner_stride(c.ty) {
+        return None;
+    }
+    let p = format!("%mm{id}_");
+    let mut out = String::new();
+    let o = &mut out;
+    let constant = |o: &mut String, name: &str, value: &str| {
+        if value.starts_with('%') {
+            value.to_string()
+        } else {
+            let _ = writeln!(o, "{indent}{p}{name} = arith.constant {value} : index");
+            format!("{p}{name}")
+        }
+    };
+    let rank_c = c.sizes.len();
+    let n = constant(o, "n", &c.sizes[rank_c - 1]);
+    let m = if a.sizes.len() == 1 { constant(o, "m", "1") } else { constant(o, "m", &c.sizes[rank_c - 2]) };
+    let k = constant(o, "k", &a.sizes[a.sizes.len() - 1]);
+    let batch = batched.then(|| constant(o, "b", &c.sizes[0]));
+    let static_m = if a.sizes.len() == 1 { Some(1) } else { c.sizes[rank_c - 2].parse::<i64>().ok() };
+    // Register tile: MR rows by NV vectors.
+    let (mr, nv) = match static_m {
+        Some(m) if m >= 8 => (8, 2),
+        Some(m) if m >= 4 => (4, 4),
+        _ => (1, 4),
+    };
+    let nr = nv * vw;
+    let _ = writeln!(o, "{indent}{p}c0 = arith.constant 0 : index");
+    let _ = writeln!(o, "{indent}{p}c1 = arith.constant 1 : index");
+    let _ = writeln!(o, "{indent}{p}nr = arith.constant {nr} : index");
+    let _ = writeln!(o, "{indent}{p}mr = arith.constant {mr} : index");
+    let _ = writeln!(o, "{indent}{p}zero = arith.constant 0.0 : {e}");
+    let _ = writeln!(o, "{indent}{p}vzero = arith.constant dense<0.0> : vector<{vw}x{e}>");
+    let _ = writeln!(o, "{indent}{p}nrem = arith.remui {n}, {p}nr : index");
+    let _ = writeln!(o, "{indent}{p}nfull = arith.subi {n}, {p}nrem : index");
+    let _ = writeln!(o, "{indent}{p}mrem = arith.remui {m}, {p}mr : index");
+    let _ = writeln!(o, "{indent}{p}mfull = arith.subi {m}, {p}mrem : index");
+    let mut ind = indent.to_string();
+    // Index prefixes of each operand (the batch index first, if any).
+    let lead = if batched {
+        let _ = writeln!(o, "{ind}scf.for {p}bi = {p}c0 to {} step {p}c1 {{", batch.as_deref().unwrap_or_default());
+        ind.push_str("  ");
+        format!("{p}bi, ")
+    } else {
+        String::new()
+    };
+    let a_index = |row: &str, kk: &str| {
+        if a.sizes.len() == 1 { format!("{lead}{kk}") } else { format!("{lead}{row}, {kk}") }
+    };
+    let c_index = |row: &str, col: &str| {
+        if c.sizes.len() == 1 { format!("{lead}{col}") } else { format!("{lead}{row}, {col}") }
+    };
+    let acc_ty = format!("vector<{vw}x{e}>");
+    // The panels of NR columns.
+    let _ = writeln!(o, "{ind}scf.for {p}j = {p}c0 to {p}nfull step {p}nr {{");
+    let columns: Vec<String> = (0..nv)
+        .map(|v| {
+            let name = format!("{p}j{v}");
+            let _ = writeln!(o, "{ind}  {p}o{v} = arith.constant {} : index", v * vw);
+            let _ = writeln!(o, "{ind}  {name} = arith.addi {p}j, {p}o{v} : index");
+            name
+        })
+        .collect();
+    // Blocks of MR rows, then one-row blocks for the rows left over.
+    let blocks = if mr == 1 {
+        vec![(1, format!("{p}c0"), m.clone(), format!("{p}c1"))]
+    } else {
+        vec![
+            (mr, format!("{p}c0"), format!("{p}mfull"), format!("{p}mr")),
+            (1, format!("{p}mfull"), m.clone(), format!("{p}c1")),
+        ]
+    };
+    for (rows, from, to, step) in blocks {
+        let tag = format!("{rows}");
+        let _ = writeln!(o, "{ind}  scf.for {p}i{tag} = {from} to {to} step {step} {{");
+        let i = format!("{p}i{tag}");
+        let row_names: Vec<String> = (0..rows)
+            .map(|r| {
+                let name = format!("{p}r{tag}_{r}");
+                let _ = writeln!(o, "{ind}    {p}ro{tag}_{r} = arith.constant {r} : index");
+                let _ = writeln!(o, "{ind}    {name} = arith.addi {i}, {p}ro{tag}_{r} : index");
+                name
+            })
+            .collect();
+        let count = rows * nv;
+        let accs: Vec<String> = (0..count).map(|q| format!("{p}acc{tag}_{q}")).collect();
+        let inits: Vec<String> = accs.iter().map(|acc| format!("{acc} = {p}vzero")).collect();
+        let types = vec![acc_ty.clone(); count].join(", ");
+        let _ = writeln!(
+            o,
+            "{ind}    {p}sum{tag}:{count} = scf.for {p}kk{tag} = {p}c0 to {k} step {p}c1 iter_args({}) -> ({types}) {{",
+            inits.join(", ")
+        );
+        let kk = format!("{p}kk{tag}");
+        for (v, col) in columns.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "{ind}      {p}bv{tag}_{v} = vector.load {}[{lead}{kk}, {col}] : {}, {acc_ty}",
+                b.name, b.ty
+            );
+        }
+        let mut next = Vec::new();
+        for (r, row) in row_names.iter().enumerate() {
+            let _ = writeln!(o, "{ind}      {p}a{tag}_{r} = memref.load {}[{}] : {}", a.name, a_index(row, &kk), a.ty);
+            let _ = writeln!(o, "{ind}      {p}ab{tag}_{r} = vector.broadcast {p}a{tag}_{r} : {e} to {acc_ty}");
+            for v in 0..nv {
+                let q = r * nv + v;
+                let name = format!("{p}f{tag}_{q}");
+                if exact {
+                    let _ =
+                        writeln!(o, "{ind}      {p}pr{tag}_{q} = arith.mulf {p}ab{tag}_{r}, {p}bv{tag}_{v} : {acc_ty}");
+                    let _ = writeln!(o, "{ind}      {name} = arith.addf {}, {p}pr{tag}_{q} : {acc_ty}", accs[q]);
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "{ind}      {name} = vector.fma {p}ab{tag}_{r}, {p}bv{tag}_{v}, {} : {acc_ty}",
+                        accs[q]
+                    );
+                }
+                next.push(name);
+            }
+        }
+        let _ = writeln!(o, "{ind}      scf.yield {} : {types}", next.join(", "));
+        let _ = writeln!(o, "{ind}    }}");
+        for (r, row) in row_names.iter().enumerate() {
+            for (v, col) in columns.iter().enumerate() {
+                let q = r * nv + v;
+                let _ = writeln!(
+                    o,
+                    "{ind}    vector.store {p}sum{tag}#{q}, {}[{}] : {}, {acc_ty}",
+                    c.name,
+                    c_index(row, col),
+                    c.ty
+                );
+            }
+        }
+        let _ = writeln!(o, "{ind}  }}");
+    }
+    let _ = writeln!(o, "{ind}}}");
+    // The columns left over: one scalar sum per element.
+    let _ = writeln!(o, "{ind}scf.for {p}tj = {p}nfull to {n} step {p}c1 {{");
+    let _ = writeln!(o, "{ind}  scf.for {p}ti = {p}c0 to {m} step {p}c1 {{");
+    let _ = writeln!(
+        o,
+        "{ind}    {p}ts = scf.for {p}tk = {p}c0 to {k} step {p}c1 iter_args({p}tacc = {p}zero) -> ({e}) {{"
+    );
+    let _ = writeln!(
+        o,
+        "{ind}      {p}ta = memref.load {}[{}] : {}",
+        a.name,
+        a_index(&format!("{p}ti"), &format!("{p}tk")),
+        a.ty
+    );
+    let _ = writeln!(o, "{ind}      {p}tb = memref.load {}[{lead}{p}tk, {p}tj] : {}", b.name, b.ty);
+    if exact {
+        let _ = writeln!(o, "{ind}      {p}tp = arith.mulf {p}ta, {p}tb : {e}");
+        let _ = writeln!(o, "{ind}      {p}tn = arith.addf {p}tacc, {p}tp : {e}");
+    } else {
+        let _ = writeln!(o, "{ind}      {p}tn = math.fma {p}ta, {p}tb, {p}tacc : {e}");
+    }
+    let _ = writeln!(o, "{ind}      scf.yield {p}tn : {e}");
+    let _ = writeln!(o, "{ind}    }}");
+    let _ = writeln!(
+        o,
+        "{ind}    memref.store {p}ts, {}[{}] : {}",
+        c.name,
+        c_index(&format!("{p}ti"), &format!("{p}tj")),
+        c.ty
+    );
+    let _ = writeln!(o, "{ind}  }}");
+    let _ = writeln!(o, "{ind}}}");
+    if batched {
+        let _ = writeln!(o, "{indent}}}");
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inner_strides_are_read_from_the_type() {
+        assert!(unit_inner_stride("memref<4x8xf32>"));
+        assert!(unit_inner_stride("memref<4x8xf32, strided<[8, 1], offset: ?>>"));
+        assert!(!unit_inner_stride("memref<4x8xf32, strided<[1, 4], offset: ?>>"));
+        assert!(!unit_inner_stride("memref<4x8xf32, strided<[?, ?], offset: ?>>"));
+    }
+}
