@@ -137,9 +137,9 @@ impl PointType {
     /// The shape that operands of these shapes broadcast to under NumPy's
     /// rules: shapes are aligned at their last dimension, missing leading
     /// dimensions and static size-1 dimensions stretch, every other size must
-    /// match (a dynamic size matches only a dynamic size; that the two are
-    /// equal at run time is `dynamic_sizes`' proof). `None` when they do not
-    /// broadcast.
+    /// match, where a dynamic size matches any size but 1 (that the sizes are
+    /// equal at run time is `dynamic_sizes`' proof, which refuses a range
+    /// against a static size). `None` when they do not broadcast.
     pub fn broadcast_shape(shapes: &[&[i64]]) -> Option<Vec<i64>> {
         let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
         let mut result = vec![1; rank];
@@ -150,9 +150,9 @@ impl PointType {
                 if d == 1 {
                     continue;
                 }
-                if *r == 1 {
+                if *r == 1 || *r == DYNAMIC {
                     *r = d;
-                } else if *r != d {
+                } else if *r != d && d != DYNAMIC {
                     return None;
                 }
             }

@@ -23,7 +23,10 @@
 // CAUSAL:   iterator_types = ["reduction"]
 // CAUSAL:   arith.maximumf
 // CAUSAL:   indexing_maps = [#{{.*}}, #[[SCALAR]], #{{.*}}]
-// CAUSAL:   linalg.vecmat
+// The weighted sum of the values is a register-tiled vector contraction.
+// CAUSAL:   scf.for
+// CAUSAL:   vector.load
+// CAUSAL:   arith.addf {{.*}} : vector<16xf32>
 // CAUSAL:   memref.dealloc
 // CAUSAL: }
 // CAUSAL: "store.free"(%[[K]])

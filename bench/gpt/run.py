@@ -1,0 +1,298 @@
+"""GPT decode benchmark: this project against PyTorch eager and JAX jit.
+
+    bench/gpt/setup.sh                 # toolchain, then PyTorch/JAX/NumPy/matplotlib in bench/.venv
+    bench/.venv/bin/python bench/gpt/run.py [--quick] [--repeat N] [--threads N]
+
+For each model shape and sequence length it writes seeded weights as .npy
+files, emits the decoder's MLIR with `examples/gpt.rs --mlir`, and runs
+`tempo-run` (compiled), `baselines.py torch` and `baselines.py jax`
+interleaved (one of each per round, the order rotating), each in its own
+process with the same thread count. Reported: the median ms/token of the
+decode of T tokens, compile time, peak RSS of the process, our peak store
+bytes, the load average, and the largest difference between our hidden
+states and PyTorch's. Results go to bench/gpt/results.json,
+bench/gpt/results.md (also copied into bench/README.md) and
+bench/gpt/ms_per_token.png.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
+GPT = os.path.join(ROOT, "target", "release", "examples", "gpt")
+SYSTEMS = ["tempo", "torch", "jax"]
+
+
+def configs(quick):
+    small = dict(layers=12, heads=12, width=768)
+    tiny = dict(layers=2, heads=2, width=64)
+    mid = dict(layers=4, heads=4, width=256)
+    if quick:
+        return [
+            ("gpt2-small, batch 1, causal", dict(small, batch=1, window=None), [128]),
+            ("2 layers, width 64, batch 1, causal", dict(tiny, batch=1, window=None), [128]),
+        ]
+    return [
+        ("gpt2-small, batch 1, causal", dict(small, batch=1, window=None), [128, 256, 512]),
+        ("gpt2-small, batch 8, causal", dict(small, batch=8, window=None), [128, 256]),
+        ("2 layers, width 64, batch 1, causal", dict(tiny, batch=1, window=None), [128, 1024, 4096]),
+        ("4 layers, width 256, batch 1, window 64", dict(mid, batch=1, window=64), [512, 1024, 2048, 4096]),
+        ("4 layers, width 256, batch 1, causal", dict(mid, batch=1, window=None), [512, 1024, 2048, 4096]),
+    ]
+
+
+def weights(directory, c, seed=0):
+    rng = np.random.default_rng(seed)
+    d, f, L, b = c["width"], 4 * c["width"], c["layers"], c["batch"]
+
+    def normal(shape, fan_in):
+        return (rng.standard_normal(shape, dtype=np.float32) / np.sqrt(fan_in)).astype(np.float32)
+
+    arrays = {
+        "x0": rng.standard_normal((b, d), dtype=np.float32),
+        "Wq": normal((L, d, d), d),
+        "Wk": normal((L, d, d), d),
+        "Wv": normal((L, d, d), d),
+        "Wo": normal((L, d, d), d),
+        "W1": normal((L, d, f), d),
+        "W2": normal((L, f, d), f),
+    }
+    for name, array in arrays.items():
+        np.save(os.path.join(directory, name + ".npy"), array)
+    return sum(a.nbytes for k, a in arrays.items() if k != "x0")
+
+
+def run_one(system, program, directory, c, steps, threads, output=None):
+    load = os.getloadavg()[0]
+    if system == "tempo":
+        command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--timings", "--stats"]
+        for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
+            command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
+        if output:
+            command += ["--format", "none", "--output-dir", output]
+        else:
+            command += ["--format", "none"]
+        env = dict(os.environ, TEMPO_THREADS=str(threads))
+    else:
+        command = [sys.executable, os.path.join(HERE, "baselines.py"), system, directory, "--steps", str(steps)]
+        command += ["--heads", str(c["heads"]), "--threads", str(threads)]
+        if c["window"]:
+            command += ["--window", str(c["window"])]
+        if output:
+            command += ["--output", os.path.join(output, "y.npy")]
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    out, err = process.communicate()
+    wall = time.perf_counter() - start
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{err[-3000:]}")
+    row = {"system": system, "load": load, "wall_s": wall}
+    if system == "tempo":
+        m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", err)
+        row["compile_ms"] = float(m.group(1))
+        row["ms_per_token"] = float(m.group(2)) / steps
+        m = re.search(r"peak bytes of live stores: (\d+)", err)
+        row["peak_store_bytes"] = int(m.group(1)) if m else None
+        row["stores"] = {
+            k: v for k, v in re.findall(r"^  ([kv]): (\S+)", err, re.M)
+        }
+    else:
+        result = json.loads(out.strip().splitlines()[-1])
+        row.update(result)
+    return row
+
+
+def peak_rss(system, program, directory, c, steps, threads):
+    """Peak RSS (MiB) of one run, measured with /usr/bin/time -v style wait4."""
+    if system == "tempo":
+        command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--format", "none"]
+        for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
+            command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
+    else:
+        command = [sys.executable, os.path.join(HERE, "baselines.py"), system, directory, "--steps", str(steps)]
+        command += ["--heads", str(c["heads"]), "--threads", str(threads)]
+        if c["window"]:
+            command += ["--window", str(c["window"])]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(process.pid, 0)
+    return usage.ru_maxrss / 1024
+
+
+def copy_bandwidth():
+    """STREAM-style copy bandwidth (bytes read + written per second), best of 5."""
+    a = np.ones(64 * 1024 * 1024, dtype=np.float32)  # 256 MiB
+    b = np.empty_like(a)
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - start)
+    return 2 * a.nbytes / best
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    args = parser.parse_args()
+    systems = args.systems.split(",")
+    subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
+    bandwidth = copy_bandwidth()
+    results = {
+        "machine": {
+            "cpus": os.cpu_count(),
+            "copy_bandwidth_gb_s": bandwidth / 1e9,
+            "load_before": os.getloadavg(),
+            "threads": args.threads,
+        },
+        "rows": [],
+    }
+    print(f"copy bandwidth {bandwidth / 1e9:.1f} GB/s (read + write)", flush=True)
+    for name, c, seqs in configs(args.quick):
+        with tempfile.TemporaryDirectory() as directory:
+            weight_bytes = weights(directory, c)
+            program = os.path.join(directory, "gpt.mlir")
+            flags = ["--layers", str(c["layers"]), "--heads", str(c["heads"]), "--width", str(c["width"])]
+            flags += ["--batch", str(c["batch"])] + (["--window", str(c["window"])] if c["window"] else [])
+            with open(program, "w") as f:
+                subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
+            for steps in seqs:
+                # Correctness: our hidden states against PyTorch's.
+                check_dir = os.path.join(directory, "check")
+                os.makedirs(check_dir, exist_ok=True)
+                difference = None
+                if "torch" in systems and "tempo" in systems:
+                    run_one("tempo", program, directory, c, steps, args.threads, output=check_dir)
+                    ours = np.load(os.path.join(check_dir, "y.npy"))
+                    run_one("torch", program, directory, c, steps, args.threads, output=check_dir)
+                    theirs = np.load(os.path.join(check_dir, "y.npy"))
+                    difference = float(np.max(np.abs(ours - theirs) / (1 + np.abs(theirs))))
+                samples = {s: [] for s in systems}
+                for r in range(args.repeat):
+                    order = systems[r % len(systems) :] + systems[: r % len(systems)]
+                    for system in order:
+                        samples[system].append(run_one(system, program, directory, c, steps, args.threads))
+                for system in systems:
+                    rows = samples[system]
+                    row = {
+                        "config": name,
+                        **c,
+                        "seq": steps,
+                        "system": system,
+                        "ms_per_token": statistics.median(x["ms_per_token"] for x in rows),
+                        "ms_per_token_samples": [x["ms_per_token"] for x in rows],
+                        "compile_ms": statistics.median(x.get("compile_ms", 0.0) for x in rows),
+                        "load": [x["load"] for x in rows],
+                        "peak_rss_mib": peak_rss(system, program, directory, c, steps, args.threads),
+                        "weight_bytes": weight_bytes,
+                        "floor_ms_per_token": weight_bytes / (bandwidth / 2) * 1e3,
+                    }
+                    if system == "tempo":
+                        row["peak_store_bytes"] = rows[0]["peak_store_bytes"]
+                        row["stores"] = rows[0]["stores"]
+                        row["max_difference_from_torch"] = difference
+                    results["rows"].append(row)
+                    print(
+                        f"{name:45s} T={steps:5d} {system:6s} {row['ms_per_token']:9.3f} ms/token "
+                        f"(compile {row['compile_ms']:.0f} ms, RSS {row['peak_rss_mib']:.0f} MiB)",
+                        flush=True,
+                    )
+    results["machine"]["load_after"] = os.getloadavg()
+    with open(os.path.join(HERE, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    table = markdown(results, systems)
+    with open(os.path.join(HERE, "results.md"), "w") as f:
+        f.write(table)
+    readme = os.path.join(ROOT, "bench", "README.md")
+    text = open(readme).read()
+    start, end = "<!-- gpt -->", "<!-- /gpt -->"
+    if start in text and end in text:
+        text = text[: text.index(start) + len(start)] + "\n" + table + text[text.index(end) :]
+        open(readme, "w").write(text)
+    plot(results, systems)
+    print(table)
+
+
+def markdown(results, systems):
+    m = results["machine"]
+    lines = [
+        f"Machine: {m['cpus']} cores, copy bandwidth {m['copy_bandwidth_gb_s']:.1f} GB/s (read + write), "
+        f"{m['threads']} thread(s) for every system, load average {m['load_before'][0]:.2f} before and "
+        f"{m['load_after'][0]:.2f} after the run.",
+        "",
+        "| model | T | ours (ms/token) | PyTorch | JAX | ours / PyTorch | ours / JAX | floor (ms/token) | ours / floor "
+        "| compile (ms) | peak RSS ours / torch (MiB) | weights (MiB) | peak store bytes | max diff vs PyTorch |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    keys = []
+    for row in results["rows"]:
+        key = (row["config"], row["seq"])
+        if key not in keys:
+            keys.append(key)
+    for key in keys:
+        by = {r["system"]: r for r in results["rows"] if (r["config"], r["seq"]) == key}
+        ours = by.get("tempo")
+        torch = by.get("torch")
+        jax = by.get("jax")
+
+        def ms(r):
+            return f"{r['ms_per_token']:.3f}" if r else "-"
+
+        def ratio(a, b):
+            return f"{a['ms_per_token'] / b['ms_per_token']:.2f}" if a and b else "-"
+
+        floor = ours["floor_ms_per_token"] if ours else None
+        lines.append(
+            f"| {key[0]} | {key[1]} | {ms(ours)} | {ms(torch)} | {ms(jax)} | {ratio(ours, torch)} | {ratio(ours, jax)} "
+            f"| {floor:.2f} | {ours['ms_per_token'] / floor:.2f} | {ours['compile_ms']:.0f} "
+            f"| {ours['peak_rss_mib']:.0f} / {torch['peak_rss_mib'] if torch else 0:.0f} "
+            f"| {ours['weight_bytes'] / 2**20:.0f} | {ours['peak_store_bytes']:,} "
+            f"| {ours['max_difference_from_torch'] if ours['max_difference_from_torch'] is not None else '-':.1e} |"
+            if ours
+            else f"| {key[0]} | {key[1]} | - | {ms(torch)} | {ms(jax)} | | | | | | | | | |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def plot(results, systems):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    configs_seen = []
+    for row in results["rows"]:
+        if row["config"] not in configs_seen:
+            configs_seen.append(row["config"])
+    fig, axes = plt.subplots(1, len(configs_seen), figsize=(4.2 * len(configs_seen), 3.6), squeeze=False)
+    for ax, config in zip(axes[0], configs_seen):
+        for system, style in zip(systems, ["o-", "s--", "^:"]):
+            rows = [r for r in results["rows"] if r["config"] == config and r["system"] == system]
+            if rows:
+                ax.plot([r["seq"] for r in rows], [r["ms_per_token"] for r in rows], style, label=system)
+        ax.set_title(config, fontsize=8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("sequence length T")
+        ax.set_ylabel("ms / token")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "ms_per_token.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+// Matmuls become register-tiled vector loops: panels of 4 vectors of 16
+// columns (4 rows at a time when there are at least 4), a k loop carrying
+// the accumulators as iteration arguments, one-row blocks for the rows
+// left over and a scalar loop for the columns left over. Without
+// fast-math each element is summed over k in order with mulf and addf, so
+// compiled results are bit-exact with the interpreter's; with fast-math
+// multiply and add are fused.
+// RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s --check-prefix=EXACT
+// RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=FAST
+// RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: tempo-run %s --bound T=3 --seed 4 > %t.compiled
+// RUN: tempo-run %s --bound T=3 --seed 4 --interpret > %t.interpreted
+// RUN: diff %t.compiled %t.interpreted
+// RUN: tempo-run %s --bound T=3 --seed 4 --fast-math --format json | %python -c "import json,sys; [json.loads(l) for l in sys.stdin]"
+
+// EXACT: %[[NR:.*]] = arith.constant 64 : index
+// EXACT: %[[MR:.*]] = arith.constant 4 : index
+// EXACT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[NR]] {
+// EXACT:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[MR]] {
+// EXACT:     scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
+// EXACT:       vector.load
+// EXACT:       vector.broadcast
+// EXACT:       arith.mulf {{.*}} : vector<16xf32>
+// EXACT:       arith.addf {{.*}} : vector<16xf32>
+// EXACT:       scf.yield
+// EXACT:     vector.store
+// EXACT: scf.for
+// EXACT:   scf.for
+// EXACT:     iter_args({{.*}}) -> (f32)
+// EXACT:       arith.mulf {{.*}} : f32
+// EXACT-NOT: linalg.matmul
+
+// FAST: vector.fma {{.*}} : vector<16xf32>
+// FAST: math.fma {{.*}} : f32
+
+// BAD: option fast-math takes true or false, got 'maybe'
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%a = "temporal.input"() {sym_name = "a", domain = ["t"], element = tensor<6x5xf32>} : () -> !temporal.rtensor
+%b = "temporal.input"() {sym_name = "b", domain = [], element = tensor<5x70xf32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<6x70xf32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  %x = "temporal.read"(%a) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<6x5xf32>
+  %w = "temporal.read"(%b) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<5x70xf32>
+  %s = "temporal.matmul"(%x, %w) : (tensor<6x5xf32>, tensor<5x70xf32>) -> tensor<6x70xf32>
+  "gpu.yield"(%s) : (tensor<6x70xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%y) : (!temporal.rtensor) -> ()
