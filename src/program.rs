@@ -614,6 +614,8 @@ impl Runner<'_> {
             source_name: "<program>".into(),
             externals: self.program.externals.clone(),
             fast_math: false,
+            threads: 0,
+            dump_object: None,
         }
     }
 

@@ -77,13 +77,14 @@ def run_one(system, program, directory, c, steps, threads, output=None):
     load = os.getloadavg()[0]
     if system == "tempo":
         command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--timings", "--stats"]
+        command += ["--threads", str(threads)]
         for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
             command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
         if output:
             command += ["--format", "none", "--output-dir", output]
         else:
             command += ["--format", "none"]
-        env = dict(os.environ, TEMPO_THREADS=str(threads))
+        env = None
     else:
         command = [sys.executable, os.path.join(HERE, "baselines.py"), system, directory, "--steps", str(steps)]
         command += ["--heads", str(c["heads"]), "--threads", str(threads)]
@@ -118,6 +119,7 @@ def peak_rss(system, program, directory, c, steps, threads):
     """Peak RSS (MiB) of one run, measured with /usr/bin/time -v style wait4."""
     if system == "tempo":
         command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--format", "none"]
+        command += ["--threads", str(threads)]
         for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
             command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
     else:

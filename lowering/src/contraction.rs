@@ -27,6 +27,13 @@
 use std::fmt::Write;
 use tempo_passes::program::ElementType;
 
+/// Multiply-adds below which a contraction stays on one thread (the
+/// fork and join of a parallel region cost a few microseconds).
+pub const PARALLEL_GRAIN: i64 = 1 << 17;
+
+/// How many rows of B ahead of the one being read are prefetched.
+const PREFETCH_ROWS: i64 = 32;
+
 /// One operand: its SSA name, memref type and sizes (literals or SSA
 /// `index` values).
 pub struct Operand<'a> {
@@ -50,6 +57,7 @@ fn unit_inner_stride(ty: &str) -> bool {
 /// Emits `C = A B` (C is overwritten) for the operand ranks
 /// `(A, B) = (2, 2)`, `(3, 3)` (batched) or `(1, 2)` (vector-matrix);
 /// `None` when the fast path does not apply.
+#[allow(clippy::too_many_arguments)]
 pub fn emit(
     id: usize,
     a: &Operand,
@@ -57,6 +65,7 @@ pub fn emit(
     c: &Operand,
     element: ElementType,
     exact: bool,
+    parallel: bool,
     indent: &str,
 ) -> Option<String> {
     let (vw, e) = match element {
@@ -69,9 +78,13 @@ pub fn emit(
         (3, 3, 3) => true,
         _ => return None,
     };
-    if !unit_inner_stride(b.ty) || !unit_inner_stride(c.ty) {
+    if !unit_inner_stride(c.ty) {
         return None;
     }
+    // B with unit stride along its columns is read with vector loads;
+    // otherwise (a permuted view, such as keys read as [heads, hd, n])
+    // with gathers from a flat view of its buffer.
+    let contiguous = unit_inner_stride(b.ty);
     let p = format!("%mm{id}_");
     let mut out = String::new();
     let o = &mut out;
@@ -91,7 +104,7 @@ pub fn emit(
     let static_m = if a.sizes.len() == 1 { Some(1) } else { c.sizes[rank_c - 2].parse::<i64>().ok() };
     // Register tile: MR rows by NV vectors.
     let (mr, nv) = match static_m {
-        Some(m) if m >= 8 => (8, 2),
+        Some(m) if m >= 8 => (8, 3),
         Some(m) if m >= 4 => (4, 4),
         _ => (1, 4),
     };
@@ -100,17 +113,53 @@ pub fn emit(
     let _ = writeln!(o, "{indent}{p}c1 = arith.constant 1 : index");
     let _ = writeln!(o, "{indent}{p}nr = arith.constant {nr} : index");
     let _ = writeln!(o, "{indent}{p}mr = arith.constant {mr} : index");
+    let _ = writeln!(o, "{indent}{p}pdist = arith.constant {PREFETCH_ROWS} : index");
     let _ = writeln!(o, "{indent}{p}zero = arith.constant 0.0 : {e}");
     let _ = writeln!(o, "{indent}{p}vzero = arith.constant dense<0.0> : vector<{vw}x{e}>");
     let _ = writeln!(o, "{indent}{p}nrem = arith.remui {n}, {p}nr : index");
     let _ = writeln!(o, "{indent}{p}nfull = arith.subi {n}, {p}nrem : index");
     let _ = writeln!(o, "{indent}{p}mrem = arith.remui {m}, {p}mr : index");
     let _ = writeln!(o, "{indent}{p}mfull = arith.subi {m}, {p}mrem : index");
+    let rank_b = b.sizes.len();
+    if !contiguous {
+        let sizes: Vec<String> = (0..rank_b).map(|d| format!("{p}bsz{d}")).collect();
+        let strides: Vec<String> = (0..rank_b).map(|d| format!("{p}bst{d}")).collect();
+        let _ = writeln!(
+            o,
+            "{indent}{p}bbase, {p}boff, {}, {} = memref.extract_strided_metadata {} : {} -> memref<{e}>, index, {}",
+            sizes.join(", "),
+            strides.join(", "),
+            b.name,
+            b.ty,
+            vec!["index"; 2 * rank_b].join(", ")
+        );
+        // Extent of the flat view: the sum of size * stride bounds every
+        // element's position.
+        let mut extent = format!("{p}c0x");
+        let _ = writeln!(o, "{indent}{extent} = arith.constant 0 : index");
+        for d in 0..rank_b {
+            let _ = writeln!(o, "{indent}{p}bx{d} = arith.muli {}, {} : index", sizes[d], strides[d]);
+            let _ = writeln!(o, "{indent}{p}be{d} = arith.addi {extent}, {p}bx{d} : index");
+            extent = format!("{p}be{d}");
+        }
+        let _ = writeln!(
+            o,
+            "{indent}{p}bflat = memref.reinterpret_cast {p}bbase to offset: [{p}boff], sizes: [{extent}], strides: [1] : memref<{e}> to memref<?x{e}, strided<[1], offset: ?>>"
+        );
+        let lanes: Vec<String> = (0..vw).map(|l| l.to_string()).collect();
+        let _ = writeln!(o, "{indent}{p}lanes = arith.constant dense<[{}]> : vector<{vw}xindex>", lanes.join(", "));
+        let _ = writeln!(o, "{indent}{p}snv = vector.broadcast {} : index to vector<{vw}xindex>", strides[rank_b - 1]);
+        let _ = writeln!(o, "{indent}{p}offs = arith.muli {p}lanes, {p}snv : vector<{vw}xindex>");
+        let _ = writeln!(o, "{indent}{p}mask = arith.constant dense<true> : vector<{vw}xi1>");
+    }
     let mut ind = indent.to_string();
     // Index prefixes of each operand (the batch index first, if any).
     let lead = if batched {
         let _ = writeln!(o, "{ind}scf.for {p}bi = {p}c0 to {} step {p}c1 {{", batch.as_deref().unwrap_or_default());
         ind.push_str("  ");
+        if !contiguous {
+            let _ = writeln!(o, "{ind}{p}bterm = arith.muli {p}bi, {p}bst0 : index");
+        }
         format!("{p}bi, ")
     } else {
         String::new()
@@ -122,13 +171,28 @@ pub fn emit(
         if c.sizes.len() == 1 { format!("{lead}{col}") } else { format!("{lead}{row}, {col}") }
     };
     let acc_ty = format!("vector<{vw}x{e}>");
-    // The panels of NR columns.
-    let _ = writeln!(o, "{ind}scf.for {p}j = {p}c0 to {p}nfull step {p}nr {{");
+    // The panels of NR columns: independent, so they are spread over the
+    // threads when the contraction is large enough (`scf.parallel`, lowered
+    // to OpenMP), each element still summed by one thread in order.
+    let static_work: Option<i64> = [c.sizes[rank_c - 1].as_str(), a.sizes[a.sizes.len() - 1].as_str()]
+        .iter()
+        .chain(batched.then_some(c.sizes[0].as_str()).iter())
+        .map(|s| s.parse::<i64>().ok())
+        .try_fold(static_m?, |acc, s| s.map(|s| acc.saturating_mul(s)));
+    let parallel = parallel && static_work.is_some_and(|w| w >= PARALLEL_GRAIN);
+    if parallel {
+        let _ = writeln!(o, "{ind}scf.parallel ({p}j) = ({p}c0) to ({p}nfull) step ({p}nr) {{");
+    } else {
+        let _ = writeln!(o, "{ind}scf.for {p}j = {p}c0 to {p}nfull step {p}nr {{");
+    }
     let columns: Vec<String> = (0..nv)
         .map(|v| {
             let name = format!("{p}j{v}");
             let _ = writeln!(o, "{ind}  {p}o{v} = arith.constant {} : index", v * vw);
             let _ = writeln!(o, "{ind}  {name} = arith.addi {p}j, {p}o{v} : index");
+            if !contiguous {
+                let _ = writeln!(o, "{ind}  {p}jn{v} = arith.muli {name}, {p}bst{} : index", rank_b - 1);
+            }
             name
         })
         .collect();
@@ -163,7 +227,35 @@ pub fn emit(
             inits.join(", ")
         );
         let kk = format!("{p}kk{tag}");
-        for (v, col) in columns.iter().enumerate() {
+        if !contiguous {
+            let _ = writeln!(o, "{ind}      {p}kb{tag} = arith.muli {kk}, {p}bst{} : index", rank_b - 2);
+            let row_base = if batched {
+                let _ = writeln!(o, "{ind}      {p}kbb{tag} = arith.addi {p}kb{tag}, {p}bterm : index");
+                format!("{p}kbb{tag}")
+            } else {
+                format!("{p}kb{tag}")
+            };
+            for v in 0..nv {
+                let _ = writeln!(o, "{ind}      {p}gi{tag}_{v} = arith.addi {row_base}, {p}jn{v} : index");
+                let _ = writeln!(
+                    o,
+                    "{ind}      {p}bv{tag}_{v} = vector.gather {p}bflat[{p}gi{tag}_{v}] [{p}offs], {p}mask, {p}vzero : memref<?x{e}, strided<[1], offset: ?>>, vector<{vw}xindex>, vector<{vw}xi1>, {acc_ty} into {acc_ty}"
+                );
+            }
+        }
+        if contiguous {
+            // The rows of B a few iterations ahead: the panel reads a short
+            // run of each row, too short for the hardware prefetchers.
+            let _ = writeln!(o, "{ind}      {p}pk{tag} = arith.addi {kk}, {p}pdist : index");
+            for col in &columns {
+                let _ = writeln!(
+                    o,
+                    "{ind}      memref.prefetch {}[{lead}{p}pk{tag}, {col}], read, locality<0>, data : {}",
+                    b.name, b.ty
+                );
+            }
+        }
+        for (v, col) in columns.iter().enumerate().filter(|_| contiguous) {
             let _ = writeln!(
                 o,
                 "{ind}      {p}bv{tag}_{v} = vector.load {}[{lead}{kk}, {col}] : {}, {acc_ty}",

@@ -20,16 +20,29 @@ use tempo_passes::pass::PassRegistry;
 
 /// Upstream passes taking the loop-level code (the output of
 /// `lower-store-to-memref`) to the LLVM dialect.
-pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
+pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
-/// [`TEMPORAL_TO_LLVM`] with the options of a run.
-pub fn temporal_to_llvm(fast_math: bool) -> String {
+/// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
+/// contractions, and the number of threads (1: no parallel loops; 0: the
+/// OpenMP runtime's default, one per core).
+pub fn temporal_to_llvm(fast_math: bool, threads: usize) -> String {
+    let mut options = Vec::new();
     if fast_math {
-        TEMPORAL_TO_LLVM.replace("lower-temporal-to-loops", "lower-temporal-to-loops{fast-math=true}")
-    } else {
-        TEMPORAL_TO_LLVM.to_string()
+        options.push("fast-math=true");
     }
+    if threads != 1 {
+        options.push("parallel=true");
+    }
+    let lowering =
+        if options.is_empty() { String::new() } else { format!("lower-temporal-to-loops{{{}}}", options.join(" ")) };
+    let loops = if threads > 1 {
+        LOOPS_TO_LLVM.replace("convert-scf-to-openmp", &format!("convert-scf-to-openmp{{num-threads={threads}}}"))
+    } else {
+        LOOPS_TO_LLVM.to_string()
+    };
+    let text = TEMPORAL_TO_LLVM.replace("lower-loops-to-llvm", &loops);
+    if lowering.is_empty() { text } else { text.replace("lower-temporal-to-loops", &lowering) }
 }
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.

@@ -59,22 +59,27 @@ impl TempoPass for LowerTemporalToLoops {
         "Lower a temporal program to affine loop nests (following @tempo_schedule if present) over store-dialect stores, with linalg spatial work"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption {
-            name: "fast-math",
-            summary: "contractions multiply and add with one rounding (FMA) instead of two; off: results bit-exact with the interpreter",
-        }]
+        &[
+            PassOption {
+                name: "fast-math",
+                summary: "contractions multiply and add with one rounding (FMA) instead of two; off: results bit-exact with the interpreter",
+            },
+            PassOption {
+                name: "parallel",
+                summary: "large contractions spread their column panels over threads (scf.parallel); results are the same",
+            },
+        ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let fast_math = match options.get("fast-math") {
-            None | Some("false") | Some("0") => false,
-            Some("true") | Some("1") => true,
-            Some(other) => {
-                return Err(vec![PassDiagnostic::new(
-                    op.location(),
-                    format!("option fast-math takes true or false, got '{other}'"),
-                )]);
-            }
+        let flag = |name: &str| match options.get(name) {
+            None | Some("false") | Some("0") => Ok(false),
+            Some("true") | Some("1") => Ok(true),
+            Some(other) => Err(vec![PassDiagnostic::new(
+                op.location(),
+                format!("option {name} takes true or false, got '{other}'"),
+            )]),
         };
+        let (fast_math, parallel) = (flag("fast-math")?, flag("parallel")?);
         let program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
@@ -85,6 +90,7 @@ impl TempoPass for LowerTemporalToLoops {
         };
         let mut emitter = Emitter::new(&program, &schedule);
         emitter.fast_math = fast_math;
+        emitter.parallel = parallel;
         let text = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
@@ -170,6 +176,8 @@ struct Emitter<'p, 'c> {
     index_of: HashMap<usize, String>,
     /// Contractions use fused multiply-add (see `contraction`).
     fast_math: bool,
+    /// Large contractions spread their panels over threads (`scf.parallel`).
+    parallel: bool,
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
@@ -183,6 +191,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             exit: String::new(),
             next_id: 0,
             fast_math: false,
+            parallel: false,
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -630,6 +639,14 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         }
                         _ => unreachable!("reads and constants handled above"),
                     };
+                    // A permutation that is not the body's result is a view
+                    // (`memref.transpose`): no copy; its consumers read
+                    // through the permuted strides.
+                    if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
+                        let view = transposed_view(&views[operands[0]], permutation, self.fresh("perm"), indent, out);
+                        views.push(view);
+                        continue;
+                    }
                     let target = if is_result {
                         View::fixed(slot.to_string(), &node.ty)
                     } else if node.ty.is_static() {
@@ -726,6 +743,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 &target.operand(),
                                 node.ty.element,
                                 !self.fast_math,
+                                self.parallel,
                                 indent,
                             );
                             if let Some(code) = fast {
@@ -1629,6 +1647,65 @@ struct View {
     name: String,
     ty: String,
     sizes: Vec<String>,
+}
+
+/// The sizes, element type, strides and offset of a memref type (`?` for
+/// dynamic ones); an identity layout gives row-major strides.
+fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String>, String)> {
+    let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
+    let (shape, layout) = match inner.split_once(", ") {
+        Some((shape, layout)) => (shape, Some(layout)),
+        None => (inner, None),
+    };
+    let mut parts: Vec<String> = shape.split('x').map(str::to_string).collect();
+    let element = parts.pop()?;
+    let dims = parts;
+    let (strides, offset) = match layout {
+        None => {
+            let mut strides = vec!["1".to_string(); dims.len()];
+            for k in (0..dims.len().saturating_sub(1)).rev() {
+                strides[k] = match (strides[k + 1].parse::<i64>(), dims[k + 1].parse::<i64>()) {
+                    (Ok(s), Ok(d)) => (s * d).to_string(),
+                    _ => "?".to_string(),
+                };
+            }
+            (strides, "0".to_string())
+        }
+        Some(layout) => {
+            let rest = layout.strip_prefix("strided<[")?;
+            let (list, rest) = rest.split_once(']')?;
+            let strides: Vec<String> = if list.trim().is_empty() {
+                Vec::new()
+            } else {
+                list.split(',').map(|s| s.trim().to_string()).collect()
+            };
+            let offset =
+                rest.split_once("offset:").map_or("0".to_string(), |(_, o)| o.trim_end_matches('>').trim().to_string());
+            (strides, offset)
+        }
+    };
+    (strides.len() == dims.len()).then_some((dims, element, strides, offset))
+}
+
+/// `memref.transpose` of `input`: result dimension `i` is input dimension
+/// `permutation[i]`.
+fn transposed_view(input: &View, permutation: &[usize], name: String, indent: &str, out: &mut String) -> View {
+    let (dims, element, strides, offset) =
+        memref_layout(&input.ty).expect("views are memrefs with a strided or identity layout");
+    let shape: String = permutation.iter().map(|&k| format!("{}x", dims[k])).collect();
+    let permuted: Vec<&str> = permutation.iter().map(|&k| strides[k].as_str()).collect();
+    let ty = format!("memref<{shape}{element}, strided<[{}], offset: {offset}>>", permuted.join(", "));
+    let ds: Vec<String> = (0..permutation.len()).map(|k| format!("d{k}")).collect();
+    let results: Vec<String> = permutation.iter().map(|&k| format!("d{k}")).collect();
+    let _ = writeln!(
+        out,
+        "{indent}{name} = memref.transpose {} ({}) -> ({}) : {} to {ty}",
+        input.name,
+        ds.join(", "),
+        results.join(", "),
+        input.ty
+    );
+    View { name, ty, sizes: permutation.iter().map(|&k| input.sizes[k].clone()).collect() }
 }
 
 /// Sizes of an elementwise result under NumPy broadcasting: operands

@@ -37,7 +37,18 @@ pub struct RunOptions {
     /// Contractions with fused multiply-add (one rounding instead of two);
     /// off, compiled results are bit-exact with the interpreter's order.
     pub fast_math: bool,
+    /// Threads for the parallel loops of a step: 1 runs everything on the
+    /// calling thread, 0 (the default) one per core (the LLVM OpenMP
+    /// runtime, `libomp`; without it runs use one thread).
+    pub threads: usize,
+    /// Write the JIT-compiled object code to this file (for profilers and
+    /// disassemblers).
+    pub dump_object: Option<String>,
 }
+
+/// The LLVM OpenMP runtime (Debian's `libomp-22-dev`), loaded into the JIT
+/// for parallel loops.
+pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
 
 /// An input or output of a program.
 #[derive(Clone, Debug)]
@@ -282,7 +293,9 @@ pub fn run_module_timed(
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
     let registry = tempo_lowering::registry();
-    let text = tempo_lowering::temporal_to_llvm(options.fast_math);
+    let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
+    let threads = if openmp { options.threads } else { 1 };
+    let text = tempo_lowering::temporal_to_llvm(options.fast_math, threads);
     let elements = pipeline::parse_pipeline(&text).expect("the built-in pipeline parses");
     pipeline::add_to_pass_manager(&manager, &registry, &elements).map_err(|e| vec![format!("error: {e}")])?;
     if manager.run(module).is_err() {
@@ -290,11 +303,12 @@ pub fn run_module_timed(
         lines.push("error: compilation failed".into());
         return Err(lines);
     }
-    let engine = Engine::new(module, options.opt_level).ok_or_else(|| {
-        let mut lines = collector.take();
-        lines.push("error: the JIT could not compile the lowered module".into());
-        lines
-    })?;
+    let engine =
+        Engine::new(module, options.opt_level, threads != 1, options.dump_object.is_some()).ok_or_else(|| {
+            let mut lines = collector.take();
+            lines.push("error: the JIT could not compile the lowered module".into());
+            lines
+        })?;
 
     // Arguments: bounds, inputs, outputs.
     let mut bound_values: Vec<i64> = bounds.clone();
@@ -311,6 +325,11 @@ pub fn run_module_timed(
         let mut lines = collector.take();
         lines.push("error: the JIT could not compile the lowered module".into());
         return Err(lines);
+    }
+    if let Some(path) = &options.dump_object {
+        let entry = engine.lookup(&format!("_mlir_{ENTRY}")).map_or(0, |p| p as usize);
+        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {entry:#x})");
+        unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
     }
     let compile = compile_start.elapsed();
     let execute_start = std::time::Instant::now();
@@ -398,9 +417,20 @@ struct Engine {
 }
 
 impl Engine {
-    fn new(module: &Module, opt_level: usize) -> Option<Self> {
+    fn new(module: &Module, opt_level: usize, openmp: bool, dump: bool) -> Option<Self> {
+        // The engine reads the paths as C strings: NUL-terminated.
+        let path = std::ffi::CString::new(OPENMP_RUNTIME).expect("no NUL in the path");
+        let libraries = [mlir_sys::MlirStringRef { data: path.as_ptr(), length: OPENMP_RUNTIME.len() }];
+        let count = if openmp { 1 } else { 0 };
         let raw = unsafe {
-            mlir_sys::mlirExecutionEngineCreate(module.to_raw(), opt_level as i32, 0, std::ptr::null(), false, false)
+            mlir_sys::mlirExecutionEngineCreate(
+                module.to_raw(),
+                opt_level as i32,
+                count,
+                libraries.as_ptr(),
+                dump,
+                false,
+            )
         };
         (!raw.ptr.is_null()).then_some(Self { raw })
     }

@@ -57,6 +57,13 @@ struct Cli {
     /// without it, compiled results are bit-exact with the interpreter.
     #[arg(long)]
     fast_math: bool,
+    /// Threads for the parallel loops of a step (1: one thread; 0: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Write the JIT-compiled object code to FILE (for profilers and
+    /// disassemblers); the entry's address is printed to stderr.
+    #[arg(long, value_name = "FILE")]
+    dump_object: Option<String>,
     /// LLVM optimization level.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
@@ -94,6 +101,8 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
         externals: Default::default(),
         fast_math: cli.fast_math,
+        threads: cli.threads,
+        dump_object: cli.dump_object.clone(),
     })
 }
 
