@@ -86,6 +86,17 @@ impl Data {
         self.len() == 0
     }
     /// Pointer to the first element (dangling but aligned when empty).
+    /// The address of the first element.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            Self::F32(v) => v.as_ptr().cast(),
+            Self::F64(v) => v.as_ptr().cast(),
+            Self::I32(v) => v.as_ptr().cast(),
+            Self::I64(v) => v.as_ptr().cast(),
+            Self::Bool(v) => v.as_ptr(),
+        }
+    }
+
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         match self {
             Self::F32(v) => v.as_mut_ptr().cast(),
@@ -118,9 +129,10 @@ pub struct HostArray {
 impl HostArray {
     /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
     pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{path}': {e}"))?;
-        let npy = crate::npy::decode(&bytes)
-            .map_err(|e| format!("input '{name}': '{path}' is not a valid .npy file: {e}"))?;
+        let npy = crate::npy::read(std::path::Path::new(path)).map_err(|e| match e.strip_prefix("cannot read: ") {
+            Some(detail) => format!("input '{name}': cannot read '{path}': {detail}"),
+            None => format!("input '{name}': '{path}' is not a valid .npy file: {e}"),
+        })?;
         Ok(Self { name: name.into(), shape: npy.shape, data: npy.data })
     }
 

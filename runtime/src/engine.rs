@@ -102,17 +102,20 @@ pub struct StoreReport {
 /// against the program: every bound given and non-negative, no unknown
 /// bound or input, inputs of the right dtype and shape (`[domain bounds...,
 /// point shape...]`), or seeded random ones, and enough host memory.
-pub struct Prepared {
+pub struct Prepared<'o> {
     /// One value per dimension, in dimension order.
     pub bounds: Vec<i64>,
     /// One array per input tensor, in declaration order.
-    pub inputs: Vec<HostArray>,
+    /// One array per input tensor, in declaration order: the caller's
+    /// arrays themselves (weights are used in place, never copied), or
+    /// seeded random ones.
+    pub inputs: Vec<std::borrow::Cow<'o, HostArray>>,
     /// Name, shape and element type of each output, in output order.
     pub outputs: Vec<(String, Vec<usize>, ElementType)>,
 }
 
 /// Checks and gathers what a run of `program` needs; errors are rendered lines.
-pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<String>> {
+pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepared<'o>, Vec<String>> {
     // Bounds: every bound given, nothing unknown, non-negative.
     let mut bounds = Vec::new();
     for dim in &program.dims {
@@ -196,9 +199,11 @@ pub fn prepare(program: &Program, options: &RunOptions) -> Result<Prepared, Vec<
                         a.shape
                     )]);
                 }
-                a.clone()
+                std::borrow::Cow::Borrowed(a)
             }
-            (None, Some(seed)) => HostArray::random(&slot.name, shape, slot.point.element, seed),
+            (None, Some(seed)) => {
+                std::borrow::Cow::Owned(HostArray::random(&slot.name, shape, slot.point.element, seed))
+            }
             (None, None) => {
                 return Err(vec![format!(
                     "error: missing input '{}' ({}{:?}): give it with --input {}=FILE.npy or pass --seed N for random values",
@@ -236,7 +241,7 @@ pub fn run_module_timed(
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
-    let Prepared { bounds, mut inputs, outputs } = prepare(&program, options)?;
+    let Prepared { bounds, inputs, outputs } = prepare(&program, options)?;
     if program.outputs.is_empty() {
         // Nothing is demanded, so nothing runs (as in the interpreter).
         return Ok((Vec::new(), RunReport::default()));
@@ -312,7 +317,13 @@ pub fn run_module_timed(
 
     // Arguments: bounds, inputs, outputs.
     let mut bound_values: Vec<i64> = bounds.clone();
-    let mut descriptors: Vec<Vec<i64>> = inputs.iter_mut().chain(outputs.iter_mut()).map(descriptor).collect();
+    // The compiled code only reads inputs, so their descriptors may point
+    // into the caller's arrays.
+    let mut descriptors: Vec<Vec<i64>> = inputs
+        .iter()
+        .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
+        .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
+        .collect();
     let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
     let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
     arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
@@ -398,15 +409,15 @@ fn allocate_outputs(
 
 /// A memref descriptor `{allocated, aligned, offset, sizes[r], strides[r]}`
 /// for a row-major host array (pointers stored as 64-bit words).
-fn descriptor(array: &mut HostArray) -> Vec<i64> {
-    let ptr = array.data.as_mut_ptr() as i64;
-    let rank = array.shape.len();
+fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
+    let ptr = data as i64;
+    let rank = shape.len();
     let mut strides = vec![1i64; rank];
     for i in (0..rank.saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * array.shape[i + 1] as i64;
+        strides[i] = strides[i + 1] * shape[i + 1] as i64;
     }
     let mut words = vec![ptr, ptr, 0];
-    words.extend(array.shape.iter().map(|&d| d as i64));
+    words.extend(shape.iter().map(|&d| d as i64));
     words.extend(strides);
     words
 }
@@ -483,7 +494,7 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     crate::interpreter::interpret(
         &program,
         &prepared.bounds,
-        &prepared.inputs,
+        &prepared.inputs.iter().map(|a| a.as_ref()).collect::<Vec<&HostArray>>(),
         &options.externals,
         &options.source_name,
     )

@@ -36,7 +36,7 @@ type Key = (usize, Vec<i64>);
 pub fn interpret(
     program: &Program,
     bounds: &[i64],
-    inputs: &[HostArray],
+    inputs: &[&HostArray],
     externals: &Externals,
     source_name: &str,
 ) -> Result<Vec<HostArray>, String> {
@@ -222,7 +222,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     fn new(
         program: &'p Program<'c>,
         bounds: &'p [i64],
-        inputs: &'p [HostArray],
+        inputs: &[&'p HostArray],
         externals: &'p Externals,
         source_name: &'p str,
     ) -> Self {
@@ -235,7 +235,14 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 DenseStore::new(extents, t.point.num_elements(), t.point.element)
             })
             .collect();
-        Self { program, bounds, inputs: input_tensors.zip(inputs).collect(), stores, externals, source_name }
+        Self {
+            program,
+            bounds,
+            inputs: input_tensors.zip(inputs.iter().copied()).collect(),
+            stores,
+            externals,
+            source_name,
+        }
     }
 
     /// A diagnostic at `location` in the program's source.

@@ -10,6 +10,7 @@
 //! less code than working around the crate.
 
 use crate::array::Data;
+use tempo_passes::program::ElementType;
 
 /// A decoded `.npy` file.
 #[derive(Debug)]
@@ -18,9 +19,19 @@ pub struct Npy {
     pub data: Data,
 }
 
-/// Decodes `bytes` as a `.npy` file (C order, little-endian float32,
-/// float64, int32, int64 or bool).
-pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
+/// A validated `.npy` header.
+struct Header {
+    shape: Vec<usize>,
+    descr: String,
+    /// Offset of the data in the file.
+    data_start: usize,
+    /// Bytes of the data.
+    data_bytes: usize,
+}
+
+/// Where the header ends (`header_start + header_len`), from the first
+/// bytes of a file of `file_len` bytes.
+fn header_end(bytes: &[u8], file_len: usize) -> Result<(usize, u8), String> {
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err("the file does not start with the .npy magic string \\x93NUMPY".into());
     }
@@ -35,9 +46,18 @@ pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
         }
         _ => return Err(format!("unsupported .npy format version {major}.{minor} (known: 1.0, 2.0, 3.0)")),
     };
-    let data_start = header_start.checked_add(header_len).filter(|&end| end <= bytes.len()).ok_or_else(|| {
-        format!("the header length {header_len} runs past the end of the file ({} bytes)", bytes.len())
-    })?;
+    let end = header_start
+        .checked_add(header_len)
+        .filter(|&end| end <= file_len)
+        .ok_or_else(|| format!("the header length {header_len} runs past the end of the file ({file_len} bytes)"))?;
+    Ok((end, major))
+}
+
+/// Validates the header of a file of `file_len` bytes whose first bytes
+/// (at least up to the end of the header) are `bytes`.
+fn parse_header(bytes: &[u8], file_len: usize) -> Result<Header, String> {
+    let (data_start, major) = header_end(bytes, file_len)?;
+    let header_start = if major == 1 { 10 } else { 12 };
     let header = &bytes[header_start..data_start];
     let header: String = if major == 3 {
         String::from_utf8(header.to_vec()).map_err(|_| "the header is not UTF-8".to_string())?
@@ -91,31 +111,79 @@ pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
     };
     let count = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
     let expected = count.and_then(|c| c.checked_mul(item));
-    let data = &bytes[data_start..];
+    let data_bytes = file_len - data_start;
     match expected {
-        Some(n) if n == data.len() => {}
+        Some(n) if n == data_bytes => {}
         Some(n) => {
             return Err(format!(
-                "the shape {shape:?} of '{descr}' needs {n} data bytes, but the file holds {}",
-                data.len()
+                "the shape {shape:?} of '{descr}' needs {n} data bytes, but the file holds {data_bytes}"
             ));
         }
         None => return Err(format!("the shape {shape:?} is too large")),
     }
+    Ok(Header { shape, descr, data_start, data_bytes })
+}
+
+/// Decodes `bytes` as a `.npy` file (C order, little-endian float32,
+/// float64, int32, int64 or bool).
+pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
+    let header = parse_header(bytes, bytes.len())?;
+    let data = &bytes[header.data_start..];
     let words = |size: usize| data.chunks_exact(size);
-    let data = match descr.as_str() {
+    let data = match header.descr.as_str() {
         "<f4" => Data::F32(words(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()),
         "<f8" => Data::F64(words(8).map(|w| f64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect()),
         "<i4" => Data::I32(words(4).map(|w| i32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()),
         "<i8" => Data::I64(words(8).map(|w| i64::from_le_bytes(w.try_into().unwrap_or([0; 8]))).collect()),
-        _ => {
-            if let Some(i) = data.iter().position(|&b| b > 1) {
-                return Err(format!("bool element {i} is the byte {}, not 0 or 1", data[i]));
-            }
-            Data::Bool(data.to_vec())
-        }
+        _ => Data::Bool(data.to_vec()),
     };
-    Ok(Npy { shape, data })
+    check_bools(&data)?;
+    Ok(Npy { shape: header.shape, data })
+}
+
+fn check_bools(data: &Data) -> Result<(), String> {
+    if let Data::Bool(v) = data
+        && let Some(i) = v.iter().position(|&b| b > 1)
+    {
+        return Err(format!("bool element {i} is the byte {}, not 0 or 1", v[i]));
+    }
+    Ok(())
+}
+
+/// Reads a `.npy` file straight into its array: the data bytes go to the
+/// array's memory without a copy of the whole file (weights of hundreds
+/// of megabytes are held once).
+pub fn read(path: &std::path::Path) -> Result<Npy, String> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let file_len = file.metadata().map_err(|e| format!("cannot read: {e}"))?.len() as usize;
+    let mut prefix = vec![0u8; 12.min(file_len)];
+    file.read_exact(&mut prefix).map_err(|e| format!("cannot read: {e}"))?;
+    let (end, _) = header_end(&prefix, file_len)?;
+    prefix.resize(end, 0);
+    file.read_exact(&mut prefix[12.min(file_len)..]).map_err(|e| format!("cannot read: {e}"))?;
+    let header = parse_header(&prefix, file_len)?;
+    if cfg!(target_endian = "big") {
+        let mut bytes = prefix;
+        file.read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+        return decode(&bytes);
+    }
+    let element = match header.descr.as_str() {
+        "<f4" => ElementType::F32,
+        "<f8" => ElementType::F64,
+        "<i4" => ElementType::I32,
+        "<i8" => ElementType::I64,
+        _ => ElementType::I1,
+    };
+    let count = header.shape.iter().product::<usize>();
+    let mut data = Data::try_zeros(element, count)?;
+    // SAFETY: the array holds `count` elements of `data_bytes / count`
+    // bytes each (checked by the header), any bit pattern is a valid
+    // number, and bools are checked below.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr(), header.data_bytes) };
+    file.read_exact(bytes).map_err(|e| format!("cannot read: {e}"))?;
+    check_bools(&data)?;
+    Ok(Npy { shape: header.shape, data })
 }
 
 /// A Python literal as it appears in a `.npy` header.
