@@ -101,8 +101,8 @@ def run_jax(w, steps, heads, window, threads):
             q = (a @ weights["Wq"][l]).reshape(bh, hd)
             k = (a @ weights["Wk"][l]).reshape(1, bh, hd)
             v = (a @ weights["Wv"][l]).reshape(1, bh, hd)
-            kc = kc.at[l].set(jax.lax.dynamic_update_slice(kc[l], k, (t, 0, 0)))
-            vc = vc.at[l].set(jax.lax.dynamic_update_slice(vc[l], v, (t, 0, 0)))
+            kc = jax.lax.dynamic_update_slice(kc, k[None], (l, t, 0, 0))
+            vc = jax.lax.dynamic_update_slice(vc, v[None], (l, t, 0, 0))
             s = jnp.einsum("bd,nbd->bn", q, kc[l]) * scale
             s = jnp.where(valid[None, :], s, -jnp.inf)
             p = jax.nn.softmax(s, axis=-1)
@@ -113,7 +113,9 @@ def run_jax(w, steps, heads, window, threads):
         return u, kc, vc
 
     jstep = jax.jit(step, donate_argnums=(1, 2))
-    weights = {k: W[k] for k in NAMES[1:]}
+    # Per-layer arrays (slicing the stacked [L, ...] arrays inside the jitted
+    # step made XLA copy them every step).
+    weights = {k: [W[k][l] for l in range(layers)] for k in NAMES[1:]}
 
     def decode():
         kc = jnp.zeros((layers, steps, bh, hd), jnp.float32)

@@ -31,8 +31,16 @@ use tempo_passes::program::ElementType;
 /// fork and join of a parallel region cost a few microseconds).
 pub const PARALLEL_GRAIN: i64 = 1 << 17;
 
-/// How many rows of B ahead of the one being read are prefetched.
-const PREFETCH_ROWS: i64 = 32;
+/// Panels per chunk, the unit of parallel work.
+const CHUNK_PANELS: usize = 8;
+
+/// Rows of B per block.
+const K_BLOCK: usize = 16;
+
+/// How many panels ahead the same rows of B are prefetched by tiles of
+/// several rows (measured: it helps batch 8, and hurts one-row tiles,
+/// which the hardware prefetchers keep fed).
+const PREFETCH_PANELS: usize = 2;
 
 /// One operand: its SSA name, memref type and sizes (literals or SSA
 /// `index` values).
@@ -113,7 +121,7 @@ pub fn emit(
     let _ = writeln!(o, "{indent}{p}c1 = arith.constant 1 : index");
     let _ = writeln!(o, "{indent}{p}nr = arith.constant {nr} : index");
     let _ = writeln!(o, "{indent}{p}mr = arith.constant {mr} : index");
-    let _ = writeln!(o, "{indent}{p}pdist = arith.constant {PREFETCH_ROWS} : index");
+    let _ = writeln!(o, "{indent}{p}pdist = arith.constant {} : index", PREFETCH_PANELS * nr);
     let _ = writeln!(o, "{indent}{p}zero = arith.constant 0.0 : {e}");
     let _ = writeln!(o, "{indent}{p}vzero = arith.constant dense<0.0> : vector<{vw}x{e}>");
     let _ = writeln!(o, "{indent}{p}nrem = arith.remui {n}, {p}nr : index");
@@ -152,6 +160,8 @@ pub fn emit(
         let _ = writeln!(o, "{indent}{p}offs = arith.muli {p}lanes, {p}snv : vector<{vw}xindex>");
         let _ = writeln!(o, "{indent}{p}mask = arith.constant dense<true> : vector<{vw}xi1>");
     }
+    // C starts at zero; each block of KB rows of B adds to it.
+    let _ = writeln!(o, "{indent}linalg.fill ins({p}zero : {e}) outs({} : {})", c.name, c.ty);
     let mut ind = indent.to_string();
     // Index prefixes of each operand (the batch index first, if any).
     let lead = if batched {
@@ -178,13 +188,25 @@ pub fn emit(
         .iter()
         .chain(batched.then_some(c.sizes[0].as_str()).iter())
         .map(|s| s.parse::<i64>().ok())
-        .try_fold(static_m?, |acc, s| s.map(|s| acc.saturating_mul(s)));
+        .fold(static_m, |acc, s| acc.zip(s).map(|(acc, s)| acc.saturating_mul(s)));
     let parallel = parallel && static_work.is_some_and(|w| w >= PARALLEL_GRAIN);
+    // Chunks of CHUNK panels (the unit of parallel work), in each a loop over
+    // blocks of KB rows of B, in each the panels: every row of the block is
+    // then read in one run across the chunk's columns, which the hardware
+    // prefetchers follow, and C's tile goes through registers once a block.
+    let _ = writeln!(o, "{ind}{p}cw = arith.constant {} : index", nr * CHUNK_PANELS);
+    let _ = writeln!(o, "{ind}{p}kbs = arith.constant {K_BLOCK} : index");
     if parallel {
-        let _ = writeln!(o, "{ind}scf.parallel ({p}j) = ({p}c0) to ({p}nfull) step ({p}nr) {{");
+        let _ = writeln!(o, "{ind}scf.parallel ({p}jc) = ({p}c0) to ({p}nfull) step ({p}cw) {{");
     } else {
-        let _ = writeln!(o, "{ind}scf.for {p}j = {p}c0 to {p}nfull step {p}nr {{");
+        let _ = writeln!(o, "{ind}scf.for {p}jc = {p}c0 to {p}nfull step {p}cw {{");
     }
+    let _ = writeln!(o, "{ind}{p}jce = arith.addi {p}jc, {p}cw : index");
+    let _ = writeln!(o, "{ind}{p}jcend = arith.minui {p}jce, {p}nfull : index");
+    let _ = writeln!(o, "{ind}scf.for {p}kb = {p}c0 to {k} step {p}kbs {{");
+    let _ = writeln!(o, "{ind}{p}kbe = arith.addi {p}kb, {p}kbs : index");
+    let _ = writeln!(o, "{ind}{p}kend = arith.minui {p}kbe, {k} : index");
+    let _ = writeln!(o, "{ind}scf.for {p}j = {p}jc to {p}jcend step {p}nr {{");
     let columns: Vec<String> = (0..nv)
         .map(|v| {
             let name = format!("{p}j{v}");
@@ -219,11 +241,24 @@ pub fn emit(
             .collect();
         let count = rows * nv;
         let accs: Vec<String> = (0..count).map(|q| format!("{p}acc{tag}_{q}")).collect();
-        let inits: Vec<String> = accs.iter().map(|acc| format!("{acc} = {p}vzero")).collect();
+        let mut inits = Vec::new();
+        for (r, row) in row_names.iter().enumerate() {
+            for (v, col) in columns.iter().enumerate() {
+                let q = r * nv + v;
+                let _ = writeln!(
+                    o,
+                    "{ind}    {p}c{tag}_{q} = vector.load {}[{}] : {}, {acc_ty}",
+                    c.name,
+                    c_index(row, col),
+                    c.ty
+                );
+                inits.push(format!("{} = {p}c{tag}_{q}", accs[q]));
+            }
+        }
         let types = vec![acc_ty.clone(); count].join(", ");
         let _ = writeln!(
             o,
-            "{ind}    {p}sum{tag}:{count} = scf.for {p}kk{tag} = {p}c0 to {k} step {p}c1 iter_args({}) -> ({types}) {{",
+            "{ind}    {p}sum{tag}:{count} = scf.for {p}kk{tag} = {p}kb to {p}kend step {p}c1 iter_args({}) -> ({types}) {{",
             inits.join(", ")
         );
         let kk = format!("{p}kk{tag}");
@@ -244,13 +279,12 @@ pub fn emit(
             }
         }
         if contiguous {
-            // The rows of B a few iterations ahead: the panel reads a short
-            // run of each row, too short for the hardware prefetchers.
-            let _ = writeln!(o, "{ind}      {p}pk{tag} = arith.addi {kk}, {p}pdist : index");
-            for col in &columns {
+            // The same row PREFETCH_PANELS panels ahead.
+            for (v, col) in columns.iter().enumerate().filter(|_| mr > 1) {
+                let _ = writeln!(o, "{ind}      {p}pc{tag}_{v} = arith.addi {col}, {p}pdist : index");
                 let _ = writeln!(
                     o,
-                    "{ind}      memref.prefetch {}[{lead}{p}pk{tag}, {col}], read, locality<0>, data : {}",
+                    "{ind}      memref.prefetch {}[{lead}{kk}, {p}pc{tag}_{v}], read, locality<3>, data : {}",
                     b.name, b.ty
                 );
             }
@@ -299,6 +333,8 @@ pub fn emit(
         }
         let _ = writeln!(o, "{ind}  }}");
     }
+    let _ = writeln!(o, "{ind}}}");
+    let _ = writeln!(o, "{ind}}}");
     let _ = writeln!(o, "{ind}}}");
     // The columns left over: one scalar sum per element.
     let _ = writeln!(o, "{ind}scf.for {p}tj = {p}nfull to {n} step {p}c1 {{");

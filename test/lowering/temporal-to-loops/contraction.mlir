@@ -1,7 +1,9 @@
-// Matmuls become register-tiled vector loops: panels of 4 vectors of 16
-// columns (4 rows at a time when there are at least 4), a k loop carrying
-// the accumulators as iteration arguments, one-row blocks for the rows
-// left over and a scalar loop for the columns left over. Without
+// Matmuls become register-tiled vector loops: C is zeroed, then chunks of
+// 8 panels (the parallel unit), in each blocks of 16 rows of B, in each the
+// panels of 4 vectors of 16 columns (4 rows at a time when there are at
+// least 4), a k loop carrying the accumulators (loaded from C) as iteration
+// arguments, one-row blocks for the rows left over and a scalar loop for
+// the columns left over. Without
 // fast-math each element is summed over k in order with mulf and addf, so
 // compiled results are bit-exact with the interpreter's; with fast-math
 // multiply and add are fused.
@@ -15,8 +17,14 @@
 
 // EXACT: %[[NR:.*]] = arith.constant 64 : index
 // EXACT: %[[MR:.*]] = arith.constant 4 : index
+// EXACT: linalg.fill
+// EXACT: %[[CW:.*]] = arith.constant 512 : index
+// EXACT: %[[KB:.*]] = arith.constant 16 : index
+// EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[CW]] {
+// EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[KB]] {
 // EXACT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[NR]] {
 // EXACT:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[MR]] {
+// EXACT:     vector.load
 // EXACT:     scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
 // EXACT:       vector.load
 // EXACT:       vector.broadcast
