@@ -308,8 +308,10 @@ pub fn run_module_timed(
         lines.push("error: compilation failed".into());
         return Err(lines);
     }
+    // The OpenMP runtime is loaded only when the lowered code uses it.
+    let calls_openmp = contains_openmp(module);
     let engine =
-        Engine::new(module, options.opt_level, threads != 1, options.dump_object.is_some()).ok_or_else(|| {
+        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(|| {
             let mut lines = collector.take();
             lines.push("error: the JIT could not compile the lowered module".into());
             lines
@@ -420,6 +422,32 @@ fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
     words.extend(shape.iter().map(|&d| d as i64));
     words.extend(strides);
     words
+}
+
+/// Whether `module` holds an op of the OpenMP dialect.
+fn contains_openmp(module: &Module) -> bool {
+    unsafe extern "C" fn visit(op: mlir_sys::MlirOperation, found: *mut std::ffi::c_void) -> mlir_sys::MlirWalkResult {
+        // SAFETY: the walk passes the `bool` given below and live ops.
+        unsafe {
+            let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op));
+            let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
+            if bytes.starts_with(b"omp.") {
+                *(found as *mut bool) = true;
+                return mlir_sys::MlirWalkResult_MlirWalkResultInterrupt;
+            }
+        }
+        mlir_sys::MlirWalkResult_MlirWalkResultAdvance
+    }
+    let mut found = false;
+    unsafe {
+        mlir_sys::mlirOperationWalk(
+            module.as_operation().to_raw(),
+            Some(visit),
+            &mut found as *mut bool as *mut std::ffi::c_void,
+            mlir_sys::MlirWalkOrder_MlirWalkPreOrder,
+        )
+    };
+    found
 }
 
 /// A JIT-compiled module (null-checked, unlike melior's wrapper).
