@@ -3,7 +3,7 @@
 //! multi-head causal (or windowed) attention over the keys and values of
 //! all earlier steps, a SiLU MLP, residuals, and the next step's input
 //! `x[t+1] = tanh(h[t])` (no embedding or LM head). There is no
-//! hand-written KV cache: `k[t, l]` and `v[t, l]` are recurrent tensors
+//! hand-written KV cache: `k[l, t]` and `v[l, t]` are recurrent tensors
 //! read through ranges, and the compiler chooses their stores.
 //!
 //! ```text
@@ -11,7 +11,7 @@
 //!         = tanh(h[t-1, L-1])     l = 0
 //!         = h[t, l-1]             otherwise
 //! a[t, l] = rms_norm(u[t, l])
-//! k[t, l] = a Wk[l],  v[t, l] = a Wv[l]          (as [B*H, hd])
+//! k[l, t] = a Wk[l],  v[l, t] = a Wv[l]          (as [B*H, hd])
 //! h[t, l] = r + silu(rms_norm(r) W1[l]) W2[l],
 //!           r = u + attention(a Wq[l], k[lo:t+1, l], v[lo:t+1, l]) Wo[l]
 //! y[t]    = h[t, L-1]
@@ -64,8 +64,10 @@ pub fn decoder(c: Config) -> Program {
 
     let u = p.tensor("u", &[&t, &l], f32s(&[b, d]));
     let a = p.tensor("a", &[&t, &l], f32s(&[b, d]));
-    let k = p.tensor("k", &[&t, &l], f32s(&[bh, hd]));
-    let v = p.tensor("v", &[&t, &l], f32s(&[bh, hd]));
+    // Keys and values over (l, t): a store of all steps then keeps each
+    // layer's steps together, as a KV cache [L, T, ...] does.
+    let k = p.tensor("k", &[&l, &t], f32s(&[bh, hd]));
+    let v = p.tensor("v", &[&l, &t], f32s(&[bh, hd]));
     let hidden = p.tensor("h", &[&t, &l], f32s(&[b, d]));
     let y = p.tensor("y", &[&t], f32s(&[b, d]));
 

@@ -27,11 +27,12 @@ def load(directory):
     return {n: np.load(os.path.join(directory, n + ".npy")) for n in NAMES}
 
 
-def run_torch(w, steps, heads, window, threads):
+def run_torch(w, steps, heads, window, threads, float64=False):
     import torch
 
     torch.set_num_threads(threads)
-    W = {k: torch.from_numpy(v) for k, v in w.items()}
+    W = {k: torch.from_numpy(v.astype(np.float64) if float64 else v) for k, v in w.items()}
+    dtype = torch.float64 if float64 else torch.float32
     x0 = W["x0"]
     layers, width, _ = W["Wq"].shape
     batch = x0.shape[0]
@@ -43,9 +44,9 @@ def run_torch(w, steps, heads, window, threads):
         return x / torch.sqrt((x * x).mean(-1, keepdim=True) + EPS)
 
     def decode():
-        kc = torch.zeros(layers, steps, bh, hd)
-        vc = torch.zeros(layers, steps, bh, hd)
-        ys = torch.empty(steps, batch, width)
+        kc = torch.zeros(layers, steps, bh, hd, dtype=dtype)
+        vc = torch.zeros(layers, steps, bh, hd, dtype=dtype)
+        ys = torch.empty(steps, batch, width, dtype=dtype)
         h = None
         for t in range(steps):
             u = x0 if t == 0 else torch.tanh(h)
@@ -149,12 +150,15 @@ def main():
     parser.add_argument("--window", type=int)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output")
+    parser.add_argument("--float64", action="store_true", help="PyTorch in float64 (a reference for the check)")
     args = parser.parse_args()
     w = load(args.weights)
-    run = run_torch if args.system == "torch" else run_jax
-    ys, elapsed, compile_s = run(w, args.steps, args.heads, args.window, args.threads)
+    if args.system == "torch":
+        ys, elapsed, compile_s = run_torch(w, args.steps, args.heads, args.window, args.threads, args.float64)
+    else:
+        ys, elapsed, compile_s = run_jax(w, args.steps, args.heads, args.window, args.threads)
     if args.output:
-        np.save(args.output, ys.astype(np.float32))
+        np.save(args.output, ys)
     print(json.dumps({"ms_per_token": elapsed * 1e3 / args.steps, "compile_ms": compile_s * 1e3}))
 
 

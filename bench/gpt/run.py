@@ -116,7 +116,9 @@ def run_one(system, program, directory, c, steps, threads, output=None):
 
 
 def peak_rss(system, program, directory, c, steps, threads):
-    """Peak RSS (MiB) of one run, measured with /usr/bin/time -v style wait4."""
+    """Peak RSS (MiB) of one run. Measured by GNU time, a small process that
+    forks the run: the high-water mark of a child forked straight from this
+    Python process would include this process's own memory."""
     if system == "tempo":
         command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--format", "none"]
         command += ["--threads", str(threads)]
@@ -127,21 +129,26 @@ def peak_rss(system, program, directory, c, steps, threads):
         command += ["--heads", str(c["heads"]), "--threads", str(threads)]
         if c["window"]:
             command += ["--window", str(c["window"])]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(process.pid, 0)
-    return usage.ru_maxrss / 1024
+    result = subprocess.run(
+        ["/usr/bin/time", "-f", "%M"] + command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    return int(result.stderr.strip().splitlines()[-1]) / 1024
 
 
-def copy_bandwidth():
-    """STREAM-style copy bandwidth (bytes read + written per second), best of 5."""
-    a = np.ones(64 * 1024 * 1024, dtype=np.float32)  # 256 MiB
-    b = np.empty_like(a)
+def copy_bandwidth(threads):
+    """STREAM-style copy bandwidth with `threads` threads (PyTorch's parallel
+    copy of 256 MiB): bytes read plus bytes written per second, best of 5."""
+    import torch
+
+    torch.set_num_threads(threads)
+    a = torch.ones(64 * 1024 * 1024, dtype=torch.float32)
+    b = torch.empty_like(a)
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
-        np.copyto(b, a)
+        b.copy_(a)
         best = min(best, time.perf_counter() - start)
-    return 2 * a.nbytes / best
+    return 2 * a.numel() * 4 / best
 
 
 def main():
@@ -153,7 +160,7 @@ def main():
     args = parser.parse_args()
     systems = args.systems.split(",")
     subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
-    bandwidth = copy_bandwidth()
+    bandwidth = copy_bandwidth(args.threads)
     results = {
         "machine": {
             "cpus": os.cpu_count(),
@@ -173,16 +180,33 @@ def main():
             with open(program, "w") as f:
                 subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
             for steps in seqs:
-                # Correctness: our hidden states against PyTorch's.
+                # Correctness: our hidden states against PyTorch's on the same
+                # weights, and, as the scale of float32 rounding, PyTorch's
+                # float32 states against its float64 ones.
                 check_dir = os.path.join(directory, "check")
                 os.makedirs(check_dir, exist_ok=True)
                 difference = None
                 if "torch" in systems and "tempo" in systems:
                     run_one("tempo", program, directory, c, steps, args.threads, output=check_dir)
-                    ours = np.load(os.path.join(check_dir, "y.npy"))
+                    ours = np.load(os.path.join(check_dir, "y.npy")).astype(np.float64)
                     run_one("torch", program, directory, c, steps, args.threads, output=check_dir)
-                    theirs = np.load(os.path.join(check_dir, "y.npy"))
-                    difference = float(np.max(np.abs(ours - theirs) / (1 + np.abs(theirs))))
+                    theirs = np.load(os.path.join(check_dir, "y.npy")).astype(np.float64)
+                    command = [sys.executable, os.path.join(HERE, "baselines.py"), "torch", directory]
+                    command += ["--steps", str(steps), "--heads", str(c["heads"]), "--threads", str(args.threads)]
+                    command += ["--float64", "--output", os.path.join(check_dir, "y64.npy")]
+                    command += ["--window", str(c["window"])] if c["window"] else []
+                    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+                    exact = np.load(os.path.join(check_dir, "y64.npy"))
+
+                    def rel(x, y):
+                        return float(np.max(np.abs(x - y) / (1 + np.abs(y))))
+
+                    difference = {
+                        "ours_vs_torch": rel(ours, theirs),
+                        "ours_vs_torch_first_step": rel(ours[0], theirs[0]),
+                        "ours_vs_float64": rel(ours, exact),
+                        "torch_vs_float64": rel(theirs, exact),
+                    }
                 samples = {s: [] for s in systems}
                 for r in range(args.repeat):
                     order = systems[r % len(systems) :] + systems[: r % len(systems)]
@@ -201,7 +225,7 @@ def main():
                         "load": [x["load"] for x in rows],
                         "peak_rss_mib": peak_rss(system, program, directory, c, steps, args.threads),
                         "weight_bytes": weight_bytes,
-                        "floor_ms_per_token": weight_bytes / (bandwidth / 2) * 1e3,
+                        "floor_ms_per_token": weight_bytes / bandwidth * 1e3,
                     }
                     if system == "tempo":
                         row["peak_store_bytes"] = rows[0]["peak_store_bytes"]
@@ -229,6 +253,16 @@ def main():
     print(table)
 
 
+def diffs(row):
+    d = row.get("max_difference_from_torch")
+    if not d:
+        return "- | -"
+    return (
+        f"{d['ours_vs_torch_first_step']:.1e} / {d['ours_vs_torch']:.1e} "
+        f"| {d['ours_vs_float64']:.1e} / {d['torch_vs_float64']:.1e}"
+    )
+
+
 def markdown(results, systems):
     m = results["machine"]
     lines = [
@@ -237,8 +271,9 @@ def markdown(results, systems):
         f"{m['load_after'][0]:.2f} after the run.",
         "",
         "| model | T | ours (ms/token) | PyTorch | JAX | ours / PyTorch | ours / JAX | floor (ms/token) | ours / floor "
-        "| compile (ms) | peak RSS ours / torch (MiB) | weights (MiB) | peak store bytes | max diff vs PyTorch |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| compile (ms) | peak RSS ours / torch (MiB) | weights (MiB) | peak store bytes "
+        "| diff vs torch (step 0 / all) | diff vs float64: ours / torch |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     keys = []
     for row in results["rows"]:
@@ -263,9 +298,9 @@ def markdown(results, systems):
             f"| {floor:.2f} | {ours['ms_per_token'] / floor:.2f} | {ours['compile_ms']:.0f} "
             f"| {ours['peak_rss_mib']:.0f} / {torch['peak_rss_mib'] if torch else 0:.0f} "
             f"| {ours['weight_bytes'] / 2**20:.0f} | {ours['peak_store_bytes']:,} "
-            f"| {ours['max_difference_from_torch'] if ours['max_difference_from_torch'] is not None else '-':.1e} |"
+            f"| {diffs(ours)} |"
             if ours
-            else f"| {key[0]} | {key[1]} | - | {ms(torch)} | {ms(jax)} | | | | | | | | | |"
+            else f"| {key[0]} | {key[1]} | - | {ms(torch)} | {ms(jax)} | | | | | | | | | | |"
         )
     return "\n".join(lines) + "\n"
 

@@ -6,6 +6,12 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 "$root/tools/setup.sh"
+# GNU time measures each run's peak RSS.
+if [ ! -x /usr/bin/time ]; then
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get install -y -qq time >/dev/null
+fi
 venv="$root/bench/.venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"

@@ -178,6 +178,9 @@ struct Emitter<'p, 'c> {
     fast_math: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
+    /// For a dynamic size (the SSA name of a range read's length), an
+    /// entry-block value it never exceeds.
+    size_caps: HashMap<String, String>,
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
@@ -192,6 +195,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             next_id: 0,
             fast_math: false,
             parallel: false,
+            size_caps: HashMap::new(),
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -668,9 +672,38 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             .filter(|(d, _)| **d == DYNAMIC)
                             .map(|(_, s)| s.as_str())
                             .collect();
-                        let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", dynamic.join(", "));
-                        dynamic_buffers.push((buffer.clone(), ty.clone()));
-                        View { name: buffer, ty, sizes: sizes.clone() }
+                        // Sized by the largest the dynamic sizes can be (a
+                        // range read is no longer than its dimension's bound,
+                        // or than the constant width of a window), it is
+                        // allocated once outside the loops and viewed at this
+                        // step's sizes; otherwise allocated for this step.
+                        let caps: Option<Vec<String>> =
+                            dynamic.iter().map(|s| self.size_caps.get(*s).cloned()).collect();
+                        match caps {
+                            Some(caps) => {
+                                let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
+                                let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
+                                let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
+                                let view_ty =
+                                    format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
+                                let view = self.fresh("view");
+                                let zeros: Vec<&str> = sizes.iter().map(|_| "0").collect();
+                                let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
+                                let _ = writeln!(
+                                    out,
+                                    "{indent}{view} = memref.subview {buffer}[{}] [{}] [{}] : {ty} to {view_ty}",
+                                    zeros.join(", "),
+                                    sizes.join(", "),
+                                    ones.join(", ")
+                                );
+                                View { name: view, ty: view_ty, sizes: sizes.clone() }
+                            }
+                            None => {
+                                let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", dynamic.join(", "));
+                                dynamic_buffers.push((buffer.clone(), ty.clone()));
+                                View { name: buffer, ty, sizes: sizes.clone() }
+                            }
+                        }
                     };
                     match kind {
                         NodeKind::Unary(op, a) => {
@@ -904,6 +937,27 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let hi = self.clamp(&hi, &lo, &bound, indent, out);
             let len = self.fresh("i");
             let _ = writeln!(out, "{indent}{len} = arith.subi {hi}, {lo} : index");
+            // The largest this length can be, as a value of the entry block:
+            // the bound, or the smallest constant `upper - lower` (a window).
+            let width = hi_map
+                .results
+                .iter()
+                .flat_map(|h| lo_map.results.iter().map(move |l| (h.linear(), l.linear())))
+                .filter_map(|pair| match pair {
+                    (Some((hd, hs, hc)), Some((ld, ls, lc))) if hd == ld && hs == ls => Some(hc.saturating_sub(lc)),
+                    _ => None,
+                })
+                .min();
+            let cap = match width {
+                Some(w) => {
+                    let (c, m) = (self.fresh("cap"), self.fresh("cap"));
+                    let _ = writeln!(self.entry, "    {c} = arith.constant {} : index", w.max(0));
+                    let _ = writeln!(self.entry, "    {m} = arith.minsi {c}, {bound} : index");
+                    m
+                }
+                None => bound.clone(),
+            };
+            self.size_caps.insert(len.clone(), cap);
             offsets.push(lo);
             sizes.push(len.clone());
             kept_sizes.push(len);

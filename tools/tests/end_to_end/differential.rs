@@ -352,6 +352,36 @@ impl Generator {
             let a = self.expression(depth - 1, me, tensors, inputs, reach, body);
             let b = self.expression(depth - 1, me, tensors, inputs, reach, body);
             let v = self.fresh();
+            if !self.shape.is_empty() && self.rng.random_bool(0.3) {
+                // Broadcasting: one operand reduced along its last axis, as
+                // a scalar, a missing leading dimension ([2] against
+                // [2, 2]) or a size-1 dimension ([2, 1] against [2, 2]).
+                let element = self.element;
+                let mut reduced_shape = self.shape.clone();
+                reduced_shape.pop();
+                let dims: String = reduced_shape.iter().map(|d| format!("{d}x")).collect();
+                let reduced_ty = format!("tensor<{dims}{element}>");
+                let axis = self.shape.len() - 1;
+                let r = self.fresh();
+                let _ = writeln!(
+                    body,
+                    "  {r} = \"temporal.reduce_max\"({b}) {{axis = {axis} : i64}} : ({ty}) -> {reduced_ty}"
+                );
+                let (small, small_ty) = if self.shape.len() == 2 && self.rng.random_bool(0.5) {
+                    let column = self.fresh();
+                    let column_ty = format!("tensor<{}x1x{element}>", self.shape[0]);
+                    let _ = writeln!(body, "  {column} = \"temporal.reshape\"({r}) : ({reduced_ty}) -> {column_ty}");
+                    (column, column_ty)
+                } else {
+                    (r, reduced_ty)
+                };
+                if self.rng.random_bool(0.5) {
+                    let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}, {small}) : ({ty}, {small_ty}) -> {ty}");
+                } else {
+                    let _ = writeln!(body, "  {v} = \"temporal.{op}\"({small}, {a}) : ({small_ty}, {ty}) -> {ty}");
+                }
+                return v;
+            }
             let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}, {b}) : ({ty}, {ty}) -> {ty}");
             v
         } else if kind < 8 || self.square.is_none() {
