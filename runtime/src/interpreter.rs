@@ -663,25 +663,14 @@ fn cast(data: &Data, element: ElementType) -> Data {
     }
 }
 
-/// The shape values of these shapes broadcast to under NumPy's rules
-/// (aligned at the last dimension; size 1 and missing leading dimensions
-/// stretch).
+/// The shape values of these (concrete) shapes broadcast to under NumPy's
+/// rules, as the verifier computes it for types.
 fn broadcast_shape(shapes: &[&[usize]]) -> Result<Vec<usize>, String> {
-    let rank = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
-    let mut result = vec![1; rank];
-    for shape in shapes {
-        let skip = rank - shape.len();
-        for (k, &d) in shape.iter().enumerate() {
-            let r = &mut result[skip + k];
-            if d != 1 {
-                if *r != 1 && *r != d {
-                    return Err(format!("elementwise operands of shapes {shapes:?} do not broadcast"));
-                }
-                *r = d;
-            }
-        }
-    }
-    Ok(result)
+    let wide: Vec<Vec<i64>> = shapes.iter().map(|s| s.iter().map(|&d| d as i64).collect()).collect();
+    let refs: Vec<&[i64]> = wide.iter().map(Vec::as_slice).collect();
+    tempo_passes::program::PointType::broadcast_shape(&refs)
+        .map(|shape| shape.into_iter().map(|d| d as usize).collect())
+        .ok_or_else(|| format!("elementwise operands of shapes {shapes:?} do not broadcast"))
 }
 
 /// `value` stretched to `shape` (which it broadcasts to).
