@@ -24,6 +24,7 @@
 //! last dimension (row-major points and slices of them; a permuted view
 //! falls back to `linalg`), shapes as the verifier checked them.
 
+use crate::temporal_to_loops::memref_layout;
 use std::fmt::Write;
 use tempo_passes::program::ElementType;
 
@@ -53,13 +54,7 @@ pub struct Operand<'a> {
 /// Whether the innermost dimension of a memref type has unit stride
 /// (identity layout, or a `strided<[..., 1]>` layout).
 fn unit_inner_stride(ty: &str) -> bool {
-    match ty.find("strided<[") {
-        None => !ty.contains("affine_map"),
-        Some(k) => {
-            let rest = &ty[k + "strided<[".len()..];
-            rest.find(']').is_some_and(|end| rest[..end].rsplit(',').next().is_some_and(|s| s.trim() == "1"))
-        }
-    }
+    memref_layout(ty).is_some_and(|(_, _, strides, _)| strides.last().is_none_or(|s| s == "1"))
 }
 
 /// Emits `C = A B` (C is overwritten) for the operand ranks
@@ -241,19 +236,12 @@ pub fn emit(
             .collect();
         let count = rows * nv;
         let accs: Vec<String> = (0..count).map(|q| format!("{p}acc{tag}_{q}")).collect();
+        // Where accumulator q = r * NV + v lives in C.
+        let tile: Vec<String> = row_names.iter().flat_map(|row| columns.iter().map(|col| c_index(row, col))).collect();
         let mut inits = Vec::new();
-        for (r, row) in row_names.iter().enumerate() {
-            for (v, col) in columns.iter().enumerate() {
-                let q = r * nv + v;
-                let _ = writeln!(
-                    o,
-                    "{ind}    {p}c{tag}_{q} = vector.load {}[{}] : {}, {acc_ty}",
-                    c.name,
-                    c_index(row, col),
-                    c.ty
-                );
-                inits.push(format!("{} = {p}c{tag}_{q}", accs[q]));
-            }
+        for (q, at) in tile.iter().enumerate() {
+            let _ = writeln!(o, "{ind}    {p}c{tag}_{q} = vector.load {}[{at}] : {}, {acc_ty}", c.name, c.ty);
+            inits.push(format!("{} = {p}c{tag}_{q}", accs[q]));
         }
         let types = vec![acc_ty.clone(); count].join(", ");
         let _ = writeln!(
@@ -319,17 +307,8 @@ pub fn emit(
         }
         let _ = writeln!(o, "{ind}      scf.yield {} : {types}", next.join(", "));
         let _ = writeln!(o, "{ind}    }}");
-        for (r, row) in row_names.iter().enumerate() {
-            for (v, col) in columns.iter().enumerate() {
-                let q = r * nv + v;
-                let _ = writeln!(
-                    o,
-                    "{ind}    vector.store {p}sum{tag}#{q}, {}[{}] : {}, {acc_ty}",
-                    c.name,
-                    c_index(row, col),
-                    c.ty
-                );
-            }
+        for (q, at) in tile.iter().enumerate() {
+            let _ = writeln!(o, "{ind}    vector.store {p}sum{tag}#{q}, {}[{at}] : {}, {acc_ty}", c.name, c.ty);
         }
         let _ = writeln!(o, "{ind}  }}");
     }

@@ -1705,7 +1705,7 @@ struct View {
 
 /// The sizes, element type, strides and offset of a memref type (`?` for
 /// dynamic ones); an identity layout gives row-major strides.
-fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String>, String)> {
+pub(crate) fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String>, String)> {
     let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
     let (shape, layout) = match inner.split_once(", ") {
         Some((shape, layout)) => (shape, Some(layout)),

@@ -310,12 +310,13 @@ pub fn run_module_timed(
     }
     // The OpenMP runtime is loaded only when the lowered code uses it.
     let calls_openmp = contains_openmp(module);
+    let jit_failed = || {
+        let mut lines = collector.take();
+        lines.push("error: the JIT could not compile the lowered module".into());
+        lines
+    };
     let engine =
-        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(|| {
-            let mut lines = collector.take();
-            lines.push("error: the JIT could not compile the lowered module".into());
-            lines
-        })?;
+        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(jit_failed)?;
 
     // Arguments: bounds, inputs, outputs.
     let mut bound_values: Vec<i64> = bounds.clone();
@@ -334,15 +335,12 @@ pub fn run_module_timed(
     }
     // The JIT generates machine code on the first lookup of a symbol: look
     // the entry up now, so that LLVM's code generation counts as compile time.
-    if engine.lookup(&format!("_mlir_{ENTRY}")).is_none() {
-        let mut lines = collector.take();
-        lines.push("error: the JIT could not compile the lowered module".into());
-        return Err(lines);
-    }
+    let entry = engine.lookup(&format!("_mlir_{ENTRY}")).ok_or_else(jit_failed)?;
     if let Some(path) = &options.dump_object {
-        let entry = engine.lookup(&format!("_mlir_{ENTRY}")).map_or(0, |p| p as usize);
-        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {entry:#x})");
+        // LLVM only prints a failure to open the file: check it here.
+        std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;
         unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
+        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {:#x})", entry as usize);
     }
     let compile = compile_start.elapsed();
     let execute_start = std::time::Instant::now();

@@ -56,3 +56,13 @@
 // An external call needs a registered callback (tempo-run registers none).
 // RUN: not tempo-run %S/Inputs/external.mlir --bound T=3 2>&1 | FileCheck %s --check-prefix=EXTERNAL
 // EXTERNAL: external.mlir:6:8: error: external function 'env_step' is not registered
+//
+// The code-generation options: an object file that cannot be written, and
+// thread counts out of range, are errors with a non-zero exit.
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 --dump-object %t-missing/dir/x.o 2>&1 | FileCheck %s --check-prefix=DUMP
+// DUMP: error: --dump-object: cannot write '{{.*}}x.o'
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 --threads 5000 2>&1 | FileCheck %s --check-prefix=THREADS
+// THREADS: error: invalid value '5000' for '--threads <THREADS>': 5000 is not in 0..=1024
+// RUN: tempo-run %examples/counter.mlir --bound T=3 --threads 2 --dump-object %t.o 2>&1 | FileCheck %s --check-prefix=DUMPED
+// DUMPED: object code written to {{.*}}.o (_mlir_tempo_main at 0x
+// DUMPED: x: int64[3] = [0, 1, 2]

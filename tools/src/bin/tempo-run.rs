@@ -57,9 +57,10 @@ struct Cli {
     /// without it, compiled results are bit-exact with the interpreter.
     #[arg(long)]
     fast_math: bool,
-    /// Threads for the parallel loops of a step (1: one thread; 0: one per core).
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
+    /// Threads for the parallel loops of a step (1: one thread; 0: one per
+    /// core; at most 1024).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=1024))]
+    threads: u16,
     /// Write the JIT-compiled object code to FILE (for profilers and
     /// disassemblers); the entry's address is printed to stderr.
     #[arg(long, value_name = "FILE")]
@@ -101,7 +102,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
         externals: Default::default(),
         fast_math: cli.fast_math,
-        threads: cli.threads,
+        threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
     })
 }
