@@ -154,7 +154,7 @@ fn layers_inside_time_keep_two_slices_of_layers() {
     for steps in [5, 500] {
         let layers = 3u64;
         let r = report(&p, &[("T", steps), ("L", layers as i64)]);
-        assert_eq!(kinds(&r), owned(&[("x", "input"), ("h", "ring<2>"), ("g", "output")]));
+        assert_eq!(kinds(&r), owned(&[("x", "input"), ("h", "ring<2> along t per l"), ("g", "output")]));
         assert_eq!(peak(&r), 2 * layers * 4 * 4, "T = {steps}");
     }
 }
@@ -177,7 +177,7 @@ fn batched_recurrences_keep_two_points_per_step() {
     p.output(&total);
     for (batch, steps) in [(2, 5), (7, 1000)] {
         let r = report(&p, &[("B", batch), ("T", steps)]);
-        assert_eq!(kinds(&r), owned(&[("x", "input"), ("s", "inner-ring<2>"), ("total", "output")]));
+        assert_eq!(kinds(&r), owned(&[("x", "input"), ("s", "ring<2> along t"), ("total", "output")]));
         assert_eq!(peak(&r), 2 * 3 * 8, "B = {batch}, T = {steps}");
     }
 }
@@ -224,5 +224,112 @@ fn suffixes_of_a_backward_loop_grow_in_blocks_from_the_end() {
         let r = report(&p, &[("T", steps as i64)]);
         assert_eq!(kinds(&r), owned(&[("r", "blocks<512>"), ("g", "output")]));
         assert_eq!(peak(&r), steps.div_ceil(512) * 512 * 8, "T = {steps}");
+    }
+}
+
+/// A layered decoder's attention with layers as a dimension: h[t, l] is
+/// x0 at the first point, tanh of the last layer's output of step t-1 at
+/// the first layer, the previous layer's output otherwise; keys
+/// `k = W[l] h[t, l]` over `(l, t)` (or `(t, l)` with `keys_time_first`),
+/// read per layer through `0:t+1` or a window of `w`; `o[t, l]` attends
+/// over them. The recurrence through `o[t-1, L-1]` puts `t` outside `l`.
+fn layered_attention(d: i64, window: Option<i64>, keys_time_first: bool) -> Program {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let l = p.dim("l", "L");
+    let x0 = p.input("x0", &[], f32s(&[d]));
+    let w = p.input("W", &[&l], f32s(&[d, d]));
+    let h = p.tensor("h", &[&t, &l], f32s(&[d]));
+    let key_domain = if keys_time_first { [&t, &l] } else { [&l, &t] };
+    let k = p.tensor("k", &key_domain, f32s(&[d]));
+    let o = p.tensor("o", &[&t, &l], f32s(&[d]));
+    p.define(&h, t.eq(0).and(l.eq(0)), x0.here());
+    p.define(&h, l.eq(0), o.at([&t - 1, l.bound() - 1]).tanh());
+    p.otherwise(&h, o.at([t.var(), &l - 1]));
+    p.define(&k, Cond::always(), w.here().matmul(&h.here()));
+    let span = match window {
+        None => k.read_box([(&t, Coordinate::range(0, &t + 1))]),
+        Some(n) => k.read_box([(&t, Coordinate::clamped(vec![0.into(), &t - (n - 1)], vec![&t + 1]))]),
+    };
+    let scores = span.matmul(&h.here());
+    p.define(&o, Cond::always(), scores.softmax().matmul(&span));
+    p.output(&o);
+    p
+}
+
+#[test]
+fn layered_window_attention_keeps_one_window_per_layer() {
+    // k is read at k[l, max(0, t-w+1):t+1] in loops t then l: a window of w
+    // along t for every layer, 2 * w * L points of d f32, plus one point of
+    // h: 2 * w * L * d * 4 + d * 4 bytes, at any T.
+    let (d, w, layers) = (16u64, 8u64, 3u64);
+    for keys_time_first in [false, true] {
+        let p = layered_attention(d as i64, Some(w as i64), keys_time_first);
+        for steps in [5, 40, 300] {
+            let r = report(&p, &[("T", steps), ("L", layers as i64)]);
+            assert_eq!(
+                kinds(&r),
+                owned(&[
+                    ("x0", "input"),
+                    ("W", "input"),
+                    ("h", "point"),
+                    ("k", "window<8> along t per l"),
+                    ("o", "output")
+                ])
+            );
+            assert_eq!(peak(&r), 2 * w * layers * d * 4 + d * 4, "T = {steps}, keys over (t, l): {keys_time_first}");
+        }
+    }
+}
+
+#[test]
+fn layered_causal_attention_grows_blocks_per_layer() {
+    // k is read at k[l, 0:t+1]: blocks of B = 64 points (64 * d * 4 bytes =
+    // one page) along t, per layer: L * ceil(T / B) * B * d * 4 bytes, plus
+    // one point of h.
+    let (d, layers, block) = (16u64, 3u64, 64u64);
+    for keys_time_first in [false, true] {
+        let p = layered_attention(d as i64, None, keys_time_first);
+        for steps in [1u64, 64, 65, 200] {
+            let r = report(&p, &[("T", steps as i64), ("L", layers as i64)]);
+            assert_eq!(
+                kinds(&r),
+                owned(&[
+                    ("x0", "input"),
+                    ("W", "input"),
+                    ("h", "point"),
+                    ("k", "blocks<64> along t per l"),
+                    ("o", "output")
+                ])
+            );
+            let expected = layers * steps.div_ceil(block) * block * d * 4 + d * 4;
+            assert_eq!(peak(&r), expected, "T = {steps}, keys over (t, l): {keys_time_first}");
+        }
+    }
+}
+
+#[test]
+fn prefixes_inside_an_outer_loop_reuse_one_slice_of_blocks() {
+    // s[b, t] random, g[b, t] = sum(s[b, 0:t+1]), total[b] = g[b, T-1] + the
+    // previous total (which puts b outside t): s is read at the present b,
+    // through prefixes along t, so one slice of blocks serves every b:
+    // ceil(T / B) * B * 8 bytes (B = 512 f64 points, a page), whatever B is.
+    let mut p = Program::new();
+    let b = p.dim("b", "NB");
+    let t = p.dim("t", "T");
+    let s = p.tensor("s", &[&b, &t], f64s(&[]));
+    p.otherwise(&s, Expr::random_uniform(9, f64s(&[])));
+    let total = p.tensor("total", &[&b], f64s(&[]));
+    let g = p.tensor("g", &[&b, &t], f64s(&[]));
+    p.define(&g, b.eq(0), s.read_box([(&t, Coordinate::range(0, &t + 1))]).sum(0));
+    p.otherwise(&g, s.read_box([(&t, Coordinate::range(0, &t + 1))]).sum(0) + total.at([&b - 1]));
+    p.define(&total, Cond::always(), g.at([b.var(), t.bound() - 1]));
+    p.output(&total);
+    for (batch, steps) in [(1u64, 10u64), (4, 700), (9, 1500)] {
+        let r = report(&p, &[("NB", batch as i64), ("T", steps as i64)]);
+        let kinds = kinds(&r);
+        assert_eq!(kinds[0], ("s".to_string(), "blocks<512> along t".to_string()), "{kinds:?}");
+        let g_bytes = 8; // g: a ring of 1 along t (read at g[b, T-1] right after the run)
+        assert_eq!(peak(&r), steps.div_ceil(512) * 512 * 8 + g_bytes, "NB = {batch}, T = {steps}");
     }
 }

@@ -9,17 +9,23 @@
 //!
 //! Kinds (`kind` and `extent` of `store.alloc`):
 //! - `"point"` (extent 1): one point, overwritten at every step;
-//! - `"ring"` (extent `k`): the last `k` points of a 1-D tensor, point `p` at
-//!   slot `p mod k`;
+//! - `"ring"` (extent `k`): the last `k` points along one dimension, point
+//!   `p` at slot `p mod k`;
 //! - `"window"` (extent `w`): the last `w` points, kept twice (`2w` slots,
 //!   `p mod w` and `p mod w + w`) so that any `w` consecutive points are one
 //!   contiguous view;
-//! - `"blocks"` (extent `B`, one size operand: the bound): a 1-D tensor read
-//!   through prefixes (or suffixes, written backward). Address space for the
-//!   bound is reserved up front but memory is committed one block of `B`
-//!   points at a time, when a point of a new block is written, so a prefix
-//!   grows with `t` without copies;
-//! - `"full"` (extent 0, one size operand per domain dimension): every point.
+//! - `"blocks"` (extent `B`): points read through prefixes (or suffixes,
+//!   written backward). Address space for the bound is reserved up front
+//!   but memory is committed one block of `B` points at a time, when a point
+//!   of a new block is written, so a prefix grows with `t` without copies;
+//! - `"full"` (extent 0, one size operand per dimension): every point.
+//!
+//! A ring, window or blocks runs along the store dimension `along` (an
+//! optional integer attribute, 0 when absent); the store's other dimensions
+//! (one size operand each, and for `blocks` the along dimension's bound too)
+//! are slices, each with its own slots: `memref<?x6x4xf32>` with `along = 1`
+//! is a window of 3 along the second dimension for every coordinate of the
+//! first.
 
 tempo_dialect_macros::dialect! {
     /// The store dialect: allocation, writes, reads, freeing and swapping of
@@ -27,18 +33,19 @@ tempo_dialect_macros::dialect! {
     dialect store {
         /// Allocates a store of `kind` (`point`, `ring`, `window`, `blocks`,
         /// `full`) with `extent` (points of a ring, window width, points per
-        /// block; 1 for `point`, 0 for `full`). `sizes` are the bounds of the
-        /// tensor's domain for `full` (one per dimension) and `blocks` (one);
-        /// none for the other kinds. The result type is the store's memref:
-        /// `memref<SLOTSx...point shape>` (`SLOTS` = 1 dropped for `point`,
-        /// `k` for a ring, `2w` for a window, `?` per dimension otherwise).
+        /// block; 1 for `point`, 0 for `full`). `sizes` are the bounds of
+        /// the store's dynamic dimensions: every dimension for `full` and
+        /// `blocks`, every one but the slots (at `along`) for a ring or
+        /// window, none for a point. The result type is the store's memref:
+        /// its dimensions, then the point shape (`k` slots along a ring,
+        /// `2w` along a window, `?` elsewhere).
         op alloc {
             operands { sizes: variadic any }
             attributes { kind: string, extent: integer }
             results { store: any }
         }
 
-        /// Starts writing the point at `coords` (one index per domain
+        /// Starts writing the point at `coords` (one index per store
         /// dimension): the result is the view (`memref<point shape, strided>`)
         /// its value is computed into. A `blocks` store commits the blocks
         /// up to the one holding the point.
@@ -54,14 +61,14 @@ tempo_dialect_macros::dialect! {
             operands { store: any, coords: variadic any }
         }
 
-        /// A view of the point at `coords` (one index per domain dimension,
-        /// already within the domain).
+        /// A view of the point at `coords` (one index per store dimension,
+        /// already within the domain; a point store ignores them).
         op read {
             operands { store: any, coords: variadic any }
             results { view: any }
         }
 
-        /// A view of a box of points. `ranged` has one boolean per domain
+        /// A view of a box of points. `ranged` has one boolean per store
         /// dimension; `bounds` holds, per dimension, its first coordinate and,
         /// for a ranged dimension, the number of points. Point dimensions are
         /// dropped from the view; ranged ones lead it, in order. A range of a

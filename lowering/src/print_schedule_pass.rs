@@ -46,12 +46,14 @@ pub fn pretty(program: &Program, schedule: &Schedule) -> String {
         for placement in Nest::placements(program, run, level) {
             match placement {
                 Placement::Here(t) => {
+                    let names = program.domain_names(t);
+                    let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     let _ = writeln!(
                         out,
                         "{indent}{}[{}]  store: {}",
                         program.tensors[t].name,
-                        program.domain_names(t).join(", "),
-                        schedule.storage[t]
+                        names.join(", "),
+                        schedule.storage[t].describe(&names)
                     );
                 }
                 Placement::Inner(inner) => {

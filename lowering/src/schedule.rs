@@ -657,7 +657,7 @@ mod tests {
             + &define("y", "t", "0 == 0", &[("x", "t")])
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
-        assert_eq!(schedule.storage, vec![Storage::Ring(4), Storage::Output]);
+        assert_eq!(schedule.storage, vec![Storage::Ring(4, Default::default()), Storage::Output]);
         assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![true], body: vec![0, 1] }]);
     }
 
@@ -728,7 +728,7 @@ mod tests {
         };
         let (schedule, _) = schedule_of(&read("T - t - 2 >= 0")).unwrap();
         assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![0] }]);
-        assert_eq!(schedule.storage, vec![Storage::Ring(2)]);
+        assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default())]);
         let error = schedule_of(&read("T - t - 1 >= 0")).unwrap_err().join("\n");
         assert!(error.contains("zero-distance cycle"), "{error}");
     }
@@ -745,7 +745,7 @@ mod tests {
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(schedule.nests, vec![Nest { dims: vec![0, 1], forward: vec![true, true], body: vec![0, 1] }]);
-        assert_eq!(schedule.storage, vec![Storage::Ring(2), Storage::Output]);
+        assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default()), Storage::Output]);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! without lowering: `tempo.nest` (the loop nest computing the tensor, in
 //! execution order), `tempo.loops` (that nest's loops, outer to inner, `+`
 //! forward and `-` backward, e.g. `"b+ t-"`) and `tempo.store` (`point`,
-//! `ring<k>`, `inner-ring<k>`, `window<w>`, `blocks<B>`, `full`, `input` or
-//! `output`; see
+//! `ring<k>`, `window<w>`, `blocks<B>`, `full`, `input` or `output`; a ring,
+//! window or blocks of several dimensions also names the dimension it runs
+//! along and the kept ones, `window<64> along t per l`; see
 //! [`crate::store_selection`]).
 //!
 //! Assumes a program accepted by `temporal-verify`; programs the scheduler
@@ -58,7 +59,9 @@ impl TempoPass for SelectStores {
                     .collect::<Vec<_>>()
                     .join(" ")
             });
-            annotations.push((tensor.name.clone(), schedule.storage[i].to_string(), nest, loops));
+            let names = program.domain_names(i);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            annotations.push((tensor.name.clone(), schedule.storage[i].describe(&names), nest, loops));
         }
         drop(program);
         for decl in block_operations(body) {

@@ -7,36 +7,75 @@
 //! - `Point`: every read is in the tensor's own nest at exactly the point
 //!   being computed, so one point is enough (it is overwritten at every
 //!   iteration: the value is consumed at once);
-//! - `Ring(k)`: a one-dimensional tensor whose reads are all point reads in
-//!   its own nest at most `k - 1` steps back in loop order (`t - 1`, `t - 2`,
-//!   or `t + 1` in a backward loop): `k` slots indexed `p mod k`. A tensor
-//!   of several dimensions whose first one is its nest's outer loop, read
-//!   at most `k - 1` steps back along it (`h[t-1, l]`, `h[t, l-1]`), keeps
-//!   `k` whole slices `[k, inner bounds...]`;
-//! - `InnerRing(k)`: a tensor of several dimensions read only at the
-//!   present coordinates of its outer dimensions and at most `k - 1` steps
-//!   back along the innermost one (in the same run of that loop, or its last
-//!   points right after it, e.g. `s[b, t-1]` and `total[b] = s[b, T-1]`): `k`
-//!   points, like a one-dimensional ring;
+//! - `Ring(k)`: point reads in the tensor's own nest at most `k - 1` steps
+//!   back in loop order along one dimension (`t - 1`, `t - 2`, or `t + 1` in
+//!   a backward loop): `k` slots indexed `p mod k`;
 //! - `Window(w)`: as a ring, but some reads are ranges within the last `w`
 //!   points (`max(0, t-w+1):t+1`): `2w` slots, each point written at
 //!   `p mod w` and `p mod w + w`, so that any run of at most `w` consecutive
 //!   points is one contiguous view;
-//! Reads from later nests of the last points a loop wrote (`x[T-1]` after a
-//! forward loop) count as reads that far back: the store is freed only
-//! after those nests.
-//! - `Blocks(B)`: a one-dimensional tensor read through prefixes (`0:t+1`)
-//!   in its own forward nest, or suffixes (`t:T`) in a backward one: memory
-//!   is committed `B` points at a time as the loop reaches them (see
+//! - `Blocks(B)`: reads through prefixes (`0:t+1`) in the tensor's own
+//!   forward loop, or suffixes (`t:T`) in a backward one: memory is
+//!   committed `B` points at a time as the loop reaches them (see
 //!   `crate::store_to_memref`);
 //! - `Full`: everything else (reads from other nests, unbounded ranges,
 //!   reads of the future in a forward loop); every point is kept.
+//!
+//! Reads from later nests of the last points a one-dimensional loop wrote
+//! (`x[T-1]` after a forward loop) count as reads that far back: the store
+//! is freed only after those nests.
+//!
+//! A tensor of several dimensions gets a ring, window or blocks along one of
+//! them, the *along* dimension, chosen among those that work, smallest store
+//! first ([`Slicing`]). The others are
+//! - *dropped* when their loops enclose the along loop: every read is at
+//!   their present coordinates, in the same run of the along loop (or, for
+//!   the along dimension last in the domain, at one of the last points of
+//!   that run, by a shallower tensor right after it: `total[b] = s[b, T-1]`),
+//!   so the store holds one slice of them at a time (`s[b, t-1]` with `b`
+//!   outer keeps 2 points, not `2B`);
+//! - *kept* when their loops are inside the along loop: every slice has its
+//!   own ring, window or blocks, and reads may take any coordinates, ranges
+//!   included, along them. Keys of a layered decoder, `k[l, t]` read as
+//!   `k[l, t-63:t+1]` in loops `t` then `l`, are a window along `t` per
+//!   layer: `2 * 64 * L` points, whatever `T` is.
 //!
 //! Assumes the schedule's nests and read summaries (`crate::schedule`).
 
 use crate::schedule::{Edge, Nest, in_past};
 use std::collections::HashMap;
 use tempo_passes::program::Program;
+
+/// How a ring, window or blocks store of a tensor of several dimensions
+/// sits in its domain (one-dimensional tensors: the default, along their
+/// dimension).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Slicing {
+    /// Domain position of the dimension the ring, window or blocks run along.
+    pub along: usize,
+    /// Domain positions (bit `k` for position `k`) the store leaves out:
+    /// their loops enclose the along loop and every read is at their
+    /// present coordinates, so one slice of them is live at a time.
+    pub dropped: u64,
+}
+
+impl Slicing {
+    /// Whether domain position `k` is left out of the store.
+    pub fn drops(self, k: usize) -> bool {
+        k < 64 && self.dropped & (1 << k) != 0
+    }
+
+    /// The domain positions the store has a dimension for, in domain order.
+    pub fn kept(self, rank: usize) -> impl Iterator<Item = usize> {
+        (0..rank).filter(move |&k| !self.drops(k))
+    }
+
+    /// The store dimension of the along dimension (its position among the
+    /// kept ones).
+    pub fn along_in_store(self) -> usize {
+        (0..self.along).filter(|&k| !self.drops(k)).count()
+    }
+}
 
 /// Where a tensor's points live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,32 +86,56 @@ pub enum Storage {
     Output,
     /// One point, overwritten at every iteration of its nest.
     Point,
-    /// The last `k` points of a one-dimensional tensor, at `p mod k`.
-    Ring(usize),
-    /// The last `k` points along the innermost dimension of a tensor of
-    /// several dimensions, all read at the present coordinates of the outer
-    /// ones: `k` slots at `p mod k` of the last coordinate.
-    InnerRing(usize),
-    /// The last `w` points of a one-dimensional tensor, twice (`2w` slots).
-    Window(usize),
-    /// A one-dimensional tensor read through prefixes (`0:t+1`) in a forward
-    /// loop, or suffixes in a backward one: room for the bound is reserved,
-    /// memory is committed in blocks of this many points as the loop
-    /// reaches them.
-    Blocks(usize),
+    /// The last `k` points along one dimension, at `p mod k`, per slice of
+    /// the kept dimensions.
+    Ring(usize, Slicing),
+    /// The last `w` points along one dimension, twice (`2w` slots), per
+    /// slice of the kept dimensions.
+    Window(usize, Slicing),
+    /// Points read through prefixes (`0:t+1`) in a forward loop, or
+    /// suffixes in a backward one: room for the bound is reserved per slice
+    /// of the kept dimensions, memory is committed in blocks of this many
+    /// points along the along dimension as the loop reaches them.
+    Blocks(usize, Slicing),
     /// Every point (one point for a tensor without a domain).
     Full,
 }
 
 impl Storage {
-    /// Slots (points) the store holds; `None` where it depends on the bounds.
+    /// Slots (points) the store holds along its along dimension, per kept
+    /// slice; `None` where it depends on the bounds.
     pub fn slots(self) -> Option<usize> {
         match self {
             Storage::Point => Some(1),
-            Storage::Ring(k) | Storage::InnerRing(k) => Some(k),
-            Storage::Window(w) => Some(w.saturating_mul(2)),
+            Storage::Ring(k, _) => Some(k),
+            Storage::Window(w, _) => Some(w.saturating_mul(2)),
             _ => None,
         }
+    }
+
+    /// How a ring, window or blocks store sits in its tensor's domain.
+    pub fn slicing(self) -> Option<Slicing> {
+        match self {
+            Storage::Ring(_, s) | Storage::Window(_, s) | Storage::Blocks(_, s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The kind with, for a tensor of several dimensions, the dimension it
+    /// runs along and the kept ones (`window<64> along t per l`); `names`
+    /// are the tensor's domain dimensions.
+    pub fn describe(self, names: &[&str]) -> String {
+        let mut text = self.to_string();
+        if let Some(slicing) = self.slicing()
+            && names.len() > 1
+        {
+            text += &format!(" along {}", names[slicing.along]);
+            let kept: Vec<&str> = slicing.kept(names.len()).filter(|&k| k != slicing.along).map(|k| names[k]).collect();
+            if !kept.is_empty() {
+                text += &format!(" per {}", kept.join(", "));
+            }
+        }
+        text
     }
 }
 
@@ -82,10 +145,9 @@ impl std::fmt::Display for Storage {
             Storage::Input => write!(f, "input"),
             Storage::Output => write!(f, "output"),
             Storage::Point => write!(f, "point"),
-            Storage::Ring(k) => write!(f, "ring<{k}>"),
-            Storage::InnerRing(k) => write!(f, "inner-ring<{k}>"),
-            Storage::Window(w) => write!(f, "window<{w}>"),
-            Storage::Blocks(b) => write!(f, "blocks<{b}>"),
+            Storage::Ring(k, _) => write!(f, "ring<{k}>"),
+            Storage::Window(w, _) => write!(f, "window<{w}>"),
+            Storage::Blocks(b, _) => write!(f, "blocks<{b}>"),
             Storage::Full => write!(f, "full"),
         }
     }
@@ -139,8 +201,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 return Storage::Point;
             }
             if tensor.domain.len() != 1 {
-                return inner_ring(program, i, nest, &reads)
-                    .unwrap_or_else(|| outer_ring(tensor.domain[0], nest, &reads));
+                return sliced(program, i, nest, &reads);
             }
             let dim = tensor.domain[0];
             // How far back (in loop order) each read reaches.
@@ -161,15 +222,14 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
                 // Prefixes of a forward loop (suffixes of a backward one)
                 // grow with it, a block at a time.
                 return if final_reach.is_none() {
-                    Storage::Blocks(block_points(
-                        tensor.point.shape.iter().product::<i64>() as usize * tensor.point.element.byte_size(),
-                    ))
+                    Storage::Blocks(block_points(point_bytes(program, i)), Slicing::default())
                 } else {
                     Storage::Full
                 };
             }
             let slots = (farthest as usize).saturating_add(1);
-            if reads.iter().any(|e| e.spans) { Storage::Window(slots) } else { Storage::Ring(slots) }
+            let slicing = Slicing::default();
+            if reads.iter().any(|e| e.spans) { Storage::Window(slots, slicing) } else { Storage::Ring(slots, slicing) }
         })
         .map(|storage| match storage.slots() {
             // A read reaching millions of steps back gains nothing from a
@@ -184,65 +244,83 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
 /// reads reach farther back is stored in full.
 pub const MAX_RING_SLOTS: usize = 1 << 16;
 
-/// An inner ring for tensor `i` (several dimensions, read only in its own
-/// nest), if every read is at the present coordinates of all but the last
-/// dimension and either in the same run of the innermost loop, at most
-/// `k - 1` steps back along it, or after that run by a tensor one loop
-/// shallower, at one of the last `k` points the run wrote (`s[b, T-1]` read
-/// by `total[b]` after the `t` loop).
-fn inner_ring(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Option<Storage> {
-    let domain = &program.tensors[i].domain;
-    let n = domain.len();
-    let (last, forward) = (domain[n - 1], nest.forward[n - 1]);
-    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
-    let mut farthest = 0;
-    for e in reads {
-        let shifts = e.shifts.as_ref().expect("local");
-        if domain[..n - 1].iter().any(|d| shifts.get(d) != Some(&(Some(0), Some(0)))) {
-            return None;
-        }
-        let shared = nest.shared_loops(program, e.reader, i);
-        if shared >= n {
-            let shift = shifts[&last];
-            let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
-            match reach {
-                Some(r) if in_past(shift, forward) && !e.spans => farthest = farthest.max(r),
-                _ => return None,
-            }
-        } else if shared == n - 1 && program.tensors[e.reader].domain.len() == n - 1 && position(i) < position(e.reader)
-        {
-            match e.fixed {
-                Some((j, from_end)) if from_end == forward => farthest = farthest.max(j),
-                _ => return None,
-            }
-        } else {
-            return None;
-        }
-    }
-    Some(Storage::InnerRing((farthest as usize).saturating_add(1)))
+/// Bytes of one point of tensor `i`.
+fn point_bytes(program: &Program, i: usize) -> usize {
+    let point = &program.tensors[i].point;
+    point.shape.iter().product::<i64>() as usize * point.element.byte_size()
 }
 
-/// The store of a multi-dimensional tensor read only in its own nest: a
-/// ring along its first dimension when that is the nest's outer loop and
-/// every read reaches a bounded number of steps back along it at a single
-/// coordinate (any coordinates, ranges included, along the inner
-/// dimensions, which the ring keeps whole): `k` slices `[k, inner
-/// bounds...]`. `Full` otherwise.
-fn outer_ring(first: usize, nest: &Nest, reads: &[&Edge]) -> Storage {
-    if nest.dims.first() != Some(&first) {
+/// The smallest ring, window or blocks store of tensor `i` (several
+/// dimensions, every read in its own nest) along one of its dimensions
+/// (see the module documentation for what each read allows); `Full` when
+/// no dimension works.
+fn sliced(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Storage {
+    let domain = &program.tensors[i].domain;
+    let n = domain.len();
+    if n > 64 {
         return Storage::Full;
     }
-    let forward = nest.forward[0];
-    let mut farthest = 0;
-    for e in reads {
-        let shift = e.shifts.as_ref().expect("local")[&first];
-        let reach = if forward { shift.0.map(|l| -l) } else { shift.1 };
-        match reach {
-            Some(r) if in_past(shift, forward) && !e.spanned.contains(&0) => farthest = farthest.max(r),
-            _ => return Storage::Full,
+    let level = |d: usize| nest.dims.iter().position(|&x| x == d).expect("a tensor's dimensions are loops of its nest");
+    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
+    // (kept slice dimensions, kind rank, slots): smaller is better; each
+    // kept dimension multiplies the store by its bound.
+    let mut best: Option<((usize, u8, usize), Storage)> = None;
+    'candidates: for along in 0..n {
+        let along_level = level(domain[along]);
+        let forward = nest.forward[along_level];
+        let dropped = (0..n).filter(|&k| level(domain[k]) < along_level).fold(0u64, |mask, k| mask | 1 << k);
+        let slicing = Slicing { along, dropped };
+        let (mut farthest, mut unbounded, mut spans, mut after_run) = (0i64, false, false, false);
+        for e in reads {
+            let shifts = e.shifts.as_ref().expect("local");
+            let present = |k: usize| shifts.get(&domain[k]) == Some(&(Some(0), Some(0))) && !e.spanned.contains(&k);
+            if (0..n).any(|k| slicing.drops(k) && !present(k)) {
+                continue 'candidates;
+            }
+            let shared = nest.shared_loops(program, e.reader, i);
+            if shared > along_level {
+                // In the same iteration of the along loop (and of the loops
+                // around it): so many steps back along it.
+                let Some(&shift) = shifts.get(&domain[along]) else { continue 'candidates };
+                if !in_past(shift, forward) {
+                    continue 'candidates;
+                }
+                match if forward { shift.0.map(|l| -l) } else { shift.1 } {
+                    Some(r) => farthest = farthest.max(r),
+                    None => unbounded = true,
+                }
+                spans |= e.spanned.contains(&along);
+            } else if shared == along_level && along == n - 1 && position(i) < position(e.reader) {
+                // After the run of the along loop, one of its last points.
+                match e.fixed {
+                    Some((j, from_end)) if from_end == forward => {
+                        farthest = farthest.max(j);
+                        after_run = true;
+                    }
+                    _ => continue 'candidates,
+                }
+            } else {
+                continue 'candidates;
+            }
+        }
+        let slots = (farthest as usize).saturating_add(1);
+        let (rank, storage) = if unbounded {
+            if after_run {
+                continue;
+            }
+            (2, Storage::Blocks(block_points(point_bytes(program, i)), slicing))
+        } else if spans {
+            (1, Storage::Window(slots, slicing))
+        } else {
+            (0, Storage::Ring(slots, slicing))
+        };
+        let kept = (0..n).filter(|&k| k != along && !slicing.drops(k)).count();
+        let cost = (kept, rank, slots);
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, storage));
         }
     }
-    Storage::Ring((farthest as usize).saturating_add(1))
+    best.map_or(Storage::Full, |(_, storage)| storage)
 }
 
 /// Points per block of a `blocks` store whose points take `point_bytes`:

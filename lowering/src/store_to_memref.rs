@@ -3,22 +3,26 @@
 //! bytes of live stores in the global `tempo_memory_stats` (`[live, peak]`,
 //! `memref<2xi64>`, created when missing).
 //!
-//! Per kind:
+//! Per kind (ring, window and blocks run along the store dimension `along`;
+//! the others are slices, each with its own ring, window or blocks):
 //! - `point`, `ring<k>`, `window<w>`, `full`: one `memref.alloc` of the
 //!   store type; point `p` of a ring lives at slot `p mod k`, of a window at
 //!   `p mod w` and, after `store.seal` copies it, `p mod w + w` (a range read
 //!   starting at `lo` is the contiguous view from slot `lo mod w`);
 //! - `blocks` of `B` points: `mmap` reserves (`PROT_NONE`, no swap space)
-//!   room for the bound rounded up to whole blocks; the block table is the
-//!   range `[lo, hi)` of committed blocks, a `memref<2xindex>`.
-//!   `store.write` of point `p` grows that range to hold block `p / B`,
-//!   committing (`mprotect` read/write) the blocks it adds below or above
-//!   (prefixes grow up in forward loops, suffixes down in backward ones), so
-//!   live bytes grow a block at a time and the points stay one strided memref (no
-//!   copy when the store grows). `store.free` unmaps the reservation. The
-//!   descriptor of the reserved memory is built with `llvm` ops and cast to
-//!   the store's memref type (`builtin.unrealized_conversion_cast`, folded
-//!   away by `reconcile-unrealized-casts`).
+//!   room for the bound rounded up to whole blocks, per slice of the
+//!   dimensions before `along` (the *outer* slices; the dimensions after it
+//!   are inside each block). The block table holds, per outer slice, the
+//!   range `[lo, hi)` of its committed blocks (a `memref<?x2xindex>`).
+//!   `store.write` of point `p` grows its slice's range to hold block
+//!   `p / B`, committing (`mprotect` read/write) the blocks it adds below or
+//!   above (prefixes grow up in forward loops, suffixes down in backward
+//!   ones), so live bytes grow a block at a time and the points stay one
+//!   strided memref (no copy when the store grows). `store.free` unmaps the
+//!   reservation. The descriptor of the reserved memory is built with `llvm`
+//!   ops and cast to the store's memref type
+//!   (`builtin.unrealized_conversion_cast`, folded away by
+//!   `reconcile-unrealized-casts`).
 //! - `store.swap_out` copies a range of a `full` or `blocks` store to a new
 //!   host buffer; a `blocks` store also gives back the memory of the blocks
 //!   wholly inside the range (`madvise(MADV_DONTNEED)` and `PROT_NONE`), which
@@ -64,6 +68,8 @@ impl TempoPass for LowerStoreToMemref {
 struct StoreInfo {
     kind: String,
     extent: i64,
+    /// The store dimension a ring, window or blocks runs along.
+    along: usize,
     /// The store's memref type, printed.
     ty: String,
     /// Leading dimensions indexing points (0 for `point` and rank-0 `full`).
@@ -222,32 +228,47 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     let element = memref.element().to_string();
     let element_bytes = element_bytes(&element).ok_or_else(|| fail("unsupported store element type"))?;
     let sizes = op.operand_count();
-    let (slot_rank, expected_sizes) = match kind.as_str() {
-        "point" => (0, 0),
-        "ring" => (1 + sizes, sizes),
-        "window" => (1, 0),
-        "blocks" => (1, 1),
-        "full" => (sizes, sizes),
+    let slot_rank = match kind.as_str() {
+        "point" => 0,
+        "ring" | "window" => 1 + sizes,
+        "blocks" | "full" => sizes,
         _ => return Err(fail(&format!("unknown store kind '{kind}' (point, ring, window, blocks, full)"))),
     };
-    if sizes != expected_sizes || slot_rank > rank {
-        return Err(fail(&format!("a '{kind}' store takes {expected_sizes} size operand(s)")));
+    if slot_rank > rank {
+        return Err(fail(&format!(
+            "a '{kind}' store with {sizes} size operand(s) has at least {slot_rank} dimensions"
+        )));
     }
+    if kind == "point" && sizes != 0 {
+        return Err(fail("a 'point' store takes no size operands"));
+    }
+    if kind == "blocks" && sizes == 0 {
+        return Err(fail("a 'blocks' store takes one size operand per dimension, the along one's bound included"));
+    }
+    let along = match op.attribute("along") {
+        Ok(a) => IntegerAttribute::try_from(a).map(|i| i.value()).map_err(|_| fail("'along' is an integer"))?,
+        Err(_) => 0,
+    };
+    let slotted = matches!(kind.as_str(), "ring" | "window" | "blocks");
+    if along < 0 || (slotted && along as usize >= slot_rank) || (!slotted && along != 0) {
+        return Err(fail(&format!("'along' = {along} is not a store dimension a '{kind}' store runs along")));
+    }
+    let along = along as usize;
     let slots = match kind.as_str() {
         "ring" => Some(extent),
         "window" => Some(2 * extent),
         _ => None,
     };
     if let Some(slots) = slots
-        && (extent < 1 || dims[0] != slots)
+        && (extent < 1 || dims[along] != slots)
     {
-        return Err(fail(&format!("a '{kind}' store of extent {extent} has {slots} slots as its leading dimension")));
+        return Err(fail(&format!("a '{kind}' store of extent {extent} has {slots} slots as dimension {along}")));
     }
-    if (kind == "blocks" || kind == "full") && dims[..slot_rank].iter().any(|&d| d != -1) {
-        return Err(fail(&format!("a '{kind}' store has dynamic leading dimensions")));
-    }
-    if kind == "ring" && dims[1..slot_rank].iter().any(|&d| d != -1) {
-        return Err(fail("a 'ring' store's dimensions after the slots are dynamic (one size operand each)"));
+    if (0..slot_rank).any(|d| dims[d] != -1 && (slots.is_none() || d != along)) {
+        return Err(fail(&format!(
+            "a '{kind}' store's dimensions before the point shape are dynamic (one size operand each){}",
+            if slots.is_some() { ", except the slots" } else { "" }
+        )));
     }
     if kind == "blocks" && extent < 1 {
         return Err(fail("a 'blocks' store has at least one point per block"));
@@ -256,7 +277,7 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     if point.iter().any(|&d| d < 0) {
         return Err(fail("a store's point shape is static"));
     }
-    Ok(StoreInfo { kind, extent, ty: result.to_string(), slot_rank, point, element, element_bytes })
+    Ok(StoreInfo { kind, extent, along, ty: result.to_string(), slot_rank, point, element, element_bytes })
 }
 
 /// Text adding (or subtracting) the `i64` value `bytes` to the live bytes
@@ -298,7 +319,7 @@ fn arguments(values: &[Value]) -> String {
 fn store_arguments(info: &StoreInfo, operands: &[Value]) -> String {
     let mut args = arguments(operands);
     if info.kind == "blocks" {
-        args += &format!(", %a{}: memref<2xindex>", operands.len());
+        args += &format!(", %a{}: {TABLE}", operands.len());
     }
     args
 }
@@ -314,11 +335,7 @@ fn store_bytes(info: &StoreInfo, store: &str) -> String {
     };
     let _ = writeln!(out, "    %size0 = arith.constant {} : index", static_slots * info.point_bytes());
     let mut last = "%size0".to_string();
-    let sized = match info.kind.as_str() {
-        "full" => 0..info.slot_rank,
-        "ring" => 1..info.slot_rank,
-        _ => 0..0,
-    };
+    let sized = (0..info.slot_rank).filter(|&d| info.kind == "full" || d != info.along);
     for d in sized {
         let _ = writeln!(out, "    %d{d} = arith.constant {d} : index");
         let _ = writeln!(out, "    %dim{d} = memref.dim {store}, %d{d} : {}", info.ty);
@@ -329,17 +346,17 @@ fn store_bytes(info: &StoreInfo, store: &str) -> String {
     out
 }
 
-/// The blocks `[from, to)` (index values) of a `blocks` store as
-/// `%{name}_at` (their address) and `%{name}_bytes` (`i64`); needs `%base`
-/// and `%block_bytes` (`i64`) in scope.
-fn block_span(name: &str, from: &str, to: &str) -> String {
+/// The blocks `[from, to)` (index values) of one slice of a `blocks` store
+/// (its memory starts at `base`) as `%{name}_at` (their address) and
+/// `%{name}_bytes` (`i64`); needs `%block_bytes` (`i64`) in scope.
+fn block_span(name: &str, base: &str, from: &str, to: &str) -> String {
     format!(
         "    %{name}_first_i = arith.index_cast {from} : index to i64\n    \
          %{name}_first = arith.muli %{name}_first_i, %block_bytes : i64\n    \
          %{name}_count_index = arith.subi {to}, {from} : index\n    \
          %{name}_count_i = arith.index_cast %{name}_count_index : index to i64\n    \
          %{name}_bytes = arith.muli %{name}_count_i, %block_bytes : i64\n    \
-         %{name}_at = llvm.getelementptr %base[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8\n"
+         %{name}_at = llvm.getelementptr {base}[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8\n"
     )
 }
 
@@ -351,6 +368,45 @@ fn base_pointer(info: &StoreInfo, store: &str) -> String {
          %base = llvm.inttoptr %base_int : i64 to !llvm.ptr\n",
         info.ty
     )
+}
+
+/// The block table of a `blocks` store: per outer slice, the committed
+/// blocks `[lo, hi)`.
+const TABLE: &str = "memref<?x2xindex>";
+
+/// The geometry of a `blocks` store `store` as values: `%outer` (outer
+/// slices, index), `%block_bytes` and `%slice_bytes` (`i64`: one block of
+/// one outer slice, all blocks of one outer slice) and `%length` (`i64`:
+/// the bytes reserved, at least a page).
+fn block_geometry(info: &StoreInfo, store: &str) -> String {
+    let mut out = String::new();
+    let ty = &info.ty;
+    let _ = writeln!(out, "    %outer_1 = arith.constant 1 : index");
+    let _ = writeln!(out, "    %inner_1 = arith.constant {} : index", info.point_bytes());
+    let (mut outer, mut inner) = ("%outer_1".to_string(), "%inner_1".to_string());
+    for d in 0..info.slot_rank {
+        let _ = writeln!(out, "    %dim_at_{d} = arith.constant {d} : index");
+        let _ = writeln!(out, "    %dim_{d} = memref.dim {store}, %dim_at_{d} : {ty}");
+        if d < info.along {
+            let _ = writeln!(out, "    %outer_{} = arith.muli {outer}, %dim_{d} : index", d + 2);
+            outer = format!("%outer_{}", d + 2);
+        } else if d > info.along {
+            let _ = writeln!(out, "    %inner_{} = arith.muli {inner}, %dim_{d} : index", d + 2);
+            inner = format!("%inner_{}", d + 2);
+        }
+    }
+    let along = info.along;
+    let _ = writeln!(out, "    %outer = arith.addi {outer}, %c0 : index");
+    let _ = writeln!(out, "    %block_points = arith.constant {} : index", info.extent);
+    let _ = writeln!(out, "    %block_bytes_index = arith.muli {inner}, %block_points : index");
+    let _ = writeln!(out, "    %block_bytes = arith.index_cast %block_bytes_index : index to i64");
+    let _ = writeln!(out, "    %slice_bytes_index = arith.muli {inner}, %dim_{along} : index");
+    let _ = writeln!(out, "    %slice_bytes = arith.index_cast %slice_bytes_index : index to i64");
+    let _ = writeln!(out, "    %all_bytes_index = arith.muli %slice_bytes_index, %outer : index");
+    let _ = writeln!(out, "    %all_bytes = arith.index_cast %all_bytes_index : index to i64");
+    let _ = writeln!(out, "    %page = arith.constant 4096 : i64");
+    let _ = writeln!(out, "    %length = arith.maxui %all_bytes, %page : i64");
+    out
 }
 
 fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
@@ -366,18 +422,38 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
         return out;
     }
     out += LIBC;
-    let rank = 1 + info.point.len();
+    let rank = info.slot_rank + info.point.len();
     let descriptor = format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>");
-    let block_points = info.extent;
-    let row_bytes = info.point_bytes();
-    let _ = writeln!(out, "  func.func @replacement(%a0: index) -> ({ty}, memref<2xindex>) {{\n{PRELUDE}");
-    let _ = writeln!(out, "    %block = arith.constant {block_points} : index");
-    let _ = writeln!(out, "    %blocks = arith.ceildivui %a0, %block : index");
+    let along = info.along;
+    let _ = writeln!(out, "  func.func @replacement({}) -> ({ty}, {TABLE}) {{\n{PRELUDE}", arguments(sizes));
+    // The along dimension's bound, rounded up to whole blocks (at least one).
+    let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
+    let _ = writeln!(out, "    %blocks = arith.ceildivui %a{along}, %block : index");
     let _ = writeln!(out, "    %one_block = arith.maxui %blocks, %c1 : index");
     let _ = writeln!(out, "    %capacity = arith.muli %one_block, %block : index");
-    let _ = writeln!(out, "    %row_bytes = arith.constant {row_bytes} : index");
-    let _ = writeln!(out, "    %length_index = arith.muli %capacity, %row_bytes : index");
-    let _ = writeln!(out, "    %length = arith.index_cast %length_index : index to i64");
+    let extent = |d: usize| if d == along { "%capacity".to_string() } else { format!("%a{d}") };
+    for d in 0..info.slot_rank {
+        let _ = writeln!(out, "    %extent_{d} = arith.index_cast {} : index to i64", extent(d));
+    }
+    // Row-major strides (elements), from the point shape outwards.
+    let point_strides = strides_of(&info.point);
+    let mut stride = info.point_elements().to_string();
+    let _ = writeln!(out, "    %stride_{} = arith.constant {stride} : i64", info.slot_rank.saturating_sub(1));
+    let mut slot_strides = vec![String::new(); info.slot_rank];
+    for d in (0..info.slot_rank).rev() {
+        if d + 1 == info.slot_rank {
+            slot_strides[d] = format!("%stride_{d}");
+        } else {
+            let _ = writeln!(out, "    %stride_{d} = arith.muli %stride_{}, %extent_{} : i64", d + 1, d + 1);
+            slot_strides[d] = format!("%stride_{d}");
+        }
+    }
+    let _ = writeln!(out, "    %total = arith.muli %stride_0, %extent_0 : i64");
+    stride = "%total".into();
+    let _ = writeln!(out, "    %element_bytes = arith.constant {} : i64", info.element_bytes);
+    let _ = writeln!(out, "    %all_bytes = arith.muli {stride}, %element_bytes : i64");
+    let _ = writeln!(out, "    %page = arith.constant 4096 : i64");
+    let _ = writeln!(out, "    %length = arith.maxui %all_bytes, %page : i64");
     let _ = writeln!(out, "    %null = llvm.mlir.zero : !llvm.ptr");
     let _ = writeln!(out, "    %prot_none = arith.constant 0 : i32");
     // MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE on Linux.
@@ -388,30 +464,59 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
         out,
         "    %reserved = func.call @mmap(%null, %length, %prot_none, %flags, %no_file, %zero) : (!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr"
     );
-    let _ = writeln!(out, "    %capacity_i64 = arith.index_cast %capacity : index to i64");
     let _ = writeln!(out, "    %d0 = llvm.mlir.undef : {descriptor}");
     let _ = writeln!(out, "    %d1 = llvm.insertvalue %reserved, %d0[0] : {descriptor}");
     let _ = writeln!(out, "    %d2 = llvm.insertvalue %reserved, %d1[1] : {descriptor}");
     let _ = writeln!(out, "    %d3 = llvm.insertvalue %zero, %d2[2] : {descriptor}");
-    let _ = writeln!(out, "    %d4 = llvm.insertvalue %capacity_i64, %d3[3, 0] : {descriptor}");
-    let mut last = 4;
-    let strides: Vec<i64> = std::iter::once(info.point_elements()).chain(strides_of(&info.point)).collect();
-    for (k, &extent) in info.point.iter().enumerate() {
-        let _ = writeln!(out, "    %size_{k} = arith.constant {extent} : i64");
-        let _ = writeln!(out, "    %d{} = llvm.insertvalue %size_{k}, %d{last}[3, {}] : {descriptor}", last + 1, k + 1);
-        last += 1;
+    let mut last = 3;
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for d in 0..info.slot_rank {
+        fields.push((format!("%extent_{d}"), format!("[3, {d}]")));
+        fields.push((slot_strides[d].clone(), format!("[4, {d}]")));
     }
-    for (k, &stride) in strides.iter().enumerate() {
-        let _ = writeln!(out, "    %stride_{k} = arith.constant {stride} : i64");
-        let _ = writeln!(out, "    %d{} = llvm.insertvalue %stride_{k}, %d{last}[4, {k}] : {descriptor}", last + 1);
+    for (k, (&extent, &stride)) in info.point.iter().zip(&point_strides).enumerate() {
+        let position = info.slot_rank + k;
+        let _ = writeln!(out, "    %point_size_{k} = arith.constant {extent} : i64");
+        let _ = writeln!(out, "    %point_stride_{k} = arith.constant {stride} : i64");
+        fields.push((format!("%point_size_{k}"), format!("[3, {position}]")));
+        fields.push((format!("%point_stride_{k}"), format!("[4, {position}]")));
+    }
+    for (value, at) in fields {
+        let _ = writeln!(out, "    %d{} = llvm.insertvalue {value}, %d{last}{at} : {descriptor}", last + 1);
         last += 1;
     }
     let _ = writeln!(out, "    %store = builtin.unrealized_conversion_cast %d{last} : {descriptor} to {ty}");
-    let _ = writeln!(out, "    %table = memref.alloc() : memref<2xindex>");
-    let _ = writeln!(out, "    memref.store %c0, %table[%c0] : memref<2xindex>");
-    let _ = writeln!(out, "    memref.store %c0, %table[%c1] : memref<2xindex>");
-    let _ = writeln!(out, "    return %store, %table : {ty}, memref<2xindex>\n  }}\n}}");
+    // One row [lo, hi) per outer slice, all empty.
+    let mut outer = "%c1".to_string();
+    for d in 0..along {
+        let _ = writeln!(out, "    %outer_{d} = arith.muli {outer}, %a{d} : index");
+        outer = format!("%outer_{d}");
+    }
+    let _ = writeln!(out, "    %table = memref.alloc({outer}) : {TABLE}");
+    let _ = writeln!(out, "    scf.for %row = %c0 to {outer} step %c1 {{");
+    let _ = writeln!(out, "      memref.store %c0, %table[%row, %c0] : {TABLE}");
+    let _ = writeln!(out, "      memref.store %c0, %table[%row, %c1] : {TABLE}");
+    let _ = writeln!(out, "    }}");
+    let _ = writeln!(out, "    return %store, %table : {ty}, {TABLE}\n  }}\n}}");
     out
+}
+
+/// The store coordinates (SSA names) of an op whose coordinates are
+/// `%a1..`: a ring's or window's along coordinate becomes its slot
+/// (`p mod k`; `+ w` for a window's `mirror`).
+fn slot_coords(info: &StoreInfo, out: &mut String, mirror: bool) -> Vec<String> {
+    (0..info.slot_rank)
+        .map(|d| {
+            let coord = format!("%a{}", d + 1);
+            if d != info.along || !matches!(info.kind.as_str(), "ring" | "window") {
+                return coord;
+            }
+            let k = info.extent;
+            let (name, shift) = if mirror { ("%mirror", format!(" + {k}")) } else { ("%slot", String::new()) };
+            let _ = writeln!(out, "    {name} = affine.apply affine_map<(d0) -> (d0 mod {k}{shift})>({coord})");
+            name.to_string()
+        })
+        .collect()
 }
 
 /// `store.write` (which commits blocks) and `store.read`: a view of a point.
@@ -427,23 +532,24 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
         return out;
     }
-    let coords: Vec<String> = match info.kind.as_str() {
-        "ring" | "window" => {
-            let _ = writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>(%a1)", info.extent);
-            std::iter::once("%slot".to_string()).chain((2..=info.slot_rank).map(|i| format!("%a{i}"))).collect()
-        }
-        _ => (1..=info.slot_rank).map(|i| format!("%a{i}")).collect(),
-    };
+    let coords = slot_coords(info, &mut out, false);
     if blocks && commit {
-        // Grow the committed blocks [lo, hi) to hold block p / B (an empty
-        // range, lo == hi, starts at that block), committing the blocks
-        // added below and above.
+        // Grow the committed blocks [lo, hi) of the point's outer slice to
+        // hold block p / B (an empty range, lo == hi, starts at that block),
+        // committing the blocks added below and above.
         let table = format!("%a{}", operands.len());
-        let block_bytes = info.extent * info.point_bytes();
-        let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
-        let _ = writeln!(out, "    %lo_now = memref.load {table}[%c0] : memref<2xindex>");
-        let _ = writeln!(out, "    %hi_now = memref.load {table}[%c1] : memref<2xindex>");
-        let _ = writeln!(out, "    %holding = arith.divui %a1, %block : index");
+        let along = info.along;
+        out += &block_geometry(info, "%a0");
+        // The outer slice: the coordinates before `along`, row-major.
+        let mut slice = "%c0".to_string();
+        for d in 0..along {
+            let _ = writeln!(out, "    %slice_{d}_scaled = arith.muli {slice}, %dim_{d} : index");
+            let _ = writeln!(out, "    %slice_{d} = arith.addi %slice_{d}_scaled, %a{} : index", d + 1);
+            slice = format!("%slice_{d}");
+        }
+        let _ = writeln!(out, "    %lo_now = memref.load {table}[{slice}, %c0] : {TABLE}");
+        let _ = writeln!(out, "    %hi_now = memref.load {table}[{slice}, %c1] : {TABLE}");
+        let _ = writeln!(out, "    %holding = arith.divui %a{}, %block_points : index", along + 1);
         let _ = writeln!(out, "    %above = arith.addi %holding, %c1 : index");
         let _ = writeln!(out, "    %empty = arith.cmpi eq, %lo_now, %hi_now : index");
         let _ = writeln!(out, "    %lo = arith.select %empty, %holding, %lo_now : index");
@@ -455,11 +561,16 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         let _ = writeln!(out, "    %grow = arith.ori %below_grows, %above_grows : i1");
         let _ = writeln!(out, "    scf.if %grow {{");
         out += &base_pointer(info, "%a0");
-        let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
+        let _ = writeln!(out, "    %slice_index = arith.index_cast {slice} : index to i64");
+        let _ = writeln!(out, "    %slice_offset = arith.muli %slice_index, %slice_bytes : i64");
+        let _ = writeln!(
+            out,
+            "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+        );
         let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
         // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
         for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
-            out += &block_span(name, from, to);
+            out += &block_span(name, "%slice_base", from, to);
             let _ = writeln!(
                 out,
                 "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
@@ -467,8 +578,8 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         }
         let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
         out += &account("%grown", false);
-        let _ = writeln!(out, "    memref.store %new_lo, {table}[%c0] : memref<2xindex>");
-        let _ = writeln!(out, "    memref.store %new_hi, {table}[%c1] : memref<2xindex>");
+        let _ = writeln!(out, "    memref.store %new_lo, {table}[{slice}, %c0] : {TABLE}");
+        let _ = writeln!(out, "    memref.store %new_hi, {table}[{slice}, %c1] : {TABLE}");
         let _ = writeln!(out, "    }}");
     }
     out += &subview(info, &coords, &[], &view_ty);
@@ -497,11 +608,10 @@ fn seal_text(info: &StoreInfo, operands: &[Value]) -> String {
     let mut out = format!("module {{\n  func.func @replacement({args}) {{\n{PRELUDE}");
     if info.kind == "window" {
         let view = info.point_view();
-        let w = info.extent;
-        let _ = writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {w})>(%a1)");
-        let _ = writeln!(out, "    %mirror = affine.apply affine_map<(d0) -> (d0 mod {w} + {w})>(%a1)");
-        out += &subview(info, &["%slot".into()], &[], &view);
-        out += &subview(info, &["%mirror".into()], &[], &view).replace("%view =", "%copy =");
+        let slots = slot_coords(info, &mut out, false);
+        let mirrors = slot_coords(info, &mut out, true);
+        out += &subview(info, &slots, &[], &view);
+        out += &subview(info, &mirrors, &[], &view).replace("%view =", "%copy =");
         let _ = writeln!(out, "    linalg.copy ins(%view : {view}) outs(%copy : {view})");
     }
     out += "    return\n  }\n}\n";
@@ -553,7 +663,7 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
         let offset = format!("%a{next}");
         next += 1;
         let offset = match info.kind.as_str() {
-            "ring" | "window" if k == 0 => {
+            "ring" | "window" if k == info.along => {
                 let _ =
                     writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>({offset})", info.extent);
                 "%slot".to_string()
@@ -568,7 +678,7 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
             sizes.push("1".into());
         }
     }
-    if info.kind == "ring" && ranged.first() == Some(&true) {
+    if info.kind == "ring" && ranged.get(info.along) == Some(&true) {
         return Err("a range along a ring's slots is not contiguous; such stores are windows".into());
     }
     out += &subview(info, &offsets, &sizes, &view_ty);
@@ -581,21 +691,22 @@ fn free_text(info: &StoreInfo) -> String {
     let mut out = format!("module {{\n{}", stats_global());
     if info.kind == "blocks" {
         out += LIBC;
-        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: memref<2xindex>) {{\n{PRELUDE}");
-        let _ = writeln!(out, "    %lo = memref.load %a1[%c0] : memref<2xindex>");
-        let _ = writeln!(out, "    %hi = memref.load %a1[%c1] : memref<2xindex>");
-        let _ = writeln!(out, "    %committed = arith.subi %hi, %lo : index");
-        let _ = writeln!(out, "    %block_bytes = arith.constant {} : index", info.extent * info.point_bytes());
-        let _ = writeln!(out, "    %live_index = arith.muli %committed, %block_bytes : index");
-        let _ = writeln!(out, "    %bytes = arith.index_cast %live_index : index to i64");
+        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: {TABLE}) {{\n{PRELUDE}");
+        out += &block_geometry(info, "%a0");
+        let _ =
+            writeln!(out, "    %committed = scf.for %row = %c0 to %outer step %c1 iter_args(%sum = %c0) -> (index) {{");
+        let _ = writeln!(out, "      %lo = memref.load %a1[%row, %c0] : {TABLE}");
+        let _ = writeln!(out, "      %hi = memref.load %a1[%row, %c1] : {TABLE}");
+        let _ = writeln!(out, "      %count = arith.subi %hi, %lo : index");
+        let _ = writeln!(out, "      %next = arith.addi %sum, %count : index");
+        let _ = writeln!(out, "      scf.yield %next : index");
+        let _ = writeln!(out, "    }}");
+        let _ = writeln!(out, "    %committed_i = arith.index_cast %committed : index to i64");
+        let _ = writeln!(out, "    %bytes = arith.muli %committed_i, %block_bytes : i64");
         out += &account("%bytes", true);
         out += &base_pointer(info, "%a0");
-        let _ = writeln!(out, "    %capacity = memref.dim %a0, %c0 : {ty}");
-        let _ = writeln!(out, "    %row_bytes = arith.constant {} : index", info.point_bytes());
-        let _ = writeln!(out, "    %length_index = arith.muli %capacity, %row_bytes : index");
-        let _ = writeln!(out, "    %length = arith.index_cast %length_index : index to i64");
         let _ = writeln!(out, "    %status = func.call @munmap(%base, %length) : (!llvm.ptr, i64) -> i32");
-        let _ = writeln!(out, "    memref.dealloc %a1 : memref<2xindex>");
+        let _ = writeln!(out, "    memref.dealloc %a1 : {TABLE}");
         out += "    return\n  }\n}\n";
         return out;
     }
@@ -646,7 +757,7 @@ fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_sto
         let _ = writeln!(out, "    scf.if %any {{");
         *out += &base_pointer(info, "%a0");
         let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
-        *out += &block_span("span", "%first_block", "%end_block");
+        *out += &block_span("span", "%base", "%first_block", "%end_block");
         if advise {
             let _ = writeln!(out, "    %dont_need = arith.constant 4 : i32");
             let _ = writeln!(

@@ -213,25 +213,32 @@ impl<'p, 'c> Emitter<'p, 'c> {
         self.bound_args.join(", ")
     }
 
+    /// The dimensions of tensor `i`'s store before its point shape: per
+    /// domain position the store has (in domain order), its static size
+    /// (`None`: the dimension's bound, or a `blocks` store's reservation).
+    /// Inputs, outputs and `full` stores have every domain dimension.
+    fn store_dims(&self, i: usize) -> Vec<(usize, Option<usize>)> {
+        let t = &self.program.tensors[i];
+        let storage = self.schedule.storage[i];
+        match (storage, storage.slicing()) {
+            (Storage::Point, _) => Vec::new(),
+            (_, Some(slicing)) => slicing
+                .kept(t.domain.len())
+                .map(|k| (k, if k == slicing.along { storage.slots() } else { None }))
+                .collect(),
+            _ => (0..t.domain.len()).map(|k| (k, None)).collect(),
+        }
+    }
+
     /// The memref type of tensor `i`'s store.
     fn store_type(&self, i: usize) -> String {
         let t = &self.program.tensors[i];
-        match self.schedule.storage[i] {
-            Storage::Ring(k) => {
-                let lead: Vec<String> =
-                    std::iter::once(k.to_string()).chain(t.domain[1..].iter().map(|_| "?".to_string())).collect();
-                stacked_type(&lead.join("x"), &t.point)
-            }
-            Storage::Window(w) => stacked_type(&(2 * w).to_string(), &t.point),
-            Storage::Point => plain_type(&t.point),
-            Storage::InnerRing(k) => stacked_type(&k.to_string(), &t.point),
-            Storage::Blocks(_) => stacked_type("?", &t.point),
-            _ if t.domain.is_empty() => plain_type(&t.point),
-            _ => {
-                let lead: Vec<&str> = t.domain.iter().map(|_| "?").collect();
-                stacked_type(&lead.join("x"), &t.point)
-            }
+        let dims = self.store_dims(i);
+        if dims.is_empty() {
+            return plain_type(&t.point);
         }
+        let lead: Vec<String> = dims.iter().map(|(_, n)| n.map_or("?".to_string(), |n| n.to_string())).collect();
+        stacked_type(&lead.join("x"), &t.point)
     }
 
     fn emit(mut self) -> String {
@@ -287,12 +294,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             .filter(|&i| {
                 matches!(
                     self.schedule.storage[i],
-                    Storage::Point
-                        | Storage::Ring(_)
-                        | Storage::InnerRing(_)
-                        | Storage::Window(_)
-                        | Storage::Blocks(_)
-                        | Storage::Full
+                    Storage::Point | Storage::Ring(..) | Storage::Window(..) | Storage::Blocks(..) | Storage::Full
                 )
             })
             .collect();
@@ -364,11 +366,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
     }
 
     /// The coordinates of tensor `i`'s store ops: one per domain dimension,
-    /// except for an inner ring, which only sees the last one.
+    /// less those a sliced store drops.
     fn store_coords(&self, i: usize, coords: &[String]) -> Vec<String> {
-        match self.schedule.storage[i] {
-            Storage::InnerRing(_) => coords[coords.len() - 1..].to_vec(),
-            _ => coords.to_vec(),
+        match self.schedule.storage[i].slicing() {
+            Some(slicing) => slicing.kept(coords.len()).map(|k| coords[k].clone()).collect(),
+            None => coords.to_vec(),
         }
     }
 
@@ -382,19 +384,29 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let t = &self.program.tensors[i];
         let name = self.store[i].clone();
         let ty = self.store_type(i);
-        let (kind, extent, sizes): (&str, usize, Vec<String>) = match self.schedule.storage[i] {
-            Storage::Point => ("point", 1, Vec::new()),
-            Storage::Ring(k) => ("ring", k, t.domain[1..].iter().map(|&d| self.bound_args[d].clone()).collect()),
-            Storage::Window(w) => ("window", w, Vec::new()),
-            Storage::InnerRing(k) => ("ring", k, Vec::new()),
-            Storage::Blocks(b) => ("blocks", b, vec![self.bound_args[t.domain[0]].clone()]),
-            _ => ("full", 0, t.domain.iter().map(|&d| self.bound_args[d].clone()).collect()),
+        let storage = self.schedule.storage[i];
+        let (kind, extent) = match storage {
+            Storage::Point => ("point", 1),
+            Storage::Ring(k, _) => ("ring", k),
+            Storage::Window(w, _) => ("window", w),
+            Storage::Blocks(b, _) => ("blocks", b),
+            _ => ("full", 0),
+        };
+        // Sizes of the store's dynamic dimensions, in order; where the
+        // store runs along one of them (`along`).
+        let dims = self.store_dims(i);
+        let sizes: Vec<String> =
+            dims.iter().filter(|(_, n)| n.is_none()).map(|&(k, _)| self.bound_args[t.domain[k]].clone()).collect();
+        let along = match storage.slicing() {
+            Some(slicing) if slicing.along_in_store() > 0 => format!(", along = {} : i64", slicing.along_in_store()),
+            _ => String::new(),
         };
         let size_types: Vec<&str> = sizes.iter().map(|_| "index").collect();
-        let _ = writeln!(out, "    // store of '{}': {}", t.name, self.schedule.storage[i]);
+        let names: Vec<&str> = t.domain.iter().map(|&d| self.program.dims[d].name.as_str()).collect();
+        let _ = writeln!(out, "    // store of '{}': {}", t.name, storage.describe(&names));
         let _ = writeln!(
             out,
-            "    {name} = \"store.alloc\"({}) {{kind = \"{kind}\", extent = {extent} : i64}} : ({}) -> {ty}",
+            "    {name} = \"store.alloc\"({}) {{kind = \"{kind}\", extent = {extent} : i64{along}}} : ({}) -> {ty}",
             sizes.join(", "),
             size_types.join(", ")
         );
@@ -962,16 +974,18 @@ impl<'p, 'c> Emitter<'p, 'c> {
             sizes.push(len.clone());
             kept_sizes.push(len);
         }
-        // Strides of the store (row-major over [domain bounds..., point]): a
-        // dimension followed by a domain dimension has a dynamic stride.
+        // Strides of the store (row-major over [store dimensions..., point]):
+        // static where every store dimension after it is.
         let point_elements: i64 = src.point.shape.iter().product();
-        let rank = src.domain.len();
+        let store_dims = self.store_dims(source);
         let mut kept_strides = Vec::new();
         for (k, hi_map) in upper.iter().enumerate() {
             if hi_map.results.is_empty() {
                 continue;
             }
-            kept_strides.push(if k + 1 == rank { point_elements.to_string() } else { "?".to_string() });
+            let mut later = store_dims.iter().filter(|&&(j, _)| j > k);
+            let stride = later.try_fold(point_elements, |acc, &(_, n)| n.map(|n| acc * n as i64));
+            kept_strides.push(stride.map_or("?".to_string(), |s| s.to_string()));
         }
         let mut point_strides = vec![1i64; src.point.shape.len()];
         for k in (0..src.point.shape.len().saturating_sub(1)).rev() {
@@ -988,11 +1002,14 @@ impl<'p, 'c> Emitter<'p, 'c> {
             let mut ranged: Vec<&str> =
                 upper.iter().map(|m| if m.results.is_empty() { "false" } else { "true" }).collect();
             let (mut offsets, mut sizes) = (offsets.clone(), sizes.clone());
-            if let Storage::InnerRing(_) = self.schedule.storage[source] {
-                let keep = ranged.len() - 1;
-                ranged.drain(..keep);
-                offsets.drain(..keep);
-                sizes.drain(..keep);
+            if let Some(slicing) = self.schedule.storage[source].slicing() {
+                // A sliced store has no dimension for the dropped positions
+                // (read at their present coordinates).
+                for k in (0..ranged.len()).rev().filter(|&k| slicing.drops(k)) {
+                    ranged.remove(k);
+                    offsets.remove(k);
+                    sizes.remove(k);
+                }
             }
             let mut bounds = Vec::new();
             for ((offset, size), ranged) in offsets.iter().zip(&sizes).zip(&ranged) {

@@ -9,6 +9,7 @@ use melior::{Context, ir::Module, pass::PassManager};
 use tempo_lowering::{
     point_checks::check_points,
     schedule::{Schedule, Storage},
+    store_selection::Slicing,
     temporal_to_loops::{ENTRY, MEMORY_STATS},
 };
 use tempo_passes::{
@@ -251,22 +252,30 @@ pub fn run_module_timed(
         let storage = schedule.storage[i];
         let point_bytes = bytes_of(t.point.shape.iter().map(|&d| d as u64), t.point.element.byte_size() as u64);
         let extent = |dims: &[usize]| dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(bounds[d] as u64));
-        let bytes =
-            match storage {
-                Storage::Input | Storage::Output => None,
-                Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
-                Storage::Ring(k) => Some(
-                    extent(&t.domain[1..]).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b)?.checked_mul(k as u64)),
-                ),
-                // Once the loop has run: every block up to the bound is committed.
-                Storage::Blocks(b) => Some(point_bytes.and_then(|p| {
-                    (bounds[t.domain[0]] as u64).div_ceil(b as u64).checked_mul(b as u64)?.checked_mul(p)
-                })),
-                other => other.slots().map(|n| point_bytes.and_then(|p| p.checked_mul(n as u64))),
-            };
+        // The bound of every store dimension the kind keeps, times the
+        // slots of the along one (for `blocks`, every block up to the
+        // bound, committed once the loop has run).
+        let sliced = |slicing: Slicing, along: Option<u64>| -> Option<u64> {
+            slicing.kept(t.domain.len()).try_fold(point_bytes?, |acc, k| {
+                let n = if k == slicing.along { along? } else { bounds[t.domain[k]] as u64 };
+                acc.checked_mul(n)
+            })
+        };
+        let bytes = match storage {
+            Storage::Input | Storage::Output => None,
+            Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
+            Storage::Ring(_, slicing) | Storage::Window(_, slicing) => {
+                Some(sliced(slicing, storage.slots().map(|n| n as u64)))
+            }
+            Storage::Blocks(b, slicing) => {
+                Some(sliced(slicing, (bounds[t.domain[slicing.along]] as u64).div_ceil(b as u64).checked_mul(b as u64)))
+            }
+            Storage::Point => Some(point_bytes),
+        };
         // An overflowing size saturates; the memory check below reports it.
         let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
-        stores.push(StoreReport { tensor: t.name.clone(), kind: storage.to_string(), bytes });
+        let names: Vec<&str> = t.domain.iter().map(|&d| program.dims[d].name.as_str()).collect();
+        stores.push(StoreReport { tensor: t.name.clone(), kind: storage.describe(&names), bytes });
     }
     let mut outputs = allocate_outputs(&stores, outputs)?;
     check_points(&program, &schedule, &bounds).map_err(|e| {

@@ -3,6 +3,7 @@
 // RUN: tempo-opt %examples/windowed_attention.mlir --temporal-select-stores | FileCheck %s --check-prefix=WINDOW
 // RUN: tempo-opt %examples/causal_attention.mlir --temporal-select-stores | FileCheck %s --check-prefix=CAUSAL
 // RUN: tempo-opt %examples/returns.mlir --temporal-select-stores | FileCheck %s --check-prefix=RETURNS
+// RUN: tempo-opt %examples/corpus/layered_stores.mlir --temporal-select-stores | FileCheck %s --check-prefix=LAYERED
 // RUN: tempo-opt %s --temporal-select-stores | FileCheck %s
 
 // Read only at the present point: one point. Read at t-1: a ring of 2. The
@@ -18,15 +19,24 @@
 // Prefixes 0:t+1 in a forward loop: blocks committed as t grows.
 // CAUSAL: sym_name = "k", {{.*}}tempo.store = "blocks<256>"
 
+// Layers as a dimension, t outside l: a store of several dimensions runs
+// along the dimension read back (t) and keeps every layer (l): a window of
+// 3 per layer for k[l, max(0, t-2):t+1], blocks per layer for v[0:t+1, l]
+// (domain order does not matter), a ring of 2 per layer for r[l, t-1].
+// LAYERED: sym_name = "h", tempo.loops = "t+ l+", tempo.nest = 0 : i64, tempo.store = "point"
+// LAYERED: sym_name = "k", {{.*}}tempo.store = "window<3> along t per l"
+// LAYERED: sym_name = "v", {{.*}}tempo.store = "blocks<256> along t per l"
+// LAYERED: sym_name = "r", {{.*}}tempo.store = "ring<2> along t per l"
+
 // Returns run backward.
 // RETURNS: tempo.loops = "t-"
 
 // Two dimensions: a point store for a value consumed in the same iteration;
 // h, read at h[b, t-1] inside the b-outer nest, needs only its last two
-// points along t: an inner ring of 2 (not B * T points).
+// points along t: a ring of 2 along t, one slice of b at a time (not B * T points).
 "temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "inner-ring<2>"
+// CHECK: sym_name = "h", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "ring<2> along t"
 %h = "temporal.tensor"() {sym_name = "h", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor
 // CHECK: sym_name = "g", tempo.loops = "b+ t+", tempo.nest = 0 : i64, tempo.store = "point"
 %g = "temporal.tensor"() {sym_name = "g", domain = ["b", "t"], element = tensor<f32>} : () -> !temporal.rtensor

@@ -10,7 +10,7 @@ func.func @kind() {
 // -----
 
 func.func @slots() {
-  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'ring' store of extent 3 has 3 slots as its leading dimension
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'ring' store of extent 3 has 3 slots as dimension 0
   %s = "store.alloc"() {kind = "ring", extent = 3 : i64} : () -> memref<2xf32>
   return
 }
@@ -35,7 +35,23 @@ func.func @swap_ring(%t: index) {
 // -----
 
 func.func @full_sizes(%T: index) {
-  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'blocks' store takes 1 size operand(s)
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'blocks' store takes one size operand per dimension, the along one's bound included
   %s = "store.alloc"() {kind = "blocks", extent = 64 : i64} : () -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @along_out_of_range() {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'along' = 2 is not a store dimension a 'window' store runs along
+  %s = "store.alloc"() {kind = "window", extent = 2 : i64, along = 2 : i64} : () -> memref<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @slots_not_along(%L: index) {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: a 'ring' store of extent 2 has 2 slots as dimension 1
+  %s = "store.alloc"(%L) {kind = "ring", extent = 2 : i64, along = 1 : i64} : (index) -> memref<2x?x3xf32>
   return
 }
