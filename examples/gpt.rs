@@ -31,7 +31,7 @@
 //! seeded weights, compiled and with the reference interpreter, and
 //! compares them.
 
-use tempo::{Cond, Coordinate, Program, f32s};
+use tempo::{Cond, Coordinate, Expr, Program, f32s};
 
 /// The decoder's shape.
 #[derive(Clone, Copy, Debug)]
@@ -84,10 +84,11 @@ pub fn decoder(c: Config) -> Program {
         Some(w) => tensor.read_box([(&t, Coordinate::clamped(vec![0.into(), &t - (w - 1)], vec![&t + 1]))]),
     };
     let q = a.here().matmul(&wq.here()).reshape(&[bh, 1, hd]);
-    // [B*H, 1, hd] x [B*H, hd, n] -> [B*H, 1, n]
-    let scores = q.matmul(&keys_and_values(&k).permute(&[1, 2, 0])) * (1.0 / (hd as f64).sqrt());
-    // [B*H, 1, n] x [B*H, n, hd] -> [B*H, 1, hd]
-    let attended = scores.softmax().matmul(&keys_and_values(&v).permute(&[1, 0, 2])).reshape(&[b, d]);
+    // Per head h: q [h, 1, hd] against the keys [n, h, hd] -> [h, 1, n]
+    // (a batched matmul of transposed views: no copy of the cache).
+    let scores = Expr::einsum("hqd,nhd->hqn", &[&q, &keys_and_values(&k)]) * (1.0 / (hd as f64).sqrt());
+    // [h, 1, n] against the values [n, h, hd] -> [h, 1, hd]
+    let attended = Expr::einsum("hqn,nhd->hqd", &[&scores.softmax(), &keys_and_values(&v)]).reshape(&[b, d]);
     let r = u.here() + attended.matmul(&wo.here());
     let g = r.rms_norm(eps).matmul(&w1.here());
     let silu = &g * &g.sigmoid();

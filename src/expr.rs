@@ -82,6 +82,11 @@ pub(crate) enum Node {
         normal: bool,
     },
     Matmul(Expr, Expr),
+    /// Einstein summation (`spec`, one or two operands).
+    Einsum(String, Vec<Expr>),
+    /// The static box of the operand at offsets affine in the reader's
+    /// variables and the bounds.
+    DynamicSlice(Expr, Vec<Index>),
     Call {
         callee: String,
         args: Vec<Expr>,
@@ -231,13 +236,16 @@ impl Expr {
         self.moved(Movement::Slice(offsets.to_vec()), &[], sizes.to_vec())
     }
 
-    /// The same elements in another static shape.
+    /// The same elements in another shape: static, or with one dynamic
+    /// size ([`DYNAMIC`], -1) where the operand has one, with the same
+    /// static sizes around it (`[?, 2, 8]` to `[DYNAMIC, 16]`).
     #[track_caller]
     pub fn reshape(&self, shape: &[i64]) -> Expr {
         self.moved(Movement::Reshape, &[], shape.to_vec())
     }
 
-    /// Broadcast to `shape` (trailing dimensions align; size-1 ones repeat).
+    /// Broadcast to `shape` (trailing dimensions align; size-1 ones repeat
+    /// to a static size; a dynamic one, [`DYNAMIC`] in `shape`, stays itself).
     #[track_caller]
     pub fn expand(&self, shape: &[i64]) -> Expr {
         self.moved(Movement::Expand, &[], shape.to_vec())
@@ -476,20 +484,43 @@ impl Expr {
         self.clone().binary(Binary::Min, other.clone())
     }
 
-    /// Matrix product: `MxK * KxN`, `MxK * K` or `K * KxN`.
+    /// Matrix product: `MxK * KxN`, `MxK * K`, `K * KxN`, and batched
+    /// `[batch..., M, K] * [batch..., K, N]` with any number of batch
+    /// dimensions, broadcast under NumPy's rules.
     #[track_caller]
     pub fn matmul(&self, other: &Expr) -> Expr {
         let (a, b) = (&self.0.ty, &other.0.ty);
-        let shape: Vec<i64> = match (a.shape.as_slice(), b.shape.as_slice()) {
-            ([m, _], [_, n]) => vec![*m, *n],
-            ([m, _], [_]) => vec![*m],
-            ([_], [_, n]) => vec![*n],
-            ([b, m, _], [_, _, n]) => vec![*b, *m, *n],
-            // Ill-shaped: keep the left type; the verifier reports it.
-            _ => a.shape.clone(),
-        };
+        // Ill-shaped: keep the left type; the verifier reports it.
+        let shape = tempo_passes::program::matmul_shape(&a.shape, &b.shape).unwrap_or_else(|| a.shape.clone());
         let ty = PointType { shape, element: a.element };
         Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Location::caller())
+    }
+
+    /// Einstein summation of one or two operands: `Expr::einsum("hqd,nhd->hqn",
+    /// &[&q, &keys])` names each operand's dimensions and the result's; the
+    /// labels missing from the result are summed. No copy is made for
+    /// permuted operands.
+    #[track_caller]
+    pub fn einsum(spec: &str, operands: &[&Expr]) -> Expr {
+        let element = operands.first().map_or(ElementType::F32, |o| o.0.ty.element);
+        let shapes: Vec<&[i64]> = operands.iter().map(|o| o.0.ty.shape.as_slice()).collect();
+        // An ill-formed spec or shapes: a scalar; the verifier reports it.
+        let shape = tempo_passes::program::Einsum::parse(spec)
+            .and_then(|e| Ok(e.label_sizes(&shapes)?.iter().take(e.result.len()).map(|&(_, n)| n).collect()))
+            .unwrap_or_default();
+        let ty = PointType { shape, element };
+        let operands = operands.iter().map(|&o| o.clone()).collect();
+        Expr::new(Node::Einsum(spec.to_string(), operands), ty, Location::caller())
+    }
+
+    /// The static box of `sizes` at `offsets` that depend on the point
+    /// (affine in the reader's variables and the bounds, one per dimension):
+    /// `x.slice_at([&h * 8, 0.into()], &[8, 64])` takes head `h`'s rows.
+    #[track_caller]
+    pub fn slice_at<I: Into<Index>>(&self, offsets: impl IntoIterator<Item = I>, sizes: &[i64]) -> Expr {
+        let offsets = offsets.into_iter().map(Into::into).collect();
+        let ty = PointType { shape: sizes.to_vec(), element: self.0.ty.element };
+        Expr::new(Node::DynamicSlice(self.clone(), offsets), ty, Location::caller())
     }
 
     /// A constant filled with `value` of this expression's type, or a

@@ -7,7 +7,7 @@ use indexmap::IndexMap;
 use melior::ir::Module;
 use std::collections::HashMap;
 use std::fmt::{self, Write};
-use std::ops::{Add, Sub};
+use std::ops::{Add, Mul, Sub};
 use std::panic::Location;
 use std::rc::Rc;
 use tempo_passes::program::{ElementType, PointType};
@@ -76,6 +76,13 @@ impl Add<i64> for &Dim {
     type Output = Index;
     fn add(self, k: i64) -> Index {
         self.var() + k
+    }
+}
+
+impl Mul<i64> for &Dim {
+    type Output = Index;
+    fn mul(self, k: i64) -> Index {
+        self.var() * k
     }
 }
 
@@ -537,6 +544,24 @@ impl BodyEmitter<'_> {
                 (op, operands.clone(), attributes)
             }
             Node::Matmul(x, y) => ("matmul", vec![x.clone(), y.clone()], String::new()),
+            Node::Einsum(spec, operands) => ("einsum", operands.clone(), format!("{{spec = \"{}\"}}", escape(spec))),
+            Node::DynamicSlice(x, offsets) => {
+                let mut used = Vec::new();
+                offsets.iter().for_each(|c| c.vars(&mut used));
+                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
+                    self.errors.push(format!(
+                        "{}: error: slice offsets in a branch of '{}' use variable '{v}', which is not in the reader's domain",
+                        plain_location(data.location),
+                        self.reader.name
+                    ));
+                }
+                let results: Vec<String> = offsets.iter().map(Index::to_string).collect();
+                (
+                    "dynamic_slice",
+                    vec![x.clone()],
+                    format!("{{offsets = affine_map<{} -> ({})>}}", self.header, results.join(", ")),
+                )
+            }
         };
         let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
         let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();

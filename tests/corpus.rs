@@ -412,3 +412,78 @@ fn suffix_reads_of_a_tensor_made_in_the_same_backward_loop() {
     p.output(&g);
     agree(&p, &[&[("T", 1)], &[("T", 7)], &[("T", 300)]]);
 }
+
+#[test]
+fn einsum_attention_with_heads_in_the_point() {
+    // Keys k[t] of [H, D]; scores over the prefix with einsum (the keys are
+    // read [n, H, D] and contracted without a permute), then values.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f32s(&[3, 4]));
+    let k = p.tensor("k", &[&t], f32s(&[3, 4]));
+    p.otherwise(&k, x.here().tanh());
+    let o = p.tensor("o", &[&t], f32s(&[3, 4]));
+    let keys = k.range(0, &t + 1);
+    let q = x.here().reshape(&[3, 1, 4]);
+    let scores = Expr::einsum("hqd,nhd->hqn", &[&q, &keys]).softmax();
+    let attended = Expr::einsum("hqn,nhd->hqd", &[&scores, &keys]).reshape(&[3, 4]);
+    // A contraction that is no matmul: the Gram matrix summed over n and d.
+    let gram = Expr::einsum("nhd,ngd->hg", &[&keys, &keys]);
+    p.otherwise(&o, attended + Expr::einsum("hg,gd->hd", &[&gram, &x.here()]) * 0.01);
+    p.output(&o);
+    agree(&p, SHORT_AND_LONG);
+}
+
+#[test]
+fn heads_as_a_dimension_slice_the_projection_at_their_offsets() {
+    // q[t, h] is the h-th block of 2 columns of x[t] W: a slice whose
+    // offset depends on h; attention per head over the prefix.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let h = p.dim("h", "H");
+    let x = p.input("x", &[&t], f32s(&[1, 6]));
+    let w = p.input("W", &[], f32s(&[6, 6]));
+    let q = p.tensor("q", &[&t, &h], f32s(&[1, 2]));
+    p.otherwise(&q, x.here().matmul(&w.here()).slice_at([0.into(), &h * 2], &[1, 2]));
+    let o = p.tensor("o", &[&t, &h], f32s(&[1, 2]));
+    let keys = q.read_box([(&t, Coordinate::range(0, &t + 1))]).reshape(&[tempo::DYNAMIC, 2]);
+    let scores = q.here().matmul(&keys.permute(&[1, 0])).softmax();
+    p.otherwise(&o, scores.matmul(&keys));
+    p.output(&o);
+    agree(&p, &[&[("T", 1), ("H", 3)], &[("T", 9), ("H", 3)]]);
+}
+
+#[test]
+fn matmul_with_broadcast_batch_dimensions() {
+    // [2, 1, 3, 4] x [3, 4, 2] -> [2, 3, 3, 2], in f64 and i64.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let a = p.input("a", &[&t], f64s(&[2, 1, 3, 4]));
+    let b = p.input("b", &[&t], f64s(&[3, 4, 2]));
+    let c = p.tensor("c", &[&t], f64s(&[2, 3, 3, 2]));
+    p.otherwise(&c, a.here().matmul(&b.here()));
+    let ia = p.input("ia", &[&t], i64s(&[2, 3, 4]));
+    let ib = p.input("ib", &[&t], i64s(&[1, 4, 5]));
+    let ic = p.tensor("ic", &[&t], i64s(&[2, 3, 5]));
+    p.otherwise(&ic, ia.here().matmul(&ib.here()));
+    p.output(&c);
+    p.output(&ic);
+    agree(&p, SHORT_AND_LONG);
+}
+
+#[test]
+fn dynamic_reshape_and_expand_of_a_window() {
+    // A window of up to 3 steps of [2, 3] points, flattened to [n, 6],
+    // normalised by its per-step total expanded back over the row.
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f32s(&[2, 3]));
+    let y = p.tensor("y", &[&t], f32s(&[6]));
+    let window = x.read_box([(&t, Coordinate::clamped(vec![0.into(), &t - 2], vec![&t + 1]))]);
+    let flat = window.reshape(&[tempo::DYNAMIC, 6]);
+    let total = flat.abs().sum_keepdims(1) + 1.0;
+    let spread = total.expand(&[tempo::DYNAMIC, 6]);
+    p.otherwise(&y, (flat / spread).sum(0));
+    p.output(&y);
+    agree(&p, SHORT_AND_LONG);
+}

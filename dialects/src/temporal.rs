@@ -171,11 +171,20 @@ tempo_dialect_macros::dialect! {
         /// The static box `[offsets, offsets + result shape)` of a static operand
         /// (`offsets`: an array of integers, one per dimension).
         op slice { operands { operand: any } attributes { offsets: array } results { result: any } }
-        /// Same elements, row-major, in the result's static shape (covers
-        /// squeeze and unsqueeze).
+        /// Same elements, row-major, in the result's shape (covers squeeze
+        /// and unsqueeze): static shapes with as many elements, or one
+        /// dynamic dimension in each with the same static sizes before and
+        /// after it (`?x2x8` to `?x16`), which carries the dynamic size over.
         op reshape { operands { operand: any } results { result: any } }
+        /// The static box of a static operand at offsets that depend on the
+        /// point: `offsets` is an affine map from the define's domain
+        /// variables and the bounds to one offset per dimension
+        /// (`(t, h)[T, H] -> (h * 8, 0)`); the box must lie inside the
+        /// operand at every point computed.
+        op dynamic_slice { operands { operand: any } attributes { offsets: affine_map } results { result: any } }
         /// Broadcasts to the result's shape: trailing dimensions align, an
-        /// operand dimension of size 1 repeats, missing leading ones are added.
+        /// operand dimension of size 1 repeats (to a static size), a dynamic
+        /// one stays itself, missing leading ones are added.
         op expand { operands { operand: any } results { result: any } }
         /// Concatenation of two values along `axis`.
         op concat { operands { lhs: any, rhs: any } attributes { axis: integer } results { result: any } }
@@ -202,7 +211,17 @@ tempo_dialect_macros::dialect! {
         op call { attributes { callee: string } results { result: any } regions { args } }
 
         /// Matrix product: `MxK * KxN -> MxN`, `MxK * K -> M` (matrix-vector),
-        /// `K * KxN -> N` (vector-matrix) and batched `BxMxK * BxKxN -> BxMxN`.
+        /// `K * KxN -> N` (vector-matrix) and batched `[batch..., M, K] *
+        /// [batch..., K, N] -> [batch..., M, N]` with any number of batch
+        /// dimensions, broadcast under NumPy's rules.
         op matmul { operands { lhs: any, rhs: any } results { result: any } }
+
+        /// Einstein summation of one or two operands: `spec` such as
+        /// `"bqd,bkd->bqk"` names every dimension of each operand and of the
+        /// result; labels missing from the result are summed (in order of
+        /// first appearance, products taken left to right, accumulated from
+        /// zero). (`rhs` is variadic only to make the second operand
+        /// optional: IRDL's variadic operands share one type.)
+        op einsum { operands { lhs: any, rhs: variadic any } attributes { spec: string } results { result: any } }
     }
 }

@@ -1,7 +1,8 @@
 //! Checks that depend on the bound values, made before execution: every
 //! point that is needed (an output point, or a point read by a needed point)
-//! is defined by some branch, and every read of a needed point falls inside
-//! its source's bounds.
+//! is defined by some branch, every read of a needed point falls inside
+//! its source's bounds, and every slice at point-dependent offsets lies
+//! inside its operand.
 //!
 //! Demand is propagated exactly, visiting points in the reverse of the
 //! schedule's order (a read always refers to a point computed earlier in the
@@ -122,6 +123,25 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                 }
                 for p in boxes {
                     needed[*source].set(flat(&p, &extents[*source]));
+                }
+                continue;
+            }
+            if let NodeKind::DynamicSlice(operand, offsets) = &node.kind {
+                let at = offsets
+                    .eval(point, bounds)
+                    .map_err(|e| fail(format!("{}: {}", point_name(i, point), e.0), Some((b, n))))?;
+                let whole = &tensor.branches[b].nodes[*operand].ty.shape;
+                let inside = at.iter().zip(&node.ty.shape).zip(whole).all(|((&o, &size), &m)| o >= 0 && o + size <= m);
+                if !inside {
+                    return Err(fail(
+                        format!(
+                            "at {}: the slice at offsets {at:?} of shape {:?} is not inside the operand of shape {whole:?} (bounds: {})",
+                            point_name(i, point),
+                            node.ty.shape,
+                            describe_bounds(program, bounds)
+                        ),
+                        Some((b, n)),
+                    ));
                 }
                 continue;
             }

@@ -27,6 +27,8 @@
 //! bounds and is checked before execution ([`crate::point_checks`]).
 
 use crate::contraction;
+
+mod contractions;
 use crate::schedule::{Nest, Placement, Schedule, Storage};
 use crate::splice::replace_module_body;
 use std::collections::HashMap;
@@ -628,6 +630,29 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 };
                                 sizes
                             }
+                            // The dynamic size of a reshape or expand is the operand's.
+                            Movement::Reshape => {
+                                let input = &views[operands[0]].sizes;
+                                let carried = branch.nodes[operands[0]].ty.shape.iter().position(|&d| d == DYNAMIC);
+                                node.ty
+                                    .shape
+                                    .iter()
+                                    .map(|&d| match carried {
+                                        Some(k) if d == DYNAMIC => input[k].clone(),
+                                        _ => d.to_string(),
+                                    })
+                                    .collect()
+                            }
+                            Movement::Expand => {
+                                let input = &views[operands[0]].sizes;
+                                let skip = node.ty.shape.len() - input.len();
+                                node.ty
+                                    .shape
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, &d)| if d == DYNAMIC { input[k - skip].clone() } else { d.to_string() })
+                                    .collect()
+                            }
                             _ => node.ty.shape.iter().map(i64::to_string).collect(),
                         },
                         NodeKind::Random { .. } | NodeKind::Call { .. } => {
@@ -638,14 +663,37 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             sizes.extend(views[*table].sizes[1..].iter().cloned());
                             sizes
                         }
-                        NodeKind::Matmul(a, c) => match (views[*a].sizes.len(), views[*c].sizes.len()) {
-                            (3, 3) => {
-                                vec![views[*a].sizes[0].clone(), views[*a].sizes[1].clone(), views[*c].sizes[2].clone()]
+                        NodeKind::Matmul(a, c) => {
+                            let (x, y) = (&views[*a].sizes, &views[*c].sizes);
+                            match (x.len(), y.len()) {
+                                (2, 1) => vec![x[0].clone()],
+                                (1, _) => vec![y[1].clone()],
+                                (rx, ry) => {
+                                    let batch = |s: &[String]| View {
+                                        name: String::new(),
+                                        ty: String::new(),
+                                        sizes: s.to_vec(),
+                                    };
+                                    let mut sizes = broadcast_sizes(&[&batch(&x[..rx - 2]), &batch(&y[..ry - 2])]);
+                                    sizes.extend([x[rx - 2].clone(), y[ry - 1].clone()]);
+                                    sizes
+                                }
                             }
-                            (2, 2) => vec![views[*a].sizes[0].clone(), views[*c].sizes[1].clone()],
-                            (2, 1) => vec![views[*a].sizes[0].clone()],
-                            _ => vec![views[*c].sizes[1].clone()],
-                        },
+                        }
+                        NodeKind::Einsum(spec, operands) => spec
+                            .result
+                            .iter()
+                            .map(|c| {
+                                let (k, d) = spec
+                                    .operands
+                                    .iter()
+                                    .enumerate()
+                                    .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| (k, d)))
+                                    .expect("a result label is in some operand");
+                                views[operands[k]].sizes[d].clone()
+                            })
+                            .collect(),
+                        NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
                         NodeKind::Reduce(kind, a, axis) => {
                             let mut s = views[*a].sizes.clone();
                             if *kind != ReduceKind::CumSum {
@@ -660,6 +708,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     // through the permuted strides.
                     if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
                         let view = transposed_view(&views[operands[0]], permutation, self.fresh("perm"), indent, out);
+                        views.push(view);
+                        continue;
+                    }
+                    // So is a slice at point-dependent offsets (`memref.subview`).
+                    if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
+                        let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
                         views.push(view);
                         continue;
                     }
@@ -779,43 +833,18 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             out,
                         ),
                         NodeKind::Matmul(a, c) => {
-                            self.next_id += 1;
-                            let (x, y) = (&views[*a], &views[*c]);
-                            let fast = contraction::emit(
-                                self.next_id,
-                                &x.operand(),
-                                &y.operand(),
-                                &target.operand(),
-                                node.ty.element,
-                                !self.fast_math,
-                                self.parallel,
-                                indent,
-                            );
-                            if let Some(code) = fast {
-                                out.push_str(&code);
-                                views.push(target);
-                                continue;
-                            }
-                            let zero = zero_literal(node.ty.element);
-                            let z = self.fresh("z");
-                            let e = node.ty.element.mlir();
-                            let _ = writeln!(out, "{indent}{z} = arith.constant {zero} : {e}");
+                            self.matmul(&views[*a], &views[*c], &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::Einsum(spec, operands) => {
+                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                            self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::DynamicSlice(a, offsets) => {
+                            let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
                             let _ = writeln!(
                                 out,
-                                "{indent}linalg.fill ins({z} : {e}) outs({} : {})",
-                                target.name, target.ty
-                            );
-                            let op = match (branch.nodes[*a].ty.shape.len(), branch.nodes[*c].ty.shape.len()) {
-                                (3, 3) => "linalg.batch_matmul",
-                                (2, 2) => "linalg.matmul",
-                                (2, 1) => "linalg.matvec",
-                                _ => "linalg.vecmat",
-                            };
-                            let (x, y) = (&views[*a], &views[*c]);
-                            let _ = writeln!(
-                                out,
-                                "{indent}{op} ins({}, {} : {}, {}) outs({} : {})",
-                                x.name, y.name, x.ty, y.ty, target.name, target.ty
+                                "{indent}linalg.copy ins({} : {}) outs({} : {})",
+                                view.name, view.ty, target.name, target.ty
                             );
                         }
                         NodeKind::Reduce(kind, a, axis) => {
@@ -1349,6 +1378,66 @@ impl Emitter<'_, '_> {
         c
     }
 
+    /// Row-major strides (in elements) of `sizes` as index values.
+    fn row_major_strides(&mut self, sizes: &[String], indent: &str, out: &mut String) -> Vec<String> {
+        let mut strides = vec![String::new(); sizes.len()];
+        let mut stride = self.index_value("1", indent, out);
+        for k in (0..sizes.len()).rev() {
+            strides[k] = stride.clone();
+            if k > 0 {
+                let n = self.index_value(&sizes[k], indent, out);
+                let next = self.fresh("i");
+                let _ = writeln!(out, "{indent}{next} = arith.muli {stride}, {n} : index");
+                stride = next;
+            }
+        }
+        strides
+    }
+
+    /// The box of `operand` at the offsets `offsets` gives at the reader's
+    /// point (`reader_dims`), of the static shape of `ty`: a subview.
+    fn dynamic_slice(
+        &mut self,
+        operand: &View,
+        offsets: &AffineMap,
+        reader_dims: &[String],
+        ty: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) -> View {
+        let at: Vec<String> = offsets
+            .results
+            .iter()
+            .map(|e| {
+                self.apply(
+                    "affine.apply",
+                    std::slice::from_ref(e),
+                    offsets.num_dims,
+                    offsets.num_symbols,
+                    reader_dims,
+                    indent,
+                    out,
+                )
+            })
+            .collect();
+        let (_, element, strides, _) = memref_layout(&operand.ty).expect("views are strided memrefs");
+        let sizes: Vec<String> = ty.shape.iter().map(i64::to_string).collect();
+        let view_ty = format!("memref<{}x{element}, strided<[{}], offset: ?>>", sizes.join("x"), strides.join(", "));
+        let view_ty = if sizes.is_empty() { format!("memref<{element}, strided<[], offset: ?>>") } else { view_ty };
+        let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
+        let name = self.fresh("slice");
+        let _ = writeln!(
+            out,
+            "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {view_ty}",
+            operand.name,
+            at.join(", "),
+            sizes.join(", "),
+            ones.join(", "),
+            operand.ty
+        );
+        View { name, ty: view_ty, sizes }
+    }
+
     /// Copies elements for a movement op: a loop nest over the result, each
     /// element loaded from where [`Movement::source`] says.
     fn move_elements(
@@ -1398,24 +1487,24 @@ impl Emitter<'_, '_> {
                 load(self, 0, &at, &inner, out)
             }
             Movement::Reshape => {
+                // The row-major position in the result, then the operand
+                // index at that position (sizes may be dynamic).
+                let out_strides = self.row_major_strides(&target.sizes, &inner, out);
                 let mut linear = c0.clone();
-                for (k, iv) in ivs.iter().enumerate() {
-                    let stride: i64 = ty.shape[k + 1..].iter().product();
-                    let s = self.index_value(&stride.to_string(), &inner, out);
+                for (iv, stride) in ivs.iter().zip(&out_strides) {
                     let term = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{term} = arith.muli {iv}, {s} : index");
+                    let _ = writeln!(out, "{inner}{term} = arith.muli {iv}, {stride} : index");
                     let next = self.fresh("i");
                     let _ = writeln!(out, "{inner}{next} = arith.addi {linear}, {term} : index");
                     linear = next;
                 }
-                let in_shape: Vec<i64> = inputs[0].sizes.iter().map(|s| s.parse().expect("static")).collect();
+                let in_sizes = inputs[0].sizes.clone();
+                let in_strides = self.row_major_strides(&in_sizes, &inner, out);
                 let mut at = Vec::new();
-                for k in 0..in_shape.len() {
-                    let stride: i64 = in_shape[k + 1..].iter().product();
-                    let s = self.index_value(&stride.to_string(), &inner, out);
-                    let n = self.index_value(&in_shape[k].to_string(), &inner, out);
+                for (size, stride) in in_sizes.iter().zip(&in_strides) {
+                    let n = self.index_value(size, &inner, out);
                     let q = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{q} = arith.divui {linear}, {s} : index");
+                    let _ = writeln!(out, "{inner}{q} = arith.divui {linear}, {stride} : index");
                     let r = self.fresh("i");
                     let _ = writeln!(out, "{inner}{r} = arith.remui {q}, {n} : index");
                     at.push(r);

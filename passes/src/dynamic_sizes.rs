@@ -154,10 +154,6 @@ fn node_sizes(node: &Node, sizes: &[Vec<Size>], symbols: &mut Symbols) -> Result
         NodeKind::Matmul(l, r) => {
             let (a, b) = (&sizes[*l], &sizes[*r]);
             match (a.as_slice(), b.as_slice()) {
-                ([m, k1], [k2, n]) => {
-                    agree(*k1, *k2, "matmul inner dimensions")?;
-                    vec![*m, *n]
-                }
                 ([m, k1], [k2]) => {
                     agree(*k1, *k2, "matmul inner dimensions")?;
                     vec![*m]
@@ -166,13 +162,56 @@ fn node_sizes(node: &Node, sizes: &[Vec<Size>], symbols: &mut Symbols) -> Result
                     agree(*k1, *k2, "matmul inner dimensions")?;
                     vec![*n]
                 }
-                ([b1, m, k1], [b2, k2, n]) => {
-                    agree(*k1, *k2, "matmul inner dimensions")?;
-                    agree(*b1, *b2, "matmul batch dimensions")?;
-                    vec![*b1, *m, *n]
+                _ if a.len() >= 2 && b.len() >= 2 => {
+                    let (ra, rb) = (a.len(), b.len());
+                    agree(a[ra - 1], b[rb - 2], "matmul inner dimensions")?;
+                    let mut out =
+                        elementwise(&[&a[..ra - 2].to_vec(), &b[..rb - 2].to_vec()], "matmul batch dimensions")?;
+                    out.extend([a[ra - 2], b[rb - 1]]);
+                    out
                 }
                 _ => own_sizes(node, symbols),
             }
+        }
+        NodeKind::Einsum(einsum, operands) => {
+            let mut labels: Vec<(char, Size)> = Vec::new();
+            for (k, (names, &operand)) in einsum.operands.iter().zip(operands).enumerate() {
+                for (&c, &size) in names.iter().zip(&sizes[operand]) {
+                    match labels.iter().find(|(x, _)| *x == c) {
+                        Some(&(_, known)) => agree(known, size, &format!("einsum label '{c}' (operand {k})"))?,
+                        None => labels.push((c, size)),
+                    }
+                }
+            }
+            einsum
+                .result
+                .iter()
+                .map(|c| labels.iter().find(|(x, _)| x == c).map(|&(_, s)| s).expect("checked"))
+                .collect()
+        }
+        NodeKind::Move(Movement::Reshape, operands) => {
+            // One dynamic dimension in each (or none): it carries over.
+            let operand = &sizes[operands[0]];
+            let carried = operand.iter().find(|s| matches!(s, Size::Symbol(_))).copied();
+            node.ty
+                .shape
+                .iter()
+                .map(|&d| if d == DYNAMIC { carried.unwrap_or_else(|| symbols.fresh()) } else { Size::Static(d) })
+                .collect()
+        }
+        NodeKind::Move(Movement::Expand, operands) => {
+            let operand = &sizes[operands[0]];
+            let skip = node.ty.shape.len() - operand.len();
+            node.ty
+                .shape
+                .iter()
+                .enumerate()
+                .map(|(k, &d)| match k.checked_sub(skip).map(|j| operand[j]) {
+                    Some(Size::Symbol(s)) => Size::Symbol(s),
+                    _ if d == DYNAMIC => symbols.fresh(),
+                    _ => Size::Static(d),
+                })
+                .collect()
         }
         NodeKind::Reduce(_, a, axis) => {
             let operand = &sizes[*a];

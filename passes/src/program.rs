@@ -396,6 +396,151 @@ impl Movement {
     }
 }
 
+/// A contraction in Einstein notation (`"bqd,bkd->bqk"`): one label per
+/// dimension of each operand and of the result. Every result element is the
+/// sum, over the labels missing from the result (the summed labels, in the
+/// order they first appear in the operands, row-major), of the product of
+/// the operands' elements taken left to right, accumulated from zero in that
+/// order (so compiled code can match the interpreter bit for bit).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Einsum {
+    pub operands: Vec<Vec<char>>,
+    pub result: Vec<char>,
+}
+
+impl Einsum {
+    /// Parses `"ab,bc->ac"`: ASCII letters, one string per operand, the
+    /// result after `->`. A label may appear once per operand (no
+    /// diagonals) and once in the result, and every result label in some
+    /// operand.
+    pub fn parse(spec: &str) -> Result<Einsum, String> {
+        let (inputs, result) = spec.split_once("->").ok_or_else(|| format!("einsum spec '{spec}' needs '->'"))?;
+        let labels = |text: &str, what: &str| -> Result<Vec<char>, String> {
+            let labels: Vec<char> = text.trim().chars().collect();
+            if let Some(c) = labels.iter().find(|c| !c.is_ascii_alphabetic()) {
+                return Err(format!("einsum spec '{spec}': '{c}' is not a label (ASCII letters)"));
+            }
+            if let Some(c) = labels.iter().find(|c| labels.iter().filter(|x| x == c).count() > 1) {
+                return Err(format!(
+                    "einsum spec '{spec}': label '{c}' appears twice in {what} (diagonals are not supported)"
+                ));
+            }
+            Ok(labels)
+        };
+        let operands = inputs
+            .split(',')
+            .enumerate()
+            .map(|(k, text)| labels(text, &format!("operand {k}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let result = labels(result, "the result")?;
+        if let Some(c) = result.iter().find(|c| !operands.iter().any(|o| o.contains(c))) {
+            return Err(format!("einsum spec '{spec}': result label '{c}' is in no operand"));
+        }
+        Ok(Einsum { operands, result })
+    }
+
+    /// The summed labels, in order of first appearance.
+    pub fn summed(&self) -> Vec<char> {
+        let mut out = Vec::new();
+        for &c in self.operands.iter().flatten() {
+            if !self.result.contains(&c) && !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The size of every label (result labels, then summed ones) from the
+    /// operands' shapes ([`DYNAMIC`] where every operand having it is
+    /// dynamic); an error when ranks or static sizes disagree.
+    pub fn label_sizes(&self, shapes: &[&[i64]]) -> Result<Vec<(char, i64)>, String> {
+        if shapes.len() != self.operands.len() {
+            return Err(format!("einsum '{self}' takes {} operands, got {}", self.operands.len(), shapes.len()));
+        }
+        let mut sizes: Vec<(char, i64)> = Vec::new();
+        for (k, (labels, shape)) in self.operands.iter().zip(shapes).enumerate() {
+            if labels.len() != shape.len() {
+                return Err(format!("einsum '{self}': operand {k} has rank {}, not {}", shape.len(), labels.len()));
+            }
+            for (&c, &n) in labels.iter().zip(shape.iter()) {
+                match sizes.iter_mut().find(|(x, _)| *x == c) {
+                    Some((_, m)) if *m == DYNAMIC => *m = n,
+                    Some((_, m)) if n != DYNAMIC && *m != n => {
+                        return Err(format!("einsum '{self}': label '{c}' has sizes {m} and {n}"));
+                    }
+                    Some(_) => {}
+                    None => sizes.push((c, n)),
+                }
+            }
+        }
+        let mut ordered: Vec<(char, i64)> =
+            self.result.iter().map(|c| *sizes.iter().find(|(x, _)| x == c).expect("checked")).collect();
+        ordered.extend(self.summed().iter().map(|c| *sizes.iter().find(|(x, _)| x == c).expect("an operand's")));
+        Ok(ordered)
+    }
+}
+
+impl std::fmt::Display for Einsum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let operands: Vec<String> = self.operands.iter().map(|o| o.iter().collect()).collect();
+        write!(f, "{}->{}", operands.join(","), self.result.iter().collect::<String>())
+    }
+}
+
+/// Whether a reshape of `input` to `output` keeps elements in row-major
+/// order with sizes fixed by the operand: both static with as many
+/// elements, or one dynamic dimension in each with equal static products
+/// before it and after it (so the dynamic size carries over: `?x2x8` to
+/// `?x16`).
+pub fn reshape_fits(input: &[i64], output: &[i64]) -> bool {
+    let dynamic = |shape: &[i64]| shape.iter().filter(|&&d| d == DYNAMIC).count();
+    match (dynamic(input), dynamic(output)) {
+        (0, 0) => input.iter().product::<i64>() == output.iter().product::<i64>(),
+        (1, 1) => {
+            let i = input.iter().position(|&d| d == DYNAMIC).expect("one");
+            let o = output.iter().position(|&d| d == DYNAMIC).expect("one");
+            input[..i].iter().product::<i64>() == output[..o].iter().product::<i64>()
+                && input[i + 1..].iter().product::<i64>() == output[o + 1..].iter().product::<i64>()
+        }
+        _ => false,
+    }
+}
+
+/// Whether `input` broadcasts to `output` with every size fixed by the
+/// operand: aligned at the last dimension, a size-1 dimension stretches to
+/// a static size, a dynamic one stays itself, others are equal.
+pub fn expand_fits(input: &[i64], output: &[i64]) -> bool {
+    let Some(skip) = output.len().checked_sub(input.len()) else { return false };
+    output[..skip].iter().all(|&d| d != DYNAMIC)
+        && input.iter().zip(&output[skip..]).all(|(&n, &m)| match (n, m) {
+            (DYNAMIC, m) => m == DYNAMIC,
+            (1, m) => m != DYNAMIC,
+            (n, m) => n == m,
+        })
+}
+
+/// The shape of a matmul of `a` by `b` (NumPy's rules without vector
+/// promotion in batches): `MxK * KxN`, `MxK * K`, `K * KxN`, and
+/// `[batch..., M, K] * [batch..., K, N]` with the batch dimensions
+/// broadcast; `None` when they do not fit (dynamic sizes count as fitting).
+pub fn matmul_shape(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
+    let same = |x: i64, y: i64| x == y || x == DYNAMIC || y == DYNAMIC;
+    match (a, b) {
+        ([m, k1], [k2]) if same(*k1, *k2) => Some(vec![*m]),
+        ([k1], [k2, n]) if same(*k1, *k2) => Some(vec![*n]),
+        _ if a.len() >= 2 && b.len() >= 2 => {
+            let (ra, rb) = (a.len(), b.len());
+            if !same(a[ra - 1], b[rb - 2]) {
+                return None;
+            }
+            let mut shape = PointType::broadcast_shape(&[&a[..ra - 2], &b[..rb - 2]])?;
+            shape.extend([a[ra - 2], b[rb - 1]]);
+            Some(shape)
+        }
+        _ => None,
+    }
+}
+
 /// One step of splitmix64 (wrapping arithmetic).
 pub fn splitmix64(x: u64) -> u64 {
     let z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -470,6 +615,13 @@ pub enum NodeKind {
     /// Rows of a table (first operand) at integer indices (second operand);
     /// indices are clamped into the table.
     Gather(usize, usize),
+    /// The box of an operand (static shape) starting at offsets that are
+    /// affine in the reader's domain variables and the bounds (one result
+    /// per operand dimension), of the node's static shape. The box must
+    /// lie inside the operand at every point computed.
+    DynamicSlice(usize, AffineMap),
+    /// An Einstein-summation contraction of the operands.
+    Einsum(Einsum, Vec<usize>),
     /// A call of the external function `callee` on the values of `args`;
     /// `site` numbers the call sites of the program (program order).
     Call {
@@ -1353,14 +1505,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 } else if name == "temporal.matmul" {
                     let (l, r) = (operand_nodes[0], operand_nodes[1]);
                     let (a, b) = (&nodes[l].ty, &nodes[r].ty);
-                    let same = |x: &i64, y: &i64| x == y || *x == DYNAMIC || *y == DYNAMIC;
-                    let expected = match (a.shape.as_slice(), b.shape.as_slice()) {
-                        ([m, k1], [k2, n]) if same(k1, k2) => Some(vec![*m, *n]),
-                        ([m, k1], [k2]) if same(k1, k2) => Some(vec![*m]),
-                        ([k1], [k2, n]) if same(k1, k2) => Some(vec![*n]),
-                        ([b1, m, k1], [b2, k2, n]) if same(k1, k2) && same(b1, b2) => Some(vec![*b1, *m, *n]),
-                        _ => None,
-                    };
+                    let expected = matmul_shape(&a.shape, &b.shape);
                     let ok = a.element == b.element
                         && expected.is_some_and(|shape| ty.compatible(&PointType { shape, element: a.element }));
                     if !ok || ty.element == ElementType::I1 {
@@ -1368,6 +1513,83 @@ impl<'c, 'v> Builder<'c, 'v> {
                         return None;
                     }
                     NodeKind::Matmul(l, r)
+                } else if name == "temporal.einsum" {
+                    let spec = op.attribute("spec").ok().and_then(string_attr).unwrap_or_default();
+                    let einsum = match Einsum::parse(&spec) {
+                        Ok(e) => e,
+                        Err(e) => {
+                            self.error(op, e);
+                            return None;
+                        }
+                    };
+                    if operand_nodes.len() > 2 {
+                        self.error(
+                            op,
+                            format!("'temporal.einsum' takes one or two operands, got {}", operand_nodes.len()),
+                        );
+                        return None;
+                    }
+                    let shapes: Vec<&[i64]> = operand_nodes.iter().map(|&a| nodes[a].ty.shape.as_slice()).collect();
+                    let sizes = match einsum.label_sizes(&shapes) {
+                        Ok(sizes) => sizes,
+                        Err(e) => {
+                            self.error(op, e);
+                            return None;
+                        }
+                    };
+                    let shape: Vec<i64> = sizes[..einsum.result.len()].iter().map(|&(_, n)| n).collect();
+                    let same_element = operand_nodes.iter().all(|&a| nodes[a].ty.element == ty.element);
+                    if !same_element
+                        || ty.element == ElementType::I1
+                        || !ty.compatible(&PointType { shape, element: ty.element })
+                    {
+                        let operands: Vec<String> = operand_nodes.iter().map(|&a| nodes[a].ty.to_string()).collect();
+                        self.error(
+                            op,
+                            format!("'temporal.einsum' '{einsum}' of {} cannot give {ty}", operands.join(", ")),
+                        );
+                        return None;
+                    }
+                    NodeKind::Einsum(einsum, operand_nodes.clone())
+                } else if name == "temporal.dynamic_slice" {
+                    let a = operand_nodes[0];
+                    let input = nodes[a].ty.clone();
+                    let Some(offsets) = op.attribute("offsets").ok().and_then(AffineMap::from_attribute) else {
+                        self.error(op, "temporal.dynamic_slice needs an affine_map attribute 'offsets'".into());
+                        return None;
+                    };
+                    if let Err(e) = crate::affine::check_divisions(&offsets.results) {
+                        self.error(op, format!("slice offsets: {e}"));
+                        return None;
+                    }
+                    let reader_domain = self.program.tensors[reader].domain.len();
+                    if offsets.num_dims != reader_domain
+                        || offsets.num_symbols != self.program.dims.len()
+                        || offsets.results.len() != input.shape.len()
+                    {
+                        self.error(
+                            op,
+                            format!(
+                                "slice offsets must map the reader's {reader_domain} domain variables and {} bounds to {} offsets (one per dimension of {input})",
+                                self.program.dims.len(),
+                                input.shape.len()
+                            ),
+                        );
+                        return None;
+                    }
+                    let fits = input.is_static()
+                        && ty.is_static()
+                        && ty.element == input.element
+                        && ty.shape.len() == input.shape.len()
+                        && ty.shape.iter().zip(&input.shape).all(|(&n, &m)| n <= m);
+                    if !fits {
+                        self.error(
+                            op,
+                            format!("'temporal.dynamic_slice' takes a static box of {ty} out of a static {input}"),
+                        );
+                        return None;
+                    }
+                    NodeKind::DynamicSlice(a, offsets)
                 } else {
                     self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
                     return None;
@@ -1443,22 +1665,22 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
             "temporal.reshape" => {
                 let input = input.clone()?;
-                if input.is_static() && ty.is_static() && input.num_elements() == ty.num_elements() {
+                if reshape_fits(&input.shape, &ty.shape) {
                     Ok(Movement::Reshape)
                 } else {
-                    Err(format!("reshape needs static shapes with as many elements: {input} to {ty}"))
+                    Err(format!(
+                        "reshape keeps the elements: static shapes with as many elements, or one dynamic dimension in each with the same static sizes around it; not {input} to {ty}"
+                    ))
                 }
             }
             "temporal.expand" => {
                 let input = input.clone()?;
-                let skip = ty.shape.len().checked_sub(input.shape.len());
-                let fits = skip.is_some_and(|skip| {
-                    input.shape.iter().enumerate().all(|(k, &n)| n == 1 || n == ty.shape[skip + k])
-                });
-                if fits && input.is_static() && ty.is_static() {
+                if expand_fits(&input.shape, &ty.shape) {
                     Ok(Movement::Expand)
                 } else {
-                    Err(format!("{input} does not broadcast to {ty}"))
+                    Err(format!(
+                        "{input} does not broadcast to {ty} (a dynamic dimension stays itself; size 1 stretches to a static size)"
+                    ))
                 }
             }
             "temporal.concat" => {

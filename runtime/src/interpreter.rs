@@ -23,7 +23,9 @@ use melior::ir::Location;
 use std::collections::HashMap;
 use tempo_passes::bits::Bits;
 use tempo_passes::diagnostics::render_location;
-use tempo_passes::program::{BinaryKind, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind};
+use tempo_passes::program::{
+    BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
+};
 
 type Key = (usize, Vec<i64>);
 
@@ -490,7 +492,52 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 }
                 NodeKind::Move(movement, operands) => {
                     let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
-                    move_elements(movement, &inputs, &static_shape(&node.ty), node.ty.element)
+                    // Dynamic sizes of a reshape or expand come from the operand.
+                    let out: Vec<usize> = match movement {
+                        Movement::Reshape => {
+                            let input = &inputs[0].shape;
+                            let known: usize =
+                                node.ty.shape.iter().filter(|&&d| d != DYNAMIC).map(|&d| d as usize).product();
+                            let total: usize = input.iter().product();
+                            node.ty
+                                .shape
+                                .iter()
+                                .map(|&d| if d == DYNAMIC { total.checked_div(known).unwrap_or(0) } else { d as usize })
+                                .collect()
+                        }
+                        Movement::Expand => {
+                            let input = &inputs[0].shape;
+                            let skip = node.ty.shape.len() - input.len();
+                            node.ty
+                                .shape
+                                .iter()
+                                .enumerate()
+                                .map(|(k, &d)| if d == DYNAMIC { input[k - skip] } else { d as usize })
+                                .collect()
+                        }
+                        _ => static_shape(&node.ty),
+                    };
+                    move_elements(movement, &inputs, &out, node.ty.element)
+                }
+                NodeKind::DynamicSlice(a, offsets) => {
+                    let located = |e: String| self.at(node.location, format!("at {}: {e}", self.point_name(key)));
+                    let at = offsets.eval(point, self.bounds).map_err(|e| located(e.0))?;
+                    let operand = &values[*a];
+                    let size = static_shape(&node.ty);
+                    let inside =
+                        at.iter().zip(&size).zip(&operand.shape).all(|((&o, &n), &m)| o >= 0 && o as usize + n <= m);
+                    if !inside {
+                        return Err(located(format!(
+                            "the slice at offsets {at:?} of shape {size:?} is not inside the operand of shape {:?}",
+                            operand.shape
+                        )));
+                    }
+                    move_elements(&Movement::Slice(at), &[operand], &size, node.ty.element)
+                }
+                NodeKind::Einsum(spec, operands) => {
+                    let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
+                    einsum(spec, &inputs)
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
                 }
                 NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
                 NodeKind::Random { seed, normal } => random(*seed, *normal, point, &node.ty),
@@ -903,19 +950,34 @@ fn matmul(a: &Value, b: &Value) -> Result<Value, String> {
         ([m, k], [k2, n]) => (*m, *k, *k2, *n, vec![*m, *n]),
         ([m, k], [k2]) => (*m, *k, *k2, 1, vec![*m]),
         ([k], [k2, n]) => (1, *k, *k2, *n, vec![*n]),
-        ([batch, m, k], [batch2, k2, n]) if batch == batch2 => {
-            // One product per batch entry.
-            let (m, k, n) = (*m, *k, *n);
-            if k != *k2 {
+        _ if a.shape.len() >= 2 && b.shape.len() >= 2 => {
+            // One product per entry of the broadcast batch dimensions.
+            let (ra, rb) = (a.shape.len(), b.shape.len());
+            let (m, k, k2, n) = (a.shape[ra - 2], a.shape[ra - 1], b.shape[rb - 2], b.shape[rb - 1]);
+            if k != k2 {
                 return Err(format!("matmul of shapes {:?} and {:?}: inner sizes differ", a.shape, b.shape));
             }
+            let batch = broadcast_shape(&[&a.shape[..ra - 2], &b.shape[..rb - 2]])?;
+            // The matrix of an operand at a batch index: size-1 and missing
+            // batch dimensions stretch.
+            let matrix = |v: &Value, index: &[usize], rows: usize, cols: usize| {
+                let own = &v.shape[..v.shape.len() - 2];
+                let skip = index.len() - own.len();
+                let entry = own
+                    .iter()
+                    .enumerate()
+                    .fold(0usize, |acc, (d, &size)| acc * size + if size == 1 { 0 } else { index[skip + d] });
+                Value { shape: vec![rows, cols], data: slice(&v.data, entry * rows * cols, rows * cols) }
+            };
+            let extents: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
             let mut parts = Vec::new();
-            for e in 0..*batch {
-                let x = Value { shape: vec![m, k], data: slice(&a.data, e * m * k, m * k) };
-                let y = Value { shape: vec![k, n], data: slice(&b.data, e * k * n, k * n) };
-                parts.push(matmul(&x, &y)?.data);
+            for index in points(&extents) {
+                let index: Vec<usize> = index.iter().map(|&i| i as usize).collect();
+                parts.push(matmul(&matrix(a, &index, m, k), &matrix(b, &index, k, n))?.data);
             }
-            return Ok(Value { shape: vec![*batch, m, n], data: concat(a.data.element(), &parts) });
+            let mut shape = batch;
+            shape.extend([m, n]);
+            return Ok(Value { shape, data: concat(a.data.element(), &parts) });
         }
         _ => return Err(format!("matmul of shapes {:?} and {:?} does not fit", a.shape, b.shape)),
     };
@@ -940,6 +1002,124 @@ fn matmul(a: &Value, b: &Value) -> Result<Value, String> {
         _ => unreachable!("the verifier checks matmul types"),
     };
     Ok(Value { shape, data })
+}
+
+macro_rules! einsum_typed {
+    ($inputs:expr, $variant:ident, $zero:expr, $mul:expr, $add:expr, $walk:expr) => {{
+        let data: Vec<&Vec<_>> = $inputs
+            .iter()
+            .map(|v| match &v.data {
+                Data::$variant(x) => x,
+                _ => unreachable!("the verifier checks einsum types"),
+            })
+            .collect();
+        Data::$variant($walk(
+            &mut |offsets: &[usize], acc: &mut _| {
+                let mut product = data[0][offsets[0]];
+                for (x, &o) in data.iter().zip(offsets).skip(1) {
+                    product = $mul(product, x[o]);
+                }
+                *acc = $add(*acc, product);
+            },
+            $zero,
+        ))
+    }};
+}
+
+/// Einstein summation: every result element sums, over the summed labels
+/// (row-major, in order of first appearance), the product of the operands'
+/// elements taken left to right, from zero.
+fn einsum(spec: &Einsum, inputs: &[&Value]) -> Result<Value, String> {
+    let shapes: Vec<Vec<i64>> = inputs.iter().map(|v| v.shape.iter().map(|&d| d as i64).collect()).collect();
+    let refs: Vec<&[i64]> = shapes.iter().map(Vec::as_slice).collect();
+    let sizes = spec.label_sizes(&refs)?;
+    let extents: Vec<usize> = sizes.iter().map(|&(_, n)| n as usize).collect();
+    let r = spec.result.len();
+    // Per operand, the element stride of each label (0 where it has none).
+    let strides: Vec<Vec<usize>> = spec
+        .operands
+        .iter()
+        .zip(inputs)
+        .map(|(labels, v)| {
+            sizes
+                .iter()
+                .map(|(c, _)| {
+                    labels.iter().position(|x| x == c).map_or(0, |d| v.shape[d + 1..].iter().product::<usize>())
+                })
+                .collect()
+        })
+        .collect();
+    let (outer, inner): (usize, usize) = (extents[..r].iter().product(), extents[r..].iter().product());
+    // Visits every result element (outer) and summed point (inner) in order.
+    fn walk<T: Copy>(
+        extents: &[usize],
+        r: usize,
+        strides: &[Vec<usize>],
+        counts: (usize, usize),
+        visit: &mut dyn FnMut(&[usize], &mut T),
+        zero: T,
+    ) -> Vec<T> {
+        let mut out = Vec::with_capacity(counts.0);
+        let mut index = vec![0usize; extents.len()];
+        for _ in 0..counts.0 {
+            let mut acc = zero;
+            for _ in 0..counts.1 {
+                let offsets: Vec<usize> =
+                    strides.iter().map(|s| s.iter().zip(&index).map(|(a, b)| a * b).sum()).collect();
+                visit(&offsets, &mut acc);
+                advance(&mut index[r..], &extents[r..]);
+            }
+            out.push(acc);
+            advance(&mut index[..r], &extents[..r]);
+        }
+        out
+    }
+    fn advance(index: &mut [usize], extents: &[usize]) {
+        for k in (0..index.len()).rev() {
+            index[k] += 1;
+            if index[k] < extents[k] {
+                return;
+            }
+            index[k] = 0;
+        }
+    }
+    let counts = (outer, inner);
+    let data = match inputs[0].data.element() {
+        ElementType::F32 => einsum_typed!(
+            inputs,
+            F32,
+            0f32,
+            |a: f32, b: f32| a * b,
+            |a: f32, b: f32| a + b,
+            |v: &mut dyn FnMut(&[usize], &mut f32), z| walk(&extents, r, &strides, counts, v, z)
+        ),
+        ElementType::F64 => einsum_typed!(
+            inputs,
+            F64,
+            0f64,
+            |a: f64, b: f64| a * b,
+            |a: f64, b: f64| a + b,
+            |v: &mut dyn FnMut(&[usize], &mut f64), z| walk(&extents, r, &strides, counts, v, z)
+        ),
+        ElementType::I32 => einsum_typed!(
+            inputs,
+            I32,
+            0i32,
+            |a: i32, b: i32| a.wrapping_mul(b),
+            |a: i32, b: i32| a.wrapping_add(b),
+            |v: &mut dyn FnMut(&[usize], &mut i32), z| walk(&extents, r, &strides, counts, v, z)
+        ),
+        ElementType::I64 => einsum_typed!(
+            inputs,
+            I64,
+            0i64,
+            |a: i64, b: i64| a.wrapping_mul(b),
+            |a: i64, b: i64| a.wrapping_add(b),
+            |v: &mut dyn FnMut(&[usize], &mut i64), z| walk(&extents, r, &strides, counts, v, z)
+        ),
+        ElementType::I1 => unreachable!("the verifier refuses boolean einsums"),
+    };
+    Ok(Value { shape: extents[..r].to_vec(), data })
 }
 
 macro_rules! reduce_typed {

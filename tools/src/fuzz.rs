@@ -104,6 +104,8 @@ const OP_NAMES: &[&str] = &[
     "temporal.random",
     "temporal.arange",
     "temporal.matmul",
+    "temporal.einsum",
+    "temporal.dynamic_slice",
     "temporal.read",
     "temporal.read_range",
     "temporal.constant",

@@ -158,7 +158,7 @@
 %x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<4xf32>} : () -> !temporal.rtensor
 "temporal.define"(%x) ({
   %a = "temporal.constant"() {value = dense<1.0> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: 'temporal.reshape': reshape needs static shapes with as many elements: tensor<2x3xf32> to tensor<4xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: 'temporal.reshape': reshape keeps the elements: static shapes with as many elements, or one dynamic dimension in each with the same static sizes around it; not tensor<2x3xf32> to tensor<4xf32>
   %r = "temporal.reshape"(%a) : (tensor<2x3xf32>) -> tensor<4xf32>
   "gpu.yield"(%r) : (tensor<4xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()

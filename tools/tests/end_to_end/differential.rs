@@ -882,13 +882,35 @@ impl GeneralGenerator {
                         return range;
                     }
                     let ops: &[&str] = if g.is_float() {
-                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum"]
+                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum", "reshaped"]
                     } else {
-                        &["reduce_sum", "reduce_max", "argmax", "cumsum"]
+                        &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped"]
                     };
                     let op = *ops.choose(&mut g.rng).expect("non-empty");
                     let v = g.fresh();
                     match op {
+                        "reshaped" => {
+                            // Reshape and expand of the range's dynamic
+                            // length: [n, S] -> [n, S, 1] -> [n, S, 3], summed
+                            // back over the last axis, then the maximum over n.
+                            let inner: String = g.shape.iter().map(|d| format!("{d}x")).collect();
+                            let column = format!("tensor<?x{inner}1x{}>", g.element);
+                            let wide = format!("tensor<?x{inner}3x{}>", g.element);
+                            let (c, w, r) = (g.fresh(), g.fresh(), g.fresh());
+                            let last = g.shape.len() + 1;
+                            let _ =
+                                writeln!(body, "  {c} = \"temporal.reshape\"({range}) : ({range_type}) -> {column}");
+                            let _ = writeln!(body, "  {w} = \"temporal.expand\"({c}) : ({column}) -> {wide}");
+                            let _ = writeln!(
+                                body,
+                                "  {r} = \"temporal.reduce_sum\"({w}) {{axis = {last} : i64}} : ({wide}) -> {range_type}"
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {v} = \"temporal.reduce_max\"({r}) {{axis = 0 : i64}} : ({range_type}) -> {}",
+                                g.point
+                            );
+                        }
                         "argmax" => {
                             // Index of the maximum, cast back to the point's element type.
                             let indices = g.point.replace(g.element, "i64");
@@ -934,8 +956,73 @@ impl GeneralGenerator {
             return g.constant(body);
         }
         let ty = g.point.clone();
-        let kind = g.rng.random_range(0..22);
-        if kind >= 20 && !g.shape.is_empty() {
+        let kind = g.rng.random_range(0..25);
+        if kind >= 22 && !g.shape.is_empty() {
+            // A contraction or a slice at point-dependent offsets that keeps
+            // the point's type.
+            let shape = g.shape.clone();
+            let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let b = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let g = &mut self.inner;
+            let v = g.fresh();
+            let e = g.element;
+            match (kind, shape.as_slice()) {
+                (22, [_, _]) => {
+                    let spec =
+                        *["ij,jk->ik", "ij,kj->ik", "ji,jk->ik", "ij,ij->ji"].choose(&mut g.rng).expect("non-empty");
+                    let _ = writeln!(
+                        body,
+                        "  {v} = \"temporal.einsum\"({a}, {b}) {{spec = \"{spec}\"}} : ({ty}, {ty}) -> {ty}"
+                    );
+                }
+                (22, _) => {
+                    let spec = *["i,j->i", "i,i->i", "i->i"].choose(&mut g.rng).expect("non-empty");
+                    let (operands, types) = if spec == "i->i" {
+                        (a.clone(), ty.clone())
+                    } else {
+                        (format!("{a}, {b}"), format!("{ty}, {ty}"))
+                    };
+                    let _ = writeln!(
+                        body,
+                        "  {v} = \"temporal.einsum\"({operands}) {{spec = \"{spec}\"}} : ({types}) -> {ty}"
+                    );
+                }
+                (23, [_, _]) => {
+                    // Rows of a against b with broadcast batch dimensions:
+                    // [2, 1, 1, 2] x [1, 1, 2, 2] -> [2, 1, 1, 2].
+                    let (l, r, m) = (g.fresh(), g.fresh(), g.fresh());
+                    let left = format!("tensor<2x1x1x2x{e}>");
+                    let right = format!("tensor<1x1x2x2x{e}>");
+                    let _ = writeln!(body, "  {l} = \"temporal.reshape\"({a}) : ({ty}) -> {left}");
+                    let _ = writeln!(body, "  {r} = \"temporal.reshape\"({b}) : ({ty}) -> {right}");
+                    let _ = writeln!(body, "  {m} = \"temporal.matmul\"({l}, {r}) : ({left}, {right}) -> {left}");
+                    let _ = writeln!(body, "  {v} = \"temporal.reshape\"({m}) : ({left}) -> {ty}");
+                }
+                _ => {
+                    // Both side by side along the first axis, then the box at
+                    // an offset of 0 to 2 chosen by the point.
+                    let mut wide_shape = shape.clone();
+                    wide_shape[0] *= 2;
+                    let wide = format!("tensor<{}{e}>", wide_shape.iter().map(|d| format!("{d}x")).collect::<String>());
+                    let c = g.fresh();
+                    let _ = writeln!(
+                        body,
+                        "  {c} = \"temporal.concat\"({a}, {b}) {{axis = 0 : i64}} : ({ty}, {ty}) -> {wide}"
+                    );
+                    let var = domain.last().map_or("0".to_string(), |&d| format!("{} mod 3", DIMS[d].0));
+                    let mut offsets = vec![var];
+                    offsets.extend(shape[1..].iter().map(|_| "0".to_string()));
+                    let header =
+                        format!("({})[T, B]", domain.iter().map(|&d| DIMS[d].0).collect::<Vec<_>>().join(", "));
+                    let _ = writeln!(
+                        body,
+                        "  {v} = \"temporal.dynamic_slice\"({c}) {{offsets = affine_map<{header} -> ({})>}} : ({wide}) -> {ty}",
+                        offsets.join(", ")
+                    );
+                }
+            }
+            v
+        } else if kind >= 20 && !g.shape.is_empty() {
             // A movement that keeps the point's type.
             let shape = g.shape.clone();
             let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);

@@ -1,0 +1,225 @@
+//! Contractions in `lower-temporal-to-loops`: `matmul` with any number of
+//! batch dimensions (broadcast under NumPy's rules) and `einsum`.
+//!
+//! - A matmul of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)` with one
+//!   batch size goes straight to the register-tiled kernel
+//!   ([`crate::contraction`]), or to a `linalg` named op where the kernel
+//!   does not apply (integers).
+//! - Other batched matmuls loop over the result's batch dimensions
+//!   (`scf.for`) and multiply rank-reduced 2-D subviews of the operands (a
+//!   size-1 or missing batch dimension of an operand stays at index 0), so
+//!   no operand is copied or broadcast in memory.
+//! - An einsum that is a batched matmul up to a permutation of each
+//!   operand (one summed label; the result is the batch labels, then one
+//!   label of the first operand, then one of the second) becomes that matmul
+//!   of transposed views (`memref.transpose`, no copy). Any other einsum is
+//!   one `linalg.generic` over all labels, result labels first (parallel),
+//!   then the summed ones (reduction) in order of first appearance, after a
+//!   fill with zero: the loops `convert-linalg-to-loops` makes visit the
+//!   summed points in the interpreter's order, so results agree bit for bit.
+//!
+//! Assumes shapes as the verifier checked them (`matmul_shape`,
+//! `Einsum::label_sizes`) and dynamic sizes proved equal.
+
+use super::*;
+use tempo_passes::program::Einsum;
+
+impl Emitter<'_, '_> {
+    /// `target = a @ b` (`target` is overwritten).
+    pub(super) fn matmul(
+        &mut self,
+        a: &View,
+        b: &View,
+        target: &View,
+        element: ElementType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let (ra, rb) = (a.sizes.len(), b.sizes.len());
+        let one_batch = ra == 3 && rb == 3 && (a.sizes[0] == b.sizes[0] || (a.sizes[0] != "1" && b.sizes[0] != "1"));
+        if matches!((ra, rb), (2, 2) | (1, 2) | (2, 1)) || one_batch {
+            self.matmul_kernel(a, b, target, element, indent, out);
+            return;
+        }
+        // Loops over the batch dimensions of the result.
+        let batch = &target.sizes[..target.sizes.len() - 2];
+        let order: Vec<usize> = (0..batch.len()).collect();
+        let nest = self.open_loops(batch, &order, indent, out);
+        let (ivs, inner) = (nest.ivs.clone(), nest.inner.clone());
+        let x = self.matrix_view(a, &ivs, batch, &inner, out);
+        let y = self.matrix_view(b, &ivs, batch, &inner, out);
+        let z = self.matrix_view(target, &ivs, batch, &inner, out);
+        self.matmul_kernel(&x, &y, &z, element, &inner, out);
+        nest.close(out);
+    }
+
+    /// The matrix (last two dimensions) of `v` at the batch index `ivs` of a
+    /// result with batch sizes `batch`: a rank-reduced subview; an operand
+    /// dimension of size 1 under a larger one, or missing, is not indexed.
+    fn matrix_view(&mut self, v: &View, ivs: &[String], batch: &[String], indent: &str, out: &mut String) -> View {
+        let own = v.sizes.len() - 2;
+        let skip = batch.len() - own;
+        let mut offsets: Vec<String> = (0..own)
+            .map(|d| if v.sizes[d] == "1" && batch[skip + d] != "1" { "0".to_string() } else { ivs[skip + d].clone() })
+            .collect();
+        offsets.extend(["0".to_string(), "0".to_string()]);
+        let mut sizes: Vec<String> = vec!["1".to_string(); own];
+        sizes.extend(v.sizes[own..].iter().cloned());
+        let (dims, element, strides, _) = memref_layout(&v.ty).expect("views are strided memrefs");
+        let ty = format!(
+            "memref<{}x{}x{element}, strided<[{}, {}], offset: ?>>",
+            dims[own],
+            dims[own + 1],
+            strides[own],
+            strides[own + 1]
+        );
+        let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
+        let name = self.fresh("mat");
+        let _ = writeln!(
+            out,
+            "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {ty}",
+            v.name,
+            offsets.join(", "),
+            sizes.join(", "),
+            ones.join(", "),
+            v.ty
+        );
+        View { name, ty, sizes: v.sizes[own..].to_vec() }
+    }
+
+    /// A contraction of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)`
+    /// (one batch size): the vector kernel, or a `linalg` named op after a
+    /// fill with zero.
+    fn matmul_kernel(
+        &mut self,
+        a: &View,
+        b: &View,
+        target: &View,
+        element: ElementType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        self.next_id += 1;
+        let fast = contraction::emit(
+            self.next_id,
+            &a.operand(),
+            &b.operand(),
+            &target.operand(),
+            element,
+            !self.fast_math,
+            self.parallel,
+            indent,
+        );
+        if let Some(code) = fast {
+            out.push_str(&code);
+            return;
+        }
+        self.fill_zero(target, element, indent, out);
+        let op = match (a.sizes.len(), b.sizes.len()) {
+            (3, 3) => "linalg.batch_matmul",
+            (2, 2) => "linalg.matmul",
+            (2, 1) => "linalg.matvec",
+            _ => "linalg.vecmat",
+        };
+        let _ = writeln!(
+            out,
+            "{indent}{op} ins({}, {} : {}, {}) outs({} : {})",
+            a.name, b.name, a.ty, b.ty, target.name, target.ty
+        );
+    }
+
+    fn fill_zero(&mut self, target: &View, element: ElementType, indent: &str, out: &mut String) {
+        let z = self.fresh("z");
+        let e = element.mlir();
+        let _ = writeln!(out, "{indent}{z} = arith.constant {} : {e}", zero_literal(element));
+        let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
+    }
+
+    /// `target = einsum(spec, inputs)`.
+    pub(super) fn einsum(
+        &mut self,
+        spec: &Einsum,
+        inputs: &[&View],
+        target: &View,
+        element: ElementType,
+        indent: &str,
+        out: &mut String,
+    ) {
+        if element.is_float()
+            && let Some((pa, pb)) = matmul_permutations(spec)
+        {
+            let mut permuted = |this: &mut Self, v: &View, p: &[usize]| {
+                if p.iter().enumerate().all(|(i, &k)| i == k) {
+                    View { name: v.name.clone(), ty: v.ty.clone(), sizes: v.sizes.clone() }
+                } else {
+                    let name = this.fresh("perm");
+                    transposed_view(v, p, name, indent, out)
+                }
+            };
+            let a = permuted(self, inputs[0], &pa);
+            let b = permuted(self, inputs[1], &pb);
+            self.matmul(&a, &b, target, element, indent, out);
+            return;
+        }
+        self.fill_zero(target, element, indent, out);
+        let labels: Vec<char> = spec.result.iter().copied().chain(spec.summed()).collect();
+        let dims: Vec<String> = (0..labels.len()).map(|k| format!("d{k}")).collect();
+        let header = dims.join(", ");
+        let map = |names: &[char]| {
+            let results: Vec<String> =
+                names.iter().map(|c| dims[labels.iter().position(|x| x == c).expect("a label")].clone()).collect();
+            format!("affine_map<({header}) -> ({})>", results.join(", "))
+        };
+        let mut maps: Vec<String> = spec.operands.iter().map(|o| map(o)).collect();
+        maps.push(map(&spec.result));
+        let iterators: Vec<&str> =
+            (0..labels.len()).map(|k| if k < spec.result.len() { "\"parallel\"" } else { "\"reduction\"" }).collect();
+        let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
+        let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
+        let e = element.mlir();
+        let _ = writeln!(
+            out,
+            "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
+            maps.join(", "),
+            iterators.join(", "),
+            names.join(", "),
+            types.join(", "),
+            target.name,
+            target.ty
+        );
+        let args: Vec<String> = (0..inputs.len()).map(|k| format!("%a{k}: {e}")).collect();
+        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
+        let (mul, add) = if element.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+        let mut product = "%a0".to_string();
+        for k in 1..inputs.len() {
+            let _ = writeln!(out, "{indent}  %p{k} = {mul} {product}, %a{k} : {e}");
+            product = format!("%p{k}");
+        }
+        let _ = writeln!(out, "{indent}  %s = {add} %o, {product} : {e}");
+        let _ = writeln!(out, "{indent}  linalg.yield %s : {e}");
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+/// For an einsum that is a batched matmul up to permutations of its two
+/// operands, the permutations putting the first operand in `[batch..., m,
+/// k]` order and the second in `[batch..., k, n]` order.
+fn matmul_permutations(spec: &Einsum) -> Option<(Vec<usize>, Vec<usize>)> {
+    let [a, b] = spec.operands.as_slice() else { return None };
+    let r = spec.result.len();
+    let summed = spec.summed();
+    if r < 2 || summed.len() != 1 {
+        return None;
+    }
+    let (m, n, k) = (spec.result[r - 2], spec.result[r - 1], summed[0]);
+    let batch = &spec.result[..r - 2];
+    let order_a: Vec<char> = batch.iter().copied().chain([m, k]).collect();
+    let order_b: Vec<char> = batch.iter().copied().chain([k, n]).collect();
+    let permutation = |labels: &[char], order: &[char]| -> Option<Vec<usize>> {
+        if labels.len() != order.len() {
+            return None;
+        }
+        order.iter().map(|c| labels.iter().position(|x| x == c)).collect()
+    };
+    Some((permutation(a, &order_a)?, permutation(b, &order_b)?))
+}
