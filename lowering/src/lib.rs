@@ -11,7 +11,7 @@ pub mod print_schedule_pass;
 pub mod schedule;
 pub mod schedule_pass;
 pub mod select_stores_pass;
-pub mod splice;
+pub use tempo_passes::splice;
 pub mod store_selection;
 pub mod store_to_memref;
 pub mod temporal_to_loops;

@@ -8,12 +8,19 @@ pub mod diagnostics;
 pub mod dynamic_sizes;
 pub mod pass;
 pub mod pipeline;
+pub mod print;
 pub mod program;
+pub mod rewrite;
 pub mod sdg;
 pub mod source;
+pub mod splice;
+pub mod temporal_dce;
+pub mod temporal_dedup;
 pub mod verify;
 
 /// Registers the temporal-level passes of this crate.
 pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(verify::VerifyTemporal);
+    registry.add_pass(temporal_dce::TemporalDce);
+    registry.add_pass(temporal_dedup::TemporalDedup);
 }
