@@ -10,7 +10,7 @@ use std::fmt::{self, Write};
 use std::ops::{Add, Mul, Sub};
 use std::panic::Location;
 use std::rc::Rc;
-use tempo_passes::program::{ElementType, PointType};
+use tempo_passes::program::PointType;
 use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
 
 /// Identifies a tensor within its program.
@@ -512,7 +512,7 @@ impl BodyEmitter<'_> {
                 return name;
             }
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
-            Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", dense(values, ty))),
+            Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", tempo_passes::print::dense(values, ty))),
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
             Node::Compare(predicate, x, y) => {
@@ -575,34 +575,6 @@ impl BodyEmitter<'_> {
         self.names.insert(key, name.clone());
         name
     }
-}
-
-/// A dense attribute with exact element values (floats as bit patterns).
-fn dense(values: &[f64], ty: &PointType) -> String {
-    fn element(v: f64, e: ElementType) -> String {
-        match e {
-            ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
-            ElementType::F64 => format!("0x{:016X}", v.to_bits()),
-            ElementType::I1 => (v != 0.0).to_string(),
-            ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
-        }
-    }
-    fn nested(values: &[f64], shape: &[i64], e: ElementType) -> String {
-        match shape.split_first() {
-            None => element(values.first().copied().unwrap_or(0.0), e),
-            Some((&n, rest)) => {
-                let stride: usize = rest.iter().product::<i64>() as usize;
-                let parts: Vec<String> =
-                    (0..n as usize).map(|i| nested(&values[i * stride..(i + 1) * stride], rest, e)).collect();
-                format!("[{}]", parts.join(", "))
-            }
-        }
-    }
-    if values.len() != ty.num_elements() {
-        // Wrong element count: let MLIR report the mismatch.
-        return format!("dense<[]> : {ty}");
-    }
-    format!("dense<{}> : {ty}", nested(values, &ty.shape, ty.element))
 }
 
 /// Configures and performs a run of a [`Program`].

@@ -16,6 +16,7 @@ pub mod source;
 pub mod splice;
 pub mod temporal_dce;
 pub mod temporal_dedup;
+pub mod temporal_simplify;
 pub mod verify;
 
 /// Registers the temporal-level passes of this crate.
@@ -23,4 +24,5 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(verify::VerifyTemporal);
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);
+    registry.add_pass(temporal_simplify::TemporalSimplify);
 }

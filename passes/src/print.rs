@@ -9,7 +9,7 @@
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
-use crate::program::{Movement, Node, NodeKind, PointType, Program};
+use crate::program::{ElementType, Movement, Node, NodeKind, PointType, Program};
 use crate::splice::replace_module_body;
 use melior::ir::{Location, OperationRef, operation::OperationLike};
 use std::fmt::Write;
@@ -183,6 +183,35 @@ pub fn program_text(program: &Program) -> String {
         let _ = writeln!(out, "\"temporal.output\"(%t{o}) : (!temporal.rtensor) -> ()");
     }
     out
+}
+
+/// A dense attribute with exact element values (floats as bit patterns):
+/// `dense<[0x3F800000, ...]> : tensor<2xf32>`.
+pub fn dense(values: &[f64], ty: &PointType) -> String {
+    fn element(v: f64, e: ElementType) -> String {
+        match e {
+            ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
+            ElementType::F64 => format!("0x{:016X}", v.to_bits()),
+            ElementType::I1 => (v != 0.0).to_string(),
+            ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
+        }
+    }
+    fn nested(values: &[f64], shape: &[i64], e: ElementType) -> String {
+        match shape.split_first() {
+            None => element(values.first().copied().unwrap_or(0.0), e),
+            Some((&n, rest)) => {
+                let stride: usize = rest.iter().product::<i64>() as usize;
+                let parts: Vec<String> =
+                    (0..n as usize).map(|i| nested(&values[i * stride..(i + 1) * stride], rest, e)).collect();
+                format!("[{}]", parts.join(", "))
+            }
+        }
+    }
+    if values.len() != ty.num_elements() {
+        // Wrong element count: let MLIR report the mismatch.
+        return format!("dense<[]> : {ty}");
+    }
+    format!("dense<{}> : {ty}", nested(values, &ty.shape, ty.element))
 }
 
 /// Replaces the temporal ops of `module` with `program` printed.
