@@ -16,6 +16,7 @@ pub mod source;
 pub mod splice;
 pub mod temporal_dce;
 pub mod temporal_dedup;
+pub mod temporal_lift_recurrences;
 pub mod temporal_simplify;
 pub mod verify;
 
@@ -25,4 +26,5 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);
     registry.add_pass(temporal_simplify::TemporalSimplify);
+    registry.add_pass(temporal_lift_recurrences::TemporalLiftRecurrences);
 }
