@@ -368,7 +368,13 @@ impl Program {
 
     /// Starts configuring a run (bounds, inputs, seed).
     pub fn runner(&self) -> Runner<'_> {
-        Runner { program: self, bounds: IndexMap::new(), inputs: Vec::new(), seed: None }
+        Runner {
+            program: self,
+            bounds: IndexMap::new(),
+            inputs: Vec::new(),
+            seed: None,
+            optimization: Default::default(),
+        }
     }
 }
 
@@ -512,7 +518,9 @@ impl BodyEmitter<'_> {
                 return name;
             }
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
-            Node::Constant { values } => ("constant", vec![], format!("{{value = {}}}", tempo_passes::print::dense(values, ty))),
+            Node::Constant { values } => {
+                ("constant", vec![], format!("{{value = {}}}", tempo_passes::print::dense(values, ty)))
+            }
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
             Node::Compare(predicate, x, y) => {
@@ -583,6 +591,7 @@ pub struct Runner<'p> {
     bounds: IndexMap<String, i64>,
     inputs: Vec<HostArray>,
     seed: Option<u64>,
+    optimization: tempo_runtime::Optimization,
 }
 
 impl Runner<'_> {
@@ -601,6 +610,17 @@ impl Runner<'_> {
         self.seed = Some(seed);
         self
     }
+    /// The temporal optimization level (0 to 3, default 2: every exact
+    /// pass; 3 adds rules that may change float rounding).
+    pub fn optimize(mut self, level: u8) -> Self {
+        self.optimization.level = level;
+        self
+    }
+    /// Leaves a temporal optimization pass out (`"temporal-simplify"`).
+    pub fn disable_pass(mut self, name: &str) -> Self {
+        self.optimization.disabled.push(name.to_string());
+        self
+    }
 
     fn options(&self) -> RunOptions {
         RunOptions {
@@ -613,6 +633,7 @@ impl Runner<'_> {
             fast_math: false,
             threads: 0,
             dump_object: None,
+            optimization: self.optimization.clone(),
         }
     }
 

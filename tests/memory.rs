@@ -6,7 +6,13 @@
 use tempo::{Cond, Coordinate, Expr, Program, RunReport, Tensor, f32s, f64s};
 
 fn report(p: &Program, bounds: &[(&str, i64)]) -> RunReport {
-    let mut runner = p.runner().seed(3);
+    report_at(p, bounds, 2)
+}
+
+/// [`report`] with the temporal optimizations of `level` (0: none, so the
+/// stores are those of the program as written).
+fn report_at(p: &Program, bounds: &[(&str, i64)], level: u8) -> RunReport {
+    let mut runner = p.runner().seed(3).optimize(level);
     for (name, value) in bounds {
         runner = runner.bound(name, *value);
     }
@@ -314,6 +320,7 @@ fn prefixes_inside_an_outer_loop_reuse_one_slice_of_blocks() {
     // previous total (which puts b outside t): s is read at the present b,
     // through prefixes along t, so one slice of blocks serves every b:
     // ceil(T / B) * B * 8 bytes (B = 512 f64 points, a page), whatever B is.
+    // (Written as is: -O2 would lift the prefix sums into a recurrence.)
     let mut p = Program::new();
     let b = p.dim("b", "NB");
     let t = p.dim("t", "T");
@@ -326,10 +333,16 @@ fn prefixes_inside_an_outer_loop_reuse_one_slice_of_blocks() {
     p.define(&total, Cond::always(), g.at([b.var(), t.bound() - 1]));
     p.output(&total);
     for (batch, steps) in [(1u64, 10u64), (4, 700), (9, 1500)] {
-        let r = report(&p, &[("NB", batch as i64), ("T", steps as i64)]);
-        let kinds = kinds(&r);
-        assert_eq!(kinds[0], ("s".to_string(), "blocks<512> along t".to_string()), "{kinds:?}");
+        let r = report_at(&p, &[("NB", batch as i64), ("T", steps as i64)], 0);
+        let written = kinds(&r);
+        assert_eq!(written[0], ("s".to_string(), "blocks<512> along t".to_string()), "{written:?}");
         let g_bytes = 8; // g: a ring of 1 along t (read at g[b, T-1] right after the run)
         assert_eq!(peak(&r), steps.div_ceil(512) * 512 * 8 + g_bytes, "NB = {batch}, T = {steps}");
+        // Optimized, the prefix sums are a running sum: a ring of 2 points
+        // along t replaces the blocks, and s is consumed where it is made
+        // (one point): 2 * 8 + 8 + 8 bytes.
+        let lifted = report(&p, &[("NB", batch as i64), ("T", steps as i64)]);
+        assert!(kinds(&lifted).contains(&("s_prefix_sum".to_string(), "ring<2> along t".to_string())));
+        assert_eq!(peak(&lifted), 2 * 8 + 8 + g_bytes, "NB = {batch}, T = {steps}, optimized");
     }
 }

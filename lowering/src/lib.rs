@@ -65,6 +65,11 @@ pub fn registry() -> PassRegistry {
         LOOPS_TO_LLVM,
     );
     registry.add_pipeline(
+        "temporal-optimize",
+        "The exact temporal optimizations of -O2: temporal-dce, temporal-dedup, temporal-simplify, temporal-lift-recurrences, temporal-dedup, temporal-dce",
+        "temporal-dce, temporal-dedup, temporal-simplify, temporal-lift-recurrences, temporal-dedup, temporal-dce",
+    );
+    registry.add_pipeline(
         "temporal-to-llvm",
         "The whole pipeline: temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
         TEMPORAL_TO_LLVM,

@@ -23,7 +23,7 @@ use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassResult;
 use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::{dense, replace_program};
-use crate::program::{Branch, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor, BinaryKind};
+use crate::program::{BinaryKind, Branch, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor};
 use crate::temporal_dce::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::OperationRef;
@@ -40,7 +40,10 @@ impl TempoPass for TemporalLiftRecurrences {
         "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes) by running recurrences P[t] = P[t-1] + x[t]"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption { name: "inexact", summary: "Also lift float suffix reductions (changes rounding); default false" }]
+        &[PassOption {
+            name: "inexact",
+            summary: "Also lift float suffix reductions (changes rounding); default false",
+        }]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let inexact = options.get("inexact").is_some_and(|v| v == "true" || v == "1");
@@ -67,8 +70,11 @@ struct Liftable {
 /// Whether `map` has the single result `Dim(j) + c`.
 fn is_dim_plus(map: &AffineMap, j: usize, c: i64) -> bool {
     matches!(map.results.as_slice(), [e] if e.linear().is_some_and(|(dims, symbols, constant)| {
+        // (`linear` drops trailing zero coefficients: the coefficient of
+        // d_j must be present and 1.)
         constant == c
             && symbols.iter().all(|&s| s == 0)
+            && dims.get(j) == Some(&1)
             && dims.iter().enumerate().all(|(i, &k)| k == i64::from(i == j))
     }))
 }
@@ -106,7 +112,16 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
         }
         let prefix = is_constant(&lower[p], 0) && is_dim_plus(&upper[p], j, 1);
         let suffix = is_dim_plus(&lower[p], j, 0) && is_symbol(&upper[p], d);
-        ranged = Some((p, if prefix { false } else if suffix { true } else { return None }));
+        ranged = Some((
+            p,
+            if prefix {
+                false
+            } else if suffix {
+                true
+            } else {
+                return None;
+            },
+        ));
     }
     let (ranged, suffix) = ranged?;
     let float = src.point.element.is_float();
@@ -129,7 +144,12 @@ fn start(kind: ReduceKind, ty: &PointType) -> NodeKind {
 }
 
 /// Builds the recurrence tensor for `lift`.
-fn recurrence<'c>(program: &Program<'c>, lift: &Liftable, name: String, location: melior::ir::Location<'c>) -> Tensor<'c> {
+fn recurrence<'c>(
+    program: &Program<'c>,
+    lift: &Liftable,
+    name: String,
+    location: melior::ir::Location<'c>,
+) -> Tensor<'c> {
     let src = &program.tensors[lift.source];
     let n = src.domain.len();
     let symbols = program.dims.len();
@@ -160,14 +180,21 @@ fn recurrence<'c>(program: &Program<'c>, lift: &Liftable, name: String, location
         AffineExpr::Add(
             Box::new(AffineExpr::Add(
                 Box::new(AffineExpr::Dim(p)),
-                Box::new(AffineExpr::Mul(Box::new(AffineExpr::Symbol(src.domain[p])), Box::new(AffineExpr::Constant(-1)))),
+                Box::new(AffineExpr::Mul(
+                    Box::new(AffineExpr::Symbol(src.domain[p])),
+                    Box::new(AffineExpr::Constant(-1)),
+                )),
             )),
             Box::new(AffineExpr::Constant(1)),
         )
     } else {
         AffineExpr::Dim(p)
     };
-    let when = IntegerSet { num_dims: n, num_symbols: symbols, constraints: vec![Constraint { expr: first, is_equality: true }] };
+    let when = IntegerSet {
+        num_dims: n,
+        num_symbols: symbols,
+        constraints: vec![Constraint { expr: first, is_equality: true }],
+    };
     let always = IntegerSet { num_dims: n, num_symbols: symbols, constraints: vec![] };
     let own = program.tensors.len();
     let previous = node(NodeKind::Read { source: own, index: identity(if lift.suffix { 1 } else { -1 }) });

@@ -101,10 +101,7 @@ pub fn simplify(program: &mut Program, inexact: bool) -> bool {
                 for k in 0..branch.nodes.len() {
                     let kind = map_operands(&branch.nodes[k].kind, |a| alias[a]);
                     branch.nodes[k].kind = kind;
-                    let action = RULES
-                        .iter()
-                        .filter(|r| r.exact || inexact)
-                        .find_map(|r| (r.apply)(&branch.nodes, k));
+                    let action = RULES.iter().filter(|r| r.exact || inexact).find_map(|r| (r.apply)(&branch.nodes, k));
                     match action {
                         Some(Action::Forward(j)) => alias[k] = j,
                         Some(Action::Become(kind)) => branch.nodes[k].kind = kind,
@@ -289,15 +286,23 @@ fn fold_constants(nodes: &[Node], k: usize) -> Option<Action> {
     match nodes[k].kind {
         NodeKind::Unary(UnaryKind::Neg, a) if nodes[a].ty == *ty => {
             let values = constant_values(nodes, a)?;
-            let folded = values.iter().map(|&x| arithmetic(element, BinaryKind::Sub, 0.0, x, true)).collect::<Option<_>>()?;
+            let folded =
+                values.iter().map(|&x| arithmetic(element, BinaryKind::Sub, 0.0, x, true)).collect::<Option<_>>()?;
             Some(Action::Become(constant(folded, ty)))
         }
         NodeKind::Binary(kind @ (BinaryKind::Add | BinaryKind::Sub | BinaryKind::Mul | BinaryKind::Div), a, b) => {
             let (x, y) = (constant_values(nodes, a)?, constant_values(nodes, b)?);
-            let at = |v: &[f64], i: usize| if v.len() == n { Some(v[i]) } else if v.len() == 1 { Some(v[0]) } else { None };
-            let folded = (0..n)
-                .map(|i| arithmetic(element, kind, at(x, i)?, at(y, i)?, false))
-                .collect::<Option<Vec<f64>>>()?;
+            let at = |v: &[f64], i: usize| {
+                if v.len() == n {
+                    Some(v[i])
+                } else if v.len() == 1 {
+                    Some(v[0])
+                } else {
+                    None
+                }
+            };
+            let folded =
+                (0..n).map(|i| arithmetic(element, kind, at(x, i)?, at(y, i)?, false)).collect::<Option<Vec<f64>>>()?;
             Some(Action::Become(constant(folded, ty)))
         }
         _ => None,

@@ -45,6 +45,24 @@ pub struct RunOptions {
     /// Write the JIT-compiled object code to this file (for profilers and
     /// disassemblers).
     pub dump_object: Option<String>,
+    /// The temporal-level optimizations run before scheduling.
+    pub optimization: Optimization,
+}
+
+/// Which temporal-level optimizations run
+/// ([`tempo_passes::optimize::optimization_pipeline`]).
+#[derive(Clone, Debug)]
+pub struct Optimization {
+    /// 0 to 3; 2 (all exact passes) by default.
+    pub level: u8,
+    /// Passes of the level left out, by name.
+    pub disabled: Vec<String>,
+}
+
+impl Default for Optimization {
+    fn default() -> Self {
+        Optimization { level: 2, disabled: Vec::new() }
+    }
 }
 
 /// The LLVM OpenMP runtime (Debian's `libomp-22-dev`), loaded into the JIT
@@ -137,21 +155,7 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
             )]);
         }
     }
-    let missing: Vec<String> = options
-        .externals
-        .missing(&program.call_sites)
-        .iter()
-        .map(|site| {
-            format!(
-                "{}: error: external function '{}' is not registered (register a callback under this name)",
-                render_location(&site.location, &options.source_name),
-                site.callee
-            )
-        })
-        .collect();
-    if !missing.is_empty() {
-        return Err(missing);
-    }
+    check_externals(program, options)?;
     let shape_of = |slot: &Slot| -> Vec<usize> {
         slot.domain.iter().map(|&d| bounds[d] as usize).chain(slot.point.shape.iter().map(|&d| d as usize)).collect()
     };
@@ -233,12 +237,63 @@ pub fn run_module(context: &Context, module: &mut Module, options: &RunOptions) 
     run_module_timed(context, module, options).map(|(outputs, _)| outputs)
 }
 
+/// Every external function the program calls is registered.
+fn check_externals(program: &Program, options: &RunOptions) -> Result<(), Vec<String>> {
+    let missing: Vec<String> = options
+        .externals
+        .missing(&program.call_sites)
+        .iter()
+        .map(|site| {
+            format!(
+                "{}: error: external function '{}' is not registered (register a callback under this name)",
+                render_location(&site.location, &options.source_name),
+                site.callee
+            )
+        })
+        .collect();
+    if missing.is_empty() { Ok(()) } else { Err(missing) }
+}
+
+/// Runs the temporal optimization pipeline of `options` on `module`.
+pub fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Result<(), Vec<String>> {
+    let text =
+        tempo_passes::optimize::optimization_pipeline(options.optimization.level, &options.optimization.disabled)
+            .map_err(|e| vec![format!("error: {e}")])?;
+    if text.is_empty() {
+        return Ok(());
+    }
+    let collector = DiagnosticCollector::attach_for_source(context, &options.source_name);
+    let manager = PassManager::new(context);
+    manager.enable_verifier(true);
+    let registry = tempo_lowering::registry();
+    let elements = pipeline::parse_pipeline(&text).map_err(|e| vec![format!("error: {e}")])?;
+    pipeline::add_to_pass_manager(&manager, &registry, &elements).map_err(|e| vec![format!("error: {e}")])?;
+    if manager.run(module).is_err() {
+        let mut lines = collector.take();
+        if lines.is_empty() {
+            lines.push("error: the temporal optimizations failed".into());
+        }
+        return Err(lines);
+    }
+    Ok(())
+}
+
 /// Like [`run_module`], also reporting how long compiling and executing took.
 pub fn run_module_timed(
     context: &Context,
     module: &mut Module,
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
+    // Temporal-level optimizations first: what follows (checks, stores,
+    // lowering) sees the optimized program.
+    // Calls to unregistered functions are an error even where the
+    // optimizations would remove them.
+    let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    check_externals(&written, options)?;
+    drop(written);
+    let optimize_start = std::time::Instant::now();
+    optimize(context, module, options)?;
+    let optimize_time = optimize_start.elapsed();
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
@@ -351,7 +406,7 @@ pub fn run_module_timed(
         unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
         eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {:#x})", entry as usize);
     }
-    let compile = compile_start.elapsed();
+    let compile = compile_start.elapsed() + optimize_time;
     let execute_start = std::time::Instant::now();
     CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals: options.externals.clone(), sites, error: None }));
     let invoked = engine.invoke(ENTRY, &mut arguments);

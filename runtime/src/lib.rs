@@ -9,5 +9,7 @@ pub mod memory;
 pub mod npy;
 
 pub use array::{Data, HostArray};
-pub use engine::{MemoryReport, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed};
+pub use engine::{
+    MemoryReport, Optimization, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed,
+};
 pub use externals::{Callback, Externals};

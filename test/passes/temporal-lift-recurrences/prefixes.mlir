@@ -16,10 +16,14 @@
 // CHECK-DAG: sym_name = "c_prefix_max"
 // CHECK-DAG: sym_name = "c_suffix_sum"
 // CHECK-NOT: sym_name = "x_suffix_sum"
-// The float suffix sum still reads its range:
+// The whole range c[0:T] is neither a prefix nor a suffix of t:
+// CHECK-NOT: sym_name = "c_suffix_max"
+// The float suffix sum and the whole range still read their ranges:
+// CHECK: "temporal.read_range"
 // CHECK: "temporal.read_range"
 // CHECK-NOT: "temporal.read_range"
 // INEXACT: sym_name = "x_suffix_sum"
+// INEXACT: "temporal.read_range"
 // INEXACT-NOT: "temporal.read_range"
 // STATS: x_prefix_sum: ring<2>
 // STATS: c_prefix_max: ring<2>
@@ -33,6 +37,12 @@
 %m = "temporal.tensor"() {sym_name = "m", domain = ["t"], element = tensor<2xi32>} : () -> !temporal.rtensor
 %g = "temporal.tensor"() {sym_name = "g", domain = ["t"], element = tensor<2xi32>} : () -> !temporal.rtensor
 %f = "temporal.tensor"() {sym_name = "f", domain = ["b", "t"], element = tensor<3xf32>} : () -> !temporal.rtensor
+%w = "temporal.tensor"() {sym_name = "w", domain = ["t"], element = tensor<2xi32>} : () -> !temporal.rtensor
+"temporal.define"(%w) ({
+  %r = "temporal.read_range"(%c) {caps = [affine_map<(t)[B, T] -> ()>], lower = [affine_map<(t)[B, T] -> (0)>], upper = [affine_map<(t)[B, T] -> (T)>]} : (!temporal.rtensor) -> tensor<?x2xi32>
+  %v = "temporal.reduce_max"(%r) {axis = 0 : i64} : (tensor<?x2xi32>) -> tensor<2xi32>
+  "gpu.yield"(%v) : (tensor<2xi32>) -> ()
+}) {when = affine_set<(t)[B, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.define"(%s) ({
   %r = "temporal.read_range"(%x) {caps = [affine_map<(b, t)[B, T] -> ()>, affine_map<(b, t)[B, T] -> ()>], lower = [affine_map<(b, t)[B, T] -> (b)>, affine_map<(b, t)[B, T] -> (0)>], upper = [affine_map<(b, t)[B, T] -> ()>, affine_map<(b, t)[B, T] -> (t + 1)>]} : (!temporal.rtensor) -> tensor<?x3xf32>
   %v = "temporal.reduce_sum"(%r) {axis = 0 : i64} : (tensor<?x3xf32>) -> tensor<3xf32>
@@ -57,3 +67,4 @@
 "temporal.output"(%m) : (!temporal.rtensor) -> ()
 "temporal.output"(%g) : (!temporal.rtensor) -> ()
 "temporal.output"(%f) : (!temporal.rtensor) -> ()
+"temporal.output"(%w) : (!temporal.rtensor) -> ()

@@ -2,11 +2,13 @@
 //! project's Rust passes and any upstream MLIR pass, prints the result.
 //!
 //! ```text
-//! tempo-opt [FILE|-] [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]...
+//! tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...]
+//!           [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]...
 //!           [-o OUT] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]
 //! ```
-//! `--PASS` flags (any registered or upstream pass) are appended in order,
-//! after `--pass-pipeline`.
+//! `-ON` runs the temporal optimizations of level N first
+//! ([`tempo_passes::optimize`]); `--PASS` flags (any registered or upstream
+//! pass) are appended in order, after `--pass-pipeline`.
 
 use melior::{
     ir::operation::{OperationLike, OperationPrintingFlags},
@@ -15,7 +17,8 @@ use melior::{
 use std::process::ExitCode;
 use tempo_passes::{diagnostics::DiagnosticCollector, pipeline};
 
-const USAGE: &str = "usage: tempo-opt [FILE|-] [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
+const USAGE: &str = "usage: tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...] \
+[--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
 [-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]";
 
 struct Args {
@@ -39,6 +42,8 @@ fn parse_args() -> Result<Args, String> {
         split_input_file: false,
     };
     let mut input = None;
+    let mut level: Option<u8> = None;
+    let mut disabled: Vec<String> = Vec::new();
     // Arguments that are not UTF-8 are an error, not a panic.
     let arguments = std::env::args_os()
         .skip(1)
@@ -63,6 +68,8 @@ fn parse_args() -> Result<Args, String> {
             "--emit-irdl" => args.emit_irdl = true,
             "--split-input-file" => args.split_input_file = true,
             "--list-passes" | "--help" | "-h" => args.list_passes = true,
+            "-O0" | "-O1" | "-O2" | "-O3" => level = Some(flag.as_bytes()[2] - b'0'),
+            "--disable-pass" => disabled.push(value_of(&flag, inline)?),
             "-" => input = Some("-".to_string()),
             f if f.starts_with("--") => {
                 let name = &f[2..];
@@ -82,6 +89,15 @@ fn parse_args() -> Result<Args, String> {
     }
     if let Some(input) = input {
         args.input = input;
+    }
+    if !disabled.is_empty() && level.is_none() {
+        return Err("--disable-pass leaves a pass out of an -O level; give one (-O1, -O2 or -O3)".into());
+    }
+    if let Some(level) = level {
+        let text = tempo_passes::optimize::optimization_pipeline(level, &disabled)?;
+        if !text.is_empty() {
+            args.pipeline.insert(0, text);
+        }
     }
     Ok(args)
 }

@@ -11,7 +11,7 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::{HostArray, RunOptions, RunReport, interpret_module, run_module_timed};
+use tempo_runtime::{HostArray, Optimization, RunOptions, RunReport, interpret_module, run_module_timed};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -65,9 +65,15 @@ struct Cli {
     /// disassemblers); the entry's address is printed to stderr.
     #[arg(long, value_name = "FILE")]
     dump_object: Option<String>,
-    /// LLVM optimization level.
+    /// Optimization level: the temporal passes (0: none; 1: dead code and
+    /// duplicates; 2: also simplification and recurrence lifting, all
+    /// exact; 3: also rules that may change float rounding) and LLVM's.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
+    /// Leave this temporal optimization pass out (repeatable), e.g.
+    /// `--disable-pass temporal-lift-recurrences`.
+    #[arg(long = "disable-pass", value_name = "PASS")]
+    disabled_passes: Vec<String>,
 }
 
 fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), String> {
@@ -104,6 +110,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         fast_math: cli.fast_math,
         threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
+        optimization: Optimization { level: cli.opt_level, disabled: cli.disabled_passes.clone() },
     })
 }
 

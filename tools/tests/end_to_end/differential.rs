@@ -7,11 +7,11 @@
 //! `TEMPO_RANDOM_PROGRAMS=N` (default 300) for a longer run, e.g.
 //! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
 
-use crate::{example, interpret, run};
+use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng, seq::IndexedRandom};
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write;
-use tempo_runtime::{Data, HostArray};
+use tempo_runtime::{Data, HostArray, Optimization};
 
 fn close_f64(a: f64, b: f64, tolerance: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + a.abs().max(b.abs()))
@@ -49,12 +49,18 @@ fn compare(compiled: &[HostArray], interpreted: &[HostArray]) -> Result<(), Stri
 /// name, or the program text itself) if only one side fails or the outputs
 /// differ. Returns whether the program ran.
 fn check_both(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str) -> bool {
-    let compiled = run(source, bounds, vec![], Some(seed));
+    check_optimized(source, bounds, seed, what, Optimization::default())
+}
+
+/// [`check_both`] with the compiled side optimized as `optimization` says.
+fn check_optimized(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str, optimization: Optimization) -> bool {
+    let label = format!("-O{} without {:?}", optimization.level, optimization.disabled);
+    let compiled = run_optimized(source, bounds, vec![], Some(seed), optimization);
     let interpreted = interpret(source, bounds, vec![], Some(seed));
     match (&compiled, &interpreted) {
         (Ok(c), Ok(i)) => {
             if let Err(e) = compare(c, i) {
-                panic!("compiled and interpreted results differ ({bounds:?}, seed={seed}): {e}\n{what}");
+                panic!("compiled ({label}) and interpreted results differ ({bounds:?}, seed={seed}): {e}\n{what}");
             }
             true
         }
@@ -69,7 +75,7 @@ fn check_both(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str) -> bo
             false
         }
         _ => panic!(
-            "only one side failed ({bounds:?}, seed={seed}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
+            "only one side failed ({bounds:?}, seed={seed}, {label}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
         ),
     }
 }
@@ -674,7 +680,20 @@ impl GeneralGenerator {
             );
         }
         let samples: Vec<[i64; 2]> = [0, 1, 2, 3, 5, 8].iter().flat_map(|&t| [1, 2, 3].map(move |b| [t, b])).collect();
+        // Definitions of each tensor, to copy for a duplicate.
+        let mut definitions: Vec<String> = Vec::new();
         for (me, (name, domain)) in tensors.iter().enumerate() {
+            let start = text.len();
+            // A duplicate of an earlier tensor of the same domain (what
+            // temporal-dedup merges): its definitions with the name changed.
+            if let Some(original) = (0..me).find(|&o| tensors[o].1 == *domain && g.inner.rng.random_bool(0.3)) {
+                let from = format!("%{})", tensors[original].0);
+                let to = format!("%{name})");
+                let copy = definitions[original].replace(&from, &to);
+                text += &copy;
+                definitions.push(copy);
+                continue;
+            }
             // Self reads go to the past along each dimension in this direction.
             let direction: Vec<i64> =
                 domain.iter().map(|_| if g.inner.rng.random_bool(0.7) { -1 } else { 1 }).collect();
@@ -732,6 +751,7 @@ impl GeneralGenerator {
                     g.inner.point
                 );
             }
+            definitions.push(text[start..].to_string());
         }
         let mut outputs: Vec<usize> = (0..count).filter(|_| g.inner.rng.random_bool(0.6)).collect();
         if outputs.is_empty() {
@@ -818,6 +838,16 @@ impl GeneralGenerator {
                         }
                     })
                     .collect();
+                // Often a prefix or suffix reduction at the reader's own
+                // coordinates elsewhere: what temporal-lift-recurrences lifts.
+                let mut coordinates = coordinates;
+                if !own
+                    && matches!(form, RangeForm::Prefix | RangeForm::Suffix)
+                    && source_domain.iter().all(|d| domain.contains(d))
+                    && g.rng.random_bool(0.5)
+                {
+                    coordinates = source_domain.iter().map(|_| Coordinate::Shift(0)).collect();
+                }
                 if own && ranged.is_none() && coordinates.iter().all(|c| matches!(c, Coordinate::Shift(0))) {
                     continue;
                 }
@@ -1175,6 +1205,63 @@ fn corpus_directory_agrees_with_the_interpreter() {
             let mut small = bounds.clone();
             small[k].1 = 1;
             check_both(&source, &as_refs(&small), 2, &name);
+        }
+    }
+}
+
+/// Every optimization configuration the differential tests try besides the
+/// default: no temporal passes, level 1, level 3 (inexact rules, compared
+/// within tolerance), and level 2 with each pass left out.
+fn optimization_variants() -> Vec<Optimization> {
+    let mut out = vec![
+        Optimization { level: 0, disabled: vec![] },
+        Optimization { level: 1, disabled: vec![] },
+        Optimization { level: 3, disabled: vec![] },
+    ];
+    for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
+        out.push(Optimization { level: 2, disabled: vec![pass.to_string()] });
+    }
+    out
+}
+
+/// Generated programs and the corpus directory agree with the interpreter
+/// with each temporal pass turned off, at the other levels too. CI runs a
+/// sample (`TEMPO_PASS_SAMPLE`, default 20 generated programs); every
+/// combination over many programs is
+/// `TEMPO_PASS_SAMPLE=600 cargo test --release --test end_to_end optimization_variants`.
+#[test]
+fn optimization_variants_agree_with_the_interpreter() {
+    let sample: u64 = std::env::var("TEMPO_PASS_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let variants = optimization_variants();
+    for seed in 0..sample {
+        let program = GeneralGenerator::program(seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+        let (t, b) = (rng.random_range(0..9), rng.random_range(1..4));
+        for variant in &variants {
+            check_optimized(&program, &[("T", t), ("B", b)], seed, &program, variant.clone());
+        }
+    }
+    let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    for path in files {
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let name = path.display().to_string();
+        let bounds: Vec<(String, i64)> = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// bounds:"))
+            .expect("a bounds line")
+            .split_whitespace()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                (k.to_string(), v.parse().expect("an integer bound"))
+            })
+            .collect();
+        let refs: Vec<(&str, i64)> = bounds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        for variant in &variants {
+            assert!(check_optimized(&source, &refs, 1, &name, variant.clone()), "{name} must run");
         }
     }
 }

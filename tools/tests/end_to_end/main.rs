@@ -8,7 +8,7 @@ mod examples;
 
 use indexmap::IndexMap;
 use melior::{Context, ir::Module};
-use tempo_runtime::{HostArray, RunOptions, interpret_module, run_module};
+use tempo_runtime::{HostArray, Optimization, RunOptions, interpret_module, run_module};
 
 pub fn context() -> Context {
     melior::utility::register_all_passes();
@@ -31,16 +31,27 @@ pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>
     }
 }
 
-/// Compiles and runs `source`.
+/// Compiles and runs `source` (with the default optimizations).
 pub fn run(
     source: &str,
     bounds: &[(&str, i64)],
     inputs: Vec<HostArray>,
     seed: Option<u64>,
 ) -> Result<Vec<HostArray>, Vec<String>> {
+    run_optimized(source, bounds, inputs, seed, Optimization::default())
+}
+
+/// Compiles and runs `source` with the given temporal optimizations.
+pub fn run_optimized(
+    source: &str,
+    bounds: &[(&str, i64)],
+    inputs: Vec<HostArray>,
+    seed: Option<u64>,
+    optimization: Optimization,
+) -> Result<Vec<HostArray>, Vec<String>> {
     let context = context();
     let mut module = Module::parse(&context, source).expect("program parses");
-    run_module(&context, &mut module, &options(bounds, inputs, seed))
+    run_module(&context, &mut module, &RunOptions { optimization, ..options(bounds, inputs, seed) })
 }
 
 /// Evaluates `source` with the reference interpreter.

@@ -1,0 +1,148 @@
+"""Temporal optimizations benchmark: time per step of `tempo-run` with the
+default pipeline (-O2), with each temporal pass left out
+(`--disable-pass`), and with all of them left out.
+
+    bench/.venv/bin/python bench/optimize/run.py [--quick] [--repeat N] [--threads N]
+
+Programs: running statistics over the whole history (sums and maxima of
+r[0:t+1], lifted to recurrences by temporal-lift-recurrences), an RL step
+with a duplicated policy network (merged by temporal-dedup), and the causal
+and window-attention decodes of examples/gpt.rs (2 layers, width 64). The
+configurations of one program and T are interleaved (one of each per
+round, the order rotating); medians of the execute time are reported with
+the load average. LLVM's level stays -O2 throughout. Results go to
+bench/optimize/results.json, results.md (copied into bench/README.md) and
+ms_per_step.png.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
+GPT = os.path.join(ROOT, "target", "release", "examples", "gpt")
+PASSES = ["temporal-dce", "temporal-dedup", "temporal-simplify", "temporal-lift-recurrences"]
+CONFIGS = [("default -O2", [])] + [(f"without {p}", [p]) for p in PASSES] + [("no temporal passes", PASSES)]
+
+
+def programs(quick, directory):
+    gpt = {}
+    for name, extra in [("causal", []), ("window", ["--window", "64"])]:
+        path = os.path.join(directory, f"gpt_{name}.mlir")
+        text = subprocess.run(
+            [GPT, "--layers", "2", "--heads", "2", "--width", "64", "--mlir"] + extra,
+            check=True, capture_output=True, text=True,
+        ).stdout
+        with open(path, "w") as f:
+            f.write(text)
+        gpt[name] = path
+    steps = [512, 1024] if quick else [512, 1024, 2048, 4096]
+    return [
+        ("running statistics (64 wide)", os.path.join(HERE, "running_statistics.mlir"), {}, steps),
+        ("duplicated policy (256 wide)", os.path.join(HERE, "duplicated_policy.mlir"), {}, steps),
+        ("causal attention decode", gpt["causal"], {"L": 2}, steps),
+        ("window-64 attention decode", gpt["window"], {"L": 2}, steps),
+    ]
+
+
+def run_one(program, bounds, steps, disabled, threads):
+    command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--seed", "1", "--format", "none", "--timings"]
+    command += ["--threads", str(threads)]
+    for name, value in bounds.items():
+        command += ["--bound", f"{name}={value}"]
+    for p in disabled:
+        command += ["--disable-pass", p]
+    load = os.getloadavg()[0]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stderr
+    m = re.search(r"compile ([0-9.]+) ms, execute ([0-9.]+) ms", out)
+    return float(m.group(1)), float(m.group(2)), load
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for title, program, bounds, steps_list in programs(args.quick, directory):
+            for steps in steps_list:
+                samples = {name: [] for name, _ in CONFIGS}
+                loads = []
+                for r in range(args.repeat):
+                    order = CONFIGS[r % len(CONFIGS):] + CONFIGS[: r % len(CONFIGS)]
+                    for name, disabled in order:
+                        compile_ms, execute_ms, load = run_one(program, bounds, steps, disabled, args.threads)
+                        samples[name].append((compile_ms, execute_ms))
+                        loads.append(load)
+                for name, _ in CONFIGS:
+                    execute = statistics.median(e for _, e in samples[name])
+                    compile_ms = statistics.median(c for c, _ in samples[name])
+                    rows.append(dict(program=title, T=steps, config=name, execute_ms=execute,
+                                     ms_per_step=execute / steps, compile_ms=compile_ms,
+                                     load=statistics.median(loads)))
+                    print(f"{title:32} T={steps:5} {name:38} {execute / steps:9.4f} ms/step  compile {compile_ms:7.1f} ms")
+    with open(os.path.join(HERE, "results.json"), "w") as f:
+        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+    write_markdown(rows, args)
+    plot(rows)
+
+
+def write_markdown(rows, args):
+    programs_seen = []
+    for r in rows:
+        if r["program"] not in programs_seen:
+            programs_seen.append(r["program"])
+    names = [name for name, _ in CONFIGS]
+    lines = [
+        f"Median ms per step over {args.repeat} interleaved rounds, {args.threads} threads "
+        f"(load average {statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs). "
+        "Each column leaves one temporal pass out of the default pipeline; the ratio is the slowest "
+        "configuration over the default.",
+        "",
+        "| program | T | " + " | ".join(names) + " | slowest / default |",
+        "| --- | ---: | " + " | ".join("---:" for _ in names) + " | ---: |",
+    ]
+    for p in programs_seen:
+        for steps in sorted({r["T"] for r in rows if r["program"] == p}):
+            cells = {r["config"]: r["ms_per_step"] for r in rows if r["program"] == p and r["T"] == steps}
+            ratio = max(cells.values()) / cells[names[0]]
+            lines.append(f"| {p} | {steps} | " + " | ".join(f"{cells[n]:.4f}" for n in names) + f" | {ratio:.1f}x |")
+    with open(os.path.join(HERE, "results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def plot(rows):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    programs_seen = []
+    for r in rows:
+        if r["program"] not in programs_seen:
+            programs_seen.append(r["program"])
+    fig, axes = plt.subplots(1, len(programs_seen), figsize=(4.2 * len(programs_seen), 3.6))
+    for ax, p in zip(axes, programs_seen):
+        for name, _ in CONFIGS:
+            points = sorted((r["T"], r["ms_per_step"]) for r in rows if r["program"] == p and r["config"] == name)
+            ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=name)
+        ax.set_title(p, fontsize=9)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("T (steps)")
+        ax.set_ylabel("ms per step")
+    axes[0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "ms_per_step.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()

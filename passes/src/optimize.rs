@@ -1,0 +1,91 @@
+//! The optimizing pipelines of the temporal level (`-O` levels), run on a
+//! program before it is scheduled and lowered:
+//!
+//! - `-O0`: none;
+//! - `-O1`: `temporal-dce`, `temporal-dedup`, `temporal-dce`;
+//! - `-O2` (the default of `tempo-run` and the Rust API): also
+//!   `temporal-simplify` and `temporal-lift-recurrences`; every pass exact,
+//!   so results stay bit for bit those of the unoptimized program;
+//! - `-O3`: the same with the rules that may change float rounding
+//!   (`inexact=true`: float matmul reassociation, lifting float suffix
+//!   sums).
+//!
+//! Any pass can be left out of a level by name (`--disable-pass`).
+
+/// The passes of level 2, in order: dead code goes first (less to look
+/// at), duplicates are merged before and after simplification (which makes
+/// more ops equal), recurrences are lifted from the simplified bodies, and
+/// what became dead is removed last.
+pub const O2_PASSES: &[&str] = &[
+    "temporal-dce",
+    "temporal-dedup",
+    "temporal-simplify",
+    "temporal-lift-recurrences",
+    "temporal-dedup",
+    "temporal-dce",
+];
+
+/// The passes of level 1.
+pub const O1_PASSES: &[&str] = &["temporal-dce", "temporal-dedup", "temporal-dce"];
+
+/// Passes taking the `inexact` option at level 3.
+const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
+
+/// The pipeline text of optimization `level` without the passes named in
+/// `disabled` (empty: nothing to run); an error for a level above 3 or a
+/// name that is not one of the level's passes.
+pub fn optimization_pipeline(level: u8, disabled: &[String]) -> Result<String, String> {
+    let passes: &[&str] = match level {
+        0 => &[],
+        1 => O1_PASSES,
+        2 | 3 => O2_PASSES,
+        _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
+    };
+    for name in disabled {
+        if !O2_PASSES.contains(&name.as_str()) {
+            return Err(format!(
+                "'{name}' is not a temporal optimization pass (one of {})",
+                unique(O2_PASSES).join(", ")
+            ));
+        }
+    }
+    let kept: Vec<String> = passes
+        .iter()
+        .filter(|p| !disabled.iter().any(|d| d == *p))
+        .map(|p| if level == 3 && INEXACT.contains(p) { format!("{p}{{inexact=true}}") } else { p.to_string() })
+        .collect();
+    Ok(kept.join(", "))
+}
+
+/// The distinct names of `passes`, in order.
+pub fn unique(passes: &[&'static str]) -> Vec<&'static str> {
+    let mut out: Vec<&str> = Vec::new();
+    for p in passes {
+        if !out.contains(p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_and_disabled_passes() {
+        assert_eq!(optimization_pipeline(0, &[]).unwrap(), "");
+        assert_eq!(optimization_pipeline(1, &[]).unwrap(), "temporal-dce, temporal-dedup, temporal-dce");
+        assert_eq!(
+            optimization_pipeline(2, &["temporal-dedup".into()]).unwrap(),
+            "temporal-dce, temporal-simplify, temporal-lift-recurrences, temporal-dce"
+        );
+        assert!(optimization_pipeline(3, &[]).unwrap().contains("temporal-simplify{inexact=true}"));
+        assert!(optimization_pipeline(4, &[]).is_err());
+        assert!(
+            optimization_pipeline(2, &["canonicalize".into()])
+                .unwrap_err()
+                .contains("not a temporal optimization pass")
+        );
+    }
+}
