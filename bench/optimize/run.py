@@ -114,7 +114,7 @@ def write_markdown(rows, args):
         for steps in sorted({r["T"] for r in rows if r["program"] == p}):
             cells = {r["config"]: r["ms_per_step"] for r in rows if r["program"] == p and r["T"] == steps}
             ratio = max(cells.values()) / cells[names[0]]
-            lines.append(f"| {p} | {steps} | " + " | ".join(f"{cells[n]:.4f}" for n in names) + f" | {ratio:.1f}x |")
+            lines.append(f"| {p} | {steps} | " + " | ".join(f"{cells[n]:.3g}" for n in names) + f" | {ratio:.1f}x |")
     with open(os.path.join(HERE, "results.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -144,5 +144,17 @@ def plot(rows):
     fig.savefig(os.path.join(HERE, "ms_per_step.png"), dpi=110)
 
 
+def redraw():
+    """Writes the table and plot again from results.json."""
+    with open(os.path.join(HERE, "results.json")) as f:
+        saved = json.load(f)
+    args = argparse.Namespace(repeat=saved["repeat"], threads=saved["threads"])
+    write_markdown(saved["rows"], args)
+    plot(saved["rows"])
+
+
 if __name__ == "__main__":
-    main()
+    if "--redraw" in os.sys.argv:
+        redraw()
+    else:
+        main()

@@ -520,22 +520,73 @@ fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Res
 }
 
 /// The loop nest computing `tensors` together, if legal. The loops are the
-/// domain of the deepest tensor; every other tensor's domain must be its
-/// outer loops (layers `l` inside `t`: `h[t, l]` and `y[t]` share the `t`
-/// loop, `y` placed after the `l` loop).
+/// dimensions of the deepest tensor, in an order where every other
+/// tensor's domain is the outer loops (layers `l` inside `t`: `h[t, l]`
+/// and `y[t]` share the `t` loop, `y` placed after the `l` loop). The
+/// deepest tensor's domain order is tried first; when the reads admit no
+/// loop directions in it, other orders are (loop interchange: `x[i, t]` on
+/// a cycle with `w[t]` that reads `x[T-1-?, t-1]` needs `t` outside `i`,
+/// and a shallower tensor over `t` forces it too).
 fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) -> Result<Nest, PassDiagnostic<'c>> {
     let deepest = *tensors.iter().max_by_key(|&&t| (depth(program, t), std::cmp::Reverse(t))).expect("non-empty");
-    let dims = program.tensors[deepest].domain.clone();
-    check_structure(program, &dims, tensors).map_err(|_| {
-        let other = tensors.iter().find(|&&t| check_structure(program, &dims, &[t]).is_err()).expect("one fails");
-        PassDiagnostic::new(
+    let orders = loop_orders(program, tensors, &program.tensors[deepest].domain);
+    let Some(first) = orders.first() else {
+        let dims = &program.tensors[deepest].domain;
+        let other = tensors
+            .iter()
+            .find(|&&t| !program.tensors[t].domain.iter().all(|d| dims.contains(d)))
+            .or_else(|| tensors.iter().find(|&&t| t != deepest))
+            .expect("another tensor");
+        return Err(PassDiagnostic::new(
             program.tensors[*other].location,
             format!(
                 "cannot schedule '{}' with '{}': tensors on one cycle must have nested domains",
                 program.tensors[*other].name, program.tensors[deepest].name
             ),
-        )
-    })?;
+        ));
+    };
+    let first_error = match nest_with_loops(program, tensors, edges, first.clone()) {
+        Ok(nest) => return Ok(nest),
+        Err(e) => e,
+    };
+    orders[1..].iter().find_map(|dims| nest_with_loops(program, tensors, edges, dims.clone()).ok()).ok_or(first_error)
+}
+
+/// The orders of `dims` (the deepest tensor's domain, tried first) in which
+/// every tensor's domain is a set of outer loops; none when the domains
+/// are not nested.
+fn loop_orders(program: &Program, tensors: &[usize], dims: &[usize]) -> Vec<Vec<usize>> {
+    // At most 6! = 720 orders are looked at; deeper nests keep the
+    // domain order alone.
+    let mut candidates: Vec<Vec<usize>> = vec![dims.to_vec()];
+    if dims.len() <= 6 {
+        let mut permutation: Vec<usize> = (0..dims.len()).collect();
+        while next_permutation(&mut permutation) {
+            candidates.push(permutation.iter().map(|&k| dims[k]).collect());
+        }
+    }
+    candidates.retain(|order| check_structure(program, order, tensors).is_ok());
+    candidates
+}
+
+/// Advances `p` to the next permutation in lexicographic order; false after
+/// the last.
+fn next_permutation(p: &mut [usize]) -> bool {
+    let Some(i) = (1..p.len()).rev().find(|&i| p[i - 1] < p[i]) else { return false };
+    let j = (i..p.len()).rev().find(|&j| p[j] > p[i - 1]).expect("p[i] qualifies");
+    p.swap(i - 1, j);
+    p[i..].reverse();
+    true
+}
+
+/// The nest of `tensors` in loops `dims` (outer to inner), if the reads
+/// admit loop directions and a body order.
+fn nest_with_loops<'c>(
+    program: &Program<'c>,
+    tensors: &[usize],
+    edges: &[Edge<'c>],
+    dims: Vec<usize>,
+) -> Result<Nest, PassDiagnostic<'c>> {
     let inside: Vec<&Edge> =
         edges.iter().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
     for e in &inside {

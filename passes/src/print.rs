@@ -144,10 +144,11 @@ fn element_text(point: &PointType) -> String {
 /// The whole program as temporal-dialect text (the ops of a module body).
 pub fn program_text(program: &Program) -> String {
     let mut out = String::new();
-    for dim in &program.dims {
+    for (k, dim) in program.dims.iter().enumerate() {
+        let loc = program.dim_locations.get(k).map(location).unwrap_or_default();
         let _ = writeln!(
             out,
-            "\"temporal.dim\"() {{sym_name = \"{}\", bound = \"{}\"}} : () -> ()",
+            "\"temporal.dim\"() {{sym_name = \"{}\", bound = \"{}\"}} : () -> () {loc}",
             escape(&dim.name),
             escape(&dim.bound)
         );

@@ -679,6 +679,11 @@ pub struct Tensor<'c> {
 #[derive(Clone, Debug, Default)]
 pub struct Program<'c> {
     pub dims: Vec<Dim>,
+    /// Where each dimension is declared.
+    pub dim_locations: Vec<Location<'c>>,
+    /// The module the program was read from (errors about the program as a
+    /// whole point here).
+    pub location: Option<Location<'c>>,
     pub tensors: Vec<Tensor<'c>>,
     /// Output tensors, in program order.
     pub outputs: Vec<usize>,
@@ -740,6 +745,7 @@ impl<'c> Program<'c> {
             rejected: Vec::new(),
             targeted: Vec::new(),
         };
+        builder.program.location = Some(module.location());
         let Some(body) = module.region(0).ok().and_then(|r| r.first_block()) else {
             return Ok(builder.program);
         };
@@ -926,6 +932,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     self.error(op, format!("bound '{bound}' is used by two dimensions"));
                 } else {
                     self.program.dims.push(Dim { name, bound });
+                    self.program.dim_locations.push(op.location());
                 }
             }
             _ => self.error(op, "temporal.dim needs string attributes 'sym_name' and 'bound'".into()),

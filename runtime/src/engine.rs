@@ -142,15 +142,26 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
             Some(&v) if v >= 0 => bounds.push(v),
             Some(&v) => return Err(vec![format!("error: bound {} = {v} must be >= 0", dim.bound)]),
             None => {
-                return Err(vec![format!("error: missing bound {} (give it with --bound {}=N)", dim.bound, dim.bound)]);
+                // At the dimension declaring the bound.
+                let at = program.dim_locations.get(bounds.len()).map(|l| render_location(l, &options.source_name));
+                let at = at.map_or(String::new(), |l| format!("{l}: "));
+                return Err(vec![format!(
+                    "{at}error: missing bound {} (give it with --bound {}=N)",
+                    dim.bound, dim.bound
+                )]);
             }
         }
     }
     for name in options.bounds.keys() {
         if !program.dims.iter().any(|d| &d.bound == name) {
             let known: Vec<&str> = program.dims.iter().map(|d| d.bound.as_str()).collect();
+            // At the program, which declares no such bound.
+            let at = program
+                .location
+                .as_ref()
+                .map_or(String::new(), |l| format!("{}: ", render_location(l, &options.source_name)));
             return Err(vec![format!(
-                "error: unknown bound '{name}' (the program's bounds: {})",
+                "{at}error: unknown bound '{name}' (the program's bounds: {})",
                 if known.is_empty() { "none".to_string() } else { known.join(", ") }
             )]);
         }

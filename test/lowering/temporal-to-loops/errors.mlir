@@ -32,26 +32,26 @@
 
 // -----
 
-// w[t] and x[i, t] read each other, but w's domain is not the outer loop of
-// x's (i comes first in x's domain): the scheduler nests loops in the
-// deepest tensor's domain order.
+// a[i] and b[t] read each other, but neither domain contains the other: no
+// order of loops nests them (w[t] with x[i, t] is fine: the loops are
+// interchanged, see ../schedule/interchange.mlir).
 "temporal.dim"() {sym_name = "i", bound = "I"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
-// CHECK: errors.mlir:[[# @LINE + 1]]:6: error: cannot schedule 'w' with 'x': tensors on one cycle must have nested domains
-%w = "temporal.tensor"() {sym_name = "w", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
-%x = "temporal.tensor"() {sym_name = "x", domain = ["i", "t"], element = tensor<f32>} : () -> !temporal.rtensor
-"temporal.define"(%w) ({
-  %p = "temporal.read"(%x) {index = affine_map<(t)[I, T] -> (0, t - 1)>} : (!temporal.rtensor) -> tensor<f32>
+%a = "temporal.tensor"() {sym_name = "a", domain = ["i"], element = tensor<f32>} : () -> !temporal.rtensor
+// CHECK: errors.mlir:[[# @LINE + 1]]:6: error: cannot schedule 'b' with 'a': tensors on one cycle must have nested domains
+%b = "temporal.tensor"() {sym_name = "b", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%a) ({
+  %p = "temporal.read"(%b) {index = affine_map<(i)[I, T] -> (i - 1)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
-}) {when = affine_set<(t)[I, T] : (t - 1 >= 0, I - 1 >= 0)>} : (!temporal.rtensor) -> ()
-"temporal.define"(%w) ({
+}) {when = affine_set<(i)[I, T] : (i - 1 >= 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%a) ({
   %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
   "gpu.yield"(%c) : (tensor<f32>) -> ()
-}) {when = affine_set<(t)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
-"temporal.define"(%x) ({
-  %p = "temporal.read"(%w) {index = affine_map<(i, t)[I, T] -> (t)>} : (!temporal.rtensor) -> tensor<f32>
+}) {when = affine_set<(i)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%b) ({
+  %p = "temporal.read"(%a) {index = affine_map<(t)[I, T] -> (t)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
-}) {when = affine_set<(i, t)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+}) {when = affine_set<(t)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 
 // -----
 
