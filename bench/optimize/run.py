@@ -5,7 +5,8 @@ default pipeline (-O2), with each temporal pass left out
     bench/.venv/bin/python bench/optimize/run.py [--quick] [--repeat N] [--threads N]
 
 Programs: running statistics over the whole history (sums and maxima of
-r[0:t+1], lifted to recurrences by temporal-lift-recurrences), an RL step
+r[0:t+1], lifted to recurrences by temporal-lift-recurrences), moving sums
+of integer counts over 256 steps (a difference of running sums), an RL step
 with a duplicated policy network (merged by temporal-dedup), and the causal
 and window-attention decodes of examples/gpt.rs (2 layers, width 64). The
 configurations of one program and T are interleaved (one of each per
@@ -45,6 +46,7 @@ def programs(quick, directory):
     steps = [512, 1024] if quick else [512, 1024, 2048, 4096]
     return [
         ("running statistics (64 wide)", os.path.join(HERE, "running_statistics.mlir"), {}, steps),
+        ("moving integer sums (w = 256)", os.path.join(HERE, "moving_counts.mlir"), {}, steps),
         ("duplicated policy (256 wide)", os.path.join(HERE, "duplicated_policy.mlir"), {}, steps),
         ("causal attention decode", gpt["causal"], {"L": 2}, steps),
         ("window-64 attention decode", gpt["window"], {"L": 2}, steps),

@@ -13,6 +13,12 @@
 //! order; they are lifted for integers (wrapping sums and maxima are
 //! associative) and, with the option `inexact`, for floats.
 //!
+//! A sum over a sliding window `x[max(0, t-w+1):t+1]` becomes a difference
+//! of prefix sums, `P[t] - P[t-w]` (`P[t]` while `t < w`): one subtraction
+//! per point instead of `w` additions. Integer sums wrap, so this is exact
+//! for them; for floats (cancellation changes rounding) only with
+//! `inexact`.
+//!
 //! Applies to a `reduce_sum` or `reduce_max` along axis 0 of a range read
 //! with one ranged dimension `d` of its source, whose range is `0 : v + 1`
 //! (or `v : D` for suffixes) for the reader's own variable `v` of `d`, and
@@ -55,15 +61,26 @@ impl TempoPass for TemporalLiftRecurrences {
     }
 }
 
+/// Which range of the ranged dimension a reduction covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Form {
+    /// `0 : v + 1`
+    Prefix,
+    /// `v : D`
+    Suffix,
+    /// `max(0, v - w + 1) : v + 1`
+    Window(i64),
+}
+
 /// A reduction over a range the pass can lift: source, ranged position,
-/// kind, whether it is a suffix, and the reader's variable position of each
-/// source dimension.
+/// kind, range form, and the reader's variable position of each source
+/// dimension.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Liftable {
     source: usize,
     ranged: usize,
     kind: ReduceKind,
-    suffix: bool,
+    form: Form,
     reader_positions: Vec<usize>,
 }
 
@@ -81,6 +98,18 @@ fn is_dim_plus(map: &AffineMap, j: usize, c: i64) -> bool {
 
 fn is_constant(map: &AffineMap, c: i64) -> bool {
     matches!(map.results.as_slice(), [e] if e.as_constant() == Some(c))
+}
+
+/// For lower bounds `max(0, d_j - w + 1)` (in either order), `w >= 1`.
+fn window_width(map: &AffineMap, j: usize) -> Option<i64> {
+    let [a, b] = map.results.as_slice() else { return None };
+    let (zero, start) = if a.as_constant() == Some(0) { (a, b) } else { (b, a) };
+    if zero.as_constant() != Some(0) {
+        return None;
+    }
+    let single = AffineMap { num_dims: map.num_dims, num_symbols: map.num_symbols, results: vec![start.clone()] };
+    let (_, _, c) = start.linear()?;
+    (c <= 0 && is_dim_plus(&single, j, c)).then_some(1 - c)
 }
 
 fn is_symbol(map: &AffineMap, s: usize) -> bool {
@@ -110,25 +139,26 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
         if ranged.is_some() {
             return None;
         }
-        let prefix = is_constant(&lower[p], 0) && is_dim_plus(&upper[p], j, 1);
-        let suffix = is_dim_plus(&lower[p], j, 0) && is_symbol(&upper[p], d);
-        ranged = Some((
-            p,
-            if prefix {
-                false
-            } else if suffix {
-                true
-            } else {
-                return None;
-            },
-        ));
+        let ends_here = is_dim_plus(&upper[p], j, 1);
+        let form = if is_constant(&lower[p], 0) && ends_here {
+            Form::Prefix
+        } else if is_dim_plus(&lower[p], j, 0) && is_symbol(&upper[p], d) {
+            Form::Suffix
+        } else if let (Some(w), true) = (window_width(&lower[p], j), ends_here) {
+            Form::Window(w)
+        } else {
+            return None;
+        };
+        ranged = Some((p, form));
     }
-    let (ranged, suffix) = ranged?;
+    let (ranged, form) = ranged?;
     let float = src.point.element.is_float();
-    if suffix && float && !inexact {
-        return None;
+    match form {
+        Form::Suffix if float && !inexact => return None,
+        Form::Window(_) if kind != ReduceKind::Sum || (float && !inexact) => return None,
+        _ => {}
     }
-    Some(Liftable { source: *source, ranged, kind, suffix, reader_positions })
+    Some(Liftable { source: *source, ranged, kind, form, reader_positions })
 }
 
 /// The starting value of a reduction, as a constant of `ty`.
@@ -175,7 +205,7 @@ fn recurrence<'c>(
     let node = |kind: NodeKind| Node { kind, ty: point.clone(), location };
     let read_source = node(NodeKind::Read { source: lift.source, index: identity(0) });
     // The first point of the run: the start combined with x there.
-    let first = if lift.suffix {
+    let first = if lift.form == Form::Suffix {
         // v == D - 1: d_p - D + 1 == 0.
         AffineExpr::Add(
             Box::new(AffineExpr::Add(
@@ -197,7 +227,8 @@ fn recurrence<'c>(
     };
     let always = IntegerSet { num_dims: n, num_symbols: symbols, constraints: vec![] };
     let own = program.tensors.len();
-    let previous = node(NodeKind::Read { source: own, index: identity(if lift.suffix { 1 } else { -1 }) });
+    let backward = lift.form == Form::Suffix;
+    let previous = node(NodeKind::Read { source: own, index: identity(if backward { 1 } else { -1 }) });
     Tensor {
         name,
         domain: src.domain.clone(),
@@ -221,6 +252,104 @@ fn recurrence<'c>(
     }
 }
 
+/// The recurrence tensor of `lift` (made once per source, dimension, kind
+/// and form).
+fn lifted<'c>(
+    program: &mut Program<'c>,
+    made: &mut HashMap<Liftable, usize>,
+    lift: Liftable,
+    location: melior::ir::Location<'c>,
+) -> usize {
+    let key = Liftable { reader_positions: Vec::new(), ..lift.clone() };
+    if let Some(&p) = made.get(&key) {
+        return p;
+    }
+    let src = &program.tensors[lift.source].name;
+    let what = if lift.kind == ReduceKind::Sum { "sum" } else { "max" };
+    let side = if lift.form == Form::Suffix { "suffix" } else { "prefix" };
+    let name = fresh_name(program, format!("{src}_{side}_{what}"));
+    let tensor = recurrence(program, &lift, name, location);
+    program.tensors.push(tensor);
+    made.insert(key, program.tensors.len() - 1);
+    program.tensors.len() - 1
+}
+
+fn fresh_name(program: &Program, mut name: String) -> String {
+    while program.tensors.iter().any(|t| t.name == name) {
+        name += "_";
+    }
+    name
+}
+
+/// The window sums `W[v] = P[v] - P[v - w]` (`P[v]` while `v < w`) of the
+/// prefix sums `P` (tensor `prefix`).
+fn window_tensor<'c>(
+    program: &mut Program<'c>,
+    made: &mut HashMap<Liftable, usize>,
+    lift: &Liftable,
+    prefix: usize,
+    w: i64,
+    location: melior::ir::Location<'c>,
+) -> usize {
+    let key = Liftable { reader_positions: Vec::new(), ..lift.clone() };
+    if let Some(&t) = made.get(&key) {
+        return t;
+    }
+    let src = &program.tensors[lift.source];
+    let (n, symbols, p) = (src.domain.len(), program.dims.len(), lift.ranged);
+    let point = src.point.clone();
+    let at = |shift: i64| AffineMap {
+        num_dims: n,
+        num_symbols: symbols,
+        results: (0..n)
+            .map(|i| {
+                if i == p && shift != 0 {
+                    AffineExpr::Add(Box::new(AffineExpr::Dim(i)), Box::new(AffineExpr::Constant(shift)))
+                } else {
+                    AffineExpr::Dim(i)
+                }
+            })
+            .collect(),
+    };
+    let node = |kind: NodeKind| Node { kind, ty: point.clone(), location };
+    // v - w >= 0
+    let later = AffineExpr::Add(Box::new(AffineExpr::Dim(p)), Box::new(AffineExpr::Constant(-w)));
+    let name = fresh_name(program, format!("{}_window{w}_sum", src.name));
+    let domain = src.domain.clone();
+    let tensor = Tensor {
+        name,
+        domain,
+        point: point.clone(),
+        is_input: false,
+        branches: vec![
+            Branch {
+                when: IntegerSet {
+                    num_dims: n,
+                    num_symbols: symbols,
+                    constraints: vec![Constraint { expr: later, is_equality: false }],
+                },
+                nodes: vec![
+                    node(NodeKind::Read { source: prefix, index: at(0) }),
+                    node(NodeKind::Read { source: prefix, index: at(-w) }),
+                    node(NodeKind::Binary(BinaryKind::Sub, 0, 1)),
+                ],
+                result: 2,
+                location,
+            },
+            Branch {
+                when: IntegerSet { num_dims: n, num_symbols: symbols, constraints: vec![] },
+                nodes: vec![node(NodeKind::Read { source: prefix, index: at(0) })],
+                result: 0,
+                location,
+            },
+        ],
+        location,
+    };
+    program.tensors.push(tensor);
+    made.insert(key, program.tensors.len() - 1);
+    program.tensors.len() - 1
+}
+
 /// Lifts every liftable reduction; returns whether any was.
 pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
     let mut made: HashMap<Liftable, usize> = HashMap::new();
@@ -231,22 +360,13 @@ pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
                 let branch = &program.tensors[reader].branches[b];
                 let Some(lift) = liftable(program, reader, branch, k, inexact) else { continue };
                 let location = branch.nodes[k].location;
-                let key = Liftable { reader_positions: Vec::new(), ..lift.clone() };
-                let p = match made.get(&key) {
-                    Some(&p) => p,
-                    None => {
-                        let src = &program.tensors[lift.source].name;
-                        let what = if lift.kind == ReduceKind::Sum { "sum" } else { "max" };
-                        let side = if lift.suffix { "suffix" } else { "prefix" };
-                        let mut name = format!("{src}_{side}_{what}");
-                        while program.tensors.iter().any(|t| t.name == name) {
-                            name += "_";
-                        }
-                        let tensor = recurrence(program, &lift, name, location);
-                        program.tensors.push(tensor);
-                        made.insert(key, program.tensors.len() - 1);
-                        program.tensors.len() - 1
+                let p = match lift.form {
+                    Form::Window(w) => {
+                        let prefix = Liftable { form: Form::Prefix, ..lift.clone() };
+                        let prefix = lifted(program, &mut made, prefix, location);
+                        window_tensor(program, &mut made, &lift, prefix, w, location)
                     }
+                    _ => lifted(program, &mut made, lift.clone(), location),
                 };
                 let reader_domain = program.tensors[reader].domain.len();
                 let index = AffineMap {

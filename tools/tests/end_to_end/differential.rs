@@ -842,7 +842,7 @@ impl GeneralGenerator {
                 // coordinates elsewhere: what temporal-lift-recurrences lifts.
                 let mut coordinates = coordinates;
                 if !own
-                    && matches!(form, RangeForm::Prefix | RangeForm::Suffix)
+                    && matches!(form, RangeForm::Prefix | RangeForm::Suffix | RangeForm::Window)
                     && source_domain.iter().all(|d| domain.contains(d))
                     && g.rng.random_bool(0.5)
                 {
