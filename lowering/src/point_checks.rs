@@ -114,6 +114,15 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                     }
                     intervals.push(lo..hi.max(lo));
                 }
+                let lengths: Vec<i64> = upper
+                    .iter()
+                    .zip(&intervals)
+                    .filter(|(hi, _)| !hi.results.is_empty())
+                    .map(|(_, r)| r.end - r.start)
+                    .collect();
+                if let Some(message) = tempo_passes::program::static_length_mismatch(&lengths, &node.ty.shape) {
+                    return Err(fail(format!("at {}: {message}", point_name(i, point)), Some((b, n))));
+                }
                 let mut boxes = vec![vec![]];
                 for interval in intervals {
                     boxes = boxes

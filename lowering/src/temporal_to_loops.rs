@@ -743,13 +743,30 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         // or than the constant width of a window), it is
                         // allocated once outside the loops and viewed at this
                         // step's sizes; otherwise allocated for this step.
-                        let caps: Option<Vec<String>> =
-                            dynamic.iter().map(|s| self.size_caps.get(*s).cloned()).collect();
+                        // (A size known statically, though the type says
+                        // `?`, is its own cap.)
+                        let caps: Option<Vec<String>> = dynamic
+                            .iter()
+                            .map(|s| match s.parse::<i64>() {
+                                Ok(n) => {
+                                    let c = self.fresh("cap");
+                                    let _ = writeln!(self.entry, "    {c} = arith.constant {n} : index");
+                                    Some(c)
+                                }
+                                Err(_) => self.size_caps.get(*s).cloned(),
+                            })
+                            .collect();
                         match caps {
                             Some(caps) => {
                                 let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
                                 let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
                                 let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
+                                // Sizes known statically are static in the view.
+                                let dims: Vec<String> = dims
+                                    .iter()
+                                    .zip(&sizes)
+                                    .map(|(d, s)| if s.parse::<i64>().is_ok() { s.clone() } else { d.clone() })
+                                    .collect();
                                 let view_ty =
                                     format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
                                 let view = self.fresh("view");
@@ -765,7 +782,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 View { name: view, ty: view_ty, sizes: sizes.clone() }
                             }
                             None => {
-                                let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", dynamic.join(", "));
+                                let operands: Vec<String> =
+                                    dynamic.iter().map(|s| self.index_value(s, indent, out)).collect();
+                                let _ =
+                                    writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", operands.join(", "));
                                 dynamic_buffers.push((buffer.clone(), ty.clone()));
                                 View { name: buffer, ty, sizes: sizes.clone() }
                             }
@@ -1000,6 +1020,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
             };
             self.size_caps.insert(len.clone(), cap);
             offsets.push(lo);
+            // A length the type states statically (checked before running)
+            // is used as the literal.
+            let len = match ty.shape.get(kept_sizes.len()) {
+                Some(&n) if n != DYNAMIC => n.to_string(),
+                _ => len,
+            };
             sizes.push(len.clone());
             kept_sizes.push(len);
         }

@@ -19,6 +19,7 @@ pub mod temporal_dce;
 pub mod temporal_dedup;
 pub mod temporal_lift_recurrences;
 pub mod temporal_simplify;
+pub mod temporal_vectorize;
 pub mod verify;
 
 /// Registers the temporal-level passes of this crate.
@@ -28,4 +29,5 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_dedup::TemporalDedup);
     registry.add_pass(temporal_simplify::TemporalSimplify);
     registry.add_pass(temporal_lift_recurrences::TemporalLiftRecurrences);
+    registry.add_pass(temporal_vectorize::TemporalVectorize);
 }

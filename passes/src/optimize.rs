@@ -4,8 +4,10 @@
 //! - `-O0`: none;
 //! - `-O1`: `temporal-dce`, `temporal-dedup`, `temporal-dce`;
 //! - `-O2` (the default of `tempo-run` and the Rust API): also
-//!   `temporal-simplify` and `temporal-lift-recurrences`; every pass exact,
-//!   so results stay bit for bit those of the unoptimized program;
+//!   `temporal-lift-recurrences`, `temporal-vectorize` (with the bound
+//!   values of the run, which the program is then specialized for) and
+//!   `temporal-simplify`; every pass exact, so results stay bit for bit
+//!   those of the unoptimized program;
 //! - `-O3`: the same with the rules that may change float rounding
 //!   (`inexact=true`: float matmul reassociation, lifting float suffix
 //!   sums).
@@ -13,14 +15,16 @@
 //! Any pass can be left out of a level by name (`--disable-pass`).
 
 /// The passes of level 2, in order: dead code goes first (less to look
-/// at), duplicates are merged before and after simplification (which makes
-/// more ops equal), recurrences are lifted from the simplified bodies, and
+/// at), duplicates are merged before and after the rewrites (which make
+/// more ops equal), recurrences are lifted before batch dimensions are
+/// vectorized, simplification cleans up after both (reshape chains), and
 /// what became dead is removed last.
 pub const O2_PASSES: &[&str] = &[
     "temporal-dce",
     "temporal-dedup",
-    "temporal-simplify",
     "temporal-lift-recurrences",
+    "temporal-vectorize",
+    "temporal-simplify",
     "temporal-dedup",
     "temporal-dce",
 ];
@@ -33,8 +37,9 @@ const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
 
 /// The pipeline text of optimization `level` without the passes named in
 /// `disabled` (empty: nothing to run); an error for a level above 3 or a
-/// name that is not one of the level's passes.
-pub fn optimization_pipeline(level: u8, disabled: &[String]) -> Result<String, String> {
+/// name that is not one of the level's passes. `bounds` (`T=10,B=3`) are
+/// the bound values of the run, for `temporal-vectorize`.
+pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Result<String, String> {
     let passes: &[&str] = match level {
         0 => &[],
         1 => O1_PASSES,
@@ -52,7 +57,12 @@ pub fn optimization_pipeline(level: u8, disabled: &[String]) -> Result<String, S
     let kept: Vec<String> = passes
         .iter()
         .filter(|p| !disabled.iter().any(|d| d == *p))
-        .map(|p| if level == 3 && INEXACT.contains(p) { format!("{p}{{inexact=true}}") } else { p.to_string() })
+        .filter(|p| **p != "temporal-vectorize" || !bounds.is_empty())
+        .map(|p| match *p {
+            "temporal-vectorize" => format!("{p}{{bounds={bounds}}}"),
+            _ if level == 3 && INEXACT.contains(p) => format!("{p}{{inexact=true}}"),
+            _ => p.to_string(),
+        })
         .collect();
     Ok(kept.join(", "))
 }
@@ -74,18 +84,16 @@ mod tests {
 
     #[test]
     fn levels_and_disabled_passes() {
-        assert_eq!(optimization_pipeline(0, &[]).unwrap(), "");
-        assert_eq!(optimization_pipeline(1, &[]).unwrap(), "temporal-dce, temporal-dedup, temporal-dce");
+        assert_eq!(optimization_pipeline(0, &[], "").unwrap(), "");
+        assert_eq!(optimization_pipeline(1, &[], "").unwrap(), "temporal-dce, temporal-dedup, temporal-dce");
         assert_eq!(
-            optimization_pipeline(2, &["temporal-dedup".into()]).unwrap(),
-            "temporal-dce, temporal-simplify, temporal-lift-recurrences, temporal-dce"
+            optimization_pipeline(2, &["temporal-dedup".into()], "").unwrap(),
+            "temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-dce"
         );
-        assert!(optimization_pipeline(3, &[]).unwrap().contains("temporal-simplify{inexact=true}"));
-        assert!(optimization_pipeline(4, &[]).is_err());
-        assert!(
-            optimization_pipeline(2, &["canonicalize".into()])
-                .unwrap_err()
-                .contains("not a temporal optimization pass")
-        );
+        assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
+        assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));
+        assert!(optimization_pipeline(4, &[], "").is_err());
+        let wrong = optimization_pipeline(2, &["canonicalize".into()], "").unwrap_err();
+        assert!(wrong.contains("not a temporal optimization pass"));
     }
 }

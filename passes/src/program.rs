@@ -541,6 +541,14 @@ pub fn matmul_shape(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     }
 }
 
+/// When a range read states a static length for a range dimension (its
+/// type), the error for a range of another length.
+pub fn static_length_mismatch(lengths: &[i64], shape: &[i64]) -> Option<String> {
+    lengths.iter().zip(shape).enumerate().find(|(_, (n, s))| **s != DYNAMIC && **n != **s).map(|(k, (n, s))| {
+        format!("range dimension {k} of the read holds {n} points, but its type states {s} (the program was specialized for other bounds)")
+    })
+}
+
 /// One step of splitmix64 (wrapping arithmetic).
 pub fn splitmix64(x: u64) -> u64 {
     let z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -1248,7 +1256,14 @@ impl<'c, 'v> Builder<'c, 'v> {
                 let mut expected = vec![DYNAMIC; ranges];
                 expected.extend(&source_point.shape);
                 let expected = PointType { shape: expected, element: source_point.element };
-                if ty != expected {
+                // A range dimension may state its length statically (the
+                // program is then valid for bounds that give that length,
+                // which is checked before running).
+                let fits = ty.element == expected.element
+                    && ty.shape.len() == expected.shape.len()
+                    && ty.shape[..ranges].iter().all(|&n| n == DYNAMIC || n >= 0)
+                    && ty.shape[ranges..] == expected.shape[ranges..];
+                if !fits {
                     self.error(op, format!("read_range of '{source_name}' with {ranges} range dimension(s) must produce {expected}, produces {ty}"));
                     return None;
                 }

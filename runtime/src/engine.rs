@@ -267,9 +267,15 @@ fn check_externals(program: &Program, options: &RunOptions) -> Result<(), Vec<St
 
 /// Runs the temporal optimization pipeline of `options` on `module`.
 pub fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Result<(), Vec<String>> {
-    let text =
-        tempo_passes::optimize::optimization_pipeline(options.optimization.level, &options.optimization.disabled)
-            .map_err(|e| vec![format!("error: {e}")])?;
+    // The bound values of the run (for vectorization, which specializes the
+    // program to them).
+    let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let text = tempo_passes::optimize::optimization_pipeline(
+        options.optimization.level,
+        &options.optimization.disabled,
+        &bounds.join(","),
+    )
+    .map_err(|e| vec![format!("error: {e}")])?;
     if text.is_empty() {
         return Ok(());
     }

@@ -301,6 +301,10 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         for node in &t.branches[b].nodes {
             if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
                 let boxes = self.range_box(key, *source, lower, upper, caps).map_err(|e| self.at(node.location, e))?;
+                let lengths: Vec<i64> = boxes.iter().filter(|b| b.2).map(|b| b.1 - b.0).collect();
+                if let Some(message) = tempo_passes::program::static_length_mismatch(&lengths, &node.ty.shape) {
+                    return Err(self.at(node.location, format!("at {}: {message}", self.point_name(key))));
+                }
                 needs.extend(points_in(&boxes).into_iter().map(|p| (*source, p)));
                 continue;
             }

@@ -94,7 +94,7 @@ fn parse_args() -> Result<Args, String> {
         return Err("--disable-pass leaves a pass out of an -O level; give one (-O1, -O2 or -O3)".into());
     }
     if let Some(level) = level {
-        let text = tempo_passes::optimize::optimization_pipeline(level, &disabled)?;
+        let text = tempo_passes::optimize::optimization_pipeline(level, &disabled, "")?;
         if !text.is_empty() {
             args.pipeline.insert(0, text);
         }

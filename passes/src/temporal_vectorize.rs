@@ -1,0 +1,654 @@
+//! `temporal-vectorize{bounds=B=8}`: turns a dimension whose points do not
+//! depend on each other into a leading spatial dimension. A decode written
+//! over `(b, t)` then computes the whole batch at each step as one batched
+//! value `[B, ...]` (one matmul of `B` rows instead of `B` matmuls of one),
+//! as if the batch had been written in the point shape.
+//!
+//! A dimension `d` (with a bound value given) is vectorized when, for every
+//! computed tensor over `d`:
+//! - its branch conditions do not mention `d` (all points of a slice take
+//!   the same branch);
+//! - every read it makes of a tensor over `d` is at its own `d` (so no
+//!   point reads another point of `d`), and no other coordinate, range
+//!   bound or slice offset mentions `d`;
+//! - its ops are ones with a batched form: elementwise ops, comparisons,
+//!   selects, casts, reductions, movements, `matmul`, `einsum`, slices
+//!   (not seeded random values, whose bits depend on `d`'s coordinate, nor
+//!   external calls or gathers);
+//! and tensors without `d` do not read tensors over `d` (outputs over `d`
+//! are read by the caller, which gets them as written).
+//!
+//! Each such tensor loses `d` from its domain and gains a leading dimension
+//! of size `D` in its point; inputs over `d` are read as the range `0:D`
+//! along it; every op works on the batched values (a reduction's axis moves
+//! by one, a matmul of a batched matrix by a weight is one matmul of
+//! `D * M` rows, and so on). An output over `d` keeps its domain: it is
+//! copied out of its batched version point by point.
+//!
+//! Exact: every element is computed by the same ops in the same order (a
+//! matmul's row does not depend on the other rows). Assumes a program
+//! accepted by `temporal-verify`; the bound value must be the one the
+//! program runs with (`tempo-run` passes its own).
+
+use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOption, PassOptions, TempoPass};
+use crate::print::replace_program;
+use crate::program::{Branch, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
+use crate::verify::verify_program;
+use melior::ir::{OperationRef, operation::OperationLike};
+
+/// The `temporal-vectorize` pass.
+pub struct TemporalVectorize;
+
+/// The largest batched point, in bytes: beyond it a dimension stays a loop.
+pub const MAX_BATCHED_BYTES: u64 = 64 << 20;
+
+impl TempoPass for TemporalVectorize {
+    fn name(&self) -> &'static str {
+        "temporal-vectorize"
+    }
+    fn summary(&self) -> &'static str {
+        "Turn a dimension whose points are independent (a batch) into a leading spatial dimension of batched values"
+    }
+    fn options(&self) -> &'static [PassOption] {
+        &[PassOption {
+            name: "bounds",
+            summary: "bound values the program runs with, NAME=VALUE separated by commas (dimensions without one stay loops)",
+        }]
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let mut program = verify_program(op)?;
+        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
+        let mut values = vec![None; program.dims.len()];
+        for item in options.get("bounds").unwrap_or("").split(',').filter(|s| !s.is_empty()) {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| here(format!("bounds must be NAME=VALUE separated by commas, got '{item}'")))?;
+            let value: i64 = value.parse().map_err(|_| here(format!("bound {name}: '{value}' is not an integer")))?;
+            if let Some(d) = program.dims.iter().position(|x| x.bound == name) {
+                values[d] = Some(value);
+            }
+        }
+        if vectorize(&mut program, &values) {
+            replace_program(op, &program)?;
+        }
+        Ok(())
+    }
+}
+
+/// Vectorizes every dimension that qualifies; returns whether any did.
+pub fn vectorize(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
+    let mut changed = false;
+    for d in 0..program.dims.len() {
+        let Some(size) = bound_values.get(d).copied().flatten() else { continue };
+        if size >= 1 && vectorizable(program, d, size) {
+            apply(program, d, size);
+            changed = true;
+        }
+    }
+    changed
+}
+
+fn uses_dim(e: &AffineExpr, k: usize) -> bool {
+    match e {
+        AffineExpr::Dim(i) => *i == k,
+        AffineExpr::Symbol(_) | AffineExpr::Constant(_) => false,
+        AffineExpr::Add(a, b)
+        | AffineExpr::Mul(a, b)
+        | AffineExpr::Mod(a, b)
+        | AffineExpr::FloorDiv(a, b)
+        | AffineExpr::CeilDiv(a, b) => uses_dim(a, k) || uses_dim(b, k),
+    }
+}
+
+/// `e` without dim `k` (which it does not use): later dims move down.
+fn drop_dim(e: &AffineExpr, k: usize) -> AffineExpr {
+    let d = |x: &AffineExpr| Box::new(drop_dim(x, k));
+    match e {
+        AffineExpr::Dim(i) => AffineExpr::Dim(if *i > k { i - 1 } else { *i }),
+        AffineExpr::Symbol(_) | AffineExpr::Constant(_) => e.clone(),
+        AffineExpr::Add(a, b) => AffineExpr::Add(d(a), d(b)),
+        AffineExpr::Mul(a, b) => AffineExpr::Mul(d(a), d(b)),
+        AffineExpr::Mod(a, b) => AffineExpr::Mod(d(a), d(b)),
+        AffineExpr::FloorDiv(a, b) => AffineExpr::FloorDiv(d(a), d(b)),
+        AffineExpr::CeilDiv(a, b) => AffineExpr::CeilDiv(d(a), d(b)),
+    }
+}
+
+fn map_drop(map: &AffineMap, k: usize) -> AffineMap {
+    AffineMap {
+        num_dims: map.num_dims - 1,
+        num_symbols: map.num_symbols,
+        results: map.results.iter().map(|e| drop_dim(e, k)).collect(),
+    }
+}
+
+fn is_dim(map: &AffineMap, k: usize) -> bool {
+    matches!(map.results.as_slice(), [AffineExpr::Dim(i)] if *i == k)
+}
+
+/// Whether dimension `d` (bound value `size`) can be vectorized.
+fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
+    let over = |t: usize| program.tensors[t].domain.contains(&d);
+    let computed: Vec<usize> =
+        (0..program.tensors.len()).filter(|&t| over(t) && !program.tensors[t].is_input).collect();
+    if computed.is_empty() {
+        return false;
+    }
+    for (t, tensor) in program.tensors.iter().enumerate() {
+        if tensor.is_input {
+            continue;
+        }
+        let inside = over(t);
+        let position = tensor.domain.iter().position(|&x| x == d);
+        let mentions = |maps: &[&AffineMap]| {
+            position.is_some_and(|p| maps.iter().any(|m| m.results.iter().any(|e| uses_dim(e, p))))
+        };
+        if inside {
+            let bytes = tensor.point.num_elements() as u64 * tensor.point.element.byte_size() as u64;
+            if bytes.saturating_mul(size as u64) > MAX_BATCHED_BYTES {
+                return false;
+            }
+        }
+        for branch in &tensor.branches {
+            if inside {
+                let p = position.expect("inside");
+                if branch.when.constraints.iter().any(|c| uses_dim(&c.expr, p)) {
+                    return false;
+                }
+            }
+            for node in &branch.nodes {
+                match &node.kind {
+                    NodeKind::Read { source, index } => {
+                        let src = &program.tensors[*source];
+                        let along = src.domain.iter().position(|&x| x == d);
+                        match (inside, along) {
+                            (true, Some(q)) => {
+                                let p = position.expect("inside");
+                                if !matches!(&index.results[q], AffineExpr::Dim(i) if *i == p) {
+                                    return false;
+                                }
+                                if index.results.iter().enumerate().any(|(i, e)| i != q && uses_dim(e, p)) {
+                                    return false;
+                                }
+                            }
+                            (true, None) => {
+                                if mentions(&[index]) {
+                                    return false;
+                                }
+                            }
+                            // Outside: a point of a batched tensor is not read.
+                            (false, Some(_)) if !src.is_input => return false,
+                            (false, _) => {}
+                        }
+                    }
+                    NodeKind::ReadRange { source, lower, upper, caps } => {
+                        let src = &program.tensors[*source];
+                        let along = src.domain.iter().position(|&x| x == d);
+                        match (inside, along) {
+                            (true, Some(q)) => {
+                                let p = position.expect("inside");
+                                if !is_dim(&lower[q], p) || !upper[q].results.is_empty() || !caps[q].results.is_empty()
+                                {
+                                    return false;
+                                }
+                                let others: Vec<&AffineMap> = (0..lower.len())
+                                    .filter(|&i| i != q)
+                                    .flat_map(|i| [&lower[i], &upper[i], &caps[i]])
+                                    .collect();
+                                if mentions(&others) {
+                                    return false;
+                                }
+                            }
+                            (true, None) => {
+                                let all: Vec<&AffineMap> = lower.iter().chain(upper).chain(caps).collect();
+                                if mentions(&all) {
+                                    return false;
+                                }
+                            }
+                            // Outside: batched points are not read (their
+                            // values would change type under the reader).
+                            (false, Some(_)) if !src.is_input => return false,
+                            (false, _) => {}
+                        }
+                    }
+                    NodeKind::DynamicSlice(_, offsets) if inside && mentions(&[offsets]) => return false,
+                    NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) if inside => return false,
+                    NodeKind::Matmul(a, b) if inside => {
+                        // Batched forms exist for these ranks.
+                        let ranks = (branch.nodes[*a].ty.shape.len(), branch.nodes[*b].ty.shape.len());
+                        if !matches!(ranks, (2, 2) | (1, 2) | (2, 1)) {
+                            return false;
+                        }
+                    }
+                    NodeKind::Move(Movement::Arange, _) => {}
+                    _ => {}
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Builds the batched body of one branch.
+struct Batcher<'a, 'c> {
+    nodes: Vec<Node<'c>>,
+    /// Whether each new node carries the leading batch dimension.
+    batched: Vec<bool>,
+    size: i64,
+    program: &'a Program<'c>,
+}
+
+impl<'c> Batcher<'_, 'c> {
+    fn push(&mut self, kind: NodeKind, ty: PointType, batched: bool, location: melior::ir::Location<'c>) -> usize {
+        self.nodes.push(Node { kind, ty, location });
+        self.batched.push(batched);
+        self.nodes.len() - 1
+    }
+
+    fn batched_type(&self, ty: &PointType) -> PointType {
+        PointType { shape: std::iter::once(self.size).chain(ty.shape.iter().copied()).collect(), element: ty.element }
+    }
+
+    /// Node `a` (batched) with `extra` size-1 dimensions after the batch
+    /// dimension, so that it aligns with operands of higher rank.
+    fn padded(&mut self, a: usize, rank: usize, location: melior::ir::Location<'c>) -> usize {
+        if !self.batched[a] {
+            return a;
+        }
+        let own = self.nodes[a].ty.shape.len() - 1;
+        if own >= rank {
+            return a;
+        }
+        let mut shape = vec![self.size];
+        shape.extend(std::iter::repeat_n(1, rank - own));
+        shape.extend(self.nodes[a].ty.shape[1..].iter().copied());
+        let ty = PointType { shape, element: self.nodes[a].ty.element };
+        self.push(NodeKind::Move(Movement::Reshape, vec![a]), ty, true, location)
+    }
+
+    /// A batched copy of an unbatched node `a` (expanded along the batch).
+    fn expanded(&mut self, a: usize, location: melior::ir::Location<'c>) -> usize {
+        if self.batched[a] {
+            return a;
+        }
+        let ty = self.batched_type(&self.nodes[a].ty.clone());
+        self.push(NodeKind::Move(Movement::Expand, vec![a]), ty, true, location)
+    }
+
+    /// A movement node `kind` over `from`, whose first operand's leading axis
+    /// moves to the front, as a permutation.
+    fn to_front(&mut self, from: usize, axis: usize, location: melior::ir::Location<'c>) -> usize {
+        if axis == 0 {
+            return from;
+        }
+        let rank = self.nodes[from].ty.shape.len();
+        let mut permutation: Vec<usize> = vec![axis];
+        permutation.extend((0..rank).filter(|&k| k != axis));
+        let shape: Vec<i64> = permutation.iter().map(|&k| self.nodes[from].ty.shape[k]).collect();
+        let ty = PointType { shape, element: self.nodes[from].ty.element };
+        self.push(NodeKind::Move(Movement::Permute(permutation), vec![from]), ty, true, location)
+    }
+
+    /// The batched form of node `node` of the original branch of a tensor
+    /// over the batch (`new` maps old node indices to new ones).
+    fn node(&mut self, node: &Node<'c>, new: &[usize], d: usize, position: usize, vectorized: &[bool]) -> usize {
+        let location = node.location;
+        let ty = node.ty.clone();
+        let b = |this: &Self, k: usize| this.batched[new[k]];
+        match &node.kind {
+            NodeKind::Read { source, index } => {
+                let src = &self.program.tensors[*source];
+                let index = map_drop(index, position);
+                match src.domain.iter().position(|&x| x == d) {
+                    Some(q) if vectorized[*source] => {
+                        let mut index = index;
+                        index.results.remove(q);
+                        let ty = self.batched_type(&ty);
+                        self.push(NodeKind::Read { source: *source, index }, ty, true, location)
+                    }
+                    Some(q) => {
+                        // An input over the batch: the whole range along it.
+                        let n = index.num_dims;
+                        let symbols = index.num_symbols;
+                        let empty = AffineMap { num_dims: n, num_symbols: symbols, results: vec![] };
+                        let single = |e: AffineExpr| AffineMap { num_dims: n, num_symbols: symbols, results: vec![e] };
+                        let lower: Vec<AffineMap> = index
+                            .results
+                            .iter()
+                            .enumerate()
+                            .map(|(i, e)| single(if i == q { AffineExpr::Constant(0) } else { e.clone() }))
+                            .collect();
+                        let upper: Vec<AffineMap> = (0..index.results.len())
+                            .map(|i| if i == q { single(AffineExpr::Symbol(d)) } else { empty.clone() })
+                            .collect();
+                        let caps = vec![empty; index.results.len()];
+                        let ty = self.batched_type(&ty);
+                        self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, true, location)
+                    }
+                    None => self.push(NodeKind::Read { source: *source, index }, ty, false, location),
+                }
+            }
+            NodeKind::ReadRange { source, lower, upper, caps } => {
+                let src = &self.program.tensors[*source];
+                let (mut lower, mut upper, mut caps): (Vec<AffineMap>, Vec<AffineMap>, Vec<AffineMap>) = (
+                    lower.iter().map(|m| map_drop(m, position)).collect(),
+                    upper.iter().map(|m| map_drop(m, position)).collect(),
+                    caps.iter().map(|m| map_drop(m, position)).collect(),
+                );
+                let ranged_before =
+                    |q: usize, upper: &[AffineMap]| upper[..q].iter().filter(|m| !m.results.is_empty()).count();
+                match src.domain.iter().position(|&x| x == d) {
+                    Some(q) if vectorized[*source] => {
+                        // The batch now leads the point, after the ranged
+                        // dimensions of the value.
+                        let ranged = upper.iter().filter(|m| !m.results.is_empty()).count();
+                        lower.remove(q);
+                        upper.remove(q);
+                        caps.remove(q);
+                        let mut shape = ty.shape.clone();
+                        shape.insert(ranged, self.size);
+                        let read_ty = PointType { shape, element: ty.element };
+                        let read = self.push(
+                            NodeKind::ReadRange { source: *source, lower, upper, caps },
+                            read_ty,
+                            true,
+                            location,
+                        );
+                        self.to_front(read, ranged, location)
+                    }
+                    Some(q) => {
+                        let before = ranged_before(q, &upper);
+                        let n = lower[q].num_dims;
+                        let symbols = lower[q].num_symbols;
+                        lower[q] =
+                            AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Constant(0)] };
+                        upper[q] =
+                            AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Symbol(d)] };
+                        let mut shape = ty.shape.clone();
+                        shape.insert(before, self.size);
+                        let read_ty = PointType { shape, element: ty.element };
+                        let read = self.push(
+                            NodeKind::ReadRange { source: *source, lower, upper, caps },
+                            read_ty,
+                            true,
+                            location,
+                        );
+                        self.to_front(read, before, location)
+                    }
+                    None => self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, false, location),
+                }
+            }
+            NodeKind::Constant { .. } | NodeKind::Move(Movement::Arange, _) => {
+                self.push(node.kind.clone(), ty, false, location)
+            }
+            NodeKind::Unary(kind, a) => self.same(NodeKind::Unary(*kind, new[*a]), &ty, b(self, *a), location),
+            NodeKind::Cast(a) => self.same(NodeKind::Cast(new[*a]), &ty, b(self, *a), location),
+            NodeKind::Reduce(kind, a, axis) => {
+                if b(self, *a) {
+                    self.same(NodeKind::Reduce(*kind, new[*a], axis + 1), &ty, true, location)
+                } else {
+                    self.push(NodeKind::Reduce(*kind, new[*a], *axis), ty, false, location)
+                }
+            }
+            NodeKind::Binary(kind, x, y) => {
+                let x = self.aligned(&[new[*x], new[*y]], ty.shape.len(), location);
+                let any = x.iter().any(|&k| self.batched[k]);
+                self.same(NodeKind::Binary(*kind, x[0], x[1]), &ty, any, location)
+            }
+            NodeKind::Compare(p, x, y) => {
+                let x = self.aligned(&[new[*x], new[*y]], ty.shape.len(), location);
+                let any = x.iter().any(|&k| self.batched[k]);
+                self.same(NodeKind::Compare(*p, x[0], x[1]), &ty, any, location)
+            }
+            NodeKind::Select(c, x, y) => {
+                let x = self.aligned(&[new[*c], new[*x], new[*y]], ty.shape.len(), location);
+                let any = x.iter().any(|&k| self.batched[k]);
+                self.same(NodeKind::Select(x[0], x[1], x[2]), &ty, any, location)
+            }
+            NodeKind::Move(movement, operands) => self.movement(movement, operands, new, &ty, location),
+            NodeKind::DynamicSlice(a, offsets) => {
+                let offsets = map_drop(offsets, position);
+                if b(self, *a) {
+                    let mut offsets = offsets;
+                    offsets.results.insert(0, AffineExpr::Constant(0));
+                    self.same(NodeKind::DynamicSlice(new[*a], offsets), &ty, true, location)
+                } else {
+                    self.push(NodeKind::DynamicSlice(new[*a], offsets), ty, false, location)
+                }
+            }
+            NodeKind::Einsum(spec, operands) => {
+                // A label for the batch, on every batched operand and the result.
+                let label = ('a'..='z')
+                    .chain('A'..='Z')
+                    .find(|c| !spec.operands.iter().flatten().any(|x| x == c) && !spec.result.contains(c))
+                    .expect("an einsum has at most 52 labels... and fewer here");
+                let mut labels = spec.operands.clone();
+                let mut any = false;
+                for (k, &o) in operands.iter().enumerate() {
+                    if self.batched[new[o]] {
+                        labels[k].insert(0, label);
+                        any = true;
+                    }
+                }
+                let mut result = spec.result.clone();
+                if any {
+                    result.insert(0, label);
+                }
+                let spec = Einsum { operands: labels, result };
+                let operands = operands.iter().map(|&o| new[o]).collect();
+                self.same(NodeKind::Einsum(spec, operands), &ty, any, location)
+            }
+            NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
+            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) => {
+                unreachable!("refused by vectorizable")
+            }
+        }
+    }
+
+    /// Pushes `kind` with `ty`, batched when `batched`.
+    fn same(&mut self, kind: NodeKind, ty: &PointType, batched: bool, location: melior::ir::Location<'c>) -> usize {
+        let ty = if batched { self.batched_type(ty) } else { ty.clone() };
+        self.push(kind, ty, batched, location)
+    }
+
+    /// Operands of an elementwise op of result rank `rank`, the batched
+    /// ones padded to align with the others under broadcasting.
+    fn aligned(&mut self, operands: &[usize], rank: usize, location: melior::ir::Location<'c>) -> Vec<usize> {
+        operands.iter().map(|&a| self.padded(a, rank, location)).collect()
+    }
+
+    fn movement(
+        &mut self,
+        movement: &Movement,
+        operands: &[usize],
+        new: &[usize],
+        ty: &PointType,
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let ops: Vec<usize> = operands.iter().map(|&o| new[o]).collect();
+        let any = ops.iter().any(|&o| self.batched[o]);
+        if !any {
+            return self.push(NodeKind::Move(movement.clone(), ops), ty.clone(), false, location);
+        }
+        let kind = match movement {
+            Movement::Permute(p) => Movement::Permute(std::iter::once(0).chain(p.iter().map(|&k| k + 1)).collect()),
+            Movement::Flip(axis) => Movement::Flip(axis + 1),
+            Movement::Slice(offsets) => Movement::Slice(std::iter::once(0).chain(offsets.iter().copied()).collect()),
+            Movement::Reshape => Movement::Reshape,
+            Movement::Expand => {
+                let a = self.padded(ops[0], ty.shape.len(), location);
+                return self.same(NodeKind::Move(Movement::Expand, vec![a]), ty, true, location);
+            }
+            Movement::Concat(axis) => {
+                let both: Vec<usize> = ops.iter().map(|&o| self.expanded(o, location)).collect();
+                return self.same(NodeKind::Move(Movement::Concat(axis + 1), both), ty, true, location);
+            }
+            Movement::Arange => unreachable!("arange has no operands"),
+        };
+        self.same(NodeKind::Move(kind, ops), ty, true, location)
+    }
+
+    /// Batched matmul of ranks `(2, 2)`, `(1, 2)` and `(2, 1)`.
+    fn matmul(&mut self, x: usize, y: usize, ty: &PointType, location: melior::ir::Location<'c>) -> usize {
+        let (bx, by) = (self.batched[x], self.batched[y]);
+        let element = ty.element;
+        let n = self.size;
+        let shape = |this: &Self, k: usize| this.nodes[k].ty.shape.clone();
+        let reshape = |this: &mut Self, a: usize, to: Vec<i64>| {
+            let batched = this.batched[a];
+            this.push(NodeKind::Move(Movement::Reshape, vec![a]), PointType { shape: to, element }, batched, location)
+        };
+        match (bx, by) {
+            (false, false) => self.push(NodeKind::Matmul(x, y), ty.clone(), false, location),
+            // Batched rows by a shared matrix: one matmul of n*m rows.
+            (true, false) if shape(self, x).len() == 3 => {
+                let (m, k) = (shape(self, x)[1], shape(self, x)[2]);
+                let rows = reshape(self, x, vec![n * m, k]);
+                let out_shape = matmul_shape(&[n * m, k], &shape(self, y)).expect("verified");
+                let product =
+                    self.push(NodeKind::Matmul(rows, y), PointType { shape: out_shape, element }, true, location);
+                let to = self.batched_type(ty).shape;
+                reshape(self, product, to)
+            }
+            // Batched vectors by a shared matrix: a matmul of n rows.
+            (true, false) => self.same(NodeKind::Matmul(x, y), ty, true, location),
+            // A shared matrix by batched operands: a batched matmul (a
+            // vector `[n, k]` becomes `[n, k, 1]`).
+            (false, true) | (true, true) => {
+                let vector = shape(self, y).len() == 2;
+                let y3 = if vector {
+                    let s = shape(self, y);
+                    reshape(self, y, vec![s[0], s[1], 1])
+                } else {
+                    y
+                };
+                let x_ready = match (bx, shape(self, x).len()) {
+                    (true, 2) => {
+                        let s = shape(self, x);
+                        reshape(self, x, vec![s[0], 1, s[1]])
+                    }
+                    (false, 1) => {
+                        let s = shape(self, x);
+                        reshape(self, x, vec![1, s[0]])
+                    }
+                    _ => x,
+                };
+                let out_shape = matmul_shape(&shape(self, x_ready), &shape(self, y3)).expect("verified");
+                let product =
+                    self.push(NodeKind::Matmul(x_ready, y3), PointType { shape: out_shape, element }, true, location);
+                let to = self.batched_type(ty).shape;
+                reshape(self, product, to)
+            }
+        }
+    }
+}
+
+/// Vectorizes dimension `d` of size `size` (checked by [`vectorizable`]).
+fn apply(program: &mut Program, d: usize, size: i64) {
+    let count = program.tensors.len();
+    let over: Vec<bool> = program.tensors.iter().map(|t| t.domain.contains(&d) && !t.is_input).collect();
+    // Outputs over d keep their domain: the batched tensor is a new one and
+    // the output copies out of it.
+    let mut batched_of: Vec<usize> = (0..count).collect();
+    let outputs: Vec<usize> = program.outputs.iter().copied().filter(|&t| over[t]).collect();
+    for &o in &outputs {
+        let mut copy = program.tensors[o].clone();
+        copy.name = format!("{}_batched", copy.name);
+        while program.tensors.iter().any(|t| t.name == copy.name) {
+            copy.name += "_";
+        }
+        program.tensors.push(copy);
+        batched_of[o] = program.tensors.len() - 1;
+    }
+    let mut vectorized = vec![false; program.tensors.len()];
+    for t in 0..count {
+        if over[t] {
+            vectorized[batched_of[t]] = true;
+        }
+    }
+    // Reads of tensors over d go to their batched versions.
+    for (t, tensor) in program.tensors.iter_mut().enumerate() {
+        if t < count && outputs.contains(&t) {
+            continue;
+        }
+        for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
+            if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &mut node.kind {
+                *source = batched_of[*source];
+            }
+        }
+    }
+    let snapshot = program.clone();
+    for t in 0..program.tensors.len() {
+        if !vectorized[t] {
+            continue;
+        }
+        let tensor = &snapshot.tensors[t];
+        let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
+        let mut branches = Vec::new();
+        for branch in &tensor.branches {
+            let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size, program: &snapshot };
+            let mut new = Vec::with_capacity(branch.nodes.len());
+            for node in &branch.nodes {
+                let k = batcher.node(node, &new, d, position, &vectorized);
+                new.push(k);
+            }
+            let result = batcher.expanded(new[branch.result], branch.location);
+            let when = IntegerSet {
+                num_dims: branch.when.num_dims - 1,
+                num_symbols: branch.when.num_symbols,
+                constraints: branch
+                    .when
+                    .constraints
+                    .iter()
+                    .map(|c| Constraint { expr: drop_dim(&c.expr, position), is_equality: c.is_equality })
+                    .collect(),
+            };
+            branches.push(Branch { when, nodes: batcher.nodes, result, location: branch.location });
+        }
+        let target = &mut program.tensors[t];
+        target.domain.remove(position);
+        target.point = PointType {
+            shape: std::iter::once(size).chain(tensor.point.shape.iter().copied()).collect(),
+            element: tensor.point.element,
+        };
+        target.branches = branches;
+    }
+    // Each output over d: its point is its slice of the batched point.
+    for &o in &outputs {
+        let tensor = &program.tensors[o];
+        let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
+        let n = tensor.domain.len();
+        let symbols = program.dims.len();
+        let location = tensor.location;
+        let point = tensor.point.clone();
+        let index = AffineMap {
+            num_dims: n,
+            num_symbols: symbols,
+            results: (0..n).filter(|&i| i != position).map(AffineExpr::Dim).collect(),
+        };
+        let batched_ty = PointType {
+            shape: std::iter::once(size).chain(point.shape.iter().copied()).collect(),
+            element: point.element,
+        };
+        let mut offsets = vec![AffineExpr::Dim(position)];
+        offsets.extend(point.shape.iter().map(|_| AffineExpr::Constant(0)));
+        let one = PointType {
+            shape: std::iter::once(1).chain(point.shape.iter().copied()).collect(),
+            element: point.element,
+        };
+        let node = |kind: NodeKind, ty: PointType| Node { kind, ty, location };
+        let nodes = vec![
+            node(NodeKind::Read { source: batched_of[o], index }, batched_ty),
+            node(NodeKind::DynamicSlice(0, AffineMap { num_dims: n, num_symbols: symbols, results: offsets }), one),
+            node(NodeKind::Move(Movement::Reshape, vec![1]), point.clone()),
+        ];
+        program.tensors[o].branches = vec![Branch {
+            when: IntegerSet { num_dims: n, num_symbols: symbols, constraints: vec![] },
+            nodes,
+            result: 2,
+            location,
+        }];
+    }
+}
