@@ -42,19 +42,29 @@ pub struct Config {
     pub batch: i64,
     /// `None`: causal attention over every earlier step.
     pub window: Option<i64>,
+    /// The batch as a temporal dimension `b` (bound `B`, every tensor over
+    /// `(b, ...)`, points of one sequence) instead of in the point shape;
+    /// `temporal-vectorize` turns it back into batched points.
+    pub batch_dim: bool,
 }
 
 /// Builds the decoder; the output is `y`.
 pub fn decoder(c: Config) -> Program {
-    let (d, b, h) = (c.width, c.batch, c.heads);
+    let (d, h) = (c.width, c.heads);
+    // Sequences per point.
+    let b = if c.batch_dim { 1 } else { c.batch };
     let hd = d / h;
     let bh = b * h;
     let ffn = 4 * d;
     let eps = 1e-5;
     let mut p = Program::new();
+    let batch = c.batch_dim.then(|| p.dim("b", "B"));
     let t = p.dim("t", "T");
     let l = p.dim("l", "L");
-    let x0 = p.input("x0", &[], f32s(&[b, d]));
+    // A domain, with the batch dimension first when there is one.
+    let over =
+        |dims: &[&tempo::Dim]| -> Vec<tempo::Dim> { batch.iter().chain(dims.iter().copied()).cloned().collect() };
+    let x0 = p.input("x0", &over(&[]).iter().collect::<Vec<_>>(), f32s(&[b, d]));
     let wq = p.input("Wq", &[&l], f32s(&[d, d]));
     let wk = p.input("Wk", &[&l], f32s(&[d, d]));
     let wv = p.input("Wv", &[&l], f32s(&[d, d]));
@@ -62,18 +72,23 @@ pub fn decoder(c: Config) -> Program {
     let w1 = p.input("W1", &[&l], f32s(&[d, ffn]));
     let w2 = p.input("W2", &[&l], f32s(&[ffn, d]));
 
-    let u = p.tensor("u", &[&t, &l], f32s(&[b, d]));
-    let a = p.tensor("a", &[&t, &l], f32s(&[b, d]));
+    let refs = |dims: Vec<tempo::Dim>| dims;
+    let (tl, lt, only_t) = (refs(over(&[&t, &l])), refs(over(&[&l, &t])), refs(over(&[&t])));
+    fn domain(dims: &[tempo::Dim]) -> Vec<&tempo::Dim> {
+        dims.iter().collect()
+    }
+    let u = p.tensor("u", &domain(&tl), f32s(&[b, d]));
+    let a = p.tensor("a", &domain(&tl), f32s(&[b, d]));
     // Keys and values over (l, t): a store of all steps then keeps each
     // layer's steps together, as a KV cache [L, T, ...] does.
-    let k = p.tensor("k", &[&l, &t], f32s(&[bh, hd]));
-    let v = p.tensor("v", &[&l, &t], f32s(&[bh, hd]));
-    let hidden = p.tensor("h", &[&t, &l], f32s(&[b, d]));
-    let y = p.tensor("y", &[&t], f32s(&[b, d]));
+    let k = p.tensor("k", &domain(&lt), f32s(&[bh, hd]));
+    let v = p.tensor("v", &domain(&lt), f32s(&[bh, hd]));
+    let hidden = p.tensor("h", &domain(&tl), f32s(&[b, d]));
+    let y = p.tensor("y", &domain(&only_t), f32s(&[b, d]));
 
     p.define(&u, t.eq(0).and(l.eq(0)), x0.here());
-    p.define(&u, l.eq(0), hidden.at([&t - 1, l.bound() - 1]).tanh());
-    p.otherwise(&u, hidden.at([t.var(), &l - 1]));
+    p.define(&u, l.eq(0), hidden.at_dims([(&t, &t - 1), (&l, l.bound() - 1)]).tanh());
+    p.otherwise(&u, hidden.at_dims([(&l, &l - 1)]));
     p.define(&a, Cond::always(), u.here().rms_norm(eps));
     p.define(&k, Cond::always(), a.here().matmul(&wk.here()).reshape(&[bh, hd]));
     p.define(&v, Cond::always(), a.here().matmul(&wv.here()).reshape(&[bh, hd]));
@@ -93,7 +108,7 @@ pub fn decoder(c: Config) -> Program {
     let g = r.rms_norm(eps).matmul(&w1.here());
     let silu = &g * &g.sigmoid();
     p.define(&hidden, Cond::always(), r + silu.matmul(&w2.here()));
-    p.define(&y, Cond::always(), hidden.at([t.var(), l.bound() - 1]));
+    p.define(&y, Cond::always(), hidden.at_dims([(&l, l.bound() - 1)]));
     p.output(&y);
     p
 }
@@ -113,6 +128,7 @@ fn main() -> Result<(), tempo::Error> {
         width: value("--width", 64),
         batch: value("--batch", 1),
         window: args.iter().any(|a| a == "--window").then(|| value("--window", 64)),
+        batch_dim: args.iter().any(|a| a == "--batch-dim"),
     };
     if config.width % config.heads != 0 {
         eprintln!("error: --width must be a multiple of --heads");
@@ -124,7 +140,10 @@ fn main() -> Result<(), tempo::Error> {
         return Ok(());
     }
     let steps = value("--steps", 8);
-    let runner = program.runner().bound("T", steps).bound("L", config.layers).seed(1);
+    let mut runner = program.runner().bound("T", steps).bound("L", config.layers).seed(1);
+    if config.batch_dim {
+        runner = runner.bound("B", config.batch);
+    }
     let (compiled, report) = runner.run_with_report()?;
     let interpreted = runner.interpret()?;
     let worst = (0..compiled[0].data.len())
@@ -146,17 +165,46 @@ mod tests {
 
     #[test]
     fn decoder_matches_the_interpreter() {
-        for (batch, window) in [(1, None), (2, Some(3))] {
-            let config = Config { layers: 2, heads: 2, width: 8, batch, window };
+        for (batch, window, batch_dim) in [(1, None, false), (2, Some(3), false), (3, Some(3), true), (2, None, true)] {
+            let config = Config { layers: 2, heads: 2, width: 8, batch, window, batch_dim };
             let program = decoder(config);
-            let runner = program.runner().bound("T", 6).bound("L", 2).seed(3);
+            let mut runner = program.runner().bound("T", 6).bound("L", 2).seed(3);
+            if batch_dim {
+                runner = runner.bound("B", batch);
+            }
             let compiled = runner.run().unwrap();
             let interpreted = runner.interpret().unwrap();
-            assert_eq!(compiled[0].shape, vec![6, batch as usize, 8]);
+            let shape = if batch_dim { vec![batch as usize, 6, 1, 8] } else { vec![6, batch as usize, 8] };
+            assert_eq!(compiled[0].shape, shape);
             for k in 0..compiled[0].data.len() {
                 let (x, y) = (compiled[0].data.get_f64(k), interpreted[0].data.get_f64(k));
                 assert!((x - y).abs() <= 1e-5 * (1.0 + y.abs()), "{config:?}, element {k}: {x} vs {y}");
             }
         }
+    }
+
+    #[test]
+    fn the_batch_as_a_dimension_is_vectorized() {
+        let base = Config { layers: 2, heads: 2, width: 8, batch: 3, window: None, batch_dim: false };
+        let as_dim = Config { batch_dim: true, ..base };
+        let report = |config: Config| {
+            let program = decoder(config);
+            let mut runner = program.runner().bound("T", 5).bound("L", 2).seed(4);
+            if config.batch_dim {
+                runner = runner.bound("B", 3);
+            }
+            runner.run_with_report().unwrap().1
+        };
+        // Vectorized: every store holds batched points of 3 sequences, and
+        // the output copies its slices out of y_batched.
+        let kinds: Vec<(String, String)> = report(as_dim)
+            .memory
+            .expect("a compiled run")
+            .stores
+            .iter()
+            .map(|s| (s.tensor.clone(), s.kind.clone()))
+            .collect();
+        assert!(kinds.iter().any(|(name, _)| name == "y_batched"), "{kinds:?}");
+        assert!(report(base).memory.expect("a compiled run").stores.iter().all(|s| s.tensor != "y_batched"));
     }
 }
