@@ -585,6 +585,12 @@ const DIMS: [(&str, &str); 2] = [("t", "T"), ("b", "B")];
 
 struct GeneralGenerator {
     inner: Generator,
+    /// Points of different `b` never depend on each other (what
+    /// temporal-vectorize batches): reads of tensors over `b` from tensors
+    /// over `b` are at the reader's own `b`, no condition mentions `b`,
+    /// tensors without `b` read no computed tensor over `b`, and no seeded
+    /// random values are made.
+    independent_b: bool,
 }
 
 impl GeneralGenerator {
@@ -649,8 +655,12 @@ impl GeneralGenerator {
         let shape: &[i64] = [&[][..], &[2], &[2, 2]].choose(&mut rng).expect("non-empty");
         let dims_text: String = shape.iter().map(|d| format!("{d}x")).collect();
         let point = format!("tensor<{dims_text}{element}>");
-        let mut g =
-            GeneralGenerator { inner: Generator { rng, element, point, square: None, next: 0, shape: shape.to_vec() } };
+        let mut rng = rng;
+        let independent_b = rng.random_bool(0.3);
+        let mut g = GeneralGenerator {
+            inner: Generator { rng, element, point, square: None, next: 0, shape: shape.to_vec() },
+            independent_b,
+        };
         // Domains: indices into DIMS, in domain order.
         let domains: [&[usize]; 3] = [&[0], &[1, 0], &[]];
         let inputs: Vec<(String, Vec<usize>)> = vec![("x0".into(), vec![0]), ("x1".into(), vec![1, 0])];
@@ -703,8 +713,8 @@ impl GeneralGenerator {
                 let last = b + 1 == branches;
                 let condition: Vec<DimCondition> = domain
                     .iter()
-                    .map(|_| {
-                        if last && g.inner.rng.random_bool(0.85) {
+                    .map(|&dim| {
+                        if (last && g.inner.rng.random_bool(0.85)) || (g.independent_b && dim == 1) {
                             return DimCondition::Always;
                         }
                         match g.inner.rng.random_range(0..6) {
@@ -775,9 +785,12 @@ impl GeneralGenerator {
         points: &[([i64; 2], Vec<Vec<i64>>)],
         body: &mut String,
     ) -> String {
+        let independent = self.independent_b;
+        // Reads of b by a reader over b stay at its own b.
+        let own_b = independent && domain.contains(&1);
         let g = &mut self.inner;
         if depth == 0 || g.rng.random_bool(0.3) {
-            if g.is_float() && g.rng.random_bool(0.08) {
+            if g.is_float() && !independent && g.rng.random_bool(0.08) {
                 // Seeded random values: a pure function of seed, point and position.
                 let v = g.fresh();
                 let seed = g.rng.random_range(-5..5i64);
@@ -798,6 +811,9 @@ impl GeneralGenerator {
                     }
                     1 if me > 0 => {
                         let j = g.rng.random_range(0..me);
+                        if independent && !domain.contains(&1) && tensors[j].1.contains(&1) {
+                            continue;
+                        }
                         (tensors[j].0.clone(), tensors[j].1.clone(), false)
                     }
                     2 if !domain.is_empty() => (tensors[me].0.clone(), tensors[me].1.clone(), true),
@@ -807,7 +823,8 @@ impl GeneralGenerator {
                 // of the tensor itself only over its strict past or future
                 // (in its direction), so that the cycle stays schedulable.
                 let ranged = (!source_domain.is_empty() && g.rng.random_bool(if own { 0.2 } else { 0.3 }))
-                    .then(|| g.rng.random_range(0..source_domain.len()));
+                    .then(|| g.rng.random_range(0..source_domain.len()))
+                    .filter(|&k| !(own_b && source_domain[k] == 1));
                 let form = match ranged {
                     Some(k) if own => {
                         let p = domain.iter().position(|x| *x == source_domain[k]).expect("own domain");
@@ -821,6 +838,9 @@ impl GeneralGenerator {
                     .iter()
                     .map(|d| {
                         let position = domain.iter().position(|x| x == d);
+                        if own_b && *d == 1 {
+                            return Coordinate::Shift(0);
+                        }
                         if own {
                             let p = position.expect("own domain");
                             let k = g.rng.random_range(0..=2i64);
