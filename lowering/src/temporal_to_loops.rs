@@ -1136,18 +1136,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         maps.push(id);
         let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
         let e = point.element.mlir();
-        let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
-        let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
-            maps.join(", "),
-            iterators.join(", "),
-            names.join(", "),
-            types.join(", "),
-            target.name,
-            target.ty
-        );
+        generic_header(inputs, target, &maps, &iterators, indent, out);
         let args: Vec<String> =
             input_elements.iter().enumerate().map(|(i, el)| format!("%a{i}: {}", el.mlir())).collect();
         let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
@@ -1871,6 +1860,29 @@ pub(crate) fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String
         }
     };
     (strides.len() == dims.len()).then_some((dims, element, strides, offset))
+}
+
+/// The opening line of a `linalg.generic` over `inputs` into `target`.
+fn generic_header(
+    inputs: &[&View],
+    target: &View,
+    maps: &[String],
+    iterators: &[&str],
+    indent: &str,
+    out: &mut String,
+) {
+    let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
+    let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
+        maps.join(", "),
+        iterators.join(", "),
+        names.join(", "),
+        types.join(", "),
+        target.name,
+        target.ty
+    );
 }
 
 /// `memref.transpose` of `input`: result dimension `i` is input dimension

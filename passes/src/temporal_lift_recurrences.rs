@@ -161,6 +161,21 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
     Some(Liftable { source: *source, ranged, kind, form, reader_positions })
 }
 
+/// The identity index of `n` dimensions (and `symbols` bounds) with
+/// `shift` added to dimension `p`.
+fn shifted_identity(n: usize, symbols: usize, p: usize, shift: i64) -> AffineMap {
+    let results = (0..n)
+        .map(|i| {
+            if i == p && shift != 0 {
+                AffineExpr::Add(Box::new(AffineExpr::Dim(i)), Box::new(AffineExpr::Constant(shift)))
+            } else {
+                AffineExpr::Dim(i)
+            }
+        })
+        .collect();
+    AffineMap { num_dims: n, num_symbols: symbols, results }
+}
+
 /// The starting value of a reduction, as a constant of `ty`.
 fn start(kind: ReduceKind, ty: &PointType) -> NodeKind {
     let value = match (kind, ty.element) {
@@ -184,19 +199,7 @@ fn recurrence<'c>(
     let n = src.domain.len();
     let symbols = program.dims.len();
     let p = lift.ranged;
-    let identity = |shift: i64| AffineMap {
-        num_dims: n,
-        num_symbols: symbols,
-        results: (0..n)
-            .map(|i| {
-                if i == p && shift != 0 {
-                    AffineExpr::Add(Box::new(AffineExpr::Dim(i)), Box::new(AffineExpr::Constant(shift)))
-                } else {
-                    AffineExpr::Dim(i)
-                }
-            })
-            .collect(),
-    };
+    let identity = |shift: i64| shifted_identity(n, symbols, p, shift);
     let point = src.point.clone();
     let combine = match lift.kind {
         ReduceKind::Sum => BinaryKind::Add,
@@ -298,19 +301,7 @@ fn window_tensor<'c>(
     let src = &program.tensors[lift.source];
     let (n, symbols, p) = (src.domain.len(), program.dims.len(), lift.ranged);
     let point = src.point.clone();
-    let at = |shift: i64| AffineMap {
-        num_dims: n,
-        num_symbols: symbols,
-        results: (0..n)
-            .map(|i| {
-                if i == p && shift != 0 {
-                    AffineExpr::Add(Box::new(AffineExpr::Dim(i)), Box::new(AffineExpr::Constant(shift)))
-                } else {
-                    AffineExpr::Dim(i)
-                }
-            })
-            .collect(),
-    };
+    let at = |shift: i64| shifted_identity(n, symbols, p, shift);
     let node = |kind: NodeKind| Node { kind, ty: point.clone(), location };
     // v - w >= 0
     let later = AffineExpr::Add(Box::new(AffineExpr::Dim(p)), Box::new(AffineExpr::Constant(-w)));

@@ -174,19 +174,8 @@ impl Emitter<'_, '_> {
         maps.push(map(&spec.result));
         let iterators: Vec<&str> =
             (0..labels.len()).map(|k| if k < spec.result.len() { "\"parallel\"" } else { "\"reduction\"" }).collect();
-        let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
-        let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
         let e = element.mlir();
-        let _ = writeln!(
-            out,
-            "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
-            maps.join(", "),
-            iterators.join(", "),
-            names.join(", "),
-            types.join(", "),
-            target.name,
-            target.ty
-        );
+        generic_header(inputs, target, &maps, &iterators, indent, out);
         let args: Vec<String> = (0..inputs.len()).map(|k| format!("%a{k}: {e}")).collect();
         let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
         let (mul, add) = if element.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
