@@ -1,0 +1,212 @@
+//! Elementwise ops in `lower-temporal-to-loops`: one `linalg.generic` per
+//! op over the broadcast result (NumPy rules: a stretched dimension reads
+//! index 0), with the scalar body of each op matching the interpreter's
+//! arithmetic (NaN-propagating max/min, saturating float-to-int casts).
+
+use super::*;
+
+impl Emitter<'_, '_> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn elementwise(
+        &mut self,
+        inputs: &[&View],
+        input_elements: &[ElementType],
+        target: &View,
+        point: &PointType,
+        op: Elementwise,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let rank = point.shape.len();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
+        // Broadcasting: operands are aligned at the last dimension; a static
+        // size 1 under a larger result dimension reads index 0.
+        let mut maps: Vec<String> = inputs
+            .iter()
+            .map(|v| {
+                let skip = rank - v.sizes.len();
+                let exprs: Vec<String> = (0..v.sizes.len())
+                    .map(|j| {
+                        if v.sizes[j] == "1" && target.sizes[skip + j] != "1" {
+                            "0".to_string()
+                        } else {
+                            format!("d{}", skip + j)
+                        }
+                    })
+                    .collect();
+                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
+            })
+            .collect();
+        maps.push(id);
+        let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
+        let e = point.element.mlir();
+        generic_header(inputs, target, &maps, &iterators, indent, out);
+        let args: Vec<String> =
+            input_elements.iter().enumerate().map(|(i, el)| format!("%a{i}: {}", el.mlir())).collect();
+        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
+        let body = match op {
+            Elementwise::Compare(predicate) => compare_body(predicate, input_elements[0]),
+            _ => scalar_body(op, point.element),
+        };
+        for line in body.lines() {
+            let _ = writeln!(out, "{indent}  {line}");
+        }
+        let _ = writeln!(out, "{indent}}}");
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Elementwise {
+    Unary(UnaryKind),
+    Binary(BinaryKind),
+    Compare(Predicate),
+    Select,
+    /// From this element type to the result's.
+    Cast(ElementType),
+}
+
+/// The scalar body of an elementwise `linalg.generic` (inputs `%a0`,
+/// `%a1`, `%a2`); `element` is the result's element type.
+pub(super) fn scalar_body(op: Elementwise, element: ElementType) -> String {
+    let e = element.mlir();
+    let float = element.is_float();
+    let binary = |f: &str, i: &str| format!("%r = {} %a0, %a1 : {e}\nlinalg.yield %r : {e}", if float { f } else { i });
+    let unary = |name: &str| format!("%r = {name} %a0 : {e}\nlinalg.yield %r : {e}");
+    match op {
+        Elementwise::Binary(BinaryKind::Add) => binary("arith.addf", "arith.addi"),
+        Elementwise::Binary(BinaryKind::Sub) => binary("arith.subf", "arith.subi"),
+        Elementwise::Binary(BinaryKind::Mul) => binary("arith.mulf", "arith.muli"),
+        Elementwise::Binary(BinaryKind::Div) if float => binary("arith.divf", ""),
+        // Integer division never traps: x / 0 = 0, and MIN / -1 wraps to MIN.
+        Elementwise::Binary(BinaryKind::Div) => format!(
+            "%zero = arith.constant 0 : {e}\n%one = arith.constant 1 : {e}\n%minus = arith.constant -1 : {e}\n\
+             %by_zero = arith.cmpi eq, %a1, %zero : {e}\n%by_minus = arith.cmpi eq, %a1, %minus : {e}\n\
+             %special = arith.ori %by_zero, %by_minus : i1\n%safe = arith.select %special, %one, %a1 : {e}\n\
+             %q = arith.divsi %a0, %safe : {e}\n%negated = arith.subi %zero, %a0 : {e}\n\
+             %q1 = arith.select %by_minus, %negated, %q : {e}\n%r = arith.select %by_zero, %zero, %q1 : {e}\n\
+             linalg.yield %r : {e}"
+        ),
+        Elementwise::Binary(BinaryKind::Max) => binary("arith.maximumf", "arith.maxsi"),
+        Elementwise::Binary(BinaryKind::Min) => binary("arith.minimumf", "arith.minsi"),
+        Elementwise::Binary(BinaryKind::Pow) => binary("math.powf", "math.ipowi"),
+        Elementwise::Binary(BinaryKind::And) => binary("arith.andi", "arith.andi"),
+        Elementwise::Binary(BinaryKind::Or) => binary("arith.ori", "arith.ori"),
+        Elementwise::Unary(UnaryKind::Neg) if float => unary("arith.negf"),
+        Elementwise::Unary(UnaryKind::Neg) => {
+            format!("%z = arith.constant 0 : {e}\n%r = arith.subi %z, %a0 : {e}\nlinalg.yield %r : {e}")
+        }
+        Elementwise::Unary(UnaryKind::Relu) => {
+            let (zero, max) = if float { ("0.0", "arith.maximumf") } else { ("0", "arith.maxsi") };
+            format!("%z = arith.constant {zero} : {e}\n%r = {max} %a0, %z : {e}\nlinalg.yield %r : {e}")
+        }
+        Elementwise::Unary(UnaryKind::Sigmoid) => format!(
+            "%one = arith.constant 1.0 : {e}\n%n = arith.negf %a0 : {e}\n%x = math.exp %n : {e}\n%d = arith.addf %one, %x : {e}\n%r = arith.divf %one, %d : {e}\nlinalg.yield %r : {e}"
+        ),
+        Elementwise::Unary(UnaryKind::Abs) if float => unary("math.absf"),
+        // max(x, -x) (wrapping: the smallest integer stays itself).
+        Elementwise::Unary(UnaryKind::Abs) => {
+            format!(
+                "%z = arith.constant 0 : {e}\n%n = arith.subi %z, %a0 : {e}\n%r = arith.maxsi %a0, %n : {e}\nlinalg.yield %r : {e}"
+            )
+        }
+        Elementwise::Unary(UnaryKind::Not) => {
+            format!("%true = arith.constant true\n%r = arith.xori %a0, %true : i1\nlinalg.yield %r : i1")
+        }
+        Elementwise::Unary(u) => unary(match u {
+            UnaryKind::Exp => "math.exp",
+            UnaryKind::Log => "math.log",
+            UnaryKind::Sqrt => "math.sqrt",
+            UnaryKind::Tanh => "math.tanh",
+            UnaryKind::Sin => "math.sin",
+            UnaryKind::Cos => "math.cos",
+            _ => unreachable!("handled above"),
+        }),
+        Elementwise::Cast(_) | Elementwise::Select => conversion_body(op, element),
+        Elementwise::Compare(_) => unreachable!("compare_body types its operands"),
+    }
+}
+
+/// An ordered (floats) or signed (integers) comparison of operands of type
+/// `operand`.
+pub(super) fn compare_body(predicate: Predicate, operand: ElementType) -> String {
+    let e = operand.mlir();
+    let line = if operand.is_float() {
+        let p = match predicate {
+            Predicate::Eq => "oeq",
+            Predicate::Ne => "one",
+            Predicate::Lt => "olt",
+            Predicate::Le => "ole",
+            Predicate::Gt => "ogt",
+            Predicate::Ge => "oge",
+        };
+        format!("%r = arith.cmpf {p}, %a0, %a1 : {e}")
+    } else {
+        let p = match predicate {
+            Predicate::Eq => "eq",
+            Predicate::Ne => "ne",
+            Predicate::Lt => "slt",
+            Predicate::Le => "sle",
+            Predicate::Gt => "sgt",
+            Predicate::Ge => "sge",
+        };
+        format!("%r = arith.cmpi {p}, %a0, %a1 : {e}")
+    };
+    format!("{line}\nlinalg.yield %r : i1")
+}
+
+/// Bodies whose input and result element types differ.
+/// Float to integer conversion with the semantics of `temporal.cast`:
+/// truncation toward zero, saturating at the integer type's limits, NaN to
+/// 0 (LLVM's plain `fptosi` is poison out of range; this is what the
+/// interpreter and `llvm.fptosi.sat` give). Computes `%r`.
+pub(super) fn saturating_float_to_int(f: &str, t: &str, bits: usize) -> String {
+    let limit = 1u128 << (bits - 1);
+    let (min, max) = (format!("-{limit}"), (limit - 1).to_string());
+    [
+        format!("%lo = arith.constant -{limit}.0 : {f}"),
+        format!("%hi = arith.constant {limit}.0 : {f}"),
+        format!("%nan = arith.cmpf uno, %a0, %a0 : {f}"),
+        format!("%below = arith.cmpf olt, %a0, %lo : {f}"),
+        format!("%above = arith.cmpf oge, %a0, %hi : {f}"),
+        "%out1 = arith.ori %nan, %below : i1".to_string(),
+        "%out = arith.ori %out1, %above : i1".to_string(),
+        format!("%zf = arith.constant 0.0 : {f}"),
+        format!("%safe = arith.select %out, %zf, %a0 : {f}"),
+        format!("%c = arith.fptosi %safe : {f} to {t}"),
+        format!("%imin = arith.constant {min} : {t}"),
+        format!("%imax = arith.constant {max} : {t}"),
+        format!("%zi = arith.constant 0 : {t}"),
+        format!("%r1 = arith.select %above, %imax, %c : {t}"),
+        format!("%r2 = arith.select %below, %imin, %r1 : {t}"),
+        format!("%r = arith.select %nan, %zi, %r2 : {t}"),
+    ]
+    .join("\n")
+}
+
+pub(super) fn conversion_body(op: Elementwise, element: ElementType) -> String {
+    let e = element.mlir();
+    match op {
+        Elementwise::Select => format!("%r = arith.select %a0, %a1, %a2 : {e}\nlinalg.yield %r : {e}"),
+        Elementwise::Cast(from) => {
+            let (f, t) = (from.mlir(), e);
+            let line = match (from, element) {
+                (a, b) if a == b => return "linalg.yield %a0 : ".to_string() + e,
+                (ElementType::I1, b) if b.is_float() => format!("%r = arith.uitofp %a0 : i1 to {t}"),
+                (ElementType::I1, _) => format!("%r = arith.extui %a0 : i1 to {t}"),
+                (a, ElementType::I1) if a.is_float() => {
+                    format!("%z = arith.constant 0.0 : {f}\n%r = arith.cmpf une, %a0, %z : {f}")
+                }
+                (_, ElementType::I1) => format!("%z = arith.constant 0 : {f}\n%r = arith.cmpi ne, %a0, %z : {f}"),
+                (ElementType::F32, ElementType::F64) => format!("%r = arith.extf %a0 : {f} to {t}"),
+                (ElementType::F64, ElementType::F32) => format!("%r = arith.truncf %a0 : {f} to {t}"),
+                (a, b) if a.is_float() => saturating_float_to_int(f, t, b.byte_size() * 8),
+                (_, b) if b.is_float() => format!("%r = arith.sitofp %a0 : {f} to {t}"),
+                (ElementType::I32, ElementType::I64) => format!("%r = arith.extsi %a0 : {f} to {t}"),
+                _ => format!("%r = arith.trunci %a0 : {f} to {t}"),
+            };
+            format!("{line}\nlinalg.yield %r : {t}")
+        }
+        _ => unreachable!("only conversions"),
+    }
+}
