@@ -66,3 +66,16 @@
 // RUN: tempo-run %examples/counter.mlir --bound T=3 --threads 2 --dump-object %t.o 2>&1 | FileCheck %s --check-prefix=DUMPED
 // DUMPED: object code written to {{.*}}.o (_mlir_tempo_main at 0x
 // DUMPED: x: int64[3] = [0, 1, 2]
+
+// The optimization options: an unknown pass to leave out, a level out of
+// range, and tempo-opt's --disable-pass without a level are errors.
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 --disable-pass nope 2>&1 | FileCheck %s --check-prefix=DISABLE
+// DISABLE: error: 'nope' is not a temporal optimization pass (one of temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-vectorize, temporal-simplify)
+// RUN: not tempo-run %examples/counter.mlir --bound T=3 -O 7 2>&1 | FileCheck %s --check-prefix=LEVEL
+// LEVEL: error: invalid value '7' for '-O <OPT_LEVEL>': 7 is not in 0..=3
+// RUN: not tempo-opt %examples/counter.mlir --disable-pass=temporal-dce 2>&1 | FileCheck %s --check-prefix=OPT-DISABLE
+// OPT-DISABLE: tempo-opt: error: --disable-pass leaves a pass out of an -O level; give one (-O1, -O2 or -O3)
+// Every level runs the program to the same result.
+// RUN: tempo-run %examples/counter.mlir --bound T=3 -O 0 | FileCheck %s --check-prefix=LEVELS
+// RUN: tempo-run %examples/counter.mlir --bound T=3 -O 3 --disable-pass temporal-dce | FileCheck %s --check-prefix=LEVELS
+// LEVELS: x: int64[3] = [0, 1, 2]
