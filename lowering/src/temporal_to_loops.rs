@@ -569,6 +569,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let mut views: Vec<View> = Vec::new();
         // Buffers of dynamic size, allocated in this body and freed at its end.
         let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
+        let inlined = elementwise::inlined_nodes(branch);
         for (n, node) in branch.nodes.iter().enumerate() {
             let is_result = n == branch.result;
             let view = match &node.kind {
@@ -715,6 +716,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         }
                         _ => unreachable!("reads and constants handled above"),
                     };
+                    // An elementwise op fused into its only user has no
+                    // buffer: the user computes it (see `elementwise`).
+                    if inlined[n] {
+                        views.push(View { name: String::new(), ty: String::new(), sizes });
+                        continue;
+                    }
                     // A permutation that is not the body's result is a view
                     // (`memref.transpose`): no copy; its consumers read
                     // through the permuted strides.
@@ -803,7 +810,9 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             }
                         }
                     };
+                    let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
                     match kind {
+                        _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
                         NodeKind::Unary(op, a) => {
                             let elements = [branch.nodes[*a].ty.element];
                             self.elementwise(

@@ -2,8 +2,17 @@
 //! op over the broadcast result (NumPy rules: a stretched dimension reads
 //! index 0), with the scalar body of each op matching the interpreter's
 //! arithmetic (NaN-propagating max/min, saturating float-to-int casts).
+//!
+//! Chains are fused: an elementwise op whose only user is an elementwise op
+//! of the same shape (and which is not the branch's result) gets no buffer
+//! and no loop of its own; its user's `linalg.generic` computes it inline,
+//! from the leaves of the chain. The scalar ops are the same, in the same
+//! order per element, so results do not change; a softmax's or a norm's
+//! chain of elementwise ops becomes one loop instead of several, with no
+//! temporaries between them.
 
 use super::*;
+use tempo_passes::program::Node;
 
 impl Emitter<'_, '_> {
     #[allow(clippy::too_many_arguments)]
@@ -208,5 +217,159 @@ pub(super) fn conversion_body(op: Elementwise, element: ElementType) -> String {
             format!("{line}\nlinalg.yield %r : {t}")
         }
         _ => unreachable!("only conversions"),
+    }
+}
+
+/// The operands of an elementwise node (`None` for other kinds).
+pub(super) fn operands_of(kind: &NodeKind) -> Option<Vec<usize>> {
+    match kind {
+        NodeKind::Unary(_, a) | NodeKind::Cast(a) => Some(vec![*a]),
+        NodeKind::Binary(_, a, b) | NodeKind::Compare(_, a, b) => Some(vec![*a, *b]),
+        NodeKind::Select(c, a, b) => Some(vec![*c, *a, *b]),
+        _ => None,
+    }
+}
+
+/// The elementwise nodes computed inside their only user's loop: used
+/// once, by an elementwise node of the same type shape, and not the
+/// branch's result.
+pub(super) fn inlined_nodes(branch: &tempo_passes::program::Branch) -> Vec<bool> {
+    let n = branch.nodes.len();
+    let mut uses = vec![0usize; n];
+    let mut user = vec![usize::MAX; n];
+    for (k, node) in branch.nodes.iter().enumerate() {
+        for a in tempo_passes::rewrite::operands(&node.kind) {
+            uses[a] += 1;
+            user[a] = k;
+        }
+    }
+    (0..n)
+        .map(|k| {
+            k != branch.result
+                && uses[k] == 1
+                && operands_of(&branch.nodes[k].kind).is_some()
+                && operands_of(&branch.nodes[user[k]].kind).is_some()
+                && branch.nodes[k].ty.shape == branch.nodes[user[k]].ty.shape
+        })
+        .collect()
+}
+
+/// The op of an elementwise node.
+fn op_of(node: &Node, nodes: &[Node]) -> Elementwise {
+    match &node.kind {
+        NodeKind::Unary(op, _) => Elementwise::Unary(*op),
+        NodeKind::Binary(op, _, _) => Elementwise::Binary(*op),
+        NodeKind::Compare(p, _, _) => Elementwise::Compare(*p),
+        NodeKind::Select(..) => Elementwise::Select,
+        NodeKind::Cast(a) => Elementwise::Cast(nodes[*a].ty.element),
+        _ => unreachable!("elementwise"),
+    }
+}
+
+/// The scalar body of node `k`'s op with its values renamed: operand `i`
+/// is `operand[i]`, the result `%r{k}`, temporaries `%{name}_{k}`; without
+/// the final `linalg.yield`.
+fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> String {
+    let node = &nodes[k];
+    let body = match op_of(node, nodes) {
+        Elementwise::Compare(p) => compare_body(p, nodes[operands_of(&node.kind).expect("elementwise")[0]].ty.element),
+        op => scalar_body(op, node.ty.element),
+    };
+    let mut out = String::new();
+    for line in body.lines().filter(|l| !l.trim_start().starts_with("linalg.yield")) {
+        let mut renamed = String::new();
+        let mut rest = line;
+        while let Some(at) = rest.find('%') {
+            renamed += &rest[..at];
+            let tail = &rest[at + 1..];
+            let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+            let name = &tail[..end];
+            let replaced = match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
+                Some(i) if i < operands.len() => operands[i].clone(),
+                _ if name == "r" => format!("%r{k}"),
+                _ => format!("%{name}_{k}"),
+            };
+            renamed += &replaced;
+            rest = &tail[end..];
+        }
+        renamed += rest;
+        out += &renamed;
+        out.push('\n');
+    }
+    out
+}
+
+impl Emitter<'_, '_> {
+    /// Node `root` with the chain of inlined elementwise nodes under it, as
+    /// one `linalg.generic` into `target` over the chain's leaves.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fused_elementwise(
+        &mut self,
+        root: usize,
+        nodes: &[Node],
+        views: &[View],
+        inlined: &[bool],
+        target: &View,
+        indent: &str,
+        out: &mut String,
+    ) {
+        // Leaves (distinct, in first-use order) and the inlined nodes in
+        // post-order.
+        let mut leaves: Vec<usize> = Vec::new();
+        let mut order: Vec<usize> = Vec::new();
+        fn visit(k: usize, nodes: &[Node], inlined: &[bool], leaves: &mut Vec<usize>, order: &mut Vec<usize>) {
+            for a in operands_of(&nodes[k].kind).expect("elementwise") {
+                if inlined[a] {
+                    visit(a, nodes, inlined, leaves, order);
+                } else if !leaves.contains(&a) {
+                    leaves.push(a);
+                }
+            }
+            order.push(k);
+        }
+        visit(root, nodes, inlined, &mut leaves, &mut order);
+        let point = &nodes[root].ty;
+        let rank = point.shape.len();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
+        let inputs: Vec<&View> = leaves.iter().map(|&l| &views[l]).collect();
+        let mut maps: Vec<String> = inputs
+            .iter()
+            .map(|v| {
+                let skip = rank - v.sizes.len();
+                let exprs: Vec<String> = (0..v.sizes.len())
+                    .map(|j| {
+                        if v.sizes[j] == "1" && target.sizes[skip + j] != "1" {
+                            "0".to_string()
+                        } else {
+                            format!("d{}", skip + j)
+                        }
+                    })
+                    .collect();
+                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
+            })
+            .collect();
+        maps.push(id);
+        let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
+        generic_header(&inputs, target, &maps, &iterators, indent, out);
+        let args: Vec<String> =
+            leaves.iter().enumerate().map(|(i, &l)| format!("%a{i}: {}", nodes[l].ty.element.mlir())).collect();
+        let e = point.element.mlir();
+        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
+        for &k in &order {
+            let operands: Vec<String> = operands_of(&nodes[k].kind)
+                .expect("elementwise")
+                .iter()
+                .map(|&a| match leaves.iter().position(|&l| l == a) {
+                    Some(i) => format!("%a{i}"),
+                    None => format!("%r{a}"),
+                })
+                .collect();
+            for line in renamed_body(k, nodes, &operands).lines() {
+                let _ = writeln!(out, "{indent}  {line}");
+            }
+        }
+        let _ = writeln!(out, "{indent}  linalg.yield %r{root} : {e}");
+        let _ = writeln!(out, "{indent}}}");
     }
 }
