@@ -922,7 +922,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                     self.argmax(&views[*a], *axis, &best, &target, input_element, indent, out);
                                     dynamic_buffers.push((scratch, scratch_ty));
                                 }
-                                _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, indent, out),
+                                _ if inlined[*a] => {
+                                    let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined);
+                                    self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(&chain), indent, out)
+                                }
+                                _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
                             }
                         }
                         _ => unreachable!("reads and constants handled above"),

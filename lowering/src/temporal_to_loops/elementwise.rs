@@ -4,9 +4,9 @@
 //! arithmetic (NaN-propagating max/min, saturating float-to-int casts).
 //!
 //! Chains are fused: an elementwise op whose only user is an elementwise op
-//! of the same shape (and which is not the branch's result) gets no buffer
-//! and no loop of its own; its user's `linalg.generic` computes it inline,
-//! from the leaves of the chain. The scalar ops are the same, in the same
+//! of the same shape, or a sum, maximum or mean (and which is not the
+//! branch's result), gets no buffer and no loop of its own; its user's
+//! `linalg.generic` computes it inline, from the leaves of the chain. The scalar ops are the same, in the same
 //! order per element, so results do not change; a softmax's or a norm's
 //! chain of elementwise ops becomes one loop instead of several, with no
 //! temporaries between them.
@@ -231,8 +231,8 @@ pub(super) fn operands_of(kind: &NodeKind) -> Option<Vec<usize>> {
 }
 
 /// The elementwise nodes computed inside their only user's loop: used
-/// once, by an elementwise node of the same type shape, and not the
-/// branch's result.
+/// once, by an elementwise node of the same type shape or by a sum, maximum
+/// or mean, and not the branch's result.
 pub(super) fn inlined_nodes(branch: &tempo_passes::program::Branch) -> Vec<bool> {
     let n = branch.nodes.len();
     let mut uses = vec![0usize; n];
@@ -245,11 +245,13 @@ pub(super) fn inlined_nodes(branch: &tempo_passes::program::Branch) -> Vec<bool>
     }
     (0..n)
         .map(|k| {
-            k != branch.result
-                && uses[k] == 1
-                && operands_of(&branch.nodes[k].kind).is_some()
-                && operands_of(&branch.nodes[user[k]].kind).is_some()
-                && branch.nodes[k].ty.shape == branch.nodes[user[k]].ty.shape
+            let fusing_user = match &branch.nodes.get(user[k]).map(|u| &u.kind) {
+                // Same shape: no broadcasting on the way to the user.
+                Some(kind) if operands_of(kind).is_some() => branch.nodes[k].ty.shape == branch.nodes[user[k]].ty.shape,
+                Some(NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, ..)) => true,
+                _ => false,
+            };
+            k != branch.result && uses[k] == 1 && operands_of(&branch.nodes[k].kind).is_some() && fusing_user
         })
         .collect()
 }
@@ -299,6 +301,94 @@ fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> String {
     out
 }
 
+/// An elementwise node with the inlined elementwise nodes under it: its
+/// distinct leaves (views read by the fused loop) and the scalar code
+/// computing it from them.
+pub(super) struct Chain {
+    root: usize,
+    leaf_views: Vec<View>,
+    leaf_elements: Vec<ElementType>,
+    lines: Vec<String>,
+}
+
+impl Chain {
+    pub(super) fn of(root: usize, nodes: &[Node], views: &[View], inlined: &[bool]) -> Chain {
+        let mut leaves: Vec<usize> = Vec::new();
+        let mut order: Vec<usize> = Vec::new();
+        fn visit(k: usize, nodes: &[Node], inlined: &[bool], leaves: &mut Vec<usize>, order: &mut Vec<usize>) {
+            for a in operands_of(&nodes[k].kind).expect("elementwise") {
+                if inlined[a] {
+                    visit(a, nodes, inlined, leaves, order);
+                } else if !leaves.contains(&a) {
+                    leaves.push(a);
+                }
+            }
+            order.push(k);
+        }
+        visit(root, nodes, inlined, &mut leaves, &mut order);
+        let mut lines = Vec::new();
+        for &k in &order {
+            let operands: Vec<String> = operands_of(&nodes[k].kind)
+                .expect("elementwise")
+                .iter()
+                .map(|&a| match leaves.iter().position(|&l| l == a) {
+                    Some(i) => format!("%a{i}"),
+                    None => format!("%r{a}"),
+                })
+                .collect();
+            lines.extend(renamed_body(k, nodes, &operands).lines().map(str::to_string));
+        }
+        let leaf_views = leaves
+            .iter()
+            .map(|&l| View { name: views[l].name.clone(), ty: views[l].ty.clone(), sizes: views[l].sizes.clone() })
+            .collect();
+        let leaf_elements = leaves.iter().map(|&l| nodes[l].ty.element).collect();
+        Chain { root, leaf_views, leaf_elements, lines }
+    }
+
+    /// The views the fused loop reads.
+    pub(super) fn leaf_views(&self) -> Vec<&View> {
+        self.leaf_views.iter().collect()
+    }
+
+    /// The leaves' indexing maps over the chain's result (`shape`), NumPy
+    /// broadcasting: a stretched dimension reads index 0.
+    pub(super) fn leaf_maps(&self, shape: &View) -> Vec<String> {
+        let rank = shape.sizes.len();
+        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+        self.leaf_views
+            .iter()
+            .map(|v| {
+                let skip = rank - v.sizes.len();
+                let exprs: Vec<String> = (0..v.sizes.len())
+                    .map(|j| {
+                        if v.sizes[j] == "1" && shape.sizes[skip + j] != "1" {
+                            "0".to_string()
+                        } else {
+                            format!("d{}", skip + j)
+                        }
+                    })
+                    .collect();
+                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
+            })
+            .collect()
+    }
+
+    /// The block arguments of the leaves.
+    pub(super) fn arguments(&self) -> Vec<String> {
+        self.leaf_elements.iter().enumerate().map(|(i, e)| format!("%a{i}: {}", e.mlir())).collect()
+    }
+
+    /// The scalar code, ending with the chain's value in [`Chain::value`].
+    pub(super) fn body_lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    pub(super) fn value(&self) -> String {
+        format!("%r{}", self.root)
+    }
+}
+
 impl Emitter<'_, '_> {
     /// Node `root` with the chain of inlined elementwise nodes under it, as
     /// one `linalg.generic` into `target` over the chain's leaves.
@@ -313,63 +403,19 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        // Leaves (distinct, in first-use order) and the inlined nodes in
-        // post-order.
-        let mut leaves: Vec<usize> = Vec::new();
-        let mut order: Vec<usize> = Vec::new();
-        fn visit(k: usize, nodes: &[Node], inlined: &[bool], leaves: &mut Vec<usize>, order: &mut Vec<usize>) {
-            for a in operands_of(&nodes[k].kind).expect("elementwise") {
-                if inlined[a] {
-                    visit(a, nodes, inlined, leaves, order);
-                } else if !leaves.contains(&a) {
-                    leaves.push(a);
-                }
-            }
-            order.push(k);
-        }
-        visit(root, nodes, inlined, &mut leaves, &mut order);
-        let point = &nodes[root].ty;
-        let rank = point.shape.len();
+        let chain = Chain::of(root, nodes, views, inlined);
+        let rank = target.sizes.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
-        let inputs: Vec<&View> = leaves.iter().map(|&l| &views[l]).collect();
-        let mut maps: Vec<String> = inputs
-            .iter()
-            .map(|v| {
-                let skip = rank - v.sizes.len();
-                let exprs: Vec<String> = (0..v.sizes.len())
-                    .map(|j| {
-                        if v.sizes[j] == "1" && target.sizes[skip + j] != "1" {
-                            "0".to_string()
-                        } else {
-                            format!("d{}", skip + j)
-                        }
-                    })
-                    .collect();
-                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
-            })
-            .collect();
-        maps.push(id);
+        let mut maps = chain.leaf_maps(target);
+        maps.push(format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", ")));
         let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
-        generic_header(&inputs, target, &maps, &iterators, indent, out);
-        let args: Vec<String> =
-            leaves.iter().enumerate().map(|(i, &l)| format!("%a{i}: {}", nodes[l].ty.element.mlir())).collect();
-        let e = point.element.mlir();
-        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
-        for &k in &order {
-            let operands: Vec<String> = operands_of(&nodes[k].kind)
-                .expect("elementwise")
-                .iter()
-                .map(|&a| match leaves.iter().position(|&l| l == a) {
-                    Some(i) => format!("%a{i}"),
-                    None => format!("%r{a}"),
-                })
-                .collect();
-            for line in renamed_body(k, nodes, &operands).lines() {
-                let _ = writeln!(out, "{indent}  {line}");
-            }
+        generic_header(&chain.leaf_views(), target, &maps, &iterators, indent, out);
+        let e = nodes[root].ty.element.mlir();
+        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", chain.arguments().join(", "));
+        for line in chain.body_lines() {
+            let _ = writeln!(out, "{indent}  {line}");
         }
-        let _ = writeln!(out, "{indent}  linalg.yield %r{root} : {e}");
+        let _ = writeln!(out, "{indent}  linalg.yield {} : {e}", chain.value());
         let _ = writeln!(out, "{indent}}}");
     }
 }

@@ -6,6 +6,8 @@ use super::*;
 
 impl Emitter<'_, '_> {
     /// Sum, maximum or mean of `input` along `axis` into `target`, in order.
+    /// With a `chain`, `input` is an elementwise chain fused into the
+    /// reduction: its leaves are read and its value computed per element.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reduce(
         &mut self,
@@ -14,6 +16,7 @@ impl Emitter<'_, '_> {
         axis: usize,
         target: &View,
         ty: &PointType,
+        chain: Option<&elementwise::Chain>,
         indent: &str,
         out: &mut String,
     ) {
@@ -36,19 +39,33 @@ impl Emitter<'_, '_> {
             (_, true) => "arith.addf",
             (_, false) => "arith.addi",
         };
-        let _ = writeln!(
-            out,
-            "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, affine_map<({d}) -> ({k})>], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
-            iterators.join(", "),
-            input.name,
-            input.ty,
-            target.name,
-            target.ty,
-            d = dims.join(", "),
-            k = kept.join(", ")
-        );
-        let _ = writeln!(out, "{indent}^bb0(%a: {e}, %acc: {e}):");
-        let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a : {e}");
+        let output_map = format!("affine_map<({d}) -> ({k})>", d = dims.join(", "), k = kept.join(", "));
+        match chain {
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, {output_map}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
+                    iterators.join(", "),
+                    input.name,
+                    input.ty,
+                    target.name,
+                    target.ty,
+                    d = dims.join(", "),
+                );
+                let _ = writeln!(out, "{indent}^bb0(%a: {e}, %acc: {e}):");
+                let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a : {e}");
+            }
+            Some(chain) => {
+                let mut maps = chain.leaf_maps(input);
+                maps.push(output_map);
+                generic_header(&chain.leaf_views(), target, &maps, &iterators, indent, out);
+                let _ = writeln!(out, "{indent}^bb0({}, %acc: {e}):", chain.arguments().join(", "));
+                for line in chain.body_lines() {
+                    let _ = writeln!(out, "{indent}  {line}");
+                }
+                let _ = writeln!(out, "{indent}  %r = {combine} %acc, {} : {e}", chain.value());
+            }
+        }
         let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
         let _ = writeln!(out, "{indent}}}");
         if kind == ReduceKind::Mean {
