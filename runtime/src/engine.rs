@@ -303,9 +303,11 @@ pub fn run_module_timed(
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
     // Temporal-level optimizations first: what follows (checks, stores,
     // lowering) sees the optimized program.
-    // Calls to unregistered functions are an error even where the
-    // optimizations would remove them.
+    // The program as written must be well formed, schedulable and call
+    // only registered functions, even where the optimizations would remove
+    // the offending part (the interpreter judges the program as written).
     let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+    Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
     check_externals(&written, options)?;
     drop(written);
     let optimize_start = std::time::Instant::now();
