@@ -270,15 +270,18 @@ fn op_of(node: &Node, nodes: &[Node]) -> Elementwise {
 
 /// The scalar body of node `k`'s op with its values renamed: operand `i`
 /// is `operand[i]`, the result `%r{k}`, temporaries `%{name}_{k}`; without
-/// the final `linalg.yield`.
-fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> String {
+/// the final `linalg.yield`, whose value (renamed: `%r{k}`, or an operand
+/// for a body that only forwards it, such as a cast to the same type) is
+/// returned with the lines.
+fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> (String, String) {
     let node = &nodes[k];
     let body = match op_of(node, nodes) {
         Elementwise::Compare(p) => compare_body(p, nodes[operands_of(&node.kind).expect("elementwise")[0]].ty.element),
         op => scalar_body(op, node.ty.element),
     };
     let mut out = String::new();
-    for line in body.lines().filter(|l| !l.trim_start().starts_with("linalg.yield")) {
+    let mut value = format!("%r{k}");
+    for line in body.lines() {
         let mut renamed = String::new();
         let mut rest = line;
         while let Some(at) = rest.find('%') {
@@ -295,17 +298,22 @@ fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> String {
             rest = &tail[end..];
         }
         renamed += rest;
+        if let Some(yielded) = renamed.trim_start().strip_prefix("linalg.yield ") {
+            value = yielded.split_whitespace().next().unwrap_or_default().to_string();
+            continue;
+        }
         out += &renamed;
         out.push('\n');
     }
-    out
+    (out, value)
 }
 
 /// An elementwise node with the inlined elementwise nodes under it: its
 /// distinct leaves (views read by the fused loop) and the scalar code
 /// computing it from them.
 pub(super) struct Chain {
-    root: usize,
+    /// The SSA value of the chain's result in the body.
+    value: String,
     leaf_views: Vec<View>,
     leaf_elements: Vec<ElementType>,
     lines: Vec<String>,
@@ -327,23 +335,27 @@ impl Chain {
         }
         visit(root, nodes, inlined, &mut leaves, &mut order);
         let mut lines = Vec::new();
+        let mut values: std::collections::HashMap<usize, String> = std::collections::HashMap::new();
         for &k in &order {
             let operands: Vec<String> = operands_of(&nodes[k].kind)
                 .expect("elementwise")
                 .iter()
                 .map(|&a| match leaves.iter().position(|&l| l == a) {
                     Some(i) => format!("%a{i}"),
-                    None => format!("%r{a}"),
+                    None => values[&a].clone(),
                 })
                 .collect();
-            lines.extend(renamed_body(k, nodes, &operands).lines().map(str::to_string));
+            let (body, value) = renamed_body(k, nodes, &operands);
+            lines.extend(body.lines().map(str::to_string));
+            values.insert(k, value);
         }
+        let value = values[&root].clone();
         let leaf_views = leaves
             .iter()
             .map(|&l| View { name: views[l].name.clone(), ty: views[l].ty.clone(), sizes: views[l].sizes.clone() })
             .collect();
         let leaf_elements = leaves.iter().map(|&l| nodes[l].ty.element).collect();
-        Chain { root, leaf_views, leaf_elements, lines }
+        Chain { value, leaf_views, leaf_elements, lines }
     }
 
     /// The views the fused loop reads.
@@ -385,7 +397,7 @@ impl Chain {
     }
 
     pub(super) fn value(&self) -> String {
-        format!("%r{}", self.root)
+        self.value.clone()
     }
 }
 

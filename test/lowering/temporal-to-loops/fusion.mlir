@@ -2,7 +2,8 @@
 // the same shape is computed inside its user's linalg.generic, so
 // y = tanh(x * 2 + b) - relu(x) is one loop with no temporaries; the
 // broadcast bias b (a vector against a matrix) is read through its own
-// indexing map. The scalar ops are the same, so results stay bit-exact.
+// indexing map; a cast to the same type (whose body only forwards its
+// operand) stays in the chain. The scalar ops are the same, so results stay bit-exact.
 // RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s
 // RUN: tempo-run %s --bound T=5 --seed 3 > %t.compiled
 // RUN: tempo-run %s --bound T=5 --seed 3 --interpret > %t.interpreted
@@ -33,7 +34,8 @@
   %s = "temporal.add"(%m, %bias) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   %th = "temporal.tanh"(%s) : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %r = "temporal.relu"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %v = "temporal.sub"(%th, %r) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %rc = "temporal.cast"(%r) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %v = "temporal.sub"(%th, %rc) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   "gpu.yield"(%v) : (tensor<2x3xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%y) : (!temporal.rtensor) -> ()
