@@ -19,10 +19,7 @@
 
 use crate::schedule::{Nest, Placement, Schedule};
 use crate::temporal_to_loops::sanitize;
-use melior::ir::{
-    BlockLike, Location, Module, OperationRef, RegionLike, ValueLike,
-    operation::{OperationLike, OperationResult},
-};
+use melior::ir::{BlockLike, Location, Module, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use std::fmt::Write;
 use tempo_dialects::block_operations;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
@@ -272,7 +269,7 @@ fn read_loop<'c>(
                 if !reads_counter || !reversed {
                     return Err(located(inner, "a backward loop's variable is bound - 1 - counter".into()));
                 }
-                variable = Some(OperationResult::from(result).to_raw());
+                variable = Some(result.to_raw());
             }
             "affine.for" | "temporal.compute" => {
                 let Some(v) = variable else {

@@ -296,11 +296,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let mut last_use: HashMap<usize, usize> = HashMap::new();
         for (reader, t) in program.tensors.iter().enumerate() {
             for node in t.branches.iter().flat_map(|b| &b.nodes) {
-                if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &node.kind {
-                    if let (Some(&r), Some(&s)) = (nest_of.get(&reader), nest_of.get(source)) {
-                        let last = last_use.entry(*source).or_insert(s);
-                        *last = (*last).max(r);
-                    }
+                if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &node.kind
+                    && let (Some(&r), Some(&s)) = (nest_of.get(&reader), nest_of.get(source))
+                {
+                    let last = last_use.entry(*source).or_insert(s);
+                    *last = (*last).max(r);
                 }
             }
         }
@@ -578,11 +578,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     let source_domain = &program.tensors[*source].domain;
                     for (expr, &dim) in index.results.iter().zip(source_domain) {
                         // The reader's own variable of the same dimension is in range.
-                        if let AffineExpr::Dim(k) = expr {
-                            if reader.domain[*k] == dim {
-                                coords.push(reader_dims[*k].clone());
-                                continue;
-                            }
+                        if let AffineExpr::Dim(k) = expr
+                            && reader.domain[*k] == dim
+                        {
+                            coords.push(reader_dims[*k].clone());
+                            continue;
                         }
                         // Other coordinates are clamped into the source's extent:
                         // the point checks guarantee they are in range wherever

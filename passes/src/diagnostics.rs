@@ -41,12 +41,12 @@ pub fn format_location(location: &str) -> String {
             let file = &rest[..end];
             let after = &rest[end + 1..];
             let mut numbers = after.trim_start_matches(':').split(|c: char| !c.is_ascii_digit());
-            if after.starts_with(':') {
-                if let (Some(line), Some(col)) = (numbers.next(), numbers.next()) {
-                    if !line.is_empty() && !col.is_empty() {
-                        return format!("{file}:{line}:{col}");
-                    }
-                }
+            if after.starts_with(':')
+                && let (Some(line), Some(col)) = (numbers.next(), numbers.next())
+                && !line.is_empty()
+                && !col.is_empty()
+            {
+                return format!("{file}:{line}:{col}");
             }
         }
     }

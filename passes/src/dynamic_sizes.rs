@@ -46,20 +46,19 @@ impl Symbols {
 /// linear bound each, the key is the linear form of `upper - lower` (so
 /// `t:T` and `0:T-t` agree); otherwise the bounds themselves.
 fn length_key(lower: &AffineMap, upper: &AffineMap) -> String {
-    if let ([lo], [hi]) = (lower.results.as_slice(), upper.results.as_slice()) {
-        if let (Some((ld, ls, lc)), Some((hd, hs, hc))) = (lo.linear(), hi.linear()) {
-            let difference = |h: &[i64], l: &[i64]| -> Vec<i64> {
-                let n = h.len().max(l.len());
-                let mut d: Vec<i64> = (0..n)
-                    .map(|i| h.get(i).copied().unwrap_or(0).wrapping_sub(l.get(i).copied().unwrap_or(0)))
-                    .collect();
-                while d.last() == Some(&0) {
-                    d.pop();
-                }
-                d
-            };
-            return format!("linear {:?} {:?} {}", difference(&hd, &ld), difference(&hs, &ls), hc.wrapping_sub(lc));
-        }
+    if let ([lo], [hi]) = (lower.results.as_slice(), upper.results.as_slice())
+        && let (Some((ld, ls, lc)), Some((hd, hs, hc))) = (lo.linear(), hi.linear())
+    {
+        let difference = |h: &[i64], l: &[i64]| -> Vec<i64> {
+            let n = h.len().max(l.len());
+            let mut d: Vec<i64> =
+                (0..n).map(|i| h.get(i).copied().unwrap_or(0).wrapping_sub(l.get(i).copied().unwrap_or(0))).collect();
+            while d.last() == Some(&0) {
+                d.pop();
+            }
+            d
+        };
+        return format!("linear {:?} {:?} {}", difference(&hd, &ld), difference(&hs, &ls), hc.wrapping_sub(lc));
     }
     format!("bounds {lower:?} {upper:?}")
 }

@@ -130,10 +130,10 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<PipelineElement>, PipelineError>
     }
     let mut elements = parser.list(None)?;
     // `builtin.module(...)` at top level is the implicit root.
-    if let [PipelineElement::Nested { anchor, elements: inner }] = elements.as_slice() {
-        if anchor == "builtin.module" {
-            elements = inner.clone();
-        }
+    if let [PipelineElement::Nested { anchor, elements: inner }] = elements.as_slice()
+        && anchor == "builtin.module"
+    {
+        elements = inner.clone();
     }
     Ok(elements)
 }

@@ -106,7 +106,7 @@ impl<'c> Sdg<'c> {
     /// it in read order (first repeated at the end) and the first read's
     /// location; `None` if there is none.
     pub fn zero_distance_cycle(&self) -> Option<(Vec<usize>, Location<'c>)> {
-        let same_point = self.graph.filter_map(|_, n| Some(*n), |_, e| e.is_same_point().then(|| e.location));
+        let same_point = self.graph.filter_map(|_, n| Some(*n), |_, e| e.is_same_point().then_some(e.location));
         for component in petgraph::algo::tarjan_scc(&same_point) {
             let start = *component.iter().min().expect("components are non-empty");
             let self_loop = same_point.find_edge(start, start);
@@ -121,7 +121,7 @@ impl<'c> Sdg<'c> {
                 let edge = same_point
                     .edges(current)
                     .filter(|e| component.contains(&petgraph::visit::EdgeRef::target(e)))
-                    .min_by_key(|e| petgraph::visit::EdgeRef::target(e))
+                    .min_by_key(petgraph::visit::EdgeRef::target)
                     .expect("a strongly connected component has an edge inside it");
                 let next = petgraph::visit::EdgeRef::target(&edge);
                 locations.push(*edge.weight());

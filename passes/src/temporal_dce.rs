@@ -99,10 +99,10 @@ pub fn eliminate_dead_code(program: &mut Program) -> bool {
             continue;
         }
         for node in program.tensors[t].branches.iter().flat_map(|b| &b.nodes) {
-            if let Some(s) = source(&node.kind) {
-                if !needed[s] {
-                    work.push(s);
-                }
+            if let Some(s) = source(&node.kind)
+                && !needed[s]
+            {
+                work.push(s);
             }
         }
     }

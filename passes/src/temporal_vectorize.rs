@@ -15,8 +15,9 @@
 //!   selects, casts, reductions, movements, `matmul`, `einsum`, slices
 //!   (not seeded random values, whose bits depend on `d`'s coordinate, nor
 //!   external calls or gathers);
-//! and tensors without `d` do not read tensors over `d` (outputs over `d`
-//! are read by the caller, which gets them as written).
+//!
+//! and when tensors without `d` do not read tensors over `d` (outputs over
+//! `d` are read by the caller, which gets them as written).
 //!
 //! Each such tensor loses `d` from its domain and gains a leading dimension
 //! of size `D` in its point; inputs over `d` are read as the range `0:D`
@@ -279,7 +280,7 @@ impl<'c> Batcher<'_, 'c> {
 
     /// A movement node `kind` over `from`, whose first operand's leading axis
     /// moves to the front, as a permutation.
-    fn to_front(&mut self, from: usize, axis: usize, location: melior::ir::Location<'c>) -> usize {
+    fn moved_to_front(&mut self, from: usize, axis: usize, location: melior::ir::Location<'c>) -> usize {
         if axis == 0 {
             return from;
         }
@@ -356,7 +357,7 @@ impl<'c> Batcher<'_, 'c> {
                             true,
                             location,
                         );
-                        self.to_front(read, ranged, location)
+                        self.moved_to_front(read, ranged, location)
                     }
                     Some(q) => {
                         let before = ranged_before(q, &upper);
@@ -375,7 +376,7 @@ impl<'c> Batcher<'_, 'c> {
                             true,
                             location,
                         );
-                        self.to_front(read, before, location)
+                        self.moved_to_front(read, before, location)
                     }
                     None => self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, false, location),
                 }

@@ -27,7 +27,7 @@ fn address_space_headroom() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
     let used = line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)?;
-    Some((limit.rlim_cur as u64).saturating_sub(used))
+    Some(limit.rlim_cur.saturating_sub(used))
 }
 
 /// Bytes of `count` elements of `element_bytes` each, or `None` on overflow.

@@ -199,7 +199,7 @@ impl Literal {
     fn describe(&self) -> String {
         match self {
             Self::Str(s) => format!("the string '{s}'"),
-            Self::Bool(b) => format!("{}", if *b { "True" } else { "False" }),
+            Self::Bool(b) => (if *b { "True" } else { "False" }).to_string(),
             Self::Tuple(t) => format!("the tuple {t:?}"),
             Self::Other(s) => format!("'{s}'"),
         }

@@ -321,26 +321,22 @@ fn mutate_bytes(name: &str, bytes: &mut Vec<u8>, rng: &mut CaseRng) {
 fn mutate_text(name: &str, text: &mut String, rng: &mut CaseRng) {
     let toks = tokens(text);
     match name {
-        "token-swap" => {
-            if toks.len() >= 2 {
-                let a = toks[rng.random_range(0..toks.len())];
-                let b = toks[rng.random_range(0..toks.len())];
-                let (a, b) = if a.start <= b.start { (a, b) } else { (b, a) };
-                if a.end <= b.start {
-                    let ta = text[a.start..a.end].to_string();
-                    let tb = text[b.start..b.end].to_string();
-                    text.replace_range(b.start..b.end, &ta);
-                    text.replace_range(a.start..a.end, &tb);
-                }
+        "token-swap" if toks.len() >= 2 => {
+            let a = toks[rng.random_range(0..toks.len())];
+            let b = toks[rng.random_range(0..toks.len())];
+            let (a, b) = if a.start <= b.start { (a, b) } else { (b, a) };
+            if a.end <= b.start {
+                let ta = text[a.start..a.end].to_string();
+                let tb = text[b.start..b.end].to_string();
+                text.replace_range(b.start..b.end, &ta);
+                text.replace_range(a.start..a.end, &tb);
             }
         }
-        "token-copy" => {
-            if !toks.is_empty() {
-                let from = toks[rng.random_range(0..toks.len())];
-                let to = toks[rng.random_range(0..toks.len())];
-                let replacement = text[from.start..from.end].to_string();
-                text.replace_range(to.start..to.end, &replacement);
-            }
+        "token-copy" if !toks.is_empty() => {
+            let from = toks[rng.random_range(0..toks.len())];
+            let to = toks[rng.random_range(0..toks.len())];
+            let replacement = text[from.start..from.end].to_string();
+            text.replace_range(to.start..to.end, &replacement);
         }
         "affine-edit" => affine_edit(text, rng),
         "number-edit" => {

@@ -88,10 +88,10 @@ fn doc_lines(attrs: &[Attribute]) -> syn::Result<Vec<String>> {
         if !attr.path().is_ident("doc") {
             return Err(syn::Error::new_spanned(attr, "only doc comments are allowed here"));
         }
-        if let syn::Meta::NameValue(nv) = &attr.meta {
-            if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
-                lines.push(s.value().trim().to_string());
-            }
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value
+        {
+            lines.push(s.value().trim().to_string());
         }
     }
     Ok(lines)

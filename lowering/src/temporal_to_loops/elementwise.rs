@@ -120,7 +120,7 @@ pub(super) fn scalar_body(op: Elementwise, element: ElementType) -> String {
             )
         }
         Elementwise::Unary(UnaryKind::Not) => {
-            format!("%true = arith.constant true\n%r = arith.xori %a0, %true : i1\nlinalg.yield %r : i1")
+            "%true = arith.constant true\n%r = arith.xori %a0, %true : i1\nlinalg.yield %r : i1".to_string()
         }
         Elementwise::Unary(u) => unary(match u {
             UnaryKind::Exp => "math.exp",
