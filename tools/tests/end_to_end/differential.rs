@@ -1149,8 +1149,20 @@ impl GeneralGenerator {
                 &["add", "sub", "mul", "max", "min", "div"]
             };
             let op = *ops.choose(&mut g.rng).expect("non-empty");
+            // Sometimes both operands are the same subexpression written
+            // twice (the same random choices replayed, with fresh names):
+            // what temporal-dedup's common-subexpression merging removes.
+            let twice = g.rng.random_bool(0.15);
+            let replay = self.inner.rng.clone();
             let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
-            let b = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+            let b = if twice {
+                let after = std::mem::replace(&mut self.inner.rng, replay);
+                let b = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
+                self.inner.rng = after;
+                b
+            } else {
+                self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body)
+            };
             let v = self.inner.fresh();
             let _ = writeln!(body, "  {v} = \"temporal.{op}\"({a}, {b}) : ({ty}, {ty}) -> {ty}");
             v
