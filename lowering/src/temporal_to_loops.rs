@@ -45,7 +45,7 @@ use crate::splice::replace_module_body;
 use elementwise::Elementwise;
 use std::collections::HashMap;
 use std::fmt::Write;
-use tempo_passes::affine::{AffineExpr, AffineMap, IntegerSet};
+use tempo_passes::affine::{AffineExpr, AffineMap};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{
@@ -146,33 +146,7 @@ fn plain_type(point: &PointType) -> String {
     format!("memref<{}>", shape_prefix(&point.shape, point.element))
 }
 
-fn mlir_expr(expr: &AffineExpr, num_dims: usize, num_symbols: usize) -> String {
-    let dims: Vec<String> = (0..num_dims).map(|i| format!("d{i}")).collect();
-    let symbols: Vec<String> = (0..num_symbols).map(|i| format!("s{i}")).collect();
-    expr.display(&dims, &symbols).to_string()
-}
-
-fn map_header(num_dims: usize, num_symbols: usize) -> String {
-    let dims: Vec<String> = (0..num_dims).map(|i| format!("d{i}")).collect();
-    let symbols: Vec<String> = (0..num_symbols).map(|i| format!("s{i}")).collect();
-    format!("({})[{}]", dims.join(", "), symbols.join(", "))
-}
-
-/// MLIR text of an integer set.
-pub fn set_text(set: &IntegerSet) -> String {
-    let constraints: Vec<String> = set
-        .constraints
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} 0",
-                mlir_expr(&c.expr, set.num_dims, set.num_symbols),
-                if c.is_equality { "==" } else { ">=" }
-            )
-        })
-        .collect();
-    format!("affine_set<{} : ({})>", map_header(set.num_dims, set.num_symbols), constraints.join(", "))
-}
+use tempo_passes::print::{exprs as mlir_exprs, header as map_header, set_text};
 
 struct Emitter<'p, 'c> {
     program: &'p Program<'c>,
@@ -960,12 +934,12 @@ impl<'p, 'c> Emitter<'p, 'c> {
         out: &mut String,
     ) -> String {
         let c = self.fresh("i");
-        let results: Vec<String> = exprs.iter().map(|e| mlir_expr(e, num_dims, num_symbols)).collect();
+        let results = mlir_exprs(exprs, num_dims, num_symbols);
         let _ = writeln!(
             out,
             "{indent}{c} = {op} affine_map<{} -> ({})>({})[{}]",
             map_header(num_dims, num_symbols),
-            results.join(", "),
+            results,
             reader_dims.join(", "),
             self.symbols()
         );
@@ -1314,7 +1288,7 @@ pub(crate) fn sanitize(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tempo_passes::affine::Constraint;
+    use tempo_passes::affine::{Constraint, IntegerSet};
 
     #[test]
     fn view_types_are_row_major_strided() {

@@ -23,11 +23,13 @@ fn names(prefix: char, count: usize) -> Vec<String> {
     (0..count).map(|i| format!("{prefix}{i}")).collect()
 }
 
-fn header(num_dims: usize, num_symbols: usize) -> String {
+/// The dims and symbols of a map or set, `(d0, d1)[s0]`.
+pub fn header(num_dims: usize, num_symbols: usize) -> String {
     format!("({})[{}]", names('d', num_dims).join(", "), names('s', num_symbols).join(", "))
 }
 
-fn exprs(list: &[AffineExpr], num_dims: usize, num_symbols: usize) -> String {
+/// Affine expressions over `d0..`/`s0..`, separated by commas.
+pub fn exprs(list: &[AffineExpr], num_dims: usize, num_symbols: usize) -> String {
     let (d, s) = (names('d', num_dims), names('s', num_symbols));
     list.iter().map(|e| e.display(&d, &s).to_string()).collect::<Vec<_>>().join(", ")
 }

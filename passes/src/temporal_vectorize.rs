@@ -278,8 +278,8 @@ impl<'c> Batcher<'_, 'c> {
         self.push(NodeKind::Move(Movement::Expand, vec![a]), ty, true, location)
     }
 
-    /// A movement node `kind` over `from`, whose first operand's leading axis
-    /// moves to the front, as a permutation.
+    /// Node `from` with its axis `axis` moved to the front (a permutation;
+    /// `from` itself when the axis already leads).
     fn moved_to_front(&mut self, from: usize, axis: usize, location: melior::ir::Location<'c>) -> usize {
         if axis == 0 {
             return from;
@@ -290,6 +290,21 @@ impl<'c> Batcher<'_, 'c> {
         let shape: Vec<i64> = permutation.iter().map(|&k| self.nodes[from].ty.shape[k]).collect();
         let ty = PointType { shape, element: self.nodes[from].ty.element };
         self.push(NodeKind::Move(Movement::Permute(permutation), vec![from]), ty, true, location)
+    }
+
+    /// A range read whose value (of type `ty` without the batch) holds the
+    /// batch at axis `axis`, then that axis moved to the front.
+    fn batched_range(
+        &mut self,
+        read: NodeKind,
+        ty: &PointType,
+        axis: usize,
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let mut shape = ty.shape.clone();
+        shape.insert(axis, self.size);
+        let read = self.push(read, PointType { shape, element: ty.element }, true, location);
+        self.moved_to_front(read, axis, location)
     }
 
     /// The batched form of node `node` of the original branch of a tensor
@@ -348,16 +363,8 @@ impl<'c> Batcher<'_, 'c> {
                         lower.remove(q);
                         upper.remove(q);
                         caps.remove(q);
-                        let mut shape = ty.shape.clone();
-                        shape.insert(ranged, self.size);
-                        let read_ty = PointType { shape, element: ty.element };
-                        let read = self.push(
-                            NodeKind::ReadRange { source: *source, lower, upper, caps },
-                            read_ty,
-                            true,
-                            location,
-                        );
-                        self.moved_to_front(read, ranged, location)
+                        let read = NodeKind::ReadRange { source: *source, lower, upper, caps };
+                        self.batched_range(read, &ty, ranged, location)
                     }
                     Some(q) => {
                         let before = ranged_before(q, &upper);
@@ -367,16 +374,8 @@ impl<'c> Batcher<'_, 'c> {
                             AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Constant(0)] };
                         upper[q] =
                             AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Symbol(d)] };
-                        let mut shape = ty.shape.clone();
-                        shape.insert(before, self.size);
-                        let read_ty = PointType { shape, element: ty.element };
-                        let read = self.push(
-                            NodeKind::ReadRange { source: *source, lower, upper, caps },
-                            read_ty,
-                            true,
-                            location,
-                        );
-                        self.moved_to_front(read, before, location)
+                        let read = NodeKind::ReadRange { source: *source, lower, upper, caps };
+                        self.batched_range(read, &ty, before, location)
                     }
                     None => self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, false, location),
                 }

@@ -265,34 +265,41 @@ fn check_externals(program: &Program, options: &RunOptions) -> Result<(), Vec<St
     if missing.is_empty() { Ok(()) } else { Err(missing) }
 }
 
-/// Runs the temporal optimization pipeline of `options` on `module`.
-pub fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Result<(), Vec<String>> {
+/// The temporal optimization pipeline of `options` (empty: none).
+fn optimization_text(options: &RunOptions) -> Result<String, Vec<String>> {
     // The bound values of the run (for vectorization, which specializes the
     // program to them).
     let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let text = tempo_passes::optimize::optimization_pipeline(
+    tempo_passes::optimize::optimization_pipeline(
         options.optimization.level,
         &options.optimization.disabled,
         &bounds.join(","),
     )
-    .map_err(|e| vec![format!("error: {e}")])?;
-    if text.is_empty() {
-        return Ok(());
-    }
-    let collector = DiagnosticCollector::attach_for_source(context, &options.source_name);
+    .map_err(|e| vec![format!("error: {e}")])
+}
+
+/// Runs the pipeline `text` on `module`, collecting diagnostics (the
+/// collector stays attached for the caller); on failure, the diagnostics
+/// then `failure`.
+fn run_pipeline<'c>(
+    context: &'c Context,
+    module: &mut Module,
+    text: &str,
+    source_name: &str,
+    failure: &str,
+) -> Result<DiagnosticCollector<'c>, Vec<String>> {
+    let collector = DiagnosticCollector::attach_for_source(context, source_name);
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
-    let registry = tempo_lowering::registry();
-    let elements = pipeline::parse_pipeline(&text).map_err(|e| vec![format!("error: {e}")])?;
-    pipeline::add_to_pass_manager(&manager, &registry, &elements).map_err(|e| vec![format!("error: {e}")])?;
+    let elements = pipeline::parse_pipeline(text).map_err(|e| vec![format!("error: {e}")])?;
+    pipeline::add_to_pass_manager(&manager, &tempo_lowering::registry(), &elements)
+        .map_err(|e| vec![format!("error: {e}")])?;
     if manager.run(module).is_err() {
         let mut lines = collector.take();
-        if lines.is_empty() {
-            lines.push("error: the temporal optimizations failed".into());
-        }
+        lines.push(format!("error: {failure}"));
         return Err(lines);
     }
-    Ok(())
+    Ok(collector)
 }
 
 /// Like [`run_module`], also reporting how long compiling and executing took.
@@ -302,16 +309,20 @@ pub fn run_module_timed(
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
     // Temporal-level optimizations first: what follows (checks, stores,
-    // lowering) sees the optimized program.
-    // The program as written must be well formed, schedulable and call
-    // only registered functions, even where the optimizations would remove
-    // the offending part (the interpreter judges the program as written).
-    let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-    Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
-    check_externals(&written, options)?;
-    drop(written);
+    // lowering) sees the optimized program. The program as written must be
+    // well formed, schedulable and call only registered functions, even
+    // where the optimizations would remove the offending part (the
+    // interpreter judges the program as written); without optimizations the
+    // checks below are those of the program as written.
     let optimize_start = std::time::Instant::now();
-    optimize(context, module, options)?;
+    let text = optimization_text(options)?;
+    if !text.is_empty() {
+        let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+        Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
+        check_externals(&written, options)?;
+        drop(written);
+        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
+    }
     let optimize_time = optimize_start.elapsed();
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
@@ -377,20 +388,10 @@ pub fn run_module_timed(
 
     // Compile.
     let compile_start = std::time::Instant::now();
-    let collector = DiagnosticCollector::attach_for_source(context, &options.source_name);
-    let manager = PassManager::new(context);
-    manager.enable_verifier(true);
-    let registry = tempo_lowering::registry();
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
     let threads = if openmp { options.threads } else { 1 };
     let text = tempo_lowering::temporal_to_llvm(options.fast_math, threads);
-    let elements = pipeline::parse_pipeline(&text).expect("the built-in pipeline parses");
-    pipeline::add_to_pass_manager(&manager, &registry, &elements).map_err(|e| vec![format!("error: {e}")])?;
-    if manager.run(module).is_err() {
-        let mut lines = collector.take();
-        lines.push("error: compilation failed".into());
-        return Err(lines);
-    }
+    let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
     // The OpenMP runtime is loaded only when the lowered code uses it.
     let calls_openmp = contains_openmp(module);
     let jit_failed = || {

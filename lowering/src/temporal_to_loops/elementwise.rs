@@ -6,8 +6,9 @@
 //! Chains are fused: an elementwise op whose only user is an elementwise op
 //! of the same shape, or a sum, maximum or mean (and which is not the
 //! branch's result), gets no buffer and no loop of its own; its user's
-//! `linalg.generic` computes it inline, from the leaves of the chain. The scalar ops are the same, in the same
-//! order per element, so results do not change; a softmax's or a norm's
+//! `linalg.generic` computes it inline, from the leaves of the chain. The
+//! scalar ops are the same, in the same order per element, so results do
+//! not change; a softmax's or a norm's
 //! chain of elementwise ops becomes one loop instead of several, with no
 //! temporaries between them.
 
@@ -28,26 +29,8 @@ impl Emitter<'_, '_> {
     ) {
         let rank = point.shape.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let id = format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", "));
-        // Broadcasting: operands are aligned at the last dimension; a static
-        // size 1 under a larger result dimension reads index 0.
-        let mut maps: Vec<String> = inputs
-            .iter()
-            .map(|v| {
-                let skip = rank - v.sizes.len();
-                let exprs: Vec<String> = (0..v.sizes.len())
-                    .map(|j| {
-                        if v.sizes[j] == "1" && target.sizes[skip + j] != "1" {
-                            "0".to_string()
-                        } else {
-                            format!("d{}", skip + j)
-                        }
-                    })
-                    .collect();
-                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
-            })
-            .collect();
-        maps.push(id);
+        let mut maps = broadcast_maps(inputs, target);
+        maps.push(format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", ")));
         let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
         let e = point.element.mlir();
         generic_header(inputs, target, &maps, &iterators, indent, out);
@@ -220,6 +203,30 @@ pub(super) fn conversion_body(op: Elementwise, element: ElementType) -> String {
     }
 }
 
+/// The indexing maps of `inputs` over a result of `shape`'s sizes, under
+/// NumPy broadcasting: operands align at the last dimension, and a static
+/// size 1 under a larger result dimension reads index 0.
+fn broadcast_maps(inputs: &[&View], shape: &View) -> Vec<String> {
+    let rank = shape.sizes.len();
+    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
+    inputs
+        .iter()
+        .map(|v| {
+            let skip = rank - v.sizes.len();
+            let exprs: Vec<String> = (0..v.sizes.len())
+                .map(|j| {
+                    if v.sizes[j] == "1" && shape.sizes[skip + j] != "1" {
+                        "0".to_string()
+                    } else {
+                        format!("d{}", skip + j)
+                    }
+                })
+                .collect();
+            format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
+        })
+        .collect()
+}
+
 /// The operands of an elementwise node (`None` for other kinds).
 pub(super) fn operands_of(kind: &NodeKind) -> Option<Vec<usize>> {
     match kind {
@@ -366,24 +373,7 @@ impl Chain {
     /// The leaves' indexing maps over the chain's result (`shape`), NumPy
     /// broadcasting: a stretched dimension reads index 0.
     pub(super) fn leaf_maps(&self, shape: &View) -> Vec<String> {
-        let rank = shape.sizes.len();
-        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        self.leaf_views
-            .iter()
-            .map(|v| {
-                let skip = rank - v.sizes.len();
-                let exprs: Vec<String> = (0..v.sizes.len())
-                    .map(|j| {
-                        if v.sizes[j] == "1" && shape.sizes[skip + j] != "1" {
-                            "0".to_string()
-                        } else {
-                            format!("d{}", skip + j)
-                        }
-                    })
-                    .collect();
-                format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
-            })
-            .collect()
+        broadcast_maps(&self.leaf_views(), shape)
     }
 
     /// The block arguments of the leaves.
