@@ -8,6 +8,10 @@
 // RUN: diff %t.after %t.before
 // A program without outputs keeps nothing but its inputs.
 // RUN: tempo-opt %S/Inputs/no-outputs.mlir --temporal-dce | FileCheck %s --check-prefix=NONE
+// An ill-formed program gets the verifier's located diagnostic and a
+// non-zero exit; the pass changes nothing.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir "--temporal-dce" 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 
 // CHECK: sym_name = "x"
 // CHECK: sym_name = "w"

@@ -14,6 +14,10 @@
 // RUN: diff %t.lifted %t.original
 // RUN: tempo-opt %s --temporal-lift-recurrences | tempo-run - --bound T=40 --bound B=2 --seed 8 --stats --format none 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: tempo-opt %s "--temporal-lift-recurrences=inexact=true" | FileCheck %s --check-prefix=INEXACT
+// An ill-formed program gets the verifier's located diagnostic and a
+// non-zero exit; the pass changes nothing.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir "--temporal-lift-recurrences" 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 
 // CHECK-DAG: sym_name = "x_prefix_sum"
 // CHECK-DAG: sym_name = "c_prefix_max"

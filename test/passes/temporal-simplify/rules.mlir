@@ -13,6 +13,13 @@
 // Float matmuls reassociate only with inexact=true.
 // RUN: tempo-opt %s --temporal-simplify | FileCheck %s --check-prefix=EXACT
 // RUN: tempo-opt %s "--temporal-simplify=inexact=true" | FileCheck %s --check-prefix=INEXACT
+// An ill-formed program gets the verifier's located diagnostic and a
+// non-zero exit; the pass changes nothing.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir "--temporal-simplify" 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
+// An unknown option is refused.
+// RUN: not tempo-opt %s "--temporal-simplify=nope=1" 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: tempo-opt: error: unknown option 'nope' for pass 'temporal-simplify' (known: inexact)
 
 // CHECK-LABEL: "temporal.define"(%{{.*}}) ({
 // CHECK-NEXT: %[[X:.*]] = "temporal.read"

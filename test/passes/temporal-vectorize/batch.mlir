@@ -18,6 +18,13 @@
 // RUN: tempo-opt %S/Inputs/outside-reader.mlir "--temporal-vectorize=bounds=B=3" | FileCheck %s --check-prefix=UNKNOWN
 // Without a bound value the dimension stays a loop.
 // RUN: tempo-opt %s --temporal-vectorize | FileCheck %s --check-prefix=UNKNOWN
+// An ill-formed program gets the verifier's located diagnostic and a
+// non-zero exit; the pass changes nothing.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir "--temporal-vectorize=bounds=B=3" 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
+// A malformed bounds option is refused.
+// RUN: not tempo-opt %s "--temporal-vectorize=bounds=B" 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: error: bounds must be NAME=VALUE separated by commas, got 'B'
 
 // CHECK: {domain = ["t"], element = tensor<3x1x4xf32>, sym_name = "h"}
 // CHECK: {domain = ["b", "t"], element = tensor<1x4xf32>, sym_name = "y"}
