@@ -14,6 +14,14 @@ round, the order rotating); medians of the execute time are reported with
 the load average. LLVM's level stays -O2 throughout. Results go to
 bench/optimize/results.json, results.md (copied into bench/README.md) and
 ms_per_step.png.
+
+    bench/.venv/bin/python bench/optimize/run.py --vectorization [--repeat N]
+
+measures temporal-vectorize instead: GPT-2 small at batch 8 (seeded
+weights) with the batch in the point shape, with the batch as a temporal
+dimension (examples/gpt.rs --batch-dim, vectorized by -O2), and the latter
+with --disable-pass temporal-vectorize, interleaved; results in
+vectorization.json, vectorization.md and vectorization.png.
 """
 
 import argparse
@@ -146,6 +154,80 @@ def plot(rows):
     fig.savefig(os.path.join(HERE, "ms_per_step.png"), dpi=110)
 
 
+VECTORIZATION = [
+    ("batch 8 in the point shape", [], []),
+    ("batch as a dimension (vectorized)", ["--batch-dim"], []),
+    ("batch as a dimension, without temporal-vectorize", ["--batch-dim"], ["temporal-vectorize"]),
+]
+
+
+def vectorization(args):
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        paths = {}
+        for name, flags, _ in VECTORIZATION:
+            key = " ".join(flags)
+            if key not in paths:
+                path = os.path.join(directory, f"gpt{len(paths)}.mlir")
+                text = subprocess.run(
+                    [GPT, "--layers", "12", "--heads", "12", "--width", "768", "--batch", "8", "--mlir"] + flags,
+                    check=True, capture_output=True, text=True,
+                ).stdout
+                with open(path, "w") as f:
+                    f.write(text)
+                paths[key] = path
+        for steps in [32, 128]:
+            samples = {name: [] for name, _, _ in VECTORIZATION}
+            loads = []
+            for r in range(args.repeat):
+                order = VECTORIZATION[r % 3:] + VECTORIZATION[: r % 3]
+                for name, flags, disabled in order:
+                    bounds = {"L": 12}
+                    if flags:
+                        bounds["B"] = 8
+                    _, execute, load = run_one(paths[" ".join(flags)], bounds, steps, disabled, args.threads)
+                    samples[name].append(execute)
+                    loads.append(load)
+            for name, _, _ in VECTORIZATION:
+                ms = statistics.median(samples[name]) / steps
+                rows.append(dict(config=name, T=steps, ms_per_token=ms, load=statistics.median(loads)))
+                print(f"T={steps:4} {name:52} {ms:8.2f} ms/token")
+    with open(os.path.join(HERE, "vectorization.json"), "w") as f:
+        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+    names = [name for name, _, _ in VECTORIZATION]
+    lines = [
+        f"GPT-2 small, batch 8, median ms/token over {args.repeat} interleaved rounds, {args.threads} threads "
+        f"(load average {statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs); the ratio is "
+        "each configuration over the batch in the point shape.",
+        "",
+        "| T | " + " | ".join(names) + " |",
+        "| ---: | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    for steps in sorted({r["T"] for r in rows}):
+        cells = {r["config"]: r["ms_per_token"] for r in rows if r["T"] == steps}
+        base = cells[names[0]]
+        lines.append(f"| {steps} | " + " | ".join(f"{cells[n]:.1f} ({cells[n] / base:.2f}x)" for n in names) + " |")
+    with open(os.path.join(HERE, "vectorization.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    steps_list = sorted({r["T"] for r in rows})
+    width = 0.25
+    for k, name in enumerate(names):
+        values = [next(r["ms_per_token"] for r in rows if r["config"] == name and r["T"] == t) for t in steps_list]
+        ax.bar([i + (k - 1) * width for i in range(len(steps_list))], values, width, label=name)
+    ax.set_xticks(range(len(steps_list)), [f"T = {t}" for t in steps_list])
+    ax.set_ylabel("ms per token")
+    ax.set_title("GPT-2 small, batch 8", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "vectorization.png"), dpi=110)
+
+
 def redraw():
     """Writes the table and plot again from results.json."""
     with open(os.path.join(HERE, "results.json")) as f:
@@ -158,5 +240,11 @@ def redraw():
 if __name__ == "__main__":
     if "--redraw" in os.sys.argv:
         redraw()
+    elif "--vectorization" in os.sys.argv:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--vectorization", action="store_true")
+        parser.add_argument("--repeat", type=int, default=3)
+        parser.add_argument("--threads", type=int, default=2)
+        vectorization(parser.parse_args())
     else:
         main()
