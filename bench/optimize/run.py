@@ -22,6 +22,13 @@ weights) with the batch in the point shape, with the batch as a temporal
 dimension (examples/gpt.rs --batch-dim, vectorized by -O2), and the latter
 with --disable-pass temporal-vectorize, interleaved; results in
 vectorization.json, vectorization.md and vectorization.png.
+
+    bench/.venv/bin/python bench/optimize/run.py --tiling [--repeat N]
+
+measures temporal-tile-ranges: a causal-attention decode at -O2 (softmax
+over the whole range), at -O3 (attention in static blocks of 64 with a
+running maximum and sum) and at -O3 without the pass; results in
+tiling.json, tiling.md and tiling.png.
 """
 
 import argparse
@@ -61,8 +68,9 @@ def programs(quick, directory):
     ]
 
 
-def run_one(program, bounds, steps, disabled, threads):
+def run_one(program, bounds, steps, disabled, threads, level="2"):
     command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--seed", "1", "--format", "none", "--timings"]
+    command += ["-O", level]
     command += ["--threads", str(threads)]
     for name, value in bounds.items():
         command += ["--bound", f"{name}={value}"]
@@ -228,6 +236,74 @@ def vectorization(args):
     fig.savefig(os.path.join(HERE, "vectorization.png"), dpi=110)
 
 
+TILING = [
+    ("-O2 (softmax over the whole range)", "2", []),
+    ("-O3 (temporal-tile-ranges, blocks of 64)", "3", []),
+    ("-O3 without temporal-tile-ranges", "3", ["temporal-tile-ranges"]),
+]
+
+
+def tiling(args):
+    """Causal-attention decode (examples/gpt.rs, 2 layers, 4 heads of 64,
+    width 256): time per step with attention tiled into static blocks (-O3)
+    and not (-O2, and -O3 with the pass left out), interleaved."""
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "gpt.mlir")
+        text = subprocess.run(
+            [GPT, "--layers", "2", "--heads", "4", "--width", "256", "--mlir"],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        with open(path, "w") as f:
+            f.write(text)
+        for steps in [512, 1024, 2048, 4096]:
+            samples = {name: [] for name, _, _ in TILING}
+            loads = []
+            for r in range(args.repeat):
+                order = TILING[r % 3:] + TILING[: r % 3]
+                for name, level, disabled in order:
+                    _, execute, load = run_one(path, {"L": 2}, steps, disabled, args.threads, level)
+                    samples[name].append(execute)
+                    loads.append(load)
+            for name, _, _ in TILING:
+                ms = statistics.median(samples[name]) / steps
+                rows.append(dict(config=name, T=steps, ms_per_step=ms, load=statistics.median(loads)))
+                print(f"T={steps:5} {name:45} {ms:8.3f} ms/step")
+    with open(os.path.join(HERE, "tiling.json"), "w") as f:
+        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+    names = [name for name, _, _ in TILING]
+    lines = [
+        f"Causal-attention decode (2 layers, 4 heads of 64), median ms/step over {args.repeat} interleaved rounds, "
+        f"{args.threads} threads (load average {statistics.median(r['load'] for r in rows):.2f} on "
+        f"{os.cpu_count()} CPUs); the ratio is each configuration over -O2.",
+        "",
+        "| T | " + " | ".join(names) + " |",
+        "| ---: | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    for steps in sorted({r["T"] for r in rows}):
+        cells = {r["config"]: r["ms_per_step"] for r in rows if r["T"] == steps}
+        base = cells[names[0]]
+        lines.append(f"| {steps} | " + " | ".join(f"{cells[n]:.3f} ({cells[n] / base:.2f}x)" for n in names) + " |")
+    with open(os.path.join(HERE, "tiling.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name in names:
+        points = sorted((r["T"], r["ms_per_step"]) for r in rows if r["config"] == name)
+        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("T (steps)")
+    ax.set_ylabel("ms per step")
+    ax.set_title("causal-attention decode: tiled and untiled softmax", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "tiling.png"), dpi=110)
+
+
 def redraw():
     """Writes the table and plot again from results.json."""
     with open(os.path.join(HERE, "results.json")) as f:
@@ -240,6 +316,12 @@ def redraw():
 if __name__ == "__main__":
     if "--redraw" in os.sys.argv:
         redraw()
+    elif "--tiling" in os.sys.argv:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--tiling", action="store_true")
+        parser.add_argument("--repeat", type=int, default=3)
+        parser.add_argument("--threads", type=int, default=2)
+        tiling(parser.parse_args())
     elif "--vectorization" in os.sys.argv:
         parser = argparse.ArgumentParser()
         parser.add_argument("--vectorization", action="store_true")

@@ -223,5 +223,14 @@ tempo_dialect_macros::dialect! {
         /// zero). (`rhs` is variadic only to make the second operand
         /// optional: IRDL's variadic operands share one type.)
         op einsum { operands { lhs: any, rhs: variadic any } attributes { spec: string } results { result: any } }
+        /// Softmax attention along one label `n`: `combine(softmax_n(scale *
+        /// score(query, key)), value)`. `score` is a two-operand einsum
+        /// (`"hqd,nhd->hqn"`) whose result has `n` from the key; `combine`
+        /// sums exactly `n` and its first operand has the score's labels
+        /// (`"hqn,nhd->hqd"`); `scale` is a scalar. Compiled code takes
+        /// `block` positions of `n` at a time with a running maximum and sum
+        /// (exact in real arithmetic, not bit for bit). Made by
+        /// `temporal-tile-ranges`.
+        op attention { operands { query: any, key: any, value: any, scale: any } attributes { score: string, combine: string, block: integer } results { result: any } }
     }
 }

@@ -33,6 +33,7 @@
 
 use crate::contraction;
 
+mod attention;
 mod contractions;
 mod elementwise;
 mod external_call;
@@ -680,6 +681,24 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 views[operands[k]].sizes[d].clone()
                             })
                             .collect(),
+                        NodeKind::Attention(spec, [q, k, v, _]) => spec
+                            .combine
+                            .result
+                            .iter()
+                            .map(|&c| {
+                                let operands = [
+                                    (&spec.score.operands[0], q),
+                                    (&spec.score.operands[1], k),
+                                    (&spec.combine.operands[1], v),
+                                ];
+                                operands
+                                    .iter()
+                                    .find_map(|&(labels, &o)| {
+                                        labels.iter().position(|&x| x == c).map(|p| views[o].sizes[p].clone())
+                                    })
+                                    .expect("a result label is in some operand")
+                            })
+                            .collect(),
                         NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
                         NodeKind::Reduce(kind, a, axis) => {
                             let mut s = views[*a].sizes.clone();
@@ -853,6 +872,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         NodeKind::Einsum(spec, operands) => {
                             let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
                             self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::Attention(spec, [q, k, v, scale]) => {
+                            let inputs = [&views[*q], &views[*k], &views[*v], &views[*scale]];
+                            self.attention(spec, inputs, &target, node.ty.element, indent, out);
                         }
                         NodeKind::DynamicSlice(a, offsets) => {
                             let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);

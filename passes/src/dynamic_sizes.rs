@@ -115,6 +115,21 @@ fn elementwise(operands: &[&Vec<Size>], what: &str) -> Result<Vec<Size>, String>
     Ok(result)
 }
 
+/// The result sizes of `einsum` on operands of `sizes`; an error when a
+/// label's sizes are not provably equal.
+fn einsum_sizes(einsum: &crate::program::Einsum, sizes: &[&[Size]]) -> Result<Vec<Size>, String> {
+    let mut labels: Vec<(char, Size)> = Vec::new();
+    for (k, (names, operand)) in einsum.operands.iter().zip(sizes).enumerate() {
+        for (&c, &size) in names.iter().zip(operand.iter()) {
+            match labels.iter().find(|(x, _)| *x == c) {
+                Some(&(_, known)) => agree(known, size, &format!("einsum label '{c}' (operand {k})"))?,
+                None => labels.push((c, size)),
+            }
+        }
+    }
+    Ok(einsum.result.iter().map(|c| labels.iter().find(|(x, _)| x == c).map(|&(_, s)| s).expect("checked")).collect())
+}
+
 /// Checks every op of a branch body; on failure returns the node at fault
 /// and the message.
 pub fn check_branch(nodes: &[Node]) -> Result<(), (usize, String)> {
@@ -173,20 +188,12 @@ fn node_sizes(node: &Node, sizes: &[Vec<Size>], symbols: &mut Symbols) -> Result
             }
         }
         NodeKind::Einsum(einsum, operands) => {
-            let mut labels: Vec<(char, Size)> = Vec::new();
-            for (k, (names, &operand)) in einsum.operands.iter().zip(operands).enumerate() {
-                for (&c, &size) in names.iter().zip(&sizes[operand]) {
-                    match labels.iter().find(|(x, _)| *x == c) {
-                        Some(&(_, known)) => agree(known, size, &format!("einsum label '{c}' (operand {k})"))?,
-                        None => labels.push((c, size)),
-                    }
-                }
-            }
-            einsum
-                .result
-                .iter()
-                .map(|c| labels.iter().find(|(x, _)| x == c).map(|&(_, s)| s).expect("checked"))
-                .collect()
+            let operand_sizes: Vec<&[Size]> = operands.iter().map(|&o| sizes[o].as_slice()).collect();
+            einsum_sizes(einsum, &operand_sizes)?
+        }
+        NodeKind::Attention(attention, [q, k, v, _]) => {
+            let scores = einsum_sizes(&attention.score, &[&sizes[*q], &sizes[*k]])?;
+            einsum_sizes(&attention.combine, &[&scores, &sizes[*v]])?
         }
         NodeKind::Move(Movement::Reshape, operands) => {
             // One dynamic dimension in each (or none): it carries over.

@@ -8,9 +8,10 @@
 //!   values of the run, which the program is then specialized for) and
 //!   `temporal-simplify`; every pass exact, so results stay bit for bit
 //!   those of the unoptimized program;
-//! - `-O3`: the same with the rules that may change float rounding
-//!   (`inexact=true`: float matmul reassociation, lifting float suffix
-//!   sums).
+//! - `-O3`: the same with the rewrites that may change float rounding:
+//!   `inexact=true` (float matmul reassociation, lifting float suffix
+//!   sums) and `temporal-tile-ranges` (softmax attention over dynamic
+//!   ranges in static blocks, with a running maximum and sum).
 //!
 //! Any pass can be left out of a level by name (`--disable-pass`).
 
@@ -24,6 +25,19 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-dedup",
     "temporal-lift-recurrences",
     "temporal-vectorize",
+    "temporal-simplify",
+    "temporal-dedup",
+    "temporal-dce",
+];
+
+/// The passes of level 3: level 2's with attention tiled after
+/// vectorization (which does not batch the op tiling makes).
+pub const O3_PASSES: &[&str] = &[
+    "temporal-dce",
+    "temporal-dedup",
+    "temporal-lift-recurrences",
+    "temporal-vectorize",
+    "temporal-tile-ranges",
     "temporal-simplify",
     "temporal-dedup",
     "temporal-dce",
@@ -43,14 +57,15 @@ pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Re
     let passes: &[&str] = match level {
         0 => &[],
         1 => O1_PASSES,
-        2 | 3 => O2_PASSES,
+        2 => O2_PASSES,
+        3 => O3_PASSES,
         _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
     };
     for name in disabled {
-        if !O2_PASSES.contains(&name.as_str()) {
+        if !O3_PASSES.contains(&name.as_str()) {
             return Err(format!(
                 "'{name}' is not a temporal optimization pass (one of {})",
-                unique(O2_PASSES).join(", ")
+                unique(O3_PASSES).join(", ")
             ));
         }
     }
@@ -92,6 +107,8 @@ mod tests {
         );
         assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
         assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));
+        assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-tile-ranges"));
+        assert!(!optimization_pipeline(2, &[], "").unwrap().contains("temporal-tile-ranges"));
         assert!(optimization_pipeline(4, &[], "").is_err());
         let wrong = optimization_pipeline(2, &["canonicalize".into()], "").unwrap_err();
         assert!(wrong.contains("not a temporal optimization pass"));

@@ -113,6 +113,11 @@ fn node_text(k: usize, node: &Node, nodes: &[Node]) -> String {
             generic("dynamic_slice", &[*a], format!("offsets = {}", map_text(offsets)))
         }
         NodeKind::Einsum(spec, operands) => generic("einsum", operands, format!("spec = \"{spec}\"")),
+        NodeKind::Attention(a, operands) => generic(
+            "attention",
+            operands,
+            format!("score = \"{}\", combine = \"{}\", block = {} : i64", a.score, a.combine, a.block),
+        ),
         NodeKind::Call { callee, args, .. } => {
             let names: Vec<String> = args.iter().map(|&i| value(i)).collect();
             let types: Vec<String> = args.iter().map(|&i| nodes[i].ty.to_string()).collect();

@@ -487,6 +487,57 @@ impl std::fmt::Display for Einsum {
     }
 }
 
+/// Softmax attention along one label: `combine(softmax_n(scale *
+/// score(query, key)), value)` where `n` is the one label `combine` sums.
+/// `score` is a two-operand einsum whose result has `n` (from the key, not
+/// the query); `combine` is a two-operand einsum whose first operand is the
+/// score's result (same labels) and whose only summed label is `n`.
+/// `block` is the number of `n` positions compiled code takes at a time
+/// (a running maximum and sum keep the softmax exact in real arithmetic;
+/// see `temporal-tile-ranges`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Attention {
+    pub score: Einsum,
+    pub combine: Einsum,
+    pub block: i64,
+}
+
+impl Attention {
+    /// Checks the specs' form (not shapes).
+    pub fn new(score: Einsum, combine: Einsum, block: i64) -> Result<Attention, String> {
+        if score.operands.len() != 2 || combine.operands.len() != 2 {
+            return Err("attention: 'score' and 'combine' are einsums of two operands".into());
+        }
+        if combine.operands[0] != score.result {
+            return Err(format!(
+                "attention: the first operand of 'combine' ({combine}) must have the labels of the score's result ({score})"
+            ));
+        }
+        let summed = combine.summed();
+        let [n] = summed.as_slice() else {
+            return Err(format!("attention: 'combine' ({combine}) must sum exactly one label"));
+        };
+        if !score.result.contains(n) || score.operands[0].contains(n) {
+            return Err(format!("attention: the summed label '{n}' must be a score label from the key, not the query"));
+        }
+        if block < 1 {
+            return Err(format!("attention: block must be at least 1, got {block}"));
+        }
+        Ok(Attention { score, combine, block })
+    }
+
+    /// The label the softmax runs along.
+    pub fn label(&self) -> char {
+        self.combine.summed()[0]
+    }
+
+    /// Its position in the score's result.
+    pub fn axis(&self) -> usize {
+        let n = self.label();
+        self.score.result.iter().position(|&c| c == n).expect("checked in new")
+    }
+}
+
 /// Whether a reshape of `input` to `output` keeps elements in row-major
 /// order with sizes fixed by the operand: both static with as many
 /// elements, or one dynamic dimension in each with equal static products
@@ -630,6 +681,9 @@ pub enum NodeKind {
     DynamicSlice(usize, AffineMap),
     /// An Einstein-summation contraction of the operands.
     Einsum(Einsum, Vec<usize>),
+    /// Softmax attention of `[query, key, value, scale]` ([`Attention`];
+    /// `scale` is a scalar the scores are multiplied by).
+    Attention(Attention, [usize; 4]),
     /// A call of the external function `callee` on the values of `args`;
     /// `site` numbers the call sites of the program (program order).
     Call {
@@ -1573,6 +1627,59 @@ impl<'c, 'v> Builder<'c, 'v> {
                         return None;
                     }
                     NodeKind::Einsum(einsum, operand_nodes.clone())
+                } else if name == "temporal.attention" {
+                    let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
+                    let parsed = Einsum::parse(&text("score")).and_then(|score| {
+                        let combine = Einsum::parse(&text("combine"))?;
+                        let block = op.attribute("block").ok().and_then(integer_attr).unwrap_or(0);
+                        Attention::new(score, combine, block)
+                    });
+                    let attention = match parsed {
+                        Ok(a) => a,
+                        Err(e) => {
+                            self.error(op, e);
+                            return None;
+                        }
+                    };
+                    let &[q, k, v, scale] = operand_nodes.as_slice() else {
+                        self.error(
+                            op,
+                            format!(
+                                "'temporal.attention' takes query, key, value and scale, got {} operands",
+                                operand_nodes.len()
+                            ),
+                        );
+                        return None;
+                    };
+                    let shape_of = |a: usize| nodes[a].ty.shape.clone();
+                    let checked = attention.score.label_sizes(&[&shape_of(q), &shape_of(k)]).and_then(|sizes| {
+                        let scores: Vec<i64> = sizes[..attention.score.result.len()].iter().map(|&(_, n)| n).collect();
+                        attention.combine.label_sizes(&[&scores, &shape_of(v)])
+                    });
+                    let sizes = match checked {
+                        Ok(sizes) => sizes,
+                        Err(e) => {
+                            self.error(op, format!("'temporal.attention': {e}"));
+                            return None;
+                        }
+                    };
+                    let shape: Vec<i64> = sizes[..attention.combine.result.len()].iter().map(|&(_, n)| n).collect();
+                    let element = ty.element;
+                    let same_element = [q, k, v, scale].iter().all(|&a| nodes[a].ty.element == element);
+                    let scalar = nodes[scale].ty.shape.iter().all(|&d| d == 1);
+                    if !same_element || !element.is_float() || !scalar || !ty.compatible(&PointType { shape, element })
+                    {
+                        let operands: Vec<String> = [q, k, v, scale].iter().map(|&a| nodes[a].ty.to_string()).collect();
+                        self.error(
+                            op,
+                            format!(
+                                "'temporal.attention' of {} cannot give {ty} (float operands of one type, a scalar scale)",
+                                operands.join(", ")
+                            ),
+                        );
+                        return None;
+                    }
+                    NodeKind::Attention(attention, [q, k, v, scale])
                 } else if name == "temporal.dynamic_slice" {
                     let a = operand_nodes[0];
                     let input = nodes[a].ty.clone();

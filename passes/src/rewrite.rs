@@ -19,6 +19,7 @@ pub fn operands(kind: &NodeKind) -> Vec<usize> {
         NodeKind::Select(c, a, b) => vec![*c, *a, *b],
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.clone(),
         NodeKind::Call { args, .. } => args.clone(),
+        NodeKind::Attention(_, list) => list.to_vec(),
     }
 }
 
@@ -41,6 +42,7 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
         }
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
         NodeKind::Call { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
+        NodeKind::Attention(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
     }
     kind
 }

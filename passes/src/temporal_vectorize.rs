@@ -215,7 +215,16 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                         }
                     }
                     NodeKind::DynamicSlice(_, offsets) if inside && mentions(&[offsets]) => return false,
-                    NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) if inside => return false,
+                    // Attention is made after vectorization (`temporal-tile-ranges`
+                    // runs later in the pipeline); it is not batched here.
+                    NodeKind::Random { .. }
+                    | NodeKind::Call { .. }
+                    | NodeKind::Gather(..)
+                    | NodeKind::Attention(..)
+                        if inside =>
+                    {
+                        return false;
+                    }
                     NodeKind::Matmul(a, b) if inside => {
                         // Batched forms exist for these ranks.
                         let ranks = (branch.nodes[*a].ty.shape.len(), branch.nodes[*b].ty.shape.len());
@@ -441,7 +450,7 @@ impl<'c> Batcher<'_, 'c> {
                 self.same(NodeKind::Einsum(spec, operands), &ty, any, location)
             }
             NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
-            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) => {
+            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) | NodeKind::Attention(..) => {
                 unreachable!("refused by vectorizable")
             }
         }

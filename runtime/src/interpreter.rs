@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use tempo_passes::bits::Bits;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
-    BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
+    Attention, BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
 
 type Key = (usize, Vec<i64>);
@@ -541,6 +541,10 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 NodeKind::Einsum(spec, operands) => {
                     let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
                     einsum(spec, &inputs)
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
+                }
+                NodeKind::Attention(spec, [q, k, v, scale]) => {
+                    attention(spec, &values[*q], &values[*k], &values[*v], &values[*scale])
                         .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
                 }
                 NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
@@ -1140,6 +1144,26 @@ macro_rules! reduce_typed {
         }
         out
     }};
+}
+
+/// Softmax attention as its definition reads: the scores, times the scale,
+/// a softmax along the attention's axis (maximum, difference, `exp`, sum,
+/// quotient), then the combining contraction.
+fn attention(spec: &Attention, q: &Value, k: &Value, v: &Value, scale: &Value) -> Result<Value, String> {
+    let scores = einsum(&spec.score, &[q, k])?;
+    let (s, c) = broadcast(&scores, scale)?;
+    let scaled = Value { shape: s.shape, data: binary(BinaryKind::Mul, &s.data, &c.data)? };
+    let axis = spec.axis();
+    let keep = |r: Value| {
+        let mut shape = r.shape.clone();
+        shape.insert(axis, 1);
+        Value { shape, data: r.data }
+    };
+    let (x, m) = broadcast(&scaled, &keep(reduce(ReduceKind::Max, &scaled, axis)))?;
+    let e = Value { shape: x.shape.clone(), data: unary(UnaryKind::Exp, &binary(BinaryKind::Sub, &x.data, &m.data)?) };
+    let (e, total) = broadcast(&e, &keep(reduce(ReduceKind::Sum, &e, axis)))?;
+    let p = Value { shape: e.shape, data: binary(BinaryKind::Div, &e.data, &total.data)? };
+    einsum(&spec.combine, &[&p, v])
 }
 
 /// A reduction along `axis`, in order from the first element.

@@ -67,7 +67,7 @@ struct Cli {
     dump_object: Option<String>,
     /// Optimization level: the temporal passes (0: none; 1: dead code and
     /// duplicates; 2: also simplification and recurrence lifting, all
-    /// exact; 3: also rules that may change float rounding) and LLVM's.
+    /// exact; 3: also rules that may change float rounding, and attention tiled into static blocks) and LLVM's.
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// Leave this temporal optimization pass out (repeatable), e.g.

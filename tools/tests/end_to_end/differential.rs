@@ -932,11 +932,14 @@ impl GeneralGenerator {
                         return range;
                     }
                     let ops: &[&str] = if g.is_float() {
-                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum", "reshaped"]
+                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum", "reshaped", "attention"]
                     } else {
                         &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped"]
                     };
-                    let op = *ops.choose(&mut g.rng).expect("non-empty");
+                    let mut op = *ops.choose(&mut g.rng).expect("non-empty");
+                    if op == "attention" && g.shape.is_empty() {
+                        op = "reduce_max";
+                    }
                     let v = g.fresh();
                     match op {
                         "reshaped" => {
@@ -958,6 +961,75 @@ impl GeneralGenerator {
                             let _ = writeln!(
                                 body,
                                 "  {v} = \"temporal.reduce_max\"({r}) {{axis = 0 : i64}} : ({range_type}) -> {}",
+                                g.point
+                            );
+                        }
+                        "attention" => {
+                            // Softmax attention of a constant query over the
+                            // range (scaled scores, softmax along the range,
+                            // weighted sum of the range): what
+                            // temporal-tile-ranges tiles.
+                            let labels: String = ('a'..='z').filter(|c| *c != 'n').take(g.shape.len()).collect();
+                            let scores_ty = format!("tensor<?x{}>", g.element);
+                            let scalar = format!("tensor<{}>", g.element);
+                            let query = g.constant(body);
+                            let (s, c, x, m, d, e, z, p) = (
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                                g.fresh(),
+                            );
+                            let scale = format!("{:.2}", g.rng.random_range(0.1..2.0f64));
+                            let _ = writeln!(
+                                body,
+                                "  {s} = \"temporal.einsum\"({query}, {range}) {{spec = \"{labels},n{labels}->n\"}} : ({}, {range_type}) -> {scores_ty}",
+                                g.point
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {c} = \"temporal.constant\"() {{value = dense<{scale}> : {scalar}}} : () -> {scalar}"
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {x} = \"temporal.mul\"({s}, {c}) : ({scores_ty}, {scalar}) -> {scores_ty}"
+                            );
+                            // The maximum kept as a dimension of size 1, or not.
+                            let kept = g.rng.random_bool(0.5);
+                            let keep = |g: &mut Generator, r: String, body: &mut String| -> (String, String) {
+                                if !kept {
+                                    return (r, scalar.clone());
+                                }
+                                let one = format!("tensor<1x{}>", g.element);
+                                let k = g.fresh();
+                                let _ = writeln!(body, "  {k} = \"temporal.reshape\"({r}) : ({scalar}) -> {one}");
+                                (k, one)
+                            };
+                            let _ = writeln!(
+                                body,
+                                "  {m} = \"temporal.reduce_max\"({x}) {{axis = 0 : i64}} : ({scores_ty}) -> {scalar}"
+                            );
+                            let (mk, mt) = keep(g, m, body);
+                            let _ = writeln!(
+                                body,
+                                "  {d} = \"temporal.sub\"({x}, {mk}) : ({scores_ty}, {mt}) -> {scores_ty}"
+                            );
+                            let _ = writeln!(body, "  {e} = \"temporal.exp\"({d}) : ({scores_ty}) -> {scores_ty}");
+                            let _ = writeln!(
+                                body,
+                                "  {z} = \"temporal.reduce_sum\"({e}) {{axis = 0 : i64}} : ({scores_ty}) -> {scalar}"
+                            );
+                            let (zk, zt) = keep(g, z, body);
+                            let _ = writeln!(
+                                body,
+                                "  {p} = \"temporal.div\"({e}, {zk}) : ({scores_ty}, {zt}) -> {scores_ty}"
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {v} = \"temporal.einsum\"({p}, {range}) {{spec = \"n,n{labels}->{labels}\"}} : ({scores_ty}, {range_type}) -> {}",
                                 g.point
                             );
                         }
@@ -1242,13 +1314,14 @@ fn corpus_directory_agrees_with_the_interpreter() {
 }
 
 /// Every optimization configuration the differential tests try besides the
-/// default: no temporal passes, level 1, level 3 (inexact rules, compared
-/// within tolerance), and level 2 with each pass left out.
+/// default: no temporal passes, level 1, level 3 (inexact rules and attention
+/// tiling, compared within tolerance; also without the tiling), and level 2 with each pass left out.
 fn optimization_variants() -> Vec<Optimization> {
     let mut out = vec![
         Optimization { level: 0, disabled: vec![] },
         Optimization { level: 1, disabled: vec![] },
         Optimization { level: 3, disabled: vec![] },
+        Optimization { level: 3, disabled: vec!["temporal-tile-ranges".to_string()] },
     ];
     for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
         out.push(Optimization { level: 2, disabled: vec![pass.to_string()] });
@@ -1296,4 +1369,25 @@ fn optimization_variants_agree_with_the_interpreter() {
             assert!(check_optimized(&source, &refs, 1, &name, variant.clone()), "{name} must run");
         }
     }
+}
+
+/// The generator makes softmax attention over ranges that grow with a
+/// dimension (what temporal-tile-ranges tiles) in a fair share of programs,
+/// so the -O3 variants above exercise the tiled lowering.
+#[test]
+fn generated_programs_exercise_attention_tiling() {
+    let context = crate::context();
+    let mut tiled = 0;
+    for seed in 0..200 {
+        let source = GeneralGenerator::program(seed);
+        let module = melior::ir::Module::parse(&context, &source).expect("generated programs parse");
+        let Ok(mut program) = tempo_passes::program::Program::from_module(module.as_operation().into()) else {
+            continue;
+        };
+        if tempo_passes::temporal_tile_ranges::tile_ranges(&mut program, 2) {
+            tiled += 1;
+        }
+    }
+    eprintln!("{tiled} of 200 tiled");
+    assert!(tiled >= 10, "only {tiled} of 200 generated programs have attention to tile");
 }

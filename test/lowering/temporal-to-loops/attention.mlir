@@ -1,0 +1,22 @@
+// temporal.attention (made by temporal-tile-ranges) lowers to a loop over
+// blocks of the attended range carrying the running maximum and sum; the
+// last block is masked by its length (min(block, N - start)); the scores
+// of a block live in a static buffer allocated once, outside the time loop.
+// RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops | FileCheck %s
+
+// CHECK: func.func
+// CHECK-DAG: %[[SCORES:.*]] = memref.alloc() : memref<2xf32>
+// CHECK-DAG: %[[ACC:.*]] = memref.alloc() : memref<2xf32>
+// CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %{{.*}} : index
+// CHECK: %{{.*}}:2 = scf.for %[[B:.*]] = %{{.*}} to %[[BLOCKS]] step %{{.*}} iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}) -> (f32, f32)
+// CHECK: %[[LEN:.*]] = arith.minui
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[LEN]] step %{{.*}} iter_args
+// CHECK: memref.store %{{.*}}, %[[SCORES]]
+// CHECK: %[[NEW:.*]] = arith.maximumf %[[M]]
+// CHECK: math.exp
+// CHECK: arith.mulf %[[L]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[LEN]] step %{{.*}} iter_args
+// CHECK: memref.load %[[SCORES]]
+// CHECK: math.exp
+// CHECK: scf.yield %[[NEW]]
+// CHECK: arith.divf
