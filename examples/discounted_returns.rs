@@ -37,6 +37,11 @@ fn main() -> Result<(), tempo::Error> {
     let args: Vec<i64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let (episodes, steps) = (args.first().copied().unwrap_or(3), args.get(1).copied().unwrap_or(8));
     let p = returns_program(0.9);
+    if std::env::args().any(|a| a == "--mlir") {
+        // The temporal-dialect program, for tempo-opt and tempo-run.
+        print!("{}", p.to_mlir()?);
+        return Ok(());
+    }
     let out = p.runner().bound("B", episodes).bound("T", steps).seed(3).run()?;
     println!("{}", out[0].to_text());
     let largest_difference =

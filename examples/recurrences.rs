@@ -34,6 +34,11 @@ fn recurrences() -> Program {
 fn main() -> Result<(), tempo::Error> {
     let steps: i64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10);
     let p = recurrences();
+    if std::env::args().any(|a| a == "--mlir") {
+        // The temporal-dialect program, for tempo-opt and tempo-run.
+        print!("{}", p.to_mlir()?);
+        return Ok(());
+    }
     for output in p.runner().bound("T", steps).seed(1).run()? {
         println!("{}", output.to_text());
     }

@@ -374,6 +374,7 @@ impl Program {
             inputs: Vec::new(),
             seed: None,
             optimization: Default::default(),
+            target: Default::default(),
         }
     }
 }
@@ -592,6 +593,7 @@ pub struct Runner<'p> {
     inputs: Vec<HostArray>,
     seed: Option<u64>,
     optimization: tempo_runtime::Optimization,
+    target: tempo_runtime::Target,
 }
 
 impl Runner<'_> {
@@ -622,6 +624,13 @@ impl Runner<'_> {
         self
     }
 
+    /// Runs on an NVIDIA GPU (`sm_90`) instead of the CPU: an error where
+    /// there is no CUDA driver or device.
+    pub fn on_gpu(mut self) -> Self {
+        self.target = tempo_runtime::Target::Cuda { chip: 90 };
+        self
+    }
+
     fn options(&self) -> RunOptions {
         RunOptions {
             bounds: self.bounds.clone(),
@@ -634,6 +643,7 @@ impl Runner<'_> {
             threads: 0,
             dump_object: None,
             optimization: self.optimization.clone(),
+            target: self.target,
         }
     }
 

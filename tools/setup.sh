@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libclang-22-dev
-  libpolly-22-dev libz3-dev libzstd-dev libxml2-dev zlib1g-dev python3 libomp-22-dev
+  libpolly-22-dev libz3-dev libzstd-dev libxml2-dev zlib1g-dev python3 python3-venv libomp-22-dev
 )
 
 missing=()

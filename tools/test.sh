@@ -3,7 +3,9 @@
 # end-to-end) and the lit suite under test/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --workspace --bins --release --quiet
+# ptxas and libdevice for the CUDA target's tests (no GPU needed).
+tools/setup-cuda.sh
+cargo build --workspace --bins --examples --release --quiet
 cargo test --workspace --quiet
 /usr/lib/llvm-22/bin/lit -sv test
 # Fuzzing: a few hundred generated hostile inputs against the release

@@ -6,8 +6,10 @@
 
 pub mod check_points_pass;
 pub mod contraction;
+pub mod gpu_managed_memory;
 pub mod point_checks;
 pub mod print_schedule_pass;
+pub mod ptx;
 pub mod schedule;
 pub mod schedule_pass;
 pub mod select_stores_pass;
@@ -49,6 +51,58 @@ pub fn temporal_to_llvm(fast_math: bool, threads: usize) -> String {
 pub const TEMPORAL_TO_LLVM: &str =
     "temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
 
+/// Upstream passes (and `gpu-managed-memory`) taking the loop-level code
+/// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
+/// to host code launching GPU kernels: `linalg` ops become parallel loops,
+/// tiled (`16x16` points per block, a guard instead of a partial tile), the
+/// tiles mapped to blocks and their points to threads, each loop nest
+/// outlined as a `gpu.func`; host allocations move to managed memory.
+pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, \
+     scf-parallel-loop-tiling{parallel-loop-tile-sizes=16,16 no-min-max-bounds=true}, gpu-map-parallel-loops, \
+     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-managed-memory";
+
+/// The default GPU architecture of the CUDA target.
+pub const DEFAULT_CHIP: &str = "sm_90";
+
+/// Kernels to PTX for `chip` (`gpu.binary` ops holding PTX text), linking
+/// `libdevice` (the CUDA math library as LLVM bitcode) when given.
+pub fn gpu_to_ptx(chip: &str, libdevice: Option<&str>) -> String {
+    let link = libdevice.map(|l| format!(" l={l}")).unwrap_or_default();
+    format!(
+        "nvvm-attach-target{{chip={chip} O=3{link}}}, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm, \
+         reconcile-unrealized-casts), gpu-module-to-binary{{format=isa}}"
+    )
+}
+
+/// Host code (loops, managed allocations, kernel launches) to the LLVM
+/// dialect; launches call the `mgpu*` functions of the runtime.
+pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
+     expand-strided-metadata, lower-affine, convert-math-to-libm, gpu-to-llvm, convert-to-llvm, reconcile-unrealized-casts";
+
+/// The whole CUDA pipeline: the temporal program to host code in the LLVM
+/// dialect with its kernels as PTX for `chip`.
+pub fn temporal_to_cuda(chip: &str, libdevice: Option<&str>) -> String {
+    format!(
+        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref, {LOOPS_TO_GPU}, {}, {GPU_HOST_TO_LLVM}",
+        gpu_to_ptx(chip, libdevice)
+    )
+}
+
+/// The CUDA math library (`libdevice.10.bc`): `$TEMPO_LIBDEVICE`, else where
+/// `tools/setup-cuda.sh` installs it (`target/cuda-tools`, found from the
+/// running executable's directories upward).
+pub fn find_libdevice() -> Option<String> {
+    if let Ok(path) = std::env::var("TEMPO_LIBDEVICE") {
+        return std::path::Path::new(&path).is_file().then_some(path);
+    }
+    // (Binaries are in target/release, test binaries in target/release/deps.)
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .map(|dir| dir.join("cuda-tools/nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc"))
+        .find(|path| path.is_file())
+        .map(|path| path.to_string_lossy().into_owned())
+}
+
 /// The registry of every pass and named pipeline of the project.
 pub fn registry() -> PassRegistry {
     let mut registry = PassRegistry::default();
@@ -58,11 +112,24 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(print_schedule_pass::PrintSchedule);
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
+    registry.add_pass(gpu_managed_memory::GpuManagedMemory);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",
         "Lower the loops/memref/linalg output of lower-store-to-memref to the LLVM dialect (upstream passes)",
         LOOPS_TO_LLVM,
+    );
+    registry.add_pipeline(
+        "lower-loops-to-gpu",
+        "Map the spatial loops of the output of lower-store-to-memref (lower-temporal-to-loops{gpu=true}) to GPU kernels launched from host loops, with host allocations in managed memory",
+        LOOPS_TO_GPU,
+    );
+    static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let cuda = CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, find_libdevice().as_deref()));
+    registry.add_pipeline(
+        "temporal-to-cuda",
+        "The whole CUDA pipeline for sm_90: host code in the LLVM dialect launching kernels held as PTX (gpu.binary), libdevice linked when found",
+        cuda,
     );
     registry.add_pipeline(
         "temporal-optimize",

@@ -83,6 +83,10 @@ impl TempoPass for LowerTemporalToLoops {
                 name: "parallel",
                 summary: "large contractions spread their column panels over threads (scf.parallel); results are the same",
             },
+            PassOption {
+                name: "gpu",
+                summary: "contractions as linalg named ops instead of the CPU register-tiled kernel, so that the GPU mapping (temporal-to-cuda) parallelizes them",
+            },
         ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
@@ -94,7 +98,7 @@ impl TempoPass for LowerTemporalToLoops {
                 format!("option {name} takes true or false, got '{other}'"),
             )]),
         };
-        let (fast_math, parallel) = (flag("fast-math")?, flag("parallel")?);
+        let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
         let program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
@@ -106,6 +110,7 @@ impl TempoPass for LowerTemporalToLoops {
         let mut emitter = Emitter::new(&program, &schedule);
         emitter.fast_math = fast_math;
         emitter.parallel = parallel;
+        emitter.gpu = gpu;
         let text = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
@@ -167,6 +172,8 @@ struct Emitter<'p, 'c> {
     fast_math: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
+    /// Contractions as `linalg` named ops (for the GPU mapping).
+    gpu: bool,
     /// For a dynamic size (the SSA name of a range read's length), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<String, String>,
@@ -184,6 +191,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             next_id: 0,
             fast_math: false,
             parallel: false,
+            gpu: false,
             size_caps: HashMap::new(),
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())

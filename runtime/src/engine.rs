@@ -47,6 +47,19 @@ pub struct RunOptions {
     pub dump_object: Option<String>,
     /// The temporal-level optimizations run before scheduling.
     pub optimization: Optimization,
+    /// Where compiled code runs.
+    pub target: Target,
+}
+
+/// Where compiled code runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// The host CPU (LLVM JIT, OpenMP threads).
+    #[default]
+    Cpu,
+    /// An NVIDIA GPU: kernels as PTX for this architecture (`sm_90`),
+    /// launched from host loops (`tempo_lowering::temporal_to_cuda`).
+    Cuda { chip: u32 },
 }
 
 /// Which temporal-level optimizations run
@@ -390,8 +403,15 @@ pub fn run_module_timed(
     let compile_start = std::time::Instant::now();
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
     let threads = if openmp { options.threads } else { 1 };
-    let text = tempo_lowering::temporal_to_llvm(options.fast_math, threads);
+    let text = match options.target {
+        Target::Cpu => tempo_lowering::temporal_to_llvm(options.fast_math, threads),
+        Target::Cuda { chip } => tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), Some(&libdevice()?)),
+    };
     let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
+    let cuda = matches!(options.target, Target::Cuda { .. });
+    if cuda {
+        crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
+    }
     // The OpenMP runtime is loaded only when the lowered code uses it.
     let calls_openmp = contains_openmp(module);
     let jit_failed = || {
@@ -405,17 +425,41 @@ pub fn run_module_timed(
     // Arguments: bounds, inputs, outputs.
     let mut bound_values: Vec<i64> = bounds.clone();
     // The compiled code only reads inputs, so their descriptors may point
-    // into the caller's arrays.
-    let mut descriptors: Vec<Vec<i64>> = inputs
-        .iter()
-        .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
-        .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
-        .collect();
+    // into the caller's arrays; on the GPU, inputs and outputs live in
+    // managed memory (copied in here, out after the run).
+    let managed: Vec<crate::cuda::Managed> = if cuda {
+        let mut buffers = Vec::new();
+        for a in inputs.iter().map(|a| &**a).chain(outputs.iter()) {
+            let bytes = a.data.len() * a.data.element().byte_size();
+            let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
+            // SAFETY: both hold `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(a.data.as_ptr(), buffer.as_mut_ptr(), bytes) };
+            buffers.push(buffer);
+        }
+        buffers
+    } else {
+        Vec::new()
+    };
+    let mut descriptors: Vec<Vec<i64>> = if cuda {
+        let shapes = inputs.iter().map(|a| &a.shape).chain(outputs.iter().map(|a| &a.shape));
+        shapes.zip(&managed).map(|(shape, m)| descriptor(m.as_mut_ptr(), shape)).collect()
+    } else {
+        inputs
+            .iter()
+            .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
+            .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
+            .collect()
+    };
     let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
     let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
     arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
     if !sites.is_empty() {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
+    }
+    if cuda {
+        for (name, pointer) in crate::cuda::symbols() {
+            engine.register_symbol(name, pointer);
+        }
     }
     // The JIT generates machine code on the first lookup of a symbol: look
     // the entry up now, so that LLVM's code generation counts as compile time.
@@ -428,9 +472,25 @@ pub fn run_module_timed(
     }
     let compile = compile_start.elapsed() + optimize_time;
     let execute_start = std::time::Instant::now();
+    if cuda {
+        // Loads the kernel modules (global constructors of the host code).
+        unsafe { mlir_sys::mlirExecutionEngineInitialize(engine.raw) };
+    }
     CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals: options.externals.clone(), sites, error: None }));
     let invoked = engine.invoke(ENTRY, &mut arguments);
     let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
+    if cuda {
+        crate::cuda::free_run_allocations();
+        if let Some(e) = crate::cuda::take_error() {
+            return Err(vec![format!("error: {e}")]);
+        }
+        let sizes: Vec<usize> = outputs.iter().map(|a| a.data.len() * a.data.element().byte_size()).collect();
+        for ((a, m), bytes) in outputs.iter_mut().zip(&managed[inputs.len()..]).zip(sizes) {
+            // SAFETY: both hold `bytes` bytes; the kernels have finished
+            // (launches are synchronous).
+            unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), a.data.as_mut_ptr(), bytes) };
+        }
+    }
     invoked.map_err(|e| vec![format!("error: {e}")])?;
     if let Some((site, e)) = call_error {
         return Err(vec![match site.and_then(|k| site_locations.get(k)) {
@@ -453,6 +513,42 @@ pub fn run_module_timed(
         outputs[output].data = inputs[input].data.clone();
     }
     Ok((outputs, timings))
+}
+
+/// libdevice (the CUDA math library the kernels link), or an error saying
+/// how to get it.
+fn libdevice() -> Result<String, Vec<String>> {
+    tempo_lowering::find_libdevice().ok_or_else(|| {
+        vec!["error: --target cuda needs libdevice (the CUDA math library, libdevice.10.bc): run tools/setup-cuda.sh or set TEMPO_LIBDEVICE".to_string()]
+    })
+}
+
+/// Compiles `module` for the CUDA target of `chip` (`sm_90` is 90) without
+/// running it (no GPU, no bound values needed: vectorization, which needs
+/// them, is left out) and writes each kernel's PTX to
+/// `directory/NAME.ptx`; returns how many.
+pub fn emit_ptx(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+    chip: u32,
+    directory: &str,
+) -> Result<usize, Vec<String>> {
+    let text = optimization_text(&RunOptions { bounds: IndexMap::new(), ..options.clone() })?;
+    if !text.is_empty() {
+        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
+    }
+    let pipeline = tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), Some(&libdevice()?));
+    run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed")?;
+    let kernels = tempo_lowering::ptx::kernels(module.as_operation());
+    std::fs::create_dir_all(directory)
+        .map_err(|e| vec![format!("error: --emit-ptx: cannot create '{directory}': {e}")])?;
+    for (name, ptx) in &kernels {
+        let path = std::path::Path::new(directory).join(format!("{name}.ptx"));
+        std::fs::write(&path, ptx)
+            .map_err(|e| vec![format!("error: --emit-ptx: cannot write '{}': {e}", path.display())])?;
+    }
+    Ok(kernels.len())
 }
 
 /// Checks that the outputs and every store fit in memory together (a bound

@@ -2,6 +2,7 @@
 //! the reference interpreter, host arrays and `.npy` input/output.
 
 pub mod array;
+pub mod cuda;
 pub mod engine;
 pub mod externals;
 pub mod interpreter;
@@ -10,6 +11,7 @@ pub mod npy;
 
 pub use array::{Data, HostArray};
 pub use engine::{
-    MemoryReport, Optimization, RunOptions, RunReport, StoreReport, interpret_module, run_module, run_module_timed,
+    MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target, emit_ptx, interpret_module, run_module,
+    run_module_timed,
 };
 pub use externals::{Callback, Externals};

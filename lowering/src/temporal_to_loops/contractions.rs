@@ -89,7 +89,8 @@ impl Emitter<'_, '_> {
 
     /// A contraction of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)`
     /// (one batch size): the vector kernel, or a `linalg` named op after a
-    /// fill with zero.
+    /// fill with zero (always for the GPU, whose mapping parallelizes
+    /// `linalg` ops).
     fn matmul_kernel(
         &mut self,
         a: &View,
@@ -100,16 +101,20 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         self.next_id += 1;
-        let fast = contraction::emit(
-            self.next_id,
-            &a.operand(),
-            &b.operand(),
-            &target.operand(),
-            element,
-            !self.fast_math,
-            self.parallel,
-            indent,
-        );
+        let fast = if self.gpu {
+            None
+        } else {
+            contraction::emit(
+                self.next_id,
+                &a.operand(),
+                &b.operand(),
+                &target.operand(),
+                element,
+                !self.fast_math,
+                self.parallel,
+                indent,
+            )
+        };
         if let Some(code) = fast {
             out.push_str(&code);
             return;

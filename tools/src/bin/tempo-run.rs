@@ -11,7 +11,9 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::{HostArray, Optimization, RunOptions, RunReport, interpret_module, run_module_timed};
+use tempo_runtime::{
+    HostArray, Optimization, RunOptions, RunReport, Target, emit_ptx, interpret_module, run_module_timed,
+};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Format {
@@ -74,6 +76,23 @@ struct Cli {
     /// `--disable-pass temporal-lift-recurrences`.
     #[arg(long = "disable-pass", value_name = "PASS")]
     disabled_passes: Vec<String>,
+    /// Where compiled code runs: `cpu`, or `cuda` (an NVIDIA GPU through the
+    /// CUDA driver; kernels as PTX for --gpu-arch).
+    #[arg(long, value_enum, default_value = "cpu")]
+    target: TargetArg,
+    /// GPU architecture of the CUDA target, e.g. `sm_90`.
+    #[arg(long, default_value = "sm_90", value_name = "ARCH")]
+    gpu_arch: String,
+    /// CUDA target: write each kernel's PTX into DIR and stop after
+    /// compiling (no GPU needed).
+    #[arg(long, value_name = "DIR")]
+    emit_ptx: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum TargetArg {
+    Cpu,
+    Cuda,
 }
 
 fn split_pair<'a>(flag: &str, text: &'a str) -> Result<(&'a str, &'a str), String> {
@@ -100,7 +119,25 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
             return Err(format!("input {name} is given twice"));
         }
     }
+    let target = match cli.target {
+        TargetArg::Cpu => {
+            if cli.emit_ptx.is_some() {
+                return Err("--emit-ptx needs --target cuda".into());
+            }
+            Target::Cpu
+        }
+        TargetArg::Cuda => {
+            let chip = cli
+                .gpu_arch
+                .strip_prefix("sm_")
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|n| (50..=200).contains(n))
+                .ok_or_else(|| format!("--gpu-arch: '{}' is not a GPU architecture like sm_90", cli.gpu_arch))?;
+            Target::Cuda { chip }
+        }
+    };
     Ok(RunOptions {
+        target,
         bounds,
         inputs,
         seed: cli.seed,
@@ -136,6 +173,18 @@ fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let (Some(directory), Target::Cuda { chip }) = (&cli.emit_ptx, options.target) {
+        return match emit_ptx(&context, &mut module, &options, chip, directory) {
+            Ok(count) => {
+                eprintln!("tempo-run: {count} kernels written to {directory}");
+                ExitCode::SUCCESS
+            }
+            Err(lines) => {
+                lines.iter().for_each(|l| eprintln!("{l}"));
+                ExitCode::FAILURE
+            }
+        };
+    }
     let result = if cli.interpret {
         let start = std::time::Instant::now();
         interpret_module(&module, &options)

@@ -1,0 +1,332 @@
+//! The CUDA runtime of compiled programs, on the CUDA driver API through
+//! `cudarc`, which loads `libcuda.so` when first asked (so the project
+//! builds, and everything but a CUDA run works, on machines without a GPU
+//! or a driver).
+//!
+//! The host code of the CUDA target (`tempo_lowering::temporal_to_cuda`)
+//! calls, through `gpu-to-llvm`, the `mgpu*` functions of MLIR's CUDA
+//! runtime wrappers, which Debian does not ship: they are implemented here
+//! and registered with the JIT ([`symbols`]), with `tempo_gpu_free` and the
+//! managed-memory versions of the block-store reservation functions
+//! (`gpu-managed-memory`).
+//!
+//! These functions are called from compiled code and cannot return errors
+//! to it: the first failure is recorded ([`take_error`]), later calls do
+//! nothing (allocations return null, which the run then reports), and the
+//! engine reports the failure after the run.
+
+use cudarc::driver::sys;
+use std::ffi::{c_char, c_void};
+use std::sync::Mutex;
+
+/// The first failure of a CUDA call since the last [`take_error`].
+static ERROR: Mutex<Option<String>> = Mutex::new(None);
+/// The primary context of device 0, once [`open`] succeeded.
+static CONTEXT: Mutex<Option<usize>> = Mutex::new(None);
+/// Managed allocations made by compiled code, freed when a run ends.
+static ALLOCATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn fail(what: &str, result: sys::CUresult) {
+    let mut error = ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if error.is_none() {
+        *error = Some(format!("CUDA: {what} failed ({result:?})"));
+    }
+}
+
+fn failed() -> bool {
+    ERROR.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+}
+
+/// Checks a driver call; records a failure.
+fn check(what: &str, result: sys::CUresult) -> bool {
+    if result == sys::CUresult::CUDA_SUCCESS {
+        true
+    } else {
+        fail(what, result);
+        false
+    }
+}
+
+/// The recorded failure, if any, clearing it.
+pub fn take_error() -> Option<String> {
+    ERROR.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
+/// Loads the driver and makes device 0's primary context current on this
+/// thread; a clear error where there is no driver or no device.
+pub fn open() -> Result<(), String> {
+    // SAFETY: `is_culib_present` only tries to load the library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("--target cuda: no CUDA driver on this machine (libcuda.so not found); \
+                    compile with --emit-ptx to get the kernels without running them"
+            .into());
+    }
+    let mut context = CONTEXT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(ctx) = *context {
+        // SAFETY: a context retained below, never released.
+        let result = unsafe { sys::cuCtxSetCurrent(ctx as sys::CUcontext) };
+        return if result == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(format!("CUDA: {result:?}")) };
+    }
+    // SAFETY: plain driver calls with valid out-pointers.
+    unsafe {
+        let result = sys::cuInit(0);
+        if result != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("--target cuda: the CUDA driver does not start ({result:?}): no usable GPU"));
+        }
+        let mut count = 0;
+        let result = sys::cuDeviceGetCount(&mut count);
+        if result != sys::CUresult::CUDA_SUCCESS || count == 0 {
+            return Err("--target cuda: no CUDA device on this machine".into());
+        }
+        let mut device = 0;
+        let mut ctx = std::ptr::null_mut();
+        let ok = sys::cuDeviceGet(&mut device, 0) == sys::CUresult::CUDA_SUCCESS
+            && sys::cuDevicePrimaryCtxRetain(&mut ctx, device) == sys::CUresult::CUDA_SUCCESS
+            && sys::cuCtxSetCurrent(ctx) == sys::CUresult::CUDA_SUCCESS;
+        if !ok {
+            return Err("--target cuda: cannot create a context on device 0".into());
+        }
+        *context = Some(ctx as usize);
+    }
+    Ok(())
+}
+
+/// The name of device 0 (after [`open`]).
+pub fn device_name() -> String {
+    let mut name = [0 as c_char; 256];
+    // SAFETY: a buffer of the given length.
+    unsafe {
+        let mut device = 0;
+        if sys::cuDeviceGet(&mut device, 0) != sys::CUresult::CUDA_SUCCESS
+            || sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device) != sys::CUresult::CUDA_SUCCESS
+        {
+            return "an unnamed CUDA device".into();
+        }
+        std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned()
+    }
+}
+
+/// A managed buffer (host and device share its address).
+pub struct Managed {
+    pub pointer: u64,
+    pub bytes: usize,
+}
+
+impl Managed {
+    /// `bytes` (at least 1) of managed memory.
+    pub fn new(bytes: usize) -> Result<Self, String> {
+        let mut pointer = 0;
+        // SAFETY: a valid out-pointer; the context is current after `open`.
+        let result = unsafe { sys::cuMemAllocManaged(&mut pointer, bytes.max(1), 1) };
+        if result != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("CUDA: cannot allocate {bytes} bytes of managed memory ({result:?})"));
+        }
+        Ok(Managed { pointer, bytes })
+    }
+
+    pub fn as_mut_ptr(&self) -> *mut u8 {
+        self.pointer as *mut u8
+    }
+}
+
+impl Drop for Managed {
+    fn drop(&mut self) {
+        // SAFETY: memory allocated by `new`, freed once.
+        unsafe { sys::cuMemFree_v2(self.pointer) };
+    }
+}
+
+/// Frees what compiled code allocated and did not free (the upstream
+/// lowering drops a synchronous `gpu.dealloc`).
+pub fn free_run_allocations() {
+    let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    for pointer in allocations.drain(..) {
+        // SAFETY: managed memory allocated by `mgpuMemAlloc`/`tempo_gpu_mmap`.
+        unsafe { sys::cuMemFree_v2(pointer) };
+    }
+}
+
+fn allocate(bytes: u64) -> *mut c_void {
+    if failed() {
+        return std::ptr::null_mut();
+    }
+    let mut pointer = 0;
+    // SAFETY: a valid out-pointer.
+    if !check("cuMemAllocManaged", unsafe { sys::cuMemAllocManaged(&mut pointer, bytes.max(1) as usize, 1) }) {
+        return std::ptr::null_mut();
+    }
+    ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).push(pointer);
+    pointer as *mut c_void
+}
+
+fn release(pointer: u64) {
+    if pointer == 0 {
+        return;
+    }
+    let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = allocations.iter().position(|&p| p == pointer) {
+        allocations.swap_remove(k);
+        // SAFETY: an allocation of `allocate`, freed once.
+        unsafe { sys::cuMemFree_v2(pointer) };
+    }
+}
+
+/// `mgpuModuleLoadJIT`: a module from PTX text (NUL-terminated).
+unsafe extern "C" fn mgpu_module_load_jit(data: *const c_void, _opt_level: i32) -> *mut c_void {
+    let mut module = std::ptr::null_mut();
+    if failed() {
+        return module as *mut c_void;
+    }
+    // SAFETY: the PTX global the GPU translation embeds.
+    let loaded = unsafe { sys::cuModuleLoadDataEx(&mut module, data, 0, std::ptr::null_mut(), std::ptr::null_mut()) };
+    check("loading a kernel module (cuModuleLoadDataEx)", loaded);
+    module as *mut c_void
+}
+
+/// `mgpuModuleLoad`: a module from a binary (cubin or fatbin) of `size` bytes.
+unsafe extern "C" fn mgpu_module_load(data: *const c_void, _size: usize) -> *mut c_void {
+    let mut module = std::ptr::null_mut();
+    if failed() {
+        return module as *mut c_void;
+    }
+    // SAFETY: the binary global the GPU translation embeds.
+    check("loading a kernel module (cuModuleLoadData)", unsafe { sys::cuModuleLoadData(&mut module, data) });
+    module as *mut c_void
+}
+
+unsafe extern "C" fn mgpu_module_unload(module: *mut c_void) {
+    if !module.is_null() {
+        // SAFETY: a module of `mgpu_module_load*`.
+        unsafe { sys::cuModuleUnload(module as sys::CUmodule) };
+    }
+}
+
+unsafe extern "C" fn mgpu_module_get_function(module: *mut c_void, name: *const c_char) -> *mut c_void {
+    let mut function = std::ptr::null_mut();
+    if failed() || module.is_null() {
+        return function as *mut c_void;
+    }
+    // SAFETY: a loaded module and the kernel's NUL-terminated name.
+    check("finding a kernel (cuModuleGetFunction)", unsafe {
+        sys::cuModuleGetFunction(&mut function, module as sys::CUmodule, name)
+    });
+    function as *mut c_void
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn mgpu_launch_kernel(
+    function: *mut c_void,
+    grid_x: i64,
+    grid_y: i64,
+    grid_z: i64,
+    block_x: i64,
+    block_y: i64,
+    block_z: i64,
+    shared_bytes: i32,
+    stream: *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    _count: i64,
+) {
+    if failed() || function.is_null() {
+        return;
+    }
+    if grid_x == 0 || grid_y == 0 || grid_z == 0 {
+        // An empty loop: nothing to launch.
+        return;
+    }
+    // SAFETY: the parameters the lowering packed for this kernel.
+    check("launching a kernel (cuLaunchKernel)", unsafe {
+        sys::cuLaunchKernel(
+            function as sys::CUfunction,
+            grid_x as u32,
+            grid_y as u32,
+            grid_z as u32,
+            block_x as u32,
+            block_y as u32,
+            block_z as u32,
+            shared_bytes as u32,
+            stream as sys::CUstream,
+            params,
+            extra,
+        )
+    });
+}
+
+unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
+    let mut stream = std::ptr::null_mut();
+    if !failed() {
+        // SAFETY: a valid out-pointer.
+        check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut stream, 1) });
+    }
+    stream as *mut c_void
+}
+
+unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
+    if !stream.is_null() {
+        // SAFETY: a stream of `mgpu_stream_create`.
+        check("running a kernel (cuStreamSynchronize)", unsafe { sys::cuStreamSynchronize(stream as sys::CUstream) });
+    }
+}
+
+unsafe extern "C" fn mgpu_stream_destroy(stream: *mut c_void) {
+    if !stream.is_null() {
+        // SAFETY: a stream of `mgpu_stream_create`, destroyed once.
+        unsafe { sys::cuStreamDestroy_v2(stream as sys::CUstream) };
+    }
+}
+
+unsafe extern "C" fn mgpu_mem_alloc(bytes: u64, _stream: *mut c_void, _host_shared: bool) -> *mut c_void {
+    allocate(bytes)
+}
+
+unsafe extern "C" fn mgpu_mem_free(pointer: *mut c_void, _stream: *mut c_void) {
+    release(pointer as u64)
+}
+
+unsafe extern "C" fn tempo_gpu_free(pointer: usize) {
+    release(pointer as u64)
+}
+
+/// A block store's reservation: managed memory of the whole length (pages
+/// are backed as they are first touched); `MAP_FAILED` on failure.
+unsafe extern "C" fn tempo_gpu_mmap(_at: *mut c_void, length: i64, _p: i32, _f: i32, _fd: i32, _o: i64) -> *mut c_void {
+    let pointer = allocate(length.max(0) as u64);
+    if pointer.is_null() { usize::MAX as *mut c_void } else { pointer }
+}
+
+/// Committing or releasing part of a reservation: managed memory needs
+/// neither.
+unsafe extern "C" fn tempo_gpu_mprotect(_at: *mut c_void, _length: i64, _protection: i32) -> i32 {
+    0
+}
+
+unsafe extern "C" fn tempo_gpu_madvise(_at: *mut c_void, _length: i64, _advice: i32) -> i32 {
+    0
+}
+
+unsafe extern "C" fn tempo_gpu_munmap(at: *mut c_void, _length: i64) -> i32 {
+    release(at as u64);
+    0
+}
+
+/// The functions compiled CUDA host code calls, by symbol name.
+pub fn symbols() -> Vec<(&'static str, *mut ())> {
+    vec![
+        ("mgpuModuleLoadJIT", mgpu_module_load_jit as *mut ()),
+        ("mgpuModuleLoad", mgpu_module_load as *mut ()),
+        ("mgpuModuleUnload", mgpu_module_unload as *mut ()),
+        ("mgpuModuleGetFunction", mgpu_module_get_function as *mut ()),
+        ("mgpuLaunchKernel", mgpu_launch_kernel as *mut ()),
+        ("mgpuStreamCreate", mgpu_stream_create as *mut ()),
+        ("mgpuStreamSynchronize", mgpu_stream_synchronize as *mut ()),
+        ("mgpuStreamDestroy", mgpu_stream_destroy as *mut ()),
+        ("mgpuMemAlloc", mgpu_mem_alloc as *mut ()),
+        ("mgpuMemFree", mgpu_mem_free as *mut ()),
+        ("tempo_gpu_free", tempo_gpu_free as *mut ()),
+        ("tempo_gpu_mmap", tempo_gpu_mmap as *mut ()),
+        ("tempo_gpu_mprotect", tempo_gpu_mprotect as *mut ()),
+        ("tempo_gpu_madvise", tempo_gpu_madvise as *mut ()),
+        ("tempo_gpu_munmap", tempo_gpu_munmap as *mut ()),
+    ]
+}

@@ -1,0 +1,20 @@
+// lower-loops-to-gpu maps the spatial loops of each step to kernels
+// launched from the host's time loop: the linalg ops of the RNN step
+// (fills, matrix-vector products, the fused add and tanh) become parallel
+// loops tiled 16x16, their tiles blocks and their points threads, each nest
+// an outlined gpu.func; the time loop and the branch conditions stay on the
+// host, and host buffers move to managed memory.
+// RUN: tempo-opt %examples/rnn.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref, lower-loops-to-gpu' | FileCheck %s
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: func.func @tempo_main
+// CHECK: gpu.alloc host_shared () : memref<4xf32>
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.if
+// CHECK: gpu.launch_func @tempo_main_kernel{{.*}}::@tempo_main_kernel blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(
+// CHECK: call @tempo_gpu_free
+// CHECK: gpu.module @tempo_main_kernel
+// CHECK: gpu.func @tempo_main_kernel({{.*}}) kernel
+// CHECK: gpu.block_id x
+// CHECK: gpu.thread_id x
+// CHECK: math.tanh
