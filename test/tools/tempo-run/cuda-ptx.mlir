@@ -19,5 +19,5 @@
 // CHECK: examples/rnn.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: corpus/contractions.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: rust/gpt.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
-// CHECK: 36 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90)
-// SM80: 36 programs, {{[0-9]+}} kernels accepted by ptxas (sm_80)
+// CHECK: 37 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90)
+// SM80: 37 programs, {{[0-9]+}} kernels accepted by ptxas (sm_80)
