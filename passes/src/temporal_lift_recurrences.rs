@@ -19,6 +19,13 @@
 //! for them; for floats (cancellation changes rounding) only with
 //! `inexact`.
 //!
+//! Incrementalization: a sum or maximum over a whole range `x[0:D]` read
+//! after `d`'s loop (by a tensor without `d`, e.g. a loss over all steps)
+//! becomes the last point `P[D-1]` of the prefix recurrence, with the
+//! reader's branch split on `D >= 1` (an empty range keeps its starting
+//! value). Exact as above, and `x` no longer needs a store of all its `D`
+//! points: the recurrence keeps two.
+//!
 //! Applies to a `reduce_sum` or `reduce_max` along axis 0 of a range read
 //! with one ranged dimension `d` of its source, whose range is `0 : v + 1`
 //! (or `v : D` for suffixes) for the reader's own variable `v` of `d`, and
@@ -43,7 +50,7 @@ impl TempoPass for TemporalLiftRecurrences {
         "temporal-lift-recurrences"
     }
     fn summary(&self) -> &'static str {
-        "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes) by running recurrences P[t] = P[t-1] + x[t]"
+        "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes, and whole ranges read after their loop) by running recurrences P[t] = P[t-1] + x[t]"
     }
     fn options(&self) -> &'static [PassOption] {
         &[PassOption {
@@ -70,6 +77,8 @@ enum Form {
     Suffix,
     /// `max(0, v - w + 1) : v + 1`
     Window(i64),
+    /// `0 : D`, read by a tensor without the dimension (after its loop).
+    Whole,
 }
 
 /// A reduction over a range the pass can lift: source, ranged position,
@@ -125,11 +134,19 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
     let mut reader_positions = Vec::new();
     let mut ranged = None;
     for (p, &d) in src.domain.iter().enumerate() {
-        let j = reader_domain.iter().position(|&x| x == d)?;
-        reader_positions.push(j);
         if !caps[p].results.is_empty() {
             return None;
         }
+        let Some(j) = reader_domain.iter().position(|&x| x == d) else {
+            // A dimension the reader does not have: only its whole range.
+            if ranged.is_some() || !is_constant(&lower[p], 0) || !is_symbol(&upper[p], d) {
+                return None;
+            }
+            reader_positions.push(usize::MAX);
+            ranged = Some((p, Form::Whole));
+            continue;
+        };
+        reader_positions.push(j);
         if upper[p].results.is_empty() {
             if !is_dim_plus(&lower[p], j, 0) {
                 return None;
@@ -344,12 +361,15 @@ fn window_tensor<'c>(
 /// Lifts every liftable reduction; returns whether any was.
 pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
     let mut made: HashMap<Liftable, usize> = HashMap::new();
-    let mut changed = false;
+    let mut changed = incrementalize(program, &mut made);
     for reader in 0..program.tensors.len() {
         for b in 0..program.tensors[reader].branches.len() {
             for k in 0..program.tensors[reader].branches[b].nodes.len() {
                 let branch = &program.tensors[reader].branches[b];
                 let Some(lift) = liftable(program, reader, branch, k, inexact) else { continue };
+                if lift.form == Form::Whole {
+                    continue;
+                }
                 let location = branch.nodes[k].location;
                 let p = match lift.form {
                     Form::Window(w) => {
@@ -371,6 +391,61 @@ pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
             let branch = &mut program.tensors[reader].branches[b];
             let live = live_nodes(branch);
             compact_branch(branch, &live);
+        }
+    }
+    changed
+}
+
+/// Incrementalizes reductions over the whole range `x[0:D]` read after
+/// `d`'s loop (by a tensor without `d`): they become the last point of the
+/// running recurrence `P[.., D-1, ..]` (the prefix one, so the same
+/// additions in the same order), and `x` no longer needs a store of all its
+/// points. The branch is split: where `D >= 1` it reads `P`; otherwise the
+/// range is empty and the reduction is its starting value (`0`, or the
+/// lowest value for maxima), as before. Returns whether any was.
+fn incrementalize(program: &mut Program, made: &mut HashMap<Liftable, usize>) -> bool {
+    let mut changed = false;
+    for reader in 0..program.tensors.len() {
+        let mut b = 0;
+        while b < program.tensors[reader].branches.len() {
+            let branch = &program.tensors[reader].branches[b];
+            let found: Vec<(usize, Liftable)> = (0..branch.nodes.len())
+                .filter_map(|k| liftable(program, reader, branch, k, false).map(|l| (k, l)))
+                .filter(|(_, l)| l.form == Form::Whole)
+                .collect();
+            if found.is_empty() {
+                b += 1;
+                continue;
+            }
+            let mut lifted_branch = branch.clone();
+            let mut empty_branch = branch.clone();
+            let (n, symbols) = (program.tensors[reader].domain.len(), program.dims.len());
+            for (k, lift) in found {
+                let location = lifted_branch.nodes[k].location;
+                let d = program.tensors[lift.source].domain[lift.ranged];
+                let prefix = lifted(program, made, Liftable { form: Form::Prefix, ..lift.clone() }, location);
+                let last = AffineExpr::Add(Box::new(AffineExpr::Symbol(d)), Box::new(AffineExpr::Constant(-1)));
+                let results = lift
+                    .reader_positions
+                    .iter()
+                    .enumerate()
+                    .map(|(p, &j)| if p == lift.ranged { last.clone() } else { AffineExpr::Dim(j) })
+                    .collect();
+                let index = AffineMap { num_dims: n, num_symbols: symbols, results };
+                lifted_branch.nodes[k].kind = NodeKind::Read { source: prefix, index };
+                // D - 1 >= 0
+                lifted_branch.when.constraints.push(Constraint { expr: last, is_equality: false });
+                empty_branch.nodes[k].kind = start(lift.kind, &lifted_branch.nodes[k].ty);
+            }
+            for branch in [&mut lifted_branch, &mut empty_branch] {
+                let live = live_nodes(branch);
+                compact_branch(branch, &live);
+            }
+            let branches = &mut program.tensors[reader].branches;
+            branches[b] = empty_branch;
+            branches.insert(b, lifted_branch);
+            changed = true;
+            b += 2;
         }
     }
     changed
