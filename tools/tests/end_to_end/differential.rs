@@ -1434,3 +1434,56 @@ fn generated_programs_exercise_incrementalization() {
     eprintln!("{lifted} of 200 incrementalized");
     assert!(lifted >= 5, "only {lifted} of 200 generated programs reduce a whole range after its loop");
 }
+
+/// NVIDIA's ptxas, where `tools/setup-cuda.sh` installs it.
+fn ptxas() -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cuda-tools/nvidia/cuda_nvcc/bin/ptxas");
+    path.is_file().then_some(path)
+}
+
+/// Random programs compile for the CUDA target (the same temporal
+/// optimizations, then kernels, managed memory, PTX), and ptxas assembles
+/// every kernel: the GPU pipeline handles general input, not only the
+/// examples. Programs the compiler refuses for the CPU may be refused here
+/// too, with diagnostics, never a crash.
+#[test]
+fn random_programs_compile_to_ptx_that_ptxas_accepts() {
+    let Some(ptxas) = ptxas() else {
+        panic!("ptxas is missing: run tools/setup-cuda.sh (tools/test.sh does)");
+    };
+    let scratch = std::env::temp_dir().join(format!("tempo-ptx-{}", std::process::id()));
+    let count: u64 = std::env::var("TEMPO_PTX_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let (mut compiled, mut kernels) = (0, 0);
+    for seed in 0..count {
+        let source = GeneralGenerator::program(seed);
+        let context = crate::context();
+        let mut module = melior::ir::Module::parse(&context, &source).expect("generated programs parse");
+        let directory = scratch.join(seed.to_string());
+        let options = crate::options(&[], vec![], Some(seed));
+        let Ok(n) = tempo_runtime::emit_ptx(&context, &mut module, &options, 90, directory.to_str().unwrap()) else {
+            continue;
+        };
+        compiled += 1;
+        for entry in std::fs::read_dir(&directory).unwrap() {
+            let path = entry.unwrap().path();
+            let out = std::process::Command::new(&ptxas)
+                .arg("-arch=sm_90")
+                .arg(&path)
+                .arg("-o")
+                .arg("/dev/null")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "ptxas rejects {} (seed {seed}):\n{}\n{source}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            kernels += 1;
+        }
+        assert_eq!(n, std::fs::read_dir(&directory).unwrap().count());
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    eprintln!("{compiled} of {count} random programs compiled for CUDA; ptxas accepts all {kernels} kernels");
+    assert!(compiled * 2 > count as usize, "only {compiled} of {count} random programs compiled for CUDA");
+}
