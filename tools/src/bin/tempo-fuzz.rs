@@ -1,7 +1,8 @@
 //! `tempo-fuzz`: the fuzzing harness. Generates hostile inputs from a seed
 //! (mutations of every example, corpus program and lit input; bad command
 //! lines; bad `.npy` files), runs them against the release binaries of
-//! `tempo-opt` and `tempo-run` (compiled and `--interpret`), and classifies
+//! `tempo-opt` and `tempo-run` (compiled, `--interpret`, and `--target cuda
+//! --emit-ptx`), and classifies
 //! every outcome: accepted, rejected with a message, panic, signal, hang,
 //! and compiled/interpreted disagreement (different results, or one side
 //! accepting what the other rejects).
@@ -308,6 +309,8 @@ impl Harness {
             "temporal-schedule,lower-temporal-to-loops",
             "temporal-verify,temporal-schedule,lower-temporal-to-loops,lower-store-to-memref",
             "canonicalize,cse",
+            "temporal-to-cuda",
+            "temporal-verify,temporal-schedule,lower-temporal-to-loops{gpu=true},lower-store-to-memref,lower-loops-to-gpu",
         ];
         let pipeline = pipelines.choose(rng).copied().unwrap_or("temporal-verify");
         let opt = self.run("tempo-opt", &[path_text.clone(), "-p".into(), pipeline.into()], scratch);
@@ -318,6 +321,12 @@ impl Harness {
         args.extend(["--seed".into(), rng.random_range(0..1000u32).to_string()]);
         let compiled = self.run("tempo-run", &args, scratch);
         self.record(&mut report, "tempo-run", &compiled, true, &path_text);
+        // The CUDA target's compilation (no GPU needed): the same program
+        // gets kernels or a located diagnostic, never a crash.
+        let ptx = scratch.join("ptx").display().to_string();
+        let cuda_args = [path_text.clone(), "--target".into(), "cuda".into(), "--emit-ptx".into(), ptx];
+        let cuda = self.run("tempo-run", &cuda_args, scratch);
+        self.record(&mut report, "tempo-run --target cuda --emit-ptx", &cuda, true, &path_text);
         args.push("--interpret".into());
         let interpreted = self.run("tempo-run", &args, scratch);
         self.record(&mut report, "tempo-run --interpret", &interpreted, true, &path_text);
