@@ -1155,6 +1155,30 @@ impl Emitter<'_, '_> {
     }
 }
 
+impl Emitter<'_, '_> {
+    /// Opens one `scf.parallel` loop over `sizes` (SSA indices or
+    /// literals); closed like [`Emitter::open_loops`]' nests.
+    fn open_parallel_loop(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {
+        let zero = self.fresh("c");
+        let one = self.fresh("c");
+        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : index");
+        let _ = writeln!(out, "{indent}{one} = arith.constant 1 : index");
+        let bounds: Vec<String> = sizes.iter().map(|s| self.index_value(s, indent, out)).collect();
+        let ivs: Vec<String> = sizes.iter().map(|_| self.fresh("k")).collect();
+        let zeros = vec![zero.clone(); sizes.len()];
+        let ones = vec![one.clone(); sizes.len()];
+        let _ = writeln!(
+            out,
+            "{indent}scf.parallel ({}) = ({}) to ({}) step ({}) {{",
+            ivs.join(", "),
+            zeros.join(", "),
+            bounds.join(", "),
+            ones.join(", ")
+        );
+        LoopNest { ivs, inner: format!("{indent}  "), zero, one, depth: 1 }
+    }
+}
+
 /// Loops opened by [`Emitter::open_loops`].
 struct LoopNest {
     ivs: Vec<String>,

@@ -23,6 +23,11 @@
 //! rounding differs (the rescaling), which is why the pass making the op
 //! runs only where inexact rewrites are allowed.
 //!
+//! For the GPU (`gpu=true`), the rows are one `scf.parallel` loop (a
+//! thread per row once `lower-loops-to-gpu` maps it, a loop of one for a
+//! single row) with the buffers `memref.alloca`s of its body, and the dot
+//! products and accumulations scalar loops.
+//!
 //! Assumes the shapes the verifier checked (`Attention::new`,
 //! `label_sizes`) and every label but `n` of static size (the pass
 //! guarantees it).
@@ -66,9 +71,11 @@ impl Emitter<'_, '_> {
         let extra_shape: String = extra.iter().map(|&c| format!("{}x", static_size(c))).collect();
         let acc = self.fresh("acc");
         let acc_ty = format!("memref<{extra_shape}{e}>");
-        for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
-            let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
-            let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
+        if !self.gpu {
+            for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
+                let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
+                let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
+            }
         }
 
         let c = |this: &mut Self, value: &str, ty: &str, out: &mut String| {
@@ -89,13 +96,25 @@ impl Emitter<'_, '_> {
         let blocks = self.fresh("blocks");
         let _ = writeln!(out, "{indent}{blocks} = arith.ceildivui {length}, {block_size} : index");
 
-        // Loops over the rows.
+        // Loops over the rows: for the GPU, one parallel loop (a thread per
+        // row once mapped; a single row is a loop of one) whose body holds
+        // its own buffers.
         let row_sizes: Vec<String> = rows.iter().map(|&c| size_of(c)).collect();
         let order: Vec<usize> = (0..rows.len()).collect();
-        let nest = self.open_loops(&row_sizes, &order, indent, out);
+        let nest = if self.gpu {
+            let sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.clone() };
+            self.open_parallel_loop(&sizes, indent, out)
+        } else {
+            self.open_loops(&row_sizes, &order, indent, out)
+        };
         let mut ivs: Vec<(char, String)> = rows.iter().copied().zip(nest.ivs.iter().cloned()).collect();
         let inner = nest.inner.clone();
         let (zero_index, one) = (nest.zero.clone(), nest.one.clone());
+        if self.gpu {
+            for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
+                let _ = writeln!(out, "{inner}{name} = memref.alloca() : {ty}");
+            }
+        }
 
         // acc = 0.
         let extra_sizes: Vec<String> = extra.iter().map(|&c| size_of(c)).collect();
@@ -173,7 +192,9 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{jbody}{shifted} = arith.subf {score}, {new_max} : {e}");
         let _ = writeln!(out, "{jbody}{weight} = math.exp {shifted} : {e}");
         let vectorized = match extra.as_slice() {
-            [c] => vector_width(&size_of(*c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], *c)),
+            [c] if !self.gpu => {
+                vector_width(&size_of(*c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], *c))
+            }
             _ => None,
         };
         if let Some(width) = vectorized {
@@ -279,6 +300,7 @@ impl Emitter<'_, '_> {
     ) -> String {
         let e = element.mlir();
         if let [d] = summed
+            && !self.gpu
             && let Some(width) = vector_width(&size_of(*d))
             && contiguous_last(a, la, *d)
             && contiguous_last(b, lb, *d)
