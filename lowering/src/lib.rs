@@ -6,6 +6,7 @@
 
 pub mod check_points_pass;
 pub mod contraction;
+pub mod gpu_flatten_parallel_loops;
 pub mod gpu_managed_memory;
 pub mod point_checks;
 pub mod print_schedule_pass;
@@ -54,11 +55,12 @@ pub const TEMPORAL_TO_LLVM: &str =
 /// Upstream passes (and `gpu-managed-memory`) taking the loop-level code
 /// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
 /// to host code launching GPU kernels: `linalg` ops become parallel loops,
-/// tiled (`16x16` points per block, a guard instead of a partial tile), the
-/// tiles mapped to blocks and their points to threads, each loop nest
-/// outlined as a `gpu.func`; host allocations move to managed memory.
-pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, \
-     scf-parallel-loop-tiling{parallel-loop-tile-sizes=16,16 no-min-max-bounds=true}, gpu-map-parallel-loops, \
+/// flattened to one dimension (`gpu-flatten-parallel-loops`) and tiled by
+/// 256 (a guard instead of a partial tile), the tiles mapped to blocks and
+/// their points to threads, each loop nest outlined as a `gpu.func`; host
+/// allocations move to managed memory.
+pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops), gpu-flatten-parallel-loops, \
+     func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
      convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-managed-memory";
 
 /// The default GPU architecture of the CUDA target.
@@ -113,6 +115,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pass(gpu_managed_memory::GpuManagedMemory);
+    registry.add_pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",

@@ -1,7 +1,7 @@
 // lower-loops-to-gpu maps the spatial loops of each step to kernels
 // launched from the host's time loop: the linalg ops of the RNN step
 // (fills, matrix-vector products, the fused add and tanh) become parallel
-// loops tiled 16x16, their tiles blocks and their points threads, each nest
+// loops flattened to one dimension and tiled by 256, their tiles blocks and their points threads, each nest
 // an outlined gpu.func; the time loop and the branch conditions stay on the
 // host, and host buffers move to managed memory.
 // RUN: tempo-opt %examples/rnn.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref, lower-loops-to-gpu' | FileCheck %s
