@@ -1156,6 +1156,19 @@ impl Emitter<'_, '_> {
 }
 
 impl Emitter<'_, '_> {
+    /// Loops over every element of a result of `sizes` whose elements are
+    /// written independently: for the GPU one `scf.parallel` loop (a kernel
+    /// once mapped), otherwise `scf.for` loops in row-major order. A
+    /// rank-0 result has no loop.
+    fn open_elementwise_loops(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {
+        if self.gpu && !sizes.is_empty() {
+            self.open_parallel_loop(sizes, indent, out)
+        } else {
+            let order: Vec<usize> = (0..sizes.len()).collect();
+            self.open_loops(sizes, &order, indent, out)
+        }
+    }
+
     /// Opens one `scf.parallel` loop over `sizes` (SSA indices or
     /// literals); closed like [`Emitter::open_loops`]' nests.
     fn open_parallel_loop(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {

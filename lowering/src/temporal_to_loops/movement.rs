@@ -87,8 +87,7 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         let e = ty.element.mlir();
-        let order: Vec<usize> = (0..target.sizes.len()).collect();
-        let nest = self.open_loops(&target.sizes, &order, indent, out);
+        let nest = self.open_elementwise_loops(&target.sizes, indent, out);
         let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
         let load = |this: &mut Self, k: usize, at: &[String], inner: &str, out: &mut String| -> String {
             let v = this.fresh("x");
@@ -224,8 +223,7 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{indent}{last} = arith.subi {rows}, {c1} : index");
         let empty = self.fresh("b");
         let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {rows}, {c0} : index");
-        let order: Vec<usize> = (0..target.sizes.len()).collect();
-        let nest = self.open_loops(&target.sizes, &order, indent, out);
+        let nest = self.open_elementwise_loops(&target.sizes, indent, out);
         let (ivs, inner) = (nest.ivs.clone(), nest.inner.clone());
         let rank = indices.sizes.len();
         let raw = self.fresh("x");
