@@ -37,6 +37,7 @@ mod attention;
 mod contractions;
 mod elementwise;
 mod external_call;
+mod gpu_matmul;
 mod movement;
 mod random;
 mod reductions;

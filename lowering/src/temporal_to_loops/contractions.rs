@@ -89,8 +89,8 @@ impl Emitter<'_, '_> {
 
     /// A contraction of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)`
     /// (one batch size): the vector kernel, or a `linalg` named op after a
-    /// fill with zero (always for the GPU, whose mapping parallelizes
-    /// `linalg` ops).
+    /// fill with zero (for the GPU, whose mapping parallelizes `linalg`
+    /// ops, or the shared-memory kernel of [`super::gpu_matmul`]).
     fn matmul_kernel(
         &mut self,
         a: &View,
@@ -117,6 +117,10 @@ impl Emitter<'_, '_> {
         };
         if let Some(code) = fast {
             out.push_str(&code);
+            return;
+        }
+        if self.uses_gpu_matmul(a, b, element) {
+            self.gpu_matmul(a, b, target, element, indent, out);
             return;
         }
         self.fill_zero(target, element, indent, out);
