@@ -26,6 +26,44 @@ static CONTEXT: Mutex<Option<usize>> = Mutex::new(None);
 /// Managed allocations made by compiled code, freed when a run ends.
 static ALLOCATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
+/// Dry runs: what the host code of a CUDA run asks for, recorded instead of
+/// done (see [`set_dry_run`]).
+static DRY_RUN: Mutex<Option<DryRun>> = Mutex::new(None);
+
+/// What a dry run saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DryRun {
+    /// Kernel modules loaded (their PTX, as given).
+    pub modules: Vec<String>,
+    /// Kernels looked up by name.
+    pub functions: Vec<String>,
+    /// Launches: grid and block sizes, and the number of parameters.
+    pub launches: Vec<([i64; 3], [i64; 3], i64)>,
+    /// Bytes of each block-store reservation (`tempo_gpu_mmap`).
+    pub reservations: Vec<i64>,
+}
+
+/// Turns dry runs on (`true`) or off. In a dry run the CUDA target needs no
+/// driver or GPU: memory is host memory, module loads and launches are
+/// recorded and no kernel runs, so outputs are not computed. It tests the
+/// host side of the target (symbols, module constructors, launch
+/// parameters, managed allocations) on any machine.
+pub fn set_dry_run(on: bool) {
+    *DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()) = on.then(DryRun::default);
+}
+
+/// What the dry run recorded so far.
+pub fn dry_run_record() -> Option<DryRun> {
+    DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+fn dry<R>(f: impl FnOnce(&mut DryRun) -> R) -> Option<R> {
+    DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(f)
+}
+
+/// A stand-in handle for dry runs (never dereferenced).
+const DRY_HANDLE: usize = 0x7e40;
+
 fn fail(what: &str, result: sys::CUresult) {
     let mut error = ERROR.lock().unwrap_or_else(|e| e.into_inner());
     if error.is_none() {
@@ -55,6 +93,9 @@ pub fn take_error() -> Option<String> {
 /// Loads the driver and makes device 0's primary context current on this
 /// thread; a clear error where there is no driver or no device.
 pub fn open() -> Result<(), String> {
+    if dry(|_| ()).is_some() {
+        return Ok(());
+    }
     // SAFETY: `is_culib_present` only tries to load the library.
     if !unsafe { sys::is_culib_present() } {
         return Err("--target cuda: no CUDA driver on this machine (libcuda.so not found); \
@@ -115,6 +156,11 @@ pub struct Managed {
 impl Managed {
     /// `bytes` (at least 1) of managed memory.
     pub fn new(bytes: usize) -> Result<Self, String> {
+        if dry(|_| ()).is_some() {
+            // SAFETY: plain allocation, freed in `drop`.
+            let pointer = unsafe { libc::calloc(bytes.max(1), 1) } as u64;
+            return if pointer == 0 { Err("cannot allocate".into()) } else { Ok(Managed { pointer, bytes }) };
+        }
         let mut pointer = 0;
         // SAFETY: a valid out-pointer; the context is current after `open`.
         let result = unsafe { sys::cuMemAllocManaged(&mut pointer, bytes.max(1), 1) };
@@ -131,6 +177,11 @@ impl Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
+        if dry(|_| ()).is_some() {
+            // SAFETY: `calloc`ed in `new`.
+            unsafe { libc::free(self.pointer as *mut c_void) };
+            return;
+        }
         // SAFETY: memory allocated by `new`, freed once.
         unsafe { sys::cuMemFree_v2(self.pointer) };
     }
@@ -141,7 +192,17 @@ impl Drop for Managed {
 pub fn free_run_allocations() {
     let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
     for pointer in allocations.drain(..) {
-        // SAFETY: managed memory allocated by `mgpuMemAlloc`/`tempo_gpu_mmap`.
+        free_one(pointer);
+    }
+}
+
+/// Frees one allocation of [`allocate`].
+fn free_one(pointer: u64) {
+    if dry(|_| ()).is_some() {
+        // SAFETY: `calloc`ed by `allocate`.
+        unsafe { libc::free(pointer as *mut c_void) };
+    } else {
+        // SAFETY: managed memory of `allocate`, freed once.
         unsafe { sys::cuMemFree_v2(pointer) };
     }
 }
@@ -149,6 +210,12 @@ pub fn free_run_allocations() {
 fn allocate(bytes: u64) -> *mut c_void {
     if failed() {
         return std::ptr::null_mut();
+    }
+    if dry(|_| ()).is_some() {
+        // SAFETY: plain allocation, freed by `release`/`free_run_allocations`.
+        let pointer = unsafe { libc::calloc(bytes.max(1) as usize, 1) };
+        ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).push(pointer as u64);
+        return pointer;
     }
     let mut pointer = 0;
     // SAFETY: a valid out-pointer.
@@ -166,13 +233,17 @@ fn release(pointer: u64) {
     let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(k) = allocations.iter().position(|&p| p == pointer) {
         allocations.swap_remove(k);
-        // SAFETY: an allocation of `allocate`, freed once.
-        unsafe { sys::cuMemFree_v2(pointer) };
+        free_one(pointer);
     }
 }
 
 /// `mgpuModuleLoadJIT`: a module from PTX text (NUL-terminated).
 unsafe extern "C" fn mgpu_module_load_jit(data: *const c_void, _opt_level: i32) -> *mut c_void {
+    // SAFETY: the NUL-terminated PTX global.
+    let text = || unsafe { std::ffi::CStr::from_ptr(data as *const c_char) }.to_string_lossy().into_owned();
+    if dry(|d| d.modules.push(text())).is_some() {
+        return DRY_HANDLE as *mut c_void;
+    }
     let mut module = std::ptr::null_mut();
     if failed() {
         return module as *mut c_void;
@@ -185,6 +256,9 @@ unsafe extern "C" fn mgpu_module_load_jit(data: *const c_void, _opt_level: i32) 
 
 /// `mgpuModuleLoad`: a module from a binary (cubin or fatbin) of `size` bytes.
 unsafe extern "C" fn mgpu_module_load(data: *const c_void, _size: usize) -> *mut c_void {
+    if dry(|d| d.modules.push("(binary)".into())).is_some() {
+        return DRY_HANDLE as *mut c_void;
+    }
     let mut module = std::ptr::null_mut();
     if failed() {
         return module as *mut c_void;
@@ -195,13 +269,18 @@ unsafe extern "C" fn mgpu_module_load(data: *const c_void, _size: usize) -> *mut
 }
 
 unsafe extern "C" fn mgpu_module_unload(module: *mut c_void) {
-    if !module.is_null() {
+    if !module.is_null() && dry(|_| ()).is_none() {
         // SAFETY: a module of `mgpu_module_load*`.
         unsafe { sys::cuModuleUnload(module as sys::CUmodule) };
     }
 }
 
 unsafe extern "C" fn mgpu_module_get_function(module: *mut c_void, name: *const c_char) -> *mut c_void {
+    // SAFETY: the kernel's NUL-terminated name.
+    let text = || unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned();
+    if dry(|d| d.functions.push(text())).is_some() {
+        return DRY_HANDLE as *mut c_void;
+    }
     let mut function = std::ptr::null_mut();
     if failed() || module.is_null() {
         return function as *mut c_void;
@@ -235,6 +314,10 @@ unsafe extern "C" fn mgpu_launch_kernel(
         // An empty loop: nothing to launch.
         return;
     }
+    let launch = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z], _count);
+    if dry(|d| d.launches.push(launch)).is_some() {
+        return;
+    }
     // SAFETY: the parameters the lowering packed for this kernel.
     check("launching a kernel (cuLaunchKernel)", unsafe {
         sys::cuLaunchKernel(
@@ -254,6 +337,9 @@ unsafe extern "C" fn mgpu_launch_kernel(
 }
 
 unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
+    if dry(|_| ()).is_some() {
+        return DRY_HANDLE as *mut c_void;
+    }
     let mut stream = std::ptr::null_mut();
     if !failed() {
         // SAFETY: a valid out-pointer.
@@ -263,14 +349,14 @@ unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
 }
 
 unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
-    if !stream.is_null() {
+    if !stream.is_null() && dry(|_| ()).is_none() {
         // SAFETY: a stream of `mgpu_stream_create`.
         check("running a kernel (cuStreamSynchronize)", unsafe { sys::cuStreamSynchronize(stream as sys::CUstream) });
     }
 }
 
 unsafe extern "C" fn mgpu_stream_destroy(stream: *mut c_void) {
-    if !stream.is_null() {
+    if !stream.is_null() && dry(|_| ()).is_none() {
         // SAFETY: a stream of `mgpu_stream_create`, destroyed once.
         unsafe { sys::cuStreamDestroy_v2(stream as sys::CUstream) };
     }
@@ -291,6 +377,7 @@ unsafe extern "C" fn tempo_gpu_free(pointer: usize) {
 /// A block store's reservation: managed memory of the whole length (pages
 /// are backed as they are first touched); `MAP_FAILED` on failure.
 unsafe extern "C" fn tempo_gpu_mmap(_at: *mut c_void, length: i64, _p: i32, _f: i32, _fd: i32, _o: i64) -> *mut c_void {
+    dry(|d| d.reservations.push(length));
     let pointer = allocate(length.max(0) as u64);
     if pointer.is_null() { usize::MAX as *mut c_void } else { pointer }
 }

@@ -39,6 +39,9 @@ impl Emitter<'_, '_> {
     }
 
     /// `target = a @ b` (2-D, floats) as one tiled `gpu.launch`.
+    // (Every line is a `format!`, constant or not, so the kernel reads as one
+    // listing.)
+    #[allow(clippy::useless_format)]
     pub(super) fn gpu_matmul(
         &mut self,
         a: &View,

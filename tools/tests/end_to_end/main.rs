@@ -3,6 +3,7 @@
 //! step, and differential testing of compiled code against the reference
 //! interpreter on hand-written and randomly generated programs.
 
+mod cuda;
 mod differential;
 mod examples;
 
