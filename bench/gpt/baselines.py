@@ -27,11 +27,11 @@ def load(directory):
     return {n: np.load(os.path.join(directory, n + ".npy")) for n in NAMES}
 
 
-def run_torch(w, steps, heads, window, threads, float64=False):
+def run_torch(w, steps, heads, window, threads, float64=False, device="cpu"):
     import torch
 
     torch.set_num_threads(threads)
-    W = {k: torch.from_numpy(v.astype(np.float64) if float64 else v) for k, v in w.items()}
+    W = {k: torch.from_numpy(v.astype(np.float64) if float64 else v).to(device) for k, v in w.items()}
     dtype = torch.float64 if float64 else torch.float32
     x0 = W["x0"]
     layers, width, _ = W["Wq"].shape
@@ -44,9 +44,9 @@ def run_torch(w, steps, heads, window, threads, float64=False):
         return x / torch.sqrt((x * x).mean(-1, keepdim=True) + EPS)
 
     def decode():
-        kc = torch.zeros(layers, steps, bh, hd, dtype=dtype)
-        vc = torch.zeros(layers, steps, bh, hd, dtype=dtype)
-        ys = torch.empty(steps, batch, width, dtype=dtype)
+        kc = torch.zeros(layers, steps, bh, hd, dtype=dtype, device=device)
+        vc = torch.zeros(layers, steps, bh, hd, dtype=dtype, device=device)
+        ys = torch.empty(steps, batch, width, dtype=dtype, device=device)
         h = None
         for t in range(steps):
             u = x0 if t == 0 else torch.tanh(h)
@@ -68,10 +68,14 @@ def run_torch(w, steps, heads, window, threads, float64=False):
         return ys
 
     with torch.inference_mode():
+        if device != "cpu":
+            torch.cuda.synchronize()
         start = time.perf_counter()
         ys = decode()
+        if device != "cpu":
+            torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
-    return ys.numpy(), elapsed, 0.0
+    return ys.cpu().numpy(), elapsed, 0.0
 
 
 def run_jax(w, steps, heads, window, threads):
@@ -151,10 +155,13 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--output")
     parser.add_argument("--float64", action="store_true", help="PyTorch in float64 (a reference for the check)")
+    parser.add_argument("--device", default="cpu", help="PyTorch's device (cpu or cuda)")
     args = parser.parse_args()
     w = load(args.weights)
     if args.system == "torch":
-        ys, elapsed, compile_s = run_torch(w, args.steps, args.heads, args.window, args.threads, args.float64)
+        ys, elapsed, compile_s = run_torch(
+            w, args.steps, args.heads, args.window, args.threads, args.float64, args.device
+        )
     else:
         ys, elapsed, compile_s = run_jax(w, args.steps, args.heads, args.window, args.threads)
     if args.output:

@@ -13,6 +13,14 @@ bytes, the load average, and the largest difference between our hidden
 states and PyTorch's. Results go to bench/gpt/results.json,
 bench/gpt/results.md (also copied into bench/README.md) and
 bench/gpt/ms_per_token.png.
+
+    bench/.venv/bin/python bench/gpt/run.py --gpu [--repeat N]
+
+runs the same decodes on the GPU instead: `tempo-run --target cuda` next to
+PyTorch eager on the same device (`--device cuda`; the bench's PyTorch must
+then be a CUDA build), the device named in the results
+(bench/gpt/gpu_results.json and gpu_results.md). Without a CUDA device it
+stops with a message.
 """
 
 import argparse
@@ -73,11 +81,12 @@ def weights(directory, c, seed=0):
     return sum(a.nbytes for k, a in arrays.items() if k != "x0")
 
 
-def run_one(system, program, directory, c, steps, threads, output=None):
+def run_one(system, program, directory, c, steps, threads, output=None, gpu=False):
     load = os.getloadavg()[0]
     if system == "tempo":
         command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--timings", "--stats"]
         command += ["--threads", str(threads)]
+        command += ["--target", "cuda"] if gpu else []
         for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
             command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
         if output:
@@ -88,6 +97,7 @@ def run_one(system, program, directory, c, steps, threads, output=None):
     else:
         command = [sys.executable, os.path.join(HERE, "baselines.py"), system, directory, "--steps", str(steps)]
         command += ["--heads", str(c["heads"]), "--threads", str(threads)]
+        command += ["--device", "cuda"] if gpu else []
         if c["window"]:
             command += ["--window", str(c["window"])]
         if output:
@@ -151,13 +161,72 @@ def copy_bandwidth(threads):
     return 2 * a.numel() * 4 / best
 
 
+def gpu_main(args):
+    """The decodes on the GPU: ours (`--target cuda`) and PyTorch eager on
+    the same device, interleaved; medians; the device named."""
+    try:
+        probe = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True
+        )
+    except OSError:
+        probe = None
+    if probe is None or probe.returncode != 0 or not probe.stdout.strip():
+        sys.exit("bench/gpt/run.py --gpu: no CUDA device on this machine (nvidia-smi finds none)")
+    device = probe.stdout.strip().splitlines()[0]
+    subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
+    rows = []
+    for name, c, seqs in configs(args.quick):
+        with tempfile.TemporaryDirectory() as directory:
+            weights(directory, c)
+            program = os.path.join(directory, "gpt.mlir")
+            flags = ["--layers", str(c["layers"]), "--heads", str(c["heads"]), "--width", str(c["width"])]
+            flags += ["--batch", str(c["batch"])] + (["--window", str(c["window"])] if c["window"] else [])
+            with open(program, "w") as f:
+                subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
+            for steps in seqs:
+                check = os.path.join(directory, "check")
+                os.makedirs(check, exist_ok=True)
+                run_one("tempo", program, directory, c, steps, 1, output=check, gpu=True)
+                ours = np.load(os.path.join(check, "y.npy")).astype(np.float64)
+                run_one("torch", program, directory, c, steps, 1, output=check, gpu=True)
+                theirs = np.load(os.path.join(check, "y.npy")).astype(np.float64)
+                difference = float(np.max(np.abs(ours - theirs)))
+                samples = {"tempo": [], "torch": []}
+                for r in range(args.repeat):
+                    for system in (["tempo", "torch"] if r % 2 == 0 else ["torch", "tempo"]):
+                        samples[system].append(run_one(system, program, directory, c, steps, 1, gpu=True)["ms_per_token"])
+                row = dict(config=name, T=steps, device=device, difference=difference)
+                row.update({f"{s}_ms_per_token": statistics.median(v) for s, v in samples.items()})
+                rows.append(row)
+                print(f"{name:42} T={steps:5} tempo {row['tempo_ms_per_token']:8.3f}  torch "
+                      f"{row['torch_ms_per_token']:8.3f} ms/token  max |diff| {difference:.2e}", flush=True)
+    with open(os.path.join(HERE, "gpu_results.json"), "w") as f:
+        json.dump(dict(device=device, repeat=args.repeat, rows=rows), f, indent=1)
+    lines = [
+        f"GPT decode on {device}: median ms/token over {args.repeat} interleaved rounds; PyTorch eager on the same "
+        "device; the ratio is ours over PyTorch's.",
+        "",
+        "| model | T | tempo | PyTorch | tempo / PyTorch | max abs difference |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        ratio = r["tempo_ms_per_token"] / r["torch_ms_per_token"]
+        lines.append(f"| {r['config']} | {r['T']} | {r['tempo_ms_per_token']:.3f} | {r['torch_ms_per_token']:.3f} | "
+                     f"{ratio:.2f}x | {r['difference']:.1e} |")
+    with open(os.path.join(HERE, "gpu_results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     args = parser.parse_args()
+    if args.gpu:
+        return gpu_main(args)
     systems = args.systems.split(",")
     subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
     bandwidth = copy_bandwidth(args.threads)
