@@ -81,6 +81,16 @@ def weights(directory, c, seed=0):
     return sum(a.nbytes for k, a in arrays.items() if k != "x0")
 
 
+def write_program(directory, c):
+    """The decoder of configuration `c` as MLIR (`examples/gpt.rs --mlir`)."""
+    program = os.path.join(directory, "gpt.mlir")
+    flags = ["--layers", str(c["layers"]), "--heads", str(c["heads"]), "--width", str(c["width"])]
+    flags += ["--batch", str(c["batch"])] + (["--window", str(c["window"])] if c["window"] else [])
+    with open(program, "w") as f:
+        subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
+    return program
+
+
 def run_one(system, program, directory, c, steps, threads, output=None, gpu=False):
     load = os.getloadavg()[0]
     if system == "tempo":
@@ -178,11 +188,7 @@ def gpu_main(args):
     for name, c, seqs in configs(args.quick):
         with tempfile.TemporaryDirectory() as directory:
             weights(directory, c)
-            program = os.path.join(directory, "gpt.mlir")
-            flags = ["--layers", str(c["layers"]), "--heads", str(c["heads"]), "--width", str(c["width"])]
-            flags += ["--batch", str(c["batch"])] + (["--window", str(c["window"])] if c["window"] else [])
-            with open(program, "w") as f:
-                subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
+            program = write_program(directory, c)
             for steps in seqs:
                 check = os.path.join(directory, "check")
                 os.makedirs(check, exist_ok=True)
@@ -243,11 +249,7 @@ def main():
     for name, c, seqs in configs(args.quick):
         with tempfile.TemporaryDirectory() as directory:
             weight_bytes = weights(directory, c)
-            program = os.path.join(directory, "gpt.mlir")
-            flags = ["--layers", str(c["layers"]), "--heads", str(c["heads"]), "--width", str(c["width"])]
-            flags += ["--batch", str(c["batch"])] + (["--window", str(c["window"])] if c["window"] else [])
-            with open(program, "w") as f:
-                subprocess.run([GPT, "--mlir"] + flags, stdout=f, check=True)
+            program = write_program(directory, c)
             for steps in seqs:
                 # Correctness: our hidden states against PyTorch's on the same
                 # weights, and, as the scale of float32 rounding, PyTorch's

@@ -162,6 +162,42 @@ def plot(rows):
     fig.savefig(os.path.join(HERE, "ms_per_step.png"), dpi=110)
 
 
+def interleaved(configs, repeat, run):
+    """Runs every configuration `(name, a, b)` of `configs` once per round
+    as `run(a, b)` (which returns `run_one`'s triple), the order rotating
+    from round to round; returns the execute times by name and the load
+    averages."""
+    samples = {name: [] for name, _, _ in configs}
+    loads = []
+    for r in range(repeat):
+        k = r % len(configs)
+        for name, a, b in configs[k:] + configs[:k]:
+            _, execute, load = run(a, b)
+            samples[name].append(execute)
+            loads.append(load)
+    return samples, loads
+
+
+def write_ratio_table(file, caption, names, rows, key, digits):
+    """A markdown table into `file`: one row per T, one column per
+    configuration (`names`), each cell the value of `key` and its ratio to
+    the first configuration's."""
+    lines = [
+        caption,
+        "",
+        "| T | " + " | ".join(names) + " |",
+        "| ---: | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    for steps in sorted({r["T"] for r in rows}):
+        cells = {r["config"]: r[key] for r in rows if r["T"] == steps}
+        base = cells[names[0]]
+        lines.append(
+            f"| {steps} | " + " | ".join(f"{cells[n]:.{digits}f} ({cells[n] / base:.2f}x)" for n in names) + " |"
+        )
+    with open(os.path.join(HERE, file), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 VECTORIZATION = [
     ("batch 8 in the point shape", [], []),
     ("batch as a dimension (vectorized)", ["--batch-dim"], []),
@@ -185,17 +221,11 @@ def vectorization(args):
                     f.write(text)
                 paths[key] = path
         for steps in [32, 128]:
-            samples = {name: [] for name, _, _ in VECTORIZATION}
-            loads = []
-            for r in range(args.repeat):
-                order = VECTORIZATION[r % 3:] + VECTORIZATION[: r % 3]
-                for name, flags, disabled in order:
-                    bounds = {"L": 12}
-                    if flags:
-                        bounds["B"] = 8
-                    _, execute, load = run_one(paths[" ".join(flags)], bounds, steps, disabled, args.threads)
-                    samples[name].append(execute)
-                    loads.append(load)
+            def one(flags, disabled):
+                bounds = {"L": 12, "B": 8} if flags else {"L": 12}
+                return run_one(paths[" ".join(flags)], bounds, steps, disabled, args.threads)
+
+            samples, loads = interleaved(VECTORIZATION, args.repeat, one)
             for name, _, _ in VECTORIZATION:
                 ms = statistics.median(samples[name]) / steps
                 rows.append(dict(config=name, T=steps, ms_per_token=ms, load=statistics.median(loads)))
@@ -203,20 +233,12 @@ def vectorization(args):
     with open(os.path.join(HERE, "vectorization.json"), "w") as f:
         json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
     names = [name for name, _, _ in VECTORIZATION]
-    lines = [
+    caption = (
         f"GPT-2 small, batch 8, median ms/token over {args.repeat} interleaved rounds, {args.threads} threads "
         f"(load average {statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs); the ratio is "
-        "each configuration over the batch in the point shape.",
-        "",
-        "| T | " + " | ".join(names) + " |",
-        "| ---: | " + " | ".join("---:" for _ in names) + " |",
-    ]
-    for steps in sorted({r["T"] for r in rows}):
-        cells = {r["config"]: r["ms_per_token"] for r in rows if r["T"] == steps}
-        base = cells[names[0]]
-        lines.append(f"| {steps} | " + " | ".join(f"{cells[n]:.1f} ({cells[n] / base:.2f}x)" for n in names) + " |")
-    with open(os.path.join(HERE, "vectorization.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        "each configuration over the batch in the point shape."
+    )
+    write_ratio_table("vectorization.md", caption, names, rows, "ms_per_token", 1)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,14 +279,9 @@ def tiling(args):
         with open(path, "w") as f:
             f.write(text)
         for steps in [512, 1024, 2048, 4096]:
-            samples = {name: [] for name, _, _ in TILING}
-            loads = []
-            for r in range(args.repeat):
-                order = TILING[r % 3:] + TILING[: r % 3]
-                for name, level, disabled in order:
-                    _, execute, load = run_one(path, {"L": 2}, steps, disabled, args.threads, level)
-                    samples[name].append(execute)
-                    loads.append(load)
+            samples, loads = interleaved(
+                TILING, args.repeat, lambda level, disabled: run_one(path, {"L": 2}, steps, disabled, args.threads, level)
+            )
             for name, _, _ in TILING:
                 ms = statistics.median(samples[name]) / steps
                 rows.append(dict(config=name, T=steps, ms_per_step=ms, load=statistics.median(loads)))
@@ -272,20 +289,12 @@ def tiling(args):
     with open(os.path.join(HERE, "tiling.json"), "w") as f:
         json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
     names = [name for name, _, _ in TILING]
-    lines = [
+    caption = (
         f"Causal-attention decode (2 layers, 4 heads of 64), median ms/step over {args.repeat} interleaved rounds, "
         f"{args.threads} threads (load average {statistics.median(r['load'] for r in rows):.2f} on "
-        f"{os.cpu_count()} CPUs); the ratio is each configuration over -O2.",
-        "",
-        "| T | " + " | ".join(names) + " |",
-        "| ---: | " + " | ".join("---:" for _ in names) + " |",
-    ]
-    for steps in sorted({r["T"] for r in rows}):
-        cells = {r["config"]: r["ms_per_step"] for r in rows if r["T"] == steps}
-        base = cells[names[0]]
-        lines.append(f"| {steps} | " + " | ".join(f"{cells[n]:.3f} ({cells[n] / base:.2f}x)" for n in names) + " |")
-    with open(os.path.join(HERE, "tiling.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f"{os.cpu_count()} CPUs); the ratio is each configuration over -O2."
+    )
+    write_ratio_table("tiling.md", caption, names, rows, "ms_per_step", 3)
     import matplotlib
 
     matplotlib.use("Agg")
