@@ -26,7 +26,9 @@
 //! For the GPU (`gpu=true`), the rows are one `scf.parallel` loop (a
 //! thread per row once `lower-loops-to-gpu` maps it, a loop of one for a
 //! single row) with the buffers `memref.alloca`s of its body, and the dot
-//! products and accumulations scalar loops.
+//! products and accumulations scalar loops. With `parallel` (CPU threads),
+//! several rows are one `scf.parallel` loop the same way (OpenMP spreads
+//! them over the threads), keeping the vector code.
 //!
 //! Assumes the shapes the verifier checked (`Attention::new`,
 //! `label_sizes`) and every label but `n` of static size (the pass
@@ -66,13 +68,26 @@ impl Emitter<'_, '_> {
 
         // Buffers allocated once: a block of scores and an accumulator row.
         let block = spec.block;
-        let scores_buffer = self.fresh("scores");
-        let scores_ty = format!("memref<{block}x{e}>");
-        let extra_shape: String = extra.iter().map(|&c| format!("{}x", static_size(c))).collect();
-        let acc = self.fresh("acc");
-        let acc_ty = format!("memref<{extra_shape}{e}>");
+        let mut scores_buffer = self.fresh("scores");
+        let mut scores_ty = format!("memref<{block}x{e}>");
+        let extra_dims: Vec<i64> = extra.iter().map(|&c| static_size(c)).collect();
+        let extra_shape: String = extra_dims.iter().map(|d| format!("{d}x")).collect();
+        let mut acc = self.fresh("acc");
+        let mut acc_ty = format!("memref<{extra_shape}{e}>");
+        // Buffers: one pair serves every row, except where rows run in
+        // parallel: on the GPU each thread has its own (allocas), on CPU
+        // threads (`parallel`) each row has its slice of buffers with a
+        // leading row dimension (an alloca in an OpenMP loop body would need
+        // an alloca scope around multi-block code).
+        let row_count: i64 = rows.iter().map(|&c| static_size(c)).product();
+        let cpu_parallel = !self.gpu && self.parallel && !rows.is_empty();
+        let parallel_rows = self.gpu || cpu_parallel;
         if !self.gpu {
-            for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
+            let lead = if cpu_parallel { format!("{row_count}x") } else { String::new() };
+            for (name, ty) in [
+                (&scores_buffer, &format!("memref<{lead}{block}x{e}>")),
+                (&acc, &format!("memref<{lead}{extra_shape}{e}>")),
+            ] {
                 let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
                 let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
             }
@@ -96,12 +111,12 @@ impl Emitter<'_, '_> {
         let blocks = self.fresh("blocks");
         let _ = writeln!(out, "{indent}{blocks} = arith.ceildivui {length}, {block_size} : index");
 
-        // Loops over the rows: for the GPU, one parallel loop (a thread per
-        // row once mapped; a single row is a loop of one) whose body holds
-        // its own buffers.
+        // Loops over the rows: in parallel, one parallel loop (on the GPU a
+        // thread per row once mapped, a single row a loop of one; on the CPU
+        // the rows spread over the threads) whose body holds its own buffers.
         let row_sizes: Vec<String> = rows.iter().map(|&c| size_of(c)).collect();
         let order: Vec<usize> = (0..rows.len()).collect();
-        let nest = if self.gpu {
+        let nest = if parallel_rows {
             let sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.clone() };
             self.open_parallel_loop(&sizes, indent, out)
         } else {
@@ -114,6 +129,36 @@ impl Emitter<'_, '_> {
             for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
                 let _ = writeln!(out, "{inner}{name} = memref.alloca() : {ty}");
             }
+        } else if cpu_parallel {
+            // This row's slices: at the row's row-major position.
+            let mut position = "%zero_index".to_string();
+            for (k, &c) in rows.iter().enumerate() {
+                let (scaled, next, size) = (self.fresh("r"), self.fresh("r"), self.fresh("c"));
+                let _ = writeln!(out, "{inner}{size} = arith.constant {} : index", static_size(c));
+                let _ = writeln!(out, "{inner}{scaled} = arith.muli {position}, {size} : index");
+                let _ = writeln!(out, "{inner}{next} = arith.addi {scaled}, {} : index", nest.ivs[k]);
+                position = next;
+            }
+            let (scores_slice, acc_slice) = (self.fresh("scores"), self.fresh("acc"));
+            let slice_ty = format!("memref<{block}x{e}, strided<[1], offset: ?>>");
+            let _ = writeln!(
+                out,
+                "{inner}{scores_slice} = memref.subview {scores_buffer}[{position}, 0] [1, {block}] [1, 1] : memref<{row_count}x{block}x{e}> to {slice_ty}"
+            );
+            let mut strides = vec![1i64; extra_dims.len()];
+            for d in (0..extra_dims.len().saturating_sub(1)).rev() {
+                strides[d] = strides[d + 1] * extra_dims[d + 1];
+            }
+            let strides: Vec<String> = strides.iter().map(i64::to_string).collect();
+            let acc_slice_ty = format!("memref<{extra_shape}{e}, strided<[{}], offset: ?>>", strides.join(", "));
+            let zeros: String = extra_dims.iter().map(|_| ", 0").collect();
+            let sizes: String = extra_dims.iter().map(|d| format!(", {d}")).collect();
+            let ones: String = extra_dims.iter().map(|_| ", 1").collect();
+            let _ = writeln!(
+                out,
+                "{inner}{acc_slice} = memref.subview {acc}[{position}{zeros}] [1{sizes}] [1{ones}] : memref<{row_count}x{extra_shape}{e}> to {acc_slice_ty}"
+            );
+            (scores_buffer, scores_ty, acc, acc_ty) = (scores_slice, slice_ty, acc_slice, acc_slice_ty);
         }
 
         // acc = 0.
