@@ -30,3 +30,14 @@
 // GPU-NEXT: memref.alloca() : memref<2xf32>
 // GPU-NOT: vector.
 // GPU: scf.for
+
+// With CPU threads (parallel=true), the two rows are one scf.parallel loop
+// too, each working in its slice of buffers with a leading row dimension
+// (allocated once), keeping the vector code.
+// RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=THREADS
+// THREADS-DAG: %[[SCORES:.*]] = memref.alloc() : memref<2x2xf32>
+// THREADS-DAG: %[[ACC:.*]] = memref.alloc() : memref<2x2xf32>
+// THREADS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// THREADS: memref.subview %[[SCORES]][%{{.*}}, 0] [1, 2] [1, 1] : memref<2x2xf32> to memref<2xf32, strided<[1], offset: ?>>
+// THREADS: memref.subview %[[ACC]][%{{.*}}, 0] [1, 2] [1, 1] : memref<2x2xf32> to memref<2xf32, strided<[1], offset: ?>>
+// THREADS: vector.reduction <add>
