@@ -57,3 +57,26 @@ fn causal_attention_reserves_its_block_stores_in_managed_memory() {
     // Every step launches kernels, whatever the length of its prefix.
     assert!(record.launches.len() >= 70, "{} launches", record.launches.len());
 }
+
+#[test]
+fn gpt_and_tiled_attention_host_code_runs() {
+    // The corpus program that writes temporal.attention directly: its rows
+    // are one kernel per step.
+    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/corpus/attention_op.mlir"))
+        .expect("the corpus program");
+    let record = dry_run(&source, &[("T", 9), ("H", 2)]);
+    assert!(record.launches.len() >= 9, "{} launches", record.launches.len());
+    // A GPT decode (2 layers, 4 heads, width 32), causal: every step and
+    // layer launches its kernels, and the caches are block stores.
+    let gpt = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/examples/gpt"))
+        .args(["--layers", "2", "--heads", "4", "--width", "32", "--mlir"])
+        .output();
+    let Ok(gpt) = gpt else {
+        eprintln!("target/release/examples/gpt is not built (tools/test.sh builds it); skipping the GPT dry run");
+        return;
+    };
+    let record = dry_run(&String::from_utf8(gpt.stdout).unwrap(), &[("T", 6), ("L", 2)]);
+    assert!(record.modules.len() > 10);
+    assert!(record.launches.len() >= 6 * 2 * 10, "{} launches", record.launches.len());
+    assert_eq!(record.reservations.len(), 2, "k and v");
+}
