@@ -155,7 +155,8 @@ impl Emitter<'_, '_> {
 
 impl Emitter<'_, '_> {
     /// Running sum of `input` along `axis` into `target`: explicit loops,
-    /// the axis innermost and sequential.
+    /// the axis innermost and sequential (for the GPU, inside one parallel
+    /// loop over the other dimensions).
     pub(super) fn cumsum(
         &mut self,
         input: &View,
@@ -167,10 +168,35 @@ impl Emitter<'_, '_> {
     ) {
         let e = ty.element.mlir();
         let add = if ty.element.is_float() { "arith.addf" } else { "arith.addi" };
-        let mut order: Vec<usize> = (0..input.sizes.len()).filter(|&k| k != axis).collect();
-        order.push(axis);
-        let nest = self.open_loops(&input.sizes, &order, indent, out);
-        let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
+        let rank = input.sizes.len();
+        let outer: Vec<usize> = (0..rank).filter(|&k| k != axis).collect();
+        // For the GPU the other dimensions are one parallel loop (a kernel;
+        // a single scan is a loop of one), the axis a sequential loop in it.
+        let nests = if self.gpu {
+            let sizes: Vec<String> = if outer.is_empty() {
+                vec!["1".to_string()]
+            } else {
+                outer.iter().map(|&k| input.sizes[k].clone()).collect()
+            };
+            let parallel = self.open_parallel_loop(&sizes, indent, out);
+            let scan = self.open_loops(std::slice::from_ref(&input.sizes[axis]), &[0], &parallel.inner, out);
+            vec![scan, parallel]
+        } else {
+            let mut order = outer.clone();
+            order.push(axis);
+            vec![self.open_loops(&input.sizes, &order, indent, out)]
+        };
+        let ivs: Vec<String> = if self.gpu {
+            let mut ivs = vec![String::new(); rank];
+            for (j, &k) in outer.iter().enumerate() {
+                ivs[k] = nests[1].ivs[j].clone();
+            }
+            ivs[axis] = nests[0].ivs[0].clone();
+            ivs
+        } else {
+            nests[0].ivs.clone()
+        };
+        let (inner, c0, c1) = (nests[0].inner.clone(), nests[0].zero.clone(), nests[0].one.clone());
         let index = ivs.join(", ");
         let value = self.fresh("x");
         let _ = writeln!(out, "{inner}{value} = memref.load {}[{index}] : {}", input.name, input.ty);
@@ -197,6 +223,8 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{inner}  scf.yield {total} : {e}");
         let _ = writeln!(out, "{inner}}}");
         let _ = writeln!(out, "{inner}memref.store {sum}, {}[{index}] : {}", target.name, target.ty);
-        nest.close(out);
+        for nest in nests {
+            nest.close(out);
+        }
     }
 }
