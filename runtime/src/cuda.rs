@@ -134,6 +134,9 @@ pub fn open() -> Result<(), String> {
 
 /// The name of device 0 (after [`open`]).
 pub fn device_name() -> String {
+    if dry(|_| ()).is_some() {
+        return "no device (a dry run)".into();
+    }
     let mut name = [0 as c_char; 256];
     // SAFETY: a buffer of the given length.
     unsafe {
@@ -336,16 +339,24 @@ unsafe extern "C" fn mgpu_launch_kernel(
     });
 }
 
+/// The stream every launch uses: `gpu-to-llvm` creates and destroys one
+/// per synchronous launch; one stream, made once, serves them all (launches
+/// stay in order and each is still waited for).
+static STREAM: Mutex<usize> = Mutex::new(0);
+
 unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
     if dry(|_| ()).is_some() {
         return DRY_HANDLE as *mut c_void;
     }
-    let mut stream = std::ptr::null_mut();
-    if !failed() {
+    let mut cached = STREAM.lock().unwrap_or_else(|e| e.into_inner());
+    if *cached == 0 && !failed() {
+        let mut stream = std::ptr::null_mut();
         // SAFETY: a valid out-pointer.
-        check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut stream, 1) });
+        if check("cuStreamCreate", unsafe { sys::cuStreamCreate(&mut stream, 1) }) {
+            *cached = stream as usize;
+        }
     }
-    stream as *mut c_void
+    *cached as *mut c_void
 }
 
 unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
@@ -355,12 +366,8 @@ unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn mgpu_stream_destroy(stream: *mut c_void) {
-    if !stream.is_null() && dry(|_| ()).is_none() {
-        // SAFETY: a stream of `mgpu_stream_create`, destroyed once.
-        unsafe { sys::cuStreamDestroy_v2(stream as sys::CUstream) };
-    }
-}
+/// The shared stream outlives the launch that asked for it.
+unsafe extern "C" fn mgpu_stream_destroy(_stream: *mut c_void) {}
 
 unsafe extern "C" fn mgpu_mem_alloc(bytes: u64, _stream: *mut c_void, _host_shared: bool) -> *mut c_void {
     allocate(bytes)

@@ -103,6 +103,8 @@ pub struct RunReport {
     pub execute: std::time::Duration,
     /// Stores and the memory they took (compiled runs only).
     pub memory: Option<MemoryReport>,
+    /// The GPU the run used (CUDA target).
+    pub device: Option<String>,
 }
 
 /// The stores of a compiled run.
@@ -507,7 +509,8 @@ pub fn run_module_timed(
         live_store_bytes_at_exit: live as u64,
         stores,
     });
-    let timings = RunReport { compile, execute: execute_start.elapsed(), memory };
+    let device = cuda.then(crate::cuda::device_name);
+    let timings = RunReport { compile, execute: execute_start.elapsed(), memory, device };
     drop(descriptors);
     for (output, input) in input_outputs {
         outputs[output].data = inputs[input].data.clone();

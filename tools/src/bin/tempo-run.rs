@@ -187,8 +187,7 @@ fn run() -> ExitCode {
     }
     let result = if cli.interpret {
         let start = std::time::Instant::now();
-        interpret_module(&module, &options)
-            .map(|o| (o, RunReport { compile: std::time::Duration::ZERO, execute: start.elapsed(), memory: None }))
+        interpret_module(&module, &options).map(|o| (o, RunReport { execute: start.elapsed(), ..Default::default() }))
     } else {
         run_module_timed(&context, &mut module, &options)
     };
@@ -200,6 +199,9 @@ fn run() -> ExitCode {
                     timings.compile.as_secs_f64() * 1e3,
                     timings.execute.as_secs_f64() * 1e3
                 );
+                if let Some(device) = &timings.device {
+                    eprintln!("tempo-run: ran on {device}");
+                }
             }
             if cli.stats {
                 match &timings.memory {
