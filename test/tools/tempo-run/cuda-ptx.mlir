@@ -15,9 +15,12 @@
 // RUN: %example_bin/recurrences --mlir > %t/rust/recurrences.mlir
 // RUN: %python %S/Inputs/check_ptx.py %ptxas %t/sm_90 sm_90 %examples %examples/corpus %t/rust | FileCheck %s
 // RUN: %python %S/Inputs/check_ptx.py %ptxas %t/sm_80 sm_80 %examples %examples/corpus %t/rust | FileCheck %s --check-prefix=SM80
+// At -O3 too (attention tiled into temporal.attention, a thread per row):
+// RUN: %python %S/Inputs/check_ptx.py %ptxas %t/o3 sm_90 -O 3 %examples %examples/corpus %t/rust | FileCheck %s --check-prefix=O3
 // CHECK: examples/causal_attention.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: examples/rnn.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: corpus/contractions.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: rust/gpt.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: 37 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90)
+// O3: 37 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90)
 // SM80: 37 programs, {{[0-9]+}} kernels accepted by ptxas (sm_80)

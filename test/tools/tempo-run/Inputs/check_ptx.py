@@ -3,7 +3,7 @@ target (`tempo-run --target cuda --emit-ptx`, no GPU needed) and assembles
 each kernel's PTX with NVIDIA's ptxas for the same architecture. Prints one
 line per program and exits non-zero on the first failure.
 
-    check_ptx.py PTXAS SCRATCH_DIR ARCH DIR...
+    check_ptx.py PTXAS SCRATCH_DIR ARCH [-O N] DIR...
 """
 
 import glob
@@ -12,14 +12,18 @@ import subprocess
 import sys
 
 ptxas, scratch, arch = sys.argv[1:4]
-programs = [p for d in sys.argv[4:] for p in sorted(glob.glob(os.path.join(d, "*.mlir")))]
+rest = sys.argv[4:]
+level = []
+if rest[:1] == ["-O"]:
+    level, rest = ["-O", rest[1]], rest[2:]
+programs = [p for d in rest for p in sorted(glob.glob(os.path.join(d, "*.mlir")))]
 total = 0
 for program in programs:
     name = os.path.join(os.path.basename(os.path.dirname(program)), os.path.basename(program))
     out = os.path.join(scratch, name.replace("/", "_"))
     os.makedirs(out, exist_ok=True)
     compiled = subprocess.run(
-        ["tempo-run", program, "--target", "cuda", "--gpu-arch", arch, "--emit-ptx", out],
+        ["tempo-run", program, "--target", "cuda", "--gpu-arch", arch, "--emit-ptx", out] + level,
         capture_output=True, text=True,
     )
     if compiled.returncode != 0:
