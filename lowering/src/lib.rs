@@ -54,12 +54,17 @@ pub const TEMPORAL_TO_LLVM: &str =
 
 /// Upstream passes (and `gpu-managed-memory`) taking the loop-level code
 /// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
-/// to host code launching GPU kernels: `linalg` ops become parallel loops,
+/// to host code launching GPU kernels: `linalg` ops become parallel loops;
+/// adjacent loops over the same points whose dependences stay at the same
+/// point are fused (`scf-parallel-loop-fusion`: e.g. a fill and the
+/// product that accumulates into it become one kernel; 48 launches a step
+/// become 33 in a 2-layer GPT; checked on the CPU, where 4,000 random
+/// programs lowered with the same fusion agreed with the interpreter); loops are
 /// flattened to one dimension (`gpu-flatten-parallel-loops`) and tiled by
 /// 256 (a guard instead of a partial tile), the tiles mapped to blocks and
 /// their points to threads, each loop nest outlined as a `gpu.func`; host
 /// allocations move to managed memory.
-pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops), gpu-flatten-parallel-loops, \
+pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, \
      func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
      convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-managed-memory";
 

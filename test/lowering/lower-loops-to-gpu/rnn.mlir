@@ -5,6 +5,11 @@
 // an outlined gpu.func; the time loop and the branch conditions stay on the
 // host, and host buffers move to managed memory.
 // RUN: tempo-opt %examples/rnn.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref, lower-loops-to-gpu' | FileCheck %s
+// Loops over the same points are fused first: the fills and the
+// matrix-vector products accumulating into them are one kernel, the add
+// and tanh another, so each branch of a step launches 2 kernels (4 in all).
+// RUN: tempo-opt %examples/rnn.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref, lower-loops-to-gpu' | grep -c "gpu.launch_func " | FileCheck %s --check-prefix=COUNT
+// COUNT: {{^}}4{{$}}
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: func.func @tempo_main

@@ -8,6 +8,6 @@
 // RUN: env TEMPO_LIBDEVICE=%t/none.bc not tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --target cuda 2>&1 | FileCheck %s --check-prefix=LIBDEVICE
 // LIBDEVICE: error: --target cuda needs libdevice (the CUDA math library, libdevice.10.bc): run tools/setup-cuda.sh or set TEMPO_LIBDEVICE
 // RUN: rm -rf %t && tempo-run %examples/rnn.mlir --target cuda --emit-ptx %t 2>&1 | FileCheck %s --check-prefix=PTX
-// PTX: tempo-run: 8 kernels written to
+// PTX: tempo-run: 4 kernels written to
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // FILES: tempo_main_kernel.ptx

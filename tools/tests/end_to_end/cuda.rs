@@ -34,12 +34,13 @@ fn dry_run(source: &str, bounds: &[(&str, i64)]) -> cuda::DryRun {
 #[test]
 fn rnn_host_code_loads_its_kernels_and_launches_them_every_step() {
     let record = dry_run(&example("rnn.mlir"), &[("T", 5)]);
-    assert_eq!(record.modules.len(), 8, "one module per kernel");
+    assert_eq!(record.modules.len(), 4, "one module per kernel");
     assert!(record.modules.iter().all(|m| m.contains(".target sm_90") && m.contains(".entry tempo_main_kernel")));
     assert_eq!(record.functions.len(), record.launches.len(), "each launch looks its kernel up");
-    // Step 0 runs 3 kernels (fill, matvec, tanh), the others 5 (two fills
-    // and matvecs, the fused add and tanh).
-    assert_eq!(record.launches.len(), 3 + 4 * 5);
+    // Every step runs 2 kernels: the fills and matrix-vector products
+    // fused into one (scf-parallel-loop-fusion), then the fused add and
+    // tanh.
+    assert_eq!(record.launches.len(), 2 + 4 * 2);
     for (grid, block, parameters) in &record.launches {
         assert_eq!(block, &[256, 1, 1], "flattened loops, 256 threads per block");
         assert_eq!(grid, &[1, 1, 1], "4 points fit one block");
