@@ -11,3 +11,5 @@
 // PTX: tempo-run: 4 kernels written to
 // RUN: ls %t | FileCheck %s --check-prefix=FILES
 // FILES: tempo_main_kernel.ptx
+// RUN: not tempo-run %examples/rnn.mlir --bound T=3 --target cuda --interpret 2>&1 | FileCheck %s --check-prefix=INTERPRET
+// INTERPRET: tempo-run: error: --interpret evaluates on the host; it does not take --target cuda

@@ -127,6 +127,9 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
             Target::Cpu
         }
         TargetArg::Cuda => {
+            if cli.interpret {
+                return Err("--interpret evaluates on the host; it does not take --target cuda".into());
+            }
             let chip = cli
                 .gpu_arch
                 .strip_prefix("sm_")
