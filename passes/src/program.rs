@@ -503,6 +503,9 @@ pub struct Attention {
 }
 
 impl Attention {
+    /// The largest block (positions per block; its scores are one buffer).
+    pub const MAX_BLOCK: i64 = 1 << 16;
+
     /// Checks the specs' form (not shapes).
     pub fn new(score: Einsum, combine: Einsum, block: i64) -> Result<Attention, String> {
         if score.operands.len() != 2 || combine.operands.len() != 2 {
@@ -520,8 +523,8 @@ impl Attention {
         if !score.result.contains(n) || score.operands[0].contains(n) {
             return Err(format!("attention: the summed label '{n}' must be a score label from the key, not the query"));
         }
-        if block < 1 {
-            return Err(format!("attention: block must be at least 1, got {block}"));
+        if !(1..=Attention::MAX_BLOCK).contains(&block) {
+            return Err(format!("attention: block must be between 1 and {}, got {block}", Attention::MAX_BLOCK));
         }
         Ok(Attention { score, combine, block })
     }
@@ -1663,6 +1666,27 @@ impl<'c, 'v> Builder<'c, 'v> {
                             return None;
                         }
                     };
+                    // Only the attended label may be dynamic (compiled code
+                    // keeps a row's buffers static).
+                    let n = attention.label();
+                    let labelled = [
+                        (&attention.score.operands[0], q),
+                        (&attention.score.operands[1], k),
+                        (&attention.combine.operands[1], v),
+                    ];
+                    if let Some(c) = labelled.iter().find_map(|(labels, node)| {
+                        labels
+                            .iter()
+                            .zip(&nodes[*node].ty.shape)
+                            .find(|(c, d)| **c != n && **d == DYNAMIC)
+                            .map(|(c, _)| *c)
+                    }) {
+                        self.error(
+                            op,
+                            format!("'temporal.attention': label '{c}' has a dynamic size; only the attended label '{n}' may"),
+                        );
+                        return None;
+                    }
                     let shape: Vec<i64> = sizes[..attention.combine.result.len()].iter().map(|&(_, n)| n).collect();
                     let element = ty.element;
                     let same_element = [q, k, v, scale].iter().all(|&a| nodes[a].ty.element == element);

@@ -66,11 +66,11 @@ impl TempoPass for TemporalTileRanges {
         let block = match options.get("block") {
             None => DEFAULT_BLOCK,
             Some(text) => match text.parse::<i64>() {
-                Ok(b) if b >= 1 => b,
+                Ok(b) if (1..=Attention::MAX_BLOCK).contains(&b) => b,
                 _ => {
                     return Err(vec![PassDiagnostic::new(
                         op.location(),
-                        format!("block must be a positive integer, got '{text}'"),
+                        format!("block must be an integer from 1 to {}, got '{text}'", Attention::MAX_BLOCK),
                     )]);
                 }
             },

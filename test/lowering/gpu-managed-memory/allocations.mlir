@@ -41,3 +41,10 @@ module {
     return
   }
 }
+
+// The pass takes no options; malformed input gets the parser's located
+// diagnostic.
+// RUN: not tempo-opt %s --gpu-managed-memory=x=1 2>&1 | FileCheck %s --check-prefix=OPTION
+// OPTION: tempo-opt: error: unknown option 'x' for pass 'gpu-managed-memory' (known: none)
+// RUN: not tempo-opt %S/Inputs/malformed.mlir --gpu-managed-memory 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// MALFORMED: malformed.mlir:3:21: error: expected ')'

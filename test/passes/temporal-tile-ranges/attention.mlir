@@ -31,7 +31,7 @@
 
 // OUT: o: float32[5, 2, 2] = {{\[}}{{\[}}[0.0, 0.0], [0.0, 0.0]], {{\[}}[2.0, 2.0], [0.0, 0.0]], {{\[}}[4.0, 4.0], [0.0, 0.0]], {{\[}}[6.0, 6.0], [0.0, 0.0]], {{\[}}[8.0, 8.0], [0.0, 0.0]]]
 
-// BLOCK: attention.mlir:{{[0-9]+}}:1: error: block must be a positive integer, got '0'
+// BLOCK: attention.mlir:{{[0-9]+}}:1: error: block must be an integer from 1 to 65536, got '0'
 // INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 // NONE-NOT: temporal.attention
 
