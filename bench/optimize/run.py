@@ -162,6 +162,12 @@ def plot(rows):
     fig.savefig(os.path.join(HERE, "ms_per_step.png"), dpi=110)
 
 
+def save_rows(file, args, rows):
+    """The rows of a run, with its threads, rounds and CPU count, as JSON."""
+    with open(os.path.join(HERE, file), "w") as f:
+        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+
+
 def interleaved(configs, repeat, run):
     """Runs every configuration `(name, a, b)` of `configs` once per round
     as `run(a, b)` (which returns `run_one`'s triple), the order rotating
@@ -230,8 +236,7 @@ def vectorization(args):
                 ms = statistics.median(samples[name]) / steps
                 rows.append(dict(config=name, T=steps, ms_per_token=ms, load=statistics.median(loads)))
                 print(f"T={steps:4} {name:52} {ms:8.2f} ms/token")
-    with open(os.path.join(HERE, "vectorization.json"), "w") as f:
-        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+    save_rows("vectorization.json", args, rows)
     names = [name for name, _, _ in VECTORIZATION]
     caption = (
         f"GPT-2 small, batch 8, median ms/token over {args.repeat} interleaved rounds, {args.threads} threads "
@@ -286,8 +291,7 @@ def tiling(args):
                 ms = statistics.median(samples[name]) / steps
                 rows.append(dict(config=name, T=steps, ms_per_step=ms, load=statistics.median(loads)))
                 print(f"T={steps:5} {name:45} {ms:8.3f} ms/step")
-    with open(os.path.join(HERE, "tiling.json"), "w") as f:
-        json.dump(dict(threads=args.threads, repeat=args.repeat, cpus=os.cpu_count(), rows=rows), f, indent=1)
+    save_rows("tiling.json", args, rows)
     names = [name for name, _, _ in TILING]
     caption = (
         f"Causal-attention decode (2 layers, 4 heads of 64), median ms/step over {args.repeat} interleaved rounds, "

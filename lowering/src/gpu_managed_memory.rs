@@ -59,13 +59,8 @@ impl TempoPass for GpuManagedMemory {
         let context = op.context();
         let context = unsafe { context.to_ref() };
         for found in renamed {
-            let found = unsafe { OperationRef::from_raw(found) };
-            let name = found.name().as_string_ref().as_str().unwrap_or("").to_string();
-            let key = if name == "func.call" { "callee" } else { "sym_name" };
-            let Some(old) = found.attribute(key).ok().map(|a| a.to_string()) else { continue };
-            let old = old.trim_start_matches('@').trim_matches('"');
-            let Some(&(_, new)) = RENAMED.iter().find(|(from, _)| *from == old) else { continue };
-            let mut found = unsafe { melior::ir::operation::OperationRefMut::from_raw(found.to_raw()) };
+            let Some((key, new)) = renamed_symbol(unsafe { OperationRef::from_raw(found) }) else { continue };
+            let mut found = unsafe { melior::ir::operation::OperationRefMut::from_raw(found) };
             if key == "callee" {
                 found.set_attribute("callee", FlatSymbolRefAttribute::new(context, new).into());
             } else {
@@ -100,6 +95,19 @@ impl TempoPass for GpuManagedMemory {
     }
 }
 
+/// For a call of (or the declaration of) a block-store memory function,
+/// the attribute naming it and the managed-memory function's name.
+fn renamed_symbol(op: OperationRef) -> Option<(&'static str, &'static str)> {
+    let key = match op.name().as_string_ref().as_str() {
+        Ok("func.call") => "callee",
+        Ok("func.func") => "sym_name",
+        _ => return None,
+    };
+    let symbol = op.attribute(key).ok()?.to_string();
+    let symbol = symbol.trim_start_matches('@').trim_matches('"');
+    RENAMED.iter().find(|(from, _)| *from == symbol).map(|&(_, new)| (key, new))
+}
+
 /// The allocations, deallocations and memory-function symbols of host code
 /// under `op` (not inside `gpu.module`s).
 fn collect(
@@ -118,14 +126,7 @@ fn collect(
                     "gpu.module" => continue,
                     "memref.alloc" => allocs.push(inner.to_raw()),
                     "memref.dealloc" => deallocs.push(inner.to_raw()),
-                    "func.call" | "func.func" => {
-                        let key = if name == "func.call" { "callee" } else { "sym_name" };
-                        let symbol = inner.attribute(key).ok().map(|a| a.to_string()).unwrap_or_default();
-                        let symbol = symbol.trim_start_matches('@').trim_matches('"');
-                        if RENAMED.iter().any(|(from, _)| *from == symbol) {
-                            renamed.push(inner.to_raw());
-                        }
-                    }
+                    "func.call" | "func.func" if renamed_symbol(inner).is_some() => renamed.push(inner.to_raw()),
                     _ => {}
                 }
                 collect(inner, allocs, deallocs, renamed);

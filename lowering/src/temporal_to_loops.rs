@@ -690,24 +690,10 @@ impl<'p, 'c> Emitter<'p, 'c> {
                                 views[operands[k]].sizes[d].clone()
                             })
                             .collect(),
-                        NodeKind::Attention(spec, [q, k, v, _]) => spec
-                            .combine
-                            .result
-                            .iter()
-                            .map(|&c| {
-                                let operands = [
-                                    (&spec.score.operands[0], q),
-                                    (&spec.score.operands[1], k),
-                                    (&spec.combine.operands[1], v),
-                                ];
-                                operands
-                                    .iter()
-                                    .find_map(|&(labels, &o)| {
-                                        labels.iter().position(|&x| x == c).map(|p| views[o].sizes[p].clone())
-                                    })
-                                    .expect("a result label is in some operand")
-                            })
-                            .collect(),
+                        NodeKind::Attention(spec, [q, k, v, _]) => {
+                            let operands = [&views[*q], &views[*k], &views[*v]];
+                            spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
+                        }
                         NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
                         NodeKind::Reduce(kind, a, axis) => {
                             let mut s = views[*a].sizes.clone();

@@ -55,15 +55,7 @@ impl Emitter<'_, '_> {
         let rows: Vec<char> = scores.iter().copied().filter(|&c| c != n).collect();
         let summed = spec.score.summed();
         let extra: Vec<char> = spec.combine.result.iter().copied().filter(|c| !scores.contains(c)).collect();
-        // The size of every label, from the first operand that has it.
-        let operands: [(&[char], &View); 3] =
-            [(&spec.score.operands[0], q), (&spec.score.operands[1], k), (&spec.combine.operands[1], v)];
-        let size_of = |c: char| -> String {
-            operands
-                .iter()
-                .find_map(|(labels, view)| labels.iter().position(|&x| x == c).map(|p| view.sizes[p].clone()))
-                .expect("every label is in an operand")
-        };
+        let size_of = |c: char| label_size(spec, [q, k, v], c);
         let static_size = |c: char| size_of(c).parse::<i64>().expect("labels other than the attended one are static");
 
         // Buffers allocated once: a block of scores and an accumulator row.
@@ -424,4 +416,13 @@ fn vector_width(size: &str) -> Option<i64> {
 fn contiguous_last(view: &View, labels: &[char], label: char) -> bool {
     labels.last() == Some(&label)
         && memref_layout(&view.ty).is_some_and(|(_, _, strides, _)| strides.last().is_some_and(|s| s == "1"))
+}
+
+/// The size of label `c` of `spec`, from the first of the query, key and
+/// value views (in that order) that has it.
+pub(super) fn label_size(spec: &Attention, [q, k, v]: [&View; 3], c: char) -> String {
+    [(&spec.score.operands[0], q), (&spec.score.operands[1], k), (&spec.combine.operands[1], v)]
+        .iter()
+        .find_map(|(labels, view)| labels.iter().position(|&x| x == c).map(|p| view.sizes[p].clone()))
+        .expect("every label is in an operand (checked by the verifier)")
 }
