@@ -90,8 +90,29 @@ pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-af
 /// dialect with its kernels as PTX for `chip`.
 pub fn temporal_to_cuda(chip: &str, libdevice: Option<&str>) -> String {
     format!(
-        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref, {LOOPS_TO_GPU}, {}, {GPU_HOST_TO_LLVM}",
+        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {LOOPS_TO_GPU}, {}, {GPU_HOST_TO_LLVM}",
         gpu_to_ptx(chip, libdevice)
+    )
+}
+
+/// The CUDA target's lowering up to its kernels, then the CPU's: every loop
+/// that would become a kernel (including the one-point loops of single
+/// values) runs as a parallel loop on `threads` CPU threads (1: none). For
+/// checking the GPU lowering against the interpreter without a GPU; the
+/// shared-memory matrix kernel (a `gpu.launch`) has no CPU lowering.
+/// Returned in two parts: the lowering to loops, after which a caller may
+/// look for `gpu.launch`, and the rest.
+pub fn gpu_loops_on_cpu(threads: usize) -> (String, String) {
+    let loops = match threads {
+        1 => LOOPS_TO_LLVM.replace("convert-scf-to-openmp, ", ""),
+        0 => LOOPS_TO_LLVM.to_string(),
+        n => LOOPS_TO_LLVM.replace("convert-scf-to-openmp", &format!("convert-scf-to-openmp{{num-threads={n}}}")),
+    };
+    (
+        "temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref{gpu=true}".into(),
+        format!(
+            "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, {loops}"
+        ),
     )
 }
 

@@ -43,7 +43,7 @@ use melior::ir::{
 use std::collections::HashMap;
 use std::fmt::Write;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
-use tempo_passes::pass::{PassOptions, TempoPass};
+use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
 
 /// The global counting `[live, peak]` store bytes.
 pub const MEMORY_STATS: &str = "tempo_memory_stats";
@@ -58,8 +58,24 @@ impl TempoPass for LowerStoreToMemref {
     fn summary(&self) -> &'static str {
         "Lower the store dialect to memref (ring and window indexing, block tables over reserved memory) with live/peak byte counting"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        lower(op)
+    fn options(&self) -> &'static [PassOption] {
+        &[PassOption {
+            name: "gpu",
+            summary: "for the CUDA target: the copy sealing a single value is a loop of one point (a kernel once mapped), so that no host code touches store data, and the host buffer of store.swap_out is marked tempo.swap (gpu-place-memory puts it in host memory)",
+        }]
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let gpu = match options.get("gpu") {
+            None | Some("false") | Some("0") => false,
+            Some("true") | Some("1") => true,
+            Some(other) => {
+                return Err(vec![PassDiagnostic::new(
+                    op.location(),
+                    format!("option gpu takes true or false, got '{other}'"),
+                )]);
+            }
+        };
+        lower(op, gpu)
     }
 }
 
@@ -141,7 +157,7 @@ fn collect_store_ops<'c, 'a>(op: OperationRef<'c, 'a>, out: &mut Vec<OperationRe
     }
 }
 
-fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
+fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
     let mut ops = Vec::new();
     collect_store_ops(module, &mut ops);
     // The store of every op, read before anything changes.
@@ -185,11 +201,11 @@ fn lower<'c>(module: OperationRef<'c, '_>) -> PassResult<'c> {
             "store.alloc" => alloc_text(info, &operands),
             "store.write" => write_text(info, &op, &operands, true),
             "store.read" => write_text(info, &op, &operands, false),
-            "store.seal" => seal_text(info, &operands),
+            "store.seal" => seal_text(info, &operands, gpu),
             "store.read_range" => read_range_text(info, &op, &operands).map_err(&fail)?,
             "store.free" => free_text(info),
-            "store.swap_out" => swap_text(info, &op, &operands, true).map_err(&fail)?,
-            "store.swap_in" => swap_text(info, &op, &operands, false).map_err(&fail)?,
+            "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
+            "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
             other => return Err(fail(format!("unknown store op '{other}'"))),
         };
         let extra = replace_op_with_text(module, op, &inputs, &text).map_err(fail)?;
@@ -603,7 +619,7 @@ fn subview(info: &StoreInfo, offsets: &[String], sizes: &[String], view_ty: &str
     )
 }
 
-fn seal_text(info: &StoreInfo, operands: &[Value]) -> String {
+fn seal_text(info: &StoreInfo, operands: &[Value], gpu: bool) -> String {
     let args = store_arguments(info, operands);
     let mut out = format!("module {{\n  func.func @replacement({args}) {{\n{PRELUDE}");
     if info.kind == "window" {
@@ -612,7 +628,12 @@ fn seal_text(info: &StoreInfo, operands: &[Value]) -> String {
         let mirrors = slot_coords(info, &mut out, true);
         out += &subview(info, &slots, &[], &view);
         out += &subview(info, &mirrors, &[], &view).replace("%view =", "%copy =");
-        let _ = writeln!(out, "    linalg.copy ins(%view : {view}) outs(%copy : {view})");
+        let copy = format!("linalg.copy ins(%view : {view}) outs(%copy : {view})");
+        if gpu && info.point.is_empty() {
+            let _ = writeln!(out, "    scf.parallel (%k) = (%c0) to (%c1) step (%c1) {{\n      {copy}\n    }}");
+        } else {
+            let _ = writeln!(out, "    {copy}");
+        }
     }
     out += "    return\n  }\n}\n";
     out
@@ -719,7 +740,13 @@ fn free_text(info: &StoreInfo) -> String {
 }
 
 /// `store.swap_out` (`out`) and `store.swap_in`.
-fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_store: bool) -> Result<String, String> {
+fn swap_text(
+    info: &StoreInfo,
+    op: &OperationRef,
+    operands: &[Value],
+    out_of_store: bool,
+    gpu: bool,
+) -> Result<String, String> {
     if info.kind != "full" && info.kind != "blocks" || info.slot_rank != 1 {
         return Err(format!(
             "only one-dimensional 'full' and 'blocks' stores are swapped; a '{}' store holds a few points",
@@ -774,7 +801,8 @@ fn swap_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], out_of_sto
         let _ = writeln!(out, "    }}");
     };
     if out_of_store {
-        let _ = writeln!(out, "    %host = memref.alloc(%count) : {host_ty}");
+        let mark = if gpu { " {tempo.swap}" } else { "" };
+        let _ = writeln!(out, "    %host = memref.alloc(%count){mark} : {host_ty}");
         let _ = writeln!(out, "    linalg.copy ins(%points : {strided}) outs(%host : {host_ty})");
         if blocks {
             release(&mut out, 0, true, true);

@@ -598,8 +598,23 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         plain_type(&node.ty)
                     );
                     let name = self.fresh("c");
-                    let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {}", plain_type(&node.ty));
-                    View::fixed(self.cast(&name, &node.ty, indent, out), &node.ty)
+                    let ty = plain_type(&node.ty);
+                    if self.gpu {
+                        // Kernels cannot read the host's globals: the value
+                        // is copied once, at entry, into memory they can.
+                        let global_value = self.fresh("c");
+                        let mut entry = String::new();
+                        let _ = writeln!(entry, "    {global_value} = memref.get_global @{global} : {ty}");
+                        let _ = writeln!(entry, "    {name} = memref.alloc() : {ty}");
+                        let _ = writeln!(entry, "    memref.copy {global_value}, {name} : {ty} to {ty}");
+                        let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
+                        let view = self.cast(&name, &node.ty, "    ", &mut entry);
+                        self.entry += &entry;
+                        View::fixed(view, &node.ty)
+                    } else {
+                        let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {ty}");
+                        View::fixed(self.cast(&name, &node.ty, indent, out), &node.ty)
+                    }
                 }
                 kind => {
                     // Sizes of the result, from the operands' sizes.
@@ -799,6 +814,44 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         }
                     };
                     let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
+                    // Argmax keeps its running maximum in a scratch buffer
+                    // of the result's shape, allocated here (outside the
+                    // kernel of a single value, below).
+                    let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
+                        let scratch = self.fresh("buf");
+                        let shape: String = node
+                            .ty
+                            .shape
+                            .iter()
+                            .map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") })
+                            .collect();
+                        let scratch_ty = format!("memref<{shape}{}>", branch.nodes[*a].ty.element.mlir());
+                        let dynamic: Vec<&str> = node
+                            .ty
+                            .shape
+                            .iter()
+                            .zip(&target.sizes)
+                            .filter(|(d, _)| **d == DYNAMIC)
+                            .map(|(_, s)| s.as_str())
+                            .collect();
+                        let _ =
+                            writeln!(out, "{indent}{scratch} = memref.alloc({}) : {scratch_ty}", dynamic.join(", "));
+                        dynamic_buffers.push((scratch.clone(), scratch_ty.clone()));
+                        Some(View { name: scratch, ty: scratch_ty, sizes: target.sizes.clone() })
+                    } else {
+                        None
+                    };
+                    // For the GPU, work whose result is a single value runs
+                    // as a kernel of one thread (an `scf.parallel` of one
+                    // point), so that host code never touches the data of
+                    // stores, which can then live in device memory. External
+                    // calls run on the host; tiled attention has its own loop.
+                    let single = self.gpu
+                        && node.ty.shape.is_empty()
+                        && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
+                    let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
+                    let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();
+                    let indent = indent.as_str();
                     match kind {
                         _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
                         NodeKind::Unary(op, a) => {
@@ -885,34 +938,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             match kind {
                                 ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
                                 ReduceKind::ArgMax => {
-                                    let scratch = self.fresh("buf");
-                                    let shape: String = node
-                                        .ty
-                                        .shape
-                                        .iter()
-                                        .map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") })
-                                        .collect();
-                                    let scratch_ty = format!("memref<{shape}{}>", input_element.mlir());
-                                    let dynamic: Vec<&str> = node
-                                        .ty
-                                        .shape
-                                        .iter()
-                                        .zip(&target.sizes)
-                                        .filter(|(d, _)| **d == DYNAMIC)
-                                        .map(|(_, s)| s.as_str())
-                                        .collect();
-                                    let _ = writeln!(
-                                        out,
-                                        "{indent}{scratch} = memref.alloc({}) : {scratch_ty}",
-                                        dynamic.join(", ")
-                                    );
-                                    let best = View {
-                                        name: scratch.clone(),
-                                        ty: scratch_ty.clone(),
-                                        sizes: target.sizes.clone(),
-                                    };
-                                    self.argmax(&views[*a], *axis, &best, &target, input_element, indent, out);
-                                    dynamic_buffers.push((scratch, scratch_ty));
+                                    let best = argmax_scratch.as_ref().expect("allocated above");
+                                    self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
                                 }
                                 _ if inlined[*a] => {
                                     let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined);
@@ -923,13 +950,23 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         }
                         _ => unreachable!("reads and constants handled above"),
                     }
+                    if let Some(unit) = unit {
+                        unit.close(out);
+                    }
                     views.push(target);
                     continue;
                 }
             };
             if is_result {
                 let slot_ty = view_type(&node.ty);
-                let _ = writeln!(out, "{indent}linalg.copy ins({} : {}) outs({slot} : {slot_ty})", view.name, view.ty);
+                // (A single value is copied by a kernel of one thread on the GPU.)
+                let unit = (self.gpu && node.ty.shape.is_empty())
+                    .then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
+                let inner = unit.as_ref().map_or(indent, |u| u.inner.as_str());
+                let _ = writeln!(out, "{inner}linalg.copy ins({} : {}) outs({slot} : {slot_ty})", view.name, view.ty);
+                if let Some(unit) = unit {
+                    unit.close(out);
+                }
             }
             views.push(view);
         }

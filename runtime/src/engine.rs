@@ -60,6 +60,13 @@ pub enum Target {
     /// An NVIDIA GPU: kernels as PTX for this architecture (`sm_90`),
     /// launched from host loops (`tempo_lowering::temporal_to_cuda`).
     Cuda { chip: u32 },
+    /// The CUDA target's lowering run on the CPU: the same loops, one-point
+    /// kernels and fused parallel loops, each future kernel a parallel loop
+    /// (OpenMP threads) instead of a launch
+    /// (`tempo_lowering::gpu_loops_on_cpu`). It checks the GPU lowering
+    /// against the interpreter on machines without a GPU. Products that
+    /// take the shared-memory kernel (16 rows or more) are refused.
+    GpuLoopsOnCpu,
 }
 
 /// Which temporal-level optimizations run
@@ -408,6 +415,18 @@ pub fn run_module_timed(
     let text = match options.target {
         Target::Cpu => tempo_lowering::temporal_to_llvm(options.fast_math, threads),
         Target::Cuda { chip } => tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), Some(&libdevice()?)),
+        Target::GpuLoopsOnCpu => {
+            let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
+            run_pipeline(context, module, &loops, &options.source_name, "compilation failed")?;
+            if contains_op(module.as_operation(), "gpu.launch") {
+                return Err(vec![
+                    "error: the GPU lowering run on the CPU: this program takes the shared-memory matrix kernel \
+                     (a product of 16 rows or more), which runs only on a GPU"
+                        .into(),
+                ]);
+            }
+            rest
+        }
     };
     let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
     let cuda = matches!(options.target, Target::Cuda { .. });
@@ -415,7 +434,7 @@ pub fn run_module_timed(
         crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
     }
     // The OpenMP runtime is loaded only when the lowered code uses it.
-    let calls_openmp = contains_openmp(module);
+    let calls_openmp = contains_op(module.as_operation(), "omp.");
     let jit_failed = || {
         let mut lines = collector.take();
         lines.push("error: the JIT could not compile the lowered module".into());
@@ -605,30 +624,35 @@ fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
     words
 }
 
-/// Whether `module` holds an op of the OpenMP dialect.
-fn contains_openmp(module: &Module) -> bool {
-    unsafe extern "C" fn visit(op: mlir_sys::MlirOperation, found: *mut std::ffi::c_void) -> mlir_sys::MlirWalkResult {
-        // SAFETY: the walk passes the `bool` given below and live ops.
+/// Whether an op under `op` has a name starting with `prefix`.
+fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
+    struct Search<'a> {
+        prefix: &'a [u8],
+        found: bool,
+    }
+    unsafe extern "C" fn visit(op: mlir_sys::MlirOperation, search: *mut std::ffi::c_void) -> mlir_sys::MlirWalkResult {
+        // SAFETY: the walk passes the `Search` given below and live ops.
         unsafe {
+            let search = &mut *(search as *mut Search);
             let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op));
             let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
-            if bytes.starts_with(b"omp.") {
-                *(found as *mut bool) = true;
+            if bytes.starts_with(search.prefix) {
+                search.found = true;
                 return mlir_sys::MlirWalkResult_MlirWalkResultInterrupt;
             }
         }
         mlir_sys::MlirWalkResult_MlirWalkResultAdvance
     }
-    let mut found = false;
+    let mut search = Search { prefix: prefix.as_bytes(), found: false };
     unsafe {
         mlir_sys::mlirOperationWalk(
-            module.as_operation().to_raw(),
+            op.to_raw(),
             Some(visit),
-            &mut found as *mut bool as *mut std::ffi::c_void,
+            &mut search as *mut Search as *mut std::ffi::c_void,
             mlir_sys::MlirWalkOrder_MlirWalkPreOrder,
         )
     };
-    found
+    search.found
 }
 
 /// A JIT-compiled module (null-checked, unlike melior's wrapper).

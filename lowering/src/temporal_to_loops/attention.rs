@@ -96,8 +96,11 @@ impl Emitter<'_, '_> {
         let length = self.index_value(&size_of(n), indent, out);
         let scale_index = vec!["%zero_index".to_string(); scale.sizes.len()];
         let factor = self.fresh("scale");
-        let _ =
-            writeln!(out, "{indent}{factor} = memref.load {}[{}] : {}", scale.name, scale_index.join(", "), scale.ty);
+        // (Read by each row: on the GPU, in the kernel, not by host code.)
+        let read_scale = format!("{factor} = memref.load {}[{}] : {}", scale.name, scale_index.join(", "), scale.ty);
+        if !self.gpu {
+            let _ = writeln!(out, "{indent}{read_scale}");
+        }
         let empty = self.fresh("empty");
         let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {length}, %zero_index : index");
         let blocks = self.fresh("blocks");
@@ -118,6 +121,7 @@ impl Emitter<'_, '_> {
         let inner = nest.inner.clone();
         let (zero_index, one) = (nest.zero.clone(), nest.one.clone());
         if self.gpu {
+            let _ = writeln!(out, "{inner}{read_scale}");
             for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
                 let _ = writeln!(out, "{inner}{name} = memref.alloca() : {ty}");
             }

@@ -23,9 +23,11 @@
 
 // For the GPU, the rows (the two queries) are one scf.parallel loop, a
 // thread per row once mapped, each with its own block of scores and
-// accumulator (allocas in the loop body), and no vector ops.
+// accumulator (allocas in the loop body), and no vector ops; the scale is
+// read in the kernel, not by host code.
 // RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=gpu=true | FileCheck %s --check-prefix=GPU
 // GPU: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// GPU-NEXT: memref.load
 // GPU-NEXT: memref.alloca() : memref<2xf32>
 // GPU-NEXT: memref.alloca() : memref<2xf32>
 // GPU-NOT: vector.

@@ -1476,3 +1476,117 @@ fn random_programs_compile_to_ptx_that_ptxas_accepts() {
     eprintln!("{compiled} of {count} random programs compiled for CUDA; ptxas accepts all {kernels} kernels");
     assert!(compiled * 2 > count as usize, "only {compiled} of {count} random programs compiled for CUDA");
 }
+
+/// How a program fared with the CUDA target's lowering run on the CPU.
+#[derive(Debug, PartialEq, Eq)]
+enum GpuLoopsOutcome {
+    /// It ran, with the interpreter's results.
+    Agreed,
+    /// Both sides refused it (an ill-formed program).
+    BothFailed,
+    /// It takes the shared-memory matrix kernel, which has no CPU lowering.
+    NeedsGpu,
+}
+
+/// Runs `source` with the CUDA target's lowering on the CPU
+/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) and with the interpreter;
+/// panics if they disagree.
+fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usize, what: &str) -> GpuLoopsOutcome {
+    let context = crate::context();
+    let mut module = melior::ir::Module::parse(&context, source).expect("program parses");
+    let options = tempo_runtime::RunOptions {
+        target: tempo_runtime::Target::GpuLoopsOnCpu,
+        threads,
+        ..crate::options(bounds, vec![], Some(seed))
+    };
+    let compiled = tempo_runtime::run_module(&context, &mut module, &options);
+    let interpreted = interpret(source, bounds, vec![], Some(seed));
+    match (&compiled, &interpreted) {
+        (Ok(c), Ok(i)) => {
+            if let Err(e) = compare(c, i) {
+                panic!(
+                    "the GPU lowering (on the CPU) and the interpreter differ ({bounds:?}, seed={seed}): {e}\n{what}"
+                );
+            }
+            GpuLoopsOutcome::Agreed
+        }
+        (Err(c), _) if c.iter().any(|line| line.contains("shared-memory matrix kernel")) => GpuLoopsOutcome::NeedsGpu,
+        (Err(_), Err(_)) => GpuLoopsOutcome::BothFailed,
+        _ => panic!(
+            "only one side failed ({bounds:?}, seed={seed}, GPU lowering on the CPU):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
+        ),
+    }
+}
+
+/// The CUDA target's lowering (one-point kernels for single values, the
+/// fused and flattened parallel loops that become kernels, constants copied
+/// to memory kernels can read) computes what the interpreter computes: run
+/// on the CPU, each future kernel a parallel loop, over the examples, the
+/// corpus and random programs, on one thread and on several.
+#[test]
+fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
+    let mut outcomes = Vec::new();
+    for name in [
+        "counter.mlir",
+        "fibonacci.mlir",
+        "running_sum.mlir",
+        "rnn.mlir",
+        "returns.mlir",
+        "causal_attention.mlir",
+        "windowed_attention.mlir",
+        "suffix_sum.mlir",
+        "prefix_recurrence.mlir",
+    ] {
+        for bound in [0, 1, 7] {
+            outcomes.push(check_gpu_loops(&example(name), &[("T", bound)], 3, 1, name));
+        }
+    }
+    for (name, other) in [("batched_max.mlir", "B"), ("stacked_rnn.mlir", "L"), ("cumulative_sum.mlir", "")] {
+        let mut bounds = vec![("T", 5)];
+        if !other.is_empty() {
+            bounds.push((other, 3));
+        }
+        outcomes.push(check_gpu_loops(&example(name), &bounds, 3, 2, name));
+    }
+    let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    for path in files {
+        let source = std::fs::read_to_string(&path).expect("readable");
+        let bounds: Vec<(String, i64)> = source
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// bounds:"))
+            .expect("a bounds line")
+            .split_whitespace()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                (k.to_string(), v.parse().expect("an integer bound"))
+            })
+            .collect();
+        let bounds: Vec<(&str, i64)> = bounds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        // (One thread: the per-row buffers of tiled attention are allocas,
+        // which an OpenMP loop body of several blocks cannot hold.)
+        let outcome = check_gpu_loops(&source, &bounds, 1, 1, &path.display().to_string());
+        assert_ne!(outcome, GpuLoopsOutcome::BothFailed, "{} must run", path.display());
+        outcomes.push(outcome);
+    }
+    let count: u64 = std::env::var("TEMPO_GPU_LOOPS_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
+    for seed in 0..count {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37);
+        let (t, b) = (rng.random_range(0..9), rng.random_range(1..4));
+        let threads = if seed % 2 == 0 { 1 } else { 2 };
+        let program = GeneralGenerator::program(seed);
+        outcomes.push(check_gpu_loops(&program, &[("T", t), ("B", b)], seed, threads, &program));
+        let program = Generator::program(seed);
+        outcomes.push(check_gpu_loops(&program, &[("T", t)], seed, threads, &program));
+    }
+    let agreed = outcomes.iter().filter(|o| **o == GpuLoopsOutcome::Agreed).count();
+    let needs_gpu = outcomes.iter().filter(|o| **o == GpuLoopsOutcome::NeedsGpu).count();
+    eprintln!(
+        "GPU lowering on the CPU: {agreed} of {} programs agreed, {needs_gpu} need the GPU's matrix kernel",
+        outcomes.len()
+    );
+    assert!(agreed * 10 >= outcomes.len() * 6, "only {agreed} of {} programs ran", outcomes.len());
+}
