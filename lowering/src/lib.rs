@@ -7,7 +7,7 @@
 pub mod check_points_pass;
 pub mod contraction;
 pub mod gpu_flatten_parallel_loops;
-pub mod gpu_managed_memory;
+pub mod gpu_place_memory;
 pub mod point_checks;
 pub mod print_schedule_pass;
 pub mod ptx;
@@ -52,7 +52,7 @@ pub fn temporal_to_llvm(fast_math: bool, threads: usize) -> String {
 pub const TEMPORAL_TO_LLVM: &str =
     "temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
 
-/// Upstream passes (and `gpu-managed-memory`) taking the loop-level code
+/// Upstream passes (and `gpu-place-memory`) taking the loop-level code
 /// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
 /// to host code launching GPU kernels: `linalg` ops become parallel loops;
 /// adjacent loops over the same points whose dependences stay at the same
@@ -63,10 +63,11 @@ pub const TEMPORAL_TO_LLVM: &str =
 /// flattened to one dimension (`gpu-flatten-parallel-loops`) and tiled by
 /// 256 (a guard instead of a partial tile), the tiles mapped to blocks and
 /// their points to threads, each loop nest outlined as a `gpu.func`; host
-/// allocations move to managed memory.
+/// buffers go to device memory where only kernels use them, to managed memory
+/// otherwise (`gpu-place-memory`).
 pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, \
      func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
-     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-managed-memory";
+     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-place-memory";
 
 /// The default GPU architecture of the CUDA target.
 pub const DEFAULT_CHIP: &str = "sm_90";
@@ -140,7 +141,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(print_schedule_pass::PrintSchedule);
     registry.add_pass(select_stores_pass::SelectStores);
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
-    registry.add_pass(gpu_managed_memory::GpuManagedMemory);
+    registry.add_pass(gpu_place_memory::GpuPlaceMemory);
     registry.add_pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
@@ -150,7 +151,7 @@ pub fn registry() -> PassRegistry {
     );
     registry.add_pipeline(
         "lower-loops-to-gpu",
-        "Map the spatial loops of the output of lower-store-to-memref (lower-temporal-to-loops{gpu=true}) to GPU kernels launched from host loops, with host allocations in managed memory",
+        "Map the spatial loops of the output of lower-store-to-memref (lower-temporal-to-loops{gpu=true}) to GPU kernels launched from host loops, with buffers in device memory where only kernels use them (gpu-place-memory)",
         LOOPS_TO_GPU,
     );
     static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();

@@ -6,9 +6,9 @@
 //! The host code of the CUDA target (`tempo_lowering::temporal_to_cuda`)
 //! calls, through `gpu-to-llvm`, the `mgpu*` functions of MLIR's CUDA
 //! runtime wrappers, which Debian does not ship: they are implemented here
-//! and registered with the JIT ([`symbols`]), with `tempo_gpu_free` and the
-//! managed-memory versions of the block-store reservation functions
-//! (`gpu-managed-memory`).
+//! and registered with the JIT ([`symbols`]), with the memory functions of
+//! `gpu-place-memory` (`crate::cuda_memory`: device, managed and host
+//! buffers, block stores grown by mapping device memory).
 //!
 //! These functions are called from compiled code and cannot return errors
 //! to it: the first failure is recorded ([`take_error`]), later calls do
@@ -23,8 +23,6 @@ use std::sync::Mutex;
 static ERROR: Mutex<Option<String>> = Mutex::new(None);
 /// The primary context of device 0, once [`open`] succeeded.
 static CONTEXT: Mutex<Option<usize>> = Mutex::new(None);
-/// Managed allocations made by compiled code, freed when a run ends.
-static ALLOCATIONS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
 /// Dry runs: what the host code of a CUDA run asks for, recorded instead of
 /// done (see [`set_dry_run`]).
@@ -39,8 +37,11 @@ pub struct DryRun {
     pub functions: Vec<String>,
     /// Launches: grid and block sizes, and the number of parameters.
     pub launches: Vec<([i64; 3], [i64; 3], i64)>,
-    /// Bytes of each block-store reservation (`tempo_gpu_mmap`).
+    /// Bytes of each block-store reservation in managed memory
+    /// (`tempo_gpu_mmap`) and in device address space
+    /// (`tempo_gpu_reserve_device`).
     pub reservations: Vec<i64>,
+    pub device_reservations: Vec<i64>,
 }
 
 /// Turns dry runs on (`true`) or off. In a dry run the CUDA target needs no
@@ -57,7 +58,7 @@ pub fn dry_run_record() -> Option<DryRun> {
     DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
-fn dry<R>(f: impl FnOnce(&mut DryRun) -> R) -> Option<R> {
+pub(crate) fn dry<R>(f: impl FnOnce(&mut DryRun) -> R) -> Option<R> {
     DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(f)
 }
 
@@ -71,12 +72,12 @@ fn fail(what: &str, result: sys::CUresult) {
     }
 }
 
-fn failed() -> bool {
+pub(crate) fn failed() -> bool {
     ERROR.lock().unwrap_or_else(|e| e.into_inner()).is_some()
 }
 
 /// Checks a driver call; records a failure.
-fn check(what: &str, result: sys::CUresult) -> bool {
+pub(crate) fn check(what: &str, result: sys::CUresult) -> bool {
     if result == sys::CUresult::CUDA_SUCCESS {
         true
     } else {
@@ -190,54 +191,10 @@ impl Drop for Managed {
     }
 }
 
-/// Frees what compiled code allocated and did not free (the upstream
-/// lowering drops a synchronous `gpu.dealloc`).
+/// Frees what compiled code allocated or reserved and did not free (the
+/// upstream lowering drops a synchronous `gpu.dealloc`).
 pub fn free_run_allocations() {
-    let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    for pointer in allocations.drain(..) {
-        free_one(pointer);
-    }
-}
-
-/// Frees one allocation of [`allocate`].
-fn free_one(pointer: u64) {
-    if dry(|_| ()).is_some() {
-        // SAFETY: `calloc`ed by `allocate`.
-        unsafe { libc::free(pointer as *mut c_void) };
-    } else {
-        // SAFETY: managed memory of `allocate`, freed once.
-        unsafe { sys::cuMemFree_v2(pointer) };
-    }
-}
-
-fn allocate(bytes: u64) -> *mut c_void {
-    if failed() {
-        return std::ptr::null_mut();
-    }
-    if dry(|_| ()).is_some() {
-        // SAFETY: plain allocation, freed by `release`/`free_run_allocations`.
-        let pointer = unsafe { libc::calloc(bytes.max(1) as usize, 1) };
-        ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).push(pointer as u64);
-        return pointer;
-    }
-    let mut pointer = 0;
-    // SAFETY: a valid out-pointer.
-    if !check("cuMemAllocManaged", unsafe { sys::cuMemAllocManaged(&mut pointer, bytes.max(1) as usize, 1) }) {
-        return std::ptr::null_mut();
-    }
-    ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).push(pointer);
-    pointer as *mut c_void
-}
-
-fn release(pointer: u64) {
-    if pointer == 0 {
-        return;
-    }
-    let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(k) = allocations.iter().position(|&p| p == pointer) {
-        allocations.swap_remove(k);
-        free_one(pointer);
-    }
+    crate::cuda_memory::free_run_memory();
 }
 
 /// `mgpuModuleLoadJIT`: a module from PTX text (NUL-terminated).
@@ -369,39 +326,54 @@ unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
 /// The shared stream outlives the launch that asked for it.
 unsafe extern "C" fn mgpu_stream_destroy(_stream: *mut c_void) {}
 
-unsafe extern "C" fn mgpu_mem_alloc(bytes: u64, _stream: *mut c_void, _host_shared: bool) -> *mut c_void {
-    allocate(bytes)
+unsafe extern "C" fn mgpu_mem_alloc(bytes: u64, _stream: *mut c_void, host_shared: bool) -> *mut c_void {
+    crate::cuda_memory::allocate(bytes, host_shared)
 }
 
 unsafe extern "C" fn mgpu_mem_free(pointer: *mut c_void, _stream: *mut c_void) {
-    release(pointer as u64)
+    crate::cuda_memory::release(pointer as u64)
 }
 
 unsafe extern "C" fn tempo_gpu_free(pointer: usize) {
-    release(pointer as u64)
+    crate::cuda_memory::release(pointer as u64)
 }
 
-/// A block store's reservation: managed memory of the whole length (pages
-/// are backed as they are first touched); `MAP_FAILED` on failure.
+unsafe extern "C" fn tempo_gpu_place_on_host(pointer: usize) {
+    crate::cuda_memory::place_on_host(pointer as u64)
+}
+
+/// A block store's reservation in managed memory (host code touches it);
+/// `MAP_FAILED` on failure.
 unsafe extern "C" fn tempo_gpu_mmap(_at: *mut c_void, length: i64, _p: i32, _f: i32, _fd: i32, _o: i64) -> *mut c_void {
-    dry(|d| d.reservations.push(length));
-    let pointer = allocate(length.max(0) as u64);
-    if pointer.is_null() { usize::MAX as *mut c_void } else { pointer }
+    crate::cuda_memory::reserve_managed(length.max(0) as u64)
 }
 
-/// Committing or releasing part of a reservation: managed memory needs
-/// neither.
-unsafe extern "C" fn tempo_gpu_mprotect(_at: *mut c_void, _length: i64, _protection: i32) -> i32 {
-    0
+/// A block store's reservation of device address space (only kernels touch
+/// it); `MAP_FAILED` on failure.
+unsafe extern "C" fn tempo_gpu_reserve_device(
+    _at: *mut c_void,
+    length: i64,
+    _p: i32,
+    _f: i32,
+    _fd: i32,
+    _o: i64,
+) -> *mut c_void {
+    crate::cuda_memory::reserve_device(length.max(0) as u64)
 }
 
+/// Committing (read/write) or releasing (`PROT_NONE`) blocks of a
+/// reservation: device memory is mapped or unmapped under them.
+unsafe extern "C" fn tempo_gpu_mprotect(at: *mut c_void, length: i64, protection: i32) -> i32 {
+    crate::cuda_memory::protect(at as u64, length.max(0) as u64, protection)
+}
+
+/// Releasing is done by `tempo_gpu_mprotect(PROT_NONE)`.
 unsafe extern "C" fn tempo_gpu_madvise(_at: *mut c_void, _length: i64, _advice: i32) -> i32 {
     0
 }
 
 unsafe extern "C" fn tempo_gpu_munmap(at: *mut c_void, _length: i64) -> i32 {
-    release(at as u64);
-    0
+    crate::cuda_memory::unreserve(at as u64)
 }
 
 /// The functions compiled CUDA host code calls, by symbol name.
@@ -418,7 +390,9 @@ pub fn symbols() -> Vec<(&'static str, *mut ())> {
         ("mgpuMemAlloc", mgpu_mem_alloc as *mut ()),
         ("mgpuMemFree", mgpu_mem_free as *mut ()),
         ("tempo_gpu_free", tempo_gpu_free as *mut ()),
+        ("tempo_gpu_place_on_host", tempo_gpu_place_on_host as *mut ()),
         ("tempo_gpu_mmap", tempo_gpu_mmap as *mut ()),
+        ("tempo_gpu_reserve_device", tempo_gpu_reserve_device as *mut ()),
         ("tempo_gpu_mprotect", tempo_gpu_mprotect as *mut ()),
         ("tempo_gpu_madvise", tempo_gpu_madvise as *mut ()),
         ("tempo_gpu_munmap", tempo_gpu_munmap as *mut ()),

@@ -112,6 +112,9 @@ pub struct RunReport {
     pub memory: Option<MemoryReport>,
     /// The GPU the run used (CUDA target).
     pub device: Option<String>,
+    /// Where the CUDA target put its buffers, and the device memory mapped
+    /// under growing block stores.
+    pub device_memory: Option<crate::cuda_memory::DeviceMemory>,
 }
 
 /// The stores of a compiled run.
@@ -432,6 +435,7 @@ pub fn run_module_timed(
     let cuda = matches!(options.target, Target::Cuda { .. });
     if cuda {
         crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
+        crate::cuda_memory::reset_device_memory();
     }
     // The OpenMP runtime is loaded only when the lowered code uses it.
     let calls_openmp = contains_op(module.as_operation(), "omp.");
@@ -529,7 +533,8 @@ pub fn run_module_timed(
         stores,
     });
     let device = cuda.then(crate::cuda::device_name);
-    let timings = RunReport { compile, execute: execute_start.elapsed(), memory, device };
+    let device_memory = cuda.then(crate::cuda_memory::device_memory);
+    let timings = RunReport { compile, execute: execute_start.elapsed(), memory, device, device_memory };
     drop(descriptors);
     for (output, input) in input_outputs {
         outputs[output].data = inputs[input].data.clone();

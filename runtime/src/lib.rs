@@ -3,6 +3,7 @@
 
 pub mod array;
 pub mod cuda;
+pub mod cuda_memory;
 pub mod engine;
 pub mod externals;
 pub mod interpreter;

@@ -41,5 +41,5 @@ func.func @f(%a: memref<1x768xf32>, %b: memref<4x4xf32>) {
 // diagnostic.
 // RUN: not tempo-opt %s --gpu-flatten-parallel-loops=tile=3 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: tempo-opt: error: unknown option 'tile' for pass 'gpu-flatten-parallel-loops' (known: none)
-// RUN: not tempo-opt %S/../gpu-managed-memory/Inputs/malformed.mlir --gpu-flatten-parallel-loops 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not tempo-opt %S/../gpu-place-memory/Inputs/malformed.mlir --gpu-flatten-parallel-loops 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // MALFORMED: malformed.mlir:3:21: error: expected ')'

@@ -217,6 +217,19 @@ fn run() -> ExitCode {
                             }
                         }
                         eprintln!("tempo-run: peak bytes of live stores: {}", memory.peak_store_bytes);
+                        if let Some(device) = &timings.device_memory {
+                            eprintln!(
+                                "tempo-run: GPU buffers: {} in device memory, {} managed, {} on the host; \
+                                 block stores: {} bytes of address space reserved, at most {} bytes of device memory mapped ({} chunks mapped, {} unmapped)",
+                                device.device_buffers,
+                                device.managed_buffers,
+                                device.host_buffers,
+                                device.reserved_bytes,
+                                device.peak_mapped_bytes,
+                                device.maps,
+                                device.unmaps
+                            );
+                        }
                     }
                     None => {
                         eprintln!("tempo-run: note: --stats reports the stores of compiled runs, not of --interpret")

@@ -4,31 +4,38 @@
 //! instead of making them. Checks that the JIT resolves every runtime
 //! symbol, that the module constructors load one PTX module per kernel,
 //! that every time step launches its kernels with the mapping's block size,
-//! and that block stores reserve through the managed-memory functions.
-//! (Results are not computed: no kernel runs.)
+//! that buffers only kernels use are in device memory, and that block
+//! stores reserve device address space and map device memory under their
+//! blocks as they grow, all of it unmapped by the end. (Results are not
+//! computed: no kernel runs.)
 
 use crate::{context, example, options};
 use melior::ir::Module;
 use std::sync::Mutex;
-use tempo_runtime::{RunOptions, Target, cuda, run_module};
+use tempo_runtime::{RunOptions, Target, cuda, cuda_memory::DeviceMemory, run_module_timed};
 
 /// Dry runs change the runtime's global mode: one test at a time.
 static DRY: Mutex<()> = Mutex::new(());
 
 fn dry_run(source: &str, bounds: &[(&str, i64)]) -> cuda::DryRun {
+    dry_run_with_memory(source, bounds).0
+}
+
+/// A dry run, with where its buffers went.
+fn dry_run_with_memory(source: &str, bounds: &[(&str, i64)]) -> (cuda::DryRun, DeviceMemory) {
     let _one = DRY.lock().unwrap_or_else(|e| e.into_inner());
     let context = context();
     let mut module = Module::parse(&context, source).expect("program parses");
     cuda::set_dry_run(true);
-    let run = run_module(
+    let run = run_module_timed(
         &context,
         &mut module,
         &RunOptions { target: Target::Cuda { chip: 90 }, ..options(bounds, vec![], Some(1)) },
     );
     let record = cuda::dry_run_record().expect("dry run on");
     cuda::set_dry_run(false);
-    run.expect("the host code of a CUDA run completes");
-    record
+    let (_, report) = run.expect("the host code of a CUDA run completes");
+    (record, report.device_memory.expect("a CUDA run reports its device memory"))
 }
 
 #[test]
@@ -49,12 +56,22 @@ fn rnn_host_code_loads_its_kernels_and_launches_them_every_step() {
 }
 
 #[test]
-fn causal_attention_reserves_its_block_stores_in_managed_memory() {
-    let record = dry_run(&example("causal_attention.mlir"), &[("T", 70)]);
+fn causal_attention_grows_its_block_stores_in_device_memory() {
+    let (record, memory) = dry_run_with_memory(&example("causal_attention.mlir"), &[("T", 70)]);
     assert!(!record.modules.is_empty());
     // k and v: blocks of 64 points of 4 floats, reserved for T = 70 (two
-    // blocks each, 2 KiB), in whole pages.
-    assert_eq!(record.reservations, vec![4096, 4096]);
+    // blocks each, 2 KiB, in whole pages) in device address space (one
+    // chunk of 2 MiB each); only kernels touch them.
+    assert!(record.reservations.is_empty(), "no block store in managed memory");
+    assert_eq!(record.device_reservations, vec![4096, 4096]);
+    assert_eq!(memory.reserved_bytes, 2 * (2 << 20));
+    // Each store maps its one chunk when its first block is committed
+    // (the second block lies in the same chunk), and unmaps it when freed.
+    assert_eq!((memory.maps, memory.unmaps), (2, 2));
+    assert_eq!(memory.peak_mapped_bytes, 2 * (2 << 20));
+    assert_eq!(memory.mapped_bytes, 0, "everything unmapped at the end");
+    // The step's temporaries are device memory too.
+    assert!(memory.device_buffers >= 4, "{memory:?}");
     // Every step launches kernels, whatever the length of its prefix.
     assert!(record.launches.len() >= 70, "{} launches", record.launches.len());
 }
@@ -79,5 +96,5 @@ fn gpt_and_tiled_attention_host_code_runs() {
     let record = dry_run(&String::from_utf8(gpt.stdout).unwrap(), &[("T", 6), ("L", 2)]);
     assert!(record.modules.len() > 10);
     assert!(record.launches.len() >= 6 * 2 * 10, "{} launches", record.launches.len());
-    assert_eq!(record.reservations.len(), 2, "k and v");
+    assert_eq!(record.device_reservations.len(), 2, "k and v, in device memory");
 }

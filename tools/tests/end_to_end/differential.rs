@@ -1431,7 +1431,7 @@ fn ptxas() -> Option<std::path::PathBuf> {
 }
 
 /// Random programs compile for the CUDA target (the same temporal
-/// optimizations, then kernels, managed memory, PTX), and ptxas assembles
+/// optimizations, then kernels, device and managed memory, PTX), and ptxas assembles
 /// every kernel: the GPU pipeline handles general input, not only the
 /// examples. Programs the compiler refuses for the CPU may be refused here
 /// too, with diagnostics, never a crash.

@@ -1,0 +1,341 @@
+//! `gpu-place-memory`: puts each buffer of host code where the code using
+//! it can reach it, and in device memory wherever only kernels use it.
+//! After the spatial loops of a step became kernels
+//! (`convert-parallel-loops-to-gpu`, `gpu-kernel-outlining`), the host runs
+//! the temporal loops, the bookkeeping of the stores (block tables, byte
+//! counters) and external calls; with `lower-temporal-to-loops{gpu=true}`
+//! and `lower-store-to-memref{gpu=true}` every access to store data is in a
+//! kernel. So, outside `gpu.module`s, per buffer:
+//!
+//! - **device memory** where no host code reads or writes it: a
+//!   `memref.alloc` becomes `gpu.alloc async` (`cuMemAlloc` in the
+//!   runtime, waited for at once); the reservation of a growing block store
+//!   (`@mmap` of `lower-store-to-memref`) calls
+//!   `@tempo_gpu_reserve_device`, which reserves device address space for
+//!   the bound; committing blocks (`@mprotect` read/write) maps physical
+//!   device memory under them and releasing them (`PROT_NONE`) unmaps it
+//!   (CUDA virtual memory management, in the runtime);
+//! - **host memory** for the buffer a swap moves store points to (a
+//!   `memref.alloc` marked `tempo.swap`): managed memory whose preferred
+//!   place is the host (`@tempo_gpu_place_on_host`), which kernels write
+//!   and read over the bus without moving it to the device;
+//! - **managed memory** (one address valid on the host and the device,
+//!   pages moved on touch) for what host code touches: `gpu.alloc
+//!   host_shared`, and reservations through `@tempo_gpu_mmap`.
+//!
+//! `memref.dealloc` becomes a call of `@tempo_gpu_free` on the buffer's
+//! pointer (the upstream lowering drops a synchronous `gpu.dealloc`), and
+//! `@mprotect`, `@madvise` and `@munmap` their `@tempo_gpu_*` versions,
+//! which the runtime applies to the reservation holding the address.
+//!
+//! A buffer counts as touched by the host when a value derived from it
+//! (through views, casts, descriptor and pointer arithmetic) reaches an op
+//! other than a kernel launch, a deallocation, a view or the reservation
+//! functions: a load, a store, a copy, a `linalg` op left on the host, an
+//! external call, a return, a loop's iteration argument. The analysis errs
+//! toward managed memory, which is always correct.
+//!
+//! Kernel launches are synchronous (`gpu-to-llvm` waits on each launch's
+//! stream), so host code never touches a buffer a kernel is using.
+//! `memref.alloca` and globals stay host memory: only host code may use
+//! them (`lower-temporal-to-loops{gpu=true}` copies constants into
+//! allocated buffers).
+//!
+//! Assumes the output of `lower-store-to-memref` (possibly with kernels
+//! outlined); the runtime provides the `@tempo_gpu_*` functions.
+
+use melior::ir::attribute::FlatSymbolRefAttribute;
+use melior::ir::{
+    BlockLike, OperationRef, RegionLike, ValueLike, operation::OperationLike, operation::OperationMutLike,
+};
+use std::collections::HashSet;
+use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
+use tempo_passes::pass::{PassOptions, TempoPass};
+use tempo_passes::splice::replace_op_with_text;
+
+/// The `gpu-place-memory` pass.
+pub struct GpuPlaceMemory;
+
+/// The memory functions of block stores and their versions in the runtime
+/// of the CUDA target (the reservation's is chosen per call).
+const RENAMED: &[(&str, &str)] =
+    &[("mprotect", "tempo_gpu_mprotect"), ("madvise", "tempo_gpu_madvise"), ("munmap", "tempo_gpu_munmap")];
+
+/// Reserving a block store in managed memory, and in device memory.
+const RESERVE_MANAGED: &str = "tempo_gpu_mmap";
+const RESERVE_DEVICE: &str = "tempo_gpu_reserve_device";
+
+/// Where a buffer goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Device,
+    Managed,
+    Host,
+}
+
+impl TempoPass for GpuPlaceMemory {
+    fn name(&self) -> &'static str {
+        "gpu-place-memory"
+    }
+    fn summary(&self) -> &'static str {
+        "Buffers and block stores of host code in device memory where only kernels use them (block stores grown by mapping device memory), swap buffers in host memory, the rest in CUDA managed memory"
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
+        let mut found = Found::default();
+        collect(op, &mut found);
+        let context = op.context();
+        let context = unsafe { context.to_ref() };
+        // Decide every place before rewriting anything.
+        let alloc_places: Vec<Place> = found
+            .allocs
+            .iter()
+            .map(|&alloc| {
+                let alloc = unsafe { OperationRef::from_raw(alloc) };
+                if alloc.attribute("tempo.swap").is_ok() {
+                    Place::Host
+                } else if touched_by_host(alloc) {
+                    Place::Managed
+                } else {
+                    Place::Device
+                }
+            })
+            .collect();
+        let reservation_places: Vec<Place> =
+            found
+                .reservations
+                .iter()
+                .map(|&call| {
+                    if touched_by_host(unsafe { OperationRef::from_raw(call) }) {
+                        Place::Managed
+                    } else {
+                        Place::Device
+                    }
+                })
+                .collect();
+
+        for found_op in &found.renamed {
+            let Some((key, new)) = renamed_symbol(unsafe { OperationRef::from_raw(*found_op) }) else { continue };
+            let mut found_op = unsafe { melior::ir::operation::OperationRefMut::from_raw(*found_op) };
+            if key == "callee" {
+                found_op.set_attribute("callee", FlatSymbolRefAttribute::new(context, new).into());
+            } else {
+                found_op.set_attribute("sym_name", melior::ir::attribute::StringAttribute::new(context, new).into());
+            }
+        }
+        for (&call, place) in found.reservations.iter().zip(reservation_places) {
+            let name = if place == Place::Device { RESERVE_DEVICE } else { RESERVE_MANAGED };
+            let mut call = unsafe { melior::ir::operation::OperationRefMut::from_raw(call) };
+            call.set_attribute("callee", FlatSymbolRefAttribute::new(context, name).into());
+        }
+        if !found.reservations.is_empty() {
+            // Both reservation functions are declared (the `@mmap`
+            // declaration itself is removed below).
+            declare(op, RESERVE_MANAGED, "(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr").map_err(here)?;
+            declare(op, RESERVE_DEVICE, "(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr").map_err(here)?;
+        }
+        for &declaration in &found.mmap_declarations {
+            unsafe {
+                mlir_sys::mlirOperationRemoveFromParent(declaration);
+                mlir_sys::mlirOperationDestroy(declaration);
+            }
+        }
+        for (&alloc, place) in found.allocs.iter().zip(alloc_places) {
+            let alloc = unsafe { OperationRef::from_raw(alloc) };
+            let ty = alloc.result(0).map_err(|e| here(e.to_string()))?.r#type().to_string();
+            let sizes: Vec<_> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
+            let arguments: Vec<String> = (0..sizes.len()).map(|i| format!("%s{i}: index")).collect();
+            let names = (0..sizes.len()).map(|i| format!("%s{i}")).collect::<Vec<_>>().join(", ");
+            let body = match place {
+                Place::Device => format!(
+                    "    %ready = gpu.wait async\n    %m, %done = gpu.alloc async [%ready] ({names}) : {ty}\n    gpu.wait [%done]\n"
+                ),
+                Place::Managed => format!("    %m = gpu.alloc host_shared ({names}) : {ty}\n"),
+                Place::Host => format!(
+                    "    %m = gpu.alloc host_shared ({names}) : {ty}\n    \
+                     %p = memref.extract_aligned_pointer_as_index %m : {ty} -> index\n    \
+                     func.call @tempo_gpu_place_on_host(%p) : (index) -> ()\n"
+                ),
+            };
+            let declaration =
+                if place == Place::Host { "  func.func private @tempo_gpu_place_on_host(index)\n" } else { "" };
+            let text = format!(
+                "module {{\n{declaration}  func.func @replacement({}) -> {ty} {{\n{body}    return %m : {ty}\n  }}\n}}",
+                arguments.join(", "),
+            );
+            replace_op_with_text(op, alloc, &sizes, &text).map_err(here)?;
+        }
+        for &dealloc in &found.deallocs {
+            let dealloc = unsafe { OperationRef::from_raw(dealloc) };
+            let buffer = dealloc.operand(0).map_err(|e| here(e.to_string()))?;
+            let ty = buffer.r#type().to_string();
+            // (The declaration is added to the module once.)
+            let declaration = "  func.func private @tempo_gpu_free(index)\n";
+            let text = format!(
+                "module {{\n{declaration}  func.func @replacement(%m: {ty}) {{\n    %p = memref.extract_aligned_pointer_as_index %m : {ty} -> index\n    func.call @tempo_gpu_free(%p) : (index) -> ()\n    return\n  }}\n}}"
+            );
+            replace_op_with_text(op, dealloc, &[buffer], &text).map_err(here)?;
+        }
+        Ok(())
+    }
+}
+
+/// Adds `func.func private @name` of `signature` to the module `op` unless
+/// a symbol of that name is there.
+fn declare(op: OperationRef, name: &str, signature: &str) -> Result<(), String> {
+    let Some(body) = op.region(0).ok().and_then(|r| r.first_block()) else {
+        return Err("internal error: module without a body".into());
+    };
+    let quoted = format!("\"{name}\"");
+    let present = tempo_dialects::block_operations(body)
+        .iter()
+        .any(|o| o.attribute("sym_name").ok().map(|a| a.to_string()).as_deref() == Some(quoted.as_str()));
+    if present {
+        return Ok(());
+    }
+    let context = op.context();
+    let context = unsafe { context.to_ref() };
+    let text = format!("module {{\n  func.func private @{name}{signature}\n}}");
+    let parsed = melior::ir::Module::parse(context, &text).ok_or("internal error: a declaration does not parse")?;
+    for top in tempo_dialects::block_operations(parsed.body()) {
+        unsafe {
+            mlir_sys::mlirOperationRemoveFromParent(top.to_raw());
+            mlir_sys::mlirBlockInsertOwnedOperationBefore(
+                body.to_raw(),
+                body.first_operation().map_or(mlir_sys::MlirOperation { ptr: std::ptr::null_mut() }, |o| o.to_raw()),
+                top.to_raw(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// For a call of (or the declaration of) a block-store memory function
+/// other than the reservation, the attribute naming it and the runtime
+/// function's name.
+fn renamed_symbol(op: OperationRef) -> Option<(&'static str, &'static str)> {
+    let key = match op.name().as_string_ref().as_str() {
+        Ok("func.call") => "callee",
+        Ok("func.func") => "sym_name",
+        _ => return None,
+    };
+    let symbol = symbol_of(op, key)?;
+    RENAMED.iter().find(|(from, _)| *from == symbol).map(|&(_, new)| (key, new))
+}
+
+/// The symbol an op's attribute `key` names, without `@` or quotes.
+fn symbol_of(op: OperationRef, key: &str) -> Option<String> {
+    let symbol = op.attribute(key).ok()?.to_string();
+    Some(symbol.trim_start_matches('@').trim_matches('"').to_string())
+}
+
+/// What the pass rewrites, found before any rewriting.
+#[derive(Default)]
+struct Found {
+    allocs: Vec<mlir_sys::MlirOperation>,
+    deallocs: Vec<mlir_sys::MlirOperation>,
+    renamed: Vec<mlir_sys::MlirOperation>,
+    /// Calls of `@mmap`.
+    reservations: Vec<mlir_sys::MlirOperation>,
+    /// Declarations of `@mmap`.
+    mmap_declarations: Vec<mlir_sys::MlirOperation>,
+}
+
+/// The ops of host code under `op` (not inside `gpu.module`s) the pass
+/// rewrites.
+fn collect(op: OperationRef, found: &mut Found) {
+    for region in 0..op.region_count() {
+        let Ok(region) = op.region(region) else { continue };
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            for inner in tempo_dialects::block_operations(b) {
+                let name = inner.name().as_string_ref().as_str().unwrap_or("").to_string();
+                match name.as_str() {
+                    "gpu.module" => continue,
+                    "memref.alloc" => found.allocs.push(inner.to_raw()),
+                    "memref.dealloc" => found.deallocs.push(inner.to_raw()),
+                    "func.call" if symbol_of(inner, "callee").as_deref() == Some("mmap") => {
+                        found.reservations.push(inner.to_raw())
+                    }
+                    "func.func" if symbol_of(inner, "sym_name").as_deref() == Some("mmap") => {
+                        found.mmap_declarations.push(inner.to_raw())
+                    }
+                    "func.call" | "func.func" if renamed_symbol(inner).is_some() => found.renamed.push(inner.to_raw()),
+                    _ => {}
+                }
+                collect(inner, found);
+            }
+            block = b.next_in_region();
+        }
+    }
+}
+
+/// Ops through which a buffer's values flow on: views of it, casts, its
+/// descriptor and its address as a pointer or an integer.
+fn passes_buffer_on(name: &str) -> bool {
+    matches!(
+        name,
+        "memref.subview"
+            | "memref.cast"
+            | "memref.reinterpret_cast"
+            | "memref.collapse_shape"
+            | "memref.expand_shape"
+            | "memref.transpose"
+            | "memref.view"
+            | "memref.memory_space_cast"
+            | "memref.extract_strided_metadata"
+            | "memref.extract_aligned_pointer_as_index"
+            | "builtin.unrealized_conversion_cast"
+            | "llvm.insertvalue"
+            | "llvm.extractvalue"
+            | "llvm.getelementptr"
+            | "llvm.inttoptr"
+            | "llvm.ptrtoint"
+            | "llvm.bitcast"
+            | "llvm.addrspacecast"
+    ) || name.starts_with("arith.")
+}
+
+/// Uses of a buffer that do not touch its data on the host.
+fn harmless_use(op: OperationRef) -> bool {
+    match op.name().as_string_ref().as_str().unwrap_or("") {
+        "gpu.launch_func" | "memref.dealloc" | "memref.dim" => true,
+        "func.call" => symbol_of(op, "callee").is_some_and(|callee| {
+            matches!(callee.as_str(), "mprotect" | "madvise" | "munmap" | "tempo_gpu_free")
+                || callee.starts_with("tempo_gpu_")
+        }),
+        _ => false,
+    }
+}
+
+/// Whether host code may read or write the buffer `root` defines (its first
+/// result): some value derived from it reaches a use that is not harmless.
+fn touched_by_host(root: OperationRef) -> bool {
+    let mut pending: Vec<mlir_sys::MlirValue> = Vec::new();
+    let mut seen: HashSet<usize> = HashSet::new();
+    if let Ok(result) = root.result(0) {
+        pending.push(result.to_raw());
+    }
+    while let Some(value) = pending.pop() {
+        if !seen.insert(value.ptr as usize) {
+            continue;
+        }
+        // SAFETY: walking the use list of a live value.
+        let mut operand = unsafe { mlir_sys::mlirValueGetFirstUse(value) };
+        while !unsafe { mlir_sys::mlirOpOperandIsNull(operand) } {
+            let user = unsafe { OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(operand)) };
+            let name = user.name().as_string_ref().as_str().unwrap_or("").to_string();
+            if passes_buffer_on(&name) {
+                for i in 0..user.result_count() {
+                    if let Ok(result) = user.result(i) {
+                        pending.push(result.to_raw());
+                    }
+                }
+            } else if !harmless_use(user) {
+                return true;
+            }
+            operand = unsafe { mlir_sys::mlirOpOperandGetNextUse(operand) };
+        }
+    }
+    false
+}
