@@ -20,8 +20,15 @@
 //!   place is the host (`@tempo_gpu_place_on_host`), which kernels write
 //!   and read over the bus without moving it to the device;
 //! - **managed memory** (one address valid on the host and the device,
-//!   pages moved on touch) for what host code touches: `gpu.alloc
-//!   host_shared`, and reservations through `@tempo_gpu_mmap`.
+//!   pages moved on touch) for what host code and kernels both touch:
+//!   `gpu.alloc host_shared`, and reservations through `@tempo_gpu_mmap`.
+//!   Kernel launches are asynchronous, so a call of `@tempo_gpu_wait` (wait
+//!   for the kernels launched so far) goes before each host op touching
+//!   such a buffer, and before every call of a function other than the
+//!   runtime's memory functions (an external call may read any buffer
+//!   whose address it was given);
+//! - **host memory** for what only host code touches (the block tables of
+//!   the stores, an external call's own buffers): the `memref.alloc` stays.
 //!
 //! `memref.dealloc` becomes a call of `@tempo_gpu_free` on the buffer's
 //! pointer (the upstream lowering drops a synchronous `gpu.dealloc`), and
@@ -35,8 +42,6 @@
 //! external call, a return, a loop's iteration argument. The analysis errs
 //! toward managed memory, which is always correct.
 //!
-//! Kernel launches are synchronous (`gpu-to-llvm` waits on each launch's
-//! stream), so host code never touches a buffer a kernel is using.
 //! `memref.alloca` and globals stay host memory: only host code may use
 //! them (`lower-temporal-to-loops{gpu=true}` copies constants into
 //! allocated buffers).
@@ -68,9 +73,24 @@ const RESERVE_DEVICE: &str = "tempo_gpu_reserve_device";
 /// Where a buffer goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Place {
+    /// Only kernels use it.
     Device,
+    /// Host code and kernels use it.
     Managed,
-    Host,
+    /// Only host code uses it: it stays a host allocation.
+    HostOnly,
+    /// A swap buffer: managed memory placed on the host.
+    Swap,
+}
+
+impl Place {
+    fn of(uses: &Uses) -> Place {
+        match (uses.host.is_empty(), uses.kernels) {
+            (true, _) => Place::Device,
+            (false, true) => Place::Managed,
+            (false, false) => Place::HostOnly,
+        }
+    }
 }
 
 impl TempoPass for GpuPlaceMemory {
@@ -78,7 +98,7 @@ impl TempoPass for GpuPlaceMemory {
         "gpu-place-memory"
     }
     fn summary(&self) -> &'static str {
-        "Buffers and block stores of host code in device memory where only kernels use them (block stores grown by mapping device memory), swap buffers in host memory, the rest in CUDA managed memory"
+        "Buffers and block stores of host code in device memory where only kernels use them (block stores grown by mapping device memory), in managed memory with waits for the kernels where the host touches them too, in host memory where only the host does; swap buffers on the host"
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
@@ -87,32 +107,44 @@ impl TempoPass for GpuPlaceMemory {
         let context = op.context();
         let context = unsafe { context.to_ref() };
         // Decide every place before rewriting anything.
+        let mut waits: Vec<mlir_sys::MlirOperation> = Vec::new();
         let alloc_places: Vec<Place> = found
             .allocs
             .iter()
             .map(|&alloc| {
                 let alloc = unsafe { OperationRef::from_raw(alloc) };
                 if alloc.attribute("tempo.swap").is_ok() {
-                    Place::Host
-                } else if touched_by_host(alloc) {
-                    Place::Managed
-                } else {
+                    return Place::Swap;
+                }
+                let uses = uses_of(alloc);
+                let place = Place::of(&uses);
+                if place == Place::Managed {
+                    waits.extend(uses.host);
+                }
+                place
+            })
+            .collect();
+        let reservation_places: Vec<Place> = found
+            .reservations
+            .iter()
+            .map(|&call| {
+                let uses = uses_of(unsafe { OperationRef::from_raw(call) });
+                if uses.host.is_empty() {
                     Place::Device
+                } else {
+                    waits.extend(uses.host);
+                    Place::Managed
                 }
             })
             .collect();
-        let reservation_places: Vec<Place> =
-            found
-                .reservations
-                .iter()
-                .map(|&call| {
-                    if touched_by_host(unsafe { OperationRef::from_raw(call) }) {
-                        Place::Managed
-                    } else {
-                        Place::Device
-                    }
-                })
-                .collect();
+        let host_only: HashSet<usize> = found
+            .allocs
+            .iter()
+            .zip(&alloc_places)
+            .filter(|(_, place)| **place == Place::HostOnly)
+            .filter_map(|(&alloc, _)| unsafe { OperationRef::from_raw(alloc) }.result(0).ok())
+            .map(|value| value.to_raw().ptr as usize)
+            .collect();
 
         for found_op in &found.renamed {
             let Some((key, new)) = renamed_symbol(unsafe { OperationRef::from_raw(*found_op) }) else { continue };
@@ -140,7 +172,24 @@ impl TempoPass for GpuPlaceMemory {
                 mlir_sys::mlirOperationDestroy(declaration);
             }
         }
+        // Host code waits for the kernels before it touches memory they
+        // share (launches are asynchronous), and before external calls.
+        waits.extend(found.foreign_calls.iter().copied());
+        waits.sort_by_key(|op| op.ptr as usize);
+        waits.dedup_by_key(|op| op.ptr as usize);
+        if !waits.is_empty() {
+            declare(op, "tempo_gpu_wait", "()").map_err(here)?;
+        }
+        for &user in &waits {
+            let user = unsafe { OperationRef::from_raw(user) };
+            let block = user.block().ok_or_else(|| here("internal error: a host use outside a block".into()))?;
+            let call = wait_call(context, user.location());
+            unsafe { mlir_sys::mlirBlockInsertOwnedOperationBefore(block.to_raw(), user.to_raw(), call) };
+        }
         for (&alloc, place) in found.allocs.iter().zip(alloc_places) {
+            if place == Place::HostOnly {
+                continue;
+            }
             let alloc = unsafe { OperationRef::from_raw(alloc) };
             let ty = alloc.result(0).map_err(|e| here(e.to_string()))?.r#type().to_string();
             let sizes: Vec<_> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
@@ -151,14 +200,15 @@ impl TempoPass for GpuPlaceMemory {
                     "    %ready = gpu.wait async\n    %m, %done = gpu.alloc async [%ready] ({names}) : {ty}\n    gpu.wait [%done]\n"
                 ),
                 Place::Managed => format!("    %m = gpu.alloc host_shared ({names}) : {ty}\n"),
-                Place::Host => format!(
+                Place::HostOnly => unreachable!("left as it is"),
+                Place::Swap => format!(
                     "    %m = gpu.alloc host_shared ({names}) : {ty}\n    \
                      %p = memref.extract_aligned_pointer_as_index %m : {ty} -> index\n    \
                      func.call @tempo_gpu_place_on_host(%p) : (index) -> ()\n"
                 ),
             };
             let declaration =
-                if place == Place::Host { "  func.func private @tempo_gpu_place_on_host(index)\n" } else { "" };
+                if place == Place::Swap { "  func.func private @tempo_gpu_place_on_host(index)\n" } else { "" };
             let text = format!(
                 "module {{\n{declaration}  func.func @replacement({}) -> {ty} {{\n{body}    return %m : {ty}\n  }}\n}}",
                 arguments.join(", "),
@@ -168,6 +218,9 @@ impl TempoPass for GpuPlaceMemory {
         for &dealloc in &found.deallocs {
             let dealloc = unsafe { OperationRef::from_raw(dealloc) };
             let buffer = dealloc.operand(0).map_err(|e| here(e.to_string()))?;
+            if host_only.contains(&(buffer.to_raw().ptr as usize)) {
+                continue;
+            }
             let ty = buffer.r#type().to_string();
             // (The declaration is added to the module once.)
             let declaration = "  func.func private @tempo_gpu_free(index)\n";
@@ -239,6 +292,9 @@ struct Found {
     reservations: Vec<mlir_sys::MlirOperation>,
     /// Declarations of `@mmap`.
     mmap_declarations: Vec<mlir_sys::MlirOperation>,
+    /// Calls of functions outside the runtime's memory functions (external
+    /// calls), which may read any buffer whose address escaped.
+    foreign_calls: Vec<mlir_sys::MlirOperation>,
 }
 
 /// The ops of host code under `op` (not inside `gpu.module`s) the pass
@@ -261,6 +317,7 @@ fn collect(op: OperationRef, found: &mut Found) {
                         found.mmap_declarations.push(inner.to_raw())
                     }
                     "func.call" | "func.func" if renamed_symbol(inner).is_some() => found.renamed.push(inner.to_raw()),
+                    "func.call" if !harmless_use(inner) => found.foreign_calls.push(inner.to_raw()),
                     _ => {}
                 }
                 collect(inner, found);
@@ -299,7 +356,7 @@ fn passes_buffer_on(name: &str) -> bool {
 /// Uses of a buffer that do not touch its data on the host.
 fn harmless_use(op: OperationRef) -> bool {
     match op.name().as_string_ref().as_str().unwrap_or("") {
-        "gpu.launch_func" | "memref.dealloc" | "memref.dim" => true,
+        "memref.dealloc" | "memref.dim" => true,
         "func.call" => symbol_of(op, "callee").is_some_and(|callee| {
             matches!(callee.as_str(), "mprotect" | "madvise" | "munmap" | "tempo_gpu_free")
                 || callee.starts_with("tempo_gpu_")
@@ -308,9 +365,18 @@ fn harmless_use(op: OperationRef) -> bool {
     }
 }
 
-/// Whether host code may read or write the buffer `root` defines (its first
-/// result): some value derived from it reaches a use that is not harmless.
-fn touched_by_host(root: OperationRef) -> bool {
+/// How a buffer is used.
+struct Uses {
+    /// Host ops that may read or write its data.
+    host: Vec<mlir_sys::MlirOperation>,
+    /// Whether a kernel launch gets it.
+    kernels: bool,
+}
+
+/// The uses of the buffer `root` defines (its first result): where the
+/// values derived from it end up.
+fn uses_of(root: OperationRef) -> Uses {
+    let mut uses = Uses { host: Vec::new(), kernels: false };
     let mut pending: Vec<mlir_sys::MlirValue> = Vec::new();
     let mut seen: HashSet<usize> = HashSet::new();
     if let Ok(result) = root.result(0) {
@@ -325,17 +391,33 @@ fn touched_by_host(root: OperationRef) -> bool {
         while !unsafe { mlir_sys::mlirOpOperandIsNull(operand) } {
             let user = unsafe { OperationRef::from_raw(mlir_sys::mlirOpOperandGetOwner(operand)) };
             let name = user.name().as_string_ref().as_str().unwrap_or("").to_string();
-            if passes_buffer_on(&name) {
+            if name == "gpu.launch_func" {
+                uses.kernels = true;
+            } else if passes_buffer_on(&name) {
                 for i in 0..user.result_count() {
                     if let Ok(result) = user.result(i) {
                         pending.push(result.to_raw());
                     }
                 }
             } else if !harmless_use(user) {
-                return true;
+                uses.host.push(user.to_raw());
             }
             operand = unsafe { mlir_sys::mlirOpOperandGetNextUse(operand) };
         }
     }
-    false
+    uses
+}
+
+/// `func.call @tempo_gpu_wait() : () -> ()` at `location`, not yet in a
+/// block.
+fn wait_call(context: &melior::Context, location: melior::ir::Location) -> mlir_sys::MlirOperation {
+    use melior::ir::operation::OperationBuilder;
+    let call = OperationBuilder::new("func.call", location)
+        .add_attributes(&[(
+            melior::ir::Identifier::new(context, "callee"),
+            FlatSymbolRefAttribute::new(context, "tempo_gpu_wait").into(),
+        )])
+        .build()
+        .expect("a valid call");
+    call.into_raw()
 }

@@ -37,6 +37,8 @@ pub struct DryRun {
     pub functions: Vec<String>,
     /// Launches: grid and block sizes, and the number of parameters.
     pub launches: Vec<([i64; 3], [i64; 3], i64)>,
+    /// Times the host waited for launched kernels to finish.
+    pub waits: usize,
     /// Bytes of each block-store reservation in managed memory
     /// (`tempo_gpu_mmap`) and in device address space
     /// (`tempo_gpu_reserve_device`).
@@ -194,6 +196,7 @@ impl Drop for Managed {
 /// Frees what compiled code allocated or reserved and did not free (the
 /// upstream lowering drops a synchronous `gpu.dealloc`).
 pub fn free_run_allocations() {
+    wait();
     crate::cuda_memory::free_run_memory();
 }
 
@@ -275,6 +278,7 @@ unsafe extern "C" fn mgpu_launch_kernel(
         return;
     }
     let launch = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z], _count);
+    PENDING.store(true, std::sync::atomic::Ordering::SeqCst);
     if dry(|d| d.launches.push(launch)).is_some() {
         return;
     }
@@ -297,8 +301,8 @@ unsafe extern "C" fn mgpu_launch_kernel(
 }
 
 /// The stream every launch uses: `gpu-to-llvm` creates and destroys one
-/// per synchronous launch; one stream, made once, serves them all (launches
-/// stay in order and each is still waited for).
+/// per launch; one stream, made once, serves them all, so kernels run in
+/// launch (schedule) order.
 static STREAM: Mutex<usize> = Mutex::new(0);
 
 unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
@@ -316,11 +320,34 @@ unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
     *cached as *mut c_void
 }
 
-unsafe extern "C" fn mgpu_stream_synchronize(stream: *mut c_void) {
-    if !stream.is_null() && dry(|_| ()).is_none() {
-        // SAFETY: a stream of `mgpu_stream_create`.
+/// Whether kernels were launched since the host last waited for them.
+static PENDING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `gpu-to-llvm` waits for each launch right after it; launches are
+/// asynchronous instead: the host runs ahead, queueing kernels in schedule
+/// order on the one stream, and waits ([`wait`]) only where it needs their
+/// results: before host code touches memory kernels share
+/// (`@tempo_gpu_wait`, placed by `gpu-place-memory`), before memory is
+/// freed or unmapped, and at the end of the run.
+unsafe extern "C" fn mgpu_stream_synchronize(_stream: *mut c_void) {}
+
+/// Waits for the kernels launched so far, if any are pending.
+pub(crate) fn wait() {
+    if !PENDING.swap(false, std::sync::atomic::Ordering::SeqCst) {
+        return;
+    }
+    if dry(|d| d.waits += 1).is_some() {
+        return;
+    }
+    let stream = *STREAM.lock().unwrap_or_else(|e| e.into_inner());
+    if stream != 0 {
+        // SAFETY: the stream of `mgpu_stream_create`.
         check("running a kernel (cuStreamSynchronize)", unsafe { sys::cuStreamSynchronize(stream as sys::CUstream) });
     }
+}
+
+unsafe extern "C" fn tempo_gpu_wait() {
+    wait()
 }
 
 /// The shared stream outlives the launch that asked for it.
@@ -391,6 +418,7 @@ pub fn symbols() -> Vec<(&'static str, *mut ())> {
         ("mgpuMemFree", mgpu_mem_free as *mut ()),
         ("tempo_gpu_free", tempo_gpu_free as *mut ()),
         ("tempo_gpu_place_on_host", tempo_gpu_place_on_host as *mut ()),
+        ("tempo_gpu_wait", tempo_gpu_wait as *mut ()),
         ("tempo_gpu_mmap", tempo_gpu_mmap as *mut ()),
         ("tempo_gpu_reserve_device", tempo_gpu_reserve_device as *mut ()),
         ("tempo_gpu_mprotect", tempo_gpu_mprotect as *mut ()),

@@ -191,6 +191,9 @@ pub(crate) fn release(pointer: u64) {
     let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(k) = allocations.iter().position(|&(p, _)| p == pointer) {
         allocations.swap_remove(k);
+        drop(allocations);
+        // (Kernels still queued may use it.)
+        crate::cuda::wait();
         free_one(pointer);
     }
 }
@@ -365,7 +368,12 @@ pub(crate) fn protect(at: u64, length: u64, protection: i32) -> i32 {
             }
         }
     } else {
-        for k in chunks.release(at - base, length) {
+        let emptied = chunks.release(at - base, length);
+        if !emptied.is_empty() {
+            // (Kernels still queued may use the memory.)
+            crate::cuda::wait();
+        }
+        for k in emptied {
             if let Some(handle) = handles[k].take() {
                 unmap_chunk(base, chunk, k, handle);
             }
@@ -401,6 +409,7 @@ pub(crate) fn unreserve(at: u64) -> i32 {
     let Some(k) = reservations.iter().position(|r| r.base == at) else { return -1 };
     let r = reservations.swap_remove(k);
     drop(reservations);
+    crate::cuda::wait();
     free_reservation(r);
     0
 }

@@ -512,7 +512,7 @@ pub fn run_module_timed(
         let sizes: Vec<usize> = outputs.iter().map(|a| a.data.len() * a.data.element().byte_size()).collect();
         for ((a, m), bytes) in outputs.iter_mut().zip(&managed[inputs.len()..]).zip(sizes) {
             // SAFETY: both hold `bytes` bytes; the kernels have finished
-            // (launches are synchronous).
+            // (`free_run_allocations` waited for them).
             unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), a.data.as_mut_ptr(), bytes) };
         }
     }

@@ -3,7 +3,8 @@
 //! host memory and the runtime records module loads and kernel launches
 //! instead of making them. Checks that the JIT resolves every runtime
 //! symbol, that the module constructors load one PTX module per kernel,
-//! that every time step launches its kernels with the mapping's block size,
+//! that every time step launches its kernels with the mapping's block size
+//! and the host waits for them only where it needs their results,
 //! that buffers only kernels use are in device memory, and that block
 //! stores reserve device address space and map device memory under their
 //! blocks as they grow, all of it unmapped by the end. (Results are not
@@ -48,6 +49,9 @@ fn rnn_host_code_loads_its_kernels_and_launches_them_every_step() {
     // fused into one (scf-parallel-loop-fusion), then the fused add and
     // tanh.
     assert_eq!(record.launches.len(), 2 + 4 * 2);
+    // Launches are asynchronous: the host queues all ten and waits once,
+    // when the run frees its buffers.
+    assert_eq!(record.waits, 1, "one wait for {} launches", record.launches.len());
     for (grid, block, parameters) in &record.launches {
         assert_eq!(block, &[256, 1, 1], "flattened loops, 256 threads per block");
         assert_eq!(grid, &[1, 1, 1], "4 points fit one block");
@@ -72,8 +76,10 @@ fn causal_attention_grows_its_block_stores_in_device_memory() {
     assert_eq!(memory.mapped_bytes, 0, "everything unmapped at the end");
     // The step's temporaries are device memory too.
     assert!(memory.device_buffers >= 4, "{memory:?}");
-    // Every step launches kernels, whatever the length of its prefix.
+    // Every step launches kernels, whatever the length of its prefix; the
+    // host never waits for them inside the time loop.
     assert!(record.launches.len() >= 70, "{} launches", record.launches.len());
+    assert_eq!(record.waits, 1);
 }
 
 #[test]
@@ -97,4 +103,34 @@ fn gpt_and_tiled_attention_host_code_runs() {
     assert!(record.modules.len() > 10);
     assert!(record.launches.len() >= 6 * 2 * 10, "{} launches", record.launches.len());
     assert_eq!(record.device_reservations.len(), 2, "k and v, in device memory");
+}
+
+#[test]
+fn the_host_waits_for_the_kernels_before_each_external_call() {
+    // Each step copies the call's arguments into its buffers (kernels),
+    // calls the host function, and copies its result into the store (a
+    // kernel): the host waits before each call (the callback reads what the
+    // kernels wrote) and once at the end, never elsewhere.
+    let _one = DRY.lock().unwrap_or_else(|e| e.into_inner());
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../test/tools/tempo-run/Inputs/external.mlir"))
+            .expect("the program");
+    let context = context();
+    let mut module = Module::parse(&context, &source).expect("program parses");
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut options = RunOptions { target: Target::Cuda { chip: 90 }, ..options(&[("T", 4)], vec![], Some(1)) };
+    let seen = calls.clone();
+    options.externals.register("env_step", move |args| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(args.len(), 2);
+        Ok(tempo_runtime::HostArray { name: "r".into(), shape: vec![2], data: tempo_runtime::Data::F32(vec![0.0; 2]) })
+    });
+    cuda::set_dry_run(true);
+    let run = run_module_timed(&context, &mut module, &options);
+    let record = cuda::dry_run_record().expect("dry run on");
+    cuda::set_dry_run(false);
+    run.expect("the host code completes");
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+    assert!(record.launches.len() >= 8, "{} launches", record.launches.len());
+    assert_eq!(record.waits, 4 + 1, "a wait before each of the 4 calls and one at the end");
 }
