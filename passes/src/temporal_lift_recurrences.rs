@@ -26,11 +26,22 @@
 //! value). Exact as above, and `x` no longer needs a store of all its `D`
 //! points: the recurrence keeps two.
 //!
+//! The reduced value may be an elementwise expression of range reads and
+//! constants, e.g. a loss `sum(0.5 * (pred[0:T] - target[0:T])^2)`: the
+//! recurrence reads the point of each range and computes the expression
+//! there, `P[t] = P[t-1] + 0.5 * (pred[t] - target[t])^2`, the same values
+//! in the same order (exact), and no source needs a store of all its
+//! points. Its range reads must all have the same form along the same
+//! dimension (sources over the same dimensions), and its constants no more
+//! dimensions than a point (so that they broadcast against a point as
+//! against the range).
+//!
 //! Applies to a `reduce_sum` or `reduce_max` along axis 0 of a range read
-//! with one ranged dimension `d` of its source, whose range is `0 : v + 1`
-//! (or `v : D` for suffixes) for the reader's own variable `v` of `d`, and
-//! whose other coordinates are the reader's own variables of those
-//! dimensions. Assumes a program accepted by `temporal-verify`.
+//! (or of such an expression) with one ranged dimension `d` of its source,
+//! whose range is `0 : v + 1` (or `v : D` for suffixes) for the reader's
+//! own variable `v` of `d`, and whose other coordinates are the reader's
+//! own variables of those dimensions. Assumes a program accepted by
+//! `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassResult;
@@ -82,15 +93,61 @@ enum Form {
 }
 
 /// A reduction over a range the pass can lift: source, ranged position,
-/// kind, range form, and the reader's variable position of each source
-/// dimension.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// kind, range form, the reader's variable position of each source
+/// dimension, and the elementwise expression reduced (none: the range).
+#[derive(Clone, Debug)]
 struct Liftable {
     source: usize,
     ranged: usize,
     kind: ReduceKind,
     form: Form,
     reader_positions: Vec<usize>,
+    map: Option<PointMap>,
+}
+
+impl Liftable {
+    /// What identifies the recurrence (the same for every reader of it).
+    fn key(&self) -> String {
+        format!("{}|{}|{:?}|{:?}|{:?}", self.source, self.ranged, self.kind, self.form, self.map)
+    }
+}
+
+/// An elementwise expression over ranges of several tensors (and
+/// constants), as applied to one point of each: `nodes` in branch order,
+/// operands numbering earlier nodes; a leaf reading a range is a `Read` of
+/// its source with an empty index (the recurrence reads the point).
+#[derive(Clone, Debug, PartialEq)]
+struct PointMap {
+    nodes: Vec<(NodeKind, PointType)>,
+}
+
+impl PointMap {
+    /// The point type of the expression's value.
+    fn result_type(&self) -> &PointType {
+        &self.nodes.last().expect("a map has nodes").1
+    }
+}
+
+/// The operands of an elementwise node (`None` for other kinds).
+fn elementwise_operands(kind: &NodeKind) -> Option<Vec<usize>> {
+    match kind {
+        NodeKind::Unary(_, a) | NodeKind::Cast(a) => Some(vec![*a]),
+        NodeKind::Binary(_, a, b) | NodeKind::Compare(_, a, b) => Some(vec![*a, *b]),
+        NodeKind::Select(c, a, b) => Some(vec![*c, *a, *b]),
+        _ => None,
+    }
+}
+
+/// With an operand numbering map, an elementwise node's kind renumbered.
+fn renumbered(kind: &NodeKind, new: impl Fn(usize) -> usize) -> NodeKind {
+    match kind.clone() {
+        NodeKind::Unary(op, a) => NodeKind::Unary(op, new(a)),
+        NodeKind::Cast(a) => NodeKind::Cast(new(a)),
+        NodeKind::Binary(op, a, b) => NodeKind::Binary(op, new(a), new(b)),
+        NodeKind::Compare(op, a, b) => NodeKind::Compare(op, new(a), new(b)),
+        NodeKind::Select(c, a, b) => NodeKind::Select(new(c), new(a), new(b)),
+        other => other,
+    }
 }
 
 /// Whether `map` has the single result `Dim(j) + c`.
@@ -125,9 +182,97 @@ fn is_symbol(map: &AffineMap, s: usize) -> bool {
     matches!(map.results.as_slice(), [AffineExpr::Symbol(x)] if *x == s)
 }
 
-/// The lift of node `k` of a branch of `reader`, if it is one.
+/// The lift of node `k` of a branch of `reader`, if it is one: a sum or
+/// maximum along axis 0 of a range read, or of an elementwise expression
+/// whose leaves are range reads of the same form (of sources over the same
+/// dimensions) and constants no larger than a point.
 fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact: bool) -> Option<Liftable> {
     let NodeKind::Reduce(kind @ (ReduceKind::Sum | ReduceKind::Max), r, 0) = branch.nodes[k].kind else { return None };
+    // The nodes of the expression reduced, in branch order.
+    let mut members = vec![r];
+    let mut pending = vec![r];
+    while let Some(n) = pending.pop() {
+        if let Some(operands) = elementwise_operands(&branch.nodes[n].kind) {
+            for a in operands {
+                if !members.contains(&a) {
+                    members.push(a);
+                    pending.push(a);
+                }
+            }
+        }
+    }
+    members.sort_unstable();
+    let mut leaf: Option<(usize, Liftable)> = None;
+    let mut ranged_nodes = vec![false; branch.nodes.len()];
+    for &n in &members {
+        let node = &branch.nodes[n];
+        match &node.kind {
+            NodeKind::ReadRange { .. } => {
+                let found = range_leaf(program, reader, branch, n, kind)?;
+                match &leaf {
+                    None => leaf = Some((n, found)),
+                    Some((_, first)) => {
+                        let same_dims = program.tensors[first.source].domain == program.tensors[found.source].domain;
+                        if !same_dims
+                            || first.ranged != found.ranged
+                            || first.form != found.form
+                            || first.reader_positions != found.reader_positions
+                        {
+                            return None;
+                        }
+                    }
+                }
+                ranged_nodes[n] = true;
+            }
+            NodeKind::Constant { .. } => {}
+            other => {
+                let operands = elementwise_operands(other)?;
+                ranged_nodes[n] = operands.iter().any(|&a| ranged_nodes[a]);
+            }
+        }
+    }
+    let (_, mut lift) = leaf?;
+    // Each leaf's point has the range's shape less its leading (ranged)
+    // dimension; constants must broadcast against it as against the range
+    // (trailing alignment): no more dimensions than a point.
+    let point_rank = branch.nodes[r].ty.shape.len().checked_sub(1)?;
+    let map = if members.len() == 1 {
+        None
+    } else {
+        let mut nodes = Vec::new();
+        for &n in &members {
+            let node = &branch.nodes[n];
+            let position = |a: usize| members.iter().position(|&m| m == a).expect("operands are members");
+            let (kind, shape) = match &node.kind {
+                NodeKind::ReadRange { source, .. } => {
+                    let index = AffineMap { num_dims: 0, num_symbols: 0, results: Vec::new() };
+                    (NodeKind::Read { source: *source, index }, node.ty.shape[1..].to_vec())
+                }
+                NodeKind::Constant { .. } if node.ty.shape.len() > point_rank => return None,
+                NodeKind::Constant { .. } => (node.kind.clone(), node.ty.shape.clone()),
+                other if ranged_nodes[n] => (renumbered(other, position), node.ty.shape[1..].to_vec()),
+                other => (renumbered(other, position), node.ty.shape.clone()),
+            };
+            nodes.push((kind, PointType { shape, element: node.ty.element }));
+        }
+        Some(PointMap { nodes })
+    };
+    if let Some(map) = &map {
+        // The reduction's result is the expression's point.
+        if map.result_type() != &branch.nodes[k].ty {
+            return None;
+        }
+    }
+    if !exact_enough(&lift, branch.nodes[k].ty.element.is_float(), inexact) {
+        return None;
+    }
+    lift.map = map;
+    Some(lift)
+}
+
+/// A reduction of kind `kind` of the range read `r` (node `r` of a branch of
+/// `reader`), if its range has a liftable form.
+fn range_leaf(program: &Program, reader: usize, branch: &Branch, r: usize, kind: ReduceKind) -> Option<Liftable> {
     let NodeKind::ReadRange { source, lower, upper, caps } = &branch.nodes[r].kind else { return None };
     let reader_domain = &program.tensors[reader].domain;
     let src = &program.tensors[*source];
@@ -169,13 +314,17 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
         ranged = Some((p, form));
     }
     let (ranged, form) = ranged?;
-    let float = src.point.element.is_float();
-    match form {
-        Form::Suffix if float && !inexact => return None,
-        Form::Window(_) if kind != ReduceKind::Sum || (float && !inexact) => return None,
-        _ => {}
+    Some(Liftable { source: *source, ranged, kind, form, reader_positions, map: None })
+}
+
+/// Whether the reductions `lift` describes may be lifted: suffixes of
+/// floats and float window sums only with `inexact`, windows only for sums.
+fn exact_enough(lift: &Liftable, float: bool, inexact: bool) -> bool {
+    match lift.form {
+        Form::Suffix => !float || inexact,
+        Form::Window(_) => lift.kind == ReduceKind::Sum && (!float || inexact),
+        _ => true,
     }
-    Some(Liftable { source: *source, ranged, kind, form, reader_positions })
 }
 
 /// The identity index of `n` dimensions (and `symbols` bounds) with
@@ -217,13 +366,35 @@ fn recurrence<'c>(
     let symbols = program.dims.len();
     let p = lift.ranged;
     let identity = |shift: i64| shifted_identity(n, symbols, p, shift);
-    let point = src.point.clone();
+    let point = lift.map.as_ref().map_or(src.point.clone(), |m| m.result_type().clone());
     let combine = match lift.kind {
         ReduceKind::Sum => BinaryKind::Add,
         _ => BinaryKind::Max,
     };
     let node = |kind: NodeKind| Node { kind, ty: point.clone(), location };
-    let read_source = node(NodeKind::Read { source: lift.source, index: identity(0) });
+    // The value reduced at the point (numbered from 1, after the start or
+    // the previous point): `x[..]`, or the expression of the sources' points.
+    let value: Vec<Node> = match &lift.map {
+        None => vec![node(NodeKind::Read { source: lift.source, index: identity(0) })],
+        Some(map) => map
+            .nodes
+            .iter()
+            .map(|(kind, ty)| {
+                let kind = match kind {
+                    NodeKind::Read { source, .. } => NodeKind::Read { source: *source, index: identity(0) },
+                    other => renumbered(other, |a| a + 1),
+                };
+                Node { kind, ty: ty.clone(), location }
+            })
+            .collect(),
+    };
+    let last = value.len();
+    let with = |first: Node<'c>| -> Vec<Node<'c>> {
+        let mut nodes = vec![first];
+        nodes.extend(value.iter().cloned());
+        nodes.push(node(NodeKind::Binary(combine, 0, last)));
+        nodes
+    };
     // The first point of the run: the start combined with x there.
     let first = if lift.form == Form::Suffix {
         // v == D - 1: d_p - D + 1 == 0.
@@ -255,18 +426,8 @@ fn recurrence<'c>(
         point: point.clone(),
         is_input: false,
         branches: vec![
-            Branch {
-                when,
-                nodes: vec![node(start(lift.kind, &point)), read_source.clone(), node(NodeKind::Binary(combine, 0, 1))],
-                result: 2,
-                location,
-            },
-            Branch {
-                when: always,
-                nodes: vec![previous, read_source, node(NodeKind::Binary(combine, 0, 1))],
-                result: 2,
-                location,
-            },
+            Branch { when, nodes: with(node(start(lift.kind, &point))), result: last + 1, location },
+            Branch { when: always, nodes: with(previous), result: last + 1, location },
         ],
         location,
     }
@@ -276,18 +437,19 @@ fn recurrence<'c>(
 /// and form).
 fn lifted<'c>(
     program: &mut Program<'c>,
-    made: &mut HashMap<Liftable, usize>,
+    made: &mut HashMap<String, usize>,
     lift: Liftable,
     location: melior::ir::Location<'c>,
 ) -> usize {
-    let key = Liftable { reader_positions: Vec::new(), ..lift.clone() };
+    let key = lift.key();
     if let Some(&p) = made.get(&key) {
         return p;
     }
     let src = &program.tensors[lift.source].name;
     let what = if lift.kind == ReduceKind::Sum { "sum" } else { "max" };
     let side = if lift.form == Form::Suffix { "suffix" } else { "prefix" };
-    let name = fresh_name(program, format!("{src}_{side}_{what}"));
+    let mapped = if lift.map.is_some() { "_mapped" } else { "" };
+    let name = fresh_name(program, format!("{src}{mapped}_{side}_{what}"));
     let tensor = recurrence(program, &lift, name, location);
     program.tensors.push(tensor);
     made.insert(key, program.tensors.len() - 1);
@@ -305,19 +467,19 @@ fn fresh_name(program: &Program, mut name: String) -> String {
 /// prefix sums `P` (tensor `prefix`).
 fn window_tensor<'c>(
     program: &mut Program<'c>,
-    made: &mut HashMap<Liftable, usize>,
+    made: &mut HashMap<String, usize>,
     lift: &Liftable,
     prefix: usize,
     w: i64,
     location: melior::ir::Location<'c>,
 ) -> usize {
-    let key = Liftable { reader_positions: Vec::new(), ..lift.clone() };
+    let key = lift.key();
     if let Some(&t) = made.get(&key) {
         return t;
     }
     let src = &program.tensors[lift.source];
     let (n, symbols, p) = (src.domain.len(), program.dims.len(), lift.ranged);
-    let point = src.point.clone();
+    let point = lift.map.as_ref().map_or(src.point.clone(), |m| m.result_type().clone());
     let at = |shift: i64| shifted_identity(n, symbols, p, shift);
     let node = |kind: NodeKind| Node { kind, ty: point.clone(), location };
     // v - w >= 0
@@ -360,7 +522,7 @@ fn window_tensor<'c>(
 
 /// Lifts every liftable reduction; returns whether any was.
 pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
-    let mut made: HashMap<Liftable, usize> = HashMap::new();
+    let mut made: HashMap<String, usize> = HashMap::new();
     let mut changed = incrementalize(program, &mut made);
     for reader in 0..program.tensors.len() {
         for b in 0..program.tensors[reader].branches.len() {
@@ -403,7 +565,7 @@ pub fn lift_recurrences(program: &mut Program, inexact: bool) -> bool {
 /// points. The branch is split: where `D >= 1` it reads `P`; otherwise the
 /// range is empty and the reduction is its starting value (`0`, or the
 /// lowest value for maxima), as before. Returns whether any was.
-fn incrementalize(program: &mut Program, made: &mut HashMap<Liftable, usize>) -> bool {
+fn incrementalize(program: &mut Program, made: &mut HashMap<String, usize>) -> bool {
     let mut changed = false;
     for reader in 0..program.tensors.len() {
         let mut b = 0;

@@ -944,9 +944,18 @@ impl GeneralGenerator {
                         return range;
                     }
                     let ops: &[&str] = if g.is_float() {
-                        &["reduce_sum", "reduce_max", "reduce_mean", "argmax", "cumsum", "reshaped", "attention"]
+                        &[
+                            "reduce_sum",
+                            "reduce_max",
+                            "reduce_mean",
+                            "argmax",
+                            "cumsum",
+                            "reshaped",
+                            "attention",
+                            "mapped",
+                        ]
                     } else {
-                        &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped"]
+                        &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped", "mapped"]
                     };
                     let mut op = *ops.choose(&mut g.rng).expect("non-empty");
                     if op == "attention" && g.shape.is_empty() {
@@ -1042,6 +1051,26 @@ impl GeneralGenerator {
                             let _ = writeln!(
                                 body,
                                 "  {v} = \"temporal.einsum\"({p}, {range}) {{spec = \"n,n{labels}->{labels}\"}} : ({scores_ty}, {range_type}) -> {}",
+                                g.point
+                            );
+                        }
+                        "mapped" => {
+                            // An elementwise op of the range and a constant
+                            // point, then its sum or maximum along the range:
+                            // what temporal-lift-recurrences lifts with the
+                            // expression.
+                            let c = g.constant(body);
+                            let m = g.fresh();
+                            let binary = *["add", "sub", "mul"].choose(&mut g.rng).expect("non-empty");
+                            let reduce = *["reduce_sum", "reduce_max"].choose(&mut g.rng).expect("non-empty");
+                            let _ = writeln!(
+                                body,
+                                "  {m} = \"temporal.{binary}\"({range}, {c}) : ({range_type}, {}) -> {range_type}",
+                                g.point
+                            );
+                            let _ = writeln!(
+                                body,
+                                "  {v} = \"temporal.{reduce}\"({m}) {{axis = 0 : i64}} : ({range_type}) -> {}",
                                 g.point
                             );
                         }
@@ -1422,6 +1451,13 @@ fn generated_programs_exercise_incrementalization() {
     });
     eprintln!("{lifted} of 200 incrementalized");
     assert!(lifted >= 5, "only {lifted} of 200 generated programs reduce a whole range after its loop");
+    // Reductions of an elementwise expression of ranges are lifted with it.
+    let mapped = count_generated(|program| {
+        tempo_passes::temporal_lift_recurrences::lift_recurrences(program, false);
+        program.tensors.iter().any(|t| t.name.contains("_mapped_"))
+    });
+    eprintln!("{mapped} of 200 lift a reduction of an expression");
+    assert!(mapped >= 5, "only {mapped} of 200 generated programs lift a reduction of an expression");
 }
 
 /// NVIDIA's ptxas, where `tools/setup-cuda.sh` installs it.
