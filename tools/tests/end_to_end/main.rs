@@ -6,6 +6,7 @@
 mod cuda;
 mod differential;
 mod examples;
+mod generators;
 
 use indexmap::IndexMap;
 use melior::{Context, ir::Module};

@@ -1,0 +1,440 @@
+//! The ops of one branch in `lower-temporal-to-loops`: a view per read
+//! (points of stores, inputs and outputs; ranges through `reads`), a buffer
+//! per intermediate value (static, capped by the bounds, or per step), the
+//! GPU's kernels of one point for single values, and the dispatch to each
+//! spatial op's lowering.
+
+use super::*;
+
+impl Emitter<'_, '_> {
+    /// The ops of one branch, computing into `slot`.
+    pub(super) fn branch_body(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
+        let program = self.program;
+        let reader = &program.tensors[i];
+        let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
+        let branch = &reader.branches[b];
+        let mut views: Vec<View> = Vec::new();
+        // Buffers of dynamic size, allocated in this body and freed at its end.
+        let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
+        let inlined = elementwise::inlined_nodes(branch);
+        for (n, node) in branch.nodes.iter().enumerate() {
+            let is_result = n == branch.result;
+            let view = match &node.kind {
+                NodeKind::Read { source, index } => {
+                    let mut coords = Vec::new();
+                    let source_domain = &program.tensors[*source].domain;
+                    for (expr, &dim) in index.results.iter().zip(source_domain) {
+                        // The reader's own variable of the same dimension is in range.
+                        if let AffineExpr::Dim(k) = expr
+                            && reader.domain[*k] == dim
+                        {
+                            coords.push(reader_dims[*k].clone());
+                            continue;
+                        }
+                        // Other coordinates are clamped into the source's extent:
+                        // the point checks guarantee they are in range wherever
+                        // the point is needed, and clamping keeps the accesses of
+                        // points nobody needs inside the store.
+                        let c = self.apply(
+                            "affine.apply",
+                            std::slice::from_ref(expr),
+                            index.num_dims,
+                            index.num_symbols,
+                            &reader_dims,
+                            indent,
+                            out,
+                        );
+                        coords.push(self.clamp(&c, "%zero_index", &format!("%last{dim}"), indent, out));
+                    }
+                    let name = self.point_view(*source, &coords, false, indent, out);
+                    View::fixed(name, &node.ty)
+                }
+                NodeKind::ReadRange { source, lower, upper, caps } => {
+                    self.range_view(*source, lower, upper, caps, &reader_dims, &node.ty, indent, out)
+                }
+                NodeKind::Constant { text, .. } => {
+                    let global = format!("__tempo_constant_{}", self.next_id + 1);
+                    let value = text.rsplit_once(" : ").map_or(text.as_str(), |(v, _)| v);
+                    let _ = writeln!(
+                        self.globals,
+                        "  memref.global \"private\" constant @{global} : {} = {value}",
+                        plain_type(&node.ty)
+                    );
+                    let name = self.fresh("c");
+                    let ty = plain_type(&node.ty);
+                    if self.gpu {
+                        // Kernels cannot read the host's globals: the value
+                        // is copied once, at entry, into memory they can.
+                        let global_value = self.fresh("c");
+                        let mut entry = String::new();
+                        let _ = writeln!(entry, "    {global_value} = memref.get_global @{global} : {ty}");
+                        let _ = writeln!(entry, "    {name} = memref.alloc() : {ty}");
+                        let _ = writeln!(entry, "    memref.copy {global_value}, {name} : {ty} to {ty}");
+                        let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
+                        let view = self.cast(&name, &node.ty, "    ", &mut entry);
+                        self.entry += &entry;
+                        View::fixed(view, &node.ty)
+                    } else {
+                        let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {ty}");
+                        View::fixed(self.cast(&name, &node.ty, indent, out), &node.ty)
+                    }
+                }
+                kind => {
+                    // Sizes of the result, from the operands' sizes.
+                    let sizes: Vec<String> = match kind {
+                        NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
+                        NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => {
+                            broadcast_sizes(&[&views[*a], &views[*c]])
+                        }
+                        NodeKind::Select(c, a, b) => broadcast_sizes(&[&views[*c], &views[*a], &views[*b]]),
+                        NodeKind::Move(movement, operands) => match movement {
+                            Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
+                            Movement::Flip(_) => views[operands[0]].sizes.clone(),
+                            Movement::Concat(axis) => {
+                                let (a, b) = (views[operands[0]].sizes.clone(), views[operands[1]].sizes.clone());
+                                let mut sizes = a.clone();
+                                sizes[*axis] = match (a[*axis].parse::<i64>(), b[*axis].parse::<i64>()) {
+                                    (Ok(x), Ok(y)) => (x + y).to_string(),
+                                    _ => {
+                                        let x = self.index_value(&a[*axis], indent, out);
+                                        let y = self.index_value(&b[*axis], indent, out);
+                                        let total = self.fresh("i");
+                                        let _ = writeln!(out, "{indent}{total} = arith.addi {x}, {y} : index");
+                                        total
+                                    }
+                                };
+                                sizes
+                            }
+                            // The dynamic size of a reshape or expand is the operand's.
+                            Movement::Reshape => {
+                                let input = &views[operands[0]].sizes;
+                                let carried = branch.nodes[operands[0]].ty.shape.iter().position(|&d| d == DYNAMIC);
+                                node.ty
+                                    .shape
+                                    .iter()
+                                    .map(|&d| match carried {
+                                        Some(k) if d == DYNAMIC => input[k].clone(),
+                                        _ => d.to_string(),
+                                    })
+                                    .collect()
+                            }
+                            Movement::Expand => {
+                                let input = &views[operands[0]].sizes;
+                                let skip = node.ty.shape.len() - input.len();
+                                node.ty
+                                    .shape
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, &d)| if d == DYNAMIC { input[k - skip].clone() } else { d.to_string() })
+                                    .collect()
+                            }
+                            _ => node.ty.shape.iter().map(i64::to_string).collect(),
+                        },
+                        NodeKind::Random { .. } | NodeKind::Call { .. } => {
+                            node.ty.shape.iter().map(i64::to_string).collect()
+                        }
+                        NodeKind::Gather(table, indices) => {
+                            let mut sizes = views[*indices].sizes.clone();
+                            sizes.extend(views[*table].sizes[1..].iter().cloned());
+                            sizes
+                        }
+                        NodeKind::Matmul(a, c) => {
+                            let (x, y) = (&views[*a].sizes, &views[*c].sizes);
+                            match (x.len(), y.len()) {
+                                (2, 1) => vec![x[0].clone()],
+                                (1, _) => vec![y[1].clone()],
+                                (rx, ry) => {
+                                    let batch = |s: &[String]| View {
+                                        name: String::new(),
+                                        ty: String::new(),
+                                        sizes: s.to_vec(),
+                                    };
+                                    let mut sizes = broadcast_sizes(&[&batch(&x[..rx - 2]), &batch(&y[..ry - 2])]);
+                                    sizes.extend([x[rx - 2].clone(), y[ry - 1].clone()]);
+                                    sizes
+                                }
+                            }
+                        }
+                        NodeKind::Einsum(spec, operands) => spec
+                            .result
+                            .iter()
+                            .map(|c| {
+                                let (k, d) = spec
+                                    .operands
+                                    .iter()
+                                    .enumerate()
+                                    .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| (k, d)))
+                                    .expect("a result label is in some operand");
+                                views[operands[k]].sizes[d].clone()
+                            })
+                            .collect(),
+                        NodeKind::Attention(spec, [q, k, v, _]) => {
+                            let operands = [&views[*q], &views[*k], &views[*v]];
+                            spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
+                        }
+                        NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
+                        NodeKind::Reduce(kind, a, axis) => {
+                            let mut s = views[*a].sizes.clone();
+                            if *kind != ReduceKind::CumSum {
+                                s.remove(*axis);
+                            }
+                            s
+                        }
+                        _ => unreachable!("reads and constants handled above"),
+                    };
+                    // An elementwise op fused into its only user has no
+                    // buffer: the user computes it (see `elementwise`).
+                    if inlined[n] {
+                        views.push(View { name: String::new(), ty: String::new(), sizes });
+                        continue;
+                    }
+                    // A permutation that is not the body's result is a view
+                    // (`memref.transpose`): no copy; its consumers read
+                    // through the permuted strides.
+                    if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
+                        let view = transposed_view(&views[operands[0]], permutation, self.fresh("perm"), indent, out);
+                        views.push(view);
+                        continue;
+                    }
+                    // So is a slice at point-dependent offsets (`memref.subview`).
+                    if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
+                        let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
+                        views.push(view);
+                        continue;
+                    }
+                    let target = if is_result {
+                        View::fixed(slot.to_string(), &node.ty)
+                    } else if node.ty.is_static() {
+                        let buffer = self.fresh("buf");
+                        let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(&node.ty));
+                        let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(&node.ty));
+                        let mut entry = String::new();
+                        let view = self.cast(&buffer, &node.ty, "    ", &mut entry);
+                        self.entry += &entry;
+                        View::fixed(view, &node.ty)
+                    } else {
+                        let buffer = self.fresh("buf");
+                        let ty = plain_type(&node.ty);
+                        let dynamic: Vec<&str> = node
+                            .ty
+                            .shape
+                            .iter()
+                            .zip(&sizes)
+                            .filter(|(d, _)| **d == DYNAMIC)
+                            .map(|(_, s)| s.as_str())
+                            .collect();
+                        // Sized by the largest the dynamic sizes can be (a
+                        // range read is no longer than its dimension's bound,
+                        // or than the constant width of a window), it is
+                        // allocated once outside the loops and viewed at this
+                        // step's sizes; otherwise allocated for this step.
+                        // (A size known statically, though the type says
+                        // `?`, is its own cap.)
+                        let caps: Option<Vec<String>> = dynamic
+                            .iter()
+                            .map(|s| match s.parse::<i64>() {
+                                Ok(n) => {
+                                    let c = self.fresh("cap");
+                                    let _ = writeln!(self.entry, "    {c} = arith.constant {n} : index");
+                                    Some(c)
+                                }
+                                Err(_) => self.size_caps.get(*s).cloned(),
+                            })
+                            .collect();
+                        match caps {
+                            Some(caps) => {
+                                let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
+                                let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
+                                let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
+                                // Sizes known statically are static in the view.
+                                let dims: Vec<String> = dims
+                                    .iter()
+                                    .zip(&sizes)
+                                    .map(|(d, s)| if s.parse::<i64>().is_ok() { s.clone() } else { d.clone() })
+                                    .collect();
+                                let view_ty =
+                                    format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
+                                let view = self.fresh("view");
+                                let zeros: Vec<&str> = sizes.iter().map(|_| "0").collect();
+                                let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
+                                let _ = writeln!(
+                                    out,
+                                    "{indent}{view} = memref.subview {buffer}[{}] [{}] [{}] : {ty} to {view_ty}",
+                                    zeros.join(", "),
+                                    sizes.join(", "),
+                                    ones.join(", ")
+                                );
+                                View { name: view, ty: view_ty, sizes: sizes.clone() }
+                            }
+                            None => {
+                                let operands: Vec<String> =
+                                    dynamic.iter().map(|s| self.index_value(s, indent, out)).collect();
+                                let _ =
+                                    writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", operands.join(", "));
+                                dynamic_buffers.push((buffer.clone(), ty.clone()));
+                                View { name: buffer, ty, sizes: sizes.clone() }
+                            }
+                        }
+                    };
+                    let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
+                    // Argmax keeps its running maximum in a scratch buffer
+                    // of the result's shape, allocated here (outside the
+                    // kernel of a single value, below).
+                    let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
+                        let scratch = self.fresh("buf");
+                        let shape: String = node
+                            .ty
+                            .shape
+                            .iter()
+                            .map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") })
+                            .collect();
+                        let scratch_ty = format!("memref<{shape}{}>", branch.nodes[*a].ty.element.mlir());
+                        let dynamic: Vec<&str> = node
+                            .ty
+                            .shape
+                            .iter()
+                            .zip(&target.sizes)
+                            .filter(|(d, _)| **d == DYNAMIC)
+                            .map(|(_, s)| s.as_str())
+                            .collect();
+                        let _ =
+                            writeln!(out, "{indent}{scratch} = memref.alloc({}) : {scratch_ty}", dynamic.join(", "));
+                        dynamic_buffers.push((scratch.clone(), scratch_ty.clone()));
+                        Some(View { name: scratch, ty: scratch_ty, sizes: target.sizes.clone() })
+                    } else {
+                        None
+                    };
+                    // For the GPU, work whose result is a single value runs
+                    // as a kernel of one thread (an `scf.parallel` of one
+                    // point), so that host code never touches the data of
+                    // stores, which can then live in device memory. External
+                    // calls run on the host; tiled attention has its own loop.
+                    let single = self.gpu
+                        && node.ty.shape.is_empty()
+                        && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
+                    let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
+                    let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();
+                    let indent = indent.as_str();
+                    match kind {
+                        _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
+                        NodeKind::Unary(op, a) => {
+                            let elements = [branch.nodes[*a].ty.element];
+                            self.elementwise(
+                                &[&views[*a]],
+                                &elements,
+                                &target,
+                                &node.ty,
+                                Elementwise::Unary(*op),
+                                indent,
+                                out,
+                            )
+                        }
+                        NodeKind::Compare(predicate, a, c) => {
+                            let elements = [branch.nodes[*a].ty.element, branch.nodes[*c].ty.element];
+                            let op = Elementwise::Compare(*predicate);
+                            self.elementwise(&[&views[*a], &views[*c]], &elements, &target, &node.ty, op, indent, out)
+                        }
+                        NodeKind::Select(c, a, b) => {
+                            let elements = [ElementType::I1, node.ty.element, node.ty.element];
+                            let inputs = [&views[*c], &views[*a], &views[*b]];
+                            self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+                        }
+                        NodeKind::Move(movement, operands) => {
+                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                            self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
+                        }
+                        NodeKind::Random { seed, normal } => {
+                            self.random(*seed, *normal, &reader_dims, &target, &node.ty, indent, out);
+                        }
+                        NodeKind::Call { site, args, .. } => {
+                            let inputs: Vec<(&View, &PointType)> =
+                                args.iter().map(|&k| (&views[k], &branch.nodes[k].ty)).collect();
+                            self.external_call(*site, &inputs, &target, &node.ty, indent, out);
+                        }
+                        NodeKind::Gather(table, indices) => {
+                            let index_element = branch.nodes[*indices].ty.element;
+                            self.gather(
+                                &views[*table],
+                                &views[*indices],
+                                index_element,
+                                &target,
+                                &node.ty,
+                                indent,
+                                out,
+                            );
+                        }
+                        NodeKind::Cast(a) => {
+                            let from = branch.nodes[*a].ty.element;
+                            let op = Elementwise::Cast(from);
+                            self.elementwise(&[&views[*a]], &[from], &target, &node.ty, op, indent, out)
+                        }
+                        NodeKind::Binary(op, a, c) => self.elementwise(
+                            &[&views[*a], &views[*c]],
+                            &[node.ty.element, node.ty.element],
+                            &target,
+                            &node.ty,
+                            Elementwise::Binary(*op),
+                            indent,
+                            out,
+                        ),
+                        NodeKind::Matmul(a, c) => {
+                            self.matmul(&views[*a], &views[*c], &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::Einsum(spec, operands) => {
+                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                            self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::Attention(spec, [q, k, v, scale]) => {
+                            let inputs = [&views[*q], &views[*k], &views[*v], &views[*scale]];
+                            self.attention(spec, inputs, &target, node.ty.element, indent, out);
+                        }
+                        NodeKind::DynamicSlice(a, offsets) => {
+                            let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
+                            let _ = writeln!(
+                                out,
+                                "{indent}linalg.copy ins({} : {}) outs({} : {})",
+                                view.name, view.ty, target.name, target.ty
+                            );
+                        }
+                        NodeKind::Reduce(kind, a, axis) => {
+                            let input_element = branch.nodes[*a].ty.element;
+                            match kind {
+                                ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
+                                ReduceKind::ArgMax => {
+                                    let best = argmax_scratch.as_ref().expect("allocated above");
+                                    self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
+                                }
+                                _ if inlined[*a] => {
+                                    let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined);
+                                    self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(&chain), indent, out)
+                                }
+                                _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
+                            }
+                        }
+                        _ => unreachable!("reads and constants handled above"),
+                    }
+                    if let Some(unit) = unit {
+                        unit.close(out);
+                    }
+                    views.push(target);
+                    continue;
+                }
+            };
+            if is_result {
+                let slot_ty = view_type(&node.ty);
+                // (A single value is copied by a kernel of one thread on the GPU.)
+                let unit = (self.gpu && node.ty.shape.is_empty())
+                    .then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
+                let inner = unit.as_ref().map_or(indent, |u| u.inner.as_str());
+                let _ = writeln!(out, "{inner}linalg.copy ins({} : {}) outs({slot} : {slot_ty})", view.name, view.ty);
+                if let Some(unit) = unit {
+                    unit.close(out);
+                }
+            }
+            views.push(view);
+        }
+        for (buffer, ty) in dynamic_buffers {
+            let _ = writeln!(out, "{indent}memref.dealloc {buffer} : {ty}");
+        }
+    }
+}
