@@ -63,6 +63,17 @@ impl AffineExpr {
         }
     }
 
+    /// Whether the expression names a dimension variable.
+    pub fn uses_dims(&self) -> bool {
+        match self {
+            Self::Dim(_) => true,
+            Self::Symbol(_) | Self::Constant(_) => false,
+            Self::Add(a, b) | Self::Mul(a, b) | Self::Mod(a, b) | Self::FloorDiv(a, b) | Self::CeilDiv(a, b) => {
+                a.uses_dims() || b.uses_dims()
+            }
+        }
+    }
+
     /// Evaluates with the given dim and symbol values.
     pub fn eval(&self, dims: &[i64], symbols: &[i64]) -> Result<i64, EvalError> {
         let overflow = || EvalError("integer overflow in index expression".into());

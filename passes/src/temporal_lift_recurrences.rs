@@ -32,9 +32,16 @@
 //! there, `P[t] = P[t-1] + 0.5 * (pred[t] - target[t])^2`, the same values
 //! in the same order (exact), and no source needs a store of all its
 //! points. Its range reads must all have the same form along the same
-//! dimension (sources over the same dimensions), and its constants no more
-//! dimensions than a point (so that they broadcast against a point as
-//! against the range).
+//! dimension (sources over the same dimensions), and its constants (or
+//! points of inputs the same everywhere) fewer dimensions than the range
+//! (so that they broadcast against a point as against the range).
+//!
+//! Contractions too: an einsum whose only summed label leads its operands
+//! over the range (gradient accumulation, `einsum("ti,tj->ij", x[0:T],
+//! g[0:T])`) is the sum over the range of the einsum of the points, which
+//! adds the same products from zero in the same order:
+//! `P[t] = P[t-1] + einsum("i,j->ij", x[t], g[t])`, exact. Einsums summing
+//! other labels too add in another order and stay.
 //!
 //! Applies to a `reduce_sum` or `reduce_max` along axis 0 of a range read
 //! (or of such an expression) with one ranged dimension `d` of its source,
@@ -47,7 +54,7 @@ use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassResult;
 use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::{dense, replace_program};
-use crate::program::{BinaryKind, Branch, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor};
+use crate::program::{BinaryKind, Branch, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor};
 use crate::temporal_dce::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::OperationRef;
@@ -113,9 +120,11 @@ impl Liftable {
 }
 
 /// An elementwise expression over ranges of several tensors (and
-/// constants), as applied to one point of each: `nodes` in branch order,
-/// operands numbering earlier nodes; a leaf reading a range is a `Read` of
-/// its source with an empty index (the recurrence reads the point).
+/// constants and inputs' points), possibly ending in an einsum, as applied
+/// to one point of each range: `nodes` in branch order, operands numbering
+/// earlier nodes; a leaf reading a range is a `ReadRange` of its source
+/// with no bounds (the recurrence reads the point), a `Read` is a point of
+/// an input the same everywhere.
 #[derive(Clone, Debug, PartialEq)]
 struct PointMap {
     nodes: Vec<(NodeKind, PointType)>,
@@ -146,6 +155,7 @@ fn renumbered(kind: &NodeKind, new: impl Fn(usize) -> usize) -> NodeKind {
         NodeKind::Binary(op, a, b) => NodeKind::Binary(op, new(a), new(b)),
         NodeKind::Compare(op, a, b) => NodeKind::Compare(op, new(a), new(b)),
         NodeKind::Select(c, a, b) => NodeKind::Select(new(c), new(a), new(b)),
+        NodeKind::Einsum(spec, operands) => NodeKind::Einsum(spec, operands.into_iter().map(new).collect()),
         other => other,
     }
 }
@@ -185,12 +195,28 @@ fn is_symbol(map: &AffineMap, s: usize) -> bool {
 /// The lift of node `k` of a branch of `reader`, if it is one: a sum or
 /// maximum along axis 0 of a range read, or of an elementwise expression
 /// whose leaves are range reads of the same form (of sources over the same
-/// dimensions) and constants no larger than a point.
+/// dimensions), constants and points of inputs the same everywhere; or an
+/// einsum summing a single label, which leads each of its operands that
+/// are such expressions (its other operands are constants or such input
+/// points): the sum over the range of the einsum of the points.
 fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact: bool) -> Option<Liftable> {
-    let NodeKind::Reduce(kind @ (ReduceKind::Sum | ReduceKind::Max), r, 0) = branch.nodes[k].kind else { return None };
-    // The nodes of the expression reduced, in branch order.
-    let mut members = vec![r];
-    let mut pending = vec![r];
+    let (kind, roots, contraction) = match &branch.nodes[k].kind {
+        NodeKind::Reduce(kind @ (ReduceKind::Sum | ReduceKind::Max), r, 0) => (*kind, vec![*r], None),
+        NodeKind::Einsum(spec, operands) => {
+            let mut summed: Vec<char> =
+                spec.operands.iter().flatten().filter(|c| !spec.result.contains(c)).copied().collect();
+            summed.dedup();
+            let [label] = summed.as_slice() else { return None };
+            if spec.operands.iter().any(|labels| labels.iter().position(|c| c == label).is_some_and(|p| p != 0)) {
+                return None;
+            }
+            (ReduceKind::Sum, operands.clone(), Some((spec.clone(), *label)))
+        }
+        _ => return None,
+    };
+    // The nodes of the expressions reduced, in branch order.
+    let mut members = roots.clone();
+    let mut pending = roots.clone();
     while let Some(n) = pending.pop() {
         if let Some(operands) = elementwise_operands(&branch.nodes[n].kind) {
             for a in operands {
@@ -202,7 +228,8 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
         }
     }
     members.sort_unstable();
-    let mut leaf: Option<(usize, Liftable)> = None;
+    members.dedup();
+    let mut leaf: Option<Liftable> = None;
     let mut ranged_nodes = vec![false; branch.nodes.len()];
     for &n in &members {
         let node = &branch.nodes[n];
@@ -210,8 +237,8 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
             NodeKind::ReadRange { .. } => {
                 let found = range_leaf(program, reader, branch, n, kind)?;
                 match &leaf {
-                    None => leaf = Some((n, found)),
-                    Some((_, first)) => {
+                    None => leaf = Some(found),
+                    Some(first) => {
                         let same_dims = program.tensors[first.source].domain == program.tensors[found.source].domain;
                         if !same_dims
                             || first.ranged != found.ranged
@@ -225,35 +252,70 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
                 ranged_nodes[n] = true;
             }
             NodeKind::Constant { .. } => {}
+            NodeKind::Read { source, index } => {
+                // The same point of an input wherever it is read from.
+                if !program.tensors[*source].is_input || index.results.iter().any(|e| e.uses_dims()) {
+                    return None;
+                }
+            }
             other => {
                 let operands = elementwise_operands(other)?;
                 ranged_nodes[n] = operands.iter().any(|&a| ranged_nodes[a]);
+                // What is combined with a range broadcasts against one of
+                // its points as against the range (trailing alignment): it
+                // has fewer dimensions than the range.
+                if ranged_nodes[n]
+                    && operands
+                        .iter()
+                        .any(|&a| !ranged_nodes[a] && branch.nodes[a].ty.shape.len() >= node.ty.shape.len())
+                {
+                    return None;
+                }
             }
         }
     }
-    let (_, mut lift) = leaf?;
-    // Each leaf's point has the range's shape less its leading (ranged)
-    // dimension; constants must broadcast against it as against the range
-    // (trailing alignment): no more dimensions than a point.
-    let point_rank = branch.nodes[r].ty.shape.len().checked_sub(1)?;
-    let map = if members.len() == 1 {
+    let mut lift = leaf?;
+    // A reduction's operand, and exactly the einsum's operands with the
+    // summed label, run over the range.
+    match &contraction {
+        None => {
+            if !ranged_nodes[roots[0]] {
+                return None;
+            }
+        }
+        Some((spec, label)) => {
+            for (labels, &operand) in spec.operands.iter().zip(&roots) {
+                if labels.contains(label) != ranged_nodes[operand] {
+                    return None;
+                }
+            }
+        }
+    }
+    let map = if members.len() == 1 && contraction.is_none() {
         None
     } else {
+        let position = |a: usize| members.iter().position(|&m| m == a).expect("operands are members");
         let mut nodes = Vec::new();
         for &n in &members {
             let node = &branch.nodes[n];
-            let position = |a: usize| members.iter().position(|&m| m == a).expect("operands are members");
             let (kind, shape) = match &node.kind {
                 NodeKind::ReadRange { source, .. } => {
-                    let index = AffineMap { num_dims: 0, num_symbols: 0, results: Vec::new() };
-                    (NodeKind::Read { source: *source, index }, node.ty.shape[1..].to_vec())
+                    // (In a map, the point of the range.)
+                    let point = NodeKind::ReadRange { source: *source, lower: vec![], upper: vec![], caps: vec![] };
+                    (point, node.ty.shape[1..].to_vec())
                 }
-                NodeKind::Constant { .. } if node.ty.shape.len() > point_rank => return None,
-                NodeKind::Constant { .. } => (node.kind.clone(), node.ty.shape.clone()),
+                NodeKind::Constant { .. } | NodeKind::Read { .. } => (node.kind.clone(), node.ty.shape.clone()),
                 other if ranged_nodes[n] => (renumbered(other, position), node.ty.shape[1..].to_vec()),
                 other => (renumbered(other, position), node.ty.shape.clone()),
             };
             nodes.push((kind, PointType { shape, element: node.ty.element }));
+        }
+        if let Some((spec, label)) = &contraction {
+            // The einsum of the points: the summed label dropped.
+            let operands = spec.operands.iter().map(|labels| labels.iter().filter(|c| *c != label).copied().collect());
+            let per_point = Einsum { operands: operands.collect(), result: spec.result.clone() };
+            let operands = roots.iter().map(|&a| position(a)).collect();
+            nodes.push((NodeKind::Einsum(per_point, operands), branch.nodes[k].ty.clone()));
         }
         Some(PointMap { nodes })
     };
@@ -381,7 +443,12 @@ fn recurrence<'c>(
             .iter()
             .map(|(kind, ty)| {
                 let kind = match kind {
-                    NodeKind::Read { source, .. } => NodeKind::Read { source: *source, index: identity(0) },
+                    NodeKind::ReadRange { source, .. } => NodeKind::Read { source: *source, index: identity(0) },
+                    // (An input's point, the same everywhere.)
+                    NodeKind::Read { source, index } => NodeKind::Read {
+                        source: *source,
+                        index: AffineMap { num_dims: n, num_symbols: symbols, results: index.results.clone() },
+                    },
                     other => renumbered(other, |a| a + 1),
                 };
                 Node { kind, ty: ty.clone(), location }

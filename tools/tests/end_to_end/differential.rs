@@ -377,7 +377,8 @@ fn count_generated(f: impl Fn(&mut tempo_passes::program::Program) -> bool) -> u
     (0..200)
         .filter(|&seed| {
             let source = GeneralGenerator::program(seed);
-            let module = melior::ir::Module::parse(&context, &source).expect("generated programs parse");
+            let module = melior::ir::Module::parse(&context, &source)
+                .unwrap_or_else(|| panic!("generated programs parse; this one does not:\n{source}"));
             tempo_passes::program::Program::from_module(module.as_operation().into()).is_ok_and(|mut p| f(&mut p))
         })
         .count()
@@ -414,8 +415,8 @@ fn generated_programs_exercise_incrementalization() {
         tempo_passes::temporal_lift_recurrences::lift_recurrences(program, false);
         program.tensors.iter().any(|t| t.name.contains("_mapped_"))
     });
-    eprintln!("{mapped} of 200 lift a reduction of an expression");
-    assert!(mapped >= 5, "only {mapped} of 200 generated programs lift a reduction of an expression");
+    eprintln!("{mapped} of 200 lift a reduction of an expression or a contraction");
+    assert!(mapped >= 10, "only {mapped} of 200 generated programs lift a reduction of an expression");
 }
 
 /// NVIDIA's ptxas, where `tools/setup-cuda.sh` installs it.

@@ -446,9 +446,10 @@ impl GeneralGenerator {
                             "reshaped",
                             "attention",
                             "mapped",
+                            "contracted",
                         ]
                     } else {
-                        &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped", "mapped"]
+                        &["reduce_sum", "reduce_max", "argmax", "cumsum", "reshaped", "mapped", "contracted"]
                     };
                     let mut op = *ops.choose(&mut g.rng).expect("non-empty");
                     if op == "attention" && g.shape.is_empty() {
@@ -566,6 +567,28 @@ impl GeneralGenerator {
                                 "  {v} = \"temporal.{reduce}\"({m}) {{axis = 0 : i64}} : ({range_type}) -> {}",
                                 g.point
                             );
+                        }
+                        "contracted" => {
+                            // An einsum summing the range's label: of the
+                            // range times itself, or times a constant point
+                            // (two operands: the dialect's variadic operand
+                            // takes one type); lifted as a recurrence of the
+                            // einsum of points.
+                            let labels: String = ('a'..='z').filter(|c| *c != 'n').take(g.shape.len()).collect();
+                            if g.rng.random_bool(0.5) {
+                                let _ = writeln!(
+                                    body,
+                                    "  {v} = \"temporal.einsum\"({range}, {range}) {{spec = \"n{labels},n{labels}->{labels}\"}} : ({range_type}, {range_type}) -> {}",
+                                    g.point
+                                );
+                            } else {
+                                let c = g.constant(body);
+                                let _ = writeln!(
+                                    body,
+                                    "  {v} = \"temporal.einsum\"({range}, {c}) {{spec = \"n{labels},{labels}->{labels}\"}} : ({range_type}, {}) -> {}",
+                                    g.point, g.point
+                                );
+                            }
                         }
                         "argmax" => {
                             // Index of the maximum, cast back to the point's element type.
