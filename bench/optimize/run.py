@@ -29,6 +29,14 @@ measures temporal-tile-ranges: a causal-attention decode at -O2 (softmax
 over the whole range), at -O3 (attention in static blocks of 64 with a
 running maximum and sum) and at -O3 without the pass; results in
 tiling.json, tiling.md and tiling.png.
+
+    bench/.venv/bin/python bench/optimize/run.py --incrementalization [--repeat N]
+
+measures the incrementalization of temporal-lift-recurrences: a loss over
+a whole trajectory (trajectory_loss.mlir) and a gradient accumulation
+(gradient_accumulation.mlir) at T = 1,000 to 100,000, peak store bytes and
+time per step at -O2 and without the pass; results in
+incrementalization.json, incrementalization.md and incrementalization.png.
 """
 
 import argparse
@@ -317,6 +325,78 @@ def tiling(args):
     fig.savefig(os.path.join(HERE, "tiling.png"), dpi=110)
 
 
+INCREMENTALIZATION = [("-O2", []), ("without temporal-lift-recurrences", ["temporal-lift-recurrences"])]
+
+
+def peak_bytes(program, steps, disabled):
+    """Peak bytes of live stores of one run (`--stats`)."""
+    command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--seed", "1", "--format", "none", "--stats"]
+    for p in disabled:
+        command += ["--disable-pass", p]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stderr
+    return int(re.search(r"peak bytes of live stores: ([0-9]+)", out).group(1))
+
+
+def incrementalization(args):
+    """A loss over a whole trajectory and a gradient accumulation, read
+    after the loop: peak store bytes and time per step with the reductions
+    incrementalized (-O2) and not (the pass left out), interleaved."""
+    rows = []
+    for title, file in [
+        ("trajectory loss (256 wide)", "trajectory_loss.mlir"),
+        ("gradient accumulation (64 x 32)", "gradient_accumulation.mlir"),
+    ]:
+        program = os.path.join(HERE, file)
+        for steps in [1000, 10000, 100000]:
+            configs = [(name, [], disabled) for name, disabled in INCREMENTALIZATION]
+            samples, loads = interleaved(
+                configs, args.repeat, lambda _, disabled: run_one(program, {}, steps, disabled, args.threads)
+            )
+            for name, disabled in INCREMENTALIZATION:
+                ms = statistics.median(samples[name]) / steps
+                peak = peak_bytes(program, steps, disabled)
+                rows.append(dict(program=title, config=name, T=steps, ms_per_step=ms, peak_bytes=peak,
+                                 load=statistics.median(loads)))
+                print(f"{title:34} T={steps:6} {name:36} {ms * 1e3:8.3f} us/step  peak {peak:>12} bytes")
+    save_rows("incrementalization.json", args, rows)
+    lines = [
+        f"Whole-range reductions read after their loop, median over {args.repeat} interleaved rounds, "
+        f"{args.threads} threads (load average {statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs): "
+        "peak bytes of live stores and microseconds per step; the ratio is without the pass over -O2.",
+        "",
+        "| program | T | peak bytes -O2 | peak bytes without | us/step -O2 | us/step without (ratio) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for title in dict.fromkeys(r["program"] for r in rows):
+        for steps in sorted({r["T"] for r in rows if r["program"] == title}):
+            cell = {r["config"]: r for r in rows if r["program"] == title and r["T"] == steps}
+            on, off = cell["-O2"], cell["without temporal-lift-recurrences"]
+            lines.append(
+                f"| {title} | {steps} | {on['peak_bytes']:,} | {off['peak_bytes']:,} ({off['peak_bytes'] / on['peak_bytes']:.0f}x) "
+                f"| {on['ms_per_step'] * 1e3:.3f} | {off['ms_per_step'] * 1e3:.3f} ({off['ms_per_step'] / on['ms_per_step']:.2f}x) |"
+            )
+    with open(os.path.join(HERE, "incrementalization.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for title in dict.fromkeys(r["program"] for r in rows):
+        for name, _ in INCREMENTALIZATION:
+            points = sorted((r["T"], r["peak_bytes"]) for r in rows if r["program"] == title and r["config"] == name)
+            ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=f"{title}, {name}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("T (steps)")
+    ax.set_ylabel("peak bytes of live stores")
+    ax.set_title("incrementalized whole-range reductions", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "incrementalization.png"), dpi=110)
+
+
 def redraw():
     """Writes the table and plot again from results.json."""
     with open(os.path.join(HERE, "results.json")) as f:
@@ -335,6 +415,12 @@ if __name__ == "__main__":
         parser.add_argument("--repeat", type=int, default=3)
         parser.add_argument("--threads", type=int, default=2)
         tiling(parser.parse_args())
+    elif "--incrementalization" in os.sys.argv:
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--incrementalization", action="store_true")
+        parser.add_argument("--repeat", type=int, default=3)
+        parser.add_argument("--threads", type=int, default=2)
+        incrementalization(parser.parse_args())
     elif "--vectorization" in os.sys.argv:
         parser = argparse.ArgumentParser()
         parser.add_argument("--vectorization", action="store_true")
