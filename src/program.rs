@@ -627,7 +627,7 @@ impl Runner<'_> {
     /// Runs on an NVIDIA GPU (`sm_90`) instead of the CPU: an error where
     /// there is no CUDA driver or device.
     pub fn on_gpu(mut self) -> Self {
-        self.target = tempo_runtime::Target::Cuda { chip: 90 };
+        self.target = tempo_runtime::Target::cuda(90);
         self
     }
 

@@ -69,6 +69,14 @@ pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, scf-
      func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
      convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-place-memory";
 
+/// The threads per block of the mapped loops' kernels by default.
+pub const DEFAULT_THREADS_PER_BLOCK: u32 = 256;
+
+/// [`LOOPS_TO_GPU`] with `threads` threads per block (1 to 1024).
+pub fn loops_to_gpu(threads: u32) -> String {
+    LOOPS_TO_GPU.replace("parallel-loop-tile-sizes=256", &format!("parallel-loop-tile-sizes={threads}"))
+}
+
 /// The default GPU architecture of the CUDA target.
 pub const DEFAULT_CHIP: &str = "sm_90";
 
@@ -88,10 +96,12 @@ pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-af
      expand-strided-metadata, lower-affine, convert-math-to-libm, gpu-to-llvm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// The whole CUDA pipeline: the temporal program to host code in the LLVM
-/// dialect with its kernels as PTX for `chip`.
-pub fn temporal_to_cuda(chip: &str, libdevice: Option<&str>) -> String {
+/// dialect with its kernels as PTX for `chip`, the mapped loops' kernels
+/// with `threads_per_block` threads per block.
+pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&str>) -> String {
     format!(
-        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {LOOPS_TO_GPU}, {}, {GPU_HOST_TO_LLVM}",
+        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
+        loops_to_gpu(threads_per_block),
         gpu_to_ptx(chip, libdevice)
     )
 }
@@ -155,7 +165,8 @@ pub fn registry() -> PassRegistry {
         LOOPS_TO_GPU,
     );
     static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let cuda = CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, find_libdevice().as_deref()));
+    let cuda =
+        CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref()));
     registry.add_pipeline(
         "temporal-to-cuda",
         "The whole CUDA pipeline for sm_90: host code in the LLVM dialect launching kernels held as PTX (gpu.binary), libdevice linked when found",

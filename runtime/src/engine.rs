@@ -59,7 +59,9 @@ pub enum Target {
     Cpu,
     /// An NVIDIA GPU: kernels as PTX for this architecture (`sm_90`),
     /// launched from host loops (`tempo_lowering::temporal_to_cuda`).
-    Cuda { chip: u32 },
+    /// The kernels of mapped loops run `threads_per_block` threads per
+    /// block ([`Target::cuda`]: 256).
+    Cuda { chip: u32, threads_per_block: u32 },
     /// The CUDA target's lowering run on the CPU: the same loops, one-point
     /// kernels and fused parallel loops, each future kernel a parallel loop
     /// (OpenMP threads) instead of a launch
@@ -67,6 +69,14 @@ pub enum Target {
     /// against the interpreter on machines without a GPU. Products that
     /// take the shared-memory kernel (16 rows or more) are refused.
     GpuLoopsOnCpu,
+}
+
+impl Target {
+    /// The CUDA target for `chip` (`sm_90` is 90) with the default threads
+    /// per block.
+    pub fn cuda(chip: u32) -> Target {
+        Target::Cuda { chip, threads_per_block: tempo_lowering::DEFAULT_THREADS_PER_BLOCK }
+    }
 }
 
 /// Which temporal-level optimizations run
@@ -417,7 +427,9 @@ pub fn run_module_timed(
     let threads = if openmp { options.threads } else { 1 };
     let text = match options.target {
         Target::Cpu => tempo_lowering::temporal_to_llvm(options.fast_math, threads),
-        Target::Cuda { chip } => tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), Some(&libdevice()?)),
+        Target::Cuda { chip, threads_per_block } => {
+            tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))
+        }
         Target::GpuLoopsOnCpu => {
             let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
             run_pipeline(context, module, &loops, &options.source_name, "compilation failed")?;
@@ -565,7 +577,11 @@ pub fn emit_ptx(
     if !text.is_empty() {
         run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
     }
-    let pipeline = tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), Some(&libdevice()?));
+    let threads_per_block = match options.target {
+        Target::Cuda { threads_per_block, .. } => threads_per_block,
+        _ => tempo_lowering::DEFAULT_THREADS_PER_BLOCK,
+    };
+    let pipeline = tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?));
     run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed")?;
     let kernels = tempo_lowering::ptx::kernels(module.as_operation());
     std::fs::create_dir_all(directory)

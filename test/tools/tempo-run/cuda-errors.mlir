@@ -3,6 +3,8 @@
 // still works there (no GPU needed). Bad options are refused up front.
 // RUN: not tempo-run %examples/rnn.mlir --target cuda --gpu-arch sm_9 2>&1 | FileCheck %s --check-prefix=ARCH
 // ARCH: tempo-run: error: --gpu-arch: 'sm_9' is not a GPU architecture like sm_90
+// RUN: not tempo-run %examples/rnn.mlir --target cuda --gpu-block 0 2>&1 | FileCheck %s --check-prefix=BLOCK
+// BLOCK: tempo-run: error: --gpu-block: 0 threads per block is outside 1..1024
 // RUN: not tempo-run %examples/rnn.mlir --emit-ptx %t 2>&1 | FileCheck %s --check-prefix=EMIT
 // EMIT: tempo-run: error: --emit-ptx needs --target cuda
 // RUN: env TEMPO_LIBDEVICE=%t/none.bc not tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --target cuda 2>&1 | FileCheck %s --check-prefix=LIBDEVICE

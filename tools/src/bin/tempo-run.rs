@@ -83,6 +83,10 @@ struct Cli {
     /// GPU architecture of the CUDA target, e.g. `sm_90`.
     #[arg(long, default_value = "sm_90", value_name = "ARCH")]
     gpu_arch: String,
+    /// CUDA target: threads per block of the kernels of mapped loops
+    /// (1 to 1024; a multiple of 32, the warp size, uses every lane).
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    gpu_block: u32,
     /// CUDA target: write each kernel's PTX into DIR and stop after
     /// compiling (no GPU needed).
     #[arg(long, value_name = "DIR")]
@@ -136,7 +140,10 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
                 .and_then(|n| n.parse::<u32>().ok())
                 .filter(|n| (50..=200).contains(n))
                 .ok_or_else(|| format!("--gpu-arch: '{}' is not a GPU architecture like sm_90", cli.gpu_arch))?;
-            Target::Cuda { chip }
+            if !(1..=1024).contains(&cli.gpu_block) {
+                return Err(format!("--gpu-block: {} threads per block is outside 1..1024", cli.gpu_block));
+            }
+            Target::Cuda { chip, threads_per_block: cli.gpu_block }
         }
     };
     Ok(RunOptions {
@@ -176,7 +183,7 @@ fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let (Some(directory), Target::Cuda { chip }) = (&cli.emit_ptx, options.target) {
+    if let (Some(directory), Target::Cuda { chip, .. }) = (&cli.emit_ptx, options.target) {
         return match emit_ptx(&context, &mut module, &options, chip, directory) {
             Ok(count) => {
                 eprintln!("tempo-run: {count} kernels written to {directory}");

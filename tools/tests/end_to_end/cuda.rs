@@ -24,15 +24,16 @@ fn dry_run(source: &str, bounds: &[(&str, i64)]) -> cuda::DryRun {
 
 /// A dry run, with where its buffers went.
 fn dry_run_with_memory(source: &str, bounds: &[(&str, i64)]) -> (cuda::DryRun, DeviceMemory) {
+    dry_run_on(source, bounds, Target::cuda(90))
+}
+
+/// A dry run for `target`.
+fn dry_run_on(source: &str, bounds: &[(&str, i64)], target: Target) -> (cuda::DryRun, DeviceMemory) {
     let _one = DRY.lock().unwrap_or_else(|e| e.into_inner());
     let context = context();
     let mut module = Module::parse(&context, source).expect("program parses");
     cuda::set_dry_run(true);
-    let run = run_module_timed(
-        &context,
-        &mut module,
-        &RunOptions { target: Target::Cuda { chip: 90 }, ..options(bounds, vec![], Some(1)) },
-    );
+    let run = run_module_timed(&context, &mut module, &RunOptions { target, ..options(bounds, vec![], Some(1)) });
     let record = cuda::dry_run_record().expect("dry run on");
     cuda::set_dry_run(false);
     let (_, report) = run.expect("the host code of a CUDA run completes");
@@ -57,6 +58,16 @@ fn rnn_host_code_loads_its_kernels_and_launches_them_every_step() {
         assert_eq!(grid, &[1, 1, 1], "4 points fit one block");
         assert!(*parameters > 0);
     }
+}
+
+#[test]
+fn threads_per_block_is_an_option() {
+    // 64 threads per block instead of 256: the 4 points of each RNN loop
+    // still fit one block, of 64 threads.
+    let target = Target::Cuda { chip: 90, threads_per_block: 64 };
+    let (record, _) = dry_run_on(&example("rnn.mlir"), &[("T", 5)], target);
+    assert_eq!(record.launches.len(), 10);
+    assert!(record.launches.iter().all(|(grid, block, _)| grid == &[1, 1, 1] && block == &[64, 1, 1]));
 }
 
 #[test]
@@ -118,7 +129,7 @@ fn the_host_waits_for_the_kernels_before_each_external_call() {
     let context = context();
     let mut module = Module::parse(&context, &source).expect("program parses");
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut options = RunOptions { target: Target::Cuda { chip: 90 }, ..options(&[("T", 4)], vec![], Some(1)) };
+    let mut options = RunOptions { target: Target::cuda(90), ..options(&[("T", 4)], vec![], Some(1)) };
     let seen = calls.clone();
     options.externals.register("env_step", move |args| {
         seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
