@@ -445,6 +445,8 @@ impl GeneralGenerator {
                             "cumsum",
                             "reshaped",
                             "attention",
+                            // (Twice: attention keeps its share among the forms.)
+                            "attention",
                             "mapped",
                             "contracted",
                         ]
