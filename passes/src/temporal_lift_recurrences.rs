@@ -68,7 +68,7 @@ impl TempoPass for TemporalLiftRecurrences {
         "temporal-lift-recurrences"
     }
     fn summary(&self) -> &'static str {
-        "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes, and whole ranges read after their loop) by running recurrences P[t] = P[t-1] + x[t]"
+        "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes, and whole ranges read after their loop), of elementwise expressions of such ranges, and einsums summing only the range, by running recurrences P[t] = P[t-1] + x[t]"
     }
     fn options(&self) -> &'static [PassOption] {
         &[PassOption {
