@@ -85,25 +85,32 @@ fn check(source: &str, bound: i64, seed: u64) -> bool {
     check_both(source, &[("T", bound)], seed, source)
 }
 
+/// The bundled MLIR examples over one dimension `t < T`.
+const EXAMPLES_OVER_T: [&str; 9] = [
+    "counter.mlir",
+    "fibonacci.mlir",
+    "running_sum.mlir",
+    "rnn.mlir",
+    "returns.mlir",
+    "causal_attention.mlir",
+    "windowed_attention.mlir",
+    "suffix_sum.mlir",
+    "prefix_recurrence.mlir",
+];
+
+/// The bundled MLIR examples over two dimensions: the other one's bound.
+const EXAMPLES_OVER_T_AND: [(&str, &str); 3] =
+    [("batched_max.mlir", "B"), ("stacked_rnn.mlir", "L"), ("cumulative_sum.mlir", "")];
+
 #[test]
 fn examples_agree_with_the_interpreter() {
-    for name in [
-        "counter.mlir",
-        "fibonacci.mlir",
-        "running_sum.mlir",
-        "rnn.mlir",
-        "returns.mlir",
-        "causal_attention.mlir",
-        "windowed_attention.mlir",
-        "suffix_sum.mlir",
-        "prefix_recurrence.mlir",
-    ] {
+    for name in EXAMPLES_OVER_T {
         for bound in [0, 1, 2, 7, 30] {
             assert!(check(&example(name), bound, 3), "{name} with T={bound} failed both ways");
         }
     }
     // Examples over two dimensions.
-    for (name, other) in [("batched_max.mlir", "B"), ("stacked_rnn.mlir", "L"), ("cumulative_sum.mlir", "")] {
+    for (name, other) in EXAMPLES_OVER_T_AND {
         for (steps, size) in [(1, 1), (2, 3), (7, 1), (9, 4)] {
             let mut bounds = vec![("T", steps)];
             if !other.is_empty() {
@@ -276,30 +283,42 @@ fn random_general_programs_agree_with_the_interpreter() {
     assert!(succeeded * 10 >= count * 6, "only {succeeded} of {count} general programs ran");
 }
 
-/// Every program in `examples/corpus/` (first line `// bounds: T=9 B=3`)
-/// runs both ways with its bounds, and with each bound set to 1.
-#[test]
-fn corpus_directory_agrees_with_the_interpreter() {
+/// The programs of `examples/corpus/`, sorted by file name: name, text and
+/// the bounds of their first line (`// bounds: T=9 B=3`).
+fn corpus_directory() -> Vec<(String, String, Vec<(String, i64)>)> {
     let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> =
         std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
     files.sort();
-    assert!(!files.is_empty());
-    for path in files {
-        let source = std::fs::read_to_string(&path).expect("readable");
-        let name = path.display().to_string();
-        let header = source
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// bounds:"))
-            .unwrap_or_else(|| panic!("{name}: the first line must be `// bounds: NAME=VALUE ...`"));
-        let bounds: Vec<(String, i64)> = header
-            .split_whitespace()
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
-                (k.to_string(), v.parse().expect("an integer bound"))
-            })
-            .collect();
+    files
+        .into_iter()
+        .map(|path| {
+            let source = std::fs::read_to_string(&path).expect("readable");
+            let name = path.display().to_string();
+            let header = source
+                .lines()
+                .next()
+                .and_then(|l| l.strip_prefix("// bounds:"))
+                .unwrap_or_else(|| panic!("{name}: the first line must be `// bounds: NAME=VALUE ...`"));
+            let bounds = header
+                .split_whitespace()
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                    (k.to_string(), v.parse().expect("an integer bound"))
+                })
+                .collect();
+            (name, source, bounds)
+        })
+        .collect()
+}
+
+/// Every program in `examples/corpus/` (first line `// bounds: T=9 B=3`)
+/// runs both ways with its bounds, and with each bound set to 1.
+#[test]
+fn corpus_directory_agrees_with_the_interpreter() {
+    let programs = corpus_directory();
+    assert!(!programs.is_empty());
+    for (name, source, bounds) in programs {
         fn as_refs(b: &[(String, i64)]) -> Vec<(&str, i64)> {
             b.iter().map(|(k, v)| (k.as_str(), *v)).collect()
         }
@@ -345,24 +364,7 @@ fn optimization_variants_agree_with_the_interpreter() {
             check_optimized(&program, &[("T", t), ("B", b)], seed, &program, variant.clone());
         }
     }
-    let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> =
-        std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    for path in files {
-        let source = std::fs::read_to_string(&path).expect("readable");
-        let name = path.display().to_string();
-        let bounds: Vec<(String, i64)> = source
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// bounds:"))
-            .expect("a bounds line")
-            .split_whitespace()
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
-                (k.to_string(), v.parse().expect("an integer bound"))
-            })
-            .collect();
+    for (name, source, bounds) in corpus_directory() {
         let refs: Vec<(&str, i64)> = bounds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         for variant in &variants {
             assert!(check_optimized(&source, &refs, 1, &name, variant.clone()), "{name} must run");
@@ -521,50 +523,24 @@ fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usi
 #[test]
 fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
     let mut outcomes = Vec::new();
-    for name in [
-        "counter.mlir",
-        "fibonacci.mlir",
-        "running_sum.mlir",
-        "rnn.mlir",
-        "returns.mlir",
-        "causal_attention.mlir",
-        "windowed_attention.mlir",
-        "suffix_sum.mlir",
-        "prefix_recurrence.mlir",
-    ] {
+    for name in EXAMPLES_OVER_T {
         for bound in [0, 1, 7] {
             outcomes.push(check_gpu_loops(&example(name), &[("T", bound)], 3, 1, name));
         }
     }
-    for (name, other) in [("batched_max.mlir", "B"), ("stacked_rnn.mlir", "L"), ("cumulative_sum.mlir", "")] {
+    for (name, other) in EXAMPLES_OVER_T_AND {
         let mut bounds = vec![("T", 5)];
         if !other.is_empty() {
             bounds.push((other, 3));
         }
         outcomes.push(check_gpu_loops(&example(name), &bounds, 3, 2, name));
     }
-    let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<_> =
-        std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    for path in files {
-        let source = std::fs::read_to_string(&path).expect("readable");
-        let bounds: Vec<(String, i64)> = source
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("// bounds:"))
-            .expect("a bounds line")
-            .split_whitespace()
-            .map(|kv| {
-                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
-                (k.to_string(), v.parse().expect("an integer bound"))
-            })
-            .collect();
+    for (name, source, bounds) in corpus_directory() {
         let bounds: Vec<(&str, i64)> = bounds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
         // (One thread: the per-row buffers of tiled attention are allocas,
         // which an OpenMP loop body of several blocks cannot hold.)
-        let outcome = check_gpu_loops(&source, &bounds, 1, 1, &path.display().to_string());
-        assert_ne!(outcome, GpuLoopsOutcome::BothFailed, "{} must run", path.display());
+        let outcome = check_gpu_loops(&source, &bounds, 1, 1, &name);
+        assert_ne!(outcome, GpuLoopsOutcome::BothFailed, "{name} must run");
         outcomes.push(outcome);
     }
     let count: u64 = std::env::var("TEMPO_GPU_LOOPS_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
