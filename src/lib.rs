@@ -29,7 +29,7 @@ pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32
 pub use index::{Cond, Index};
 pub use program::{Dim, Error, Program, Runner, Tensor, TensorId};
 pub use tempo_passes::program::{DYNAMIC, ElementType, PointType};
-pub use tempo_runtime::{Data, HostArray, MemoryReport, RunReport, StoreReport};
+pub use tempo_runtime::{Data, HostArray, MemoryReport, RunReport, StoreReport, Target};
 
 #[cfg(test)]
 mod tests {

@@ -630,6 +630,13 @@ impl Runner<'_> {
         self.target = tempo_runtime::Target::cuda(90);
         self
     }
+    /// Runs on `target`: another GPU architecture or block size
+    /// (`Target::Cuda { chip: 80, threads_per_block: 128 }`), or the GPU
+    /// lowering's loops on the CPU (`Target::GpuLoopsOnCpu`).
+    pub fn target(mut self, target: tempo_runtime::Target) -> Self {
+        self.target = target;
+        self
+    }
 
     fn options(&self) -> RunOptions {
         RunOptions {

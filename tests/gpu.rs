@@ -3,7 +3,7 @@
 //! the reference interpreter; elsewhere the run must fail with the
 //! runtime's error naming what is missing, not crash.
 
-use tempo::{Cond, Program, f32s};
+use tempo::{Cond, Program, Target, f32s};
 
 fn rnn() -> Program {
     let mut p = Program::new();
@@ -37,4 +37,14 @@ fn gpu_runs_agree_with_the_interpreter_or_say_there_is_no_gpu() {
         let error = on_gpu.expect_err("no CUDA device, so the GPU run must fail").to_string();
         assert!(error.contains("--target cuda:"), "unexpected error: {error}");
     }
+}
+
+#[test]
+fn the_gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
+    // Every machine: the CUDA target's loops (kernels of one point for
+    // single values, fused and flattened parallel loops) run on the CPU.
+    let p = rnn();
+    let loops = p.runner().bound("T", 12).seed(5).target(Target::GpuLoopsOnCpu).run().unwrap();
+    let interpreted = p.runner().bound("T", 12).seed(5).interpret().unwrap();
+    assert_eq!(loops[0].data, interpreted[0].data, "bit-exact: the same sums in the same order");
 }
