@@ -39,6 +39,7 @@ mod contractions;
 mod elementwise;
 mod external_call;
 mod gpu_matmul;
+mod gpu_reduction;
 mod movement;
 mod random;
 mod reads;
@@ -180,6 +181,9 @@ struct Emitter<'p, 'c> {
     /// For a dynamic size (the SSA name of a range read's length), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<String, String>,
+    /// Lengths of range reads capped only by a bound (ranges that grow with
+    /// a dimension, as a prefix does), not by a static width.
+    growing_lengths: std::collections::HashSet<String>,
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
@@ -196,6 +200,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             parallel: false,
             gpu: false,
             size_caps: HashMap::new(),
+            growing_lengths: std::collections::HashSet::new(),
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))

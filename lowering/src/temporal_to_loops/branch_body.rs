@@ -309,8 +309,17 @@ impl Emitter<'_, '_> {
                     // point), so that host code never touches the data of
                     // stores, which can then live in device memory. External
                     // calls run on the host; tiled attention has its own loop.
+                    // (Nor do reductions over growing ranges, which run in
+                    // two stages of parallel loops: `gpu_reduction`.)
+                    let split = match kind {
+                        NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
+                            self.gpu_split_applies(&views[*a], *axis).is_some()
+                        }
+                        _ => false,
+                    };
                     let single = self.gpu
                         && node.ty.shape.is_empty()
+                        && !split
                         && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
                     let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
                     let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();

@@ -100,7 +100,10 @@ impl Emitter<'_, '_> {
                     let _ = writeln!(self.entry, "    {m} = arith.minsi {c}, {bound} : index");
                     m
                 }
-                None => bound.clone(),
+                None => {
+                    self.growing_lengths.insert(len.clone());
+                    bound.clone()
+                }
             };
             self.size_caps.insert(len.clone(), cap);
             offsets.push(lo);

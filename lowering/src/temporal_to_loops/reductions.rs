@@ -20,6 +20,9 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
+        if self.gpu_split_reduce(kind, input, axis, target, ty, chain, indent, out) {
+            return;
+        }
         let e = ty.element.mlir();
         let init = match kind {
             ReduceKind::Max => lowest_literal(ty.element),

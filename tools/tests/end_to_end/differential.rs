@@ -508,7 +508,16 @@ fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usi
             GpuLoopsOutcome::Agreed
         }
         (Err(c), _) if c.iter().any(|line| line.contains("shared-memory matrix kernel")) => GpuLoopsOutcome::NeedsGpu,
-        (Err(_), Err(_)) => GpuLoopsOutcome::BothFailed,
+        (Err(c), Err(i)) => {
+            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
+                eprintln!(
+                    "both failed (seed {seed}):\n  GPU loops: {}\n  interpreted: {}",
+                    c.join(" | "),
+                    i.join(" | ")
+                );
+            }
+            GpuLoopsOutcome::BothFailed
+        }
         _ => panic!(
             "only one side failed ({bounds:?}, seed={seed}, GPU lowering on the CPU):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
         ),
@@ -527,6 +536,12 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
         for bound in [0, 1, 7] {
             outcomes.push(check_gpu_loops(&example(name), &[("T", bound)], 3, 1, name));
         }
+    }
+    // Long prefixes: the softmax's reductions over them run in two stages
+    // (chunks of 128, then the chunks), the sums associated by chunks.
+    for bound in [300, 1000] {
+        let name = "causal_attention.mlir";
+        assert_eq!(check_gpu_loops(&example(name), &[("T", bound)], 3, 2, name), GpuLoopsOutcome::Agreed);
     }
     for (name, other) in EXAMPLES_OVER_T_AND {
         let mut bounds = vec![("T", 5)];
