@@ -36,6 +36,20 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         let (ra, rb) = (a.sizes.len(), b.sizes.len());
+        // (For the GPU, a product summing a growing range, in two stages:
+        // the same sums as the einsum of these labels.)
+        let labels = match (ra, rb) {
+            (1, 2) => Some((vec!['k'], vec!['k', 'n'], vec!['n'])),
+            (2, 1) => Some((vec!['m', 'k'], vec!['k'], vec!['m'])),
+            (2, 2) => Some((vec!['m', 'k'], vec!['k', 'n'], vec!['m', 'n'])),
+            _ => None,
+        };
+        if let Some((la, lb, result)) = labels {
+            let spec = tempo_passes::program::Einsum { operands: vec![la, lb], result };
+            if self.gpu_split_einsum(&spec, &[a, b], target, element, indent, out) {
+                return;
+            }
+        }
         let one_batch = ra == 3 && rb == 3 && (a.sizes[0] == b.sizes[0] || (a.sizes[0] != "1" && b.sizes[0] != "1"));
         if matches!((ra, rb), (2, 2) | (1, 2) | (2, 1)) || one_batch {
             self.matmul_kernel(a, b, target, element, indent, out);
@@ -154,6 +168,10 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
+        // (For the GPU, a sum over a growing range in two stages.)
+        if self.gpu_split_einsum(spec, inputs, target, element, indent, out) {
+            return;
+        }
         if element.is_float()
             && let Some((pa, pb)) = matmul_permutations(spec)
         {

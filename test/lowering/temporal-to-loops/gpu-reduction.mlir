@@ -1,6 +1,7 @@
 // For the GPU, a reduction over a range that grows with a dimension (the
 // softmax's maximum and sum over the prefix of causal attention: one
-// result, a long axis) runs in two stages of parallel loops: a thread per
+// result, a long axis; the product of the weights and the values, summing
+// the prefix: four results) runs in two stages of parallel loops: a thread per
 // chunk of 128 elements reduces its chunk in order into a buffer of
 // partial results (allocated once for the longest range), then a thread per
 // result combines the chunks in order. A window's reductions (length capped
@@ -35,6 +36,14 @@
 // CHECK: arith.addf
 // CHECK: scf.parallel
 // CHECK: arith.addf
+// The weighted sum of the values (weights[0:t+1] times values[0:t+1, 4]):
+// a thread per column and chunk, the products added in order, then a
+// thread per column over the chunks.
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%c4{{.*}}, %{{.*}}) step
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4{{.*}}) step
 
 // WINDOW-NOT: arith.ceildivui
 // WINDOW: linalg.generic {{.*}}iterator_types = ["reduction"]
