@@ -38,6 +38,7 @@ mod branch_body;
 mod contractions;
 mod elementwise;
 mod external_call;
+mod gpu_attention;
 mod gpu_matmul;
 mod gpu_reduction;
 mod movement;

@@ -26,7 +26,9 @@
 //! For the GPU (`gpu=true`), the rows are one `scf.parallel` loop (a
 //! thread per row once `lower-loops-to-gpu` maps it, a loop of one for a
 //! single row) with the buffers `memref.alloca`s of its body, and the dot
-//! products and accumulations scalar loops. With `parallel` (CPU threads),
+//! products and accumulations scalar loops; over a range that grows with a
+//! dimension, the loop also runs over chunks of the range, combined per
+//! row afterwards (`gpu_attention`). With `parallel` (CPU threads),
 //! several rows are one `scf.parallel` loop the same way (OpenMP spreads
 //! them over the threads), keeping the vector code.
 //!
@@ -105,6 +107,15 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {length}, %zero_index : index");
         let blocks = self.fresh("blocks");
         let _ = writeln!(out, "{indent}{blocks} = arith.ceildivui {length}, {block_size} : index");
+        // For the GPU, over a range that grows with a dimension: the range
+        // split into chunks of blocks, a thread per row and chunk, combined
+        // per row afterwards (see `combine_chunks`).
+        let chunking = match self.growing_cap(&size_of(n)) {
+            Some(cap) if self.gpu => {
+                Some(self.attention_chunks(cap, block, row_count, &extra_shape, e, &blocks, indent, out))
+            }
+            _ => None,
+        };
 
         // Loops over the rows: in parallel, one parallel loop (on the GPU a
         // thread per row once mapped, a single row a loop of one; on the CPU
@@ -112,7 +123,10 @@ impl Emitter<'_, '_> {
         let row_sizes: Vec<String> = rows.iter().map(|&c| size_of(c)).collect();
         let order: Vec<usize> = (0..rows.len()).collect();
         let nest = if parallel_rows {
-            let sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.clone() };
+            let mut sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.clone() };
+            if let Some(chunks) = &chunking {
+                sizes.push(chunks.count.clone());
+            }
             self.open_parallel_loop(&sizes, indent, out)
         } else {
             self.open_loops(&row_sizes, &order, indent, out)
@@ -166,9 +180,21 @@ impl Emitter<'_, '_> {
 
         // The loop over blocks, carrying the maximum and the sum.
         let (b, m, l, done) = (self.fresh("b"), self.fresh("m"), self.fresh("l"), self.fresh("run"));
+        // (A chunk's blocks only, where the range is chunked.)
+        let (first_block, end_block) = match &chunking {
+            None => (zero_index.clone(), blocks.clone()),
+            Some(chunks) => {
+                let chunk = nest.ivs.last().expect("the chunk's loop").clone();
+                let (lo, up, hi) = (self.fresh("b"), self.fresh("b"), self.fresh("b"));
+                let _ = writeln!(out, "{inner}{lo} = arith.muli {chunk}, {} : index", chunks.blocks_per_chunk);
+                let _ = writeln!(out, "{inner}{up} = arith.addi {lo}, {} : index", chunks.blocks_per_chunk);
+                let _ = writeln!(out, "{inner}{hi} = arith.minui {up}, {blocks} : index");
+                (lo, hi)
+            }
+        };
         let _ = writeln!(
             out,
-            "{inner}{done}:2 = scf.for {b} = {zero_index} to {blocks} step {one} iter_args({m} = {lowest}, {l} = {zero}) -> ({e}, {e}) {{"
+            "{inner}{done}:2 = scf.for {b} = {first_block} to {end_block} step {one} iter_args({m} = {lowest}, {l} = {zero}) -> ({e}, {e}) {{"
         );
         let body = format!("{inner}  ");
         let (start, rest, len) = (self.fresh("start"), self.fresh("rest"), self.fresh("len"));
@@ -268,6 +294,44 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{body}scf.yield {new_max}, {block_sum} : {e}, {e}");
         let _ = writeln!(out, "{inner}}}");
         ivs.pop();
+
+        if let Some(chunks) = chunking {
+            // The chunk's maximum, sum and accumulator, for the combination.
+            let chunk = nest.ivs.last().expect("the chunk's loop").clone();
+            let position = self.row_position(&rows, &nest.ivs, &static_size, &inner, out);
+            let (pm, pl, pacc) = (&chunks.maxima, &chunks.sums, &chunks.accumulators);
+            let _ = writeln!(out, "{inner}memref.store {done}#0, {pm}[{position}, {chunk}] : {}", chunks.row_ty);
+            let _ = writeln!(out, "{inner}memref.store {done}#1, {pl}[{position}, {chunk}] : {}", chunks.row_ty);
+            let copy = self.open_loops(&extra_sizes, &extra_order, &inner, out);
+            let at = copy.ivs.join(", ");
+            let (a, to) = (
+                self.fresh("a"),
+                [position.as_str(), chunk.as_str()]
+                    .into_iter()
+                    .chain(copy.ivs.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            let _ = writeln!(out, "{}{a} = memref.load {acc}[{at}] : {acc_ty}", copy.inner);
+            let _ = writeln!(out, "{}memref.store {a}, {pacc}[{to}] : {}", copy.inner, chunks.acc_ty);
+            copy.close(out);
+            nest.close(out);
+            self.combine_chunks(
+                spec,
+                &chunks,
+                &rows,
+                &row_sizes,
+                &extra,
+                &extra_sizes,
+                &static_size,
+                (&lowest, &zero, &empty),
+                target,
+                e,
+                indent,
+                out,
+            );
+            return;
+        }
 
         // result = acc / l, in the result's label order.
         let store = self.open_loops(&extra_sizes, &extra_order, &inner, out);

@@ -47,7 +47,7 @@ impl Emitter<'_, '_> {
     }
 
     /// For the GPU, the cap of a range's length that grows with a dimension.
-    fn growing_cap(&self, length: &str) -> Option<String> {
+    pub(super) fn growing_cap(&self, length: &str) -> Option<String> {
         if !self.gpu || !self.growing_lengths.contains(length) {
             return None;
         }

@@ -21,17 +21,32 @@
 // CHECK: scf.yield %[[NEW]]
 // CHECK: arith.divf
 
-// For the GPU, the rows (the two queries) are one scf.parallel loop, a
-// thread per row once mapped, each with its own block of scores and
-// accumulator (allocas in the loop body), and no vector ops; the scale is
-// read in the kernel, not by host code.
+// For the GPU, over the prefix (a length that grows with t), the range is
+// split into chunks of 128 positions (64 blocks of 2): a thread per row
+// (the two queries) and chunk, each with its own block of scores and
+// accumulator (allocas in the loop body), no vector ops, the scale read in
+// the kernel, not by host code, running the blocks of its chunk and storing
+// its maximum, sum and accumulator; then a thread per row combines the
+// chunks rescaled to the row's maximum.
 // RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=gpu=true | FileCheck %s --check-prefix=GPU
-// GPU: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// GPU-DAG: %[[MAXIMA:.*]] = memref.alloc(%{{.*}}) : memref<2x?xf32>
+// GPU-DAG: %[[ACCS:.*]] = memref.alloc(%{{.*}}) : memref<2x?x2xf32>
+// GPU: %[[PER_CHUNK:.*]] = arith.constant 64 : index
+// GPU-NEXT: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %[[PER_CHUNK]] : index
+// GPU: scf.parallel (%[[ROW:.*]], %[[CHUNK:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[CHUNKS]]) step (%{{.*}}, %{{.*}}) {
 // GPU-NEXT: memref.load
 // GPU-NEXT: memref.alloca() : memref<2xf32>
 // GPU-NEXT: memref.alloca() : memref<2xf32>
 // GPU-NOT: vector.
+// GPU: arith.muli %[[CHUNK]], %[[PER_CHUNK]] : index
 // GPU: scf.for
+// GPU: memref.store %{{.*}}#0, %[[MAXIMA]][%{{.*}}, %[[CHUNK]]]
+// GPU: memref.store %{{.*}}, %[[ACCS]][%{{.*}}, %[[CHUNK]], %{{.*}}]
+// GPU: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// GPU: scf.for %{{.*}} = %{{.*}} to %[[CHUNKS]] step
+// GPU: arith.maximumf
+// GPU: math.exp
+// GPU: arith.divf
 
 // With CPU threads (parallel=true), the two rows are one scf.parallel loop
 // too, each working in its slice of buffers with a leading row dimension

@@ -543,6 +543,15 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
         let name = "causal_attention.mlir";
         assert_eq!(check_gpu_loops(&example(name), &[("T", bound)], 3, 2, name), GpuLoopsOutcome::Agreed);
     }
+    // Tiled attention (temporal.attention) over long prefixes: a thread per
+    // row and chunk of 128 positions, then the chunks combined per row.
+    let attention =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/corpus/attention_op.mlir"))
+            .expect("the corpus program");
+    for bound in [300, 1000] {
+        let outcome = check_gpu_loops(&attention, &[("T", bound), ("H", 2)], 3, 1, "attention_op.mlir");
+        assert_eq!(outcome, GpuLoopsOutcome::Agreed);
+    }
     // A GPT decode past one chunk: its softmax reductions and the weighted
     // sum of the values ("hqn,nhd->hqd") in two stages.
     let gpt = std::process::Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/release/examples/gpt"))
