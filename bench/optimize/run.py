@@ -406,26 +406,20 @@ def redraw():
     plot(saved["rows"])
 
 
+# The modes besides the main benchmark: flag -> function of the parsed
+# arguments (--repeat, --threads).
+MODES = {"--tiling": tiling, "--incrementalization": incrementalization, "--vectorization": vectorization}
+
+
 if __name__ == "__main__":
+    mode = next((m for m in MODES if m in os.sys.argv), None)
     if "--redraw" in os.sys.argv:
         redraw()
-    elif "--tiling" in os.sys.argv:
+    elif mode is not None:
         parser = argparse.ArgumentParser()
-        parser.add_argument("--tiling", action="store_true")
+        parser.add_argument(mode, action="store_true")
         parser.add_argument("--repeat", type=int, default=3)
         parser.add_argument("--threads", type=int, default=2)
-        tiling(parser.parse_args())
-    elif "--incrementalization" in os.sys.argv:
-        parser = argparse.ArgumentParser()
-        parser.add_argument("--incrementalization", action="store_true")
-        parser.add_argument("--repeat", type=int, default=3)
-        parser.add_argument("--threads", type=int, default=2)
-        incrementalization(parser.parse_args())
-    elif "--vectorization" in os.sys.argv:
-        parser = argparse.ArgumentParser()
-        parser.add_argument("--vectorization", action="store_true")
-        parser.add_argument("--repeat", type=int, default=3)
-        parser.add_argument("--threads", type=int, default=2)
-        vectorization(parser.parse_args())
+        MODES[mode](parser.parse_args())
     else:
         main()

@@ -236,31 +236,7 @@ impl TempoPass for GpuPlaceMemory {
 /// Adds `func.func private @name` of `signature` to the module `op` unless
 /// a symbol of that name is there.
 fn declare(op: OperationRef, name: &str, signature: &str) -> Result<(), String> {
-    let Some(body) = op.region(0).ok().and_then(|r| r.first_block()) else {
-        return Err("internal error: module without a body".into());
-    };
-    let quoted = format!("\"{name}\"");
-    let present = tempo_dialects::block_operations(body)
-        .iter()
-        .any(|o| o.attribute("sym_name").ok().map(|a| a.to_string()).as_deref() == Some(quoted.as_str()));
-    if present {
-        return Ok(());
-    }
-    let context = op.context();
-    let context = unsafe { context.to_ref() };
-    let text = format!("module {{\n  func.func private @{name}{signature}\n}}");
-    let parsed = melior::ir::Module::parse(context, &text).ok_or("internal error: a declaration does not parse")?;
-    for top in tempo_dialects::block_operations(parsed.body()) {
-        unsafe {
-            mlir_sys::mlirOperationRemoveFromParent(top.to_raw());
-            mlir_sys::mlirBlockInsertOwnedOperationBefore(
-                body.to_raw(),
-                body.first_operation().map_or(mlir_sys::MlirOperation { ptr: std::ptr::null_mut() }, |o| o.to_raw()),
-                top.to_raw(),
-            );
-        }
-    }
-    Ok(())
+    tempo_passes::splice::add_missing_symbols(op, &format!("module {{\n  func.func private @{name}{signature}\n}}"))
 }
 
 /// For a call of (or the declaration of) a block-store memory function
@@ -358,8 +334,7 @@ fn harmless_use(op: OperationRef) -> bool {
     match op.name().as_string_ref().as_str().unwrap_or("") {
         "memref.dealloc" | "memref.dim" => true,
         "func.call" => symbol_of(op, "callee").is_some_and(|callee| {
-            matches!(callee.as_str(), "mprotect" | "madvise" | "munmap" | "tempo_gpu_free")
-                || callee.starts_with("tempo_gpu_")
+            matches!(callee.as_str(), "mprotect" | "madvise" | "munmap") || callee.starts_with("tempo_gpu_")
         }),
         _ => false,
     }

@@ -65,16 +65,7 @@ impl TempoPass for LowerStoreToMemref {
         }]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let gpu = match options.get("gpu") {
-            None | Some("false") | Some("0") => false,
-            Some("true") | Some("1") => true,
-            Some(other) => {
-                return Err(vec![PassDiagnostic::new(
-                    op.location(),
-                    format!("option gpu takes true or false, got '{other}'"),
-                )]);
-            }
-        };
+        let gpu = options.flag("gpu").map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
         lower(op, gpu)
     }
 }

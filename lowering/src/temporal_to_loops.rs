@@ -95,14 +95,7 @@ impl TempoPass for LowerTemporalToLoops {
         ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let flag = |name: &str| match options.get(name) {
-            None | Some("false") | Some("0") => Ok(false),
-            Some("true") | Some("1") => Ok(true),
-            Some(other) => Err(vec![PassDiagnostic::new(
-                op.location(),
-                format!("option {name} takes true or false, got '{other}'"),
-            )]),
-        };
+        let flag = |name: &str| options.flag(name).map_err(|e| vec![PassDiagnostic::new(op.location(), e)]);
         let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
         let program = verify_program(op)?;
         if program.tensors.is_empty() {

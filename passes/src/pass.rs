@@ -27,6 +27,16 @@ impl PassOptions {
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0.get(name).map(String::as_str)
     }
+
+    /// A boolean option: absent, `false` or `0` is false, `true` or `1`
+    /// true; anything else an error naming the option.
+    pub fn flag(&self, name: &str) -> Result<bool, String> {
+        match self.get(name) {
+            None | Some("false") | Some("0") => Ok(false),
+            Some("true") | Some("1") => Ok(true),
+            Some(other) => Err(format!("option {name} takes true or false, got '{other}'")),
+        }
+    }
 }
 
 /// A pass written in Rust.

@@ -54,6 +54,51 @@ pub fn replace_module_body(
     Ok(())
 }
 
+/// Adds every top-level op of the module parsed from `text` (declarations,
+/// globals) to `module`, first, unless a symbol of that name is there.
+pub fn add_missing_symbols(module: OperationRef<'_, '_>, text: &str) -> Result<(), String> {
+    let context = module.context();
+    let parsed = Module::parse(unsafe { context.to_ref() }, text)
+        .ok_or_else(|| format!("internal error: generated code does not parse; please report it\n{text}"))?;
+    move_new_symbols(module, &parsed, "").map(|_| ())
+}
+
+/// Moves the top-level ops of `parsed` whose symbol `module` lacks to the
+/// front of `module`'s body; the op named `keep` (if any) stays and is
+/// returned.
+fn move_new_symbols<'p>(
+    module: OperationRef<'_, '_>,
+    parsed: &'p Module,
+    keep: &str,
+) -> Result<Option<OperationRef<'p, 'p>>, String> {
+    use mlir_sys::mlirBlockInsertOwnedOperationBefore;
+    let module_body =
+        module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
+    let existing: std::collections::HashSet<String> = block_operations(module_body)
+        .into_iter()
+        .filter_map(|o| o.attribute("sym_name").ok().map(|a| a.to_string()))
+        .collect();
+    let keep = format!("\"{keep}\"");
+    let mut kept = None;
+    for top in block_operations(parsed.body()) {
+        let symbol = top.attribute("sym_name").ok().map(|a| a.to_string());
+        if symbol.as_deref() == Some(keep.as_str()) {
+            kept = Some(top);
+        } else if symbol.as_ref().is_none_or(|s| !existing.contains(s)) {
+            let first = module_body.first_operation().map_or(std::ptr::null_mut(), |o| o.to_raw().ptr);
+            unsafe {
+                mlirOperationRemoveFromParent(top.to_raw());
+                mlirBlockInsertOwnedOperationBefore(
+                    module_body.to_raw(),
+                    mlir_sys::MlirOperation { ptr: first },
+                    top.to_raw(),
+                );
+            }
+        }
+    }
+    Ok(kept)
+}
+
 /// Replaces `op` with the body of `@replacement` in the module parsed from
 /// `text` (in `op`'s context): the function's arguments stand for `inputs`
 /// (in order), its ops are moved before `op`, and the values it returns
@@ -74,28 +119,7 @@ pub fn replace_op_with_text<'c, 'a>(
     let context = op.context();
     let parsed = Module::parse(unsafe { context.to_ref() }, text)
         .ok_or_else(|| format!("internal error: generated code does not parse; please report it\n{text}"))?;
-    let module_body =
-        module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
-    let existing: std::collections::HashSet<String> = block_operations(module_body)
-        .into_iter()
-        .filter_map(|o| o.attribute("sym_name").ok().map(|a| a.to_string()))
-        .collect();
-    let mut replacement = None;
-    for top in block_operations(parsed.body()) {
-        let symbol = top.attribute("sym_name").ok().map(|a| a.to_string());
-        if symbol.as_deref() == Some("\"replacement\"") {
-            replacement = Some(top);
-        } else if symbol.as_ref().is_none_or(|s| !existing.contains(s)) {
-            unsafe {
-                mlirOperationRemoveFromParent(top.to_raw());
-                mlirBlockInsertOwnedOperationBefore(
-                    module_body.to_raw(),
-                    module_body.first_operation().expect("the module holds the op being replaced").to_raw(),
-                    top.to_raw(),
-                );
-            }
-        }
-    }
+    let replacement = move_new_symbols(module, &parsed, "replacement")?;
     let function = replacement.ok_or("internal error: replacement text without @replacement")?;
     let block =
         function.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: @replacement without a body")?;

@@ -203,9 +203,7 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
     let (kind, roots, contraction) = match &branch.nodes[k].kind {
         NodeKind::Reduce(kind @ (ReduceKind::Sum | ReduceKind::Max), r, 0) => (*kind, vec![*r], None),
         NodeKind::Einsum(spec, operands) => {
-            let mut summed: Vec<char> =
-                spec.operands.iter().flatten().filter(|c| !spec.result.contains(c)).copied().collect();
-            summed.dedup();
+            let summed = spec.summed();
             let [label] = summed.as_slice() else { return None };
             if spec.operands.iter().any(|labels| labels.iter().position(|c| c == label).is_some_and(|p| p != 0)) {
                 return None;

@@ -60,6 +60,11 @@ pub fn dry_run_record() -> Option<DryRun> {
     DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
+/// Whether a dry run is on.
+pub(crate) fn in_dry_run() -> bool {
+    dry(|_| ()).is_some()
+}
+
 pub(crate) fn dry<R>(f: impl FnOnce(&mut DryRun) -> R) -> Option<R> {
     DRY_RUN.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(f)
 }
@@ -96,7 +101,7 @@ pub fn take_error() -> Option<String> {
 /// Loads the driver and makes device 0's primary context current on this
 /// thread; a clear error where there is no driver or no device.
 pub fn open() -> Result<(), String> {
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return Ok(());
     }
     // SAFETY: `is_culib_present` only tries to load the library.
@@ -137,7 +142,7 @@ pub fn open() -> Result<(), String> {
 
 /// The name of device 0 (after [`open`]).
 pub fn device_name() -> String {
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return "no device (a dry run)".into();
     }
     let mut name = [0 as c_char; 256];
@@ -162,7 +167,7 @@ pub struct Managed {
 impl Managed {
     /// `bytes` (at least 1) of managed memory.
     pub fn new(bytes: usize) -> Result<Self, String> {
-        if dry(|_| ()).is_some() {
+        if in_dry_run() {
             // SAFETY: plain allocation, freed in `drop`.
             let pointer = unsafe { libc::calloc(bytes.max(1), 1) } as u64;
             return if pointer == 0 { Err("cannot allocate".into()) } else { Ok(Managed { pointer, bytes }) };
@@ -183,7 +188,7 @@ impl Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
-        if dry(|_| ()).is_some() {
+        if in_dry_run() {
             // SAFETY: `calloc`ed in `new`.
             unsafe { libc::free(self.pointer as *mut c_void) };
             return;
@@ -232,7 +237,7 @@ unsafe extern "C" fn mgpu_module_load(data: *const c_void, _size: usize) -> *mut
 }
 
 unsafe extern "C" fn mgpu_module_unload(module: *mut c_void) {
-    if !module.is_null() && dry(|_| ()).is_none() {
+    if !module.is_null() && !in_dry_run() {
         // SAFETY: a module of `mgpu_module_load*`.
         unsafe { sys::cuModuleUnload(module as sys::CUmodule) };
     }
@@ -306,7 +311,7 @@ unsafe extern "C" fn mgpu_launch_kernel(
 static STREAM: Mutex<usize> = Mutex::new(0);
 
 unsafe extern "C" fn mgpu_stream_create() -> *mut c_void {
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return DRY_HANDLE as *mut c_void;
     }
     let mut cached = STREAM.lock().unwrap_or_else(|e| e.into_inner());

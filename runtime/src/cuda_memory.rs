@@ -19,7 +19,7 @@
 //! is host memory and device reservations are address space only; the
 //! bookkeeping (chunks mapped, peak bytes) is the same.
 
-use crate::cuda::{check, dry, failed};
+use crate::cuda::{check, dry, failed, in_dry_run};
 use cudarc::driver::sys;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -150,7 +150,7 @@ pub(crate) fn allocate(bytes: u64, managed: bool) -> *mut c_void {
     if failed() {
         return std::ptr::null_mut();
     }
-    let pointer = if dry(|_| ()).is_some() {
+    let pointer = if in_dry_run() {
         // SAFETY: plain allocation, freed by `release`/`free_run_memory`.
         unsafe { libc::calloc(bytes.max(1) as usize, 1) as u64 }
     } else {
@@ -174,7 +174,7 @@ pub(crate) fn allocate(bytes: u64, managed: bool) -> *mut c_void {
 }
 
 fn free_one(pointer: u64) {
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         // SAFETY: `calloc`ed by `allocate`.
         unsafe { libc::free(pointer as *mut c_void) };
     } else {
@@ -206,7 +206,7 @@ pub(crate) fn place_on_host(pointer: u64) {
         s.managed_buffers = s.managed_buffers.saturating_sub(1);
         s.host_buffers += 1;
     });
-    if dry(|_| ()).is_some() || failed() {
+    if in_dry_run() || failed() {
         return;
     }
     let advise = sys::CUmem_advise::CU_MEM_ADVISE_SET_PREFERRED_LOCATION;
@@ -230,7 +230,7 @@ fn chunk_properties() -> sys::CUmemAllocationProp {
 /// The device's allocation granularity (the chunk), 2 MiB in dry runs.
 fn granularity() -> u64 {
     const DEFAULT: u64 = 2 << 20;
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return DEFAULT;
     }
     let mut granularity = 0usize;
@@ -265,7 +265,7 @@ pub(crate) fn reserve_device(length: u64) -> *mut c_void {
     dry(|d| d.device_reservations.push(length as i64));
     let chunk = granularity();
     let rounded = length.max(1).div_ceil(chunk) * chunk;
-    let base = if dry(|_| ()).is_some() {
+    let base = if in_dry_run() {
         // Address space only: nothing touches it in a dry run.
         // SAFETY: an anonymous reservation, unmapped in `free_reservation`.
         let at = unsafe {
@@ -307,7 +307,7 @@ fn map_chunk(base: u64, chunk: u64, k: usize) -> Option<sys::CUmemGenericAllocat
         s.mapped_bytes += chunk;
         s.peak_mapped_bytes = s.peak_mapped_bytes.max(s.mapped_bytes);
     });
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return Some(0);
     }
     let at = base + k as u64 * chunk;
@@ -339,7 +339,7 @@ fn unmap_chunk(base: u64, chunk: u64, k: usize, handle: sys::CUmemGenericAllocat
         s.unmaps += 1;
         s.mapped_bytes = s.mapped_bytes.saturating_sub(chunk);
     });
-    if dry(|_| ()).is_some() {
+    if in_dry_run() {
         return;
     }
     // SAFETY: a chunk mapped by `map_chunk`.
@@ -392,7 +392,7 @@ fn free_reservation(r: Reservation) {
                     unmap_chunk(r.base, chunks.chunk, k, handle);
                 }
             }
-            if dry(|_| ()).is_some() {
+            if in_dry_run() {
                 // SAFETY: the anonymous reservation of `reserve_device`.
                 unsafe { libc::munmap(r.base as *mut c_void, r.length as usize) };
             } else {

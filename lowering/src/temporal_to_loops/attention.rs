@@ -141,14 +141,7 @@ impl Emitter<'_, '_> {
             }
         } else if cpu_parallel {
             // This row's slices: at the row's row-major position.
-            let mut position = "%zero_index".to_string();
-            for (k, &c) in rows.iter().enumerate() {
-                let (scaled, next, size) = (self.fresh("r"), self.fresh("r"), self.fresh("c"));
-                let _ = writeln!(out, "{inner}{size} = arith.constant {} : index", static_size(c));
-                let _ = writeln!(out, "{inner}{scaled} = arith.muli {position}, {size} : index");
-                let _ = writeln!(out, "{inner}{next} = arith.addi {scaled}, {} : index", nest.ivs[k]);
-                position = next;
-            }
+            let position = self.row_position(&rows, &nest.ivs, &static_size, &inner, out);
             let (scores_slice, acc_slice) = (self.fresh("scores"), self.fresh("acc"));
             let slice_ty = format!("memref<{block}x{e}, strided<[1], offset: ?>>");
             let _ = writeln!(
@@ -364,6 +357,27 @@ impl Emitter<'_, '_> {
         );
         store.close(out);
         nest.close(out);
+    }
+
+    /// The row-major position of a row (`ivs` of `rows`, in order): its
+    /// slice of per-row buffers.
+    pub(super) fn row_position(
+        &mut self,
+        rows: &[char],
+        ivs: &[String],
+        static_size: &dyn Fn(char) -> i64,
+        indent: &str,
+        out: &mut String,
+    ) -> String {
+        let mut position = "%zero_index".to_string();
+        for (k, &c) in rows.iter().enumerate() {
+            let (size, scaled, next) = (self.fresh("c"), self.fresh("r"), self.fresh("r"));
+            let _ = writeln!(out, "{indent}{size} = arith.constant {} : index", static_size(c));
+            let _ = writeln!(out, "{indent}{scaled} = arith.muli {position}, {size} : index");
+            let _ = writeln!(out, "{indent}{next} = arith.addi {scaled}, {} : index", ivs[k]);
+            position = next;
+        }
+        position
     }
 
     /// The element of `view` (labelled `labels`) at the induction variables

@@ -66,26 +66,6 @@ impl Emitter<'_, '_> {
         AttentionChunks { count, blocks_per_chunk, maxima, sums, accumulators, row_ty, acc_ty }
     }
 
-    /// The row-major position of a row (`ivs` of `rows`, in order).
-    pub(super) fn row_position(
-        &mut self,
-        rows: &[char],
-        ivs: &[String],
-        static_size: &dyn Fn(char) -> i64,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let mut position = self.index_value("0", indent, out);
-        for (k, &c) in rows.iter().enumerate() {
-            let (size, scaled, next) = (self.fresh("c"), self.fresh("r"), self.fresh("r"));
-            let _ = writeln!(out, "{indent}{size} = arith.constant {} : index", static_size(c));
-            let _ = writeln!(out, "{indent}{scaled} = arith.muli {position}, {size} : index");
-            let _ = writeln!(out, "{indent}{next} = arith.addi {scaled}, {} : index", ivs[k]);
-            position = next;
-        }
-        position
-    }
-
     /// A thread per row combines its chunks' partial results into
     /// `target`.
     #[allow(clippy::too_many_arguments)]
@@ -111,47 +91,34 @@ impl Emitter<'_, '_> {
         let (count, pm, pl, pacc) = (&chunks.count, &chunks.maxima, &chunks.sums, &chunks.accumulators);
         let (row_ty, acc_ty) = (&chunks.row_ty, &chunks.acc_ty);
         let (zero_index, one) = (nest.zero.clone(), nest.one.clone());
+        let bounds = (zero_index.as_str(), count.as_str(), one.as_str());
         // M, the row's maximum.
-        let (c, mx, most) = (self.fresh("c"), self.fresh("mx"), self.fresh("m"));
-        let _ = writeln!(
-            out,
-            "{inner}{most} = scf.for {c} = {zero_index} to {count} step {one} iter_args({mx} = {lowest}) -> ({e}) {{"
-        );
-        let (m, next) = (self.fresh("x"), self.fresh("mx"));
-        let _ = writeln!(out, "{inner}  {m} = memref.load {pm}[{position}, {c}] : {row_ty}");
-        let _ = writeln!(out, "{inner}  {next} = arith.maximumf {mx}, {m} : {e}");
-        let _ = writeln!(out, "{inner}  scf.yield {next} : {e}");
-        let _ = writeln!(out, "{inner}}}");
+        let most = self.fold_loop(bounds, lowest, "arith.maximumf", e, &inner, out, |this, c, body, out| {
+            let m = this.fresh("x");
+            let _ = writeln!(out, "{body}{m} = memref.load {pm}[{position}, {c}] : {row_ty}");
+            m
+        });
         // L, the sum rescaled to M.
-        let (c, sum, total) = (self.fresh("c"), self.fresh("sum"), self.fresh("l"));
-        let _ = writeln!(
-            out,
-            "{inner}{total} = scf.for {c} = {zero_index} to {count} step {one} iter_args({sum} = {zero}) -> ({e}) {{"
-        );
-        let scale = self.rescale(pm, row_ty, &position, &c, &most, e, &format!("{inner}  "), out);
-        let (l, scaled, next) = (self.fresh("x"), self.fresh("x"), self.fresh("sum"));
-        let _ = writeln!(out, "{inner}  {l} = memref.load {pl}[{position}, {c}] : {row_ty}");
-        let _ = writeln!(out, "{inner}  {scaled} = arith.mulf {l}, {scale} : {e}");
-        let _ = writeln!(out, "{inner}  {next} = arith.addf {sum}, {scaled} : {e}");
-        let _ = writeln!(out, "{inner}  scf.yield {next} : {e}");
-        let _ = writeln!(out, "{inner}}}");
+        let total = self.fold_loop(bounds, zero, "arith.addf", e, &inner, out, |this, c, body, out| {
+            let scale = this.rescale(pm, row_ty, &position, c, &most, e, body, out);
+            let (l, scaled) = (this.fresh("x"), this.fresh("x"));
+            let _ = writeln!(out, "{body}{l} = memref.load {pl}[{position}, {c}] : {row_ty}");
+            let _ = writeln!(out, "{body}{scaled} = arith.mulf {l}, {scale} : {e}");
+            scaled
+        });
         // Each result element: the accumulators rescaled to M, over L.
         let order: Vec<usize> = (0..extra.len()).collect();
         let store = self.open_loops(extra_sizes, &order, &inner, out);
         let body = store.inner.clone();
-        let (c, acc, weighted) = (self.fresh("c"), self.fresh("acc"), self.fresh("o"));
-        let _ = writeln!(
-            out,
-            "{body}{weighted} = scf.for {c} = {zero_index} to {count} step {one} iter_args({acc} = {zero}) -> ({e}) {{"
-        );
-        let scale = self.rescale(pm, row_ty, &position, &c, &most, e, &format!("{body}  "), out);
-        let at: Vec<String> = [position.clone(), c.clone()].into_iter().chain(store.ivs.iter().cloned()).collect();
-        let (a, scaled, next) = (self.fresh("x"), self.fresh("x"), self.fresh("acc"));
-        let _ = writeln!(out, "{body}  {a} = memref.load {pacc}[{}] : {acc_ty}", at.join(", "));
-        let _ = writeln!(out, "{body}  {scaled} = arith.mulf {a}, {scale} : {e}");
-        let _ = writeln!(out, "{body}  {next} = arith.addf {acc}, {scaled} : {e}");
-        let _ = writeln!(out, "{body}  scf.yield {next} : {e}");
-        let _ = writeln!(out, "{body}}}");
+        let weighted = self.fold_loop(bounds, zero, "arith.addf", e, &body, out, |this, c, body, out| {
+            let scale = this.rescale(pm, row_ty, &position, c, &most, e, body, out);
+            let at: Vec<&str> =
+                [position.as_str(), c].into_iter().chain(store.ivs.iter().map(String::as_str)).collect();
+            let (a, scaled) = (this.fresh("x"), this.fresh("x"));
+            let _ = writeln!(out, "{body}{a} = memref.load {pacc}[{}] : {acc_ty}", at.join(", "));
+            let _ = writeln!(out, "{body}{scaled} = arith.mulf {a}, {scale} : {e}");
+            scaled
+        });
         let (quotient, result) = (self.fresh("o"), self.fresh("o"));
         let _ = writeln!(out, "{body}{quotient} = arith.divf {weighted}, {total} : {e}");
         // An empty range sums no weighted values: 0, not 0 / 0.

@@ -71,17 +71,7 @@ impl Emitter<'_, '_> {
         let Some((cap, kept_sizes)) = self.gpu_split_applies(input, axis) else { return false };
         let rank = input.sizes.len();
         let kept: Vec<usize> = (0..rank).filter(|&k| k != axis).collect();
-        let float = ty.element.is_float();
-        let init = match kind {
-            ReduceKind::Max => lowest_literal(ty.element),
-            _ => zero_literal(ty.element).to_string(),
-        };
-        let combine = match (kind, float) {
-            (ReduceKind::Max, true) => "arith.maximumf",
-            (ReduceKind::Max, false) => "arith.maxsi",
-            (_, true) => "arith.addf",
-            (_, false) => "arith.addi",
-        };
+        let (init, combine) = reductions::start_and_combine(kind, ty.element);
         // The element at the results' indices and `j` along the axis.
         let mut element = |this: &mut Self, results: &[String], j: &str, body: &str, out: &mut String| -> String {
             let mut index = vec![String::new(); rank];
@@ -152,7 +142,8 @@ impl Emitter<'_, '_> {
             return false;
         }
         let e = element.mlir();
-        let (mul, add) = if element.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+        let mul = if element.is_float() { "arith.mulf" } else { "arith.muli" };
+        let (init, add) = reductions::start_and_combine(ReduceKind::Sum, element);
         // The product of the operands at the results' indices and `j` for
         // the summed label, left to right.
         let mut product = |this: &mut Self, ivs: &[String], j: &str, body: &str, out: &mut String| -> String {
@@ -178,7 +169,6 @@ impl Emitter<'_, '_> {
             }
             value.expect("an einsum has operands")
         };
-        let init = zero_literal(element).to_string();
         let split = Split { length: &length, cap: &cap, results: &results, init: &init, combine: add };
         self.two_stages(&split, element, false, &mut product, target, indent, out);
         true
@@ -228,18 +218,9 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{inner}{lo} = arith.muli {c}, {chunk} : index");
         let _ = writeln!(out, "{inner}{end} = arith.addi {lo}, {chunk} : index");
         let _ = writeln!(out, "{inner}{hi} = arith.minui {end}, {n} : index");
-        let (j, acc, sum) = (self.fresh("j"), self.fresh("acc"), self.fresh("acc"));
-        let _ = writeln!(
-            out,
-            "{inner}{sum} = scf.for {j} = {lo} to {hi} step {} iter_args({acc} = {start}) -> ({e}) {{",
-            nest.one
-        );
-        let body = format!("{inner}  ");
-        let value = value_at(self, &ivs, &j, &body, out);
-        let next = self.fresh("acc");
-        let _ = writeln!(out, "{body}{next} = {combine} {acc}, {value} : {e}");
-        let _ = writeln!(out, "{body}scf.yield {next} : {e}");
-        let _ = writeln!(out, "{inner}}}");
+        let sum = self.fold_loop((&lo, &hi, &nest.one), &start, combine, e, &inner, out, |this, j, body, out| {
+            value_at(this, &ivs, j, body, out)
+        });
         let mut at = ivs;
         at.push(c);
         let _ = writeln!(out, "{inner}memref.store {sum}, {partial}[{}] : {partial_ty}", at.join(", "));
@@ -251,19 +232,13 @@ impl Emitter<'_, '_> {
         let nest = self.open_parallel_loop(&sizes, indent, out);
         let inner = nest.inner.clone();
         let result: Vec<String> = if results.is_empty() { Vec::new() } else { nest.ivs.clone() };
-        let (k, acc, total) = (self.fresh("c"), self.fresh("acc"), self.fresh("acc"));
-        let _ = writeln!(
-            out,
-            "{inner}{total} = scf.for {k} = {} to {chunks} step {} iter_args({acc} = {start}) -> ({e}) {{",
-            nest.zero, nest.one
-        );
-        let mut at = result.clone();
-        at.push(k);
-        let (p, next) = (self.fresh("x"), self.fresh("acc"));
-        let _ = writeln!(out, "{inner}  {p} = memref.load {partial}[{}] : {partial_ty}", at.join(", "));
-        let _ = writeln!(out, "{inner}  {next} = {combine} {acc}, {p} : {e}");
-        let _ = writeln!(out, "{inner}  scf.yield {next} : {e}");
-        let _ = writeln!(out, "{inner}}}");
+        let bounds = (nest.zero.as_str(), chunks.as_str(), nest.one.as_str());
+        let total = self.fold_loop(bounds, &start, combine, e, &inner, out, |this, k, body, out| {
+            let at: Vec<&str> = result.iter().map(String::as_str).chain([k]).collect();
+            let p = this.fresh("x");
+            let _ = writeln!(out, "{body}{p} = memref.load {partial}[{}] : {partial_ty}", at.join(", "));
+            p
+        });
         let value = if mean {
             // Divided by the length of the axis (0 / 0 is NaN).
             let length = self.float_of_size(&n, e, &inner, out);
@@ -275,6 +250,36 @@ impl Emitter<'_, '_> {
         };
         let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, result.join(", "), target.ty);
         nest.close(out);
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// `fold = start; for i in [lo, hi) step: fold = combine(fold, value(i))`
+    /// as an `scf.for` carrying the fold, which it returns; `value` emits
+    /// the element at `i` (at the indentation it is given) and returns it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn fold_loop(
+        &mut self,
+        (lo, hi, step): (&str, &str, &str),
+        start: &str,
+        combine: &str,
+        e: &str,
+        indent: &str,
+        out: &mut String,
+        value: impl FnOnce(&mut Self, &str, &str, &mut String) -> String,
+    ) -> String {
+        let (i, acc, fold) = (self.fresh("i"), self.fresh("acc"), self.fresh("fold"));
+        let _ = writeln!(
+            out,
+            "{indent}{fold} = scf.for {i} = {lo} to {hi} step {step} iter_args({acc} = {start}) -> ({e}) {{"
+        );
+        let body = format!("{indent}  ");
+        let element = value(self, &i, &body, out);
+        let next = self.fresh("acc");
+        let _ = writeln!(out, "{body}{next} = {combine} {acc}, {element} : {e}");
+        let _ = writeln!(out, "{body}scf.yield {next} : {e}");
+        let _ = writeln!(out, "{indent}}}");
+        fold
     }
 }
 

@@ -24,10 +24,7 @@ impl Emitter<'_, '_> {
             return;
         }
         let e = ty.element.mlir();
-        let init = match kind {
-            ReduceKind::Max => lowest_literal(ty.element),
-            _ => zero_literal(ty.element).to_string(),
-        };
+        let (init, combine) = start_and_combine(kind, ty.element);
         let z = self.fresh("z");
         let _ = writeln!(out, "{indent}{z} = arith.constant {init} : {e}");
         let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
@@ -36,12 +33,6 @@ impl Emitter<'_, '_> {
         let kept: Vec<String> = dims.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect();
         let iterators: Vec<&str> =
             (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
-        let combine = match (kind, ty.element.is_float()) {
-            (ReduceKind::Max, true) => "arith.maximumf",
-            (ReduceKind::Max, false) => "arith.maxsi",
-            (_, true) => "arith.addf",
-            (_, false) => "arith.addi",
-        };
         let output_map = format!("affine_map<({d}) -> ({k})>", d = dims.join(", "), k = kept.join(", "));
         match chain {
             None => {
@@ -87,6 +78,17 @@ impl Emitter<'_, '_> {
             let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
             let _ = writeln!(out, "{indent}}}");
         }
+    }
+}
+
+/// The starting value (a literal) and the combining op of a sum, maximum
+/// or mean of `element`s.
+pub(super) fn start_and_combine(kind: ReduceKind, element: ElementType) -> (String, &'static str) {
+    match (kind, element.is_float()) {
+        (ReduceKind::Max, true) => (lowest_literal(element), "arith.maximumf"),
+        (ReduceKind::Max, false) => (lowest_literal(element), "arith.maxsi"),
+        (_, true) => (zero_literal(element).to_string(), "arith.addf"),
+        (_, false) => (zero_literal(element).to_string(), "arith.addi"),
     }
 }
 

@@ -65,18 +65,23 @@ fn check_optimized(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str, 
             true
         }
         (Err(c), Err(i)) => {
-            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
-                eprintln!(
-                    "both failed (seed {seed}):\n  compiled: {}\n  interpreted: {}",
-                    c.join(" | "),
-                    i.join(" | ")
-                );
-            }
+            show_failures(seed, "compiled", c, i);
             false
         }
         _ => panic!(
             "only one side failed ({bounds:?}, seed={seed}, {label}):\ncompiled: {compiled:?}\ninterpreted: {interpreted:?}\n{what}"
         ),
+    }
+}
+
+/// With `TEMPO_SHOW_FAILURES` set, prints why both sides refused a program.
+fn show_failures(seed: u64, side: &str, compiled: &[String], interpreted: &[String]) {
+    if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
+        eprintln!(
+            "both failed (seed {seed}):\n  {side}: {}\n  interpreted: {}",
+            compiled.join(" | "),
+            interpreted.join(" | ")
+        );
     }
 }
 
@@ -509,13 +514,7 @@ fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usi
         }
         (Err(c), _) if c.iter().any(|line| line.contains("shared-memory matrix kernel")) => GpuLoopsOutcome::NeedsGpu,
         (Err(c), Err(i)) => {
-            if std::env::var("TEMPO_SHOW_FAILURES").is_ok() {
-                eprintln!(
-                    "both failed (seed {seed}):\n  GPU loops: {}\n  interpreted: {}",
-                    c.join(" | "),
-                    i.join(" | ")
-                );
-            }
+            show_failures(seed, "GPU loops", c, i);
             GpuLoopsOutcome::BothFailed
         }
         _ => panic!(
