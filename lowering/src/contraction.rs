@@ -15,6 +15,10 @@
 //! - the rows left over (`M mod MR`) with one-row blocks, and the columns
 //!   left over (`N mod NR`) with a scalar loop.
 //!
+//! Without `fused`, `C` is first filled with zero and every block adds to
+//! it; `fused`, the first block of `k` starts its accumulators at zero
+//! (no fill, no loop over `C` of its own).
+//!
 //! Each element of `C` is still summed over `k` in increasing order from
 //! zero, as the interpreter does; the only difference is that multiply and
 //! add are fused (one rounding instead of two), unless the pass runs with
@@ -69,6 +73,7 @@ pub fn emit(
     element: ElementType,
     exact: bool,
     parallel: bool,
+    fused: bool,
     indent: &str,
 ) -> Option<String> {
     let (vw, e) = match element {
@@ -155,8 +160,19 @@ pub fn emit(
         let _ = writeln!(o, "{indent}{p}offs = arith.muli {p}lanes, {p}snv : vector<{vw}xindex>");
         let _ = writeln!(o, "{indent}{p}mask = arith.constant dense<true> : vector<{vw}xi1>");
     }
-    // C starts at zero; each block of KB rows of B adds to it.
-    let _ = writeln!(o, "{indent}linalg.fill ins({p}zero : {e}) outs({} : {})", c.name, c.ty);
+    // C starts at zero; each block of KB rows of B adds to it. Fused, the
+    // first block starts its accumulators at zero instead of loading C
+    // (a product summing nothing still fills C).
+    if !fused {
+        let _ = writeln!(o, "{indent}linalg.fill ins({p}zero : {e}) outs({} : {})", c.name, c.ty);
+    } else if a.sizes[a.sizes.len() - 1].parse::<i64>().is_ok_and(|k| k > 0) {
+        // K is static and positive: the first block writes all of C.
+    } else {
+        let _ = writeln!(o, "{indent}{p}kempty = arith.cmpi eq, {k}, {p}c0 : index");
+        let _ = writeln!(o, "{indent}scf.if {p}kempty {{");
+        let _ = writeln!(o, "{indent}  linalg.fill ins({p}zero : {e}) outs({} : {})", c.name, c.ty);
+        let _ = writeln!(o, "{indent}}}");
+    }
     let mut ind = indent.to_string();
     // Index prefixes of each operand (the batch index first, if any).
     let lead = if batched {
@@ -239,11 +255,27 @@ pub fn emit(
         // Where accumulator q = r * NV + v lives in C.
         let tile: Vec<String> = row_names.iter().flat_map(|row| columns.iter().map(|col| c_index(row, col))).collect();
         let mut inits = Vec::new();
-        for (q, at) in tile.iter().enumerate() {
-            let _ = writeln!(o, "{ind}    {p}c{tag}_{q} = vector.load {}[{at}] : {}, {acc_ty}", c.name, c.ty);
-            inits.push(format!("{} = {p}c{tag}_{q}", accs[q]));
-        }
         let types = vec![acc_ty.clone(); count].join(", ");
+        if fused {
+            let _ = writeln!(o, "{ind}    {p}first{tag} = arith.cmpi eq, {p}kb, {p}c0 : index");
+            let _ = writeln!(o, "{ind}    {p}init{tag}:{count} = scf.if {p}first{tag} -> ({types}) {{");
+            let _ = writeln!(o, "{ind}      scf.yield {} : {types}", vec![format!("{p}vzero"); count].join(", "));
+            let _ = writeln!(o, "{ind}    }} else {{");
+            for (q, at) in tile.iter().enumerate() {
+                let _ = writeln!(o, "{ind}      {p}l{tag}_{q} = vector.load {}[{at}] : {}, {acc_ty}", c.name, c.ty);
+            }
+            let loaded: Vec<String> = (0..count).map(|q| format!("{p}l{tag}_{q}")).collect();
+            let _ = writeln!(o, "{ind}      scf.yield {} : {types}", loaded.join(", "));
+            let _ = writeln!(o, "{ind}    }}");
+            for q in 0..count {
+                inits.push(format!("{} = {p}init{tag}#{q}", accs[q]));
+            }
+        } else {
+            for (q, at) in tile.iter().enumerate() {
+                let _ = writeln!(o, "{ind}    {p}c{tag}_{q} = vector.load {}[{at}] : {}, {acc_ty}", c.name, c.ty);
+                inits.push(format!("{} = {p}c{tag}_{q}", accs[q]));
+            }
+        }
         let _ = writeln!(
             o,
             "{ind}    {p}sum{tag}:{count} = scf.for {p}kk{tag} = {p}kb to {p}kend step {p}c1 iter_args({}) -> ({types}) {{",

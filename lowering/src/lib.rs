@@ -27,12 +27,16 @@ pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), convert-scf
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
-/// contractions, and the number of threads (1: no parallel loops; 0: the
-/// OpenMP runtime's default, one per core).
-pub fn temporal_to_llvm(fast_math: bool, threads: usize) -> String {
+/// contractions, fusion of the spatial work (`fuse`), and the number of
+/// threads (1: no parallel loops; 0: the OpenMP runtime's default, one per
+/// core).
+pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize) -> String {
     let mut options = Vec::new();
     if fast_math {
         options.push("fast-math=true");
+    }
+    if !fuse {
+        options.push("fuse=false");
     }
     if threads != 1 {
         options.push("parallel=true");

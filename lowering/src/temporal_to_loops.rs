@@ -45,6 +45,7 @@ mod movement;
 mod random;
 mod reads;
 mod reductions;
+mod row_fusion;
 
 use crate::schedule::{Nest, Placement, Schedule, Storage};
 use crate::splice::replace_module_body;
@@ -92,11 +93,16 @@ impl TempoPass for LowerTemporalToLoops {
                 name: "gpu",
                 summary: "contractions as linalg named ops instead of the CPU register-tiled kernel, so that the GPU mapping (temporal-to-cuda) parallelizes them",
             },
+            PassOption {
+                name: "fuse",
+                summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
+            },
         ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let flag = |name: &str| options.flag(name).map_err(|e| vec![PassDiagnostic::new(op.location(), e)]);
         let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
+        let fuse = options.flag_or("fuse", true).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
         let program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
@@ -109,6 +115,7 @@ impl TempoPass for LowerTemporalToLoops {
         emitter.fast_math = fast_math;
         emitter.parallel = parallel;
         emitter.gpu = gpu;
+        emitter.fuse = fuse;
         let text = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
@@ -172,6 +179,9 @@ struct Emitter<'p, 'c> {
     parallel: bool,
     /// Contractions as `linalg` named ops (for the GPU mapping).
     gpu: bool,
+    /// Ops fused into shared loop nests (elementwise chains, row groups,
+    /// contraction fills); off: one nest per op.
+    fuse: bool,
     /// For a dynamic size (the SSA name of a range read's length), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<String, String>,
@@ -193,6 +203,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             fast_math: false,
             parallel: false,
             gpu: false,
+            fuse: true,
             size_caps: HashMap::new(),
             growing_lengths: std::collections::HashSet::new(),
             store: vec![String::new(); program.tensors.len()],

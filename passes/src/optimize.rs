@@ -13,7 +13,9 @@
 //!   sums) and `temporal-tile-ranges` (softmax attention over dynamic
 //!   ranges in static blocks, with a running maximum and sum).
 //!
-//! Any pass can be left out of a level by name (`--disable-pass`).
+//! Any pass can be left out of a level by name (`--disable-pass`), and so
+//! can [`FUSION`], the fusion `lower-temporal-to-loops` does (its `fuse`
+//! option), which is on at levels 1 to 3 and off at level 0.
 
 /// The passes of level 2, in order: dead code goes first (less to look
 /// at), duplicates are merged before and after the rewrites (which make
@@ -43,6 +45,17 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-dce",
 ];
 
+/// The name `--disable-pass` takes for the fusion of
+/// `lower-temporal-to-loops` (not a temporal pass: an option of the
+/// lowering, `fuse`).
+pub const FUSION: &str = "fusion";
+
+/// Whether `lower-temporal-to-loops` fuses at optimization `level` with the
+/// passes named in `disabled` left out.
+pub fn fusion_enabled(level: u8, disabled: &[String]) -> bool {
+    level >= 1 && !disabled.iter().any(|d| d == FUSION)
+}
+
 /// The passes of level 1.
 pub const O1_PASSES: &[&str] = &["temporal-dce", "temporal-dedup", "temporal-dce"];
 
@@ -62,9 +75,9 @@ pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Re
         _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
     };
     for name in disabled {
-        if !O3_PASSES.contains(&name.as_str()) {
+        if !O3_PASSES.contains(&name.as_str()) && name != FUSION {
             return Err(format!(
-                "'{name}' is not a temporal optimization pass (one of {})",
+                "'{name}' is not a temporal optimization pass (one of {}) or '{FUSION}'",
                 unique(O3_PASSES).join(", ")
             ));
         }
@@ -112,5 +125,9 @@ mod tests {
         assert!(optimization_pipeline(4, &[], "").is_err());
         let wrong = optimization_pipeline(2, &["canonicalize".into()], "").unwrap_err();
         assert!(wrong.contains("not a temporal optimization pass"));
+        // Fusion is the lowering's: accepted, not a pass of the pipeline.
+        assert_eq!(optimization_pipeline(2, &[FUSION.into()], ""), optimization_pipeline(2, &[], ""));
+        assert!(fusion_enabled(2, &[]) && fusion_enabled(1, &[]));
+        assert!(!fusion_enabled(0, &[]) && !fusion_enabled(3, &[FUSION.into()]));
     }
 }

@@ -31,8 +31,14 @@ impl PassOptions {
     /// A boolean option: absent, `false` or `0` is false, `true` or `1`
     /// true; anything else an error naming the option.
     pub fn flag(&self, name: &str) -> Result<bool, String> {
+        self.flag_or(name, false)
+    }
+
+    /// A boolean option that is `default` when absent.
+    pub fn flag_or(&self, name: &str, default: bool) -> Result<bool, String> {
         match self.get(name) {
-            None | Some("false") | Some("0") => Ok(false),
+            None => Ok(default),
+            Some("false") | Some("0") => Ok(false),
             Some("true") | Some("1") => Ok(true),
             Some(other) => Err(format!("option {name} takes true or false, got '{other}'")),
         }

@@ -426,7 +426,11 @@ pub fn run_module_timed(
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
     let threads = if openmp { options.threads } else { 1 };
     let text = match options.target {
-        Target::Cpu => tempo_lowering::temporal_to_llvm(options.fast_math, threads),
+        Target::Cpu => {
+            let fuse =
+                tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads)
+        }
         Target::Cuda { chip, threads_per_block } => {
             tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))
         }

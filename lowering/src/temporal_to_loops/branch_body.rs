@@ -16,7 +16,52 @@ impl Emitter<'_, '_> {
         let mut views: Vec<View> = Vec::new();
         // Buffers of dynamic size, allocated in this body and freed at its end.
         let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
-        let inlined = elementwise::inlined_nodes(branch);
+        // Row groups (norms, softmax) in one nest per row; elementwise
+        // chains in their user's loop (neither when fusion is off, nor on
+        // the GPU, whose mapping fuses parallel loops).
+        let groups = if self.fuse && !self.gpu { row_fusion::row_groups(branch) } else { Vec::new() };
+        let mut member_of: Vec<Option<usize>> = vec![None; branch.nodes.len()];
+        for (g, group) in groups.iter().enumerate() {
+            for &(m, _) in &group.members {
+                member_of[m] = Some(g);
+            }
+        }
+        let mut inlined = elementwise::inlined_nodes(branch);
+        if !self.fuse {
+            inlined.fill(false);
+        }
+        // A member is computed by its group, and so is a value a member
+        // uses: it needs a buffer.
+        for k in 0..branch.nodes.len() {
+            let feeds_member = member_of[k].is_none()
+                && branch.nodes.iter().enumerate().any(|(u, user)| {
+                    member_of[u].is_some() && tempo_passes::rewrite::operands(&user.kind).contains(&k)
+                });
+            if member_of[k].is_some() || feeds_member {
+                inlined[k] = false;
+            }
+        }
+        // A result that is a reshape of a value used only there: the value
+        // is computed into the slot, seen with its shape.
+        let destination = match &branch.nodes[branch.result].kind {
+            NodeKind::Move(Movement::Reshape, operands) if self.reshapes_are_views() => {
+                let a = operands[0];
+                let uses =
+                    branch.nodes.iter().filter(|user| tempo_passes::rewrite::operands(&user.kind).contains(&a)).count();
+                let computed = !matches!(
+                    branch.nodes[a].kind,
+                    NodeKind::Read { .. }
+                        | NodeKind::ReadRange { .. }
+                        | NodeKind::Constant { .. }
+                        | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
+                        | NodeKind::DynamicSlice(..)
+                );
+                let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
+                let fits = static_sizes(&branch.nodes[a].ty) && static_sizes(&branch.nodes[branch.result].ty);
+                (uses == 1 && computed && fits && member_of[a].is_none() && !inlined[a]).then_some(a)
+            }
+            _ => None,
+        };
         for (n, node) in branch.nodes.iter().enumerate() {
             let is_result = n == branch.result;
             let view = match &node.kind {
@@ -188,6 +233,21 @@ impl Emitter<'_, '_> {
                         views.push(View { name: String::new(), ty: String::new(), sizes });
                         continue;
                     }
+                    // Members of a row group: made (views and buffers) here,
+                    // computed together at the group's last node.
+                    if let Some(g) = member_of[n] {
+                        let group = &groups[g];
+                        let view = if group.materialized.contains(&n) {
+                            self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out)
+                        } else {
+                            View { name: String::new(), ty: String::new(), sizes }
+                        };
+                        views.push(view);
+                        if n == group.end {
+                            self.row_group(group, &branch.nodes, &views, indent, out);
+                        }
+                        continue;
+                    }
                     // A permutation that is not the body's result is a view
                     // (`memref.transpose`): no copy; its consumers read
                     // through the permuted strides.
@@ -196,85 +256,40 @@ impl Emitter<'_, '_> {
                         views.push(view);
                         continue;
                     }
+                    // Fused, so is a reshape of a contiguous value, and the
+                    // value a result reshape reads is computed straight into
+                    // the slot seen with its shape.
+                    if let (NodeKind::Move(Movement::Reshape, operands), true) = (kind, self.reshapes_are_views()) {
+                        let a = operands[0];
+                        if is_result && destination == Some(a) {
+                            views.push(View::fixed(slot.to_string(), &node.ty));
+                            continue;
+                        }
+                        if !is_result {
+                            let from = &branch.nodes[a].ty;
+                            if let Some(view) = self.reshape_view(&views[a], from, &node.ty, indent, out) {
+                                views.push(view);
+                                continue;
+                            }
+                        }
+                    }
                     // So is a slice at point-dependent offsets (`memref.subview`).
                     if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
                         let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
                         views.push(view);
                         continue;
                     }
-                    let target = if is_result {
-                        View::fixed(slot.to_string(), &node.ty)
-                    } else if node.ty.is_static() {
-                        let buffer = self.fresh("buf");
-                        let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(&node.ty));
-                        let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(&node.ty));
-                        let mut entry = String::new();
-                        let view = self.cast(&buffer, &node.ty, "    ", &mut entry);
-                        self.entry += &entry;
-                        View::fixed(view, &node.ty)
-                    } else {
-                        let buffer = self.fresh("buf");
-                        let ty = plain_type(&node.ty);
-                        let dynamic: Vec<&str> = node
-                            .ty
-                            .shape
-                            .iter()
-                            .zip(&sizes)
-                            .filter(|(d, _)| **d == DYNAMIC)
-                            .map(|(_, s)| s.as_str())
-                            .collect();
-                        // Sized by the largest the dynamic sizes can be (a
-                        // range read is no longer than its dimension's bound,
-                        // or than the constant width of a window), it is
-                        // allocated once outside the loops and viewed at this
-                        // step's sizes; otherwise allocated for this step.
-                        // (A size known statically, though the type says
-                        // `?`, is its own cap.)
-                        let caps: Option<Vec<String>> = dynamic
-                            .iter()
-                            .map(|s| match s.parse::<i64>() {
-                                Ok(n) => {
-                                    let c = self.fresh("cap");
-                                    let _ = writeln!(self.entry, "    {c} = arith.constant {n} : index");
-                                    Some(c)
-                                }
-                                Err(_) => self.size_caps.get(*s).cloned(),
-                            })
-                            .collect();
-                        match caps {
-                            Some(caps) => {
-                                let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
-                                let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
-                                let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
-                                // Sizes known statically are static in the view.
-                                let dims: Vec<String> = dims
-                                    .iter()
-                                    .zip(&sizes)
-                                    .map(|(d, s)| if s.parse::<i64>().is_ok() { s.clone() } else { d.clone() })
-                                    .collect();
-                                let view_ty =
-                                    format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
-                                let view = self.fresh("view");
-                                let zeros: Vec<&str> = sizes.iter().map(|_| "0").collect();
-                                let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
-                                let _ = writeln!(
-                                    out,
-                                    "{indent}{view} = memref.subview {buffer}[{}] [{}] [{}] : {ty} to {view_ty}",
-                                    zeros.join(", "),
-                                    sizes.join(", "),
-                                    ones.join(", ")
-                                );
-                                View { name: view, ty: view_ty, sizes: sizes.clone() }
-                            }
-                            None => {
-                                let operands: Vec<String> =
-                                    dynamic.iter().map(|s| self.index_value(s, indent, out)).collect();
-                                let _ =
-                                    writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", operands.join(", "));
-                                dynamic_buffers.push((buffer.clone(), ty.clone()));
-                                View { name: buffer, ty, sizes: sizes.clone() }
-                            }
+                    let destination_view = match destination == Some(n) {
+                        true => {
+                            let result = &branch.nodes[branch.result].ty;
+                            let slot_view = View::fixed(slot.to_string(), result);
+                            self.reshape_view(&slot_view, result, &node.ty, indent, out)
                         }
+                        false => None,
+                    };
+                    let target = match destination_view {
+                        Some(view) => view,
+                        None => self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out),
                     };
                     let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
                     // Argmax keeps its running maximum in a scratch buffer
@@ -445,5 +460,98 @@ impl Emitter<'_, '_> {
         for (buffer, ty) in dynamic_buffers {
             let _ = writeln!(out, "{indent}memref.dealloc {buffer} : {ty}");
         }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// The buffer node `node` (of this step's `sizes`) is computed into:
+    /// the branch's slot for its result; otherwise a static buffer
+    /// allocated once, a view of one allocated once for the largest its
+    /// dynamic sizes can be, or one allocated for this step (added to
+    /// `dynamic_buffers`, freed at the body's end).
+    #[allow(clippy::too_many_arguments)]
+    fn value_target(
+        &mut self,
+        node: &tempo_passes::program::Node,
+        sizes: &[String],
+        is_result: bool,
+        slot: &str,
+        dynamic_buffers: &mut Vec<(String, String)>,
+        indent: &str,
+        out: &mut String,
+    ) -> View {
+        if is_result {
+            View::fixed(slot.to_string(), &node.ty)
+        } else if node.ty.is_static() {
+            let buffer = self.fresh("buf");
+            let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(&node.ty));
+            let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(&node.ty));
+            let mut entry = String::new();
+            let view = self.cast(&buffer, &node.ty, "    ", &mut entry);
+            self.entry += &entry;
+            View::fixed(view, &node.ty)
+        } else {
+            let buffer = self.fresh("buf");
+            let ty = plain_type(&node.ty);
+            let dynamic: Vec<&str> =
+                node.ty.shape.iter().zip(sizes).filter(|(d, _)| **d == DYNAMIC).map(|(_, s)| s.as_str()).collect();
+            // Sized by the largest the dynamic sizes can be (a
+            // range read is no longer than its dimension's bound,
+            // or than the constant width of a window), it is
+            // allocated once outside the loops and viewed at this
+            // step's sizes; otherwise allocated for this step.
+            // (A size known statically, though the type says
+            // `?`, is its own cap.)
+            let caps: Option<Vec<String>> = dynamic
+                .iter()
+                .map(|s| match s.parse::<i64>() {
+                    Ok(n) => {
+                        let c = self.fresh("cap");
+                        let _ = writeln!(self.entry, "    {c} = arith.constant {n} : index");
+                        Some(c)
+                    }
+                    Err(_) => self.size_caps.get(*s).cloned(),
+                })
+                .collect();
+            match caps {
+                Some(caps) => {
+                    let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
+                    let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
+                    let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
+                    // Sizes known statically are static in the view.
+                    let dims: Vec<String> = dims
+                        .iter()
+                        .zip(sizes)
+                        .map(|(d, s)| if s.parse::<i64>().is_ok() { s.clone() } else { d.clone() })
+                        .collect();
+                    let view_ty = format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
+                    let view = self.fresh("view");
+                    let zeros: Vec<&str> = sizes.iter().map(|_| "0").collect();
+                    let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
+                    let _ = writeln!(
+                        out,
+                        "{indent}{view} = memref.subview {buffer}[{}] [{}] [{}] : {ty} to {view_ty}",
+                        zeros.join(", "),
+                        sizes.join(", "),
+                        ones.join(", ")
+                    );
+                    View { name: view, ty: view_ty, sizes: sizes.to_vec() }
+                }
+                None => {
+                    let operands: Vec<String> = dynamic.iter().map(|s| self.index_value(s, indent, out)).collect();
+                    let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", operands.join(", "));
+                    dynamic_buffers.push((buffer.clone(), ty.clone()));
+                    View { name: buffer, ty, sizes: sizes.to_vec() }
+                }
+            }
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// Whether reshapes of contiguous values are views (fused CPU code;
+    /// the GPU's memory placement follows buffers through fewer view ops).
+    fn reshapes_are_views(&self) -> bool {
+        self.fuse && !self.gpu
     }
 }

@@ -126,6 +126,7 @@ impl Emitter<'_, '_> {
                 element,
                 !self.fast_math,
                 self.parallel,
+                self.fuse,
                 indent,
             )
         };

@@ -279,15 +279,16 @@ fn op_of(node: &Node, nodes: &[Node]) -> Elementwise {
 /// is `operand[i]`, the result `%r{k}`, temporaries `%{name}_{k}`; without
 /// the final `linalg.yield`, whose value (renamed: `%r{k}`, or an operand
 /// for a body that only forwards it, such as a cast to the same type) is
-/// returned with the lines.
-fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> (String, String) {
+/// returned with the lines. `tag` is appended to every name the body
+/// defines (to keep names apart from other code in the same scope).
+pub(super) fn renamed_body(k: usize, nodes: &[Node], operands: &[String], tag: &str) -> (String, String) {
     let node = &nodes[k];
     let body = match op_of(node, nodes) {
         Elementwise::Compare(p) => compare_body(p, nodes[operands_of(&node.kind).expect("elementwise")[0]].ty.element),
         op => scalar_body(op, node.ty.element),
     };
     let mut out = String::new();
-    let mut value = format!("%r{k}");
+    let mut value = format!("%r{k}{tag}");
     for line in body.lines() {
         let mut renamed = String::new();
         let mut rest = line;
@@ -298,8 +299,8 @@ fn renamed_body(k: usize, nodes: &[Node], operands: &[String]) -> (String, Strin
             let name = &tail[..end];
             let replaced = match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
                 Some(i) if i < operands.len() => operands[i].clone(),
-                _ if name == "r" => format!("%r{k}"),
-                _ => format!("%{name}_{k}"),
+                _ if name == "r" => format!("%r{k}{tag}"),
+                _ => format!("%{name}_{k}{tag}"),
             };
             renamed += &replaced;
             rest = &tail[end..];
@@ -352,7 +353,7 @@ impl Chain {
                     None => values[&a].clone(),
                 })
                 .collect();
-            let (body, value) = renamed_body(k, nodes, &operands);
+            let (body, value) = renamed_body(k, nodes, &operands, "");
             lines.extend(body.lines().map(str::to_string));
             values.insert(k, value);
         }

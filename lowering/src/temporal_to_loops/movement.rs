@@ -251,3 +251,84 @@ impl Emitter<'_, '_> {
         nest.close(out);
     }
 }
+
+impl Emitter<'_, '_> {
+    /// `source` (a point of type `from`) seen with the shape of `to`, no
+    /// copy: a `memref.collapse_shape` to one dimension, then a
+    /// `memref.expand_shape`. `None` unless `source` is a contiguous
+    /// row-major view of static, non-empty sizes (what the views of points
+    /// and buffers are; ranges of block stores and permuted views are not).
+    pub(super) fn reshape_view(
+        &mut self,
+        source: &View,
+        from: &PointType,
+        to: &PointType,
+        indent: &str,
+        out: &mut String,
+    ) -> Option<View> {
+        let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
+        if source.ty != view_type(from) || !static_sizes(from) || !static_sizes(to) {
+            return None;
+        }
+        let count: i64 = from.shape.iter().product();
+        if count != to.shape.iter().product::<i64>() {
+            return None;
+        }
+        let flat_ty = PointType { shape: vec![count], element: from.element };
+        let flat = match from.shape.len() {
+            1 => source.name.clone(),
+            0 => {
+                let name = self.fresh("flat");
+                let _ = writeln!(
+                    out,
+                    "{indent}{name} = memref.expand_shape {} [] output_shape [1] : {} into {}",
+                    source.name,
+                    source.ty,
+                    view_type(&flat_ty)
+                );
+                name
+            }
+            rank => {
+                let name = self.fresh("flat");
+                let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
+                let _ = writeln!(
+                    out,
+                    "{indent}{name} = memref.collapse_shape {} [[{}]] : {} into {}",
+                    source.name,
+                    all.join(", "),
+                    source.ty,
+                    view_type(&flat_ty)
+                );
+                name
+            }
+        };
+        let name = match to.shape.len() {
+            1 => flat,
+            0 => {
+                let name = self.fresh("reshaped");
+                let _ = writeln!(
+                    out,
+                    "{indent}{name} = memref.collapse_shape {flat} [] : {} into {}",
+                    view_type(&flat_ty),
+                    view_type(to)
+                );
+                name
+            }
+            rank => {
+                let name = self.fresh("reshaped");
+                let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
+                let sizes: Vec<String> = to.shape.iter().map(i64::to_string).collect();
+                let _ = writeln!(
+                    out,
+                    "{indent}{name} = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}",
+                    all.join(", "),
+                    sizes.join(", "),
+                    view_type(&flat_ty),
+                    view_type(to)
+                );
+                name
+            }
+        };
+        Some(View::fixed(name, to))
+    }
+}

@@ -1,14 +1,19 @@
-// Matmuls become register-tiled vector loops: C is zeroed, then chunks of
+// Matmuls become register-tiled vector loops: chunks of
 // 8 panels (the parallel unit), in each blocks of 16 rows of B, in each the
 // panels of 4 vectors of 16 columns (4 rows at a time when there are at
-// least 4), a k loop carrying the accumulators (loaded from C) as iteration
+// least 4), a k loop carrying the accumulators (zero in the first block,
+// loaded from C in the others) as iteration
 // arguments, one-row blocks for the rows left over and a scalar loop for
-// the columns left over. Without
+// the columns left over. With fusion off (fuse=false) C is first zeroed by
+// a fill of its own, and every block loads its accumulators. Without
 // fast-math each element is summed over k in order with mulf and addf, so
 // compiled results are bit-exact with the interpreter's; with fast-math
 // multiply and add are fused.
 // RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s --check-prefix=EXACT
 // RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=FAST
+// RUN: tempo-opt %s --lower-temporal-to-loops=fuse=false | FileCheck %s --check-prefix=UNFUSED
+// RUN: tempo-run %s --bound T=3 --seed 4 --disable-pass fusion > %t.unfused
+// RUN: diff %t.unfused %t.interpreted
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: tempo-run %s --bound T=3 --seed 4 > %t.compiled
 // RUN: tempo-run %s --bound T=3 --seed 4 --interpret > %t.interpreted
@@ -17,14 +22,18 @@
 
 // EXACT: %[[NR:.*]] = arith.constant 64 : index
 // EXACT: %[[MR:.*]] = arith.constant 4 : index
-// EXACT: linalg.fill
+// EXACT-NOT: linalg.fill
 // EXACT: %[[CW:.*]] = arith.constant 512 : index
 // EXACT: %[[KB:.*]] = arith.constant 16 : index
 // EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[CW]] {
 // EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[KB]] {
 // EXACT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[NR]] {
 // EXACT:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[MR]] {
-// EXACT:     vector.load
+// EXACT:     %[[FIRST:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+// EXACT:     scf.if %[[FIRST]] -> (vector<16xf32>
+// EXACT:       scf.yield %[[ZERO:.*]], %[[ZERO]]
+// EXACT:     } else {
+// EXACT:       vector.load
 // EXACT:     scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>
 // EXACT:       vector.load
 // EXACT:       vector.broadcast
@@ -37,6 +46,12 @@
 // EXACT:     iter_args({{.*}}) -> (f32)
 // EXACT:       arith.mulf {{.*}} : f32
 // EXACT-NOT: linalg.matmul
+
+// UNFUSED: linalg.fill
+// UNFUSED: scf.for
+// UNFUSED-NOT: scf.if
+// UNFUSED: vector.load
+// UNFUSED: scf.for {{.*}} iter_args
 
 // FAST: vector.fma {{.*}} : vector<16xf32>
 // FAST: math.fma {{.*}} : f32

@@ -73,7 +73,8 @@ struct Cli {
     #[arg(short = 'O', default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// Leave this temporal optimization pass out (repeatable), e.g.
-    /// `--disable-pass temporal-lift-recurrences`.
+    /// `--disable-pass temporal-lift-recurrences`; `--disable-pass fusion`
+    /// lowers each spatial op to its own loop nest.
     #[arg(long = "disable-pass", value_name = "PASS")]
     disabled_passes: Vec<String>,
     /// Where compiled code runs: `cpu`, or `cuda` (an NVIDIA GPU through the
