@@ -37,6 +37,13 @@ a whole trajectory (trajectory_loss.mlir) and a gradient accumulation
 (gradient_accumulation.mlir) at T = 1,000 to 100,000, peak store bytes and
 time per step at -O2 and without the pass; results in
 incrementalization.json, incrementalization.md and incrementalization.png.
+
+    bench/.venv/bin/python bench/optimize/run.py --fusion [--repeat N]
+
+measures the fusion of lower-temporal-to-loops (row groups, reshape views,
+contraction fills): GPT-2-shaped decodes with it and without it
+(--disable-pass fusion), time per step and loop nests per point; results
+in fusion.json, fusion.md and fusion.png.
 """
 
 import argparse
@@ -325,6 +332,111 @@ def tiling(args):
     fig.savefig(os.path.join(HERE, "tiling.png"), dpi=110)
 
 
+FUSION = [("-O2 (fused)", []), ("-O2 without fusion", ["fusion"])]
+TEMPO_OPT = os.path.join(ROOT, "target", "release", "tempo-opt")
+
+
+def loop_nests(program, fuse):
+    """Loop nests of the lowered program directly inside its time loops
+    (linalg ops and scf loops not inside another such loop; the arms of a
+    tensor's branches all count), as lower-temporal-to-loops writes them."""
+    option = "" if fuse else "{fuse=false}"
+    text = subprocess.run(
+        [TEMPO_OPT, program, "-O2", f"--pass-pipeline=temporal-verify, temporal-schedule, lower-temporal-to-loops{option}"],
+        check=True, capture_output=True, text=True,
+    ).stdout
+    start = re.compile(r"^\s*(?:%[\w#:]+(?:, %[\w#:]+)* = )?(affine\.for|scf\.for|scf\.parallel|scf\.if|affine\.if|linalg\.\w+)")
+    stack, count = [], 0
+    for line in text.splitlines():
+        while re.search(r"\{[^{}]*\}", line):
+            line = re.sub(r"\{[^{}]*\}", "", line)
+        m = start.match(line)
+        kind = m.group(1) if m else None
+        in_time = "affine.for" in stack
+        inside_loop = any(k in ("scf.for", "scf.parallel") or k.startswith("linalg") for k in stack)
+        if kind and kind not in ("affine.for", "scf.if", "affine.if", "linalg.yield") and in_time and not inside_loop:
+            count += 1
+        for _ in range(line.count("}")):
+            if stack:
+                stack.pop()
+        for _ in range(line.count("{")):
+            stack.append(kind or "other")
+    return count
+
+
+def fusion(args):
+    """GPT-2-shaped decodes (examples/gpt.rs): GPT-2 small (12 layers, 12
+    heads, width 768) at batch 1 and 8, and a narrow model with long
+    causal attention (2 layers, 4 heads of 64, T = 1024) whose time goes to
+    the softmax over the cache; time per step with lower-temporal-to-loops'
+    fusion and without (`--disable-pass fusion`), interleaved, and the loop
+    nests per (t, l) point of each."""
+    cases = [
+        ("GPT-2 small, batch 1, T = 32", ["--layers", "12", "--heads", "12", "--width", "768", "--batch", "1"], 12, 32),
+        ("GPT-2 small, batch 8, T = 32", ["--layers", "12", "--heads", "12", "--width", "768", "--batch", "8"], 12, 32),
+        ("4 heads of 64, batch 1, T = 1024", ["--layers", "2", "--heads", "4", "--width", "256", "--batch", "1"], 2, 1024),
+        ("4 heads of 64, batch 8, T = 1024", ["--layers", "2", "--heads", "4", "--width", "256", "--batch", "8"], 2, 1024),
+    ]
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        for k, (title, flags, layers, steps) in enumerate(cases):
+            path = os.path.join(directory, f"gpt{k}.mlir")
+            text = subprocess.run([GPT, "--mlir"] + flags, check=True, capture_output=True, text=True).stdout
+            with open(path, "w") as f:
+                f.write(text)
+            nests = {name: loop_nests(path, not disabled) for name, disabled in FUSION}
+            samples, loads = interleaved(
+                [(name, disabled, None) for name, disabled in FUSION],
+                args.repeat,
+                lambda disabled, _: run_one(path, {"L": layers}, steps, disabled, args.threads),
+            )
+            for name, _ in FUSION:
+                ms = statistics.median(samples[name]) / steps
+                rows.append(dict(case=title, config=name, T=steps, ms_per_step=ms, loop_nests=nests[name],
+                                 load=statistics.median(loads)))
+                print(f"{title:36} {name:22} {ms:9.3f} ms/step  {nests[name]:3} loop nests per point")
+    save_rows("fusion.json", args, rows)
+    lines = [
+        f"Median ms per step over {args.repeat} interleaved rounds, {args.threads} threads (load average "
+        f"{statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs); loop nests per (t, l) "
+        "point as lower-temporal-to-loops writes them (every arm of a branch counted; the matrix kernel's loop "
+        "over the columns left over, empty at these widths, counted too).",
+        "",
+        "| decode | fused ms/step | unfused ms/step | unfused / fused | fused loop nests | unfused loop nests |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for title, *_ in cases:
+        fused = next(r for r in rows if r["case"] == title and r["config"] == FUSION[0][0])
+        unfused = next(r for r in rows if r["case"] == title and r["config"] == FUSION[1][0])
+        lines.append(
+            f"| {title} | {fused['ms_per_step']:.3f} | {unfused['ms_per_step']:.3f} | "
+            f"{unfused['ms_per_step'] / fused['ms_per_step']:.2f}x | {fused['loop_nests']} | {unfused['loop_nests']} |"
+        )
+    with open(os.path.join(HERE, "fusion.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    titles = [c[0] for c in cases]
+    width = 0.38
+    for k, (name, _) in enumerate(FUSION):
+        ratios = []
+        for title in titles:
+            fused = next(r for r in rows if r["case"] == title and r["config"] == FUSION[0][0])
+            mine = next(r for r in rows if r["case"] == title and r["config"] == name)
+            ratios.append(mine["ms_per_step"] / fused["ms_per_step"])
+        ax.bar([i + (k - 0.5) * width for i in range(len(titles))], ratios, width, label=name)
+    ax.set_xticks(range(len(titles)), [t.replace(", T", "\nT") for t in titles], fontsize=6)
+    ax.set_ylabel("time per step / fused")
+    ax.set_title("lower-temporal-to-loops fusion", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "fusion.png"), dpi=110)
+
+
 INCREMENTALIZATION = [("-O2", []), ("without temporal-lift-recurrences", ["temporal-lift-recurrences"])]
 
 
@@ -408,7 +520,12 @@ def redraw():
 
 # The modes besides the main benchmark: flag -> function of the parsed
 # arguments (--repeat, --threads).
-MODES = {"--tiling": tiling, "--incrementalization": incrementalization, "--vectorization": vectorization}
+MODES = {
+    "--tiling": tiling,
+    "--incrementalization": incrementalization,
+    "--vectorization": vectorization,
+    "--fusion": fusion,
+}
 
 
 if __name__ == "__main__":

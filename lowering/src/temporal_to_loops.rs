@@ -62,6 +62,12 @@ use tempo_passes::verify::verify_program;
 
 use melior::ir::OperationRef;
 
+/// How many row groups (see `row_fusion`) the branches of `program` have:
+/// what the CPU lowering fuses into one loop nest per row.
+pub fn row_groups_in(program: &Program) -> usize {
+    program.tensors.iter().flat_map(|t| &t.branches).map(|b| row_fusion::row_groups(b).len()).sum()
+}
+
 /// Name of the generated entry function.
 pub const ENTRY: &str = "tempo_main";
 

@@ -338,7 +338,8 @@ fn corpus_directory_agrees_with_the_interpreter() {
 
 /// Every optimization configuration the differential tests try besides the
 /// default: no temporal passes, level 1, level 3 (inexact rules and attention
-/// tiling, compared within tolerance; also without the tiling), and level 2 with each pass left out.
+/// tiling, compared within tolerance; also without the tiling), and level 2 with each pass left out
+/// (and with the lowering's fusion off).
 fn optimization_variants() -> Vec<Optimization> {
     let mut out = vec![
         Optimization { level: 0, disabled: vec![] },
@@ -349,6 +350,7 @@ fn optimization_variants() -> Vec<Optimization> {
     for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
         out.push(Optimization { level: 2, disabled: vec![pass.to_string()] });
     }
+    out.push(Optimization { level: 2, disabled: vec![tempo_passes::optimize::FUSION.to_string()] });
     out
 }
 
@@ -389,6 +391,17 @@ fn count_generated(f: impl Fn(&mut tempo_passes::program::Program) -> bool) -> u
             tempo_passes::program::Program::from_module(module.as_operation().into()).is_ok_and(|mut p| f(&mut p))
         })
         .count()
+}
+
+/// The generator makes what row fusion fuses (reductions along the last
+/// axis with elementwise ops around them) in a fair share of programs, so
+/// the default lowering's fused row loops are compared with the
+/// interpreter (and, with fusion off, the unfused ones).
+#[test]
+fn generated_programs_exercise_row_fusion() {
+    let fused = count_generated(|program| tempo_lowering::temporal_to_loops::row_groups_in(program) > 0);
+    eprintln!("{fused} of 200 have row groups");
+    assert!(fused >= 20, "only {fused} of 200 generated programs have a row group");
 }
 
 /// The generator makes softmax attention over ranges that grow with a
