@@ -19,6 +19,11 @@
 //! it; `fused`, the first block of `k` starts its accumulators at zero
 //! (no fill, no loop over `C` of its own).
 //!
+//! An [`Epilogue`] (elementwise ops fused after the product, such as a
+//! residual addition or an activation) is applied to each element of a
+//! tile after its last block of `k`, and to each column left over, before
+//! the final store: no loop over `C` of its own.
+//!
 //! Each element of `C` is still summed over `k` in increasing order from
 //! zero, as the interpreter does; the only difference is that multiply and
 //! add are fused (one rounding instead of two), unless the pass runs with
@@ -55,6 +60,83 @@ pub struct Operand<'a> {
     pub sizes: &'a [String],
 }
 
+/// Elementwise work fused after a contraction (its *epilogue*): the
+/// scalar code of an elementwise chain one of whose leaves is the
+/// contraction's result, applied to each element of `C` once its sum is
+/// complete, before it is stored for the last time. `C` is then the
+/// chain's result: partial sums live in it until then.
+pub struct Epilogue {
+    /// The chain's other leaves: SSA name, memref type and sizes, read at
+    /// the element's index broadcast under NumPy rules.
+    pub leaves: Vec<(String, String, Vec<String>)>,
+    /// Which block argument (`%a{i}` in `lines`) is the sum; the others
+    /// are `leaves` in order.
+    pub sum_argument: usize,
+    /// The chain's scalar code over `%a{i}`, ending with `value`.
+    pub lines: Vec<String>,
+    pub value: String,
+}
+
+impl Epilogue {
+    /// The code computing the epilogue of the element of `C` (sizes
+    /// `c_sizes`) at `index` whose sum is `sum`, with names suffixed by
+    /// `site`; returns the code and the value to store.
+    fn emit(
+        &self,
+        sum: &str,
+        c_sizes: &[String],
+        index: &[String],
+        zero: &str,
+        site: &str,
+        indent: &str,
+    ) -> (String, String) {
+        let mut code = String::new();
+        let mut arguments: Vec<String> = Vec::new();
+        let mut leaves = self.leaves.iter().enumerate();
+        for a in 0..=self.leaves.len() {
+            if a == self.sum_argument {
+                arguments.push(sum.to_string());
+                continue;
+            }
+            let (k, (name, ty, sizes)) = leaves.next().expect("one leaf per other argument");
+            let skip = c_sizes.len() - sizes.len();
+            let at: Vec<String> = (0..sizes.len())
+                .map(|d| {
+                    if sizes[d] == "1" && c_sizes[skip + d] != "1" { zero.to_string() } else { index[skip + d].clone() }
+                })
+                .collect();
+            let loaded = format!("%ep{site}_l{k}");
+            let _ = writeln!(code, "{indent}{loaded} = memref.load {name}[{}] : {ty}", at.join(", "));
+            arguments.push(loaded);
+        }
+        let rename = |text: &str| -> String {
+            // `%a{i}` to the arguments; every other name gets the site's suffix.
+            let mut out = String::new();
+            let mut rest = text;
+            while let Some(at) = rest.find('%') {
+                out += &rest[..at];
+                let tail = &rest[at + 1..];
+                let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+                let name = &tail[..end];
+                match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
+                    Some(i) if i < arguments.len() => out += &arguments[i],
+                    _ => {
+                        out += "%";
+                        out += name;
+                        out += site;
+                    }
+                }
+                rest = &tail[end..];
+            }
+            out + rest
+        };
+        for line in &self.lines {
+            let _ = writeln!(code, "{indent}{}", rename(line));
+        }
+        (code, rename(&self.value))
+    }
+}
+
 /// Whether the innermost dimension of a memref type has unit stride
 /// (identity layout, or a `strided<[..., 1]>` layout).
 fn unit_inner_stride(ty: &str) -> bool {
@@ -74,6 +156,7 @@ pub fn emit(
     exact: bool,
     parallel: bool,
     fused: bool,
+    epilogue: Option<&Epilogue>,
     indent: &str,
 ) -> Option<String> {
     let (vw, e) = match element {
@@ -87,6 +170,11 @@ pub fn emit(
         _ => return None,
     };
     if !unit_inner_stride(c.ty) {
+        return None;
+    }
+    // An epilogue runs after the last block of k: there must be one.
+    let static_k = a.sizes[a.sizes.len() - 1].parse::<i64>().is_ok_and(|k| k > 0);
+    if epilogue.is_some() && (batched || !static_k) {
         return None;
     }
     // B with unit stride along its columns is read with vector loads;
@@ -342,6 +430,36 @@ pub fn emit(
         for (q, at) in tile.iter().enumerate() {
             let _ = writeln!(o, "{ind}    vector.store {p}sum{tag}#{q}, {}[{at}] : {}, {acc_ty}", c.name, c.ty);
         }
+        if let Some(epilogue) = epilogue {
+            // After the last block of k, the tile's sums are complete:
+            // each becomes the epilogue's value, the tile still in cache.
+            let _ = writeln!(o, "{ind}    {p}last{tag} = arith.cmpi eq, {p}kend, {k} : index");
+            let _ = writeln!(o, "{ind}    scf.if {p}last{tag} {{");
+            let _ = writeln!(o, "{ind}      {p}erows{tag} = arith.constant {rows} : index");
+            let _ = writeln!(o, "{ind}      scf.for {p}er{tag} = {p}c0 to {p}erows{tag} step {p}c1 {{");
+            let _ = writeln!(o, "{ind}        {p}erow{tag} = arith.addi {i}, {p}er{tag} : index");
+            let _ = writeln!(o, "{ind}        scf.for {p}ec{tag} = {p}c0 to {p}nr step {p}c1 {{");
+            let _ = writeln!(o, "{ind}          {p}ecol{tag} = arith.addi {p}j, {p}ec{tag} : index");
+            let (row, col) = (format!("{p}erow{tag}"), format!("{p}ecol{tag}"));
+            let at = c_index(&row, &col);
+            let _ = writeln!(o, "{ind}          {p}esum{tag} = memref.load {}[{at}] : {}", c.name, c.ty);
+            let index: Vec<String> =
+                if c.sizes.len() == 1 { vec![col.clone()] } else { vec![row.clone(), col.clone()] };
+            let site = format!("_{}t{tag}", p.trim_start_matches('%').trim_end_matches('_'));
+            let (code, value) = epilogue.emit(
+                &format!("{p}esum{tag}"),
+                c.sizes,
+                &index,
+                &format!("{p}c0"),
+                &site,
+                &format!("{ind}          "),
+            );
+            o.push_str(&code);
+            let _ = writeln!(o, "{ind}          memref.store {value}, {}[{at}] : {}", c.name, c.ty);
+            let _ = writeln!(o, "{ind}        }}");
+            let _ = writeln!(o, "{ind}      }}");
+            let _ = writeln!(o, "{ind}    }}");
+        }
         let _ = writeln!(o, "{ind}  }}");
     }
     let _ = writeln!(o, "{ind}}}");
@@ -370,9 +488,21 @@ pub fn emit(
     }
     let _ = writeln!(o, "{ind}      scf.yield {p}tn : {e}");
     let _ = writeln!(o, "{ind}    }}");
+    let stored = match epilogue {
+        Some(epilogue) => {
+            let (row, col) = (format!("{p}ti"), format!("{p}tj"));
+            let index: Vec<String> = if c.sizes.len() == 1 { vec![col] } else { vec![row, col] };
+            let site = format!("_{}r", p.trim_start_matches('%').trim_end_matches('_'));
+            let (code, value) =
+                epilogue.emit(&format!("{p}ts"), c.sizes, &index, &format!("{p}c0"), &site, &format!("{ind}    "));
+            o.push_str(&code);
+            value
+        }
+        None => format!("{p}ts"),
+    };
     let _ = writeln!(
         o,
-        "{ind}    memref.store {p}ts, {}[{}] : {}",
+        "{ind}    memref.store {stored}, {}[{}] : {}",
         c.name,
         c_index(&format!("{p}ti"), &format!("{p}tj")),
         c.ty

@@ -186,8 +186,11 @@ struct Emitter<'p, 'c> {
     /// Contractions as `linalg` named ops (for the GPU mapping).
     gpu: bool,
     /// Ops fused into shared loop nests (elementwise chains, row groups,
-    /// contraction fills); off: one nest per op.
+    /// contraction fills and epilogues); off: one nest per op.
     fuse: bool,
+    /// The epilogue the next register-tiled contraction applies (taken by
+    /// it; left in place where the kernel does not apply).
+    epilogue: Option<contraction::Epilogue>,
     /// For a dynamic size (the SSA name of a range read's length), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<String, String>,
@@ -210,6 +213,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             parallel: false,
             gpu: false,
             fuse: true,
+            epilogue: None,
             size_caps: HashMap::new(),
             growing_lengths: std::collections::HashSet::new(),
             store: vec![String::new(); program.tensors.len()],

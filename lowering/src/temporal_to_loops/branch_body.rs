@@ -41,6 +41,51 @@ impl Emitter<'_, '_> {
                 inlined[k] = false;
             }
         }
+        // Elementwise chains applied by the matrix kernel to its products
+        // (epilogues), by the chain's root: a float matmul (a vector or a
+        // matrix times a matrix, static k) used only by one chain of its
+        // shape and element type that no group computes.
+        let mut epilogue_product: HashMap<usize, usize> = HashMap::new();
+        if self.fuse && !self.gpu {
+            let nodes = &branch.nodes;
+            let users = |k: usize| -> Vec<usize> {
+                (0..nodes.len()).filter(|&u| tempo_passes::rewrite::operands(&nodes[u].kind).contains(&k)).collect()
+            };
+            for (m, node) in nodes.iter().enumerate() {
+                let NodeKind::Matmul(a, b) = node.kind else { continue };
+                let ranks = (nodes[a].ty.shape.len(), nodes[b].ty.shape.len());
+                let k = nodes[a].ty.shape.last().copied().unwrap_or(0);
+                if !matches!(ranks, (2, 2) | (1, 2)) || !node.ty.element.is_float() || k <= 0 {
+                    continue;
+                }
+                if m == branch.result || member_of[m].is_some() {
+                    continue;
+                }
+                // Up the inlined nodes to the chain's root: the same from
+                // every user of the product (a silu's g * sigmoid(g)).
+                let roots: Vec<usize> = users(m)
+                    .into_iter()
+                    .map(|mut root| {
+                        while inlined[root] {
+                            let [next] = users(root)[..] else { break };
+                            root = next;
+                        }
+                        root
+                    })
+                    .collect();
+                let Some(&root) = roots.first() else { continue };
+                let fits = roots.iter().all(|&r| r == root)
+                    && !inlined[root]
+                    && elementwise::operands_of(&nodes[root].kind).is_some()
+                    && member_of[root].is_none()
+                    && nodes[root].ty.shape == node.ty.shape
+                    && nodes[root].ty.element == node.ty.element;
+                if fits {
+                    epilogue_product.insert(root, m);
+                }
+            }
+        }
+        let is_epilogue_product = |k: usize| epilogue_product.values().any(|&m| m == k);
         // A result that is a reshape of a value used only there: the value
         // is computed into the slot, seen with its shape.
         let destination = match &branch.nodes[branch.result].kind {
@@ -233,6 +278,12 @@ impl Emitter<'_, '_> {
                         views.push(View { name: String::new(), ty: String::new(), sizes });
                         continue;
                     }
+                    // A product with an epilogue is computed by its chain's
+                    // root, into the root's buffer.
+                    if is_epilogue_product(n) {
+                        views.push(View { name: String::new(), ty: String::new(), sizes });
+                        continue;
+                    }
                     // Members of a row group: made (views and buffers) here,
                     // computed together at the group's last node.
                     if let Some(g) = member_of[n] {
@@ -291,6 +342,22 @@ impl Emitter<'_, '_> {
                         Some(view) => view,
                         None => self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out),
                     };
+                    if let Some(&m) = epilogue_product.get(&n) {
+                        let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
+                        let chain = elementwise::Chain::of(n, &branch.nodes, &views, &inlined);
+                        self.epilogue = Some(chain.epilogue(m));
+                        let element = branch.nodes[m].ty.element;
+                        self.matmul(&views[a], &views[b], &target, element, indent, out);
+                        if self.epilogue.take().is_some() {
+                            // The kernel did not apply it: the chain runs
+                            // after the product, in place.
+                            views[m] =
+                                View { name: target.name.clone(), ty: target.ty.clone(), sizes: target.sizes.clone() };
+                            self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out);
+                        }
+                        views.push(target);
+                        continue;
+                    }
                     let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
                     // Argmax keeps its running maximum in a scratch buffer
                     // of the result's shape, allocated here (outside the

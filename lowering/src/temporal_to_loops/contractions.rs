@@ -115,6 +115,7 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         self.next_id += 1;
+        let epilogue = self.epilogue.take();
         let fast = if self.gpu {
             None
         } else {
@@ -127,6 +128,7 @@ impl Emitter<'_, '_> {
                 !self.fast_math,
                 self.parallel,
                 self.fuse,
+                epilogue.as_ref(),
                 indent,
             )
         };
@@ -134,6 +136,8 @@ impl Emitter<'_, '_> {
             out.push_str(&code);
             return;
         }
+        // Not applied: the caller computes it after the product.
+        self.epilogue = epilogue;
         if self.uses_gpu_matmul(a, b, element) {
             self.gpu_matmul(a, b, target, element, indent, out);
             return;

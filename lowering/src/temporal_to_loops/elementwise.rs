@@ -322,6 +322,8 @@ pub(super) fn renamed_body(k: usize, nodes: &[Node], operands: &[String], tag: &
 pub(super) struct Chain {
     /// The SSA value of the chain's result in the body.
     value: String,
+    /// The nodes of the leaves, in argument order.
+    leaves: Vec<usize>,
     leaf_views: Vec<View>,
     leaf_elements: Vec<ElementType>,
     lines: Vec<String>,
@@ -363,7 +365,21 @@ impl Chain {
             .map(|&l| View { name: views[l].name.clone(), ty: views[l].ty.clone(), sizes: views[l].sizes.clone() })
             .collect();
         let leaf_elements = leaves.iter().map(|&l| nodes[l].ty.element).collect();
-        Chain { value, leaf_views, leaf_elements, lines }
+        Chain { value, leaves, leaf_views, leaf_elements, lines }
+    }
+
+    /// The chain as the epilogue of a contraction computing node `product`
+    /// (one of its leaves).
+    pub(super) fn epilogue(&self, product: usize) -> crate::contraction::Epilogue {
+        let sum_argument = self.leaves.iter().position(|&l| l == product).expect("the product is a leaf");
+        let leaves = self
+            .leaves
+            .iter()
+            .zip(&self.leaf_views)
+            .filter(|(l, _)| **l != product)
+            .map(|(_, v)| (v.name.clone(), v.ty.clone(), v.sizes.clone()))
+            .collect();
+        crate::contraction::Epilogue { leaves, sum_argument, lines: self.lines.clone(), value: self.value.clone() }
     }
 
     /// The views the fused loop reads.
