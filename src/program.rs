@@ -618,9 +618,18 @@ impl Runner<'_> {
         self.optimization.level = level;
         self
     }
-    /// Leaves a temporal optimization pass out (`"temporal-simplify"`).
+    /// Leaves a temporal optimization pass out (`"temporal-simplify"`), or
+    /// the lowering's fusion (`"fusion"`).
     pub fn disable_pass(mut self, name: &str) -> Self {
         self.optimization.disabled.push(name.to_string());
+        self
+    }
+    /// A memory budget in bytes for the temporaries of softmax attention
+    /// over ranges: at level 2, attention whose temporaries could exceed it
+    /// at the run's bounds is tiled into blocks (changing float rounding);
+    /// the rest stays exact.
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.optimization.memory_budget = Some(bytes);
         self
     }
 

@@ -44,6 +44,13 @@ measures the fusion of lower-temporal-to-loops (row groups, reshape views,
 contraction fills): GPT-2-shaped decodes with it and without it
 (--disable-pass fusion), time per step and loop nests per point; results
 in fusion.json, fusion.md and fusion.png.
+
+    bench/.venv/bin/python bench/optimize/run.py --memory-budget [--repeat N]
+
+measures -O2 with --memory-budget (attention tiled where its temporaries
+would exceed it) on 64 queries per step over a growing cache
+(many_queries.mlir): peak resident memory and time per step; results in
+memory_budget.json, memory_budget.md and memory_budget.png.
 """
 
 import argparse
@@ -437,6 +444,79 @@ def fusion(args):
     fig.savefig(os.path.join(HERE, "fusion.png"), dpi=110)
 
 
+BUDGET = [("-O2", None), ("-O2 --memory-budget 1000000", 1000000)]
+
+
+def memory_budget(args):
+    """Attention of 64 queries per step over a growing cache
+    (many_queries.mlir): peak resident memory of the process and time per
+    step at -O2 and with a memory budget of 1 MB, under which -O2 tiles the
+    attention (its scores, exponentials and weights, 3 * 64 * 4 bytes per
+    cached position, no longer fit)."""
+    import resource
+
+    program = os.path.join(HERE, "many_queries.mlir")
+    rows = []
+    for steps in [2000, 4000, 8000]:
+        samples = {name: [] for name, _ in BUDGET}
+        peaks = {name: [] for name, _ in BUDGET}
+        loads = []
+        for r in range(args.repeat):
+            k = r % len(BUDGET)
+            for name, budget in BUDGET[k:] + BUDGET[:k]:
+                command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--seed", "1", "--format", "none",
+                           "--timings", "--threads", str(args.threads)]
+                if budget is not None:
+                    command += ["--memory-budget", str(budget)]
+                loads.append(os.getloadavg()[0])
+                # Peak resident set of this child alone: run it through a
+                # fresh Python that reports its own child's maximum.
+                probe = ("import resource,subprocess,sys;"
+                         "p=subprocess.run(sys.argv[1:],capture_output=True,text=True,check=True);"
+                         "print(p.stderr);print('maxrss',resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+                out = subprocess.run([os.sys.executable, "-c", probe] + command, check=True, capture_output=True,
+                                     text=True).stdout
+                m = re.search(r"execute ([0-9.]+) ms", out)
+                samples[name].append(float(m.group(1)))
+                peaks[name].append(int(re.search(r"maxrss (\d+)", out).group(1)))
+        for name, _ in BUDGET:
+            ms = statistics.median(samples[name]) / steps
+            peak = statistics.median(peaks[name]) / 1024
+            rows.append(dict(config=name, T=steps, ms_per_step=ms, peak_mib=peak, load=statistics.median(loads)))
+            print(f"T={steps:5} {name:30} {ms:8.3f} ms/step  peak {peak:7.1f} MiB")
+    save_rows("memory_budget.json", args, rows)
+    names = [name for name, _ in BUDGET]
+    caption = (
+        f"64 queries over a growing cache, median over {args.repeat} interleaved rounds, {args.threads} threads "
+        f"(load average {statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs): peak resident "
+        "MiB of the process (compiler and JIT included) and ms per step; the ratio is over -O2."
+    )
+    write_ratio_table("memory_budget.md", caption, names, rows, "peak_mib", 1)
+    with open(os.path.join(HERE, "memory_budget.md"), "a") as f:
+        f.write("\n")
+    with open(os.path.join(HERE, "memory_budget.md"), "a") as f:
+        lines = ["| T | " + " | ".join(f"{n} ms/step" for n in names) + " |", "| ---: | ---: | ---: |"]
+        for steps in sorted({r["T"] for r in rows}):
+            cells = {r["config"]: r["ms_per_step"] for r in rows if r["T"] == steps}
+            lines.append(f"| {steps} | " + " | ".join(f"{cells[n]:.3f}" for n in names) + " |")
+        f.write("\n".join(lines) + "\n")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name in names:
+        points = sorted((r["T"], r["peak_mib"]) for r in rows if r["config"] == name)
+        ax.plot([t for t, _ in points], [v for _, v in points], marker="o", label=name)
+    ax.set_xlabel("T (steps)")
+    ax.set_ylabel("peak resident MiB")
+    ax.set_title("64 queries over a growing cache", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "memory_budget.png"), dpi=110)
+
+
 INCREMENTALIZATION = [("-O2", []), ("without temporal-lift-recurrences", ["temporal-lift-recurrences"])]
 
 
@@ -525,6 +605,7 @@ MODES = {
     "--incrementalization": incrementalization,
     "--vectorization": vectorization,
     "--fusion": fusion,
+    "--memory-budget": memory_budget,
 }
 
 

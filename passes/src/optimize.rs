@@ -13,6 +13,10 @@
 //!   sums) and `temporal-tile-ranges` (softmax attention over dynamic
 //!   ranges in static blocks, with a running maximum and sum).
 //!
+//! With a memory budget (`--memory-budget BYTES`), level 2 also runs
+//! `temporal-tile-ranges`, limited to the attention whose temporaries could
+//! exceed the budget: the one inexact rewrite, where memory needs it.
+//!
 //! Any pass can be left out of a level by name (`--disable-pass`), and so
 //! can [`FUSION`], the fusion `lower-temporal-to-loops` does (its `fuse`
 //! option), which is on at levels 1 to 3 and off at level 0.
@@ -67,9 +71,25 @@ const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
 /// name that is not one of the level's passes. `bounds` (`T=10,B=3`) are
 /// the bound values of the run, for `temporal-vectorize`.
 pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Result<String, String> {
+    optimization_pipeline_within(level, disabled, bounds, None)
+}
+
+/// [`optimization_pipeline`] with a memory budget (bytes): at level 2,
+/// softmax attention over a range is tiled (`temporal-tile-ranges`, which
+/// changes float rounding) where its range-long temporaries could exceed
+/// the budget at the run's bounds, and nowhere else. (Level 3 tiles all of
+/// it anyway; levels 0 and 1 do not tile.)
+pub fn optimization_pipeline_within(
+    level: u8,
+    disabled: &[String],
+    bounds: &str,
+    memory_budget: Option<u64>,
+) -> Result<String, String> {
+    let budget = memory_budget.filter(|_| level == 2);
     let passes: &[&str] = match level {
         0 => &[],
         1 => O1_PASSES,
+        2 if budget.is_some() => O3_PASSES,
         2 => O2_PASSES,
         3 => O3_PASSES,
         _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
@@ -88,6 +108,9 @@ pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Re
         .filter(|p| **p != "temporal-vectorize" || !bounds.is_empty())
         .map(|p| match *p {
             "temporal-vectorize" => format!("{p}{{bounds={bounds}}}"),
+            "temporal-tile-ranges" if level == 2 => {
+                format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
+            }
             _ if level == 3 && INEXACT.contains(p) => format!("{p}{{inexact=true}}"),
             _ => p.to_string(),
         })
@@ -125,6 +148,14 @@ mod tests {
         assert!(optimization_pipeline(4, &[], "").is_err());
         let wrong = optimization_pipeline(2, &["canonicalize".into()], "").unwrap_err();
         assert!(wrong.contains("not a temporal optimization pass"));
+        // A memory budget tiles at level 2, only over it.
+        assert_eq!(
+            optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
+            "temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-vectorize{bounds=T=9}, \
+             temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
+        );
+        assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[], ""));
+        assert_eq!(optimization_pipeline_within(1, &[], "", Some(1)), optimization_pipeline(1, &[], ""));
         // Fusion is the lowering's: accepted, not a pass of the pipeline.
         assert_eq!(optimization_pipeline(2, &[FUSION.into()], ""), optimization_pipeline(2, &[], ""));
         assert!(fusion_enabled(2, &[]) && fusion_enabled(1, &[]));

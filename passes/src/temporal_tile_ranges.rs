@@ -60,7 +60,17 @@ impl TempoPass for TemporalTileRanges {
         "Tile softmax attention over dynamic ranges into static blocks with a running maximum and sum (changes float rounding)"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption { name: "block", summary: "Positions of the range per block (default 64)" }]
+        &[
+            PassOption { name: "block", summary: "Positions of the range per block (default 64)" },
+            PassOption {
+                name: "memory-budget",
+                summary: "Bytes: tile only chains whose range-long temporaries (scores, exponentials, weights) could exceed it at the bounds given (default: tile all)",
+            },
+            PassOption {
+                name: "bounds",
+                summary: "Bound values for memory-budget, NAME=VALUE separated by commas (a range over a dimension without one counts as exceeding the budget)",
+            },
+        ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let block = match options.get("block") {
@@ -76,20 +86,47 @@ impl TempoPass for TemporalTileRanges {
             },
         };
         let mut program = verify_program(op)?;
-        if tile_ranges(&mut program, block) {
+        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
+        let budget = match options.get("memory-budget") {
+            None => None,
+            Some(text) => match text.parse::<u64>() {
+                Ok(bytes) => {
+                    let bounds = program.bound_values(options.get("bounds").unwrap_or("")).map_err(here)?;
+                    Some(MemoryBudget { bytes, bounds })
+                }
+                Err(_) => return Err(here(format!("memory-budget must be a number of bytes, got '{text}'"))),
+            },
+        };
+        if tile_ranges_over_budget(&mut program, block, budget.as_ref()) {
             replace_program(op, &program)?;
         }
         Ok(())
     }
 }
 
+/// Tile only the chains whose temporaries could take more than `bytes`,
+/// at the bound values `bounds` (by dimension).
+pub struct MemoryBudget {
+    pub bytes: u64,
+    pub bounds: Vec<Option<i64>>,
+}
+
 /// Rewrites every recognized attention chain; returns whether any was.
 pub fn tile_ranges(program: &mut Program, block: i64) -> bool {
+    tile_ranges_over_budget(program, block, None)
+}
+
+/// Rewrites the recognized attention chains whose temporaries could exceed
+/// `budget` (all of them without one); returns whether any was.
+pub fn tile_ranges_over_budget(program: &mut Program, block: i64, budget: Option<&MemoryBudget>) -> bool {
     let mut changed = false;
-    for tensor in &mut program.tensors {
-        for branch in &mut tensor.branches {
-            while let Some(found) = find_attention(branch, block) {
-                apply(branch, found);
+    for t in 0..program.tensors.len() {
+        for b in 0..program.tensors[t].branches.len() {
+            loop {
+                let branch = &program.tensors[t].branches[b];
+                let over = |found: &Found| budget.is_none_or(|budget| over_budget(program, branch, found, budget));
+                let Some(found) = find_attention(branch, block, &over) else { break };
+                apply(&mut program.tensors[t].branches[b], found);
                 changed = true;
             }
         }
@@ -97,15 +134,40 @@ pub fn tile_ranges(program: &mut Program, block: i64) -> bool {
     changed
 }
 
+/// Whether the untiled chain's temporaries as long as the range (scores,
+/// exponentials and weights: three buffers of the scores' shape) could
+/// take more than the budget: the range at its longest, the bound of its
+/// source's ranged dimension (a range stays inside it); unknown bounds
+/// count as exceeding.
+fn over_budget(program: &Program, branch: &Branch, found: &Found, budget: &MemoryBudget) -> bool {
+    let scores = &branch.nodes[found.scores].ty;
+    let mut longest: Option<i64> = Some(0);
+    for node in &branch.nodes {
+        if let NodeKind::ReadRange { source, upper, .. } = &node.kind {
+            for (d, upper) in program.tensors[*source].domain.iter().zip(upper) {
+                if !upper.results.is_empty() {
+                    longest = longest.zip(budget.bounds[*d]).map(|(a, b)| a.max(b));
+                }
+            }
+        }
+    }
+    let Some(longest) = longest else { return true };
+    let elements = scores.shape.iter().map(|&d| if d == DYNAMIC { longest } else { d }).product::<i64>().max(0);
+    let bytes = 3u128 * elements as u128 * scores.element.byte_size() as u128;
+    bytes > budget.bytes as u128
+}
+
 /// A recognized chain: the final contraction, its replacement, and the node
 /// that becomes the constant scale of 1 when the chain has no scaling.
 struct Found {
     combine: usize,
+    /// The scores (the first contraction).
+    scores: usize,
     kind: NodeKind,
     unit_scale: Option<usize>,
 }
 
-fn find_attention(branch: &Branch, block: i64) -> Option<Found> {
+fn find_attention(branch: &Branch, block: i64, wanted: &dyn Fn(&Found) -> bool) -> Option<Found> {
     let nodes = &branch.nodes;
     let mut uses = vec![0usize; nodes.len()];
     for node in nodes {
@@ -114,7 +176,7 @@ fn find_attention(branch: &Branch, block: i64) -> Option<Found> {
         }
     }
     uses[branch.result] += 1;
-    (0..nodes.len()).find_map(|o| match_chain(branch, &uses, o, block))
+    (0..nodes.len()).find_map(|o| match_chain(branch, &uses, o, block).filter(|found| wanted(found)))
 }
 
 /// The contraction node `k` as an einsum: itself, or a matmul of ranks
@@ -210,7 +272,7 @@ fn match_chain(branch: &Branch, uses: &[usize], o: usize, block: i64) -> Option<
         Some(c) => (c, None),
         None => (s, Some(s)),
     };
-    Some(Found { combine: o, kind: NodeKind::Attention(attention, [q, k, v, scale]), unit_scale })
+    Some(Found { combine: o, scores: s, kind: NodeKind::Attention(attention, [q, k, v, scale]), unit_scale })
 }
 
 /// `spec` with its two operands exchanged (the products commute).

@@ -61,16 +61,7 @@ impl TempoPass for TemporalVectorize {
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let mut values = vec![None; program.dims.len()];
-        for item in options.get("bounds").unwrap_or("").split(',').filter(|s| !s.is_empty()) {
-            let (name, value) = item
-                .split_once('=')
-                .ok_or_else(|| here(format!("bounds must be NAME=VALUE separated by commas, got '{item}'")))?;
-            let value: i64 = value.parse().map_err(|_| here(format!("bound {name}: '{value}' is not an integer")))?;
-            if let Some(d) = program.dims.iter().position(|x| x.bound == name) {
-                values[d] = Some(value);
-            }
-        }
+        let values = program.bound_values(options.get("bounds").unwrap_or("")).map_err(here)?;
         if vectorize(&mut program, &values) {
             replace_program(op, &program)?;
         }

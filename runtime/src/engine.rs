@@ -87,11 +87,15 @@ pub struct Optimization {
     pub level: u8,
     /// Passes of the level left out, by name.
     pub disabled: Vec<String>,
+    /// Bytes the temporaries of attention over a range may take before
+    /// level 2 tiles it (`temporal-tile-ranges`, inexact); `None`: level 2
+    /// does not tile.
+    pub memory_budget: Option<u64>,
 }
 
 impl Default for Optimization {
     fn default() -> Self {
-        Optimization { level: 2, disabled: Vec::new() }
+        Optimization { level: 2, disabled: Vec::new(), memory_budget: None }
     }
 }
 
@@ -305,10 +309,11 @@ fn optimization_text(options: &RunOptions) -> Result<String, Vec<String>> {
     // The bound values of the run (for vectorization, which specializes the
     // program to them).
     let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    tempo_passes::optimize::optimization_pipeline(
+    tempo_passes::optimize::optimization_pipeline_within(
         options.optimization.level,
         &options.optimization.disabled,
         &bounds.join(","),
+        options.optimization.memory_budget,
     )
     .map_err(|e| vec![format!("error: {e}")])
 }

@@ -77,6 +77,12 @@ struct Cli {
     /// lowers each spatial op to its own loop nest.
     #[arg(long = "disable-pass", value_name = "PASS")]
     disabled_passes: Vec<String>,
+    /// Bytes the range-long temporaries of softmax attention over a range
+    /// (scores, exponentials, weights) may take at these bounds: -O2 tiles
+    /// the attention that could exceed it (temporal-tile-ranges, which
+    /// changes float rounding) and leaves the rest exact.
+    #[arg(long = "memory-budget", value_name = "BYTES")]
+    memory_budget: Option<u64>,
     /// Where compiled code runs: `cpu`, or `cuda` (an NVIDIA GPU through the
     /// CUDA driver; kernels as PTX for --gpu-arch).
     #[arg(long, value_enum, default_value = "cpu")]
@@ -158,7 +164,11 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         fast_math: cli.fast_math,
         threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
-        optimization: Optimization { level: cli.opt_level, disabled: cli.disabled_passes.clone() },
+        optimization: Optimization {
+            level: cli.opt_level,
+            disabled: cli.disabled_passes.clone(),
+            memory_budget: cli.memory_budget,
+        },
     })
 }
 

@@ -54,7 +54,10 @@ fn check_both(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str) -> bo
 
 /// [`check_both`] with the compiled side optimized as `optimization` says.
 fn check_optimized(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str, optimization: Optimization) -> bool {
-    let label = format!("-O{} without {:?}", optimization.level, optimization.disabled);
+    let label = format!(
+        "-O{} without {:?}, memory budget {:?}",
+        optimization.level, optimization.disabled, optimization.memory_budget
+    );
     let compiled = run_optimized(source, bounds, vec![], Some(seed), optimization);
     let interpreted = interpret(source, bounds, vec![], Some(seed));
     match (&compiled, &interpreted) {
@@ -342,15 +345,21 @@ fn corpus_directory_agrees_with_the_interpreter() {
 /// (and with the lowering's fusion off).
 fn optimization_variants() -> Vec<Optimization> {
     let mut out = vec![
-        Optimization { level: 0, disabled: vec![] },
-        Optimization { level: 1, disabled: vec![] },
-        Optimization { level: 3, disabled: vec![] },
-        Optimization { level: 3, disabled: vec!["temporal-tile-ranges".to_string()] },
+        Optimization { level: 0, disabled: vec![], memory_budget: None },
+        Optimization { level: 1, disabled: vec![], memory_budget: None },
+        Optimization { level: 3, disabled: vec![], memory_budget: None },
+        Optimization { level: 3, disabled: vec!["temporal-tile-ranges".to_string()], memory_budget: None },
     ];
     for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
-        out.push(Optimization { level: 2, disabled: vec![pass.to_string()] });
+        out.push(Optimization { level: 2, disabled: vec![pass.to_string()], memory_budget: None });
     }
-    out.push(Optimization { level: 2, disabled: vec![tempo_passes::optimize::FUSION.to_string()] });
+    out.push(Optimization {
+        level: 2,
+        disabled: vec![tempo_passes::optimize::FUSION.to_string()],
+        memory_budget: None,
+    });
+    // A budget of nothing: level 2 tiles every attention over a range.
+    out.push(Optimization { level: 2, disabled: vec![], memory_budget: Some(0) });
     out
 }
 
