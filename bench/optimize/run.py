@@ -374,28 +374,34 @@ def loop_nests(program, fuse):
 def fusion(args):
     """GPT-2-shaped decodes (examples/gpt.rs): GPT-2 small (12 layers, 12
     heads, width 768) at batch 1 and 8, and a narrow model with long
-    causal attention (2 layers, 4 heads of 64, T = 1024) whose time goes to
-    the softmax over the cache; time per step with lower-temporal-to-loops'
+    causal attention (2 layers, 4 heads of 64, T = 1024); and a recurrence
+    of row norms and softmax with no matrix product
+    (normalized_recurrence.mlir); time per step with lower-temporal-to-loops'
     fusion and without (`--disable-pass fusion`), interleaved, and the loop
-    nests per (t, l) point of each."""
+    nests per point of each."""
     cases = [
         ("GPT-2 small, batch 1, T = 32", ["--layers", "12", "--heads", "12", "--width", "768", "--batch", "1"], 12, 32),
         ("GPT-2 small, batch 8, T = 32", ["--layers", "12", "--heads", "12", "--width", "768", "--batch", "8"], 12, 32),
         ("4 heads of 64, batch 1, T = 1024", ["--layers", "2", "--heads", "4", "--width", "256", "--batch", "1"], 2, 1024),
         ("4 heads of 64, batch 8, T = 1024", ["--layers", "2", "--heads", "4", "--width", "256", "--batch", "8"], 2, 1024),
+        # No matrix products: norms and softmax of 64 rows of 2,048.
+        ("row norms and softmax, T = 64", None, None, 64),
     ]
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         for k, (title, flags, layers, steps) in enumerate(cases):
-            path = os.path.join(directory, f"gpt{k}.mlir")
-            text = subprocess.run([GPT, "--mlir"] + flags, check=True, capture_output=True, text=True).stdout
-            with open(path, "w") as f:
-                f.write(text)
+            if flags is None:
+                path, bounds = os.path.join(HERE, "normalized_recurrence.mlir"), {}
+            else:
+                path, bounds = os.path.join(directory, f"gpt{k}.mlir"), {"L": layers}
+                text = subprocess.run([GPT, "--mlir"] + flags, check=True, capture_output=True, text=True).stdout
+                with open(path, "w") as f:
+                    f.write(text)
             nests = {name: loop_nests(path, not disabled) for name, disabled in FUSION}
             samples, loads = interleaved(
                 [(name, disabled, None) for name, disabled in FUSION],
                 args.repeat,
-                lambda disabled, _: run_one(path, {"L": layers}, steps, disabled, args.threads),
+                lambda disabled, _: run_one(path, bounds, steps, disabled, args.threads),
             )
             for name, _ in FUSION:
                 ms = statistics.median(samples[name]) / steps
@@ -407,7 +413,7 @@ def fusion(args):
         f"Median ms per step over {args.repeat} interleaved rounds, {args.threads} threads (load average "
         f"{statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs); loop nests per (t, l) "
         "point as lower-temporal-to-loops writes them (every arm of a branch counted; the matrix kernel's loop "
-        "over the columns left over, empty at these widths, counted too).",
+        "over the columns left over, empty at these widths, counted too; the last row has no layers: per t).",
         "",
         "| decode | fused ms/step | unfused ms/step | unfused / fused | fused loop nests | unfused loop nests |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",

@@ -33,7 +33,7 @@
 //! last dimension (row-major points and slices of them; a permuted view
 //! falls back to `linalg`), shapes as the verifier checked them.
 
-use crate::temporal_to_loops::memref_layout;
+use crate::temporal_to_loops::{memref_layout, rename_values};
 use std::fmt::Write;
 use tempo_passes::program::ElementType;
 
@@ -109,26 +109,12 @@ impl Epilogue {
             let _ = writeln!(code, "{indent}{loaded} = memref.load {name}[{}] : {ty}", at.join(", "));
             arguments.push(loaded);
         }
-        let rename = |text: &str| -> String {
-            // `%a{i}` to the arguments; every other name gets the site's suffix.
-            let mut out = String::new();
-            let mut rest = text;
-            while let Some(at) = rest.find('%') {
-                out += &rest[..at];
-                let tail = &rest[at + 1..];
-                let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
-                let name = &tail[..end];
-                match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
-                    Some(i) if i < arguments.len() => out += &arguments[i],
-                    _ => {
-                        out += "%";
-                        out += name;
-                        out += site;
-                    }
-                }
-                rest = &tail[end..];
-            }
-            out + rest
+        // `%a{i}` to the arguments; every other name gets the site's suffix.
+        let rename = |text: &str| {
+            rename_values(text, |name| match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
+                Some(i) if i < arguments.len() => arguments[i].clone(),
+                _ => format!("%{name}{site}"),
+            })
         };
         for line in &self.lines {
             let _ = writeln!(code, "{indent}{}", rename(line));
@@ -203,6 +189,13 @@ pub fn emit(
         Some(m) if m >= 8 => (8, 3),
         Some(m) if m >= 4 => (4, 4),
         _ => (1, 4),
+    };
+    // Narrower panels for a static N narrower than the tile (a head of 16
+    // or 32), so that its columns still run as vectors.
+    let static_n = c.sizes[rank_c - 1].parse::<i64>().ok();
+    let nv = match static_n {
+        Some(n) if n >= vw as i64 && n < (nv * vw) as i64 => (n / vw as i64) as usize,
+        _ => nv,
     };
     let nr = nv * vw;
     let _ = writeln!(o, "{indent}{p}c0 = arith.constant 0 : index");
@@ -293,6 +286,9 @@ pub fn emit(
     // blocks of KB rows of B, in each the panels: every row of the block is
     // then read in one run across the chunk's columns, which the hardware
     // prefetchers follow, and C's tile goes through registers once a block.
+    // With N static, a part that would run no iteration is not emitted:
+    // the panels when N < NR, the leftover columns when NR divides N.
+    let panels_start = o.len();
     let _ = writeln!(o, "{ind}{p}cw = arith.constant {} : index", nr * CHUNK_PANELS);
     let _ = writeln!(o, "{ind}{p}kbs = arith.constant {K_BLOCK} : index");
     if parallel {
@@ -465,7 +461,11 @@ pub fn emit(
     let _ = writeln!(o, "{ind}}}");
     let _ = writeln!(o, "{ind}}}");
     let _ = writeln!(o, "{ind}}}");
+    if static_n.is_some_and(|n| n < nr as i64) {
+        o.truncate(panels_start);
+    }
     // The columns left over: one scalar sum per element.
+    let leftover_start = o.len();
     let _ = writeln!(o, "{ind}scf.for {p}tj = {p}nfull to {n} step {p}c1 {{");
     let _ = writeln!(o, "{ind}  scf.for {p}ti = {p}c0 to {m} step {p}c1 {{");
     let _ = writeln!(
@@ -509,6 +509,9 @@ pub fn emit(
     );
     let _ = writeln!(o, "{ind}  }}");
     let _ = writeln!(o, "{ind}}}");
+    if static_n.is_some_and(|n| n % nr as i64 == 0) {
+        o.truncate(leftover_start);
+    }
     if batched {
         let _ = writeln!(o, "{indent}}}");
     }

@@ -290,22 +290,11 @@ pub(super) fn renamed_body(k: usize, nodes: &[Node], operands: &[String], tag: &
     let mut out = String::new();
     let mut value = format!("%r{k}{tag}");
     for line in body.lines() {
-        let mut renamed = String::new();
-        let mut rest = line;
-        while let Some(at) = rest.find('%') {
-            renamed += &rest[..at];
-            let tail = &rest[at + 1..];
-            let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
-            let name = &tail[..end];
-            let replaced = match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
-                Some(i) if i < operands.len() => operands[i].clone(),
-                _ if name == "r" => format!("%r{k}{tag}"),
-                _ => format!("%{name}_{k}{tag}"),
-            };
-            renamed += &replaced;
-            rest = &tail[end..];
-        }
-        renamed += rest;
+        let renamed = rename_values(line, |name| match name.strip_prefix('a').and_then(|i| i.parse::<usize>().ok()) {
+            Some(i) if i < operands.len() => operands[i].clone(),
+            _ if name == "r" => format!("%r{k}{tag}"),
+            _ => format!("%{name}_{k}{tag}"),
+        });
         if let Some(yielded) = renamed.trim_start().strip_prefix("linalg.yield ") {
             value = yielded.split_whitespace().next().unwrap_or_default().to_string();
             continue;

@@ -239,23 +239,35 @@ fn finish(
     Some(RowGroup { end, members, anchor, materialized })
 }
 
-/// Where a value is used inside a group: the form of its user, and the
+/// One row of a group being emitted: the group, the branch's nodes and
+/// views, the row's sizes and induction variables, the row length `n`,
+/// the suffix of the names the group's scalar code defines, and the
+/// registers of its row members so far.
+struct Row<'a> {
+    group: &'a RowGroup,
+    nodes: &'a [Node<'a>],
+    views: &'a [View],
+    rows: &'a [String],
+    row_ivs: &'a [String],
+    n: &'a str,
+    tag: String,
+    scalars: HashMap<usize, String>,
+}
+
+/// Where a value is used inside a row: the form of its user, and the
 /// induction variable along the row (wide users).
 #[derive(Clone, Copy)]
 struct Context<'a> {
     form: Form,
-    rows: &'a [String],
-    row_ivs: &'a [String],
-    n: &'a str,
     j: Option<&'a str>,
 }
 
-impl Context<'_> {
-    /// The sizes and indices of a value of this form.
-    fn sizes_and_indices(&self) -> (Vec<String>, Vec<String>) {
+impl Row<'_> {
+    /// The sizes and indices of a value of `context`'s form.
+    fn sizes_and_indices(&self, context: Context) -> (Vec<String>, Vec<String>) {
         let mut sizes = self.rows.to_vec();
         let mut indices = self.row_ivs.to_vec();
-        match self.form {
+        match context.form {
             Form::Row => {}
             Form::RowUnit => {
                 sizes.push("1".to_string());
@@ -263,7 +275,7 @@ impl Context<'_> {
             }
             Form::Wide => {
                 sizes.push(self.n.to_string());
-                indices.push(self.j.expect("wide values are used inside a row loop").to_string());
+                indices.push(context.j.expect("wide values are used inside a row loop").to_string());
             }
         }
         (sizes, indices)
@@ -290,7 +302,7 @@ impl Emitter<'_, '_> {
         let nest = self.open_loops(&row_loop, &order, indent, out);
         let row_ivs: Vec<String> = if rows.is_empty() { Vec::new() } else { nest.ivs.clone() };
         let ind = nest.inner.clone();
-        let mut scalars: HashMap<usize, String> = HashMap::new();
+        let mut row = Row { group, nodes, views, rows, row_ivs: &row_ivs, n: &n, tag, scalars: HashMap::new() };
         // Operands loaded once per row (for row members), per element in
         // each inner loop.
         let mut row_loaded: HashMap<(usize, Form), String> = HashMap::new();
@@ -298,7 +310,7 @@ impl Emitter<'_, '_> {
             let node = &nodes[m];
             let e = node.ty.element.mlir();
             let stored = group.materialized.contains(&m);
-            let row_context = Context { form, rows, row_ivs: &row_ivs, n: &n, j: None };
+            let row_context = Context { form, j: None };
             match &node.kind {
                 NodeKind::Reduce(kind, a, _) => {
                     let (init, combine) = reductions::start_and_combine(*kind, node.ty.element);
@@ -310,17 +322,11 @@ impl Emitter<'_, '_> {
                         nest.zero, nest.one
                     );
                     let inner = format!("{ind}  ");
-                    let context = Context { form: Form::Wide, rows, row_ivs: &row_ivs, n: &n, j: Some(&j) };
-                    let mut loaded = HashMap::new();
-                    let value = self.value_in_group(
+                    let value = self.value_in_row(
                         *a,
-                        &context,
-                        group,
-                        nodes,
-                        views,
-                        &scalars,
-                        &mut loaded,
-                        &tag,
+                        Context { form: Form::Wide, j: Some(&j) },
+                        &row,
+                        &mut HashMap::new(),
                         &inner,
                         out,
                     );
@@ -337,11 +343,11 @@ impl Emitter<'_, '_> {
                     } else {
                         sum
                     };
-                    scalars.insert(m, result);
+                    row.scalars.insert(m, result);
                 }
                 NodeKind::Move(Movement::Reshape, operands) => {
-                    let value = scalars[&operands[0]].clone();
-                    scalars.insert(m, value);
+                    let value = row.scalars[&operands[0]].clone();
+                    row.scalars.insert(m, value);
                 }
                 _ if form == Form::Wide => {
                     if !stored {
@@ -350,21 +356,9 @@ impl Emitter<'_, '_> {
                     let j = self.fresh("j");
                     let _ = writeln!(out, "{ind}scf.for {j} = {} to {n} step {} {{", nest.zero, nest.one);
                     let inner = format!("{ind}  ");
-                    let context = Context { form: Form::Wide, rows, row_ivs: &row_ivs, n: &n, j: Some(&j) };
-                    let mut loaded = HashMap::new();
-                    let value = self.compute_in_group(
-                        m,
-                        &context,
-                        group,
-                        nodes,
-                        views,
-                        &scalars,
-                        &mut loaded,
-                        &tag,
-                        &inner,
-                        out,
-                    );
-                    let (_, indices) = context.sizes_and_indices();
+                    let context = Context { form: Form::Wide, j: Some(&j) };
+                    let value = self.compute_in_row(m, context, &row, &mut HashMap::new(), &inner, out);
+                    let (_, indices) = row.sizes_and_indices(context);
                     let target = &views[m];
                     let _ = writeln!(
                         out,
@@ -377,28 +371,17 @@ impl Emitter<'_, '_> {
                     continue;
                 }
                 _ => {
-                    let value = self.compute_in_group(
-                        m,
-                        &row_context,
-                        group,
-                        nodes,
-                        views,
-                        &scalars,
-                        &mut row_loaded,
-                        &tag,
-                        &ind,
-                        out,
-                    );
-                    scalars.insert(m, value);
+                    let value = self.compute_in_row(m, row_context, &row, &mut row_loaded, &ind, out);
+                    row.scalars.insert(m, value);
                 }
             }
             if stored {
-                let (_, indices) = row_context.sizes_and_indices();
+                let (_, indices) = row.sizes_and_indices(row_context);
                 let target = &views[m];
                 let _ = writeln!(
                     out,
                     "{ind}memref.store {}, {}[{}] : {}",
-                    scalars[&m],
+                    row.scalars[&m],
                     target.name,
                     indices.join(", "),
                     target.ty
@@ -410,42 +393,30 @@ impl Emitter<'_, '_> {
 
     /// The value of node `k` for a user in `context`: a row member's
     /// register, a stored wide member loaded, an inline wide member
-    /// computed, an operand from outside loaded at the broadcast index.
-    #[allow(clippy::too_many_arguments)]
-    fn value_in_group(
+    /// computed, an operand from outside loaded at the broadcast index
+    /// (each load once per `loaded`: per row, or per element of a loop).
+    fn value_in_row(
         &mut self,
         k: usize,
-        context: &Context,
-        group: &RowGroup,
-        nodes: &[Node],
-        views: &[View],
-        scalars: &HashMap<usize, String>,
+        context: Context,
+        row: &Row,
         loaded: &mut HashMap<(usize, Form), String>,
-        tag: &str,
         indent: &str,
         out: &mut String,
     ) -> String {
-        match group.form(k) {
-            Some(Form::Row | Form::RowUnit) => scalars[&k].clone(),
-            Some(Form::Wide) if !group.materialized.contains(&k) => {
-                let own = Context { form: Form::Wide, ..*context };
-                self.compute_in_group(k, &own, group, nodes, views, scalars, loaded, tag, indent, out)
+        let wide = Context { form: Form::Wide, ..context };
+        match row.group.form(k) {
+            Some(Form::Row | Form::RowUnit) => row.scalars[&k].clone(),
+            Some(Form::Wide) if !row.group.materialized.contains(&k) => {
+                self.compute_in_row(k, wide, row, loaded, indent, out)
             }
             _ if loaded.contains_key(&(k, context.form)) => loaded[&(k, context.form)].clone(),
-            Some(Form::Wide) => {
-                let (_, indices) = Context { form: Form::Wide, ..*context }.sizes_and_indices();
-                let name = self.fresh("x");
-                let view = &views[k];
-                let _ =
-                    writeln!(out, "{indent}{name} = memref.load {}[{}] : {}", view.name, indices.join(", "), view.ty);
-                loaded.insert((k, context.form), name.clone());
-                name
-            }
-            None => {
-                // Broadcast into the user's sizes: aligned at the last
-                // dimension, a static 1 under a larger size reads index 0.
-                let (sizes, indices) = context.sizes_and_indices();
-                let view = &views[k];
+            form => {
+                // Broadcast into the user's sizes (a stored wide member is
+                // the user's size): aligned at the last dimension, a static
+                // 1 under a larger size reads index 0.
+                let (sizes, indices) = row.sizes_and_indices(if form.is_some() { wide } else { context });
+                let view = &row.views[k];
                 let skip = sizes.len() - view.sizes.len();
                 let at: Vec<String> = (0..view.sizes.len())
                     .map(|d| {
@@ -466,26 +437,19 @@ impl Emitter<'_, '_> {
 
     /// The scalar code of elementwise member `k` in `context` (its own
     /// form), from its operands' values.
-    #[allow(clippy::too_many_arguments)]
-    fn compute_in_group(
+    fn compute_in_row(
         &mut self,
         k: usize,
-        context: &Context,
-        group: &RowGroup,
-        nodes: &[Node],
-        views: &[View],
-        scalars: &HashMap<usize, String>,
+        context: Context,
+        row: &Row,
         loaded: &mut HashMap<(usize, Form), String>,
-        tag: &str,
         indent: &str,
         out: &mut String,
     ) -> String {
-        let operands = elementwise::operands_of(&nodes[k].kind).expect("elementwise members");
-        let values: Vec<String> = operands
-            .iter()
-            .map(|&a| self.value_in_group(a, context, group, nodes, views, scalars, loaded, tag, indent, out))
-            .collect();
-        let (lines, value) = elementwise::renamed_body(k, nodes, &values, tag);
+        let operands = elementwise::operands_of(&row.nodes[k].kind).expect("elementwise members");
+        let values: Vec<String> =
+            operands.iter().map(|&a| self.value_in_row(a, context, row, loaded, indent, out)).collect();
+        let (lines, value) = elementwise::renamed_body(k, row.nodes, &values, &row.tag);
         for line in lines.lines() {
             let _ = writeln!(out, "{indent}{line}");
         }
