@@ -412,8 +412,8 @@ def fusion(args):
     lines = [
         f"Median ms per step over {args.repeat} interleaved rounds, {args.threads} threads (load average "
         f"{statistics.median(r['load'] for r in rows):.2f} on {os.cpu_count()} CPUs); loop nests per (t, l) "
-        "point as lower-temporal-to-loops writes them (every arm of a branch counted; the matrix kernel's loop "
-        "over the columns left over, empty at these widths, counted too; the last row has no layers: per t).",
+        "point as lower-temporal-to-loops writes them (every arm of a branch counted, and the matrix kernel's loop "
+        "over leftover columns where the panels do not divide the columns; the last row has no layers: per t).",
         "",
         "| decode | fused ms/step | unfused ms/step | unfused / fused | fused loop nests | unfused loop nests |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
