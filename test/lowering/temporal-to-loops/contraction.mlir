@@ -12,12 +12,12 @@
 // RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s --check-prefix=EXACT
 // RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=FAST
 // RUN: tempo-opt %s --lower-temporal-to-loops=fuse=false | FileCheck %s --check-prefix=UNFUSED
-// RUN: tempo-run %s --bound T=3 --seed 4 --disable-pass fusion > %t.unfused
-// RUN: diff %t.unfused %t.interpreted
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: tempo-run %s --bound T=3 --seed 4 > %t.compiled
 // RUN: tempo-run %s --bound T=3 --seed 4 --interpret > %t.interpreted
 // RUN: diff %t.compiled %t.interpreted
+// RUN: tempo-run %s --bound T=3 --seed 4 --disable-pass fusion > %t.unfused
+// RUN: diff %t.unfused %t.interpreted
 // RUN: tempo-run %s --bound T=3 --seed 4 --fast-math --format json | %python -c "import json,sys; [json.loads(l) for l in sys.stdin]"
 
 // EXACT: %[[NR:.*]] = arith.constant 64 : index
