@@ -351,9 +351,7 @@ pub fn emit(
             let loaded: Vec<String> = (0..count).map(|q| format!("{p}l{tag}_{q}")).collect();
             let _ = writeln!(o, "{ind}      scf.yield {} : {types}", loaded.join(", "));
             let _ = writeln!(o, "{ind}    }}");
-            for q in 0..count {
-                inits.push(format!("{} = {p}init{tag}#{q}", accs[q]));
-            }
+            inits.extend(accs.iter().enumerate().map(|(q, acc)| format!("{acc} = {p}init{tag}#{q}")));
         } else {
             for (q, at) in tile.iter().enumerate() {
                 let _ = writeln!(o, "{ind}    {p}c{tag}_{q} = vector.load {}[{at}] : {}, {acc_ty}", c.name, c.ty);
