@@ -35,6 +35,10 @@
 //! inline, in the loop of its one user. Row members used after the group,
 //! and the branch's result, are stored into their buffers.
 //!
+//! With the `parallel` option, a group of at least
+//! [`contraction::PARALLEL_GRAIN`] elements (static sizes) runs its rows
+//! as an `scf.parallel` loop, spread over threads.
+//!
 //! Exact: every element is computed by the same scalar ops from the same
 //! operands, and every reduction combines the elements of a row in
 //! increasing order from the same start value, as the interpreter does.
@@ -299,7 +303,15 @@ impl Emitter<'_, '_> {
         let n = self.index_value(&n[0], indent, out);
         let row_loop: Vec<String> = if rows.is_empty() { vec!["1".to_string()] } else { rows.to_vec() };
         let order: Vec<usize> = (0..row_loop.len()).collect();
-        let nest = self.open_loops(&row_loop, &order, indent, out);
+        // Rows are independent: with `parallel`, a group with enough work
+        // (static sizes) spreads them over threads (`scf.parallel`).
+        let work = wide_sizes.iter().try_fold(1i64, |acc, s| s.parse::<i64>().ok().map(|s| acc.saturating_mul(s)));
+        let spread = self.parallel && !rows.is_empty() && work.is_some_and(|w| w >= contraction::PARALLEL_GRAIN);
+        let nest = if spread {
+            self.open_parallel_loop(&row_loop, indent, out)
+        } else {
+            self.open_loops(&row_loop, &order, indent, out)
+        };
         let row_ivs: Vec<String> = if rows.is_empty() { Vec::new() } else { nest.ivs.clone() };
         let ind = nest.inner.clone();
         let mut row = Row { group, nodes, views, rows, row_ivs: &row_ivs, n: &n, tag, scalars: HashMap::new() };

@@ -15,6 +15,13 @@
 // RUN: tempo-run %s --bound T=5 --seed 3 --disable-pass fusion > %t.unfused
 // RUN: diff %t.unfused %t.interpreted
 // RUN: FileCheck %s --check-prefix=VALUES < %t.compiled
+// With `parallel`, a group of at least 2^17 elements runs its rows as an
+// scf.parallel loop (64 rows of 2,048 here), with the same results.
+// RUN: tempo-opt %S/Inputs/wide-rows.mlir --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=PARALLEL
+// RUN: tempo-opt %S/Inputs/wide-rows.mlir --lower-temporal-to-loops | FileCheck %s --check-prefix=SEQUENTIAL
+// RUN: tempo-run %S/Inputs/wide-rows.mlir --bound T=3 --seed 1 --threads 2 > %t.parallel
+// RUN: tempo-run %S/Inputs/wide-rows.mlir --bound T=3 --seed 1 --interpret > %t.parallel-interpreted
+// RUN: diff %t.parallel %t.parallel-interpreted
 
 // CHECK-LABEL: func.func @tempo_main
 // CHECK: affine.for
@@ -48,6 +55,14 @@
 // CHECK:     arith.divf
 // CHECK-NOT: linalg.generic
 // CHECK: return
+
+// PARALLEL: scf.parallel (%[[ROW:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// PARALLEL:   scf.for {{.*}} iter_args
+// PARALLEL:   arith.mulf
+// PARALLEL-NOT: linalg.generic
+// PARALLEL: math.exp
+
+// SEQUENTIAL-NOT: scf.parallel
 
 // VALUES: y: float32[5, 2] = {{\[\[}}NaN, NaN], [
 // VALUES: n: float32[5, 5]
