@@ -33,7 +33,7 @@
 //! last dimension (row-major points and slices of them; a permuted view
 //! falls back to `linalg`), shapes as the verifier checked them.
 
-use crate::temporal_to_loops::{memref_layout, rename_values};
+use crate::temporal_to_loops::{broadcast_index, memref_layout, rename_values};
 use std::fmt::Write;
 use tempo_passes::program::ElementType;
 
@@ -99,12 +99,7 @@ impl Epilogue {
                 continue;
             }
             let (k, (name, ty, sizes)) = leaves.next().expect("one leaf per other argument");
-            let skip = c_sizes.len() - sizes.len();
-            let at: Vec<String> = (0..sizes.len())
-                .map(|d| {
-                    if sizes[d] == "1" && c_sizes[skip + d] != "1" { zero.to_string() } else { index[skip + d].clone() }
-                })
-                .collect();
+            let at = broadcast_index(sizes, c_sizes, index, zero);
             let loaded = format!("%ep{site}_l{k}");
             let _ = writeln!(code, "{indent}{loaded} = memref.load {name}[{}] : {ty}", at.join(", "));
             arguments.push(loaded);

@@ -23,6 +23,19 @@ pub fn operands(kind: &NodeKind) -> Vec<usize> {
     }
 }
 
+/// For each node of `branch`, the nodes that read it, in order, once per
+/// operand (`x * x` lists its node twice under `x`): the length is the
+/// number of uses.
+pub fn users(branch: &crate::program::Branch) -> Vec<Vec<usize>> {
+    let mut users: Vec<Vec<usize>> = vec![Vec::new(); branch.nodes.len()];
+    for (k, node) in branch.nodes.iter().enumerate() {
+        for a in operands(&node.kind) {
+            users[a].push(k);
+        }
+    }
+    users
+}
+
 /// `kind` with every operand `a` replaced by `f(a)`.
 pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
     let mut kind = kind.clone();

@@ -30,14 +30,11 @@ impl Emitter<'_, '_> {
         if !self.fuse {
             inlined.fill(false);
         }
+        let users = tempo_passes::rewrite::users(branch);
         // A member is computed by its group, and so is a value a member
         // uses: it needs a buffer.
-        for k in 0..branch.nodes.len() {
-            let feeds_member = member_of[k].is_none()
-                && branch.nodes.iter().enumerate().any(|(u, user)| {
-                    member_of[u].is_some() && tempo_passes::rewrite::operands(&user.kind).contains(&k)
-                });
-            if member_of[k].is_some() || feeds_member {
+        for (k, users) in users.iter().enumerate() {
+            if member_of[k].is_some() || users.iter().any(|&u| member_of[u].is_some()) {
                 inlined[k] = false;
             }
         }
@@ -46,11 +43,9 @@ impl Emitter<'_, '_> {
         // matrix times a matrix, static k) used only by one chain of its
         // shape and element type that no group computes.
         let mut epilogue_product: HashMap<usize, usize> = HashMap::new();
+        let mut has_epilogue = vec![false; branch.nodes.len()];
         if self.fuse && !self.gpu {
             let nodes = &branch.nodes;
-            let users = |k: usize| -> Vec<usize> {
-                (0..nodes.len()).filter(|&u| tempo_passes::rewrite::operands(&nodes[u].kind).contains(&k)).collect()
-            };
             for (m, node) in nodes.iter().enumerate() {
                 let NodeKind::Matmul(a, b) = node.kind else { continue };
                 let ranks = (nodes[a].ty.shape.len(), nodes[b].ty.shape.len());
@@ -63,11 +58,12 @@ impl Emitter<'_, '_> {
                 }
                 // Up the inlined nodes to the chain's root: the same from
                 // every user of the product (a silu's g * sigmoid(g)).
-                let roots: Vec<usize> = users(m)
-                    .into_iter()
-                    .map(|mut root| {
+                let roots: Vec<usize> = users[m]
+                    .iter()
+                    .map(|&user| {
+                        let mut root = user;
                         while inlined[root] {
-                            let [next] = users(root)[..] else { break };
+                            let [next] = users[root][..] else { break };
                             root = next;
                         }
                         root
@@ -82,17 +78,16 @@ impl Emitter<'_, '_> {
                     && nodes[root].ty.element == node.ty.element;
                 if fits {
                     epilogue_product.insert(root, m);
+                    has_epilogue[m] = true;
                 }
             }
         }
-        let is_epilogue_product = |k: usize| epilogue_product.values().any(|&m| m == k);
         // A result that is a reshape of a value used only there: the value
         // is computed into the slot, seen with its shape.
         let destination = match &branch.nodes[branch.result].kind {
             NodeKind::Move(Movement::Reshape, operands) if self.reshapes_are_views() => {
                 let a = operands[0];
-                let uses =
-                    branch.nodes.iter().filter(|user| tempo_passes::rewrite::operands(&user.kind).contains(&a)).count();
+                let uses = users[a].len();
                 let computed = !matches!(
                     branch.nodes[a].kind,
                     NodeKind::Read { .. }
@@ -280,7 +275,7 @@ impl Emitter<'_, '_> {
                     }
                     // A product with an epilogue is computed by its chain's
                     // root, into the root's buffer.
-                    if is_epilogue_product(n) {
+                    if has_epilogue[n] {
                         views.push(View { name: String::new(), ty: String::new(), sizes });
                         continue;
                     }

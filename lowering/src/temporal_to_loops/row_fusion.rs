@@ -96,12 +96,7 @@ fn row_reduction(nodes: &[Node], k: usize) -> Option<usize> {
 /// The row groups of a branch, in order, not overlapping.
 pub(super) fn row_groups(branch: &Branch) -> Vec<RowGroup> {
     let nodes = &branch.nodes;
-    let mut users: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
-    for (k, node) in nodes.iter().enumerate() {
-        for a in tempo_passes::rewrite::operands(&node.kind) {
-            users[a].push(k);
-        }
-    }
+    let users = tempo_passes::rewrite::users(branch);
     let mut groups: Vec<RowGroup> = Vec::new();
     let mut k = 0;
     while k < nodes.len() {
@@ -429,16 +424,7 @@ impl Emitter<'_, '_> {
                 // 1 under a larger size reads index 0.
                 let (sizes, indices) = row.sizes_and_indices(if form.is_some() { wide } else { context });
                 let view = &row.views[k];
-                let skip = sizes.len() - view.sizes.len();
-                let at: Vec<String> = (0..view.sizes.len())
-                    .map(|d| {
-                        if view.sizes[d] == "1" && sizes[skip + d] != "1" {
-                            "%zero_index".to_string()
-                        } else {
-                            indices[skip + d].clone()
-                        }
-                    })
-                    .collect();
+                let at = broadcast_index(&view.sizes, &sizes, &indices, "%zero_index");
                 let name = self.fresh("x");
                 let _ = writeln!(out, "{indent}{name} = memref.load {}[{}] : {}", view.name, at.join(", "), view.ty);
                 loaded.insert((k, context.form), name.clone());
