@@ -13,6 +13,7 @@
 // RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=FAST
 // RUN: tempo-opt %s --lower-temporal-to-loops=fuse=false | FileCheck %s --check-prefix=UNFUSED
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not tempo-opt %s --lower-temporal-to-loops=fuse=sometimes 2>&1 | FileCheck %s --check-prefix=BAD-FUSE
 // RUN: tempo-run %s --bound T=3 --seed 4 > %t.compiled
 // RUN: tempo-run %s --bound T=3 --seed 4 --interpret > %t.interpreted
 // RUN: diff %t.compiled %t.interpreted
@@ -57,6 +58,7 @@
 // FAST: math.fma {{.*}} : f32
 
 // BAD: option fast-math takes true or false, got 'maybe'
+// BAD-FUSE: contraction.mlir:{{[0-9]+}}:{{[0-9]+}}: error: option fuse takes true or false, got 'sometimes'
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %a = "temporal.input"() {sym_name = "a", domain = ["t"], element = tensor<6x5xf32>} : () -> !temporal.rtensor
