@@ -76,7 +76,12 @@ impl Emitter<'_, '_> {
                     && member_of[root].is_none()
                     && nodes[root].ty.shape == node.ty.shape
                     && nodes[root].ty.element == node.ty.element;
-                if fits {
+                // One product per chain: a kernel applies the chain to its
+                // own sums and reads every other leaf, so where several
+                // products meet in one chain (gates `x A * x B`, SwiGLU,
+                // `x Wx + h Wh`) the first carries the chain and the others
+                // are computed, into buffers of their own, before it.
+                if fits && !epilogue_product.contains_key(&root) {
                     epilogue_product.insert(root, m);
                     has_epilogue[m] = true;
                 }
