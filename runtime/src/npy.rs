@@ -58,7 +58,9 @@ fn header_end(bytes: &[u8], file_len: usize) -> Result<(usize, u8), String> {
 fn parse_header(bytes: &[u8], file_len: usize) -> Result<Header, String> {
     let (data_start, major) = header_end(bytes, file_len)?;
     let header_start = if major == 1 { 10 } else { 12 };
-    let header = &bytes[header_start..data_start];
+    let header = bytes
+        .get(header_start..data_start)
+        .ok_or_else(|| format!("the file ends inside the header ({} of {data_start} bytes)", bytes.len()))?;
     let header: String = if major == 3 {
         String::from_utf8(header.to_vec()).map_err(|_| "the header is not UTF-8".to_string())?
     } else {
@@ -111,7 +113,7 @@ fn parse_header(bytes: &[u8], file_len: usize) -> Result<Header, String> {
     };
     let count = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
     let expected = count.and_then(|c| c.checked_mul(item));
-    let data_bytes = file_len - data_start;
+    let data_bytes = file_len.saturating_sub(data_start);
     match expected {
         Some(n) if n == data_bytes => {}
         Some(n) => {
@@ -128,7 +130,7 @@ fn parse_header(bytes: &[u8], file_len: usize) -> Result<Header, String> {
 /// float64, int32, int64 or bool).
 pub fn decode(bytes: &[u8]) -> Result<Npy, String> {
     let header = parse_header(bytes, bytes.len())?;
-    let data = &bytes[header.data_start..];
+    let data = bytes.get(header.data_start..).unwrap_or_default();
     let words = |size: usize| data.chunks_exact(size);
     let data = match header.descr.as_str() {
         "<f4" => Data::F32(words(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect()),
@@ -154,18 +156,29 @@ fn check_bools(data: &Data) -> Result<(), String> {
 /// array's memory without a copy of the whole file (weights of hundreds
 /// of megabytes are held once).
 pub fn read(path: &std::path::Path) -> Result<Npy, String> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let file_len = file.metadata().map_err(|e| format!("cannot read: {e}"))?.len() as usize;
-    let mut prefix = vec![0u8; 12.min(file_len)];
-    file.read_exact(&mut prefix).map_err(|e| format!("cannot read: {e}"))?;
-    let (end, _) = header_end(&prefix, file_len)?;
-    prefix.resize(end, 0);
-    file.read_exact(&mut prefix[12.min(file_len)..]).map_err(|e| format!("cannot read: {e}"))?;
-    let header = parse_header(&prefix, file_len)?;
+    use std::io::{Read, Seek, SeekFrom};
+    let cannot = |e: std::io::Error| format!("cannot read: {e}");
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let file_len = file.metadata().map_err(cannot)?.len();
+    let file_len = usize::try_from(file_len).map_err(|_| format!("the file is too large ({file_len} bytes)"))?;
+    // The magic string, version and header length come first (at most 12
+    // bytes); the header may end before those 12 bytes do (a version 1.0
+    // header of length 0 or 1), so the header is cut or completed to its
+    // own length, and the data is read from its offset, not from where the
+    // reads so far stopped.
+    let mut header_bytes = vec![0u8; 12.min(file_len)];
+    file.read_exact(&mut header_bytes).map_err(cannot)?;
+    let (end, _) = header_end(&header_bytes, file_len)?;
+    let known = header_bytes.len();
+    header_bytes.resize(end, 0);
+    if end > known {
+        file.read_exact(&mut header_bytes[known..]).map_err(cannot)?;
+    }
+    let header = parse_header(&header_bytes, file_len)?;
+    file.seek(SeekFrom::Start(header.data_start as u64)).map_err(cannot)?;
     if cfg!(target_endian = "big") {
-        let mut bytes = prefix;
-        file.read_to_end(&mut bytes).map_err(|e| format!("cannot read: {e}"))?;
+        let mut bytes = header_bytes;
+        file.read_to_end(&mut bytes).map_err(cannot)?;
         return decode(&bytes);
     }
     let element = match header.descr.as_str() {
@@ -399,5 +412,98 @@ mod tests {
         assert!(decode(b"\x93NUMPX\x01\x00\x00\x00").unwrap_err().contains("magic"));
         assert!(decode(b"\x93NUMPY\x09\x00\x00\x00").unwrap_err().contains("version"));
         assert!(decode(b"\x93NUMPY\x01\x00\xff\x00{").unwrap_err().contains("past the end"));
+    }
+
+    /// Decodes `bytes` both in memory and from a file ([`read`], which
+    /// reads the header and the data separately), checking that the two
+    /// agree; the result of the file read.
+    fn decode_and_read(bytes: &[u8]) -> Result<Npy, String> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "tempo-npy-test-{}-{}.npy",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::write(&path, bytes).unwrap();
+        let from_file = read(&path);
+        std::fs::remove_file(&path).unwrap();
+        let in_memory = decode(bytes);
+        match (&from_file, &in_memory) {
+            (Ok(a), Ok(b)) => assert_eq!((&a.shape, &a.data), (&b.shape, &b.data)),
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            _ => panic!("read and decode disagree on {bytes:?}: {from_file:?} vs {in_memory:?}"),
+        }
+        from_file
+    }
+
+    /// A version 1.0 file with the raw header text `header` (no padding or
+    /// newline added) followed by `data`.
+    fn raw(header: &[u8], data: &[u8]) -> Vec<u8> {
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header);
+        out.extend_from_slice(data);
+        out
+    }
+
+    #[test]
+    fn truncated_and_odd_files_are_errors_not_panics() {
+        let dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+        let full = file(dict, &[0, 0, 128, 63, 0, 0, 0, 64]);
+        // Every prefix of a good file: an error naming what is missing.
+        for len in 0..full.len() {
+            let error = decode_and_read(&full[..len]).unwrap_err();
+            assert!(
+                ["magic", "header length", "past the end", "needs 8 data bytes"].iter().any(|m| error.contains(m)),
+                "{len} bytes: {error}"
+            );
+        }
+        assert_eq!(decode_and_read(&full).unwrap().data, Data::F32(vec![1.0, 2.0]));
+        // Data shorter and longer than the header says.
+        let short = file("{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", &[0; 5]);
+        assert!(decode_and_read(&short).unwrap_err().contains("needs 48 data bytes, but the file holds 5"));
+        let long = file(dict, &[0; 9]);
+        assert!(decode_and_read(&long).unwrap_err().contains("needs 8 data bytes, but the file holds 9"));
+        // Headers ending before the 12 bytes read first (a version 1.0
+        // header of length 0 or 1, with data after it): the reader cut the
+        // header at 12 bytes and panicked.
+        let error = decode_and_read(&raw(b"", &[0; 20])).unwrap_err();
+        assert!(error.contains("does not end with a newline"), "{error}");
+        let error = decode_and_read(&raw(b"\n", &[0; 2])).unwrap_err();
+        assert!(error.contains("malformed"), "{error}");
+        let error = decode_and_read(&raw(b"\n", &[])).unwrap_err();
+        assert!(error.contains("malformed"), "{error}");
+        // A header length past the end, and the largest header lengths.
+        assert!(decode_and_read(&raw(b"{}", &[])).unwrap_err().contains("newline"));
+        let mut huge = b"\x93NUMPY\x02\x00\xff\xff\xff\xff".to_vec();
+        huge.extend_from_slice(b"{}\n");
+        assert!(decode_and_read(&huge).unwrap_err().contains("past the end"));
+        let mut huge = b"\x93NUMPY\x01\x00\xff\xff".to_vec();
+        huge.extend_from_slice(b"{}\n");
+        assert!(decode_and_read(&huge).unwrap_err().contains("past the end"));
+        // A version 2.0 file cut inside its 4-byte header length.
+        assert!(decode_and_read(b"\x93NUMPY\x02\x00\x10\x00").unwrap_err().contains("inside the header length"));
+        // A header that is not padded to 64 bytes: the data starts right
+        // after it, wherever that is.
+        let unpadded = raw(b"{'descr': '<i4', 'fortran_order': False, 'shape': (1,)}\n", &5i32.to_le_bytes());
+        assert_eq!(decode_and_read(&unpadded).unwrap().data, Data::I32(vec![5]));
+        // Empty arrays, and bools that are not 0 or 1.
+        let empty = file("{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }", &[]);
+        let npy = decode_and_read(&empty).unwrap();
+        assert_eq!((npy.shape, npy.data), (vec![0, 3], Data::I64(vec![])));
+        let bools = file("{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }", &[1, 2]);
+        assert!(decode_and_read(&bools).unwrap_err().contains("byte 2"));
+        // A version 3.0 header that is not UTF-8.
+        let mut bad_utf8 = b"\x93NUMPY\x03\x00\x02\x00\x00\x00".to_vec();
+        bad_utf8.extend_from_slice(b"\xff\n");
+        assert!(decode_and_read(&bad_utf8).unwrap_err().contains("UTF-8"));
+    }
+
+    #[test]
+    fn unreadable_paths_are_errors() {
+        let dir = std::env::temp_dir();
+        assert!(read(&dir).unwrap_err().starts_with("cannot read"));
+        assert!(read(&dir.join("tempo-npy-test-no-such-file.npy")).unwrap_err().starts_with("cannot read"));
     }
 }

@@ -10,6 +10,11 @@
 // RUN: echo garbage > %t/bad.npy
 // RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/bad.npy 2>&1 | FileCheck %s --check-prefix=BAD-NPY
 // RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/none.npy 2>&1 | FileCheck %s --check-prefix=MISSING-NPY
+// A header shorter than the 12 bytes read first, and data shorter than the header says: errors, not panics.
+// RUN: %python -c "open('%t/short-header.npy', 'wb').write(b'\x93NUMPY\x01\x00\x00\x00' + bytes(20))"
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/short-header.npy 2>&1 | FileCheck %s --check-prefix=SHORT-HEADER --implicit-check-not=panic
+// RUN: %python -c "h = str(dict(descr='<f4', fortran_order=False, shape=(3, 3))).encode() + b'\n'; open('%t/short-data.npy', 'wb').write(b'\x93NUMPY\x01\x00' + bytes([len(h), 0]) + h + bytes(7))"
+// RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/short-data.npy 2>&1 | FileCheck %s --check-prefix=SHORT-DATA --implicit-check-not=panic
 // RUN: tempo-run %examples/running_sum.mlir --bound T=4 --seed 1 --output-dir %t/four
 // RUN: not tempo-run %examples/running_sum.mlir --bound T=3 --input x=%t/four/s.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: tempo-run %examples/counter.mlir --bound T=3 --output-dir %t/ints
@@ -29,6 +34,8 @@
 // NO-INPUT: error: missing input 'W' (float32[4, 4]): give it with --input W=FILE.npy or pass --seed N for random values
 // BAD-NPY: error: input 'x': '{{.*}}bad.npy' is not a valid .npy file
 // MISSING-NPY: error: input 'x': cannot read '{{.*}}none.npy'
+// SHORT-HEADER: error: input 'x': '{{.*}}short-header.npy' is not a valid .npy file: the header does not end with a newline
+// SHORT-DATA: error: input 'x': '{{.*}}short-data.npy' is not a valid .npy file: the shape [3, 3] of '<f4' needs 36 data bytes, but the file holds 7
 // SHAPE: error: input 'x' must be float32[3, 3], got float32[4, 3]
 // DTYPE: error: input 'x' must be float32[3, 3], got int64[3]
 // NOT-INPUT: error: 'y' is not an input of the program (inputs: none)
