@@ -375,6 +375,7 @@ impl Program {
             seed: None,
             optimization: Default::default(),
             target: Default::default(),
+            dump_on_error: None,
         }
     }
 }
@@ -594,6 +595,7 @@ pub struct Runner<'p> {
     seed: Option<u64>,
     optimization: tempo_runtime::Optimization,
     target: tempo_runtime::Target,
+    dump_on_error: Option<std::path::PathBuf>,
 }
 
 impl Runner<'_> {
@@ -633,6 +635,14 @@ impl Runner<'_> {
         self
     }
 
+    /// Where a compiler fault (generated code MLIR refuses, reported at the
+    /// program's op it lowers) writes the generated module its message
+    /// names; without it, the system's temporary directory.
+    pub fn dump_on_error(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.dump_on_error = Some(dir.into());
+        self
+    }
+
     /// Runs on an NVIDIA GPU (`sm_90`) instead of the CPU: an error where
     /// there is no CUDA driver or device.
     pub fn on_gpu(mut self) -> Self {
@@ -660,6 +670,7 @@ impl Runner<'_> {
             dump_object: None,
             optimization: self.optimization.clone(),
             target: self.target,
+            dump_on_error: self.dump_on_error.clone(),
         }
     }
 

@@ -54,6 +54,7 @@ use std::collections::HashMap;
 use std::fmt::Write;
 use tempo_passes::affine::{AffineExpr, AffineMap};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
+use tempo_passes::fault::Origins;
 use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{
     BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
@@ -100,6 +101,10 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "contractions as linalg named ops instead of the CPU register-tiled kernel, so that the GPU mapping (temporal-to-cuda) parallelizes them",
             },
             PassOption {
+                name: "test-fault",
+                summary: "for testing fault reports: KIND:OP (KIND parse, verify or panic) breaks the code generated for the first op named OP (temporal.matmul) that way; the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
+            },
+            PassOption {
                 name: "fuse",
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
             },
@@ -109,7 +114,15 @@ impl TempoPass for LowerTemporalToLoops {
         let flag = |name: &str| options.flag(name).map_err(|e| vec![PassDiagnostic::new(op.location(), e)]);
         let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
         let fuse = options.flag_or("fuse", true).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
-        let program = verify_program(op)?;
+        // The option, or (for tools and the Rust API, which take no pass
+        // options) the environment variable TEMPO_TEST_FAULT.
+        let test_fault =
+            options.get("test-fault").map(str::to_string).or_else(|| std::env::var("TEMPO_TEST_FAULT").ok());
+        let test_fault = match test_fault {
+            None => None,
+            Some(value) => Some(TestFault::parse(&value).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?),
+        };
+        let mut program = verify_program(op)?;
         if program.tensors.is_empty() {
             return Ok(());
         }
@@ -117,16 +130,20 @@ impl TempoPass for LowerTemporalToLoops {
             Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
+        // Ops whose values reach no branch result or external call are
+        // never evaluated (the language is demand-driven; the schedule and
+        // the stores, chosen with their reads, stay valid without them).
+        tempo_passes::temporal_dce::remove_dead_nodes(&mut program);
         let mut emitter = Emitter::new(&program, &schedule);
         emitter.fast_math = fast_math;
         emitter.parallel = parallel;
         emitter.gpu = gpu;
         emitter.fuse = fuse;
-        let text = emitter.emit();
+        emitter.test_fault = test_fault;
+        let (text, origins) = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
-        replace_module_body(op, &text, |name| name.starts_with("temporal."))
-            .map_err(|message| vec![PassDiagnostic::new(op.location(), message)])
+        replace_module_body(op, &text, Some(&origins), |name| name.starts_with("temporal.")).map_err(|e| vec![e])
     }
 }
 
@@ -197,6 +214,42 @@ struct Emitter<'p, 'c> {
     /// Lengths of range reads capped only by a bound (ranges that grow with
     /// a dimension, as a prefix does), not by a static width.
     growing_lengths: std::collections::HashSet<String>,
+    /// The user ops the generated code lowers (markers before their code,
+    /// see `tempo_passes::fault`).
+    origins: Origins<'c>,
+    /// A fault to inject (the `test-fault` option), until injected.
+    test_fault: Option<TestFault>,
+}
+
+/// A fault the `test-fault` option injects into the code of the first op
+/// of a name, to test how faults are reported.
+#[derive(Clone, Debug)]
+struct TestFault {
+    kind: TestFaultKind,
+    op: String,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum TestFaultKind {
+    /// A line that does not parse.
+    Parse,
+    /// A line that parses but does not verify.
+    Verify,
+    /// A panic while lowering the op.
+    Panic,
+}
+
+impl TestFault {
+    fn parse(value: &str) -> Result<Self, String> {
+        let (kind, op) = value.split_once(':').unwrap_or(("", ""));
+        let kind = match kind {
+            "parse" => TestFaultKind::Parse,
+            "verify" => TestFaultKind::Verify,
+            "panic" => TestFaultKind::Panic,
+            _ => return Err(format!("test-fault expects KIND:OP with KIND parse, verify or panic, got '{value}'")),
+        };
+        Ok(Self { kind, op: op.to_string() })
+    }
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
@@ -216,6 +269,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
             epilogue: None,
             size_caps: HashMap::new(),
             growing_lengths: std::collections::HashSet::new(),
+            origins: Origins::new(),
+            test_fault: None,
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -261,7 +316,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
         stacked_type(&lead.join("x"), &t.point)
     }
 
-    fn emit(mut self) -> String {
+    /// The generated module's text and the user ops its code lowers.
+    fn emit(mut self) -> (String, Origins<'c>) {
         let program = self.program;
         let mut args: Vec<String> = self.bound_args.iter().map(|a| format!("{a}: index")).collect();
         for (i, t) in program.tensors.iter().enumerate() {
@@ -325,6 +381,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
         for (k, nest) in self.schedule.nests.iter().enumerate() {
             for &i in stored.iter().filter(|&&i| nest_of.get(&i) == Some(&k)) {
                 let mut text = String::new();
+                let tensor = &program.tensors[i];
+                self.origins.mark(tensor.location, &format!("the store of '{}'", tensor.name), "    ", &mut text);
                 self.allocate_store(i, &mut text);
                 self.body += &text;
             }
@@ -333,6 +391,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
             self.body += &code;
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
                 let mut text = String::new();
+                let tensor = &program.tensors[i];
+                self.origins.mark(tensor.location, &format!("the store of '{}'", tensor.name), "    ", &mut text);
                 self.free_store(i, &mut text);
                 self.body += &text;
             }
@@ -342,7 +402,13 @@ impl<'p, 'c> Emitter<'p, 'c> {
             program.tensors.iter().filter(|t| t.is_input).map(|t| format!("\"{}\"", t.name)).collect();
         let outputs: Vec<String> =
             program.outputs.iter().map(|&i| format!("\"{}\"", program.tensors[i].name)).collect();
-        format!(
+        // The code after the nests (deallocations) lowers no one op.
+        if let Some(location) = program.location {
+            let mut exit = String::new();
+            self.origins.mark(location, "the program", "    ", &mut exit);
+            self.exit.insert_str(0, &exit);
+        }
+        let text = format!(
             "module {{\n{}  func.func @{ENTRY}({}) attributes {{llvm.emit_c_interface, tempo.bounds = [{}], tempo.inputs = [{}], tempo.outputs = [{}]}} {{\n{}{}{}    return\n  }}\n}}\n",
             self.globals,
             args.join(", "),
@@ -352,7 +418,8 @@ impl<'p, 'c> Emitter<'p, 'c> {
             self.entry,
             self.body,
             self.exit
-        )
+        );
+        (text, self.origins)
     }
 
     /// Emits `items` (tensors inside the loops `nest.dims[..level]`, in body
@@ -535,6 +602,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let reader = &program.tensors[i];
         let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
         let branch = &reader.branches[b];
+        self.origins.mark(branch.location, &format!("a definition of '{}'", reader.name), indent, out);
         // Reads along dimensions the reader does not loop over need those
         // dimensions to be non-empty; where one is empty the point cannot be
         // needed (the point checks ensure it) and the body is skipped.

@@ -245,19 +245,35 @@ fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass
         move |op: OperationRef<'_, '_>, handle: ExternalPass<'_>| {
             // A panic must not unwind into MLIR (C++ frames): report it as an
             // internal error of the pass instead.
+            crate::fault::clear_current();
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.run(op, &options)));
             let diagnostics = match outcome {
-                Ok(Ok(())) => return,
-                Ok(Err(diagnostics)) => diagnostics,
+                Ok(Ok(())) => {
+                    crate::fault::clear_current();
+                    return;
+                }
+                Ok(Err(diagnostics)) => {
+                    crate::fault::clear_current();
+                    diagnostics
+                }
                 Err(panic) => {
                     let what = panic
                         .downcast_ref::<String>()
                         .cloned()
                         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                         .unwrap_or_default();
+                    // At the user op the pass was lowering, where it marked one.
+                    let (location, lowering) = match crate::fault::current() {
+                        Some((location, op)) => (location, format!(" while lowering '{op}'")),
+                        None => (op.location(), String::new()),
+                    };
+                    crate::fault::clear_current();
                     vec![PassDiagnostic::new(
-                        op.location(),
-                        format!("internal error in pass '{}': {what}; please report it with the input", pass.name()),
+                        location,
+                        format!(
+                            "compiler fault in pass '{}'{lowering}: {what}; please report it with the input program",
+                            pass.name()
+                        ),
                     )]
                 }
             };

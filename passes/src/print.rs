@@ -11,7 +11,7 @@ use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{ElementType, Movement, Node, NodeKind, PointType, Program};
 use crate::splice::replace_module_body;
-use melior::ir::{Location, OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 use std::fmt::Write;
 
 /// MLIR string literal contents.
@@ -225,6 +225,5 @@ pub fn dense(values: &[f64], ty: &PointType) -> String {
 /// Replaces the temporal ops of `module` with `program` printed.
 pub fn replace_program<'c>(module: OperationRef<'c, '_>, program: &Program) -> Result<(), Vec<PassDiagnostic<'c>>> {
     let text = format!("module {{\n{}}}\n", program_text(program));
-    replace_module_body(module, &text, |name| name.starts_with("temporal."))
-        .map_err(|e| vec![PassDiagnostic::new(module.location(), e)])
+    replace_module_body(module, &text, None, |name| name.starts_with("temporal.")).map_err(|e| vec![e])
 }

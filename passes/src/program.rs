@@ -710,6 +710,41 @@ pub enum NodeKind {
     Matmul(usize, usize),
 }
 
+impl NodeKind {
+    /// The name of the op this node stands for (`temporal.matmul`), for
+    /// messages about it.
+    pub fn op_name(&self) -> String {
+        let short = match self {
+            Self::Read { .. } => "read",
+            Self::ReadRange { .. } => "read_range",
+            Self::Reduce(kind, ..) => kind.op_name(),
+            Self::Compare(..) => "cmp",
+            Self::Select(..) => "select",
+            Self::Cast(_) => "cast",
+            Self::Move(movement, _) => match movement {
+                Movement::Permute(_) => "permute",
+                Movement::Flip(_) => "flip",
+                Movement::Slice(_) => "slice",
+                Movement::Reshape => "reshape",
+                Movement::Expand => "expand",
+                Movement::Concat(_) => "concat",
+                Movement::Arange => "arange",
+            },
+            Self::Gather(..) => "gather",
+            Self::DynamicSlice(..) => "dynamic_slice",
+            Self::Einsum(..) => "einsum",
+            Self::Attention(..) => "attention",
+            Self::Call { .. } => "call",
+            Self::Random { .. } => "random",
+            Self::Constant { .. } => "constant",
+            Self::Unary(kind, _) => kind.op_name(),
+            Self::Binary(kind, ..) => kind.op_name(),
+            Self::Matmul(..) => "matmul",
+        };
+        format!("temporal.{short}")
+    }
+}
+
 /// One op of a branch body; operands refer to earlier nodes of the branch.
 #[derive(Clone, Debug)]
 pub struct Node<'c> {

@@ -4,22 +4,29 @@
 //! and checked by MLIR's own parser and verifier) and splice the result into
 //! the module being transformed, in the module's context.
 
+use crate::diagnostics::PassDiagnostic;
+use crate::fault::{Origins, parse_generated};
 use melior::ir::{BlockLike, Module, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use mlir_sys::{mlirBlockAppendOwnedOperation, mlirOperationDestroy, mlirOperationRemoveFromParent};
 use tempo_dialects::block_operations;
 
 /// Removes the top-level ops of `module` for which `remove(name)` holds and
-/// appends every op of the module parsed from `text`.
-pub fn replace_module_body(
-    module: OperationRef<'_, '_>,
+/// appends every op of the module parsed from `text`. With `origins` (the
+/// markers of a lowering, see [`crate::fault`]) the new ops get the
+/// locations of the user ops they lower, and code that does not parse or
+/// verify is a compiler fault at the op it lowers; without, ops keep the
+/// locations the text gives them.
+pub fn replace_module_body<'c>(
+    module: OperationRef<'c, '_>,
     text: &str,
+    origins: Option<&Origins<'c>>,
     remove: impl Fn(&str) -> bool,
-) -> Result<(), String> {
+) -> Result<(), PassDiagnostic<'c>> {
     let context = module.context();
-    let parsed = Module::parse(unsafe { context.to_ref() }, text).ok_or_else(|| {
-        format!("internal error: generated code does not parse; please report it with the input program\n{text}")
-    })?;
-    let body = module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
+    let fallback = (module.location(), "the program");
+    let parsed = parse_generated(unsafe { context.to_ref() }, text, origins, fallback, true)?;
+    let fault = |message: &str| PassDiagnostic::new(module.location(), format!("compiler fault: {message}"));
+    let body = module.region(0).ok().and_then(|r| r.first_block()).ok_or_else(|| fault("module without a body"))?;
     // Destroy ops only once nothing uses their results (uses may sit in the
     // regions of other removed ops, or precede the definition in a graph
     // region), so no use list ever points at freed memory.
@@ -42,7 +49,7 @@ pub fn replace_module_body(
             !unused
         });
         if pending.len() == before {
-            return Err("cannot remove the program: its values are used by ops that stay".into());
+            return Err(fault("cannot remove the program: its values are used by ops that stay"));
         }
     }
     for op in block_operations(parsed.body()) {
@@ -58,8 +65,14 @@ pub fn replace_module_body(
 /// globals) to `module`, first, unless a symbol of that name is there.
 pub fn add_missing_symbols(module: OperationRef<'_, '_>, text: &str) -> Result<(), String> {
     let context = module.context();
-    let parsed = Module::parse(unsafe { context.to_ref() }, text)
-        .ok_or_else(|| format!("internal error: generated code does not parse; please report it\n{text}"))?;
+    let parsed = parse_generated(
+        unsafe { context.to_ref() },
+        text,
+        Some(&Origins::new()),
+        (module.location(), "the module"),
+        false,
+    )
+    .map_err(|fault| fault.message)?;
     move_new_symbols(module, &parsed, "").map(|_| ())
 }
 
@@ -73,7 +86,7 @@ fn move_new_symbols<'p>(
 ) -> Result<Option<OperationRef<'p, 'p>>, String> {
     use mlir_sys::mlirBlockInsertOwnedOperationBefore;
     let module_body =
-        module.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: module without a body")?;
+        module.region(0).ok().and_then(|r| r.first_block()).ok_or("compiler fault: module without a body")?;
     let existing: std::collections::HashSet<String> = block_operations(module_body)
         .into_iter()
         .filter_map(|o| o.attribute("sym_name").ok().map(|a| a.to_string()))
@@ -117,18 +130,22 @@ pub fn replace_op_with_text<'c, 'a>(
         mlirOperationGetOperand, mlirValueReplaceAllUsesOfWith,
     };
     let context = op.context();
-    let parsed = Module::parse(unsafe { context.to_ref() }, text)
-        .ok_or_else(|| format!("internal error: generated code does not parse; please report it\n{text}"))?;
+    let name = op.name().as_string_ref().as_str().unwrap_or("an op").to_string();
+    // The replacement gets the replaced op's location (after a lowering,
+    // the user's op); a fault is reported there by the caller.
+    let parsed =
+        parse_generated(unsafe { context.to_ref() }, text, Some(&Origins::new()), (op.location(), &name), false)
+            .map_err(|fault| fault.message)?;
     let replacement = move_new_symbols(module, &parsed, "replacement")?;
-    let function = replacement.ok_or("internal error: replacement text without @replacement")?;
+    let function = replacement.ok_or("compiler fault: replacement text without @replacement")?;
     let block =
-        function.region(0).ok().and_then(|r| r.first_block()).ok_or("internal error: @replacement without a body")?;
+        function.region(0).ok().and_then(|r| r.first_block()).ok_or("compiler fault: @replacement without a body")?;
     if block.argument_count() != inputs.len() {
-        return Err("internal error: @replacement takes a different number of values".into());
+        return Err("compiler fault: @replacement takes a different number of values".into());
     }
-    let parent = op.block().ok_or("internal error: the replaced op is not in a block")?;
+    let parent = op.block().ok_or("compiler fault: the replaced op is not in a block")?;
     let ops = block_operations(block);
-    let (terminator, body) = ops.split_last().ok_or("internal error: empty @replacement")?;
+    let (terminator, body) = ops.split_last().ok_or("compiler fault: empty @replacement")?;
     for moved in body {
         unsafe {
             mlirOperationRemoveFromParent(moved.to_raw());
@@ -143,7 +160,7 @@ pub fn replace_op_with_text<'c, 'a>(
             .map(|i| mlirOperationGetOperand(terminator.to_raw(), i))
             .collect();
         if returned.len() < op.result_count() {
-            return Err("internal error: @replacement returns too few values".into());
+            return Err("compiler fault: @replacement returns too few values".into());
         }
         for (i, value) in returned.iter().enumerate().take(op.result_count()) {
             mlirValueReplaceAllUsesOfWith(op.result(i).expect("in range").to_raw(), *value);

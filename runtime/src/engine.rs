@@ -49,6 +49,10 @@ pub struct RunOptions {
     pub optimization: Optimization,
     /// Where compiled code runs.
     pub target: Target,
+    /// Where a compiler fault writes the generated module it names
+    /// (process-wide while compiling; `None`: the system's temporary
+    /// directory). See `tempo_passes::fault`.
+    pub dump_on_error: Option<std::path::PathBuf>,
 }
 
 /// Where compiled code runs.
@@ -354,6 +358,7 @@ pub fn run_module_timed(
     // where the optimizations would remove the offending part (the
     // interpreter judges the program as written); without optimizations the
     // checks below are those of the program as written.
+    tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
     let optimize_start = std::time::Instant::now();
     let text = optimization_text(options)?;
     if !text.is_empty() {

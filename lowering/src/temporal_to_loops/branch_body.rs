@@ -7,6 +7,24 @@
 use super::*;
 
 impl Emitter<'_, '_> {
+    /// Breaks the code of the first op named `op` as the `test-fault`
+    /// option asks.
+    fn inject_test_fault(&mut self, op: &str, indent: &str, out: &mut String) {
+        if self.test_fault.as_ref().is_none_or(|f| f.op != op) {
+            return;
+        }
+        match self.test_fault.take().map(|f| f.kind) {
+            Some(TestFaultKind::Parse) => {
+                let _ = writeln!(out, "{indent}%test_fault = memref.load [%test_fault_index] : memref<f32>");
+            }
+            Some(TestFaultKind::Verify) => {
+                let _ = writeln!(out, "{indent}%test_fault = \"arith.constant\"() {{value = 1 : i32}} : () -> i64");
+            }
+            Some(TestFaultKind::Panic) => panic!("test fault injected while lowering '{op}'"),
+            None => {}
+        }
+    }
+
     /// The ops of one branch, computing into `slot`.
     pub(super) fn branch_body(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
         let program = self.program;
@@ -108,6 +126,9 @@ impl Emitter<'_, '_> {
             _ => None,
         };
         for (n, node) in branch.nodes.iter().enumerate() {
+            let op_name = node.kind.op_name();
+            self.origins.mark(node.location, &op_name, indent, out);
+            self.inject_test_fault(&op_name, indent, out);
             let is_result = n == branch.result;
             let view = match &node.kind {
                 NodeKind::Read { source, index } => {

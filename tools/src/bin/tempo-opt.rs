@@ -5,7 +5,11 @@
 //! tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...]
 //!           [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]...
 //!           [-o OUT] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]
+//!           [--dump-on-error DIR]
 //! ```
+//! A compiler fault (generated code MLIR refuses) is reported at the user's
+//! op; the generated module goes to a file the message names, in DIR with
+//! `--dump-on-error`, else in the system's temporary directory.
 //! `-ON` runs the temporal optimizations of level N first
 //! ([`tempo_passes::optimize`]); `--PASS` flags (any registered or upstream
 //! pass) are appended in order, after `--pass-pipeline`.
@@ -19,7 +23,7 @@ use tempo_passes::{diagnostics::DiagnosticCollector, pipeline};
 
 const USAGE: &str = "usage: tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...] \
 [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
-[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]";
+[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes] [--dump-on-error DIR]";
 
 struct Args {
     input: String,
@@ -70,6 +74,9 @@ fn parse_args() -> Result<Args, String> {
             "--list-passes" | "--help" | "-h" => args.list_passes = true,
             "-O0" | "-O1" | "-O2" | "-O3" => level = Some(flag.as_bytes()[2] - b'0'),
             "--disable-pass" => disabled.push(value_of(&flag, inline)?),
+            "--dump-on-error" => {
+                tempo_passes::fault::set_dump_dir(Some(std::path::PathBuf::from(value_of(&flag, inline)?)))
+            }
             "-" => input = Some("-".to_string()),
             f if f.starts_with("--") => {
                 let name = &f[2..];

@@ -94,6 +94,11 @@ struct Cli {
     /// (1 to 1024; a multiple of 32, the warp size, uses every lane).
     #[arg(long, default_value_t = 256, value_name = "N")]
     gpu_block: u32,
+    /// Where a compiler fault (reported at the program's op it was
+    /// lowering) writes the generated module it names; default: the
+    /// system's temporary directory.
+    #[arg(long, value_name = "DIR")]
+    dump_on_error: Option<std::path::PathBuf>,
     /// CUDA target: write each kernel's PTX into DIR and stop after
     /// compiling (no GPU needed).
     #[arg(long, value_name = "DIR")]
@@ -164,6 +169,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         fast_math: cli.fast_math,
         threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
+        dump_on_error: cli.dump_on_error.clone(),
         optimization: Optimization {
             level: cli.opt_level,
             disabled: cli.disabled_passes.clone(),
