@@ -2,7 +2,10 @@
 //! point that is needed (an output point, or a point read by a needed point)
 //! is defined by some branch, every read of a needed point falls inside
 //! its source's bounds, and every slice at point-dependent offsets lies
-//! inside its operand.
+//! inside its operand. Only the ops whose values reach their branch's
+//! result or an external call are checked: the others are never evaluated
+//! (a dead read needs no point; "Evaluation is demand-driven" in
+//! `dialects/README.md`), as in the interpreter.
 //!
 //! Demand is propagated exactly, visiting points in the reverse of the
 //! schedule's order (a read always refers to a point computed earlier in the
@@ -13,6 +16,7 @@
 use crate::schedule::{Nest, Placement, Schedule};
 use tempo_passes::bits::Bits;
 use tempo_passes::program::{NodeKind, Program};
+use tempo_passes::temporal_dce::live_nodes;
 
 /// A failed check, naming tensor and point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,6 +60,9 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
         })?;
         needed.push(bits);
     }
+    // Per tensor and branch, the nodes that are evaluated.
+    let live: Vec<Vec<Vec<bool>>> =
+        program.tensors.iter().map(|t| t.branches.iter().map(live_nodes).collect()).collect();
     let point_name = |i: usize, point: &[i64]| {
         let t = &program.tensors[i];
         if point.is_empty() {
@@ -93,7 +100,7 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
                 None,
             ));
         };
-        for (n, node) in tensor.branches[b].nodes.iter().enumerate() {
+        for (n, node) in tensor.branches[b].nodes.iter().enumerate().filter(|&(n, _)| live[i][b][n]) {
             if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
                 let src = &program.tensors[*source];
                 let mut intervals = Vec::new();

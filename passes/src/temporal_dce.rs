@@ -82,8 +82,15 @@ pub fn live_nodes(branch: &Branch) -> Vec<bool> {
     live
 }
 
-/// Removes dead nodes and tensors; returns whether anything changed.
-pub fn eliminate_dead_code(program: &mut Program) -> bool {
+/// Removes the body ops whose values reach neither their branch's result
+/// nor an external call ([`live_nodes`]); returns whether any was removed.
+///
+/// This is the evaluation rule of the language, not only an optimization:
+/// such ops are never evaluated ("Evaluation is demand-driven" in
+/// `dialects/README.md`), so a dead read needs no point and is never out of
+/// bounds. The interpreter and the bound checks skip them; the lowering
+/// removes them before emitting code at every optimization level.
+pub fn remove_dead_nodes(program: &mut Program) -> bool {
     let mut changed = false;
     for tensor in &mut program.tensors {
         for branch in &mut tensor.branches {
@@ -91,6 +98,12 @@ pub fn eliminate_dead_code(program: &mut Program) -> bool {
             changed |= compact_branch(branch, &live);
         }
     }
+    changed
+}
+
+/// Removes dead nodes and tensors; returns whether anything changed.
+pub fn eliminate_dead_code(program: &mut Program) -> bool {
+    let changed = remove_dead_nodes(program);
     // Tensors reachable from the outputs through reads.
     let mut needed = vec![false; program.tensors.len()];
     let mut work: Vec<usize> = program.outputs.clone();

@@ -3,7 +3,11 @@
 //!
 //! Demand-driven and memoized, following `semantics.md`: an output needs
 //! every point of its domain; a point is defined by the first branch whose
-//! condition holds there; a branch needs the points its reads name. Points
+//! condition holds there; a branch needs the points its reads name. Within
+//! a branch, demand starts at the result and the external calls: an op
+//! whose value reaches neither is not evaluated (a dead read names no
+//! point, so it is never out of bounds or undefined; see "Evaluation is
+//! demand-driven" in `dialects/README.md`). Points
 //! are evaluated with an explicit stack (no recursion, so long recurrences do
 //! not overflow), in any number of dimensions. A point demanded while it is
 //! being computed is a cycle, a read outside `[0, bound)` or a needed point
@@ -26,6 +30,7 @@ use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
     Attention, BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
+use tempo_passes::temporal_dce::live_nodes;
 
 type Key = (usize, Vec<i64>);
 
@@ -212,6 +217,9 @@ struct Interpreter<'p, 'c> {
     stores: Vec<DenseStore>,
     externals: &'p Externals,
     source_name: &'p str,
+    /// Per tensor and branch, the nodes whose values reach the branch's
+    /// result or an external call: the only ones evaluated.
+    live: Vec<Vec<Vec<bool>>>,
 }
 
 struct Frame {
@@ -244,6 +252,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             stores,
             externals,
             source_name,
+            live: program.tensors.iter().map(|t| t.branches.iter().map(live_nodes).collect()).collect(),
         }
     }
 
@@ -298,7 +307,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             ));
         };
         let mut needs = Vec::new();
-        for node in &t.branches[b].nodes {
+        for (node, _) in t.branches[b].nodes.iter().zip(&self.live[*tensor][b]).filter(|(_, live)| **live) {
             if let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind {
                 let boxes = self.range_box(key, *source, lower, upper, caps).map_err(|e| self.at(node.location, e))?;
                 let lengths: Vec<i64> = boxes.iter().filter(|b| b.2).map(|b| b.1 - b.0).collect();
@@ -422,10 +431,16 @@ impl<'p, 'c> Interpreter<'p, 'c> {
 
     fn compute(&self, key: &Key, branch: usize) -> Result<Data, String> {
         let (tensor, point) = key;
+        let live = &self.live[*tensor][branch];
         let branch = &self.program.tensors[*tensor].branches[branch];
         let mut values: Vec<Value> = Vec::with_capacity(branch.nodes.len());
         let static_shape = |t: &PointType| t.shape.iter().map(|&d| d as usize).collect::<Vec<_>>();
-        for node in &branch.nodes {
+        for (node, &live) in branch.nodes.iter().zip(live) {
+            if !live {
+                // Not evaluated: no live node uses it.
+                values.push(Value { shape: Vec::new(), data: Data::zeros(node.ty.element, 0) });
+                continue;
+            }
             let value = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
