@@ -116,19 +116,21 @@ fn flatten(module: OperationRef, op: OperationRef) -> Result<(), String> {
     let old_ops = tempo_dialects::block_operations(body);
     let (old_terminator, old_body) = old_ops.split_last().ok_or("an empty parallel loop")?;
     if old_terminator.name().as_string_ref().as_str() != Ok("scf.reduce") || old_terminator.operand_count() != 0 {
-        return Err("internal error: a parallel loop without a plain scf.reduce".into());
+        return Err("compiler fault: a parallel loop without a plain scf.reduce".into());
     }
     // Parse the replacement in the module's context; move its ops before
     // the loop and the loop's body into the flat loop.
     let context = module.context();
-    let parsed = melior::ir::Module::parse(unsafe { context.to_ref() }, &text)
-        .ok_or("internal error: the flattened loop does not parse")?;
+    let origins = tempo_passes::fault::Origins::new();
+    let fallback = (op.location(), "a parallel loop");
+    let parsed = tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, false)
+        .map_err(|fault| fault.message)?;
     let function =
-        tempo_dialects::block_operations(parsed.body()).into_iter().next().ok_or("internal error: no @replacement")?;
+        tempo_dialects::block_operations(parsed.body()).into_iter().next().ok_or("compiler fault: no @replacement")?;
     let block = function.region(0).map_err(|e| e.to_string())?.first_block().ok_or("no @replacement body")?;
-    let parent = op.block().ok_or("internal error: the loop is not in a block")?;
+    let parent = op.block().ok_or("compiler fault: the loop is not in a block")?;
     let new_ops = tempo_dialects::block_operations(block);
-    let (_return, new_body) = new_ops.split_last().ok_or("internal error: empty @replacement")?;
+    let (_return, new_body) = new_ops.split_last().ok_or("compiler fault: empty @replacement")?;
     unsafe {
         for (d, extent) in extents.iter().enumerate() {
             mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(block.to_raw(), d as isize), extent.to_raw());
@@ -141,11 +143,11 @@ fn flatten(module: OperationRef, op: OperationRef) -> Result<(), String> {
             mlirOperationRemoveFromParent(moved.to_raw());
             mlirBlockInsertOwnedOperationBefore(parent.to_raw(), op.to_raw(), moved.to_raw());
         }
-        let flat = flat.ok_or("internal error: no flat loop")?;
+        let flat = flat.ok_or("compiler fault: no flat loop")?;
         let flat_body =
-            flat.region(0).map_err(|e| e.to_string())?.first_block().ok_or("internal error: flat loop body")?;
+            flat.region(0).map_err(|e| e.to_string())?.first_block().ok_or("compiler fault: flat loop body")?;
         let flat_ops = tempo_dialects::block_operations(flat_body);
-        let terminator = *flat_ops.last().ok_or("internal error: flat loop terminator")?;
+        let terminator = *flat_ops.last().ok_or("compiler fault: flat loop terminator")?;
         for d in 0..rank {
             let index = flat_ops[2 * d + 1].result(0).map_err(|e| e.to_string())?;
             mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body.to_raw(), d as isize), index.to_raw());

@@ -19,7 +19,7 @@
 
 use crate::schedule::{Nest, Placement, Schedule};
 use crate::temporal_to_loops::sanitize;
-use melior::ir::{BlockLike, Location, Module, OperationRef, RegionLike, ValueLike, operation::OperationLike};
+use melior::ir::{BlockLike, Location, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use std::fmt::Write;
 use tempo_dialects::block_operations;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
@@ -47,9 +47,10 @@ impl TempoPass for TemporalSchedule {
         drop(program);
         remove_schedule(op);
         let context = op.context();
-        let parsed = Module::parse(unsafe { context.to_ref() }, &text).ok_or_else(|| {
-            vec![PassDiagnostic::new(op.location(), format!("internal error: the schedule does not parse\n{text}"))]
-        })?;
+        let origins = tempo_passes::fault::Origins::new();
+        let fallback = (op.location(), "the schedule");
+        let parsed = tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
+            .map_err(|fault| vec![fault])?;
         let body = module_body(op)?;
         for moved in block_operations(parsed.body()) {
             unsafe {

@@ -13,11 +13,11 @@ pub use tempo_passes::source::parse_text;
 pub const TOOL_STACK_BYTES: usize = 512 << 20;
 
 /// Runs `body` on a thread with a [`TOOL_STACK_BYTES`] stack and returns its
-/// exit code (a panic that escapes is reported as an internal error).
+/// exit code (a panic that escapes is reported as a compiler fault).
 pub fn with_large_stack(body: fn() -> std::process::ExitCode) -> std::process::ExitCode {
     match std::thread::Builder::new().name("main".into()).stack_size(TOOL_STACK_BYTES).spawn(body) {
         Ok(handle) => handle.join().unwrap_or_else(|_| {
-            eprintln!("error: internal error (a panic); please report it with the input");
+            eprintln!("error: compiler fault (a panic outside the passes); please report it with the input program");
             std::process::ExitCode::from(70)
         }),
         Err(e) => {
