@@ -11,7 +11,8 @@
 //! tempo-fuzz [--cases N] [--seed S] [--jobs J] [--timeout SECS] [--out DIR]
 //!            [--bin-dir DIR] [--root DIR] [--case K]
 //! ```
-//! Exits 1 when any case panicked, died by a signal, hung, was rejected
+//! Exits 1 when any case panicked, died by a signal, hung, hit a compiler
+//! fault (generated code MLIR refused), was rejected
 //! without a message, or made the two executions disagree; reproducers of
 //! those are written under `--out` (default `target/fuzz`), one folder per
 //! case with the input and the command lines. `--case K` reruns one case.
@@ -76,13 +77,17 @@ struct RunResult {
 }
 
 impl RunResult {
-    /// Panic, signal, hang, silent rejection, or None when the tool behaved.
+    /// Panic, signal, hang, compiler fault, silent rejection, or None when
+    /// the tool behaved.
     fn failure(&self) -> Option<&'static str> {
         match self.status {
             Status::Hang => Some("hang"),
             Status::Signal(_) => Some("signal"),
             Status::Exited(101) => Some("panic"),
             _ if self.stderr.contains("panicked at") => Some("panic"),
+            // Code the compiler generated and MLIR refused (reported at the
+            // user's op, so it looks located): a bug, not a rejection.
+            _ if self.stderr.contains("compiler fault") => Some("compiler-fault"),
             Status::Exited(0) => None,
             Status::Exited(_) if self.stderr.trim().is_empty() => Some("silent-rejection"),
             Status::Exited(_) => None,
@@ -670,7 +675,7 @@ fn main() {
         }
     }
     if failures.is_empty() {
-        println!("failures: none (0 panics, 0 signals, 0 hangs, 0 disagreements)");
+        println!("failures: none (0 panics, 0 signals, 0 hangs, 0 compiler faults, 0 disagreements)");
         let _ = std::fs::remove_dir_all(&harness.work);
     } else {
         println!("failures (reproducers in {}/failures):", harness.cli.out.display());
