@@ -56,6 +56,18 @@ tempo_dialect_macros::dialect! {
             attributes { tensor: string }
         }
 
+        /// Declares the recurrent tensor `sym_name` holding the gradient of
+        /// `of` (scalar float points) with respect to `wrt`: over `wrt`'s
+        /// domain with `wrt`'s point type, point `q` is the derivative of
+        /// the sum of the points of `of` with respect to `wrt[q]`, mapped
+        /// over the dimensions `of` and `wrt` share (see `dialects/README.md`).
+        /// `temporal-autodiff` replaces it by the adjoint program.
+        op grad {
+            operands { of: rtensor, wrt: rtensor }
+            attributes { sym_name: string }
+            results { handle: rtensor }
+        }
+
         /// Marks a recurrent tensor as a program output (all of its domain).
         op output {
             operands { source: rtensor }
@@ -137,6 +149,9 @@ tempo_dialect_macros::dialect! {
         op or { operands { lhs: any, rhs: any } results { result: any } }
         /// Elementwise logical not (booleans, `i1`).
         op not { operands { operand: any } results { result: any } }
+        /// The operand's value, through which no gradient passes
+        /// (`temporal-autodiff` cuts the path there, then removes it).
+        op stop_gradient { operands { operand: any } results { result: any } }
         /// Elementwise comparison giving booleans (`i1`); `predicate` is one of
         /// "eq", "ne", "lt", "le", "gt", "ge" (ordered for floats, signed for integers).
         op cmp { operands { lhs: any, rhs: any } attributes { predicate: string } results { result: any } }

@@ -204,6 +204,9 @@ pub enum UnaryKind {
     Cos,
     Abs,
     Not,
+    /// The operand's value; no gradient passes (`temporal.stop_gradient`,
+    /// removed by `temporal-autodiff`).
+    StopGradient,
 }
 
 impl UnaryKind {
@@ -221,6 +224,7 @@ impl UnaryKind {
             Self::Cos => "cos",
             Self::Abs => "abs",
             Self::Not => "not",
+            Self::StopGradient => "stop_gradient",
         }
     }
 }
@@ -789,6 +793,18 @@ pub struct Program<'c> {
     pub outputs: Vec<usize>,
     /// External call sites, numbered in program order.
     pub call_sites: Vec<CallSite<'c>>,
+    /// `temporal.grad` declarations (until `temporal-autodiff` expands them).
+    pub grads: Vec<GradDecl<'c>>,
+}
+
+/// One `temporal.grad`: tensor `tensor` holds the gradient of `of` with
+/// respect to `wrt` (indices into `Program::tensors`).
+#[derive(Clone, Debug)]
+pub struct GradDecl<'c> {
+    pub tensor: usize,
+    pub of: usize,
+    pub wrt: usize,
+    pub location: Location<'c>,
 }
 
 /// One `temporal.call` in a program.

@@ -13,7 +13,7 @@
 
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use crate::pass::{PassOptions, TempoPass};
-use crate::program::Program;
+use crate::program::{NodeKind, Program, UnaryKind};
 use crate::sdg::Sdg;
 use melior::ir::OperationRef;
 
@@ -23,6 +23,28 @@ pub struct VerifyTemporal;
 /// Runs every check of `temporal-verify` and returns the program model.
 pub fn verify_program<'c>(module: OperationRef<'c, '_>) -> Result<Program<'c>, Vec<PassDiagnostic<'c>>> {
     let program = Program::from_module(module)?;
+    // Gradients are expanded first (`temporal-autodiff`, first in every
+    // pipeline); the rest of the compiler sees an ordinary program.
+    let unexpanded: Vec<PassDiagnostic<'c>> =
+        program
+            .grads
+            .iter()
+            .map(|g| g.location)
+            .chain(
+                program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes).filter_map(|n| {
+                    matches!(n.kind, NodeKind::Unary(UnaryKind::StopGradient, _)).then_some(n.location)
+                }),
+            )
+            .map(|location| {
+                PassDiagnostic::new(
+                    location,
+                    "run temporal-autodiff first: it expands temporal.grad and removes temporal.stop_gradient",
+                )
+            })
+            .collect();
+    if !unexpanded.is_empty() {
+        return Err(unexpanded);
+    }
     let sdg = Sdg::build(&program);
     if let Some((cycle, location)) = sdg.zero_distance_cycle() {
         let names: Vec<&str> = cycle.iter().map(|&t| program.tensors[t].name.as_str()).collect();

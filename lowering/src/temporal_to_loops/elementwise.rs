@@ -102,6 +102,8 @@ pub(super) fn scalar_body(op: Elementwise, element: ElementType) -> String {
                 "%z = arith.constant 0 : {e}\n%n = arith.subi %z, %a0 : {e}\n%r = arith.maxsi %a0, %n : {e}\nlinalg.yield %r : {e}"
             )
         }
+        // Never reached after temporal-autodiff (which removes it): the value.
+        Elementwise::Unary(UnaryKind::StopGradient) => format!("linalg.yield %a0 : {e}"),
         Elementwise::Unary(UnaryKind::Not) => {
             "%true = arith.constant true\n%r = arith.xori %a0, %true : i1\nlinalg.yield %r : i1".to_string()
         }

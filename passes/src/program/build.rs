@@ -47,6 +47,16 @@ impl<'c> Program<'c> {
                 builder.rejected.push(handle);
             }
         }
+        // Gradients, once every tensor they name is declared.
+        for op in &ops {
+            if let Some(grad) = temporal::GradOp::try_from(*op) {
+                let declared = builder.program.tensors.len();
+                builder.grad(grad);
+                if builder.program.tensors.len() == declared {
+                    builder.rejected.push(grad.handle());
+                }
+            }
+        }
         for op in &ops {
             if let Some(define) = temporal::DefineOp::try_from(*op) {
                 builder.define(define);
@@ -65,6 +75,7 @@ impl<'c> Program<'c> {
                 && temporal::DimOp::try_from(*op).is_none()
                 && temporal::InputOp::try_from(*op).is_none()
                 && temporal::TensorOp::try_from(*op).is_none()
+                && temporal::GradOp::try_from(*op).is_none()
             {
                 builder.error(*op, format!("'{}' must appear inside a temporal.define body", op_name(*op)));
             } else if !is_temporal(*op) && !is_schedule_function(*op) {
@@ -85,7 +96,8 @@ impl<'c> Program<'c> {
             }
         }
         for (i, t) in builder.program.tensors.iter().enumerate() {
-            if !t.is_input && !builder.targeted.contains(&i) {
+            let is_grad = builder.program.grads.iter().any(|g| g.tensor == i);
+            if !t.is_input && !is_grad && !builder.targeted.contains(&i) {
                 builder
                     .errors
                     .push(PassDiagnostic::new(t.location, format!("tensor '{}' has no temporal.define", t.name)));
@@ -270,6 +282,49 @@ impl<'c, 'v> Builder<'c, 'v> {
             location: op.location(),
         });
         self.handles.push(handle);
+    }
+
+    /// A `temporal.grad`: a tensor over `wrt`'s domain with `wrt`'s point
+    /// type, without definitions (`temporal-autodiff` gives it them).
+    fn grad(&mut self, grad: temporal::GradOp<'c, 'v>) {
+        let op = grad.operation();
+        let Some(name) = op.attribute("sym_name").ok().and_then(string_attr) else {
+            self.error(op, "temporal.grad needs 'sym_name' (string)".into());
+            return;
+        };
+        if let Err(e) = check_name(&name) {
+            self.error(op, format!("tensor name {e}"));
+            return;
+        }
+        if self.program.tensors.iter().any(|t| t.name == name) {
+            self.error(op, format!("tensor '{name}' is declared twice"));
+            return;
+        }
+        let (Some(of), Some(wrt)) = (self.tensor_of(grad.of(), op), self.tensor_of(grad.wrt(), op)) else { return };
+        for (role, t) in [("of", of), ("wrt", wrt)] {
+            if self.program.grads.iter().any(|g| g.tensor == t) {
+                let other = &self.program.tensors[t].name;
+                self.error(
+                    op,
+                    format!(
+                        "'{name}': its '{role}' is the gradient '{other}'; gradients of gradients are not supported"
+                    ),
+                );
+                return;
+            }
+        }
+        let source = &self.program.tensors[wrt];
+        let tensor = Tensor {
+            name,
+            domain: source.domain.clone(),
+            point: source.point.clone(),
+            is_input: false,
+            branches: Vec::new(),
+            location: op.location(),
+        };
+        self.program.grads.push(GradDecl { tensor: self.program.tensors.len(), of, wrt, location: op.location() });
+        self.program.tensors.push(tensor);
+        self.handles.push(grad.handle());
     }
 
     fn tensor_of(&mut self, value: Value<'c, '_>, user: OperationRef<'c, '_>) -> Option<usize> {

@@ -275,6 +275,7 @@ macro_rules! float_unary {
                 UnaryKind::Sin => x.sin(),
                 UnaryKind::Cos => x.cos(),
                 UnaryKind::Abs => x.abs(),
+                UnaryKind::StopGradient => x,
                 UnaryKind::Not => unreachable!("the verifier allows not only on booleans"),
             })
             .collect()
@@ -292,6 +293,9 @@ macro_rules! int_unary {
 }
 
 pub(super) fn unary(kind: UnaryKind, a: &Data) -> Data {
+    if let UnaryKind::StopGradient = kind {
+        return a.clone();
+    }
     match a {
         Data::F32(v) => Data::F32(float_unary!(kind, v, f32)),
         Data::F64(v) => Data::F64(float_unary!(kind, v, f64)),

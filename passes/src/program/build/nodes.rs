@@ -253,6 +253,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     "temporal.cos" => Some(UnaryKind::Cos),
                     "temporal.abs" => Some(UnaryKind::Abs),
                     "temporal.not" => Some(UnaryKind::Not),
+                    "temporal.stop_gradient" => Some(UnaryKind::StopGradient),
                     _ => None,
                 };
                 let binary = match name.as_str() {
@@ -276,6 +277,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     let boolean = ty.element == ElementType::I1;
                     let wrong = match u {
                         UnaryKind::Not => (!boolean).then_some("a boolean (i1)"),
+                        UnaryKind::StopGradient => None,
                         UnaryKind::Neg | UnaryKind::Relu | UnaryKind::Abs => boolean.then_some("a numeric"),
                         _ => (!ty.element.is_float()).then_some("a floating-point"),
                     };
