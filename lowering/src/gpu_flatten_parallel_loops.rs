@@ -123,8 +123,9 @@ fn flatten(module: OperationRef, op: OperationRef) -> Result<(), String> {
     let context = module.context();
     let origins = tempo_passes::fault::Origins::new();
     let fallback = (op.location(), "a parallel loop");
-    let parsed = tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, false)
-        .map_err(|fault| fault.message)?;
+    let parsed =
+        tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, false)
+            .map_err(|fault| fault.message)?;
     let function =
         tempo_dialects::block_operations(parsed.body()).into_iter().next().ok_or("compiler fault: no @replacement")?;
     let block = function.region(0).map_err(|e| e.to_string())?.first_block().ok_or("no @replacement body")?;

@@ -53,8 +53,7 @@ pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize) -> String {
 }
 
 /// The whole compilation pipeline from the temporal dialect to LLVM.
-pub const TEMPORAL_TO_LLVM: &str =
-    "temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
+pub const TEMPORAL_TO_LLVM: &str = "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
 
 /// Upstream passes (and `gpu-place-memory`) taking the loop-level code
 /// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
@@ -104,7 +103,7 @@ pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-af
 /// with `threads_per_block` threads per block.
 pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&str>) -> String {
     format!(
-        "temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
+        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
         loops_to_gpu(threads_per_block),
         gpu_to_ptx(chip, libdevice)
     )
@@ -124,7 +123,7 @@ pub fn gpu_loops_on_cpu(threads: usize) -> (String, String) {
         n => LOOPS_TO_LLVM.replace("convert-scf-to-openmp", &format!("convert-scf-to-openmp{{num-threads={n}}}")),
     };
     (
-        "temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref{gpu=true}".into(),
+        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref{gpu=true}".into(),
         format!(
             "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, {loops}"
         ),
@@ -183,7 +182,7 @@ pub fn registry() -> PassRegistry {
     );
     registry.add_pipeline(
         "temporal-to-llvm",
-        "The whole pipeline: temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
+        "The whole pipeline: temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
         TEMPORAL_TO_LLVM,
     );
     registry

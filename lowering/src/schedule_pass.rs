@@ -49,8 +49,9 @@ impl TempoPass for TemporalSchedule {
         let context = op.context();
         let origins = tempo_passes::fault::Origins::new();
         let fallback = (op.location(), "the schedule");
-        let parsed = tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
-            .map_err(|fault| vec![fault])?;
+        let parsed =
+            tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
+                .map_err(|fault| vec![fault])?;
         let body = module_body(op)?;
         for moved in block_operations(parsed.body()) {
             unsafe {

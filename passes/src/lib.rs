@@ -16,6 +16,7 @@ pub mod rewrite;
 pub mod sdg;
 pub mod source;
 pub mod splice;
+pub mod temporal_autodiff;
 pub mod temporal_dce;
 pub mod temporal_dedup;
 pub mod temporal_lift_recurrences;
@@ -26,6 +27,7 @@ pub mod verify;
 
 /// Registers the temporal-level passes of this crate.
 pub fn register_passes(registry: &mut pass::PassRegistry) {
+    registry.add_pass(temporal_autodiff::TemporalAutodiff);
     registry.add_pass(verify::VerifyTemporal);
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);

@@ -115,7 +115,8 @@ pub fn optimization_pipeline_within(
             _ => p.to_string(),
         })
         .collect();
-    Ok(kept.join(", "))
+    // Gradients are expanded first, at every level.
+    Ok(std::iter::once("temporal-autodiff".to_string()).chain(kept).collect::<Vec<_>>().join(", "))
 }
 
 /// The distinct names of `passes`, in order.
@@ -135,11 +136,14 @@ mod tests {
 
     #[test]
     fn levels_and_disabled_passes() {
-        assert_eq!(optimization_pipeline(0, &[], "").unwrap(), "");
-        assert_eq!(optimization_pipeline(1, &[], "").unwrap(), "temporal-dce, temporal-dedup, temporal-dce");
+        assert_eq!(optimization_pipeline(0, &[], "").unwrap(), "temporal-autodiff");
+        assert_eq!(
+            optimization_pipeline(1, &[], "").unwrap(),
+            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-dce"
+        );
         assert_eq!(
             optimization_pipeline(2, &["temporal-dedup".into()], "").unwrap(),
-            "temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-dce"
+            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-dce"
         );
         assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
         assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));

@@ -346,6 +346,16 @@ fn run_pipeline<'c>(
     Ok(collector)
 }
 
+/// Expands `temporal.grad` (and removes `temporal.stop_gradient`) in place:
+/// what a program with gradients means, for the compiler and the
+/// interpreter alike.
+fn expand_gradients(module: &Module, source_name: &str) -> Result<(), Vec<String>> {
+    use tempo_passes::pass::TempoPass;
+    tempo_passes::temporal_autodiff::TemporalAutodiff
+        .run(module.as_operation(), &Default::default())
+        .map_err(|d| render(&d, source_name))
+}
+
 /// Like [`run_module`], also reporting how long compiling and executing took.
 pub fn run_module_timed(
     context: &Context,
@@ -359,6 +369,7 @@ pub fn run_module_timed(
     // interpreter judges the program as written); without optimizations the
     // checks below are those of the program as written.
     tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
+    expand_gradients(module, &options.source_name)?;
     let optimize_start = std::time::Instant::now();
     let text = optimization_text(options)?;
     if !text.is_empty() {
@@ -753,6 +764,7 @@ impl Drop for Engine {
 /// with the same static checks (verification, schedulability) and checks of
 /// bounds and inputs as [`run_module`].
 pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<HostArray>, Vec<String>> {
+    expand_gradients(module, &options.source_name)?;
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     // The scheduler's static checks (cycles through range reads, cycles the
     // loop nests cannot order) apply here too, so that the interpreter and

@@ -1,0 +1,511 @@
+//! `temporal-autodiff`: replaces every `temporal.grad` by the adjoint
+//! program, in the same dependence graph, and removes
+//! `temporal.stop_gradient`. Afterwards the program is an ordinary one:
+//! the verifier, the optimizations, the scheduler, store selection and the
+//! lowerings see recurrent tensors and nothing else. It runs first in every
+//! pipeline (`-O0` included) and before the interpreter.
+//!
+//! What `grad(of, wrt)` means (`dialects/README.md`): over `wrt`'s domain
+//! with `wrt`'s point type, point `q` is the derivative of the sum of all
+//! points of `of` (scalar float points) with respect to `wrt[q]`, zero
+//! where no path joins them. Gradients flow through every read, a
+//! tensor's own past included (back-propagation through time), except
+//! where `wrt` is updated from this very gradient (a training loop:
+//! `W[i] = W[i-1] - lr * stop_gradient(g[i-1])`): there `wrt`'s reads of
+//! its own points pass no gradient, so the gradient at iteration `i` is
+//! that of the loss through `W[i]` alone. (Without that rule such a
+//! program has no meaning: `g[i-1]` would need the loss of iteration `i`,
+//! which needs `W[i]`, which needs `g[i-1]`.)
+//!
+//! How: the tensors on a path from `wrt` to `of` get an adjoint `dX` (same
+//! domain and point type). For each branch `b` of a reader `R` and each
+//! read node `k` of such an `X` in it, a contribution tensor `C` over `R`'s
+//! domain holds the read's cotangent where `b` defines `R`'s point (zero
+//! where an earlier branch does, or none): a copy of the branch's forward
+//! nodes, a read of `dR` at the point, and the vector-Jacobian products
+//! from the result back to the read (`vjp`). The read's index reversed
+//! (`pullback`) brings `C` to `X`'s points: directly where it is a
+//! permutation of dimensions, else through a tensor whose branches say
+//! which reader points read `q` (`t - 1` is read by `q + 1`; a weight read
+//! at every `t` sums `C` over `t`). `dX` sums its contributions, plus one
+//! where `X` is `of`. A recurrence's adjoint reads its own future, and the
+//! scheduler runs it backward.
+//!
+//! Assumes a program `Program::from_module` accepts; refuses, at the op,
+//! what it cannot differentiate yet: reads of ranges on a gradient's path,
+//! coordinates it cannot reverse (`t mod 2`), external calls without a
+//! gradient, `dynamic_slice` and `attention` on a path, and a branch whose
+//! gradient needs the value of an external call (it would run twice).
+
+mod body;
+mod pullback;
+mod vjp;
+
+use crate::affine::{AffineExpr, AffineMap, IntegerSet};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOptions, TempoPass};
+use crate::program::{Branch, DYNAMIC, GradDecl, NodeKind, PointType, Program, ReduceKind, Tensor, UnaryKind};
+use body::Body;
+use melior::ir::{Location, OperationRef};
+use pullback::Coordinate;
+
+/// The `temporal-autodiff` pass.
+pub struct TemporalAutodiff;
+
+impl TempoPass for TemporalAutodiff {
+    fn name(&self) -> &'static str {
+        "temporal-autodiff"
+    }
+    fn summary(&self) -> &'static str {
+        "Replace each temporal.grad by the adjoint program (recurrent tensors whose reads are the forward reads reversed; back-propagation through time) and remove temporal.stop_gradient"
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+        let mut program = Program::from_module(op)?;
+        if !expand(&mut program)? {
+            return Ok(());
+        }
+        crate::print::replace_program(op, &program)
+    }
+}
+
+/// Expands the gradients of `program` and removes its stop_gradient nodes;
+/// false when there was nothing to do.
+pub fn expand<'c>(program: &mut Program<'c>) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+    let stops = program
+        .tensors
+        .iter()
+        .flat_map(|t| &t.branches)
+        .flat_map(|b| &b.nodes)
+        .any(|n| matches!(n.kind, NodeKind::Unary(UnaryKind::StopGradient, _)));
+    if program.grads.is_empty() && !stops {
+        return Ok(false);
+    }
+    let grads = std::mem::take(&mut program.grads);
+    for grad in &grads {
+        differentiate(program, grad).map_err(|e| vec![e])?;
+    }
+    for tensor in &mut program.tensors {
+        for branch in &mut tensor.branches {
+            remove_stop_gradients(branch);
+        }
+    }
+    Ok(true)
+}
+
+/// Uses of each stop_gradient become uses of its operand; the nodes go.
+fn remove_stop_gradients(branch: &mut Branch) {
+    let n = branch.nodes.len();
+    let mut forward: Vec<usize> = (0..n).collect();
+    for k in 0..n {
+        if let NodeKind::Unary(UnaryKind::StopGradient, a) = branch.nodes[k].kind {
+            forward[k] = forward[a];
+        }
+    }
+    let keep: Vec<bool> = (0..n).map(|k| forward[k] == k).collect();
+    compact(branch, &keep, &forward);
+}
+
+/// Keeps the nodes marked in `keep`, operands first sent through
+/// `forward` (onto kept nodes), renumbered.
+fn compact(branch: &mut Branch, keep: &[bool], forward: &[usize]) {
+    let mut new_index = vec![usize::MAX; branch.nodes.len()];
+    let mut nodes = Vec::new();
+    for (k, node) in branch.nodes.iter().enumerate() {
+        if keep[k] {
+            new_index[k] = nodes.len();
+            let mut node = node.clone();
+            node.kind = crate::rewrite::map_operands(&node.kind, |a| new_index[forward[a]]);
+            nodes.push(node);
+        }
+    }
+    branch.result = new_index[forward[branch.result]];
+    branch.nodes = nodes;
+}
+
+fn identity(num_dims: usize, num_symbols: usize) -> AffineMap {
+    AffineMap { num_dims, num_symbols, results: (0..num_dims).map(AffineExpr::Dim).collect() }
+}
+
+fn universe(num_dims: usize, num_symbols: usize) -> IntegerSet {
+    IntegerSet { num_dims, num_symbols, constraints: Vec::new() }
+}
+
+/// A branch computing zeros of `point`.
+fn zero_branch<'c>(when: IntegerSet, point: &PointType, location: Location<'c>) -> Branch<'c> {
+    let mut body = Body::new(location);
+    let result = body.zeros(point);
+    Branch { when, nodes: body.nodes, result, location }
+}
+
+/// The tensors on a path from `wrt` to `of` (through reads).
+fn active(program: &Program, of: usize, wrt: usize) -> Vec<bool> {
+    let n = program.tensors.len();
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (r, t) in program.tensors.iter().enumerate() {
+        for node in t.branches.iter().flat_map(|b| &b.nodes) {
+            if let Some(source) = crate::rewrite::source(&node.kind) {
+                readers[source].push(r);
+            }
+        }
+    }
+    let mut from = vec![false; n];
+    let mut stack = vec![wrt];
+    from[wrt] = true;
+    while let Some(x) = stack.pop() {
+        for &r in &readers[x] {
+            if !from[r] {
+                from[r] = true;
+                stack.push(r);
+            }
+        }
+    }
+    let mut to = vec![false; n];
+    let mut stack = vec![of];
+    to[of] = true;
+    while let Some(r) = stack.pop() {
+        for node in program.tensors[r].branches.iter().flat_map(|b| &b.nodes) {
+            if let Some(source) = crate::rewrite::source(&node.kind)
+                && !to[source]
+            {
+                to[source] = true;
+                stack.push(source);
+            }
+        }
+    }
+    (0..n).map(|k| from[k] && to[k]).collect()
+}
+
+/// A tensor name not yet in `program`, from `base`.
+fn fresh_name(program: &Program, base: &str) -> String {
+    let base: String = base.chars().take(200).collect();
+    let taken = |name: &str| program.tensors.iter().any(|t| t.name == name);
+    if !taken(&base) {
+        return base;
+    }
+    (1..).map(|k| format!("{base}${k}")).find(|n| !taken(n)).expect("a free name")
+}
+
+fn push_tensor<'c>(
+    program: &mut Program<'c>,
+    name: String,
+    domain: Vec<usize>,
+    point: PointType,
+    location: Location<'c>,
+) -> usize {
+    let name = fresh_name(program, &name);
+    program.tensors.push(Tensor { name, domain, point, is_input: false, branches: Vec::new(), location });
+    program.tensors.len() - 1
+}
+
+fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagnostic<'c>> {
+    let GradDecl { tensor: g, of, wrt, location } = *grad;
+    let num_symbols = program.dims.len();
+    let of_point = &program.tensors[of].point;
+    if !of_point.shape.is_empty() || !of_point.element.is_float() {
+        return Err(PassDiagnostic::new(
+            location,
+            format!(
+                "temporal.grad: the gradient is of the sum of the points of '{}', which must be scalar floats (tensor<f32> or tensor<f64>), not {}",
+                program.tensors[of].name, of_point
+            ),
+        ));
+    }
+    if !program.tensors[wrt].point.element.is_float() {
+        return Err(PassDiagnostic::new(
+            location,
+            format!(
+                "temporal.grad: '{}' has {} points; gradients are with respect to floats",
+                program.tensors[wrt].name, program.tensors[wrt].point
+            ),
+        ));
+    }
+    let g_name = program.tensors[g].name.clone();
+    let g_domain = program.tensors[g].domain.clone();
+    let g_point = program.tensors[g].point.clone();
+    let is_active = active(program, of, wrt);
+    if !is_active[of] || !is_active[wrt] {
+        // No path: zero everywhere.
+        program.tensors[g].branches = vec![zero_branch(universe(g_domain.len(), num_symbols), &g_point, location)];
+        return Ok(());
+    }
+    // `wrt` updated from this gradient (a training loop): its own
+    // recurrence passes no gradient (see the module's documentation).
+    let driven = active(program, wrt, g)[wrt];
+    // The adjoints.
+    let forward_count = program.tensors.len();
+    let mut adjoint = vec![usize::MAX; forward_count];
+    for x in 0..forward_count {
+        if is_active[x] {
+            let t = &program.tensors[x];
+            let (name, domain, point, loc) =
+                (format!("{g_name}$d${}", t.name), t.domain.clone(), t.point.clone(), t.location);
+            adjoint[x] = push_tensor(program, name, domain, point, loc);
+        }
+    }
+    // Contributions to each adjoint: nodes of its body (reads of C or A).
+    let mut contributions: Vec<Vec<(NodeKind, PointType, Location<'c>)>> = vec![Vec::new(); forward_count];
+    for r in 0..forward_count {
+        if !is_active[r] || program.tensors[r].is_input {
+            continue;
+        }
+        for b in 0..program.tensors[r].branches.len() {
+            for k in 0..program.tensors[r].branches[b].nodes.len() {
+                let node = &program.tensors[r].branches[b].nodes[k];
+                let Some(x) = crate::rewrite::source(&node.kind) else { continue };
+                if !is_active[x] || (driven && r == wrt && x == wrt) {
+                    continue;
+                }
+                if let Some(contribution) = contribution(program, &g_name, r, b, k, adjoint[r])? {
+                    contributions[x].push(contribution);
+                }
+            }
+        }
+    }
+    // The adjoints' bodies: the sum of their contributions (plus one at `of`).
+    for x in 0..forward_count {
+        if !is_active[x] {
+            continue;
+        }
+        let t = &program.tensors[x];
+        let (point, loc, dims) = (t.point.clone(), t.location, t.domain.len());
+        let mut body = Body::new(loc);
+        let mut total: Option<usize> = None;
+        if x == of {
+            total = Some(body.splat(1.0, &point));
+        }
+        for (kind, ty, at) in std::mem::take(&mut contributions[x]) {
+            let read = body.push(kind, ty);
+            body.nodes[read].location = at;
+            let value = reduce_ranges(&mut body, read);
+            total = Some(match total {
+                Some(sum) => body.add(sum, value),
+                None => value,
+            });
+        }
+        let result = total.unwrap_or_else(|| body.zeros(&point));
+        program.tensors[adjoint[x]].branches =
+            vec![Branch { when: universe(dims, num_symbols), nodes: body.nodes, result, location: loc }];
+    }
+    // The gradient itself reads the adjoint of `wrt`.
+    let mut body = Body::new(location);
+    let result = body
+        .push(NodeKind::Read { source: adjoint[wrt], index: identity(g_domain.len(), num_symbols) }, g_point.clone());
+    program.tensors[g].branches =
+        vec![Branch { when: universe(g_domain.len(), num_symbols), nodes: body.nodes, result, location }];
+    Ok(())
+}
+
+/// Sums a range read's leading dimensions away.
+fn reduce_ranges(body: &mut Body, read: usize) -> usize {
+    let mut value = read;
+    while body.ty(value).shape.first() == Some(&DYNAMIC) {
+        value = body.reduce(ReduceKind::Sum, value, 0);
+    }
+    value
+}
+
+/// The contribution of read node `k` of branch `b` of `r` to its source's
+/// adjoint: the node (a read of `C`, or of the tensor gathering `C` at the
+/// source's points) for the adjoint's body; `None` where no gradient
+/// passes.
+fn contribution<'c>(
+    program: &mut Program<'c>,
+    g_name: &str,
+    r: usize,
+    b: usize,
+    k: usize,
+    dr: usize,
+) -> Result<Option<(NodeKind, PointType, Location<'c>)>, PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
+    let branch = &reader.branches[b];
+    let read = &branch.nodes[k];
+    let x = crate::rewrite::source(&read.kind).expect("a read");
+    // Per source dimension: the lower terms and caps of its coordinate.
+    let coordinates: Vec<(Vec<AffineExpr>, Vec<AffineExpr>)> = match &read.kind {
+        NodeKind::Read { index, .. } => index.results.iter().map(|e| (vec![e.clone()], Vec::new())).collect(),
+        NodeKind::ReadRange { lower, upper, caps, .. } => {
+            if upper.iter().any(|u| !u.results.is_empty()) {
+                if vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
+                    return Err(PassDiagnostic::new(
+                        read.location,
+                        format!(
+                            "temporal-autodiff: no gradient through a read of a range of '{}' yet (point reads, clamped or not, have one)",
+                            program.tensors[x].name
+                        ),
+                    ));
+                }
+                return Ok(None);
+            }
+            lower.iter().zip(caps).map(|(l, c)| (l.results.clone(), c.results.clone())).collect()
+        }
+        _ => unreachable!("a read"),
+    };
+    // The read's cotangent at the reader's points.
+    let mut body = Body::new(read.location);
+    body.nodes = branch.nodes.clone();
+    let forward = body.nodes.len();
+    let seed = body
+        .push(NodeKind::Read { source: dr, index: identity(reader.domain.len(), num_symbols) }, reader.point.clone());
+    let Some(ct) = vjp::backprop(&mut body, forward, branch.result, seed, k)? else { return Ok(None) };
+    let c_point = body.ty(ct).clone();
+    let mut c_branch = Branch { when: branch.when.clone(), nodes: body.nodes, result: ct, location: branch.location };
+    let live = live_nodes(&c_branch);
+    if let Some(call) =
+        (0..c_branch.nodes.len()).find(|&n| live[n] && matches!(c_branch.nodes[n].kind, NodeKind::Call { .. }))
+    {
+        return Err(PassDiagnostic::new(
+            c_branch.nodes[call].location,
+            "temporal-autodiff: the gradient needs this external call's value, and a call runs once per point: \
+             declare a tensor for its result and read that",
+        ));
+    }
+    let identity_forward: Vec<usize> = (0..c_branch.nodes.len()).collect();
+    compact(&mut c_branch, &live, &identity_forward);
+    let dims = reader.domain.len();
+    let mut branches: Vec<Branch<'c>> = reader.branches[..b]
+        .iter()
+        .map(|earlier| zero_branch(earlier.when.clone(), &c_point, earlier.location))
+        .collect();
+    let conditional = !branch.when.is_universe();
+    branches.push(c_branch);
+    if conditional {
+        branches.push(zero_branch(universe(dims, num_symbols), &c_point, branch.location));
+    }
+    let c_name = format!("{g_name}$c${}${}${}", reader.name, b, k);
+    let c = push_tensor(program, c_name, reader.domain.clone(), c_point.clone(), read.location);
+    program.tensors[c].branches = branches;
+    // The read reversed, per source dimension.
+    let source_domain = program.tensors[x].domain.clone();
+    let bounds: Vec<usize> = reader.domain.clone();
+    let mut per_dim: Vec<Vec<pullback::Case>> = Vec::new();
+    let mut determined = vec![false; dims];
+    for (j, (lower, caps)) in coordinates.iter().enumerate() {
+        let cases = pullback::cases(j, source_domain[j], lower, caps, &bounds).map_err(|why| {
+            PassDiagnostic::new(
+                read.location,
+                format!("temporal-autodiff: no gradient through this read of '{}' yet: {why}", program.tensors[x].name),
+            )
+        })?;
+        let assigned: Vec<usize> = cases.iter().filter_map(|c| c.assign.as_ref().map(|(r, _)| *r)).collect();
+        if let Some(&r) = assigned.first() {
+            if determined[r] {
+                return Err(PassDiagnostic::new(
+                    read.location,
+                    format!(
+                        "temporal-autodiff: no gradient through this read of '{}' yet: one reader dimension in several coordinates",
+                        program.tensors[x].name
+                    ),
+                ));
+            }
+            determined[r] = true;
+        }
+        per_dim.push(cases);
+    }
+    let x_dims = source_domain.len();
+    // Every combination of cases, in order (the first that holds is the
+    // right one in each dimension).
+    let mut combos: Vec<Vec<usize>> = vec![Vec::new()];
+    for cases in &per_dim {
+        combos =
+            combos.into_iter().flat_map(|c| (0..cases.len()).map(move |i| [c.clone(), vec![i]].concat())).collect();
+    }
+    let mut a_branches: Vec<Branch<'c>> = Vec::new();
+    for combo in &combos {
+        let mut constraints = Vec::new();
+        let mut coords: Vec<Option<Coordinate>> = vec![None; dims];
+        for (j, &i) in combo.iter().enumerate() {
+            let case = &per_dim[j][i];
+            constraints.extend(case.constraints.iter().cloned());
+            if let Some((rd, coordinate)) = &case.assign {
+                coords[*rd] = Some(coordinate.clone());
+            }
+        }
+        let coords: Vec<Coordinate> = coords
+            .into_iter()
+            .enumerate()
+            .map(|(rd, c)| c.unwrap_or(Coordinate::Range(AffineExpr::Constant(0), AffineExpr::Symbol(bounds[rd]))))
+            .collect();
+        let mut body = Body::new(read.location);
+        let ranges = coords.iter().filter(|c| matches!(c, Coordinate::Range(..))).count();
+        let node = if ranges == 0 {
+            let points = coords.iter().map(|c| match c {
+                Coordinate::Point(p) => p.clone(),
+                Coordinate::Range(..) => unreachable!("no ranges"),
+            });
+            let index = pullback::map(x_dims, num_symbols, points.collect());
+            // A permutation of the reader's dimensions needs no tensor of its own.
+            if combos.len() == 1 && constraints.is_empty() {
+                return Ok(Some((NodeKind::Read { source: c, index }, c_point, read.location)));
+            }
+            body.push(NodeKind::Read { source: c, index }, c_point.clone())
+        } else {
+            let mut lower = Vec::new();
+            let mut upper = Vec::new();
+            let mut caps = Vec::new();
+            for (rd, coordinate) in coords.iter().enumerate() {
+                match coordinate {
+                    Coordinate::Point(p) => {
+                        lower.push(pullback::map(x_dims, num_symbols, vec![p.clone()]));
+                        upper.push(pullback::map(x_dims, num_symbols, Vec::new()));
+                    }
+                    Coordinate::Range(lo, hi) => {
+                        let extent = AffineExpr::Symbol(bounds[rd]);
+                        // Not empty once clipped to [0, extent).
+                        for e in [
+                            sub(hi.clone(), add(lo.clone(), AffineExpr::Constant(1))),
+                            sub(hi.clone(), AffineExpr::Constant(1)),
+                            sub(extent.clone(), add(lo.clone(), AffineExpr::Constant(1))),
+                            sub(extent.clone(), AffineExpr::Constant(1)),
+                        ] {
+                            constraints.push(crate::affine::Constraint { expr: e, is_equality: false });
+                        }
+                        lower.push(pullback::map(x_dims, num_symbols, vec![lo.clone(), AffineExpr::Constant(0)]));
+                        upper.push(pullback::map(x_dims, num_symbols, vec![hi.clone(), extent]));
+                    }
+                }
+                caps.push(pullback::map(x_dims, num_symbols, Vec::new()));
+            }
+            let mut shape = vec![DYNAMIC; ranges];
+            shape.extend(&c_point.shape);
+            let ty = PointType { shape, element: c_point.element };
+            let read_range = body.push(NodeKind::ReadRange { source: c, lower, upper, caps }, ty);
+            reduce_ranges(&mut body, read_range)
+        };
+        a_branches.push(Branch {
+            when: pullback::set(x_dims, num_symbols, constraints),
+            nodes: body.nodes,
+            result: node,
+            location: read.location,
+        });
+    }
+    if a_branches.last().is_some_and(|b| !b.when.is_universe()) {
+        a_branches.push(zero_branch(universe(x_dims, num_symbols), &c_point, read.location));
+    }
+    let a_name = format!("{g_name}$a${}${}${}", reader.name, b, k);
+    let a = push_tensor(program, a_name, source_domain, c_point.clone(), read.location);
+    program.tensors[a].branches = a_branches;
+    Ok(Some((NodeKind::Read { source: a, index: identity(x_dims, num_symbols) }, c_point, read.location)))
+}
+
+fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    AffineExpr::Add(Box::new(a), Box::new(b))
+}
+
+fn sub(a: AffineExpr, b: AffineExpr) -> AffineExpr {
+    add(a, AffineExpr::Mul(Box::new(b), Box::new(AffineExpr::Constant(-1))))
+}
+
+/// Nodes whose values reach the branch's result.
+fn live_nodes(branch: &Branch) -> Vec<bool> {
+    let mut live = vec![false; branch.nodes.len()];
+    live[branch.result] = true;
+    for k in (0..branch.nodes.len()).rev() {
+        if live[k] {
+            for a in crate::rewrite::operands(&branch.nodes[k].kind) {
+                live[a] = true;
+            }
+        }
+    }
+    live
+}

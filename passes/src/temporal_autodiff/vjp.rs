@@ -1,0 +1,366 @@
+//! Reverse mode inside one branch body: the cotangent of one node (a read)
+//! from the cotangent of the body's result, through the vector-Jacobian
+//! product of every differentiable op.
+//!
+//! The body being built starts with a copy of the branch's nodes (the
+//! forward values the products use; `temporal-dce` removes what they do
+//! not), so node numbers of the branch are valid in it.
+
+use super::body::Body;
+use crate::diagnostics::PassDiagnostic;
+use crate::program::{BinaryKind, Einsum, Movement, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
+use std::collections::HashMap;
+
+/// Whether a gradient passes from node `n` to its operand at position `i`.
+pub(super) fn passes(nodes: &[crate::program::Node], n: usize, i: usize, operand: usize) -> bool {
+    if !nodes[n].ty.element.is_float() || !nodes[operand].ty.element.is_float() {
+        return false;
+    }
+    match &nodes[n].kind {
+        NodeKind::Compare(..) | NodeKind::Random { .. } | NodeKind::Constant { .. } => false,
+        NodeKind::Reduce(ReduceKind::ArgMax, ..) => false,
+        NodeKind::Unary(UnaryKind::StopGradient | UnaryKind::Not, _) => false,
+        NodeKind::Binary(BinaryKind::And | BinaryKind::Or, ..) => false,
+        NodeKind::Select(..) => i > 0,
+        NodeKind::Gather(..) => i == 0,
+        _ => true,
+    }
+}
+
+/// The operands of a body node, in position order.
+pub(super) fn operands(kind: &NodeKind) -> Vec<usize> {
+    crate::rewrite::operands(kind)
+}
+
+/// Nodes on a differentiable path from `from` to `result`.
+pub(super) fn on_path(nodes: &[crate::program::Node], from: usize, result: usize) -> Vec<bool> {
+    let n = nodes.len();
+    let mut reached = vec![false; n];
+    reached[from] = true;
+    for k in from + 1..n {
+        reached[k] = operands(&nodes[k].kind).iter().enumerate().any(|(i, &a)| reached[a] && passes(nodes, k, i, a));
+    }
+    let mut reaches = vec![false; n];
+    reaches[result] = true;
+    for k in (0..n).rev() {
+        if reaches[k] {
+            for (i, a) in operands(&nodes[k].kind).into_iter().enumerate() {
+                if passes(nodes, k, i, a) {
+                    reaches[a] = true;
+                }
+            }
+        }
+    }
+    (0..n).map(|k| reached[k] && reaches[k]).collect()
+}
+
+/// Builds into `body` the cotangent of node `wanted` given the cotangent
+/// `seed` of node `result` (nodes `0..forward` of `body` are the branch's);
+/// `None` where no differentiable path joins them.
+pub(super) fn backprop<'c>(
+    body: &mut Body<'c>,
+    forward: usize,
+    result: usize,
+    seed: usize,
+    wanted: usize,
+) -> Result<Option<usize>, PassDiagnostic<'c>> {
+    let path = on_path(&body.nodes[..forward], wanted, result);
+    if !path[result] {
+        return Ok(None);
+    }
+    let mut ct: HashMap<usize, usize> = HashMap::new();
+    ct.insert(result, seed);
+    for n in (wanted + 1..=result).rev() {
+        if !path[n] {
+            continue;
+        }
+        let Some(&c) = ct.get(&n) else { continue };
+        for (i, a) in operands(&body.nodes[n].kind).into_iter().enumerate() {
+            if !path[a] || !passes(&body.nodes[..forward], n, i, a) {
+                continue;
+            }
+            let g = product(body, n, i, c)?;
+            let total = match ct.get(&a) {
+                Some(&old) => body.add(old, g),
+                None => g,
+            };
+            ct.insert(a, total);
+        }
+    }
+    Ok(ct.get(&wanted).copied())
+}
+
+fn unsupported<'c>(body: &Body<'c>, n: usize, what: &str) -> PassDiagnostic<'c> {
+    PassDiagnostic::new(
+        body.nodes[n].location,
+        format!("temporal-autodiff: no gradient through {what} (on a path the gradient needs)"),
+    )
+}
+
+/// The vector-Jacobian product of node `n` for its operand at position `i`,
+/// given the cotangent `c` of `n` (same shape as `n`).
+fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usize, PassDiagnostic<'c>> {
+    let kind = body.nodes[n].kind.clone();
+    let operand_shape = |body: &Body, k: usize| body.ty(k).shape.clone();
+    Ok(match kind {
+        NodeKind::Unary(op, a) => match op {
+            UnaryKind::Neg => body.neg(c),
+            UnaryKind::Exp => body.mul(c, n),
+            UnaryKind::Log => body.div(c, a),
+            UnaryKind::Sqrt => {
+                let twice = body.mul_scalar(n, 2.0);
+                body.div(c, twice)
+            }
+            UnaryKind::Tanh => {
+                let square = body.mul(n, n);
+                let d = body.rsub_scalar(1.0, square);
+                body.mul(c, d)
+            }
+            UnaryKind::Sigmoid => {
+                let rest = body.rsub_scalar(1.0, n);
+                let d = body.mul(n, rest);
+                body.mul(c, d)
+            }
+            UnaryKind::Relu => {
+                let positive = body.compare_scalar(Predicate::Gt, a, 0.0);
+                body.mask(positive, c)
+            }
+            UnaryKind::Sin => {
+                let cos = body.unary(UnaryKind::Cos, a);
+                body.mul(c, cos)
+            }
+            UnaryKind::Cos => {
+                let sin = body.unary(UnaryKind::Sin, a);
+                let d = body.mul(c, sin);
+                body.neg(d)
+            }
+            UnaryKind::Abs => {
+                let positive = body.compare_scalar(Predicate::Gt, a, 0.0);
+                let negative = body.compare_scalar(Predicate::Lt, a, 0.0);
+                let minus = body.neg(c);
+                let down = body.mask(negative, minus);
+                body.select(positive, c, down)
+            }
+            UnaryKind::Not | UnaryKind::StopGradient => unreachable!("no gradient passes"),
+        },
+        NodeKind::Binary(op, a, b) => {
+            let g = match (op, i) {
+                (BinaryKind::Add, _) => c,
+                (BinaryKind::Sub, 0) => c,
+                (BinaryKind::Sub, _) => body.neg(c),
+                (BinaryKind::Mul, 0) => body.mul(c, b),
+                (BinaryKind::Mul, _) => body.mul(c, a),
+                (BinaryKind::Div, 0) => body.div(c, b),
+                (BinaryKind::Div, _) => {
+                    // d(a/b)/db = -(a/b)/b
+                    let q = body.mul(c, n);
+                    let d = body.div(q, b);
+                    body.neg(d)
+                }
+                (BinaryKind::Max | BinaryKind::Min, _) => {
+                    // Ties go to the left operand.
+                    let predicate = if op == BinaryKind::Max { Predicate::Ge } else { Predicate::Le };
+                    let left = body.compare(predicate, a, b);
+                    let zero = body.scalar(0.0, body.ty(c).element);
+                    if i == 0 { body.select(left, c, zero) } else { body.select(left, zero, c) }
+                }
+                (BinaryKind::Pow, 0) => {
+                    // b * a^(b - 1)
+                    let one = body.scalar(1.0, body.ty(b).element);
+                    let less = body.binary(BinaryKind::Sub, b, one);
+                    let power = body.binary(BinaryKind::Pow, a, less);
+                    let d = body.mul(b, power);
+                    body.mul(c, d)
+                }
+                (BinaryKind::Pow, _) => {
+                    // a^b * log(a)
+                    let log = body.unary(UnaryKind::Log, a);
+                    let d = body.mul(n, log);
+                    body.mul(c, d)
+                }
+                (BinaryKind::And | BinaryKind::Or, _) => unreachable!("no gradient passes"),
+            };
+            let target = operand_shape(body, if i == 0 { a } else { b });
+            body.unbroadcast(g, &target)
+        }
+        NodeKind::Select(condition, a, b) => {
+            let zero = body.scalar(0.0, body.ty(c).element);
+            let g = if i == 1 { body.select(condition, c, zero) } else { body.select(condition, zero, c) };
+            let target = operand_shape(body, if i == 1 { a } else { b });
+            body.unbroadcast(g, &target)
+        }
+        NodeKind::Cast(a) => {
+            let element = body.ty(a).element;
+            body.cast(c, element)
+        }
+        NodeKind::Reduce(kind, a, axis) => {
+            if body.ty(a).shape[axis] < 0 {
+                return Err(unsupported(body, n, "a reduction along a dynamic (range) axis"));
+            }
+            match kind {
+                ReduceKind::Sum => body.restore_axis(c, a, axis),
+                ReduceKind::Mean => {
+                    let length = body.ty(a).shape[axis];
+                    let spread = body.restore_axis(c, a, axis);
+                    body.mul_scalar(spread, 1.0 / length.max(1) as f64)
+                }
+                ReduceKind::Max => {
+                    // To every element equal to the maximum.
+                    let maximum = body.restore_axis(n, a, axis);
+                    let at = body.compare(Predicate::Eq, a, maximum);
+                    let spread = body.restore_axis(c, a, axis);
+                    body.mask(at, spread)
+                }
+                ReduceKind::CumSum => {
+                    let flipped = body.flip(c, axis);
+                    let sums = body.reduce(ReduceKind::CumSum, flipped, axis);
+                    body.flip(sums, axis)
+                }
+                ReduceKind::ArgMax => unreachable!("no gradient passes"),
+            }
+        }
+        NodeKind::Matmul(a, b) => {
+            let (x, y) = (operand_shape(body, a), operand_shape(body, b));
+            match (x.len(), y.len(), i) {
+                (2, 2, 0) => {
+                    let bt = body.transpose_last(b);
+                    body.matmul(c, bt)
+                }
+                (2, 2, _) => {
+                    let at = body.transpose_last(a);
+                    body.matmul(at, c)
+                }
+                // a[k] B[k, n]: da = B c, dB = a^T c (an outer product).
+                (1, 2, 0) => body.matmul(b, c),
+                (1, 2, _) => {
+                    let column = body.reshape(a, &[x[0], 1]);
+                    let row = body.reshape(c, &[1, y[1]]);
+                    body.matmul(column, row)
+                }
+                // A[m, k] b[k]: dA = c b^T, db = A^T c.
+                (2, 1, 0) => {
+                    let column = body.reshape(c, &[x[0], 1]);
+                    let row = body.reshape(b, &[1, y[0]]);
+                    body.matmul(column, row)
+                }
+                (2, 1, _) => {
+                    let at = body.transpose_last(a);
+                    body.matmul(at, c)
+                }
+                (rx, ry, _) if rx >= 2 && ry >= 2 => {
+                    let g = if i == 0 {
+                        let bt = body.transpose_last(b);
+                        body.matmul(c, bt)
+                    } else {
+                        let at = body.transpose_last(a);
+                        body.matmul(at, c)
+                    };
+                    body.unbroadcast(g, if i == 0 { &x } else { &y })
+                }
+                _ => return Err(unsupported(body, n, "a batched product of a vector")),
+            }
+        }
+        NodeKind::Einsum(spec, ops) => {
+            let own = &spec.operands[i];
+            let mut operands = vec![spec.result.clone()];
+            let mut values = vec![c];
+            for (k, labels) in spec.operands.iter().enumerate() {
+                if k != i {
+                    operands.push(labels.clone());
+                    values.push(ops[k]);
+                }
+            }
+            let everywhere: Vec<char> = operands.iter().flatten().copied().collect();
+            if own.iter().any(|l| !everywhere.contains(l)) {
+                return Err(unsupported(body, n, "an einsum label summed in one operand only"));
+            }
+            let gradient = Einsum { operands, result: own.clone() };
+            let ty = body.ty(ops[i]).clone();
+            body.push(NodeKind::Einsum(gradient, values), ty)
+        }
+        NodeKind::Move(movement, ops) => {
+            let a = ops[i];
+            match movement {
+                Movement::Permute(p) => {
+                    let mut inverse = vec![0; p.len()];
+                    for (k, &from) in p.iter().enumerate() {
+                        inverse[from] = k;
+                    }
+                    body.permute(c, &inverse)
+                }
+                Movement::Flip(axis) => body.flip(c, axis),
+                Movement::Reshape => {
+                    let shape = operand_shape(body, a);
+                    if shape.iter().any(|&d| d < 0) {
+                        return Err(unsupported(body, n, "a reshape of a dynamic shape"));
+                    }
+                    body.reshape(c, &shape)
+                }
+                Movement::Expand => {
+                    let shape = operand_shape(body, a);
+                    body.unbroadcast(c, &shape)
+                }
+                Movement::Slice(offsets) => {
+                    // Zeros around the cotangent, one dimension at a time.
+                    let full = operand_shape(body, a);
+                    let mut value = c;
+                    for (axis, &offset) in offsets.iter().enumerate() {
+                        let mut shape = body.ty(value).shape.clone();
+                        let after = full[axis] - offset - shape[axis];
+                        if offset > 0 {
+                            shape[axis] = offset;
+                            let before = body.zeros(&PointType { shape: shape.clone(), element: body.ty(c).element });
+                            value = body.concat(before, value, axis);
+                        }
+                        if after > 0 {
+                            let mut shape = body.ty(value).shape.clone();
+                            shape[axis] = after;
+                            let rest = body.zeros(&PointType { shape, element: body.ty(c).element });
+                            value = body.concat(value, rest, axis);
+                        }
+                    }
+                    value
+                }
+                Movement::Concat(axis) => {
+                    let shape = operand_shape(body, a);
+                    let mut offsets = vec![0; shape.len()];
+                    if i == 1 {
+                        offsets[axis] = operand_shape(body, ops[0])[axis];
+                    }
+                    body.slice(c, &offsets, &shape)
+                }
+                Movement::Arange => unreachable!("no operands"),
+            }
+        }
+        NodeKind::Gather(table, indices) => {
+            // Scatter-add as a product with the one-hot rows of the indices.
+            let t = operand_shape(body, table);
+            let rows = t[0];
+            let width: i64 = t[1..].iter().product();
+            let count: i64 = operand_shape(body, indices).iter().product();
+            let index_element = body.ty(indices).element;
+            let flat = body.reshape(indices, &[count, 1]);
+            let last = body.scalar((rows - 1) as f64, index_element);
+            let low = body.binary(BinaryKind::Min, flat, last);
+            let zero = body.scalar(0.0, index_element);
+            let clamped = body.binary(BinaryKind::Max, low, zero);
+            let positions = body.arange(rows, index_element);
+            let hits = body.compare(Predicate::Eq, clamped, positions);
+            let one_hot = body.cast(hits, body.ty(c).element);
+            let by_row = body.transpose_last(one_hot);
+            let ct = body.reshape(c, &[count, width]);
+            let summed = body.matmul(by_row, ct);
+            body.reshape(summed, &t)
+        }
+        NodeKind::Call { callee, .. } => {
+            return Err(unsupported(body, n, &format!("the external call '{callee}', which has no gradient")));
+        }
+        NodeKind::DynamicSlice(..) => return Err(unsupported(body, n, "temporal.dynamic_slice (not yet)")),
+        NodeKind::Attention(..) => return Err(unsupported(body, n, "temporal.attention (not yet)")),
+        NodeKind::Read { .. }
+        | NodeKind::ReadRange { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Random { .. }
+        | NodeKind::Compare(..) => unreachable!("leaves and non-differentiable ops pass no gradient"),
+    })
+}
