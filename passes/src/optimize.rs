@@ -155,7 +155,7 @@ mod tests {
         // A memory budget tiles at level 2, only over it.
         assert_eq!(
             optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
-            "temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-vectorize{bounds=T=9}, \
+            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
         );
         assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[], ""));
