@@ -428,6 +428,78 @@ fn contribution<'c>(
             .collect();
         let mut body = Body::new(read.location);
         let ranges = coords.iter().filter(|c| matches!(c, Coordinate::Range(..))).count();
+        // One reader dimension summed whole (a weight read at every step):
+        // a running sum along it, backward, instead of a range of
+        // contributions kept until the end.
+        let free: Vec<usize> = (0..dims)
+            .filter(|&rd| {
+                matches!(&coords[rd], Coordinate::Range(lo, hi)
+                    if *lo == AffineExpr::Constant(0) && *hi == AffineExpr::Symbol(bounds[rd]))
+            })
+            .collect();
+        if let [f] = free[..]
+            && ranges == 1
+            && !source_domain.contains(&bounds[f])
+        {
+            let location = read.location;
+            let s_name = format!("{g_name}$s${}${}${}", reader.name, b, k);
+            let mut s_domain = source_domain.clone();
+            s_domain.push(bounds[f]);
+            let s = push_tensor(program, s_name, s_domain, c_point.clone(), location);
+            let along = AffineExpr::Dim(x_dims);
+            // Coordinates of C at (q, f); the combination's conditions on q.
+            let points: Vec<AffineExpr> = coords
+                .iter()
+                .enumerate()
+                .map(|(rd, c)| match c {
+                    _ if rd == f => along.clone(),
+                    Coordinate::Point(p) => p.clone(),
+                    Coordinate::Range(..) => unreachable!("one range"),
+                })
+                .collect();
+            let c_at = pullback::map(x_dims + 1, num_symbols, points);
+            let last = sub(AffineExpr::Symbol(bounds[f]), AffineExpr::Constant(1));
+            let mut s_branches = Vec::new();
+            for (at_end, extra) in [
+                (true, pullback::eq0(sub(along.clone(), last.clone()))),
+                (false, pullback::ge0(AffineExpr::Constant(0))),
+            ] {
+                let mut body = Body::new(location);
+                let here = body.push(NodeKind::Read { source: c, index: c_at.clone() }, c_point.clone());
+                let result = if at_end {
+                    here
+                } else {
+                    let mut next: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
+                    next.push(add(along.clone(), AffineExpr::Constant(1)));
+                    let index = pullback::map(x_dims + 1, num_symbols, next);
+                    let later = body.push(NodeKind::Read { source: s, index }, c_point.clone());
+                    body.add(here, later)
+                };
+                let mut constraints = constraints.clone();
+                constraints.push(extra);
+                s_branches.push(Branch {
+                    when: pullback::set(x_dims + 1, num_symbols, constraints),
+                    nodes: body.nodes,
+                    result,
+                    location,
+                });
+            }
+            s_branches.push(zero_branch(universe(x_dims + 1, num_symbols), &c_point, location));
+            program.tensors[s].branches = s_branches;
+            let mut first: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
+            first.push(AffineExpr::Constant(0));
+            let node = body
+                .push(NodeKind::Read { source: s, index: pullback::map(x_dims, num_symbols, first) }, c_point.clone());
+            let mut constraints = constraints;
+            constraints.push(pullback::ge0(last));
+            a_branches.push(Branch {
+                when: pullback::set(x_dims, num_symbols, constraints),
+                nodes: body.nodes,
+                result: node,
+                location: read.location,
+            });
+            continue;
+        }
         let node = if ranges == 0 {
             let points = coords.iter().map(|c| match c {
                 Coordinate::Point(p) => p.clone(),
@@ -458,10 +530,16 @@ fn contribution<'c>(
                             sub(extent.clone(), add(lo.clone(), AffineExpr::Constant(1))),
                             sub(extent.clone(), AffineExpr::Constant(1)),
                         ] {
-                            constraints.push(crate::affine::Constraint { expr: e, is_equality: false });
+                            let constraint = crate::affine::Constraint { expr: e, is_equality: false };
+                            if !constraints.contains(&constraint) {
+                                constraints.push(constraint);
+                            }
                         }
-                        lower.push(pullback::map(x_dims, num_symbols, vec![lo.clone(), AffineExpr::Constant(0)]));
-                        upper.push(pullback::map(x_dims, num_symbols, vec![hi.clone(), extent]));
+                        let zero = AffineExpr::Constant(0);
+                        let lows = if *lo == zero { vec![zero] } else { vec![lo.clone(), zero] };
+                        let highs = if *hi == extent { vec![extent] } else { vec![hi.clone(), extent] };
+                        lower.push(pullback::map(x_dims, num_symbols, lows));
+                        upper.push(pullback::map(x_dims, num_symbols, highs));
                     }
                 }
                 caps.push(pullback::map(x_dims, num_symbols, Vec::new()));

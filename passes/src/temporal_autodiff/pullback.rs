@@ -51,11 +51,11 @@ fn constant(k: i64) -> AffineExpr {
     AffineExpr::Constant(k)
 }
 
-fn ge0(e: AffineExpr) -> Constraint {
+pub(super) fn ge0(e: AffineExpr) -> Constraint {
     Constraint { expr: e, is_equality: false }
 }
 
-fn eq0(e: AffineExpr) -> Constraint {
+pub(super) fn eq0(e: AffineExpr) -> Constraint {
     Constraint { expr: e, is_equality: true }
 }
 
