@@ -137,6 +137,25 @@ pub fn check_branch(nodes: &[Node]) -> Result<(), (usize, String)> {
     let mut sizes: Vec<Vec<Size>> = Vec::with_capacity(nodes.len());
     for (i, node) in nodes.iter().enumerate() {
         let computed = node_sizes(node, &sizes, &mut symbols).map_err(|e| (i, e))?;
+        // A result type may not state a static size where the operands give
+        // the length of a range read (it varies from point to point, and
+        // code compiled for the static size would write past it); only a
+        // range read itself may, and its lengths are checked at each point.
+        if computed.len() == node.ty.shape.len() && !matches!(node.kind, NodeKind::ReadRange { .. }) {
+            let stated = computed.iter().zip(&node.ty.shape).position(|(c, &d)| d != DYNAMIC && *c != Size::Static(d));
+            if let Some(k) = stated {
+                return Err((
+                    i,
+                    format!(
+                        "'{}' gives dimension {k} of its result {}, but its type {} states {}; write ? there",
+                        node.kind.op_name(),
+                        describe(computed[k]),
+                        node.ty,
+                        node.ty.shape[k]
+                    ),
+                ));
+            }
+        }
         // Keep what the type states statically.
         let merged = if computed.len() == node.ty.shape.len() {
             computed.iter().zip(&node.ty.shape).map(|(&c, &d)| if d == DYNAMIC { c } else { Size::Static(d) }).collect()

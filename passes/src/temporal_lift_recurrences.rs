@@ -54,7 +54,9 @@ use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassResult;
 use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::{dense, replace_program};
-use crate::program::{BinaryKind, Branch, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor};
+use crate::program::{
+    BinaryKind, Branch, DYNAMIC, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor,
+};
 use crate::temporal_dce::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::OperationRef;
@@ -334,6 +336,13 @@ fn liftable(program: &Program, reader: usize, branch: &Branch, k: usize, inexact
 /// `reader`), if its range has a liftable form.
 fn range_leaf(program: &Program, reader: usize, branch: &Branch, r: usize, kind: ReduceKind) -> Option<Liftable> {
     let NodeKind::ReadRange { source, lower, upper, caps } = &branch.nodes[r].kind else { return None };
+    // A range whose type states a static length is an error at every point
+    // where the range holds another number of points (checked there, as in
+    // the interpreter): it is not lifted, which would drop the check.
+    let ranged_dims = upper.iter().filter(|u| !u.results.is_empty()).count();
+    if branch.nodes[r].ty.shape.iter().take(ranged_dims).any(|&d| d != DYNAMIC) {
+        return None;
+    }
     let reader_domain = &program.tensors[reader].domain;
     let src = &program.tensors[*source];
     let mut reader_positions = Vec::new();
