@@ -243,21 +243,22 @@ fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(
         }
     }
     // Contributions to each adjoint: nodes of its body (reads of C or A).
-    let mut contributions: Vec<Vec<(NodeKind, PointType, Location<'c>)>> = vec![Vec::new(); forward_count];
+    let mut contributions: Vec<Vec<Contribution<'c>>> = vec![Vec::new(); forward_count];
     for r in 0..forward_count {
         if !is_active[r] || program.tensors[r].is_input {
             continue;
         }
         for b in 0..program.tensors[r].branches.len() {
-            for k in 0..program.tensors[r].branches[b].nodes.len() {
-                let node = &program.tensors[r].branches[b].nodes[k];
-                let Some(x) = crate::rewrite::source(&node.kind) else { continue };
-                if !is_active[x] || (driven && r == wrt && x == wrt) {
-                    continue;
-                }
-                if let Some(contribution) = contribution(program, &g_name, r, b, k, adjoint[r])? {
-                    contributions[x].push(contribution);
-                }
+            let reads: Vec<usize> = (0..program.tensors[r].branches[b].nodes.len())
+                .filter(|&k| {
+                    let node = &program.tensors[r].branches[b].nodes[k];
+                    crate::rewrite::source(&node.kind)
+                        .is_some_and(|x| is_active[x] && !(driven && r == wrt && x == wrt))
+                })
+                .collect();
+            for (k, packed) in cotangents(program, &g_name, r, b, &reads, adjoint[r])? {
+                let x = crate::rewrite::source(&program.tensors[r].branches[b].nodes[k].kind).expect("a read");
+                contributions[x].push(contribution(program, &g_name, r, b, k, &packed)?);
             }
         }
     }
@@ -273,10 +274,10 @@ fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(
         if x == of {
             total = Some(body.splat(1.0, &point));
         }
-        for (kind, ty, at) in std::mem::take(&mut contributions[x]) {
+        for (kind, ty, extract, at) in std::mem::take(&mut contributions[x]) {
             let read = body.push(kind, ty);
             body.nodes[read].location = at;
-            let value = reduce_ranges(&mut body, read);
+            let value = unpack(&mut body, read, extract.as_ref());
             total = Some(match total {
                 Some(sum) => body.add(sum, value),
                 None => value,
@@ -304,18 +305,156 @@ fn reduce_ranges(body: &mut Body, read: usize) -> usize {
     value
 }
 
+/// A term of an adjoint's body: a read (kind, type), the part of a packed
+/// value it is (see [`Packed`]), and the read's location.
+type Contribution<'c> = (NodeKind, PointType, Option<(i64, PointType)>, Location<'c>);
+
+/// Where the cotangent of one read lives: tensor `c` over the reader's
+/// domain with points `c_point`, whole or (`extract`) the flat elements
+/// from an offset, reshaped to the read's point type.
+struct Packed {
+    c: usize,
+    c_point: PointType,
+    extract: Option<(i64, PointType)>,
+}
+
+/// The value of the read `read` of a packed tensor: its ranges summed, then
+/// its part cut out.
+fn unpack(body: &mut Body, read: usize, extract: Option<&(i64, PointType)>) -> usize {
+    let value = reduce_ranges(body, read);
+    match extract {
+        None => value,
+        Some((offset, point)) => {
+            let size = point.num_elements() as i64;
+            let part = body.slice(value, &[*offset], &[size]);
+            body.reshape(part, &point.shape)
+        }
+    }
+}
+
+/// The cotangents of the reads `reads` of branch `b` of `r`, at the
+/// reader's points: one backward sweep through the branch for all of them,
+/// kept in one tensor per element type (where several reads share one,
+/// their flattened cotangents side by side), zero where another branch
+/// defines the point. Reads without a differentiable path are left out.
+fn cotangents<'c>(
+    program: &mut Program<'c>,
+    g_name: &str,
+    r: usize,
+    b: usize,
+    reads: &[usize],
+    dr: usize,
+) -> Result<Vec<(usize, Packed)>, PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
+    let branch = &reader.branches[b];
+    let mut wanted = Vec::new();
+    for &k in reads {
+        let read = &branch.nodes[k];
+        if let NodeKind::ReadRange { upper, source, .. } = &read.kind
+            && upper.iter().any(|u| !u.results.is_empty())
+        {
+            if vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
+                return Err(PassDiagnostic::new(
+                    read.location,
+                    format!(
+                        "temporal-autodiff: no gradient through a read of a range of '{}' yet (point reads, clamped or not, have one)",
+                        program.tensors[*source].name
+                    ),
+                ));
+            }
+            continue;
+        }
+        wanted.push(k);
+    }
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut body = Body::new(branch.location);
+    body.nodes = branch.nodes.clone();
+    let forward = body.nodes.len();
+    let seed = body
+        .push(NodeKind::Read { source: dr, index: identity(reader.domain.len(), num_symbols) }, reader.point.clone());
+    let found = vjp::backprop_all(&mut body, forward, branch.result, seed, &wanted)?;
+    let found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
+    let mut out = Vec::new();
+    let mut elements: Vec<crate::program::ElementType> = found.iter().map(|&(_, ct)| body.ty(ct).element).collect();
+    elements.dedup();
+    let mut done: Vec<crate::program::ElementType> = Vec::new();
+    for &element in &elements {
+        if done.contains(&element) {
+            continue;
+        }
+        done.push(element);
+        let group: Vec<(usize, usize)> =
+            found.iter().copied().filter(|&(_, ct)| body.ty(ct).element == element).collect();
+        let mut group_body = Body { nodes: body.nodes.clone(), location: body.location };
+        let (result, parts): (usize, Vec<Option<(i64, PointType)>>) = if let [(_, ct)] = group[..] {
+            (ct, vec![None])
+        } else {
+            let mut offset = 0;
+            let mut parts = Vec::new();
+            let mut packed: Option<usize> = None;
+            for &(_, ct) in &group {
+                let point = group_body.ty(ct).clone();
+                let size = point.num_elements() as i64;
+                let flat = group_body.reshape(ct, &[size]);
+                packed = Some(match packed {
+                    None => flat,
+                    Some(p) => group_body.concat(p, flat, 0),
+                });
+                parts.push(Some((offset, point)));
+                offset += size;
+            }
+            (packed.expect("a group has members"), parts)
+        };
+        let c_point = group_body.ty(result).clone();
+        let mut c_branch =
+            Branch { when: branch.when.clone(), nodes: group_body.nodes, result, location: branch.location };
+        let live = live_nodes(&c_branch);
+        if let Some(call) =
+            (0..c_branch.nodes.len()).find(|&n| live[n] && matches!(c_branch.nodes[n].kind, NodeKind::Call { .. }))
+        {
+            return Err(PassDiagnostic::new(
+                c_branch.nodes[call].location,
+                "temporal-autodiff: the gradient needs this external call's value, and a call runs once per point: \
+                 declare a tensor for its result and read that",
+            ));
+        }
+        let identity_forward: Vec<usize> = (0..c_branch.nodes.len()).collect();
+        compact(&mut c_branch, &live, &identity_forward);
+        let dims = reader.domain.len();
+        let mut branches: Vec<Branch<'c>> = reader.branches[..b]
+            .iter()
+            .map(|earlier| zero_branch(earlier.when.clone(), &c_point, earlier.location))
+            .collect();
+        let conditional = !branch.when.is_universe();
+        branches.push(c_branch);
+        if conditional {
+            branches.push(zero_branch(universe(dims, num_symbols), &c_point, branch.location));
+        }
+        let first = group[0].0;
+        let c_name = format!("{g_name}$c${}${}${}", reader.name, b, first);
+        let c = push_tensor(program, c_name, reader.domain.clone(), c_point.clone(), branch.nodes[first].location);
+        program.tensors[c].branches = branches;
+        for (&(k, _), extract) in group.iter().zip(parts) {
+            out.push((k, Packed { c, c_point: c_point.clone(), extract }));
+        }
+    }
+    Ok(out)
+}
+
 /// The contribution of read node `k` of branch `b` of `r` to its source's
-/// adjoint: the node (a read of `C`, or of the tensor gathering `C` at the
-/// source's points) for the adjoint's body; `None` where no gradient
-/// passes.
+/// adjoint, from its cotangent `packed`: the read (of `C`, or of the
+/// tensor gathering `C` at the source's points) for the adjoint's body.
 fn contribution<'c>(
     program: &mut Program<'c>,
     g_name: &str,
     r: usize,
     b: usize,
     k: usize,
-    dr: usize,
-) -> Result<Option<(NodeKind, PointType, Location<'c>)>, PassDiagnostic<'c>> {
+    packed: &Packed,
+) -> Result<Contribution<'c>, PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
     let branch = &reader.branches[b];
@@ -324,57 +463,15 @@ fn contribution<'c>(
     // Per source dimension: the lower terms and caps of its coordinate.
     let coordinates: Vec<(Vec<AffineExpr>, Vec<AffineExpr>)> = match &read.kind {
         NodeKind::Read { index, .. } => index.results.iter().map(|e| (vec![e.clone()], Vec::new())).collect(),
-        NodeKind::ReadRange { lower, upper, caps, .. } => {
-            if upper.iter().any(|u| !u.results.is_empty()) {
-                if vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
-                    return Err(PassDiagnostic::new(
-                        read.location,
-                        format!(
-                            "temporal-autodiff: no gradient through a read of a range of '{}' yet (point reads, clamped or not, have one)",
-                            program.tensors[x].name
-                        ),
-                    ));
-                }
-                return Ok(None);
-            }
+        NodeKind::ReadRange { lower, caps, .. } => {
             lower.iter().zip(caps).map(|(l, c)| (l.results.clone(), c.results.clone())).collect()
         }
         _ => unreachable!("a read"),
     };
-    // The read's cotangent at the reader's points.
-    let mut body = Body::new(read.location);
-    body.nodes = branch.nodes.clone();
-    let forward = body.nodes.len();
-    let seed = body
-        .push(NodeKind::Read { source: dr, index: identity(reader.domain.len(), num_symbols) }, reader.point.clone());
-    let Some(ct) = vjp::backprop(&mut body, forward, branch.result, seed, k)? else { return Ok(None) };
-    let c_point = body.ty(ct).clone();
-    let mut c_branch = Branch { when: branch.when.clone(), nodes: body.nodes, result: ct, location: branch.location };
-    let live = live_nodes(&c_branch);
-    if let Some(call) =
-        (0..c_branch.nodes.len()).find(|&n| live[n] && matches!(c_branch.nodes[n].kind, NodeKind::Call { .. }))
-    {
-        return Err(PassDiagnostic::new(
-            c_branch.nodes[call].location,
-            "temporal-autodiff: the gradient needs this external call's value, and a call runs once per point: \
-             declare a tensor for its result and read that",
-        ));
-    }
-    let identity_forward: Vec<usize> = (0..c_branch.nodes.len()).collect();
-    compact(&mut c_branch, &live, &identity_forward);
     let dims = reader.domain.len();
-    let mut branches: Vec<Branch<'c>> = reader.branches[..b]
-        .iter()
-        .map(|earlier| zero_branch(earlier.when.clone(), &c_point, earlier.location))
-        .collect();
-    let conditional = !branch.when.is_universe();
-    branches.push(c_branch);
-    if conditional {
-        branches.push(zero_branch(universe(dims, num_symbols), &c_point, branch.location));
-    }
-    let c_name = format!("{g_name}$c${}${}${}", reader.name, b, k);
-    let c = push_tensor(program, c_name, reader.domain.clone(), c_point.clone(), read.location);
-    program.tensors[c].branches = branches;
+    let (c, packed_point, extract) = (packed.c, packed.c_point.clone(), packed.extract.clone());
+    // The read's own point type (what the adjoint adds up).
+    let c_point = extract.as_ref().map_or(packed_point.clone(), |(_, p)| p.clone());
     // The read reversed, per source dimension.
     let source_domain = program.tensors[x].domain.clone();
     let bounds: Vec<usize> = reader.domain.clone();
@@ -465,7 +562,8 @@ fn contribution<'c>(
                 (false, pullback::ge0(AffineExpr::Constant(0))),
             ] {
                 let mut body = Body::new(location);
-                let here = body.push(NodeKind::Read { source: c, index: c_at.clone() }, c_point.clone());
+                let whole = body.push(NodeKind::Read { source: c, index: c_at.clone() }, packed_point.clone());
+                let here = unpack(&mut body, whole, extract.as_ref());
                 let result = if at_end {
                     here
                 } else {
@@ -508,9 +606,10 @@ fn contribution<'c>(
             let index = pullback::map(x_dims, num_symbols, points.collect());
             // A permutation of the reader's dimensions needs no tensor of its own.
             if combos.len() == 1 && constraints.is_empty() {
-                return Ok(Some((NodeKind::Read { source: c, index }, c_point, read.location)));
+                return Ok((NodeKind::Read { source: c, index }, packed_point, extract, read.location));
             }
-            body.push(NodeKind::Read { source: c, index }, c_point.clone())
+            let whole = body.push(NodeKind::Read { source: c, index }, packed_point.clone());
+            unpack(&mut body, whole, extract.as_ref())
         } else {
             let mut lower = Vec::new();
             let mut upper = Vec::new();
@@ -545,10 +644,10 @@ fn contribution<'c>(
                 caps.push(pullback::map(x_dims, num_symbols, Vec::new()));
             }
             let mut shape = vec![DYNAMIC; ranges];
-            shape.extend(&c_point.shape);
-            let ty = PointType { shape, element: c_point.element };
+            shape.extend(&packed_point.shape);
+            let ty = PointType { shape, element: packed_point.element };
             let read_range = body.push(NodeKind::ReadRange { source: c, lower, upper, caps }, ty);
-            reduce_ranges(&mut body, read_range)
+            unpack(&mut body, read_range, extract.as_ref())
         };
         a_branches.push(Branch {
             when: pullback::set(x_dims, num_symbols, constraints),
@@ -563,7 +662,7 @@ fn contribution<'c>(
     let a_name = format!("{g_name}$a${}${}${}", reader.name, b, k);
     let a = push_tensor(program, a_name, source_domain, c_point.clone(), read.location);
     program.tensors[a].branches = a_branches;
-    Ok(Some((NodeKind::Read { source: a, index: identity(x_dims, num_symbols) }, c_point, read.location)))
+    Ok((NodeKind::Read { source: a, index: identity(x_dims, num_symbols) }, c_point, None, read.location))
 }
 
 fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {

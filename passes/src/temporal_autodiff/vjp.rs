@@ -54,23 +54,30 @@ pub(super) fn on_path(nodes: &[crate::program::Node], from: usize, result: usize
     (0..n).map(|k| reached[k] && reaches[k]).collect()
 }
 
-/// Builds into `body` the cotangent of node `wanted` given the cotangent
-/// `seed` of node `result` (nodes `0..forward` of `body` are the branch's);
-/// `None` where no differentiable path joins them.
-pub(super) fn backprop<'c>(
+/// Builds into `body` the cotangents of the nodes `wanted` given the
+/// cotangent `seed` of node `result` (nodes `0..forward` of `body` are the
+/// branch's), in one sweep: by node, those with a differentiable path to
+/// the result.
+pub(super) fn backprop_all<'c>(
     body: &mut Body<'c>,
     forward: usize,
     result: usize,
     seed: usize,
-    wanted: usize,
-) -> Result<Option<usize>, PassDiagnostic<'c>> {
-    let path = on_path(&body.nodes[..forward], wanted, result);
-    if !path[result] {
-        return Ok(None);
+    wanted: &[usize],
+) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
+    let mut path = vec![false; forward];
+    for &k in wanted {
+        for (n, on) in on_path(&body.nodes[..forward], k, result).into_iter().enumerate() {
+            path[n] |= on;
+        }
     }
     let mut ct: HashMap<usize, usize> = HashMap::new();
+    let Some(&lowest) = wanted.iter().min() else { return Ok(ct) };
+    if !path[result] {
+        return Ok(HashMap::new());
+    }
     ct.insert(result, seed);
-    for n in (wanted + 1..=result).rev() {
+    for n in (lowest + 1..=result).rev() {
         if !path[n] {
             continue;
         }
@@ -87,7 +94,8 @@ pub(super) fn backprop<'c>(
             ct.insert(a, total);
         }
     }
-    Ok(ct.get(&wanted).copied())
+    ct.retain(|n, _| wanted.contains(n));
+    Ok(ct)
 }
 
 fn unsupported<'c>(body: &Body<'c>, n: usize, what: &str) -> PassDiagnostic<'c> {

@@ -23,6 +23,9 @@
 // CHECK-DAG: %[[DW:.*]] = "temporal.tensor"() {domain = [], element = tensor<4x4xf64>, sym_name = "gW$d$W"}
 // CHECK-DAG: %[[DH:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gW$d$h"}
 // CHECK-DAG: %[[S:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4x4xf64>, sym_name = "gW$s$h$1$0"}
+// One backward sweep per branch: the cotangents of the step's reads of W
+// (16 elements) and of h[t-1] (4) side by side in one tensor.
+// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<20xf64>, sym_name = "gW$c$h$1$0"}
 // The gradient reads the adjoint of W.
 // CHECK: "temporal.define"(%[[GW]])
 // CHECK-NEXT: "temporal.read"(%[[DW]])
@@ -30,7 +33,8 @@
 // CHECK: "temporal.define"(%[[S]])
 // CHECK: }) {when = #{{.*}}} : (!temporal.rtensor) -> ()
 // CHECK: "temporal.define"(%[[S]])
-// CHECK:   %[[HERE:.*]] = "temporal.read"
+// CHECK:   "temporal.slice"(%{{.*}}) {offsets = [0]} : (tensor<20xf64>) -> tensor<16xf64>
+// CHECK:   %[[HERE:.*]] = "temporal.reshape"
 // CHECK:   %[[LATER:.*]] = "temporal.read"(%[[S]])
 // CHECK:   "temporal.add"(%[[HERE]], %[[LATER]])
 
@@ -38,6 +42,7 @@
 // SCHEDULE:   h[t]  store: full
 // SCHEDULE: for t = T-1 down to 0:
 // SCHEDULE:   gW$d$h[t]  store: point
+// SCHEDULE:   gW$c$h$1$0[t]  store: ring<2>
 // SCHEDULE:   gW$s$h$1$0[t]  store: ring<2>
 // SCHEDULE:   gx[t]  store: output
 // SCHEDULE: gW[]  store: output
