@@ -81,8 +81,8 @@ pub fn expand<'c>(program: &mut Program<'c>) -> Result<bool, Vec<PassDiagnostic<
         return Ok(false);
     }
     let grads = std::mem::take(&mut program.grads);
-    for grad in &grads {
-        differentiate(program, grad).map_err(|e| vec![e])?;
+    for group in groups(program, &grads) {
+        differentiate(program, &group).map_err(|e| vec![e])?;
     }
     for tensor in &mut program.tensors {
         for branch in &mut tensor.branches {
@@ -197,9 +197,39 @@ fn push_tensor<'c>(
     program.tensors.len() - 1
 }
 
-fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagnostic<'c>> {
-    let GradDecl { tensor: g, of, wrt, location } = *grad;
-    let num_symbols = program.dims.len();
+/// Gradients of one `of` share one adjoint program (the adjoints of what
+/// lies between do not depend on `wrt`), unless a `wrt` updated from its
+/// own gradient lies on another's path (its self-reads pass no gradient
+/// for its own gradient only).
+fn groups<'c>(program: &Program<'c>, grads: &[GradDecl<'c>]) -> Vec<Vec<GradDecl<'c>>> {
+    let mut out: Vec<Vec<GradDecl<'c>>> = Vec::new();
+    for grad in grads {
+        let fits = |group: &Vec<GradDecl<'c>>| {
+            let mut members = group.clone();
+            members.push(grad.clone());
+            group[0].of == grad.of
+                && members.iter().all(|m| {
+                    !driven(program, m)
+                        || members
+                            .iter()
+                            .all(|o| o.tensor == m.tensor || !active(program, o.of, o.wrt)[m.wrt] || o.wrt == m.wrt)
+                })
+        };
+        match out.iter_mut().find(|g| fits(g)) {
+            Some(group) => group.push(grad.clone()),
+            None => out.push(vec![grad.clone()]),
+        }
+    }
+    out
+}
+
+/// Whether `wrt` is updated from this gradient (a training loop).
+fn driven(program: &Program, grad: &GradDecl) -> bool {
+    active(program, grad.wrt, grad.tensor)[grad.wrt]
+}
+
+fn check<'c>(program: &Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagnostic<'c>> {
+    let GradDecl { of, wrt, location, .. } = *grad;
     let of_point = &program.tensors[of].point;
     if !of_point.shape.is_empty() || !of_point.element.is_float() {
         return Err(PassDiagnostic::new(
@@ -219,18 +249,41 @@ fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(
             ),
         ));
     }
-    let g_name = program.tensors[g].name.clone();
-    let g_domain = program.tensors[g].domain.clone();
-    let g_point = program.tensors[g].point.clone();
-    let is_active = active(program, of, wrt);
-    if !is_active[of] || !is_active[wrt] {
-        // No path: zero everywhere.
-        program.tensors[g].branches = vec![zero_branch(universe(g_domain.len(), num_symbols), &g_point, location)];
+    Ok(())
+}
+
+/// Expands the gradients of `group` (one `of`) with one adjoint program.
+fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Result<(), PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    for grad in group {
+        check(program, grad)?;
+    }
+    let of = group[0].of;
+    let g_name = program.tensors[group[0].tensor].name.clone();
+    let n = program.tensors.len();
+    let mut is_active = vec![false; n];
+    let mut members = Vec::new();
+    for grad in group {
+        let path = active(program, of, grad.wrt);
+        if !path[of] || !path[grad.wrt] {
+            // No path: zero everywhere.
+            let t = &program.tensors[grad.tensor];
+            let (dims, point) = (t.domain.len(), t.point.clone());
+            program.tensors[grad.tensor].branches =
+                vec![zero_branch(universe(dims, num_symbols), &point, grad.location)];
+            continue;
+        }
+        for (k, on) in path.into_iter().enumerate() {
+            is_active[k] |= on;
+        }
+        members.push(grad.clone());
+    }
+    if members.is_empty() {
         return Ok(());
     }
-    // `wrt` updated from this gradient (a training loop): its own
+    // A `wrt` updated from its gradient (a training loop): its own
     // recurrence passes no gradient (see the module's documentation).
-    let driven = active(program, wrt, g)[wrt];
+    let cut: Vec<usize> = members.iter().filter(|m| driven(program, m)).map(|m| m.wrt).collect();
     // The adjoints.
     let forward_count = program.tensors.len();
     let mut adjoint = vec![usize::MAX; forward_count];
@@ -252,8 +305,7 @@ fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(
             let reads: Vec<usize> = (0..program.tensors[r].branches[b].nodes.len())
                 .filter(|&k| {
                     let node = &program.tensors[r].branches[b].nodes[k];
-                    crate::rewrite::source(&node.kind)
-                        .is_some_and(|x| is_active[x] && !(driven && r == wrt && x == wrt))
+                    crate::rewrite::source(&node.kind).is_some_and(|x| is_active[x] && !(r == x && cut.contains(&x)))
                 })
                 .collect();
             for (k, packed) in cotangents(program, &g_name, r, b, &reads, adjoint[r])? {
@@ -287,12 +339,15 @@ fn differentiate<'c>(program: &mut Program<'c>, grad: &GradDecl<'c>) -> Result<(
         program.tensors[adjoint[x]].branches =
             vec![Branch { when: universe(dims, num_symbols), nodes: body.nodes, result, location: loc }];
     }
-    // The gradient itself reads the adjoint of `wrt`.
-    let mut body = Body::new(location);
-    let result = body
-        .push(NodeKind::Read { source: adjoint[wrt], index: identity(g_domain.len(), num_symbols) }, g_point.clone());
-    program.tensors[g].branches =
-        vec![Branch { when: universe(g_domain.len(), num_symbols), nodes: body.nodes, result, location }];
+    // Each gradient reads the adjoint of its `wrt`.
+    for grad in &members {
+        let t = &program.tensors[grad.tensor];
+        let (dims, point) = (t.domain.len(), t.point.clone());
+        let mut body = Body::new(grad.location);
+        let result = body.push(NodeKind::Read { source: adjoint[grad.wrt], index: identity(dims, num_symbols) }, point);
+        program.tensors[grad.tensor].branches =
+            vec![Branch { when: universe(dims, num_symbols), nodes: body.nodes, result, location: grad.location }];
+    }
     Ok(())
 }
 

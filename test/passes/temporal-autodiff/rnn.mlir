@@ -23,9 +23,10 @@
 // CHECK-DAG: %[[DW:.*]] = "temporal.tensor"() {domain = [], element = tensor<4x4xf64>, sym_name = "gW$d$W"}
 // CHECK-DAG: %[[DH:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gW$d$h"}
 // CHECK-DAG: %[[S:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4x4xf64>, sym_name = "gW$s$h$1$0"}
-// One backward sweep per branch: the cotangents of the step's reads of W
-// (16 elements) and of h[t-1] (4) side by side in one tensor.
-// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<20xf64>, sym_name = "gW$c$h$1$0"}
+// One adjoint program for both gradients, and one backward sweep per
+// branch: the cotangents of the step's reads of W (16 elements), h[t-1]
+// (4) and x[t] (3) side by side in one tensor.
+// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<23xf64>, sym_name = "gW$c$h$1$0"}
 // The gradient reads the adjoint of W.
 // CHECK: "temporal.define"(%[[GW]])
 // CHECK-NEXT: "temporal.read"(%[[DW]])
@@ -33,7 +34,7 @@
 // CHECK: "temporal.define"(%[[S]])
 // CHECK: }) {when = #{{.*}}} : (!temporal.rtensor) -> ()
 // CHECK: "temporal.define"(%[[S]])
-// CHECK:   "temporal.slice"(%{{.*}}) {offsets = [0]} : (tensor<20xf64>) -> tensor<16xf64>
+// CHECK:   "temporal.slice"(%{{.*}}) {offsets = [0]} : (tensor<23xf64>) -> tensor<16xf64>
 // CHECK:   %[[HERE:.*]] = "temporal.reshape"
 // CHECK:   %[[LATER:.*]] = "temporal.read"(%[[S]])
 // CHECK:   "temporal.add"(%[[HERE]], %[[LATER]])
@@ -43,8 +44,8 @@
 // SCHEDULE: for t = T-1 down to 0:
 // SCHEDULE:   gW$d$h[t]  store: point
 // SCHEDULE:   gW$c$h$1$0[t]  store: ring<2>
-// SCHEDULE:   gW$s$h$1$0[t]  store: ring<2>
 // SCHEDULE:   gx[t]  store: output
+// SCHEDULE:   gW$s$h$1$0[t]  store: ring<2>
 // SCHEDULE: gW[]  store: output
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
