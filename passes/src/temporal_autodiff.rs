@@ -287,8 +287,18 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
     // The adjoints.
     let forward_count = program.tensors.len();
     let mut adjoint = vec![usize::MAX; forward_count];
+    // Where nothing on the path reads `of`, its adjoint is one everywhere:
+    // the cotangents start from a constant, not from a tensor of ones.
+    let of_read = (0..forward_count).any(|r| {
+        is_active[r]
+            && program.tensors[r]
+                .branches
+                .iter()
+                .flat_map(|b| &b.nodes)
+                .any(|n| crate::rewrite::source(&n.kind) == Some(of))
+    });
     for x in 0..forward_count {
-        if is_active[x] {
+        if is_active[x] && (x != of || of_read) {
             let t = &program.tensors[x];
             let (name, domain, point, loc) =
                 (format!("{g_name}$d${}", t.name), t.domain.clone(), t.point.clone(), t.location);
@@ -308,7 +318,8 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
                     crate::rewrite::source(&node.kind).is_some_and(|x| is_active[x] && !(r == x && cut.contains(&x)))
                 })
                 .collect();
-            for (k, packed) in cotangents(program, &g_name, r, b, &reads, adjoint[r])? {
+            let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
+            for (k, packed) in cotangents(program, &g_name, r, b, &reads, dr)? {
                 let x = crate::rewrite::source(&program.tensors[r].branches[b].nodes[k].kind).expect("a read");
                 contributions[x].push(contribution(program, &g_name, r, b, k, &packed)?);
             }
@@ -316,7 +327,7 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
     }
     // The adjoints' bodies: the sum of their contributions (plus one at `of`).
     for x in 0..forward_count {
-        if !is_active[x] {
+        if adjoint[x] == usize::MAX {
             continue;
         }
         let t = &program.tensors[x];
@@ -388,7 +399,7 @@ fn unpack(body: &mut Body, read: usize, extract: Option<&(i64, PointType)>) -> u
 }
 
 /// The cotangents of the reads `reads` of branch `b` of `r`, at the
-/// reader's points: one backward sweep through the branch for all of them,
+/// reader's points, given `r`'s adjoint `dr` (`None`: one everywhere): one backward sweep through the branch for all of them,
 /// kept in one tensor per element type (where several reads share one,
 /// their flattened cotangents side by side), zero where another branch
 /// defines the point. Reads without a differentiable path are left out.
@@ -398,7 +409,7 @@ fn cotangents<'c>(
     r: usize,
     b: usize,
     reads: &[usize],
-    dr: usize,
+    dr: Option<usize>,
 ) -> Result<Vec<(usize, Packed)>, PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
@@ -428,8 +439,14 @@ fn cotangents<'c>(
     let mut body = Body::new(branch.location);
     body.nodes = branch.nodes.clone();
     let forward = body.nodes.len();
-    let seed = body
-        .push(NodeKind::Read { source: dr, index: identity(reader.domain.len(), num_symbols) }, reader.point.clone());
+    // The reader's adjoint at the point (`None`: one, the seed of `of`).
+    let seed = match dr {
+        Some(dr) => body.push(
+            NodeKind::Read { source: dr, index: identity(reader.domain.len(), num_symbols) },
+            reader.point.clone(),
+        ),
+        None => body.splat(1.0, &reader.point),
+    };
     let found = vjp::backprop_all(&mut body, forward, branch.result, seed, &wanted)?;
     let found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
     let mut out = Vec::new();
