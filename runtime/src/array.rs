@@ -4,6 +4,7 @@
 use npyz::WriterBuilder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::io::Write;
 use tempo_passes::program::ElementType;
 
 /// Element storage of a host array.
@@ -192,35 +193,50 @@ impl HostArray {
         }
     }
 
-    /// Nested lists of the elements from `offset` on, `separator` between
-    /// items, each element written by `element`.
-    fn nested(&self, dim: usize, offset: usize, separator: &str, element: &dyn Fn(usize) -> String, out: &mut String) {
+    /// Writes nested lists of the elements from `offset` on, `separator`
+    /// between items, each element written by `element`.
+    fn nested(
+        &self,
+        dim: usize,
+        offset: usize,
+        separator: &str,
+        element: &dyn Fn(usize) -> String,
+        out: &mut dyn Write,
+    ) -> std::io::Result<()> {
         if dim == self.shape.len() {
-            out.push_str(&element(offset));
-            return;
+            return out.write_all(element(offset).as_bytes());
         }
         let stride: usize = self.shape[dim + 1..].iter().product();
-        out.push('[');
+        out.write_all(b"[")?;
         for i in 0..self.shape[dim] {
             if i > 0 {
-                out.push_str(separator);
+                out.write_all(separator.as_bytes())?;
             }
-            self.nested(dim + 1, offset + i * stride, separator, element, out);
+            self.nested(dim + 1, offset + i * stride, separator, element, out)?;
         }
-        out.push(']');
+        out.write_all(b"]")
     }
 
     /// Values as nested lists (`[[1, 2], [3, 4]]`; a scalar prints alone).
     pub fn values_text(&self) -> String {
-        let mut out = String::new();
-        self.nested(0, 0, ", ", &|i| self.element_text(i), &mut out);
-        out
+        let mut out = Vec::new();
+        let _ = self.nested(0, 0, ", ", &|i| self.element_text(i), &mut out);
+        String::from_utf8_lossy(&out).into_owned()
     }
 
     /// `name: dtype[shape] = values`.
     pub fn to_text(&self) -> String {
+        let mut out = Vec::new();
+        let _ = self.write_text(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Writes [`Self::to_text`] to `out`, element by element (a million
+    /// values are not first gathered into one string).
+    pub fn write_text(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let shape: Vec<String> = self.shape.iter().map(usize::to_string).collect();
-        format!("{}: {}[{}] = {}", self.name, self.data.element().numpy(), shape.join(", "), self.values_text())
+        write!(out, "{}: {}[{}] = ", self.name, self.data.element().numpy(), shape.join(", "))?;
+        self.nested(0, 0, ", ", &|i| self.element_text(i), out)
     }
 
     /// One JSON object: name, dtype, shape, values (nested lists). NaN and
@@ -228,20 +244,28 @@ impl HostArray {
     /// `-Infinity`, which Python's `json` module reads and writes (strict
     /// JSON has no spelling for them).
     pub fn to_json(&self) -> String {
-        let mut values = String::new();
+        let mut out = Vec::new();
+        let _ = self.write_json(&mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Writes [`Self::to_json`] to `out`, element by element.
+    pub fn write_json(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let element = |i: usize| match self.element_text(i).as_str() {
             "inf" => "Infinity".to_string(),
             "-inf" => "-Infinity".to_string(),
             other => other.to_string(),
         };
-        self.nested(0, 0, ",", &element, &mut values);
         let shape: Vec<String> = self.shape.iter().map(usize::to_string).collect();
-        format!(
-            "{{\"name\":{},\"dtype\":\"{}\",\"shape\":[{}],\"values\":{values}}}",
+        write!(
+            out,
+            "{{\"name\":{},\"dtype\":\"{}\",\"shape\":[{}],\"values\":",
             serde_json::Value::String(self.name.clone()),
             self.data.element().numpy(),
             shape.join(",")
-        )
+        )?;
+        self.nested(0, 0, ",", &element, out)?;
+        out.write_all(b"}")
     }
 }
 

@@ -13,18 +13,22 @@
 //! being computed is a cycle, a read outside `[0, bound)` or a needed point
 //! with no branch is an error naming tensor and point.
 //!
-//! Computed points live in one dense row-major array per tensor (allocated
-//! when the tensor is first written, after checking that it fits in memory)
-//! with a bit per point for "computed" and one for "in progress", so a
-//! scalar point costs its element bytes plus two bits.
+//! Computed points live in one store per tensor (`store.rs`): row-major
+//! over the tensor's domain (after checking that every point fits in
+//! memory), a bit per point for "computed" and one for "in progress"; an
+//! output keeps every point, any other tensor keeps chunks of points only
+//! while reads of them are left to be made (counted before evaluation by
+//! following demand from the outputs, as evaluation does). The stack of
+//! points being evaluated holds 16 bytes per point, so a chain of a
+//! million points that each need the one before costs 16 MB.
 //!
 //! It shares nothing with the lowering: only the program model.
 
 use crate::array::{Data, HostArray};
 use crate::externals::Externals;
-use crate::memory::{bytes_of, check_fits};
 use melior::ir::Location;
 use std::collections::HashMap;
+use store::{CHUNK, PointStore};
 use tempo_passes::bits::Bits;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
@@ -48,35 +52,50 @@ pub fn interpret(
     source_name: &str,
 ) -> Result<Vec<HostArray>, String> {
     let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
-    for &o in &program.outputs {
-        let extents: Vec<i64> = program.tensors[o].domain.iter().map(|&d| bounds[d]).collect();
-        let mut point = vec![0i64; extents.len()];
-        if extents.iter().all(|&e| e > 0) {
-            loop {
-                interpreter.demand((o, point.clone()))?;
-                if !next_point(&mut point, &extents) {
-                    break;
+    interpreter.count_reads();
+    interpreter.evaluate_outputs()?;
+    Ok(interpreter.outputs())
+}
+
+impl Interpreter<'_, '_> {
+    /// Demands every point of every output, in output order, row-major.
+    fn evaluate_outputs(&mut self) -> Result<(), String> {
+        for &o in &self.program.outputs {
+            let extents: Vec<i64> = self.program.tensors[o].domain.iter().map(|&d| self.bounds[d]).collect();
+            let mut point = vec![0i64; extents.len()];
+            if extents.iter().all(|&e| e > 0) {
+                loop {
+                    self.demand((o, point.clone()))?;
+                    if !next_point(&mut point, &extents) {
+                        break;
+                    }
                 }
             }
         }
+        Ok(())
     }
-    let mut outputs = Vec::new();
-    for &o in &program.outputs {
-        let tensor = &program.tensors[o];
-        let mut shape: Vec<usize> = tensor.domain.iter().map(|&d| bounds[d] as usize).collect();
-        shape.extend(tensor.point.shape.iter().map(|&d| d as usize));
-        let data = if tensor.is_input {
-            interpreter.inputs[&o].data.clone()
-        } else {
-            match interpreter.stores[o].data.take() {
-                Some(data) => data,
-                // No point at all (a zero bound): an empty array.
-                None => Data::zeros(tensor.point.element, 0),
-            }
-        };
-        outputs.push(HostArray { name: tensor.name.clone(), shape, data });
+
+    /// The outputs, once evaluated (their stores are emptied).
+    fn outputs(&mut self) -> Vec<HostArray> {
+        let program = self.program;
+        let mut outputs = Vec::new();
+        for &o in &program.outputs {
+            let tensor = &program.tensors[o];
+            let mut shape: Vec<usize> = tensor.domain.iter().map(|&d| self.bounds[d] as usize).collect();
+            shape.extend(tensor.point.shape.iter().map(|&d| d as usize));
+            let data = if tensor.is_input {
+                self.inputs[&o].data.clone()
+            } else {
+                match self.stores[o].take_all() {
+                    Some(data) => data,
+                    // No point at all (a zero bound): an empty array.
+                    None => Data::zeros(tensor.point.element, 0),
+                }
+            };
+            outputs.push(HostArray { name: tensor.name.clone(), shape, data });
+        }
+        outputs
     }
-    Ok(outputs)
 }
 
 /// Advances `point` to the next point of the box `[0, extents)` in
@@ -101,98 +120,6 @@ fn points(extents: &[i64]) -> Vec<Vec<i64>> {
     all
 }
 
-/// The computed points of one tensor: a dense row-major array over its
-/// whole domain, allocated on the first write, and two bits per point.
-struct DenseStore {
-    extents: Vec<i64>,
-    point_len: usize,
-    element: ElementType,
-    data: Option<Data>,
-    done: Bits,
-    busy: Bits,
-}
-
-impl DenseStore {
-    fn new(extents: Vec<i64>, point_len: usize, element: ElementType) -> Self {
-        Self { extents, point_len, element, data: None, done: Bits::default(), busy: Bits::default() }
-    }
-
-    /// Row-major index of `point` (in bounds: reads are checked before).
-    fn index(&self, point: &[i64]) -> usize {
-        point.iter().zip(&self.extents).fold(0usize, |acc, (&c, &e)| acc * e as usize + c as usize)
-    }
-
-    fn is_done(&self, point: &[i64]) -> bool {
-        self.done.get(self.index(point))
-    }
-
-    fn is_busy(&self, point: &[i64]) -> bool {
-        self.busy.get(self.index(point))
-    }
-
-    /// Allocates the array and bitsets, after checking they fit in memory.
-    fn allocate(&mut self, name: &str) -> Result<(), String> {
-        if self.data.is_some() {
-            return Ok(());
-        }
-        let points = self.extents.iter().try_fold(1u64, |acc, &e| acc.checked_mul(e as u64));
-        let bytes = points.and_then(|p| {
-            let bits = p.div_ceil(64).checked_mul(16)?;
-            bytes_of([p, self.point_len as u64], self.element.byte_size() as u64)?.checked_add(bits)
-        });
-        check_fits(bytes, &format!("the interpreter's store of every point of '{name}'"))?;
-        let points = points.unwrap_or(0);
-        let cannot = || format!("cannot allocate the interpreter's store of '{name}'");
-        let done = Bits::new(points, false).ok_or_else(cannot)?;
-        let busy = Bits::new(points, false).ok_or_else(cannot)?;
-        let len = usize::try_from(points)
-            .ok()
-            .and_then(|p| p.checked_mul(self.point_len))
-            .ok_or_else(|| format!("the store of '{name}' is too large"))?;
-        self.data = Some(
-            Data::try_zeros(self.element, len)
-                .map_err(|e| format!("the interpreter's store of every point of '{name}': {e}"))?,
-        );
-        self.done = done;
-        self.busy = busy;
-        Ok(())
-    }
-
-    fn set_busy(&mut self, name: &str, point: &[i64], on: bool) -> Result<(), String> {
-        self.allocate(name)?;
-        let i = self.index(point);
-        self.busy.put(i, on);
-        Ok(())
-    }
-
-    fn put(&mut self, name: &str, point: &[i64], value: &Data) -> Result<(), String> {
-        self.allocate(name)?;
-        let i = self.index(point);
-        let written = match &mut self.data {
-            Some(data) => value.len() == self.point_len && data.write_at(i * self.point_len, value),
-            None => false,
-        };
-        if !written {
-            return Err(format!(
-                "a point of '{name}' has {} {} elements, but the tensor's points have {} {} elements",
-                value.len(),
-                value.element().numpy(),
-                self.point_len,
-                self.element.numpy()
-            ));
-        }
-        self.done.set(i);
-        Ok(())
-    }
-
-    fn get(&self, point: &[i64]) -> Data {
-        match &self.data {
-            Some(data) => slice(data, self.index(point) * self.point_len, self.point_len),
-            None => Data::zeros(self.element, self.point_len),
-        }
-    }
-}
-
 fn concat(element: ElementType, parts: &[Data]) -> Data {
     let mut out = Data::zeros(element, 0);
     for part in parts {
@@ -213,19 +140,24 @@ struct Interpreter<'p, 'c> {
     bounds: &'p [i64],
     /// Input arrays by tensor index.
     inputs: HashMap<usize, &'p HostArray>,
-    /// Computed points, one dense store per tensor (unused for inputs).
-    stores: Vec<DenseStore>,
+    /// Computed points, one store per tensor (unused for inputs).
+    stores: Vec<PointStore>,
     externals: &'p Externals,
     source_name: &'p str,
     /// Per tensor and branch, the nodes whose values reach the branch's
     /// result or an external call: the only ones evaluated.
     live: Vec<Vec<Vec<bool>>>,
+    /// Whether reads are counted off the stores (see `count_reads`).
+    counting: bool,
 }
 
+/// A point on the evaluation stack: its tensor, its row-major index in
+/// the tensor's domain, and the branch chosen once it is expanded
+/// (`u32::MAX` before).
 struct Frame {
-    key: Key,
-    /// The chosen branch, once expanded.
-    branch: Option<usize>,
+    tensor: u32,
+    branch: u32,
+    flat: u64,
 }
 
 impl<'p, 'c> Interpreter<'p, 'c> {
@@ -240,9 +172,10 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         let stores = program
             .tensors
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(i, t)| {
                 let extents = t.domain.iter().map(|&d| bounds[d]).collect();
-                DenseStore::new(extents, t.point.num_elements(), t.point.element)
+                PointStore::new(extents, t.point.num_elements(), t.point.element, program.outputs.contains(&i))
             })
             .collect();
         Self {
@@ -253,6 +186,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             externals,
             source_name,
             live: program.tensors.iter().map(|t| t.branches.iter().map(live_nodes).collect()).collect(),
+            counting: false,
         }
     }
 
@@ -272,8 +206,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     }
 
     /// The value of a known point.
-    fn value(&self, key: &Key) -> Data {
-        if self.program.tensors[key.0].is_input { self.input_point(key) } else { self.stores[key.0].get(&key.1) }
+    fn value(&self, key: &Key) -> Result<Data, String> {
+        let tensor = &self.program.tensors[key.0];
+        if tensor.is_input {
+            return Ok(self.input_point(key));
+        }
+        self.stores[key.0].get(&tensor.name, &key.1).map_err(|e| self.at_tensor(key.0, e))
     }
 
     fn point_name(&self, (tensor, point): &Key) -> String {
@@ -288,6 +226,12 @@ impl<'p, 'c> Interpreter<'p, 'c> {
 
     /// The branch defining `key` and the points its reads need.
     fn expand(&self, key: &Key) -> Result<(usize, Vec<Key>), String> {
+        let b = self.choose_branch(key)?;
+        Ok((b, self.reads(key, b)?))
+    }
+
+    /// The first branch whose condition holds at `key`.
+    fn choose_branch(&self, key: &Key) -> Result<usize, String> {
         let (tensor, point) = key;
         let t = &self.program.tensors[*tensor];
         let eval_error = |location: Location<'c>| {
@@ -300,11 +244,21 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 break;
             }
         }
-        let Some(b) = chosen else {
-            return Err(self.at_tensor(
+        chosen.ok_or_else(|| {
+            self.at_tensor(
                 *tensor,
                 format!("point {} is needed but no branch of '{}' defines it", self.point_name(key), t.name),
-            ));
+            )
+        })
+    }
+
+    /// The points the evaluated reads of branch `b` name at `key`, in node
+    /// order, each checked against its source's bounds (errors at the read).
+    fn reads(&self, key: &Key, b: usize) -> Result<Vec<Key>, String> {
+        let (tensor, point) = key;
+        let t = &self.program.tensors[*tensor];
+        let eval_error = |location: Location<'c>| {
+            move |e: tempo_passes::affine::EvalError| self.at(location, format!("at {}: {}", self.point_name(key), e.0))
         };
         let mut needs = Vec::new();
         for (node, _) in t.branches[b].nodes.iter().zip(&self.live[*tensor][b]).filter(|(_, live)| **live) {
@@ -337,7 +291,105 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 needs.push((*source, coords));
             }
         }
-        Ok((b, needs))
+        Ok(needs)
+    }
+
+    /// Counts, per chunk of every tensor that is neither an output nor an
+    /// input, the reads of its points that needed points make: demand is
+    /// followed from every output point, as evaluation follows it, and
+    /// every read of an expanded point is counted. Evaluation makes only
+    /// reads of needed points, each once, so it never makes more reads of a
+    /// chunk than counted, and a chunk is dropped once its count is down to
+    /// zero ([`PointStore::read_made`]). A point whose branch or reads fail
+    /// is not expanded (evaluation reports the failure if it gets there:
+    /// it makes no read there). If a tensor's store would not fit in
+    /// memory, nothing is counted and nothing is dropped (evaluation
+    /// reports the store).
+    fn count_reads(&mut self) {
+        let program = self.program;
+        // Tensors the outputs read, directly or not: only their points can
+        // be needed. If none of them keeps chunks, there is nothing to count.
+        let mut reachable = vec![false; program.tensors.len()];
+        let mut work = program.outputs.clone();
+        while let Some(t) = work.pop() {
+            if std::mem::replace(&mut reachable[t], true) {
+                continue;
+            }
+            for (branch, live) in program.tensors[t].branches.iter().zip(&self.live[t]) {
+                for (node, _) in branch.nodes.iter().zip(live).filter(|(_, live)| **live) {
+                    if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = node.kind {
+                        work.push(source);
+                    }
+                }
+            }
+        }
+        let reachable_counted =
+            |i: usize| reachable[i] && !program.tensors[i].is_input && self.stores[i].counts_reads();
+        if !(0..program.tensors.len()).any(reachable_counted) {
+            return;
+        }
+        let counted: Vec<bool> =
+            program.tensors.iter().zip(&self.stores).map(|(t, s)| !t.is_input && s.counts_reads()).collect();
+        let mut pending: Vec<Vec<u64>> = Vec::with_capacity(program.tensors.len());
+        for (i, store) in self.stores.iter().enumerate() {
+            let chunks = if counted[i] {
+                store.points().and_then(|p| usize::try_from(p.div_ceil(CHUNK as u64)).ok())
+            } else {
+                Some(0)
+            };
+            let mut counts = Vec::new();
+            if chunks.is_none_or(|n| counts.try_reserve_exact(n).is_err()) {
+                return;
+            }
+            counts.resize(chunks.unwrap_or(0), 0u64);
+            pending.push(counts);
+        }
+        let mut needed: Vec<Option<Bits>> = (0..program.tensors.len()).map(|_| None).collect();
+        let mut stack: Vec<(usize, u64)> = Vec::new();
+        for &o in &program.outputs {
+            if program.tensors[o].is_input {
+                continue;
+            }
+            for flat in 0..self.stores[o].points().unwrap_or(0) {
+                stack.push((o, flat));
+                while let Some((t, flat)) = stack.pop() {
+                    if needed[t].is_none() {
+                        let store = &self.stores[t];
+                        let bits = store.points().and_then(|p| Bits::new(p, false));
+                        match bits {
+                            Some(bits) if store.check_fits(&program.tensors[t].name).is_ok() => needed[t] = Some(bits),
+                            _ => return,
+                        }
+                    }
+                    let bits = needed[t].as_mut().expect("allocated above");
+                    if bits.get(flat as usize) {
+                        continue;
+                    }
+                    bits.set(flat as usize);
+                    let key = (t, self.stores[t].point(flat));
+                    let Ok(b) = self.choose_branch(&key) else { continue };
+                    let Ok(reads) = self.reads(&key, b) else { continue };
+                    for (source, point) in reads {
+                        if program.tensors[source].is_input {
+                            continue;
+                        }
+                        let f = self.stores[source].index(&point);
+                        if counted[source] {
+                            pending[source][f / CHUNK] += 1;
+                        }
+                        if !needed[source].as_ref().is_some_and(|n| n.get(f)) {
+                            stack.push((source, f as u64));
+                        }
+                    }
+                }
+            }
+        }
+        for (store, counts) in self.stores.iter_mut().zip(pending) {
+            if !counts.is_empty() {
+                store.set_pending(counts);
+            }
+        }
+        self.counting = true;
     }
 
     /// The interval `[lo, hi)` of each source dimension of a range read at
@@ -374,44 +426,52 @@ impl<'p, 'c> Interpreter<'p, 'c> {
 
     /// Makes sure `root` is computed.
     fn demand(&mut self, root: Key) -> Result<(), String> {
-        let mut stack = vec![Frame { key: root, branch: None }];
-        while let Some(frame) = stack.last_mut() {
-            if self.known(&frame.key) {
+        let frame = |key: &Key, stores: &[PointStore]| Frame {
+            tensor: key.0 as u32,
+            branch: u32::MAX,
+            flat: stores[key.0].index(&key.1) as u64,
+        };
+        let mut stack = vec![frame(&root, &self.stores)];
+        let mut made = Vec::new();
+        while let Some(top) = stack.last_mut() {
+            let tensor = top.tensor as usize;
+            let key = (tensor, self.stores[tensor].point(top.flat));
+            if self.known(&key) {
                 stack.pop();
                 continue;
             }
-            let tensor = frame.key.0;
             let name = &self.program.tensors[tensor].name;
-            match frame.branch {
-                None => {
-                    let (branch, needs) = self.expand(&frame.key)?;
-                    frame.branch = Some(branch);
-                    let key = frame.key.clone();
-                    self.stores[tensor].set_busy(name, &key.1, true).map_err(|e| self.at_tensor(tensor, e))?;
-                    for need in needs {
-                        if self.known(&need) {
-                            continue;
-                        }
-                        if self.stores[need.0].is_busy(&need.1) {
-                            return Err(self.at_tensor(
-                                need.0,
-                                format!(
-                                    "point {} depends on itself (a cycle through reads that do not move in time)",
-                                    self.point_name(&need)
-                                ),
-                            ));
-                        }
-                        stack.push(Frame { key: need, branch: None });
+            if top.branch == u32::MAX {
+                let (branch, needs) = self.expand(&key)?;
+                top.branch = branch as u32;
+                self.stores[tensor].set_busy(name, &key.1, true).map_err(|e| self.at_tensor(tensor, e))?;
+                for need in needs {
+                    if self.known(&need) {
+                        continue;
                     }
+                    if self.stores[need.0].is_busy(&need.1) {
+                        return Err(self.at_tensor(
+                            need.0,
+                            format!(
+                                "point {} depends on itself (a cycle through reads that do not move in time)",
+                                self.point_name(&need)
+                            ),
+                        ));
+                    }
+                    stack.push(frame(&need, &self.stores));
                 }
-                Some(branch) => {
-                    let key = stack.pop().expect("non-empty").key;
-                    let value = self.compute(&key, branch)?;
-                    let name = &self.program.tensors[key.0].name;
-                    let stored = self.stores[key.0]
-                        .set_busy(name, &key.1, false)
-                        .and_then(|()| self.stores[key.0].put(name, &key.1, &value));
-                    stored.map_err(|e| self.at_tensor(key.0, e))?;
+            } else {
+                let branch = top.branch as usize;
+                stack.pop();
+                made.clear();
+                let value = self.compute(&key, branch, &mut made)?;
+                let stored = self.stores[tensor]
+                    .set_busy(name, &key.1, false)
+                    .and_then(|()| self.stores[tensor].put(name, &key.1, &value));
+                stored.map_err(|e| self.at_tensor(tensor, e))?;
+                // The reads are made: counted off (inputs count nothing).
+                for &(source, flat) in &made {
+                    self.stores[source].read_made(flat);
                 }
             }
         }
@@ -429,7 +489,9 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         slice(&array.data, offset * size, size)
     }
 
-    fn compute(&self, key: &Key, branch: usize) -> Result<Data, String> {
+    /// The value of point `key` by branch `branch`; the reads it makes of
+    /// stores that count them are added to `made` (tensor, row-major index).
+    fn compute(&self, key: &Key, branch: usize, made: &mut Vec<(usize, usize)>) -> Result<Data, String> {
         let (tensor, point) = key;
         let live = &self.live[*tensor][branch];
         let branch = &self.program.tensors[*tensor].branches[branch];
@@ -444,12 +506,19 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             let value = match &node.kind {
                 NodeKind::Read { source, index } => {
                     let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
-                    Value { shape: static_shape(&node.ty), data: self.value(&(*source, coords)) }
+                    if self.counting {
+                        made.push((*source, self.stores[*source].index(&coords)));
+                    }
+                    Value { shape: static_shape(&node.ty), data: self.value(&(*source, coords))? }
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
                     let intervals = self.range_box(key, *source, lower, upper, caps).expect("checked when expanded");
+                    let points = points_in(&intervals);
+                    if self.counting {
+                        made.extend(points.iter().map(|p| (*source, self.stores[*source].index(p))));
+                    }
                     let parts: Vec<Data> =
-                        points_in(&intervals).into_iter().map(|p| self.value(&(*source, p))).collect();
+                        points.into_iter().map(|p| self.value(&(*source, p))).collect::<Result<_, _>>()?;
                     let mut shape: Vec<usize> =
                         intervals.iter().filter(|(_, _, r)| *r).map(|(lo, hi, _)| (hi - lo) as usize).collect();
                     shape.extend(static_shape(&self.program.tensors[*source].point));
@@ -599,5 +668,8 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     }
 }
 
+mod store;
+#[cfg(test)]
+mod tests;
 mod values;
 use values::*;

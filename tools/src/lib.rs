@@ -31,9 +31,16 @@ pub fn with_large_stack(body: fn() -> std::process::ExitCode) -> std::process::E
 /// ... | head -1`) ends the process quietly with status 0, as Unix filters
 /// do; any other write error is reported and exits with status 1.
 pub fn write_stdout(text: &str) {
+    write_stdout_with(|out| out.write_all(text.as_bytes()));
+}
+
+/// Lets `write` write to standard output through a buffer (large outputs
+/// are written as they are formatted, not gathered first), with the errors
+/// of [`write_stdout`].
+pub fn write_stdout_with(write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>) {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    if let Err(e) = write(&mut out).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
             std::process::exit(0);
         }

@@ -284,8 +284,14 @@ fn run() -> ExitCode {
     }
     for output in &outputs {
         match cli.format {
-            Format::Text => tempo_tools::write_stdout(&format!("{}\n", output.to_text())),
-            Format::Json => tempo_tools::write_stdout(&format!("{}\n", output.to_json())),
+            Format::Text => tempo_tools::write_stdout_with(|out| {
+                output.write_text(out)?;
+                out.write_all(b"\n")
+            }),
+            Format::Json => tempo_tools::write_stdout_with(|out| {
+                output.write_json(out)?;
+                out.write_all(b"\n")
+            }),
             Format::None => {}
         }
     }
