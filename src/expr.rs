@@ -429,6 +429,15 @@ impl Expr {
     pub fn not(&self) -> Expr {
         self.clone().unary(Unary::Not)
     }
+    /// The value of `self`, through which no gradient passes
+    /// (`temporal.stop_gradient`): for [`crate::Program::grad`] it is a
+    /// constant, so the gradient becomes the partial one along the other
+    /// paths. A parameter updated from its own gradient reads that
+    /// gradient through it (`W[i] = W[i-1] - lr * stop_gradient(g[i-1])`).
+    #[track_caller]
+    pub fn stop_gradient(&self) -> Expr {
+        self.clone().unary(Unary::StopGradient)
+    }
     /// `self ^ exponent` (floats).
     #[track_caller]
     pub fn pow(&self, exponent: &Expr) -> Expr {

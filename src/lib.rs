@@ -20,9 +20,15 @@
 //!
 //! [`Program::to_mlir`] prints the temporal-dialect MLIR the compiler reads
 //! (`tempo-opt` and `tempo-run` accept it too).
+//!
+//! [`Program::grad`] declares the gradient of a loss with respect to a
+//! tensor, [`Expr::stop_gradient`] cuts a path, and [`optim`] writes SGD,
+//! momentum and Adam as recurrences over an iteration dimension, so a
+//! training run is one program.
 
 mod expr;
 mod index;
+pub mod optim;
 mod program;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
@@ -177,6 +183,45 @@ mod tests {
         for (k, v) in row.iter().enumerate() {
             let want = (v - mean) / (variance + 1e-5).sqrt() + v / (square_mean + 1e-5).sqrt();
             assert!((out[1].data.get_f64(k) - want).abs() < 1e-12, "n[0][{k}]");
+        }
+    }
+
+    #[test]
+    fn gradients_and_input_sweeps() {
+        // loss[t] = w * x[t] + stop_gradient(w * w): d/dw = sum(x), d/dx[t] = w.
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let w = p.input("w", &[], f64s(&[]));
+        let x = p.input("x", &[&t], f64s(&[]));
+        let loss = p.tensor("loss", &[&t], f64s(&[]));
+        p.otherwise(&loss, w.here() * x.here() + (w.here() * w.here()).stop_gradient());
+        let line = line!() + 1;
+        let gw = p.grad("gw", &loss, &w);
+        let gx = p.grad("gx", &loss, &x);
+        p.output(&gw);
+        p.output(&gx);
+        let text = p.to_mlir().unwrap();
+        let expected = format!(
+            "%t3 = \"temporal.grad\"(%t2, %t0) {{sym_name = \"gw\"}} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor loc(\"src/lib.rs\":{line}:"
+        );
+        assert!(text.contains(&expected), "{text}");
+        assert!(text.contains("\"temporal.stop_gradient\"("), "{text}");
+        let array = |name: &str, shape: Vec<usize>, values: Vec<f64>| HostArray {
+            name: name.into(),
+            shape,
+            data: Data::F64(values),
+        };
+        let sets: Vec<Vec<HostArray>> = [1.5, -2.0]
+            .iter()
+            .map(|&v| vec![array("w", vec![], vec![v]), array("x", vec![3], vec![1.0, 2.0, 4.0])])
+            .collect();
+        let runner = p.runner().bound("T", 3);
+        let swept = runner.interpret_each(&sets).unwrap();
+        for (set, out) in sets.iter().zip(&swept) {
+            let one = set.iter().fold(p.runner().bound("T", 3), |r, a| r.input(a.clone()));
+            assert_eq!(out, &one.run().unwrap());
+            assert_eq!(out[0].data, Data::F64(vec![7.0]));
+            assert_eq!(out[1].data, Data::F64(vec![set[0].data.get_f64(0); 3]));
         }
     }
 

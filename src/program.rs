@@ -101,6 +101,16 @@ impl Tensor {
         &self.name
     }
 
+    /// The names of the dimensions of the tensor's domain, in order.
+    pub fn domain(&self) -> &[String] {
+        &self.domain
+    }
+
+    /// The type of each point.
+    pub fn point_type(&self) -> &PointType {
+        &self.point
+    }
+
     /// Reads the point at `index`, one expression per domain dimension, in
     /// domain order: `x.at([&t - 1])`.
     #[track_caller]
@@ -145,9 +155,20 @@ impl Tensor {
     }
 }
 
+/// How a tensor is declared.
+#[derive(Clone, Copy)]
+enum DeclKind {
+    /// `temporal.tensor`: defined by branches.
+    Tensor,
+    /// `temporal.input`: given at run time.
+    Input,
+    /// `temporal.grad`: the gradient of `of` with respect to `wrt`.
+    Grad { of: TensorId, wrt: TensorId },
+}
+
 struct TensorDecl {
     tensor: Tensor,
-    is_input: bool,
+    kind: DeclKind,
     location: &'static Location<'static>,
 }
 
@@ -222,28 +243,80 @@ impl Program {
         dim
     }
 
+    /// The declared dimension called `name`.
+    pub(crate) fn dim_named(&self, name: &str) -> Option<Dim> {
+        self.dims.iter().find(|d| d.name == name).cloned()
+    }
+
     #[track_caller]
-    fn declare(&mut self, name: &str, domain: &[&Dim], point: PointType, is_input: bool) -> Tensor {
-        let tensor = Tensor {
-            id: TensorId(self.tensors.len()),
-            name: name.into(),
-            domain: domain.iter().map(|d| d.name.clone()).collect(),
-            point,
-        };
-        self.tensors.push(TensorDecl { tensor: tensor.clone(), is_input, location: Location::caller() });
+    fn declare(&mut self, name: &str, domain: Vec<String>, point: PointType, kind: DeclKind) -> Tensor {
+        let tensor = Tensor { id: TensorId(self.tensors.len()), name: name.into(), domain, point };
+        self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Location::caller() });
         tensor
+    }
+
+    fn names(domain: &[&Dim]) -> Vec<String> {
+        domain.iter().map(|d| d.name.clone()).collect()
     }
 
     /// Declares an input over `domain` with points of type `point`.
     #[track_caller]
     pub fn input(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
-        self.declare(name, domain, point, true)
+        self.declare(name, Self::names(domain), point, DeclKind::Input)
     }
 
     /// Declares a recurrent tensor over `domain` with points of type `point`.
     #[track_caller]
     pub fn tensor(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
-        self.declare(name, domain, point, false)
+        self.declare(name, Self::names(domain), point, DeclKind::Tensor)
+    }
+
+    /// Declares `name`, the gradient of `of` with respect to `wrt`
+    /// (`temporal.grad`): a tensor over `wrt`'s domain with `wrt`'s point
+    /// type whose point `q` is the derivative of the sum of all points of
+    /// `of` with respect to `wrt[q]`, zero where no path joins them.
+    ///
+    /// `of` must have scalar float points (a loss `loss[t]` is summed over
+    /// `t`); `wrt` may be an input or a computed tensor, of floats.
+    /// Gradients pass through every point read (`t - 1`, `t + 1`,
+    /// `T - 1 - t`, `2t`, clamped `min`/`max`, weights read at every
+    /// step), a tensor's own past and future (back-propagation through
+    /// time) and conditional branches (only the branch that defines a
+    /// point passes a gradient); several reads of one point add up;
+    /// [`Expr::stop_gradient`] cuts a path. The result is read like any
+    /// tensor and may be an output; it has no branches of its own
+    /// (`temporal-autodiff` derives them when the program is compiled or
+    /// interpreted).
+    ///
+    /// A training loop reads it through `stop_gradient` at the previous
+    /// iteration (`W[i] = W[i-1] - lr * stop_gradient(g[i-1])` with
+    /// `g = grad(loss, W)`): `W`'s reads of its own points then pass no
+    /// gradient, so `g[i]` is the gradient of iteration `i`'s loss through
+    /// `W[i]` ([`crate::optim`] builds such updates).
+    ///
+    /// Not yet differentiable (a located error when the program is
+    /// compiled or interpreted): range reads (`x[0:t+1]`, windows,
+    /// `x[t:T]`) on the gradient's path, `mod`/`floordiv` indices,
+    /// `slice_at`, attention, external calls, gradients of gradients.
+    ///
+    /// ```
+    /// use tempo::{Cond, Program, f64s};
+    /// let mut p = Program::new();
+    /// let t = p.dim("t", "T");
+    /// let w = p.input("w", &[], f64s(&[]));
+    /// let y = p.tensor("y", &[&t], f64s(&[]));
+    /// p.define(&y, t.eq(0), w.here());
+    /// p.define(&y, Cond::always(), y.at([&t - 1]) * w.here()); // y[t] = w^(t+1)
+    /// let g = p.grad("g", &y, &w); // sum over t of (t+1) w^t
+    /// p.output(&g);
+    /// let w0 = tempo::HostArray { name: "w".into(), shape: vec![], data: tempo::Data::F64(vec![2.0]) };
+    /// let out = p.runner().bound("T", 3).input(w0).interpret().unwrap();
+    /// assert_eq!(out[0].data.get_f64(0), 1.0 + 2.0 * 2.0 + 3.0 * 4.0);
+    /// ```
+    #[track_caller]
+    pub fn grad(&mut self, name: &str, of: &Tensor, wrt: &Tensor) -> Tensor {
+        let kind = DeclKind::Grad { of: of.id, wrt: wrt.id };
+        self.declare(name, wrt.domain.clone(), wrt.point.clone(), kind)
     }
 
     /// Adds a branch: where `when` holds (and no earlier branch of `tensor`
@@ -318,15 +391,25 @@ impl Program {
         for (i, decl) in self.tensors.iter().enumerate() {
             let t = &decl.tensor;
             let domain: Vec<String> = t.domain.iter().map(|d| format!("\"{}\"", escape(d))).collect();
-            let _ = writeln!(
-                text,
-                "  %t{i} = \"temporal.{}\"() {{sym_name = \"{}\", domain = [{}], element = {}}} : () -> !temporal.rtensor {}",
-                if decl.is_input { "input" } else { "tensor" },
-                escape(&t.name),
-                domain.join(", "),
-                t.point,
-                location_text(decl.location)
-            );
+            let _ = match decl.kind {
+                DeclKind::Grad { of, wrt } => writeln!(
+                    text,
+                    "  %t{i} = \"temporal.grad\"(%t{}, %t{}) {{sym_name = \"{}\"}} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor {}",
+                    of.0,
+                    wrt.0,
+                    escape(&t.name),
+                    location_text(decl.location)
+                ),
+                DeclKind::Input | DeclKind::Tensor => writeln!(
+                    text,
+                    "  %t{i} = \"temporal.{}\"() {{sym_name = \"{}\", domain = [{}], element = {}}} : () -> !temporal.rtensor {}",
+                    if matches!(decl.kind, DeclKind::Input) { "input" } else { "tensor" },
+                    escape(&t.name),
+                    domain.join(", "),
+                    t.point,
+                    location_text(decl.location)
+                ),
+            };
         }
         for define in &self.defines {
             let reader = &self.tensors[define.target.0].tensor;
@@ -702,5 +785,27 @@ impl Runner<'_> {
     pub fn interpret(&self) -> Result<Vec<HostArray>, Error> {
         let options = self.options();
         self.with_module(|_, module| tempo_runtime::interpret_module(module, &options))
+    }
+
+    /// Evaluates the program with the reference interpreter once for each
+    /// set of inputs, each set given after the runner's own inputs (an
+    /// array replaces the runner's of the same name). The program is
+    /// emitted, parsed and prepared once, so a sweep over inputs (finite
+    /// differences, say) costs one evaluation per set rather than one MLIR
+    /// context per set (about 20 ms). The results come in the sets' order;
+    /// the first error stops the sweep.
+    pub fn interpret_each(&self, sets: &[Vec<HostArray>]) -> Result<Vec<Vec<HostArray>>, Error> {
+        let base = self.options();
+        self.with_module(|_, module| {
+            sets.iter()
+                .map(|set| {
+                    let mut options = base.clone();
+                    for array in set {
+                        options.inputs.insert(array.name.clone(), array.clone());
+                    }
+                    tempo_runtime::interpret_module(module, &options)
+                })
+                .collect()
+        })
     }
 }
