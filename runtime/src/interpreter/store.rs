@@ -226,11 +226,13 @@ impl PointStore {
     }
 
     /// The most chunks this store held at once (0 for an output).
+    #[cfg(test)]
     pub(super) fn peak_live_chunks(&self) -> usize {
         self.peak_live_chunks
     }
 
     /// The chunks it holds now.
+    #[cfg(test)]
     pub(super) fn live_chunks(&self) -> usize {
         self.live_chunks
     }

@@ -72,7 +72,12 @@ fn input(steps: usize) -> HostArray {
 
 fn totals(x: &HostArray) -> Vec<i64> {
     let Data::I64(v) = &x.data else { unreachable!() };
-    v.iter().scan(0i64, |total, &a| Some(*total += a).map(|()| *total)).collect()
+    v.iter()
+        .scan(0i64, |total, &a| {
+            *total += a;
+            Some(*total)
+        })
+        .collect()
 }
 
 #[test]
