@@ -7,7 +7,7 @@
 //! `TEMPO_RANDOM_PROGRAMS=N` (default 300) for a longer run, e.g.
 //! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
 
-use crate::generators::{GeneralGenerator, Generator};
+use crate::generators::{GeneralGenerator, Generator, ModelGenerator};
 use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -291,9 +291,44 @@ fn random_general_programs_agree_with_the_interpreter() {
     assert!(succeeded * 10 >= count * 6, "only {succeeded} of {count} general programs ran");
 }
 
+/// Bounds of a generated model program of `seed`: at least one step.
+fn model_bounds(seed: u64) -> [(&'static str, i64); 2] {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x10de1);
+    [("T", rng.random_range(1..10)), ("B", rng.random_range(1..4))]
+}
+
+/// Random model programs (gates of two products, MLPs, SwiGLU, LSTM and
+/// GRU cells, grouped-query attention with rotary embeddings, argmax-fed
+/// embeddings; `generators/model.rs`) agree with the interpreter at the
+/// default level and, in rotation, in one more configuration each (every
+/// level, fusion on and off, each -O2 pass left out). All are well-formed,
+/// so each must run. `TEMPO_MODEL_PROGRAMS=N` (default 60) for a longer
+/// run; `TEMPO_SHOW_MODEL_PROGRAM=SEED` prints one.
+#[test]
+fn random_model_programs_agree_with_the_interpreter() {
+    if let Ok(seed) = std::env::var("TEMPO_SHOW_MODEL_PROGRAM") {
+        eprintln!("{}", ModelGenerator::program(seed.parse().expect("a seed")));
+    }
+    let count: u64 = std::env::var("TEMPO_MODEL_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let variants = zoo_variants().into_iter().chain(optimization_variants()).collect::<Vec<_>>();
+    for seed in 0..count {
+        let program = ModelGenerator::program(seed);
+        if std::env::var("TEMPO_TRACE").is_ok() {
+            eprintln!("model program {seed}");
+        }
+        let bounds = model_bounds(seed);
+        assert!(check_both(&program, &bounds, seed, &program), "model program {seed} must run");
+        let variant = variants[seed as usize % variants.len()].clone();
+        assert!(check_optimized(&program, &bounds, seed, &program, variant), "model program {seed} must run");
+    }
+}
+
+/// A program of `examples/corpus/`: file name, text and bounds.
+type CorpusProgram = (String, String, Vec<(String, i64)>);
+
 /// The programs of `examples/corpus/`, sorted by file name: name, text and
 /// the bounds of their first line (`// bounds: T=9 B=3`).
-fn corpus_directory() -> Vec<(String, String, Vec<(String, i64)>)> {
+fn corpus_directory() -> Vec<CorpusProgram> {
     let dir = format!("{}/../examples/corpus", env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<_> =
         std::fs::read_dir(&dir).expect("corpus directory").map(|e| e.expect("entry").path()).collect();
@@ -363,6 +398,71 @@ fn optimization_variants() -> Vec<Optimization> {
     out
 }
 
+/// Every `-O` level, each with the lowering's fusion on and off (`-O0`
+/// does not fuse).
+fn zoo_variants() -> Vec<Optimization> {
+    (0..=3)
+        .flat_map(|level| {
+            [vec![], vec![tempo_passes::optimize::FUSION.to_string()]].map(|disabled| Optimization {
+                level,
+                disabled,
+                memory_budget: None,
+            })
+        })
+        .filter(|v| v.level > 0 || v.disabled.is_empty())
+        .collect()
+}
+
+/// The model zoo of the corpus (`examples/corpus/zoo_*.mlir`: an LSTM
+/// language model, a GRU, a Llama-style block, a GPT block, an MLP).
+pub(crate) fn zoo() -> Vec<CorpusProgram> {
+    let zoo: Vec<_> = corpus_directory()
+        .into_iter()
+        .filter(|(name, _, _)| name.rsplit('/').next().is_some_and(|f| f.starts_with("zoo_")))
+        .collect();
+    assert!(zoo.len() >= 5, "the model zoo is in examples/corpus/zoo_*.mlir");
+    zoo
+}
+
+/// The model zoo agrees with the interpreter at every `-O` level with
+/// fusion on and off (`-O3`'s inexact rules within the comparison's
+/// tolerance) and with the CUDA target's lowering run on the CPU on one
+/// thread and two, at its own bounds; at twice its steps (a longer cache)
+/// at -O2 and -O3 and with the GPU lowering again. (The corpus tests run it
+/// too: with each -O2 pass left out, with a memory budget of nothing, and
+/// with each bound set to 1.)
+#[test]
+fn model_zoo_agrees_at_every_level_fused_or_not() {
+    for (name, source, bounds) in zoo() {
+        let steps = bounds.iter().find(|(k, _)| k == "T").expect("the zoo runs over t < T").1;
+        for t in [steps, 2 * steps] {
+            let bounds: Vec<(&str, i64)> =
+                bounds.iter().map(|(k, v)| (k.as_str(), if k == "T" { t } else { *v })).collect();
+            let interpreted = interpret(&source, &bounds, vec![], Some(1)).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let (variants, threads) = if t == steps {
+                (zoo_variants(), vec![1, 2])
+            } else {
+                (zoo_variants().into_iter().filter(|v| v.level >= 2 && v.disabled.is_empty()).collect(), vec![2])
+            };
+            for variant in variants {
+                let label = format!("{name} at {bounds:?}, -O{} without {:?}", variant.level, variant.disabled);
+                let compiled = run_optimized(&source, &bounds, vec![], Some(1), variant)
+                    .unwrap_or_else(|e| panic!("{label}: {e:?}"));
+                if let Err(e) = compare(&compiled, &interpreted) {
+                    panic!("{label}: compiled and interpreted results differ: {e}");
+                }
+            }
+            for threads in threads {
+                let loops = run_gpu_loops(&source, &bounds, 1, threads)
+                    .unwrap_or_else(|e| panic!("{name} at {bounds:?}, GPU lowering on the CPU: {e:?}"));
+                if let Err(e) = compare(&loops, &interpreted) {
+                    panic!("{name} at {bounds:?}: the GPU lowering (on the CPU, {threads} threads) differs: {e}");
+                }
+            }
+        }
+    }
+}
+
 /// Generated programs and the corpus directory agree with the interpreter
 /// with each temporal pass turned off, at the other levels too. CI runs a
 /// sample (`TEMPO_PASS_SAMPLE`, default 20 generated programs); every
@@ -391,13 +491,18 @@ fn optimization_variants_agree_with_the_interpreter() {
 /// How many of the first 200 generated programs `f` (a rewrite of the
 /// program model) says it changed.
 fn count_generated(f: impl Fn(&mut tempo_passes::program::Program) -> bool) -> usize {
+    count_programs(GeneralGenerator::program, f)
+}
+
+/// How many of the first 200 programs of `generator` `f` says yes to.
+fn count_programs(generator: fn(u64) -> String, f: impl Fn(&mut tempo_passes::program::Program) -> bool) -> usize {
     let context = crate::context();
     (0..200)
         .filter(|&seed| {
-            let source = GeneralGenerator::program(seed);
+            let source = generator(seed);
             let module = melior::ir::Module::parse(&context, &source)
                 .unwrap_or_else(|| panic!("generated programs parse; this one does not:\n{source}"));
-            tempo_passes::program::Program::from_module(module.as_operation().into()).is_ok_and(|mut p| f(&mut p))
+            tempo_passes::program::Program::from_module(module.as_operation()).is_ok_and(|mut p| f(&mut p))
         })
         .count()
 }
@@ -448,6 +553,245 @@ fn generated_programs_exercise_incrementalization() {
     assert!(mapped >= 10, "only {mapped} of 200 generated programs lift a reduction of an expression");
 }
 
+/// What the values of a branch body are made from: per node, the nodes it
+/// depends on (itself included), through every op of the body.
+fn ancestry(nodes: &[tempo_passes::program::Node]) -> Vec<std::collections::BTreeSet<usize>> {
+    use tempo_passes::program::NodeKind;
+    let mut out: Vec<std::collections::BTreeSet<usize>> = Vec::new();
+    for (k, node) in nodes.iter().enumerate() {
+        let operands: Vec<usize> = match &node.kind {
+            NodeKind::Reduce(_, a, _) | NodeKind::Cast(a) | NodeKind::Unary(_, a) | NodeKind::DynamicSlice(a, _) => {
+                vec![*a]
+            }
+            NodeKind::Compare(_, a, b)
+            | NodeKind::Gather(a, b)
+            | NodeKind::Binary(_, a, b)
+            | NodeKind::Matmul(a, b) => {
+                vec![*a, *b]
+            }
+            NodeKind::Select(a, b, c) => vec![*a, *b, *c],
+            NodeKind::Move(_, ops) | NodeKind::Einsum(_, ops) => ops.clone(),
+            NodeKind::Attention(_, ops) => ops.to_vec(),
+            NodeKind::Call { args, .. } => args.clone(),
+            _ => vec![],
+        };
+        let mut set: std::collections::BTreeSet<usize> = operands.iter().flat_map(|&o| out[o].clone()).collect();
+        set.insert(k);
+        out.push(set);
+    }
+    out
+}
+
+/// The matrix products each node of a branch body is an elementwise
+/// function of (through elementwise ops, casts, selects and movements).
+fn products_behind(nodes: &[tempo_passes::program::Node]) -> Vec<std::collections::BTreeSet<usize>> {
+    use tempo_passes::program::NodeKind;
+    let mut out: Vec<std::collections::BTreeSet<usize>> = Vec::new();
+    for (k, node) in nodes.iter().enumerate() {
+        let set = match &node.kind {
+            NodeKind::Matmul(..) => [k].into(),
+            NodeKind::Unary(_, a) | NodeKind::Cast(a) => out[*a].clone(),
+            NodeKind::Binary(_, a, b) | NodeKind::Select(_, a, b) => out[*a].union(&out[*b]).cloned().collect(),
+            NodeKind::Move(_, ops) => ops.iter().flat_map(|&o| out[o].clone()).collect(),
+            _ => Default::default(),
+        };
+        out.push(set);
+    }
+    out
+}
+
+/// The shapes of real models the model generator makes, counted in a
+/// parsed program.
+#[derive(Debug, Default)]
+struct ModelShapes {
+    /// An elementwise op of two different matrix products, one of them a
+    /// vector times a matrix (`x A * x B`, `x Wx + h Wh`).
+    vector_matrix_gates: bool,
+    /// The same with a matrix times a vector (`A x + B h`).
+    matrix_vector_gates: bool,
+    /// Such a gate in a branch reading a point one step back (an RNN, LSTM
+    /// or GRU cell's `h[t-1]`) and taking a sigmoid.
+    recurrent_gates: bool,
+    /// A matrix product with another product among its operands' sources.
+    products_feeding_products: bool,
+    /// `silu(x W1) * (x W3)` (`x * sigmoid(x)` of a product, times another
+    /// product).
+    swiglu: bool,
+    /// A gather whose indices are read from a tensor defined by an argmax.
+    argmax_gathers: bool,
+    /// `sin` or `cos` of a value made from a position counter (`pos[t] =
+    /// pos[t-1] + 1`, float or cast from an integer).
+    trig_of_positions: bool,
+    /// An einsum of a range whose query operand has a label the keys lack
+    /// (of size > 1) beside a label both share: query heads grouped over
+    /// shared key heads; or keys expanded per query head (`repeat_kv`).
+    grouped_heads: bool,
+    /// A matrix product of a normed value (a square root of a mean).
+    norms_before_products: bool,
+}
+
+fn model_shapes(program: &tempo_passes::program::Program) -> ModelShapes {
+    use tempo_passes::program::{BinaryKind, Movement, NodeKind, ReduceKind, UnaryKind};
+    let mut found = ModelShapes::default();
+    // Tensors some branch of which is an argmax; counters.
+    let argmax_defined: Vec<bool> = program
+        .tensors
+        .iter()
+        .map(|t| {
+            t.branches
+                .iter()
+                .any(|b| b.nodes.iter().any(|n| matches!(n.kind, NodeKind::Reduce(ReduceKind::ArgMax, ..))))
+        })
+        .collect();
+    let counters: Vec<bool> = program
+        .tensors
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.branches.iter().any(|b| {
+                b.nodes.len() <= 4
+                    && b.nodes.iter().any(|n| matches!(&n.kind, NodeKind::Read { source, .. } if *source == i))
+                    && b.nodes.iter().any(|n| matches!(n.kind, NodeKind::Binary(BinaryKind::Add, ..)))
+                    && b.nodes.iter().any(|n| matches!(n.kind, NodeKind::Constant { .. }))
+            })
+        })
+        .collect();
+    for tensor in &program.tensors {
+        for branch in &tensor.branches {
+            let nodes = &branch.nodes;
+            let behind = products_behind(nodes);
+            let from = ancestry(nodes);
+            let rank = |k: usize| nodes[k].ty.shape.len();
+            let vector_matrix =
+                |p: usize| matches!(nodes[p].kind, NodeKind::Matmul(a, b) if rank(a) == 1 && rank(b) == 2);
+            let matrix_vector =
+                |p: usize| matches!(nodes[p].kind, NodeKind::Matmul(a, b) if rank(a) == 2 && rank(b) == 1);
+            let reads_past = nodes.iter().any(|n| match &n.kind {
+                NodeKind::Read { index, .. } => {
+                    index.results.iter().any(|e| (0..index.num_dims).any(|d| e.offset_from_dim(d) == Some(-1)))
+                }
+                _ => false,
+            });
+            let sigmoid = nodes.iter().any(|n| matches!(n.kind, NodeKind::Unary(UnaryKind::Sigmoid, _)));
+            for node in nodes {
+                match &node.kind {
+                    NodeKind::Binary(_, a, b) => {
+                        let meet: Vec<(usize, usize)> = behind[*a]
+                            .iter()
+                            .flat_map(|&p| behind[*b].iter().map(move |&q| (p, q)))
+                            .filter(|(p, q)| p != q)
+                            .collect();
+                        if meet.iter().any(|&(p, q)| vector_matrix(p) || vector_matrix(q)) {
+                            found.vector_matrix_gates = true;
+                        }
+                        if meet.iter().any(|&(p, q)| matrix_vector(p) || matrix_vector(q)) {
+                            found.matrix_vector_gates = true;
+                        }
+                        if !meet.is_empty() && reads_past && sigmoid {
+                            found.recurrent_gates = true;
+                        }
+                        // silu(p) * q: one side is p * sigmoid(p) of a product p.
+                        let silu_of_product = |s: usize| match nodes[s].kind {
+                            NodeKind::Binary(BinaryKind::Mul, x, y) => {
+                                matches!(nodes[x].kind, NodeKind::Matmul(..))
+                                    && matches!(nodes[y].kind, NodeKind::Unary(UnaryKind::Sigmoid, z) if z == x)
+                            }
+                            _ => false,
+                        };
+                        if matches!(node.kind, NodeKind::Binary(BinaryKind::Mul, ..))
+                            && ((silu_of_product(*a) && matches!(nodes[*b].kind, NodeKind::Matmul(..)))
+                                || (silu_of_product(*b) && matches!(nodes[*a].kind, NodeKind::Matmul(..))))
+                        {
+                            found.swiglu = true;
+                        }
+                    }
+                    NodeKind::Matmul(a, b) => {
+                        let sources = from[*a].union(&from[*b]).cloned().collect::<Vec<_>>();
+                        if sources.iter().any(|&s| matches!(nodes[s].kind, NodeKind::Matmul(..))) {
+                            found.products_feeding_products = true;
+                        }
+                        if sources.iter().any(|&s| matches!(nodes[s].kind, NodeKind::Unary(UnaryKind::Sqrt, _)))
+                            && sources.iter().any(|&s| matches!(nodes[s].kind, NodeKind::Reduce(ReduceKind::Mean, ..)))
+                        {
+                            found.norms_before_products = true;
+                        }
+                    }
+                    NodeKind::Gather(_, ids) => {
+                        found.argmax_gathers |= from[*ids].iter().any(
+                            |&s| matches!(&nodes[s].kind, NodeKind::Read { source, .. } if argmax_defined[*source]),
+                        );
+                    }
+                    NodeKind::Unary(UnaryKind::Sin | UnaryKind::Cos, a) => {
+                        found.trig_of_positions |= from[*a]
+                            .iter()
+                            .any(|&s| matches!(&nodes[s].kind, NodeKind::Read { source, .. } if counters[*source]));
+                    }
+                    NodeKind::Einsum(spec, ops) if ops.len() == 2 => {
+                        let (q, keys) = (&spec.operands[0], &spec.operands[1]);
+                        let ranged = from[ops[1]].iter().any(|&s| matches!(nodes[s].kind, NodeKind::ReadRange { .. }));
+                        let shared = q.iter().any(|l| keys.contains(l) && spec.result.contains(l));
+                        let grouped = q.iter().enumerate().any(|(i, l)| {
+                            !keys.contains(l) && spec.result.contains(l) && nodes[ops[0]].ty.shape[i] > 1
+                        });
+                        // Keys expanded per query head (repeat_kv).
+                        let expanded =
+                            from[ops[1]].iter().any(|&s| matches!(nodes[s].kind, NodeKind::Move(Movement::Expand, _)));
+                        if ranged && (expanded || (shared && grouped)) {
+                            found.grouped_heads = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The model generator makes the shapes real models are made of (the ones
+/// the fusion bug of issue 22 hid in: two products meeting elementwise),
+/// each in a fair share of programs; and the model zoo has each of them.
+#[test]
+fn generated_programs_exercise_model_shapes() {
+    type Shape = (&'static str, fn(&ModelShapes) -> bool);
+    let shapes: [Shape; 9] = [
+        ("vector x matrix products meeting elementwise", |s| s.vector_matrix_gates),
+        ("matrix x vector products meeting elementwise", |s| s.matrix_vector_gates),
+        ("recurrent gates (sigmoid, products meeting, a read of t-1)", |s| s.recurrent_gates),
+        ("products feeding products", |s| s.products_feeding_products),
+        ("SwiGLU (silu(x W1) * x W3)", |s| s.swiglu),
+        ("gathers of argmax-fed tokens", |s| s.argmax_gathers),
+        ("sin/cos of positions", |s| s.trig_of_positions),
+        ("grouped query heads over shared keys", |s| s.grouped_heads),
+        ("norms before products", |s| s.norms_before_products),
+    ];
+    let zoo: Vec<ModelShapes> = {
+        let context = crate::context();
+        zoo()
+            .iter()
+            .map(|(name, source, _)| {
+                let module = melior::ir::Module::parse(&context, source).expect("the zoo parses");
+                let program = tempo_passes::program::Program::from_module(module.as_operation())
+                    .unwrap_or_else(|_| panic!("{name} is a program"));
+                model_shapes(&program)
+            })
+            .collect()
+    };
+    for (what, has) in shapes {
+        let count = count_programs(ModelGenerator::program, |p| has(&model_shapes(p)));
+        let general = count_generated(|p| has(&model_shapes(p)));
+        let in_zoo = zoo.iter().filter(|s| has(s)).count();
+        eprintln!("{count} of 200 model programs ({general} of 200 general programs), {in_zoo} zoo programs: {what}");
+        assert!(count >= 30, "only {count} of 200 model programs have {what}");
+        assert!(in_zoo >= 1, "no zoo program has {what}");
+    }
+    // Their attention is what -O3 tiles (temporal.attention), grouped heads
+    // included.
+    let tiled = count_programs(ModelGenerator::program, |p| tempo_passes::temporal_tile_ranges::tile_ranges(p, 2));
+    eprintln!("{tiled} of 200 model programs have attention to tile");
+    assert!(tiled >= 20, "only {tiled} of 200 model programs have attention to tile");
+}
+
 /// NVIDIA's ptxas, where `tools/setup-cuda.sh` installs it.
 fn ptxas() -> Option<std::path::PathBuf> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/cuda-tools/nvidia/cuda_nvcc/bin/ptxas");
@@ -467,14 +811,20 @@ fn random_programs_compile_to_ptx_that_ptxas_accepts() {
     let scratch = std::env::temp_dir().join(format!("tempo-ptx-{}", std::process::id()));
     let count: u64 = std::env::var("TEMPO_PTX_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
     let (mut compiled, mut kernels) = (0, 0);
-    for seed in 0..count {
-        let source = GeneralGenerator::program(seed);
+    // General programs, then model programs (a third as many), which are
+    // well-formed and must all compile.
+    let general = (0..count).map(|seed| (seed, GeneralGenerator::program(seed), false));
+    let models = (0..count / 3).map(|seed| (seed, ModelGenerator::program(seed), true));
+    for (seed, source, model) in general.chain(models) {
         let context = crate::context();
         let mut module = melior::ir::Module::parse(&context, &source).expect("generated programs parse");
-        let directory = scratch.join(seed.to_string());
+        let directory = scratch.join(format!("{}{seed}", if model { "model-" } else { "" }));
         let options = crate::options(&[], vec![], Some(seed));
-        let Ok(n) = tempo_runtime::emit_ptx(&context, &mut module, &options, 90, directory.to_str().unwrap()) else {
-            continue;
+        let emitted = tempo_runtime::emit_ptx(&context, &mut module, &options, 90, directory.to_str().unwrap());
+        let n = match emitted {
+            Ok(n) => n,
+            Err(e) if model => panic!("model program {seed} does not compile for CUDA: {e:?}\n{source}"),
+            Err(_) => continue,
         };
         compiled += 1;
         for entry in std::fs::read_dir(&directory).unwrap() {
@@ -497,6 +847,7 @@ fn random_programs_compile_to_ptx_that_ptxas_accepts() {
         assert_eq!(n, std::fs::read_dir(&directory).unwrap().count());
     }
     let _ = std::fs::remove_dir_all(&scratch);
+    let count = count + count / 3;
     eprintln!("{compiled} of {count} random programs compiled for CUDA; ptxas accepts all {kernels} kernels");
     assert!(compiled * 2 > count as usize, "only {compiled} of {count} random programs compiled for CUDA");
 }
@@ -513,9 +864,13 @@ enum GpuLoopsOutcome {
 }
 
 /// Runs `source` with the CUDA target's lowering on the CPU
-/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) and with the interpreter;
-/// panics if they disagree.
-fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usize, what: &str) -> GpuLoopsOutcome {
+/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) on `threads` threads.
+fn run_gpu_loops(
+    source: &str,
+    bounds: &[(&str, i64)],
+    seed: u64,
+    threads: usize,
+) -> Result<Vec<HostArray>, Vec<String>> {
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source).expect("program parses");
     let options = tempo_runtime::RunOptions {
@@ -523,7 +878,14 @@ fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usi
         threads,
         ..crate::options(bounds, vec![], Some(seed))
     };
-    let compiled = tempo_runtime::run_module(&context, &mut module, &options);
+    tempo_runtime::run_module(&context, &mut module, &options)
+}
+
+/// Runs `source` with the CUDA target's lowering on the CPU
+/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) and with the interpreter;
+/// panics if they disagree.
+fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usize, what: &str) -> GpuLoopsOutcome {
+    let compiled = run_gpu_loops(source, bounds, seed, threads);
     let interpreted = interpret(source, bounds, vec![], Some(seed));
     match (&compiled, &interpreted) {
         (Ok(c), Ok(i)) => {
@@ -549,7 +911,8 @@ fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usi
 /// fused and flattened parallel loops that become kernels, constants copied
 /// to memory kernels can read) computes what the interpreter computes: run
 /// on the CPU, each future kernel a parallel loop, over the examples, the
-/// corpus and random programs, on one thread and on several.
+/// corpus and random programs (model programs too), on one thread and on
+/// several.
 #[test]
 fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
     let mut outcomes = Vec::new();
@@ -628,6 +991,14 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
         outcomes.push(check_gpu_loops(&program, &[("T", t), ("B", b)], seed, threads, &program));
         let program = Generator::program(seed);
         outcomes.push(check_gpu_loops(&program, &[("T", t)], seed, threads, &program));
+        // Model programs (a third as many) are well-formed: each runs or
+        // takes the GPU's matrix kernel.
+        if seed < count / 3 {
+            let program = ModelGenerator::program(seed);
+            let outcome = check_gpu_loops(&program, &model_bounds(seed), seed, threads, &program);
+            assert_ne!(outcome, GpuLoopsOutcome::BothFailed, "model program {seed} must run:\n{program}");
+            outcomes.push(outcome);
+        }
     }
     let agreed = outcomes.iter().filter(|o| **o == GpuLoopsOutcome::Agreed).count();
     let needs_gpu = outcomes.iter().filter(|o| **o == GpuLoopsOutcome::NeedsGpu).count();

@@ -1,7 +1,11 @@
 //! Generators of random well-formed (and some ill-formed) temporal
 //! programs for the differential tests: [`Generator`] over one dimension
 //! (here), [`GeneralGenerator`] over two, with ranges, clamped and reversed
-//! reads, and the forms the temporal optimizations rewrite (`general`).
+//! reads, and the forms the temporal optimizations rewrite (`general`),
+//! [`ModelGenerator`] over `t` (and a batch `b`) from the layers real models
+//! are made of: gates, MLPs, SwiGLU, LSTM and GRU cells, attention with
+//! grouped heads and rotary embeddings, embeddings fed back from an argmax
+//! (`model`).
 
 use crate::differential::HEADER;
 use rand::{Rng, SeedableRng, seq::IndexedRandom};
@@ -269,4 +273,6 @@ impl Generator {
 }
 
 mod general;
+mod model;
 pub(crate) use general::GeneralGenerator;
+pub(crate) use model::ModelGenerator;
