@@ -31,14 +31,23 @@
 //! where `X` is `of`. A recurrence's adjoint reads its own future, and the
 //! scheduler runs it backward.
 //!
+//! Reads of ranges take another road (`ranges`): their cotangents have a
+//! dynamic length, so the gradient of each source point is computed at
+//! that point from the reader's row values and cotangents, stashed over
+//! the reader's domain. Fused ops (`temporal.attention`) are taken apart
+//! in the adjoint's copies (`decompose`).
+//!
 //! Assumes a program `Program::from_module` accepts; refuses, at the op,
-//! what it cannot differentiate yet: reads of ranges on a gradient's path,
-//! coordinates it cannot reverse (`t mod 2`), external calls without a
-//! gradient, `dynamic_slice` and `attention` on a path, and a branch whose
-//! gradient needs the value of an external call (it would run twice).
+//! what it cannot differentiate yet: range reads the element frame cannot
+//! follow (see `ranges`), coordinates it cannot reverse (`t mod 2`),
+//! external calls without a gradient, `dynamic_slice` on a path, and a
+//! branch whose gradient needs the value of an external call (it would
+//! run twice).
 
 mod body;
+mod decompose;
 mod pullback;
+mod ranges;
 mod vjp;
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
@@ -312,16 +321,26 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
             continue;
         }
         for b in 0..program.tensors[r].branches.len() {
-            let reads: Vec<usize> = (0..program.tensors[r].branches[b].nodes.len())
+            // Fused ops taken apart, so that each step has its product.
+            let branch = decompose::decompose(&program.tensors[r].branches[b]);
+            let reads: Vec<usize> = (0..branch.nodes.len())
                 .filter(|&k| {
-                    let node = &program.tensors[r].branches[b].nodes[k];
+                    let node = &branch.nodes[k];
                     crate::rewrite::source(&node.kind).is_some_and(|x| is_active[x] && !(r == x && cut.contains(&x)))
                 })
                 .collect();
+            let (ranges, points): (Vec<usize>, Vec<usize>) = reads.into_iter().partition(|&k| is_range(&branch.nodes[k].kind));
             let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
-            for (k, packed) in cotangents(program, &g_name, r, b, &reads, dr)? {
-                let x = crate::rewrite::source(&program.tensors[r].branches[b].nodes[k].kind).expect("a read");
-                contributions[x].push(contribution(program, &g_name, r, b, k, &packed)?);
+            for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr)? {
+                let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
+                contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed)?);
+            }
+            for k in ranges {
+                if !vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
+                    continue;
+                }
+                let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
+                contributions[x].extend(ranges::contributions(program, &g_name, r, b, &branch, k, dr)?);
             }
         }
     }
@@ -398,44 +417,115 @@ fn unpack(body: &mut Body, read: usize, extract: Option<&(i64, PointType)>) -> u
     }
 }
 
-/// The cotangents of the reads `reads` of branch `b` of `r`, at the
-/// reader's points, given `r`'s adjoint `dr` (`None`: one everywhere): one backward sweep through the branch for all of them,
-/// kept in one tensor per element type (where several reads share one,
-/// their flattened cotangents side by side), zero where another branch
-/// defines the point. Reads without a differentiable path are left out.
+/// Whether a read node reads a range (some dimension has an upper bound).
+fn is_range(kind: &NodeKind) -> bool {
+    matches!(kind, NodeKind::ReadRange { upper, .. } if upper.iter().any(|u| !u.results.is_empty()))
+}
+
+/// `values` of `body` packed by element type: per element type the node
+/// holding them (one value whole, several flattened side by side), where
+/// each lies in it (`None`: whole), and which of `values` they are.
+type Packing = Vec<(usize, Vec<Option<(i64, PointType)>>, Vec<usize>)>;
+
+fn pack(body: &mut Body, values: &[usize]) -> Packing {
+    let mut elements: Vec<crate::program::ElementType> = Vec::new();
+    for &v in values {
+        if !elements.contains(&body.ty(v).element) {
+            elements.push(body.ty(v).element);
+        }
+    }
+    let mut out = Vec::new();
+    for element in elements {
+        let members: Vec<usize> = (0..values.len()).filter(|&m| body.ty(values[m]).element == element).collect();
+        if let [m] = members[..] {
+            out.push((values[m], vec![None], members));
+            continue;
+        }
+        let mut offset = 0;
+        let mut parts = Vec::new();
+        let mut packed: Option<usize> = None;
+        for &m in &members {
+            let point = body.ty(values[m]).clone();
+            let size = point.num_elements() as i64;
+            let flat = body.reshape(values[m], &[size]);
+            packed = Some(match packed {
+                None => flat,
+                Some(p) => body.concat(p, flat, 0),
+            });
+            parts.push(Some((offset, point)));
+            offset += size;
+        }
+        out.push((packed.expect("a group has members"), parts, members));
+    }
+    out
+}
+
+/// A tensor over reader `r`'s domain computing `nodes` (up to `result`)
+/// where branch `b` (here `branch`) defines `r`'s point, zero elsewhere;
+/// refuses a body needing an external call's value (it would run twice).
+#[allow(clippy::too_many_arguments)]
+fn reader_tensor<'c>(
+    program: &mut Program<'c>,
+    name: &str,
+    r: usize,
+    b: usize,
+    branch: &Branch<'c>,
+    nodes: Vec<crate::program::Node<'c>>,
+    result: usize,
+    location: Location<'c>,
+) -> Result<usize, PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
+    let point = nodes[result].ty.clone();
+    let mut c_branch = Branch { when: branch.when.clone(), nodes, result, location: branch.location };
+    let live = live_nodes(&c_branch);
+    if let Some(call) =
+        (0..c_branch.nodes.len()).find(|&n| live[n] && matches!(c_branch.nodes[n].kind, NodeKind::Call { .. }))
+    {
+        return Err(PassDiagnostic::new(
+            c_branch.nodes[call].location,
+            "temporal-autodiff: the gradient needs this external call's value, and a call runs once per point: \
+             declare a tensor for its result and read that",
+        ));
+    }
+    let identity_forward: Vec<usize> = (0..c_branch.nodes.len()).collect();
+    compact(&mut c_branch, &live, &identity_forward);
+    let dims = reader.domain.len();
+    let mut branches: Vec<Branch<'c>> = reader.branches[..b]
+        .iter()
+        .map(|earlier| zero_branch(earlier.when.clone(), &point, earlier.location))
+        .collect();
+    let conditional = !branch.when.is_universe();
+    branches.push(c_branch);
+    if conditional {
+        branches.push(zero_branch(universe(dims, num_symbols), &point, branch.location));
+    }
+    let c = push_tensor(program, name.to_string(), reader.domain.clone(), point, location);
+    program.tensors[c].branches = branches;
+    Ok(c)
+}
+
+/// The cotangents of the point reads `reads` of branch `b` of `r` (here
+/// `branch`, fused ops taken apart), at the reader's points, given `r`'s
+/// adjoint `dr` (`None`: one everywhere): one backward sweep through the
+/// branch for all of them, kept in one tensor per element type (where
+/// several reads share one, their flattened cotangents side by side), zero
+/// where another branch defines the point. Reads without a differentiable
+/// path are left out.
 fn cotangents<'c>(
     program: &mut Program<'c>,
     g_name: &str,
     r: usize,
     b: usize,
-    reads: &[usize],
+    branch: &Branch<'c>,
+    wanted: &[usize],
     dr: Option<usize>,
 ) -> Result<Vec<(usize, Packed)>, PassDiagnostic<'c>> {
-    let num_symbols = program.dims.len();
-    let reader = program.tensors[r].clone();
-    let branch = &reader.branches[b];
-    let mut wanted = Vec::new();
-    for &k in reads {
-        let read = &branch.nodes[k];
-        if let NodeKind::ReadRange { upper, source, .. } = &read.kind
-            && upper.iter().any(|u| !u.results.is_empty())
-        {
-            if vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
-                return Err(PassDiagnostic::new(
-                    read.location,
-                    format!(
-                        "temporal-autodiff: no gradient through a read of a range of '{}' yet (point reads, clamped or not, have one)",
-                        program.tensors[*source].name
-                    ),
-                ));
-            }
-            continue;
-        }
-        wanted.push(k);
-    }
     if wanted.is_empty() {
         return Ok(Vec::new());
     }
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
     let mut body = Body::new(branch.location);
     body.nodes = branch.nodes.clone();
     let forward = body.nodes.len();
@@ -447,70 +537,17 @@ fn cotangents<'c>(
         ),
         None => body.splat(1.0, &reader.point),
     };
-    let found = vjp::backprop_all(&mut body, forward, branch.result, seed, &wanted)?;
+    let found = vjp::backprop_all(&mut body, forward, branch.result, seed, wanted)?;
     let found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
+    let values: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();
     let mut out = Vec::new();
-    let mut elements: Vec<crate::program::ElementType> = found.iter().map(|&(_, ct)| body.ty(ct).element).collect();
-    elements.dedup();
-    let mut done: Vec<crate::program::ElementType> = Vec::new();
-    for &element in &elements {
-        if done.contains(&element) {
-            continue;
-        }
-        done.push(element);
-        let group: Vec<(usize, usize)> =
-            found.iter().copied().filter(|&(_, ct)| body.ty(ct).element == element).collect();
-        let mut group_body = Body { nodes: body.nodes.clone(), location: body.location };
-        let (result, parts): (usize, Vec<Option<(i64, PointType)>>) = if let [(_, ct)] = group[..] {
-            (ct, vec![None])
-        } else {
-            let mut offset = 0;
-            let mut parts = Vec::new();
-            let mut packed: Option<usize> = None;
-            for &(_, ct) in &group {
-                let point = group_body.ty(ct).clone();
-                let size = point.num_elements() as i64;
-                let flat = group_body.reshape(ct, &[size]);
-                packed = Some(match packed {
-                    None => flat,
-                    Some(p) => group_body.concat(p, flat, 0),
-                });
-                parts.push(Some((offset, point)));
-                offset += size;
-            }
-            (packed.expect("a group has members"), parts)
-        };
-        let c_point = group_body.ty(result).clone();
-        let mut c_branch =
-            Branch { when: branch.when.clone(), nodes: group_body.nodes, result, location: branch.location };
-        let live = live_nodes(&c_branch);
-        if let Some(call) =
-            (0..c_branch.nodes.len()).find(|&n| live[n] && matches!(c_branch.nodes[n].kind, NodeKind::Call { .. }))
-        {
-            return Err(PassDiagnostic::new(
-                c_branch.nodes[call].location,
-                "temporal-autodiff: the gradient needs this external call's value, and a call runs once per point: \
-                 declare a tensor for its result and read that",
-            ));
-        }
-        let identity_forward: Vec<usize> = (0..c_branch.nodes.len()).collect();
-        compact(&mut c_branch, &live, &identity_forward);
-        let dims = reader.domain.len();
-        let mut branches: Vec<Branch<'c>> = reader.branches[..b]
-            .iter()
-            .map(|earlier| zero_branch(earlier.when.clone(), &c_point, earlier.location))
-            .collect();
-        let conditional = !branch.when.is_universe();
-        branches.push(c_branch);
-        if conditional {
-            branches.push(zero_branch(universe(dims, num_symbols), &c_point, branch.location));
-        }
-        let first = group[0].0;
+    for (result, parts, members) in pack(&mut body, &values) {
+        let c_point = body.ty(result).clone();
+        let first = found[members[0]].0;
         let c_name = format!("{g_name}$c${}${}${}", reader.name, b, first);
-        let c = push_tensor(program, c_name, reader.domain.clone(), c_point.clone(), branch.nodes[first].location);
-        program.tensors[c].branches = branches;
-        for (&(k, _), extract) in group.iter().zip(parts) {
-            out.push((k, Packed { c, c_point: c_point.clone(), extract }));
+        let c = reader_tensor(program, &c_name, r, b, branch, body.nodes.clone(), result, branch.nodes[first].location)?;
+        for (m, extract) in members.into_iter().zip(parts) {
+            out.push((found[m].0, Packed { c, c_point: c_point.clone(), extract }));
         }
     }
     Ok(out)
@@ -524,12 +561,12 @@ fn contribution<'c>(
     g_name: &str,
     r: usize,
     b: usize,
+    branch: &Branch<'c>,
     k: usize,
     packed: &Packed,
 ) -> Result<Contribution<'c>, PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
-    let branch = &reader.branches[b];
     let read = &branch.nodes[k];
     let x = crate::rewrite::source(&read.kind).expect("a read");
     // Per source dimension: the lower terms and caps of its coordinate.
@@ -623,7 +660,7 @@ fn contribution<'c>(
                 .map(|(rd, c)| match c {
                     _ if rd == f => along.clone(),
                     Coordinate::Point(p) => p.clone(),
-                    Coordinate::Range(..) => unreachable!("one range"),
+                    Coordinate::Range(..) | Coordinate::Box(..) => unreachable!("one range"),
                 })
                 .collect();
             let c_at = pullback::map(x_dims + 1, num_symbols, points);
@@ -673,7 +710,7 @@ fn contribution<'c>(
         let node = if ranges == 0 {
             let points = coords.iter().map(|c| match c {
                 Coordinate::Point(p) => p.clone(),
-                Coordinate::Range(..) => unreachable!("no ranges"),
+                Coordinate::Range(..) | Coordinate::Box(..) => unreachable!("no ranges"),
             });
             let index = pullback::map(x_dims, num_symbols, points.collect());
             // A permutation of the reader's dimensions needs no tensor of its own.
@@ -692,6 +729,7 @@ fn contribution<'c>(
                         lower.push(pullback::map(x_dims, num_symbols, vec![p.clone()]));
                         upper.push(pullback::map(x_dims, num_symbols, Vec::new()));
                     }
+                    Coordinate::Box(..) => unreachable!("point reads give no boxes"),
                     Coordinate::Range(lo, hi) => {
                         let extent = AffineExpr::Symbol(bounds[rd]);
                         // Not empty once clipped to [0, extent).

@@ -3,7 +3,9 @@
 //! and the broadcasting helpers gradients need.
 
 use crate::print::dense;
-use crate::program::{BinaryKind, ElementType, Movement, Node, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
+use crate::program::{
+    BinaryKind, DYNAMIC, Einsum, ElementType, Movement, Node, NodeKind, PointType, Predicate, ReduceKind, UnaryKind,
+};
 use melior::ir::Location;
 
 /// The nodes of one branch body under construction. Nodes are appended in
@@ -221,11 +223,83 @@ impl<'c> Body<'c> {
     }
 
     /// `value` (the shape of `a` without `axis`) with `axis` put back and
-    /// repeated to `a`'s shape.
+    /// repeated to `a`'s shape (dynamic sizes included: by broadcasting
+    /// against zeros shaped like `a`).
     pub fn restore_axis(&mut self, value: usize, a: usize, axis: usize) -> usize {
         let full = self.shape(a);
         let mut kept = full.clone();
         kept[axis] = 1;
+        let r = self.reshape(value, &kept);
+        if full.contains(&DYNAMIC) {
+            let zeros = self.like(a, 0.0, self.element(value));
+            self.add(r, zeros)
+        } else {
+            self.expand(r, &full)
+        }
+    }
+
+    /// `value` in every element of `a`'s shape (which may be dynamic: a
+    /// select on `a == a`, true or not, of the same scalar twice).
+    pub fn like(&mut self, a: usize, value: f64, element: ElementType) -> usize {
+        let shape = self.shape(a);
+        if !shape.contains(&DYNAMIC) {
+            return self.splat(value, &PointType { shape, element });
+        }
+        let s = self.scalar(value, element);
+        let same = self.compare(Predicate::Eq, a, a);
+        self.select(same, s, s)
+    }
+
+    /// A contraction of `operands` (node, labels) to `result` labels, any
+    /// of them rank 0 and result labels in no operand allowed (those are
+    /// broadcast to `sizes`): an einsum over the operands with labels,
+    /// times the scalars, expanded where needed. One operand is summed and
+    /// permuted without an einsum.
+    pub fn contract(&mut self, operands: &[(usize, Vec<char>)], result: &[char], sizes: &[(char, i64)]) -> usize {
+        type Operands<'a> = Vec<&'a (usize, Vec<char>)>;
+        let (scalars, tensors): (Operands, Operands) = operands.iter().partition(|(_, labels)| labels.is_empty());
+        let present: Vec<char> = result.iter().copied().filter(|c| tensors.iter().any(|(_, l)| l.contains(c))).collect();
+        let element = self.element(operands[0].0);
+        let mut value = match tensors[..] {
+            [] => None,
+            [(a, labels)] => {
+                let (mut v, mut labels) = (*a, labels.clone());
+                for axis in (0..labels.len()).rev() {
+                    if !present.contains(&labels[axis]) {
+                        v = self.reduce(ReduceKind::Sum, v, axis);
+                        labels.remove(axis);
+                    }
+                }
+                if labels != present {
+                    let permutation: Vec<usize> =
+                        present.iter().map(|c| labels.iter().position(|x| x == c).expect("present")).collect();
+                    v = self.permute(v, &permutation);
+                }
+                Some(v)
+            }
+            _ => {
+                let spec = Einsum {
+                    operands: tensors.iter().map(|(_, l)| l.clone()).collect(),
+                    result: present.clone(),
+                };
+                let size = |c: &char| sizes.iter().find(|(x, _)| x == c).map(|(_, n)| *n).expect("a label's size");
+                let ty = PointType { shape: present.iter().map(size).collect(), element };
+                Some(self.push(NodeKind::Einsum(spec, tensors.iter().map(|(a, _)| *a).collect()), ty))
+            }
+        };
+        for (s, _) in scalars {
+            value = Some(match value {
+                Some(v) => self.mul(v, *s),
+                None => *s,
+            });
+        }
+        let value = value.expect("an operand");
+        if present.len() == result.len() {
+            return value;
+        }
+        let size = |c: &char| sizes.iter().find(|(x, _)| x == c).map(|(_, n)| *n).expect("a label's size");
+        let kept: Vec<i64> = result.iter().map(|c| if present.contains(c) { size(c) } else { 1 }).collect();
+        let full: Vec<i64> = result.iter().map(size).collect();
         let r = self.reshape(value, &kept);
         self.expand(r, &full)
     }

@@ -33,6 +33,8 @@ pub(super) enum Coordinate {
     Point(AffineExpr),
     /// `[lo, hi)`, clipped to the reader's extent by the caller.
     Range(AffineExpr, AffineExpr),
+    /// `[max(lows), min(highs))`, the reader's extent among them.
+    Box(Vec<AffineExpr>, Vec<AffineExpr>),
 }
 
 fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
@@ -193,6 +195,95 @@ pub(super) fn cases(
             Ok(out)
         }
         _ => Err("a clamp with several constant bounds or several varying terms".into()),
+    }
+}
+
+/// A reader dimension and its interval: lower bounds (a maximum) and
+/// exclusive upper bounds (a minimum).
+pub(super) type Interval = (usize, Vec<AffineExpr>, Vec<AffineExpr>);
+
+/// The reader points whose read of a range along one source dimension
+/// (`[max(lower), min(upper))`, coordinate `q = Dim(position)`) contains
+/// `q`: conditions on `q` (terms without a reader dimension) and the
+/// interval of the one reader dimension the terms use, as the lists of
+/// its lower bounds (a maximum) and upper bounds (a minimum, exclusive),
+/// the reader's extent included. Terms are `r + c`, `c - r` or `c`.
+pub(super) fn range_case(
+    position: usize,
+    source_bound: usize,
+    lower: &[AffineExpr],
+    upper: &[AffineExpr],
+    bounds: &[usize],
+) -> Result<(Vec<Constraint>, Option<Interval>), String> {
+    let q = AffineExpr::Dim(position);
+    let mut constraints = Vec::new();
+    let mut dim: Option<usize> = None;
+    let (mut los, mut his) = (Vec::new(), Vec::new());
+    for (is_upper, e) in lower.iter().map(|e| (false, e)).chain(upper.iter().map(|e| (true, e))) {
+        let t = term(e)?;
+        let c = t.rest;
+        match (t.dim, is_upper) {
+            // c <= q; q < c.
+            (None, false) => constraints.push(ge0(sub(q.clone(), c))),
+            (None, true) => constraints.push(ge0(sub(sub(c, q.clone()), constant(1)))),
+            (Some((r, a)), _) => {
+                if dim.is_some_and(|d| d != r) {
+                    return Err("a range whose bounds use several dimensions of the reader".into());
+                }
+                dim = Some(r);
+                match (a, is_upper) {
+                    // r + c <= q: r < q - c + 1.
+                    (1, false) => his.push(add(sub(q.clone(), c), constant(1))),
+                    // c - r <= q: r >= c - q.
+                    (-1, false) => los.push(sub(c, q.clone())),
+                    // r + c > q: r >= q - c + 1.
+                    (1, true) => los.push(add(sub(q.clone(), c), constant(1))),
+                    // c - r > q: r < c - q.
+                    (-1, true) => his.push(sub(c, q.clone())),
+                    _ => return Err("a range bound whose dimension has a coefficient other than 1 or -1".into()),
+                }
+            }
+        }
+    }
+    Ok((
+        constraints,
+        dim.map(|r| {
+            // The reader's extent, unless a bound already implies it: `q + c`
+            // (c >= 0) is at least 0; `q + c` (c <= 1) is at most the bound
+            // of q's dimension where that is the reader's.
+            let implied_low = los.iter().any(|e| {
+                e.linear().is_some_and(|(d, s, c)| d.iter().all(|&k| k >= 0) && s.iter().all(|&k| k == 0) && c >= 0)
+            });
+            if !implied_low {
+                los.push(constant(0));
+            }
+            let implied_high = source_bound == bounds[r]
+                && his.iter().any(|e| {
+                    e.linear().is_some_and(|(d, s, c)| {
+                        d.iter().enumerate().all(|(j, &k)| k == i64::from(j == position))
+                            && s.iter().all(|&k| k == 0)
+                            && c <= 1
+                    })
+                });
+            if !implied_high {
+                his.push(AffineExpr::Symbol(bounds[r]));
+            }
+            (r, los, his)
+        }),
+    ))
+}
+
+/// `e` with every dimension `d` replaced by `dims[d]`.
+pub(super) fn substitute(e: &AffineExpr, dims: &[AffineExpr]) -> AffineExpr {
+    let go = |x: &AffineExpr| Box::new(substitute(x, dims));
+    match e {
+        AffineExpr::Dim(d) => dims[*d].clone(),
+        AffineExpr::Symbol(_) | AffineExpr::Constant(_) => e.clone(),
+        AffineExpr::Add(a, b) => AffineExpr::Add(go(a), go(b)),
+        AffineExpr::Mul(a, b) => AffineExpr::Mul(go(a), go(b)),
+        AffineExpr::Mod(a, b) => AffineExpr::Mod(go(a), go(b)),
+        AffineExpr::FloorDiv(a, b) => AffineExpr::FloorDiv(go(a), go(b)),
+        AffineExpr::CeilDiv(a, b) => AffineExpr::CeilDiv(go(a), go(b)),
     }
 }
 

@@ -8,7 +8,7 @@
 
 use super::body::Body;
 use crate::diagnostics::PassDiagnostic;
-use crate::program::{BinaryKind, Einsum, Movement, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
+use crate::program::{BinaryKind, DYNAMIC, Movement, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
 use std::collections::HashMap;
 
 /// Whether a gradient passes from node `n` to its operand at position `i`.
@@ -65,19 +65,54 @@ pub(super) fn backprop_all<'c>(
     seed: usize,
     wanted: &[usize],
 ) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
-    let mut path = vec![false; forward];
+    backprop_seeds(body, forward, &[(result, seed)], wanted)
+}
+
+/// [`backprop_all`] from several seeds: `(node, cotangent)` pairs (the
+/// cotangents of one node add up).
+pub(super) fn backprop_seeds<'c>(
+    body: &mut Body<'c>,
+    forward: usize,
+    seeds: &[(usize, usize)],
+    wanted: &[usize],
+) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
+    let mut ct: HashMap<usize, usize> = HashMap::new();
+    let (Some(&lowest), Some(highest)) = (wanted.iter().min(), seeds.iter().map(|&(n, _)| n).max()) else {
+        return Ok(ct);
+    };
+    let nodes = &body.nodes[..forward];
+    let mut reached = vec![false; forward];
     for &k in wanted {
-        for (n, on) in on_path(&body.nodes[..forward], k, result).into_iter().enumerate() {
-            path[n] |= on;
+        reached[k] = true;
+    }
+    for k in lowest + 1..forward {
+        reached[k] |= operands(&nodes[k].kind).iter().enumerate().any(|(i, &a)| reached[a] && passes(nodes, k, i, a));
+    }
+    let mut reaches = vec![false; forward];
+    for &(n, _) in seeds {
+        reaches[n] = true;
+    }
+    for k in (0..forward).rev() {
+        if reaches[k] {
+            for (i, a) in operands(&nodes[k].kind).into_iter().enumerate() {
+                if passes(nodes, k, i, a) {
+                    reaches[a] = true;
+                }
+            }
         }
     }
-    let mut ct: HashMap<usize, usize> = HashMap::new();
-    let Some(&lowest) = wanted.iter().min() else { return Ok(ct) };
-    if !path[result] {
-        return Ok(HashMap::new());
+    let path: Vec<bool> = (0..forward).map(|k| reached[k] && reaches[k]).collect();
+    for &(n, c) in seeds {
+        if !path[n] {
+            continue;
+        }
+        let total = match ct.get(&n) {
+            Some(&old) => body.add(old, c),
+            None => c,
+        };
+        ct.insert(n, total);
     }
-    ct.insert(result, seed);
-    for n in (lowest + 1..=result).rev() {
+    for n in (lowest + 1..=highest).rev() {
         if !path[n] {
             continue;
         }
@@ -202,11 +237,16 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
             body.cast(c, element)
         }
         NodeKind::Reduce(kind, a, axis) => {
-            if body.ty(a).shape[axis] < 0 {
-                return Err(unsupported(body, n, "a reduction along a dynamic (range) axis"));
-            }
             match kind {
                 ReduceKind::Sum => body.restore_axis(c, a, axis),
+                ReduceKind::Mean if body.ty(a).shape[axis] == DYNAMIC => {
+                    // The length of a range: a sum of ones along it.
+                    let element = body.ty(c).element;
+                    let ones = body.like(a, 1.0, element);
+                    let count = body.reduce(ReduceKind::Sum, ones, axis);
+                    let share = body.div(c, count);
+                    body.restore_axis(share, a, axis)
+                }
                 ReduceKind::Mean => {
                     let length = body.ty(a).shape[axis];
                     let spread = body.restore_axis(c, a, axis);
@@ -278,13 +318,16 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
                     values.push(ops[k]);
                 }
             }
+            // Labels of this operand alone (summed in it only) are
+            // broadcast back.
+            let shape = operand_shape(body, ops[i]);
             let everywhere: Vec<char> = operands.iter().flatten().copied().collect();
-            if own.iter().any(|l| !everywhere.contains(l)) {
-                return Err(unsupported(body, n, "an einsum label summed in one operand only"));
+            let sizes: Vec<(char, i64)> = own.iter().copied().zip(shape.iter().copied()).collect();
+            if own.iter().zip(&shape).any(|(l, &size)| !everywhere.contains(l) && size == DYNAMIC) {
+                return Err(unsupported(body, n, "an einsum summing a range's axis in one operand only"));
             }
-            let gradient = Einsum { operands, result: own.clone() };
-            let ty = body.ty(ops[i]).clone();
-            body.push(NodeKind::Einsum(gradient, values), ty)
+            let pairs: Vec<(usize, Vec<char>)> = values.into_iter().zip(operands).collect();
+            body.contract(&pairs, own, &sizes)
         }
         NodeKind::Move(movement, ops) => {
             let a = ops[i];
@@ -299,8 +342,8 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
                 Movement::Flip(axis) => body.flip(c, axis),
                 Movement::Reshape => {
                     let shape = operand_shape(body, a);
-                    if shape.iter().any(|&d| d < 0) {
-                        return Err(unsupported(body, n, "a reshape of a dynamic shape"));
+                    if shape.contains(&DYNAMIC) && !crate::program::reshape_fits(&body.ty(c).shape, &shape) {
+                        return Err(unsupported(body, n, "this reshape of a dynamic shape"));
                     }
                     body.reshape(c, &shape)
                 }

@@ -33,16 +33,50 @@
 
 // -----
 
-// A range read on the gradient's path (not yet).
+// A running sum along a range read: the element frame cannot follow it
+// (the error names the op that uses the range so).
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
 %y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
 "temporal.define"(%y) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: temporal-autodiff: no gradient through a read of a range of 'x' yet (point reads, clamped or not, have one)
-  %v = "temporal.read_range"(%x) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>], caps = []} : (!temporal.rtensor) -> tensor<?xf32>
+  %v = "temporal.read_range"(%x) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t + 1)>], caps = [affine_map<(t)[T] -> ()>]} : (!temporal.rtensor) -> tensor<?xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: temporal-autodiff: no gradient through this read of a range of 'x' yet: a running sum along the range
+  %c = "temporal.cumsum"(%v) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<?xf32>
+  %s = "temporal.reduce_sum"(%c) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
+  "gpu.yield"(%s) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+%g = "temporal.grad"(%y, %x) {sym_name = "g"} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor
+"temporal.output"(%g) : (!temporal.rtensor) -> ()
+
+// -----
+
+// A range whose bound has a stride (x[0:2t+1]).
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: temporal-autodiff: no gradient through this read of a range of 'x' yet: a range bound whose dimension has a coefficient other than 1 or -1
+  %v = "temporal.read_range"(%x) {lower = [affine_map<(t)[T] -> (0)>], upper = [affine_map<(t)[T] -> (t * 2 + 1)>], caps = [affine_map<(t)[T] -> ()>]} : (!temporal.rtensor) -> tensor<?xf32>
   %s = "temporal.reduce_sum"(%v) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
   "gpu.yield"(%s) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+%g = "temporal.grad"(%y, %x) {sym_name = "g"} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor
+"temporal.output"(%g) : (!temporal.rtensor) -> ()
+
+// -----
+
+// A box over two range dimensions (not yet).
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+"temporal.dim"() {sym_name = "u", bound = "U"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t", "u"], element = tensor<f32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: temporal-autodiff: no gradient through this read of a range of 'x' yet: a box over several range dimensions
+  %v = "temporal.read_range"(%x) {lower = [affine_map<(t)[T, U] -> (0)>, affine_map<(t)[T, U] -> (0)>], upper = [affine_map<(t)[T, U] -> (t + 1)>, affine_map<(t)[T, U] -> (U)>], caps = [affine_map<(t)[T, U] -> ()>, affine_map<(t)[T, U] -> ()>]} : (!temporal.rtensor) -> tensor<?x?xf32>
+  %s = "temporal.reduce_sum"(%v) {axis = 0 : i64} : (tensor<?x?xf32>) -> tensor<?xf32>
+  %r = "temporal.reduce_sum"(%s) {axis = 0 : i64} : (tensor<?xf32>) -> tensor<f32>
+  "gpu.yield"(%r) : (tensor<f32>) -> ()
+}) {when = affine_set<(t)[T, U] : (0 == 0)>} : (!temporal.rtensor) -> ()
 %g = "temporal.grad"(%y, %x) {sym_name = "g"} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor
 "temporal.output"(%g) : (!temporal.rtensor) -> ()
 
