@@ -573,6 +573,45 @@ fn reversed_and_strided_reads() {
 }
 
 #[test]
+fn reads_with_floordiv_and_mod() {
+    check("t floordiv 2, (T-1-t) floordiv 3", &[("T", 7), ("H", 4)], |p, _| {
+        let t = p.dim("t", "T");
+        let h = p.dim("h", "H");
+        let x = p.input("x", &[&h], f64s(&[2]));
+        let y = p.tensor("y", &[&t], f64s(&[2]));
+        let pairs = x.at([t.var().floordiv(2)]);
+        let back = x.at([(t.bound() - 1 - t.var()).floordiv(3)]);
+        p.otherwise(&y, pairs.sin() * back);
+        let loss = loss_of(p, &[&t], y.here());
+        Case::new(&loss, &[&x])
+    });
+    check("t mod 3, (t + 1) mod 2", &[("T", 7), ("H", 3)], |p, _| {
+        let t = p.dim("t", "T");
+        let h = p.dim("h", "H");
+        let x = p.input("x", &[&h], f64s(&[2]));
+        let y = p.tensor("y", &[&t], f64s(&[2]));
+        p.otherwise(&y, x.at([t.var().modulo(3)]).tanh() * x.at([(t.var() + 1).modulo(2)]));
+        let loss = loss_of(p, &[&t], y.here());
+        Case::new(&loss, &[&x])
+    });
+}
+
+#[test]
+fn dynamic_slices() {
+    check("slice_at([t], [3]) and a 2-D box", &[("T", 5)], |p, _| {
+        let t = p.dim("t", "T");
+        let x = p.input("x", &[], f64s(&[7]));
+        let m = p.input("m", &[], f64s(&[4, 6]));
+        let y = p.tensor("y", &[&t], f64s(&[3]));
+        let window = x.here().slice_at([t.var()], &[3]);
+        let block = m.here().slice_at([t.var().floordiv(2), t.var()], &[2, 2]);
+        p.otherwise(&y, window.exp() * block.sum(0).sum(0) + window);
+        let loss = loss_of(p, &[&t], y.here());
+        Case::new(&loss, &[&x, &m])
+    });
+}
+
+#[test]
 fn clamped_reads() {
     check("min(t+3, T-1), max(t-2, 0)", &[("T", 6)], |p, _| {
         let t = p.dim("t", "T");

@@ -581,6 +581,45 @@ fn contribution<'c>(
     let (c, packed_point, extract) = (packed.c, packed.c_point.clone(), packed.extract.clone());
     // The read's own point type (what the adjoint adds up).
     let c_point = extract.as_ref().map_or(packed_point.clone(), |(_, p)| p.clone());
+    // A read at `t mod k`: q collects every k-th reader point, summed by a
+    // running sum along t with stride k, read at the first of them.
+    let strided = coordinates.iter().enumerate().find_map(|(j, (lower, caps))| {
+        let bounds = &reader.domain;
+        let cases = pullback::cases(j, program.tensors[x].domain[j], lower, caps, bounds).ok()?;
+        cases.iter().find_map(|case| match &case.assign {
+            Some((rd, Coordinate::Strided(_, k))) => Some((*rd, *k)),
+            _ => None,
+        })
+    });
+    let (c, packed_point, extract) = match strided {
+        None => (c, packed_point, extract),
+        Some((rd, k)) => {
+            let m_name = format!("{g_name}$m${}${}${}", reader.name, b, k);
+            let dims = reader.domain.len();
+            let m = push_tensor(program, m_name, reader.domain.clone(), c_point.clone(), read.location);
+            let mut branches = Vec::new();
+            for more in [true, false] {
+                let mut body = Body::new(read.location);
+                let whole = body.push(NodeKind::Read { source: c, index: identity(dims, num_symbols) }, packed_point.clone());
+                let here = unpack(&mut body, whole, extract.as_ref());
+                let mut constraints = Vec::new();
+                let result = if more {
+                    // p_r + k <= extent - 1
+                    let extent = AffineExpr::Symbol(reader.domain[rd]);
+                    constraints.push(pullback::ge0(sub(sub(extent, AffineExpr::Constant(1)), add(AffineExpr::Dim(rd), AffineExpr::Constant(k)))));
+                    let mut next: Vec<AffineExpr> = (0..dims).map(AffineExpr::Dim).collect();
+                    next[rd] = add(AffineExpr::Dim(rd), AffineExpr::Constant(k));
+                    let later = body.push(NodeKind::Read { source: m, index: pullback::map(dims, num_symbols, next) }, c_point.clone());
+                    body.add(here, later)
+                } else {
+                    here
+                };
+                branches.push(Branch { when: pullback::set(dims, num_symbols, constraints), nodes: body.nodes, result, location: read.location });
+            }
+            program.tensors[m].branches = branches;
+            (m, c_point.clone(), None)
+        }
+    };
     // The read reversed, per source dimension.
     let source_domain = program.tensors[x].domain.clone();
     let bounds: Vec<usize> = reader.domain.clone();
@@ -630,7 +669,11 @@ fn contribution<'c>(
         let coords: Vec<Coordinate> = coords
             .into_iter()
             .enumerate()
-            .map(|(rd, c)| c.unwrap_or(Coordinate::Range(AffineExpr::Constant(0), AffineExpr::Symbol(bounds[rd]))))
+            .map(|(rd, c)| match c {
+                Some(Coordinate::Strided(first, _)) => Coordinate::Point(first),
+                Some(c) => c,
+                None => Coordinate::Range(AffineExpr::Constant(0), AffineExpr::Symbol(bounds[rd])),
+            })
             .collect();
         let mut body = Body::new(read.location);
         let ranges = coords.iter().filter(|c| matches!(c, Coordinate::Range(..))).count();
@@ -660,7 +703,7 @@ fn contribution<'c>(
                 .map(|(rd, c)| match c {
                     _ if rd == f => along.clone(),
                     Coordinate::Point(p) => p.clone(),
-                    Coordinate::Range(..) | Coordinate::Box(..) => unreachable!("one range"),
+                    Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("one range"),
                 })
                 .collect();
             let c_at = pullback::map(x_dims + 1, num_symbols, points);
@@ -710,7 +753,7 @@ fn contribution<'c>(
         let node = if ranges == 0 {
             let points = coords.iter().map(|c| match c {
                 Coordinate::Point(p) => p.clone(),
-                Coordinate::Range(..) | Coordinate::Box(..) => unreachable!("no ranges"),
+                Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("no ranges"),
             });
             let index = pullback::map(x_dims, num_symbols, points.collect());
             // A permutation of the reader's dimensions needs no tensor of its own.
@@ -729,7 +772,7 @@ fn contribution<'c>(
                         lower.push(pullback::map(x_dims, num_symbols, vec![p.clone()]));
                         upper.push(pullback::map(x_dims, num_symbols, Vec::new()));
                     }
-                    Coordinate::Box(..) => unreachable!("point reads give no boxes"),
+                    Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("no boxes; strides read as points"),
                     Coordinate::Range(lo, hi) => {
                         let extent = AffineExpr::Symbol(bounds[rd]);
                         // Not empty once clipped to [0, extent).

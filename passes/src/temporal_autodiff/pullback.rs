@@ -11,10 +11,12 @@
 //!
 //! Supported: per source dimension an expression `a * r + c` of at most
 //! one reader dimension `r` (`c` over the bounds), each reader dimension in
-//! at most one source dimension, and clamps `max`/`min` of such a term
-//! (coefficient 1 or -1) with one constant lower and one constant cap.
-//! Anything else (`t mod 2`, `t floordiv 2`, `t + l`) is refused with the
-//! read's location.
+//! at most one source dimension, clamps `max`/`min` of such a term
+//! (coefficient 1 or -1) with one constant lower and one constant cap,
+//! `(r + c) floordiv k` (`q` is read by `k` consecutive reader points: a
+//! range) and `(r + c) mod k` (by every `k`-th: a strided running sum).
+//! Anything else (`t + l`, `2t mod 3`) is refused with the read's
+//! location.
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 
@@ -35,6 +37,9 @@ pub(super) enum Coordinate {
     Range(AffineExpr, AffineExpr),
     /// `[max(lows), min(highs))`, the reader's extent among them.
     Box(Vec<AffineExpr>, Vec<AffineExpr>),
+    /// Every `first + k * m` inside the reader's extent (a read at
+    /// `t mod k`): the caller sums them with a strided running sum.
+    Strided(AffineExpr, i64),
 }
 
 fn add(a: AffineExpr, b: AffineExpr) -> AffineExpr {
@@ -104,6 +109,34 @@ pub(super) fn cases(
     bounds: &[usize],
 ) -> Result<Vec<Case>, String> {
     let q = AffineExpr::Dim(position);
+    // `(r + c) floordiv k` and `(r + c) mod k` (or `c - r` for floordiv).
+    if let ([AffineExpr::FloorDiv(u, k) | AffineExpr::Mod(u, k)], []) = (lower, caps)
+        && let AffineExpr::Constant(k) = **k
+        && k > 0
+        && let Ok(Term { dim: Some((r, a)), rest: c }) = term(u)
+        && (a == 1 || a == -1)
+    {
+        let extent = AffineExpr::Symbol(bounds[r]);
+        let kq = scale(q.clone(), k);
+        if matches!(lower[0], AffineExpr::FloorDiv(..)) {
+            // k q <= r + c < k q + k, or k q <= c - r < k q + k.
+            let (lo, hi) = if a == 1 {
+                let lo = sub(kq, c);
+                (lo.clone(), add(lo, constant(k)))
+            } else {
+                let hi = add(sub(c, kq), constant(1));
+                (sub(hi.clone(), constant(k)), hi)
+            };
+            return Ok(vec![Case { constraints: Vec::new(), assign: Some((r, Coordinate::Range(lo, hi))) }]);
+        }
+        if a == 1 {
+            // r = q - c + k m: the first such r is (q - c) mod k; q < k.
+            let first = AffineExpr::Mod(Box::new(sub(q.clone(), c)), Box::new(constant(k)));
+            let constraints =
+                vec![ge0(sub(constant(k - 1), q.clone())), ge0(sub(sub(extent, constant(1)), first.clone()))];
+            return Ok(vec![Case { constraints, assign: Some((r, Coordinate::Strided(first, k))) }]);
+        }
+    }
     let terms: Vec<Term> = lower.iter().map(term).collect::<Result<_, _>>()?;
     let cap_terms: Vec<Term> = caps.iter().map(term).collect::<Result<_, _>>()?;
     if cap_terms.iter().any(|t| t.dim.is_some()) {

@@ -888,7 +888,9 @@ pub(super) fn contributions<'c>(
                 continue;
             }
             Some(Coordinate::Box(los, his)) => (los, his),
-            Some(Coordinate::Range(..)) => unreachable!("single cases"),
+            Some(Coordinate::Range(..) | Coordinate::Strided(..)) => {
+                return Err(refuse("a coordinate with floordiv or mod beside the range"));
+            }
             None => (vec![AffineExpr::Constant(0)], vec![extent]),
         };
         if varying.is_some() {

@@ -406,7 +406,36 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         NodeKind::Call { callee, .. } => {
             return Err(unsupported(body, n, &format!("the external call '{callee}', which has no gradient")));
         }
-        NodeKind::DynamicSlice(..) => return Err(unsupported(body, n, "temporal.dynamic_slice (not yet)")),
+        NodeKind::DynamicSlice(a, offsets) => {
+            // Zeros around the cotangent at the offsets `o`, one dimension
+            // at a time: padded with N zeros on each side, the window of
+            // the operand's size N starts at N - o (a dynamic slice too).
+            let full = operand_shape(body, a);
+            let element = body.ty(c).element;
+            let mut value = c;
+            for axis in 0..full.len() {
+                let mut shape = body.ty(value).shape.clone();
+                if shape[axis] == full[axis] {
+                    continue;
+                }
+                shape[axis] = full[axis];
+                let zeros = body.zeros(&PointType { shape: shape.clone(), element });
+                let before = body.concat(zeros, value, axis);
+                let padded = body.concat(before, zeros, axis);
+                let mut at: Vec<crate::affine::AffineExpr> =
+                    vec![crate::affine::AffineExpr::Constant(0); full.len()];
+                at[axis] = crate::affine::AffineExpr::Add(
+                    Box::new(crate::affine::AffineExpr::Constant(full[axis])),
+                    Box::new(crate::affine::AffineExpr::Mul(
+                        Box::new(offsets.results[axis].clone()),
+                        Box::new(crate::affine::AffineExpr::Constant(-1)),
+                    )),
+                );
+                let map = crate::affine::AffineMap { results: at, ..offsets.clone() };
+                value = body.push(NodeKind::DynamicSlice(padded, map), PointType { shape, element });
+            }
+            value
+        }
         NodeKind::Attention(..) => return Err(unsupported(body, n, "temporal.attention (not yet)")),
         NodeKind::Read { .. }
         | NodeKind::ReadRange { .. }
