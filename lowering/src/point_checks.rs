@@ -13,7 +13,7 @@
 //! one bit per point; points nobody needs may stay undefined. When several
 //! points are bad, the error reported is the first in schedule order.
 
-use crate::schedule::{Nest, Placement, Schedule};
+use crate::schedule::{Schedule, Step};
 use tempo_passes::bits::Bits;
 use tempo_passes::program::{NodeKind, Program};
 use tempo_passes::temporal_dce::live_nodes;
@@ -188,8 +188,8 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
     // last one found) is the one earliest in schedule order.
     let mut earliest_error = None;
     for nest in schedule.nests.iter().rev() {
-        let mut values = vec![0i64; nest.dims.len()];
-        visit_reversed(program, nest, &nest.body, 0, bounds, &mut values, &mut |i, point| {
+        let mut values = vec![0i64; program.dims.len()];
+        visit_reversed(program, &nest.steps(program), bounds, &mut values, &mut |i, point| {
             if let Err(e) = visit(i, point, &mut needed) {
                 earliest_error = Some(e);
             }
@@ -198,33 +198,27 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
     earliest_error.map_or(Ok(()), Err)
 }
 
-/// Calls `f(tensor, point)` for every point `items` (the tensors inside the
-/// loops `nest.dims[..level]`, whose variables are `values[..level]`)
-/// compute, from the last computed to the first.
+/// Calls `f(tensor, point)` for every point `steps` compute (the values of
+/// the open loops' variables in `values`, by dimension), from the last
+/// computed to the first.
 fn visit_reversed(
     program: &Program,
-    nest: &Nest,
-    items: &[usize],
-    level: usize,
+    steps: &[Step],
     bounds: &[i64],
     values: &mut Vec<i64>,
     f: &mut dyn FnMut(usize, &[i64]),
 ) {
-    for placement in Nest::placements(program, items, level).into_iter().rev() {
-        match placement {
-            Placement::Here(i) => {
-                let point: Vec<i64> = program.tensors[i]
-                    .domain
-                    .iter()
-                    .map(|d| values[nest.dims.iter().position(|x| x == d).expect("nest covers the domain")])
-                    .collect();
-                f(i, &point);
+    for step in steps.iter().rev() {
+        match step {
+            Step::Compute(i) => {
+                let point: Vec<i64> = program.tensors[*i].domain.iter().map(|&d| values[d]).collect();
+                f(*i, &point);
             }
-            Placement::Inner(run) => {
-                let size = bounds[nest.dims[level]].max(0);
+            Step::Loop { dim, forward, body } => {
+                let size = bounds[*dim].max(0);
                 for step in (0..size).rev() {
-                    values[level] = if nest.forward[level] { step } else { size - 1 - step };
-                    visit_reversed(program, nest, &run, level + 1, bounds, values, f);
+                    values[*dim] = if *forward { step } else { size - 1 - step };
+                    visit_reversed(program, body, bounds, values, f);
                 }
             }
         }

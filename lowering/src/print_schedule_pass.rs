@@ -9,7 +9,7 @@
 //! checks it), and the scheduler's order otherwise; programs with no legal
 //! schedule get the scheduler's diagnostic.
 
-use crate::schedule::{Nest, Placement, Schedule};
+use crate::schedule::{Schedule, Step};
 use crate::schedule_pass::read_schedule;
 use melior::ir::OperationRef;
 use std::fmt::Write;
@@ -41,37 +41,37 @@ impl TempoPass for PrintSchedule {
 
 /// The schedule in a short readable form.
 pub fn pretty(program: &Program, schedule: &Schedule) -> String {
-    fn items(program: &Program, schedule: &Schedule, nest: &Nest, run: &[usize], level: usize, out: &mut String) {
+    fn items(program: &Program, schedule: &Schedule, steps: &[Step], level: usize, out: &mut String) {
         let indent = "  ".repeat(level + 1);
-        for placement in Nest::placements(program, run, level) {
-            match placement {
-                Placement::Here(t) => {
-                    let names = program.domain_names(t);
+        for step in steps {
+            match step {
+                Step::Compute(t) => {
+                    let names = program.domain_names(*t);
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
                     let _ = writeln!(
                         out,
                         "{indent}{}[{}]  store: {}",
-                        program.tensors[t].name,
+                        program.tensors[*t].name,
                         names.join(", "),
-                        schedule.storage[t].describe(&names)
+                        schedule.storage[*t].describe(&names)
                     );
                 }
-                Placement::Inner(inner) => {
-                    let dim = &program.dims[nest.dims[level]];
-                    let range = if nest.forward[level] {
+                Step::Loop { dim, forward, body } => {
+                    let dim = &program.dims[*dim];
+                    let range = if *forward {
                         format!("0 up to {}-1", dim.bound)
                     } else {
                         format!("{}-1 down to 0", dim.bound)
                     };
                     let _ = writeln!(out, "{indent}for {} = {range}:", dim.name);
-                    items(program, schedule, nest, &inner, level + 1, out);
+                    items(program, schedule, body, level + 1, out);
                 }
             }
         }
     }
     let mut out = String::from("schedule:\n");
     for nest in &schedule.nests {
-        items(program, schedule, nest, &nest.body, 0, &mut out);
+        items(program, schedule, &nest.steps(program), 0, &mut out);
     }
     out
 }

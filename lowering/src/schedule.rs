@@ -22,8 +22,27 @@
 //! nests may use any index: the source nest runs first and stores every
 //! point that a later nest can read.
 //!
+//! A component with no such nest may still be a cycle carried by an outer
+//! loop alone: a training run whose parameters `W[i]` read the previous
+//! iteration's gradient, with a forward recurrence over `t` and its
+//! adjoint running backward inside each iteration. When every read
+//! between the component's tensors reaches into the past along one
+//! dimension `i` they all have (in one direction, some strictly), `i`
+//! becomes the outer loop of a *sequence nest*, and the reads that may see
+//! `i`'s present point are scheduled again, recursively, inside one
+//! iteration: their own components in dependence order, fused into nests
+//! with their own loops and directions (a forward loop over `t`, then a
+//! backward one; [`Nest::inner`]), or carried again by a further
+//! dimension. A ready component joins a sequence nest when it fits in its
+//! loops. Consumers walk every nest as a tree of loops ([`Step`]).
+//!
 //! Where each tensor lives is chosen afterwards from the same read
 //! summaries ([`crate::store_selection`]).
+
+mod tree;
+
+pub(crate) use tree::Layout;
+pub use tree::Step;
 
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -34,17 +53,27 @@ use tempo_passes::program::{NodeKind, Program};
 
 pub use crate::store_selection::Storage;
 
-/// One loop nest and the tensors computed in its body.
+/// One loop nest and the tensors computed in its body. Consumers walk it
+/// as a tree of loops ([`Nest::steps`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Nest {
-    /// Loop dimensions, outer to inner (empty: computed once).
+    /// Loop dimensions, outer to inner (empty: computed once). For a
+    /// sequence nest, the loops around all of its inner nests.
     pub dims: Vec<usize>,
     /// Direction of each loop: `true` from 0 up, `false` from the bound down.
     pub forward: Vec<bool>,
-    /// Tensors in body order. A tensor sits in the first `domain.len()`
+    /// Tensors in body order (for a sequence nest, its inner nests' bodies
+    /// one after the other). A tensor sits in the first `domain.len()`
     /// loops; a shallower tensor between two deeper ones closes the inner
-    /// loops, which open again after it (see [`Nest::placements`]).
+    /// loops, which open again after it.
     pub body: Vec<usize>,
+    /// Empty for a plain nest. A sequence nest (a cycle carried only by its
+    /// outer loops: every read going around it reaches strictly into their
+    /// past) runs these nests one after the other in each iteration of the
+    /// loops over `dims`; each begins with the loops `dims` in the same
+    /// directions and goes on with its own (in one iteration `i` of a
+    /// training run: a forward loop over `t`, then a backward one).
+    pub inner: Vec<Nest>,
 }
 
 /// The schedule of a whole program.
@@ -252,6 +281,7 @@ impl Schedule {
             }
         }
         for nest in &nests {
+            check_shape(program, nest, &[], location).map_err(|d| vec![d])?;
             check_nest(program, nest, &edges).map_err(|d| vec![d])?;
         }
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
@@ -329,12 +359,33 @@ fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
 
 /// Orders the strongly connected components and fuses them into nests.
 fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest>, Vec<PassDiagnostic<'c>>> {
-    let n = program.tensors.len();
-    let computed: Vec<usize> = (0..n).filter(|&i| !program.tensors[i].is_input).collect();
+    let computed: Vec<usize> = (0..program.tensors.len()).filter(|&i| !program.tensors[i].is_input).collect();
+    let edges: Vec<&Edge> = edges.iter().collect();
+    order_group(program, &computed, &edges, &[])
+}
+
+/// The nests computing `tensors` inside open loops `outer` (dimension and
+/// direction, outer to inner; none at the top level), ordered by `edges`
+/// (the reads between them that the outer loops leave unordered: those
+/// that may see the present point along every outer dimension).
+///
+/// The strongly connected components of those reads are placed in
+/// dependence order among those whose sources are placed: first one that
+/// fuses into the last nest (its reads then stay in loop-local stores),
+/// otherwise the one that is the last reader of the most tensors (so that
+/// their stores are freed soonest), ties by declaration order.
+fn order_group<'c>(
+    program: &Program<'c>,
+    tensors: &[usize],
+    edges: &[&Edge<'c>],
+    outer: &[(usize, bool)],
+) -> Result<Vec<Nest>, Vec<PassDiagnostic<'c>>> {
+    let edges: Vec<&Edge> =
+        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
     // Components in dependence order.
     let mut graph = DiGraph::<usize, ()>::new();
-    let nodes: HashMap<usize, NodeIndex> = computed.iter().map(|&i| (i, graph.add_node(i))).collect();
-    for e in edges {
+    let nodes: HashMap<usize, NodeIndex> = tensors.iter().map(|&i| (i, graph.add_node(i))).collect();
+    for e in &edges {
         graph.add_edge(nodes[&e.reader], nodes[&e.source], ());
     }
     let components = petgraph::algo::tarjan_scc(&graph);
@@ -349,36 +400,36 @@ fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest
         members.push(tensors);
     }
     let mut needs: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); members.len()];
-    for e in edges {
+    let mut readers_of: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    for e in &edges {
         let (r, s) = (component_of[&e.reader], component_of[&e.source]);
         if r != s {
             needs[r].insert(s);
-        }
-    }
-    // Components are placed one at a time among those whose sources are
-    // placed: first one that fuses into the last nest (its reads then stay
-    // in loop-local stores), otherwise the one that is the last reader of
-    // the most tensors (so that their stores are freed soonest), ties by
-    // declaration order.
-    let mut readers_of: HashMap<usize, BTreeSet<usize>> = HashMap::new();
-    for e in edges {
-        let (r, s) = (component_of[&e.reader], component_of[&e.source]);
-        if r != s {
             readers_of.entry(s).or_default().insert(r);
         }
     }
     let mut nests: Vec<Nest> = Vec::new();
     let mut errors = Vec::new();
     let mut done = vec![false; members.len()];
+    // Each component's own nest, once asked for.
+    let mut own: Vec<Option<Result<Nest, PassDiagnostic<'c>>>> = (0..members.len()).map(|_| None).collect();
+    let mut own_nest = |c: usize| -> Result<Nest, PassDiagnostic<'c>> {
+        own[c].get_or_insert_with(|| nest_for(program, &members[c], &edges, outer, true)).clone()
+    };
     for _ in 0..members.len() {
         let mut ready: Vec<usize> =
             (0..members.len()).filter(|&c| !done[c] && needs[c].iter().all(|&s| done[s])).collect();
         ready.sort_by_key(|&c| members[c][0]);
+        // Where the last nest or the component is a sequence nest (a cycle
+        // carried by outer loops), the fused nest may be one too: what runs
+        // in those loops' iterations joins them.
         let fusion = nests.last().and_then(|last| {
             ready.iter().find_map(|&c| {
                 let mut fused: Vec<usize> = last.body.clone();
                 fused.extend(&members[c]);
-                nest_for(program, &fused, edges).ok().map(|nest| (c, nest))
+                let carry = !last.inner.is_empty()
+                    || (members[c].len() > 1 && own_nest(c).is_ok_and(|nest| !nest.inner.is_empty()));
+                nest_for(program, &fused, &edges, outer, carry).ok().map(|nest| (c, nest))
             })
         });
         if let Some((c, nest)) = fusion {
@@ -397,7 +448,7 @@ fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest
             .min_by_key(|&&c| (std::cmp::Reverse(frees(c)), members[c][0]))
             .expect("the condensation of a graph is acyclic");
         done[next] = true;
-        match nest_for(program, &members[next], edges) {
+        match own_nest(next) {
             Ok(nest) => nests.push(nest),
             Err(e) => errors.push(e),
         }
@@ -411,42 +462,6 @@ fn order_nests<'c>(program: &Program<'c>, edges: &[Edge<'c>]) -> Result<Vec<Nest
 /// How many loops a tensor sits in: the size of its domain.
 fn depth(program: &Program, t: usize) -> usize {
     program.tensors[t].domain.len()
-}
-
-/// One step of a nest's body at some loop depth: a tensor computed there,
-/// or a run of deeper tensors sharing one loop over the next dimension.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Placement {
-    Here(usize),
-    Inner(Vec<usize>),
-}
-
-impl Nest {
-    /// The body at loop depth `level` (`items` are the tensors inside the
-    /// loops `dims[..level]`, in body order), as placements.
-    pub fn placements(program: &Program, items: &[usize], level: usize) -> Vec<Placement> {
-        let mut out = Vec::new();
-        for &t in items {
-            if depth(program, t) == level {
-                out.push(Placement::Here(t));
-            } else if let Some(Placement::Inner(run)) = out.last_mut() {
-                run.push(t);
-            } else {
-                out.push(Placement::Inner(vec![t]));
-            }
-        }
-        out
-    }
-
-    /// How many loops of the nest the computations of `a` and `b` share an
-    /// iteration of: the smallest depth among the body items from one to
-    /// the other, since a shallower tensor between them closes the deeper
-    /// loops (they open again after it).
-    pub(crate) fn shared_loops(&self, program: &Program, a: usize, b: usize) -> usize {
-        let position = |t: usize| self.body.iter().position(|&x| x == t).expect("in the body");
-        let (pa, pb) = (position(a), position(b));
-        self.body[pa.min(pb)..=pa.max(pb)].iter().map(|&t| depth(program, t)).min().expect("non-empty")
-    }
 }
 
 /// Checks that each tensor of `nest` sits in the loops over its domain
@@ -470,15 +485,56 @@ fn check_structure<'c>(program: &Program<'c>, dims: &[usize], tensors: &[usize])
     Ok(())
 }
 
+/// Checks the shape of `nest` inside open loops `outer`: a direction per
+/// loop, the open loops as its first ones, each tensor in the loops over
+/// its domain; a sequence nest has loops of its own around inner nests of
+/// that shape, and its body is theirs.
+fn check_shape<'c>(
+    program: &Program<'c>,
+    nest: &Nest,
+    outer: &[(usize, bool)],
+    location: Location<'c>,
+) -> Result<(), PassDiagnostic<'c>> {
+    let fail = |message: &str| Err(PassDiagnostic::new(location, message.to_string()));
+    if nest.dims.len() != nest.forward.len() {
+        return fail("a nest has a direction per loop");
+    }
+    let prefix: Vec<(usize, bool)> = nest.dims.iter().copied().zip(nest.forward.iter().copied()).collect();
+    if prefix.len() < outer.len() || prefix[..outer.len()] != *outer {
+        return fail("an inner nest begins with the loops of its sequence");
+    }
+    if nest.inner.is_empty() {
+        return check_structure(program, &nest.dims, &nest.body);
+    }
+    if nest.dims.len() <= outer.len() {
+        return fail("a sequence of nests is inside a loop of its own");
+    }
+    let body: Vec<usize> = nest.inner.iter().flat_map(|n| n.body.iter().copied()).collect();
+    if body != nest.body {
+        return fail("a sequence nest's body is its inner nests' bodies");
+    }
+    nest.inner.iter().try_for_each(|n| check_shape(program, n, &prefix, location))
+}
+
 /// Checks that `nest`'s loop directions and body order respect every read
 /// between its tensors. A read is ordered by the first loop, outer to
 /// inner among the loops whose iteration reader and source share, along
 /// which it reaches strictly into the past; a read that sees the present
-/// along all of them needs the source earlier in the body.
-fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Result<(), PassDiagnostic<'c>> {
-    check_structure(program, &nest.dims, &nest.body)?;
-    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
-    for e in edges.iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)) {
+/// along all of them needs the source computed earlier.
+fn check_nest<'c, 'e>(
+    program: &Program<'c>,
+    nest: &Nest,
+    edges: impl IntoIterator<Item = &'e Edge<'c>>,
+) -> Result<(), PassDiagnostic<'c>>
+where
+    'c: 'e,
+{
+    // (The shape of a sequence nest is checked by whoever builds or reads it.)
+    if nest.inner.is_empty() {
+        check_structure(program, &nest.dims, &nest.body)?;
+    }
+    let layout = Layout::of(program, nest);
+    for e in edges.into_iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)) {
         let Some(shifts) = &e.shifts else {
             return Err(PassDiagnostic::new(
                 e.location,
@@ -486,8 +542,8 @@ fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Res
             ));
         };
         let mut present = true;
-        for k in 0..nest.shared_loops(program, e.reader, e.source) {
-            let (d, forward) = (nest.dims[k], nest.forward[k]);
+        for k in 0..layout.shared_loops(e.reader, e.source) {
+            let (d, forward) = layout.loop_at(e.reader, k);
             let shift = shifts[&d];
             if !in_past(shift, forward) {
                 return Err(PassDiagnostic::new(
@@ -506,7 +562,7 @@ fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Res
                 break;
             }
         }
-        if present && position(e.source) >= position(e.reader) {
+        if present && layout.position(e.source) >= layout.position(e.reader) {
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
@@ -519,17 +575,27 @@ fn check_nest<'c>(program: &Program<'c>, nest: &Nest, edges: &[Edge<'c>]) -> Res
     Ok(())
 }
 
-/// The loop nest computing `tensors` together, if legal. The loops are the
-/// dimensions of the deepest tensor, in an order where every other
-/// tensor's domain is the outer loops (layers `l` inside `t`: `h[t, l]`
-/// and `y[t]` share the `t` loop, `y` placed after the `l` loop). The
-/// deepest tensor's domain order is tried first; when the reads admit no
-/// loop directions in it, other orders are (loop interchange: `x[i, t]` on
-/// a cycle with `w[t]` that reads `x[T-1-?, t-1]` needs `t` outside `i`,
-/// and a shallower tensor over `t` forces it too).
-fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) -> Result<Nest, PassDiagnostic<'c>> {
+/// The loop nest computing `tensors` together inside open loops `outer`,
+/// if legal. The loops are the dimensions of the deepest tensor, `outer`
+/// first, in an order where every other tensor's domain is the outer loops
+/// (layers `l` inside `t`: `h[t, l]` and `y[t]` share the `t` loop, `y`
+/// placed after the `l` loop). The deepest tensor's domain order is tried
+/// first; when the reads admit no loop directions in it, other orders are
+/// (loop interchange: `x[i, t]` on a cycle with `w[t]` that reads
+/// `x[T-1-?, t-1]` needs `t` outside `i`, and a shallower tensor over `t`
+/// forces it too). Where no order works and `carry` allows, a sequence
+/// nest: a loop along which every read reaches into the past, around the
+/// nests of one iteration ([`carried_nest`]).
+fn nest_for<'c>(
+    program: &Program<'c>,
+    tensors: &[usize],
+    edges: &[&Edge<'c>],
+    outer: &[(usize, bool)],
+    carry: bool,
+) -> Result<Nest, PassDiagnostic<'c>> {
     let deepest = *tensors.iter().max_by_key(|&&t| (depth(program, t), std::cmp::Reverse(t))).expect("non-empty");
-    let orders = loop_orders(program, tensors, &program.tensors[deepest].domain);
+    let mut orders = loop_orders(program, tensors, &program.tensors[deepest].domain);
+    orders.retain(|order| order.iter().zip(outer).all(|(&d, &(o, _))| d == o) && order.len() >= outer.len());
     let Some(first) = orders.first() else {
         let dims = &program.tensors[deepest].domain;
         let other = tensors
@@ -545,11 +611,86 @@ fn nest_for<'c>(program: &Program<'c>, tensors: &[usize], edges: &[Edge<'c>]) ->
             ),
         ));
     };
-    let first_error = match nest_with_loops(program, tensors, edges, first.clone()) {
+    let first_error = match nest_with_loops(program, tensors, edges, first.clone(), outer) {
         Ok(nest) => return Ok(nest),
         Err(e) => e,
     };
-    orders[1..].iter().find_map(|dims| nest_with_loops(program, tensors, edges, dims.clone()).ok()).ok_or(first_error)
+    if let Some(nest) =
+        orders[1..].iter().find_map(|dims| nest_with_loops(program, tensors, edges, dims.clone(), outer).ok())
+    {
+        return Ok(nest);
+    }
+    if !carry {
+        return Err(first_error);
+    }
+    match carried_nest(program, tensors, edges, outer, &program.tensors[deepest].domain) {
+        Ok(nest) => Ok(nest),
+        Err(inner) => Err(inner.unwrap_or(first_error)),
+    }
+}
+
+/// A cycle carried by an outer loop: the polyhedral schedule of a training
+/// run, a loop over iterations `i` around each iteration's forward loop
+/// over `t` and then its backward one. Among the dimensions of `dims` (the
+/// deepest tensor's, in order) that every tensor has and `outer` does not
+/// open, the first along which every read between `tensors` reaches into
+/// the past in one direction (each read going around the cycle strictly:
+/// `W[i]` reading `g[i-1]`) becomes a loop around the nests of one
+/// iteration, scheduled again from the reads it leaves unordered (those
+/// that may see its present): their own components, in dependence order,
+/// each with its own loops and directions.
+///
+/// `Err(None)` when no dimension carries the cycle; `Err(Some(_))` with
+/// the first error scheduling an iteration where one does.
+fn carried_nest<'c>(
+    program: &Program<'c>,
+    tensors: &[usize],
+    edges: &[&Edge<'c>],
+    outer: &[(usize, bool)],
+    dims: &[usize],
+) -> Result<Nest, Option<PassDiagnostic<'c>>> {
+    let inside: Vec<&Edge> =
+        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+    if inside.iter().any(|e| e.shifts.is_none()) {
+        return Err(None);
+    }
+    let mut first_error = None;
+    for &d in dims {
+        if outer.iter().any(|&(o, _)| o == d) || !tensors.iter().all(|&t| program.tensors[t].domain.contains(&d)) {
+            continue;
+        }
+        let shift = |e: &Edge| e.shifts.as_ref().expect("bounded")[&d];
+        // Something must go strictly into the past, or the loop orders nothing.
+        if inside.iter().all(|e| touches_present(shift(e))) {
+            continue;
+        }
+        for forward in [true, false] {
+            if !inside.iter().all(|e| in_past(shift(e), forward)) {
+                continue;
+            }
+            let unordered: Vec<&Edge> = inside.iter().copied().filter(|e| touches_present(shift(e))).collect();
+            let mut loops = outer.to_vec();
+            loops.push((d, forward));
+            let nest = order_group(program, tensors, &unordered, &loops).map_err(|mut e| e.swap_remove(0)).and_then(
+                |mut nests| {
+                    let nest = if nests.len() == 1 {
+                        nests.pop().expect("one nest")
+                    } else {
+                        Nest::sequence(loops.iter().map(|l| l.0).collect(), loops.iter().map(|l| l.1).collect(), nests)
+                    };
+                    // Every read, those the loop carries included.
+                    check_nest(program, &nest, inside.iter().copied()).map(|()| nest)
+                },
+            );
+            match nest {
+                Ok(nest) => return Ok(nest),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    Err(first_error)
 }
 
 /// The orders of `dims` (the deepest tensor's domain, tried first) in which
@@ -579,16 +720,18 @@ fn next_permutation(p: &mut [usize]) -> bool {
     true
 }
 
-/// The nest of `tensors` in loops `dims` (outer to inner), if the reads
-/// admit loop directions and a body order.
+/// The nest of `tensors` in loops `dims` (outer to inner; the open loops
+/// `outer` first, in their directions), if the reads admit loop directions
+/// and a body order.
 fn nest_with_loops<'c>(
     program: &Program<'c>,
     tensors: &[usize],
-    edges: &[Edge<'c>],
+    edges: &[&Edge<'c>],
     dims: Vec<usize>,
+    outer: &[(usize, bool)],
 ) -> Result<Nest, PassDiagnostic<'c>> {
     let inside: Vec<&Edge> =
-        edges.iter().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
     for e in &inside {
         if e.shifts.is_none() {
             return Err(PassDiagnostic::new(
@@ -601,24 +744,26 @@ fn nest_with_loops<'c>(
         }
     }
     let common = |e: &Edge| depth(program, e.reader).min(depth(program, e.source));
-    let mut remaining: Vec<&Edge> = inside;
+    let mut remaining: Vec<&Edge> = inside.clone();
     let mut forward = Vec::new();
     for (k, &d) in dims.iter().enumerate() {
         let along: Vec<&&Edge> = remaining.iter().filter(|e| common(e) > k).collect();
         let shift = |e: &Edge| e.shifts.as_ref().expect("bounded")[&d];
-        let direction = if along.iter().all(|e| in_past(shift(e), true)) {
-            true
-        } else if along.iter().all(|e| in_past(shift(e), false)) {
-            false
-        } else {
-            let e = along.iter().find(|e| !in_past(shift(e), true)).expect("mixed");
-            return Err(PassDiagnostic::new(
-                e.location,
-                format!(
-                    "reads on one cycle go both to the past and to the future along '{}' (e.g. {}); no loop direction satisfies them",
-                    program.dims[d].name, e.text
-                ),
-            ));
+        let fits = |direction: bool| along.iter().all(|e| in_past(shift(e), direction));
+        let direction = match outer.get(k) {
+            Some(&(_, open)) if fits(open) => open,
+            None if fits(true) => true,
+            None if fits(false) => false,
+            _ => {
+                let e = along.iter().find(|e| !in_past(shift(e), outer.get(k).is_none_or(|o| o.1))).expect("mixed");
+                return Err(PassDiagnostic::new(
+                    e.location,
+                    format!(
+                        "reads on one cycle go both to the past and to the future along '{}' (e.g. {}); no loop direction satisfies them",
+                        program.dims[d].name, e.text
+                    ),
+                ));
+            }
         };
         forward.push(direction);
         // Reads that may see the present point along `d` are ordered by the
@@ -654,14 +799,15 @@ fn nest_with_loops<'c>(
         placed.insert(next);
         body.push(next);
     }
-    let nest = Nest { dims, forward, body };
-    check_nest(program, &nest, edges)?;
+    let nest = Nest { dims, forward, body, inner: Vec::new() };
+    check_nest(program, &nest, inside.iter().copied())?;
     Ok(nest)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store_selection::Slicing;
     use melior::ir::Module;
     use tempo_passes::verify::verify_program;
 
@@ -709,7 +855,7 @@ mod tests {
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(schedule.storage, vec![Storage::Ring(4, Default::default()), Storage::Output]);
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![true], body: vec![0, 1] }]);
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![true], body: vec![0, 1], inner: vec![] }]);
     }
 
     #[test]
@@ -722,7 +868,7 @@ mod tests {
             + &define("r", "t", "0 == 0", &[])
             + "\"temporal.output\"(%g) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![1, 0] }]);
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![1, 0], inner: vec![] }]);
         assert_eq!(schedule.storage[1], Storage::Point);
     }
 
@@ -752,7 +898,10 @@ mod tests {
             + &define("h", "b, t", "0 == 0", &[])
             + "\"temporal.output\"(%h) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![1, 0], forward: vec![false, true], body: vec![0] }]);
+        assert_eq!(
+            schedule.nests,
+            vec![Nest { dims: vec![1, 0], forward: vec![false, true], body: vec![0], inner: vec![] }]
+        );
     }
 
     #[test]
@@ -778,7 +927,7 @@ mod tests {
             )
         };
         let (schedule, _) = schedule_of(&read("T - t - 2 >= 0")).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![0] }]);
+        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![0], inner: vec![] }]);
         assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default())]);
         let error = schedule_of(&read("T - t - 1 >= 0")).unwrap_err().join("\n");
         assert!(error.contains("zero-distance cycle"), "{error}");
@@ -795,7 +944,10 @@ mod tests {
             + &define("y", "t", "0 == 0", &[("h", "t, B - 1")])
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0, 1], forward: vec![true, true], body: vec![0, 1] }]);
+        assert_eq!(
+            schedule.nests,
+            vec![Nest { dims: vec![0, 1], forward: vec![true, true], body: vec![0, 1], inner: vec![] }]
+        );
         assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default()), Storage::Output]);
     }
 
@@ -815,5 +967,68 @@ mod tests {
             + &define("a", "t", "0 == 0", &[]);
         let error = schedule_of(&reversed).unwrap_err().join("\n");
         assert!(error.contains("is on a cycle but is not bounded relative to the reader"), "{error}");
+    }
+
+    /// The skeleton of back-propagation through time in a training run,
+    /// with `b` as the iterations: `w[b]` reads `z[b-1, 0]`, `a[b, t]`
+    /// reads `a[b, t-1]` and `w[b]`, `z[b, t]` reads `z[b, t+1]` and
+    /// `a[b, t]`.
+    fn carried_cycle() -> String {
+        tensor("w", "\"b\"")
+            + &tensor("a", "\"b\", \"t\"")
+            + &tensor("z", "\"b\", \"t\"")
+            + &define("w", "b", "b - 1 >= 0", &[("w", "b - 1"), ("z", "b - 1, 0")])
+            + &define("w", "b", "0 == 0", &[])
+            + &define("a", "b, t", "t - 1 >= 0", &[("a", "b, t - 1"), ("w", "b")])
+            + &define("a", "b, t", "0 == 0", &[("w", "b")])
+            + &define("z", "b, t", "T - t - 2 >= 0", &[("z", "b, t + 1"), ("a", "b, t")])
+            + &define("z", "b, t", "0 == 0", &[("a", "b, t")])
+            + "\"temporal.output\"(%w) : (!temporal.rtensor) -> ()\n"
+    }
+
+    #[test]
+    fn cycles_carried_by_an_outer_loop_run_a_sequence_of_nests_in_it() {
+        let (schedule, _) = schedule_of(&carried_cycle()).unwrap();
+        // One loop over b (dimension 1) around w and a's forward loop over t
+        // (dimension 0), then z's backward one.
+        let first = Nest { dims: vec![1, 0], forward: vec![true, true], body: vec![0, 1], inner: vec![] };
+        let second = Nest { dims: vec![1, 0], forward: vec![true, false], body: vec![2], inner: vec![] };
+        assert_eq!(schedule.nests, vec![Nest::sequence(vec![1], vec![true], vec![first, second])]);
+        assert_eq!(schedule.nests[0].body, vec![0, 1, 2]);
+        // a: one slice along t, overwritten by each b; z: two (w reads z[b-1, 0]).
+        let along_b = Slicing { along: 0, dropped: 0 };
+        assert_eq!(schedule.storage, vec![Storage::Output, Storage::Ring(1, along_b), Storage::Ring(2, along_b)]);
+    }
+
+    #[test]
+    fn sequence_nests_read_back_from_their_loops_are_the_same_schedule() {
+        let context = tempo_dialects::create_context();
+        let source = format!(
+            "\"temporal.dim\"() {{sym_name = \"t\", bound = \"T\"}} : () -> ()\n\"temporal.dim\"() {{sym_name = \"b\", bound = \"B\"}} : () -> ()\n{}",
+            carried_cycle()
+        );
+        let module = Module::parse(&context, &source).expect("parses");
+        let program = verify_program(module.as_operation()).expect("verifies");
+        let schedule = Schedule::new(&program).unwrap();
+        let steps = schedule.nests[0].steps(&program);
+        let compute = |t| Step::Compute(t);
+        let t_loop = |forward, body| Step::Loop { dim: 0, forward, body };
+        let expected = vec![Step::Loop {
+            dim: 1,
+            forward: true,
+            body: vec![compute(0), t_loop(true, vec![compute(1)]), t_loop(false, vec![compute(2)])],
+        }];
+        assert_eq!(steps, expected);
+        // Read back, each step of the b loop is a nest of its own: the same
+        // loops, so the same checks and stores.
+        let read = Nest::from_step(&program, &steps[0]);
+        assert_eq!(read.inner.len(), 3);
+        assert_eq!(read.steps(&program), steps);
+        let location = Location::unknown(&context);
+        let again = Schedule::with_nests(&program, vec![read], location).map_err(|_| ()).unwrap();
+        assert_eq!(again.storage, schedule.storage);
+        // A plain nest reads back as itself.
+        let plain = Nest { dims: vec![1, 0], forward: vec![true, true], body: vec![0, 1], inner: vec![] };
+        assert_eq!(Nest::from_step(&program, &plain.steps(&program)[0]), plain);
     }
 }

@@ -17,7 +17,7 @@
 //! one (see [`read_schedule`]), after checking that it is legal, so a
 //! schedule can also be written or edited by hand.
 
-use crate::schedule::{Nest, Placement, Schedule};
+use crate::schedule::{Nest, Schedule, Step};
 use crate::temporal_to_loops::sanitize;
 use melior::ir::{BlockLike, Location, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use std::fmt::Write;
@@ -105,29 +105,26 @@ pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
     let mut out = format!("module {{\n  func.func @{SCHEDULE_FUNCTION}({}) {{\n", args.join(", "));
     for nest in &schedule.nests {
         let mut variables = vec![String::new(); program.dims.len()];
-        write_items(program, nest, &nest.body, 0, &bounds, &mut variables, "    ", &mut out);
+        write_steps(program, &nest.steps(program), &bounds, &mut variables, "    ", &mut out);
     }
     out += "    return\n  }\n}\n";
     out
 }
 
-/// Writes `items` (tensors inside the loops `nest.dims[..level]`) as
-/// `temporal.compute` ops and loops.
-#[allow(clippy::too_many_arguments)]
-fn write_items(
+/// Writes `steps` as `temporal.compute` ops and loops; `variables` holds
+/// the SSA name of each open loop's dimension variable.
+fn write_steps(
     program: &Program,
-    nest: &Nest,
-    items: &[usize],
-    level: usize,
+    steps: &[Step],
     bounds: &[String],
     variables: &mut Vec<String>,
     indent: &str,
     out: &mut String,
 ) {
-    for placement in Nest::placements(program, items, level) {
-        match placement {
-            Placement::Here(t) => {
-                let tensor = &program.tensors[t];
+    for step in steps {
+        match step {
+            Step::Compute(t) => {
+                let tensor = &program.tensors[*t];
                 let coords: Vec<&str> = tensor.domain.iter().map(|&d| variables[d].as_str()).collect();
                 let types: Vec<&str> = coords.iter().map(|_| "index").collect();
                 let _ = writeln!(
@@ -138,8 +135,8 @@ fn write_items(
                     types.join(", ")
                 );
             }
-            Placement::Inner(run) => {
-                let (d, forward) = (nest.dims[level], nest.forward[level]);
+            Step::Loop { dim: d, forward, body } => {
+                let (d, forward) = (*d, *forward);
                 let name = sanitize(&program.dims[d].name);
                 let variable = format!("%{name}{d}_{}", out.len());
                 let counter = if forward { variable.clone() } else { format!("{variable}_step") };
@@ -152,7 +149,7 @@ fn write_items(
                     );
                 }
                 variables[d] = variable;
-                write_items(program, nest, &run, level + 1, bounds, variables, &format!("{indent}  "), out);
+                write_steps(program, body, bounds, variables, &format!("{indent}  "), out);
                 let direction = if forward { "forward" } else { "backward" };
                 let _ = writeln!(
                     out,
@@ -185,7 +182,7 @@ pub fn read_schedule<'c>(
                 if !program.tensors[t].domain.is_empty() {
                     return Err(located(op, format!("'{}' needs loops over its domain", program.tensors[t].name)));
                 }
-                nests.push(Nest { dims: Vec::new(), forward: Vec::new(), body: vec![t] });
+                nests.push(Nest { dims: Vec::new(), forward: Vec::new(), body: vec![t], inner: Vec::new() });
             }
             "affine.for" => nests.push(read_nest(op, program)?),
             other => return Err(located(op, format!("unexpected '{other}' in @tempo_schedule"))),
@@ -199,27 +196,25 @@ fn located<'c>(op: OperationRef<'c, '_>, message: String) -> Vec<PassDiagnostic<
 }
 
 /// One loop nest: an `affine.for` whose body holds `temporal.compute` ops
-/// and further loops, each inner loop at one depth over the same dimension
-/// in the same direction.
+/// and further loops (a loop may hold several loops over one dimension,
+/// in either direction: a sequence of nests).
 fn read_nest<'c>(outer: OperationRef<'c, '_>, program: &Program<'c>) -> Result<Nest, Vec<PassDiagnostic<'c>>> {
-    let mut nest = Nest { dims: Vec::new(), forward: Vec::new(), body: Vec::new() };
     let mut variables: Vec<(usize, mlir_sys::MlirValue)> = Vec::new();
-    read_loop(outer, program, 0, &mut nest, &mut variables)?;
+    let step = read_loop(outer, program, &mut variables)?;
+    let nest = Nest::from_step(program, &step);
     if nest.body.is_empty() {
         return Err(located(outer, "a loop nest of @tempo_schedule computes nothing".into()));
     }
     Ok(nest)
 }
 
-/// Reads the loop `op` at depth `level` of `nest`; `variables` holds the
-/// value standing for each enclosing loop's dimension variable.
+/// Reads the loop `op`; `variables` holds the value standing for each
+/// enclosing loop's dimension variable.
 fn read_loop<'c>(
     op: OperationRef<'c, '_>,
     program: &Program<'c>,
-    level: usize,
-    nest: &mut Nest,
     variables: &mut Vec<(usize, mlir_sys::MlirValue)>,
-) -> Result<(), Vec<PassDiagnostic<'c>>> {
+) -> Result<Step, Vec<PassDiagnostic<'c>>> {
     let dim_name = string_attribute(op, "tempo.dim")
         .ok_or_else(|| located(op, "a loop of @tempo_schedule needs a 'tempo.dim' string".into()))?;
     let d = program
@@ -232,23 +227,14 @@ fn read_loop<'c>(
         Some("backward") => false,
         _ => return Err(located(op, "'tempo.direction' is \"forward\" or \"backward\"".into())),
     };
-    match nest.dims.get(level) {
-        Some(&known) if known != d || nest.forward[level] != forward => {
-            return Err(located(op, "loops at one depth of a nest run over one dimension in one direction".into()));
-        }
-        Some(_) => {}
-        None if nest.dims.contains(&d) => {
-            return Err(located(op, format!("two loops over '{dim_name}' in one nest")));
-        }
-        None => {
-            nest.dims.push(d);
-            nest.forward.push(forward);
-        }
+    if variables.iter().any(|&(known, _)| known == d) {
+        return Err(located(op, format!("two loops over '{dim_name}' in one nest")));
     }
     let block =
         op.region(0).ok().and_then(|r| r.first_block()).ok_or_else(|| located(op, "a loop without a body".into()))?;
     let counter = block.argument(0).map_err(|_| located(op, "a loop without a variable".into()))?;
     let mut variable = forward.then(|| counter.to_raw());
+    let mut body = Vec::new();
     for inner in block_operations(block) {
         match name_of(inner).as_str() {
             "affine.yield" => {}
@@ -278,18 +264,18 @@ fn read_loop<'c>(
                     return Err(located(inner, "a backward loop's variable is defined first".into()));
                 };
                 variables.push((d, v));
-                let done = if name_of(inner) == "affine.for" {
-                    read_loop(inner, program, level + 1, nest, variables)
+                let step = if name_of(inner) == "affine.for" {
+                    read_loop(inner, program, variables)
                 } else {
-                    compute_target(inner, program, variables).map(|t| nest.body.push(t))
+                    compute_target(inner, program, variables).map(Step::Compute)
                 };
                 variables.pop();
-                done?;
+                body.push(step?);
             }
             other => return Err(located(inner, format!("unexpected '{other}' in a loop of @tempo_schedule"))),
         }
     }
-    Ok(())
+    Ok(Step::Loop { dim: d, forward, body })
 }
 
 /// The tensor a `temporal.compute` computes, checking that its coordinates

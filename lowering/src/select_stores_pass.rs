@@ -50,8 +50,8 @@ impl TempoPass for SelectStores {
         let mut annotations = Vec::new();
         for (i, tensor) in program.tensors.iter().enumerate() {
             let nest = schedule.nests.iter().position(|n| n.body.contains(&i));
-            let loops = nest.map(|k| {
-                let n = &schedule.nests[k];
+            // The loops of the (innermost) nest computing the tensor.
+            let loops = nest.and_then(|k| schedule.nests[k].plain_nest_of(i)).map(|n| {
                 n.dims
                     .iter()
                     .zip(&n.forward)

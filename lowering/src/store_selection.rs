@@ -42,7 +42,7 @@
 //!
 //! Assumes the schedule's nests and read summaries (`crate::schedule`).
 
-use crate::schedule::{Edge, Nest, in_past};
+use crate::schedule::{Edge, Layout, Nest, in_past};
 use std::collections::HashMap;
 use tempo_passes::program::Program;
 
@@ -157,6 +157,7 @@ impl std::fmt::Display for Storage {
 pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -> Vec<Storage> {
     let nest_of: HashMap<usize, usize> =
         nests.iter().enumerate().flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k))).collect();
+    let layouts: Vec<Layout> = nests.iter().map(|nest| Layout::of(program, nest)).collect();
     (0..program.tensors.len())
         .map(|i| {
             let tensor = &program.tensors[i];
@@ -169,12 +170,12 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if tensor.domain.is_empty() {
                 return Storage::Full;
             }
-            let nest = &nests[nest_of[&i]];
+            let layout = &layouts[nest_of[&i]];
             let all_reads: Vec<&Edge> = edges.iter().filter(|e| e.source == i).collect();
             // Reads from later nests of the last points the loop wrote
             // (`T - 1 - j` after a forward loop, `j` after a backward one)
             // only need the store to keep those points until then.
-            let forward = nest.forward.first().copied().unwrap_or(true);
+            let forward = layout.loops(i).next().is_none_or(|(_, forward)| forward);
             let mut final_reach = None::<i64>;
             let mut reads = Vec::new();
             for e in all_reads {
@@ -194,14 +195,14 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             // loop of the tensor (not in another run of an inner loop).
             let at_present = |e: &&Edge| {
                 !e.spans
-                    && nest.shared_loops(program, e.reader, i) >= tensor.domain.len()
+                    && layout.shared_loops(e.reader, i) >= tensor.domain.len()
                     && e.shifts.as_ref().expect("local").values().all(|&s| s == (Some(0), Some(0)))
             };
             if reads.iter().all(at_present) && final_reach.is_none_or(|j| j == 0) {
                 return Storage::Point;
             }
             if tensor.domain.len() != 1 {
-                return sliced(program, i, nest, &reads);
+                return sliced(program, i, layout, &reads);
             }
             let dim = tensor.domain[0];
             // How far back (in loop order) each read reaches.
@@ -254,20 +255,20 @@ fn point_bytes(program: &Program, i: usize) -> usize {
 /// dimensions, every read in its own nest) along one of its dimensions
 /// (see the module documentation for what each read allows); `Full` when
 /// no dimension works.
-fn sliced(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Storage {
+fn sliced(program: &Program, i: usize, layout: &Layout, reads: &[&Edge]) -> Storage {
     let domain = &program.tensors[i].domain;
     let n = domain.len();
     if n > 64 {
         return Storage::Full;
     }
-    let level = |d: usize| nest.dims.iter().position(|&x| x == d).expect("a tensor's dimensions are loops of its nest");
-    let position = |t: usize| nest.body.iter().position(|&x| x == t).expect("in the body");
+    let level = |d: usize| layout.level(i, d).expect("a tensor's dimensions are loops of its nest");
+    let position = |t: usize| layout.position(t);
     // (kept slice dimensions, kind rank, slots): smaller is better; each
     // kept dimension multiplies the store by its bound.
     let mut best: Option<((usize, u8, usize), Storage)> = None;
     'candidates: for along in 0..n {
         let along_level = level(domain[along]);
-        let forward = nest.forward[along_level];
+        let forward = layout.loop_at(i, along_level).1;
         let dropped = (0..n).filter(|&k| level(domain[k]) < along_level).fold(0u64, |mask, k| mask | 1 << k);
         let slicing = Slicing { along, dropped };
         let (mut farthest, mut unbounded, mut spans, mut after_run) = (0i64, false, false, false);
@@ -277,7 +278,7 @@ fn sliced(program: &Program, i: usize, nest: &Nest, reads: &[&Edge]) -> Storage 
             if (0..n).any(|k| slicing.drops(k) && !present(k)) {
                 continue 'candidates;
             }
-            let shared = nest.shared_loops(program, e.reader, i);
+            let shared = layout.shared_loops(e.reader, i);
             if shared > along_level {
                 // In the same iteration of the along loop (and of the loops
                 // around it): so many steps back along it.

@@ -47,7 +47,7 @@ mod reads;
 mod reductions;
 mod row_fusion;
 
-use crate::schedule::{Nest, Placement, Schedule, Storage};
+use crate::schedule::{Schedule, Step, Storage};
 use crate::splice::replace_module_body;
 use elementwise::Elementwise;
 use std::collections::HashMap;
@@ -387,7 +387,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 self.body += &text;
             }
             let mut code = String::new();
-            self.place(nest, &nest.body, 0, "    ", &mut code);
+            self.place(&nest.steps(program), "    ", &mut code);
             self.body += &code;
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
                 let mut text = String::new();
@@ -422,19 +422,17 @@ impl<'p, 'c> Emitter<'p, 'c> {
         (text, self.origins)
     }
 
-    /// Emits `items` (tensors inside the loops `nest.dims[..level]`, in body
-    /// order): tensors of this depth in place, each run of deeper ones in
-    /// one loop over `nest.dims[level]`.
-    fn place(&mut self, nest: &Nest, items: &[usize], level: usize, indent: &str, code: &mut String) {
-        for placement in Nest::placements(self.program, items, level) {
-            match placement {
-                Placement::Here(i) => self.tensor(i, indent, code),
-                Placement::Inner(run) => {
-                    let (d, forward) = (nest.dims[level], nest.forward[level]);
+    /// Emits `steps`: tensors in place, loops around their bodies.
+    fn place(&mut self, steps: &[Step], indent: &str, code: &mut String) {
+        for step in steps {
+            match step {
+                Step::Compute(i) => self.tensor(*i, indent, code),
+                Step::Loop { dim: d, forward, body } => {
+                    let d = *d;
                     let bound = self.bound_args[d].clone();
                     let var = format!("%{}{}", sanitize(&self.program.dims[d].name), self.next_id + 1);
                     self.next_id += 1;
-                    if forward {
+                    if *forward {
                         let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
                     } else {
                         let step = format!("{var}_step");
@@ -445,7 +443,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         );
                     }
                     self.index_of.insert(d, var);
-                    self.place(nest, &run, level + 1, &format!("{indent}  "), code);
+                    self.place(body, &format!("{indent}  "), code);
                     let _ = writeln!(code, "{indent}}}");
                 }
             }
