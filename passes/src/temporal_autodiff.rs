@@ -329,18 +329,19 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
                     crate::rewrite::source(&node.kind).is_some_and(|x| is_active[x] && !(r == x && cut.contains(&x)))
                 })
                 .collect();
-            let (ranges, points): (Vec<usize>, Vec<usize>) = reads.into_iter().partition(|&k| is_range(&branch.nodes[k].kind));
+            let (ranges, points): (Vec<usize>, Vec<usize>) =
+                reads.into_iter().partition(|&k| is_range(&branch.nodes[k].kind));
             let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
             for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr)? {
                 let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
                 contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed)?);
             }
-            for k in ranges {
-                if !vjp::on_path(&branch.nodes, k, branch.result)[branch.result] {
-                    continue;
+            let ranges: Vec<usize> =
+                ranges.into_iter().filter(|&k| vjp::on_path(&branch.nodes, k, branch.result)[branch.result]).collect();
+            if !ranges.is_empty() {
+                for (x, c) in ranges::contributions(program, &g_name, r, b, &branch, &ranges, dr)? {
+                    contributions[x].push(c);
                 }
-                let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
-                contributions[x].extend(ranges::contributions(program, &g_name, r, b, &branch, k, dr)?);
             }
         }
     }
@@ -545,7 +546,8 @@ fn cotangents<'c>(
         let c_point = body.ty(result).clone();
         let first = found[members[0]].0;
         let c_name = format!("{g_name}$c${}${}${}", reader.name, b, first);
-        let c = reader_tensor(program, &c_name, r, b, branch, body.nodes.clone(), result, branch.nodes[first].location)?;
+        let c =
+            reader_tensor(program, &c_name, r, b, branch, body.nodes.clone(), result, branch.nodes[first].location)?;
         for (m, extract) in members.into_iter().zip(parts) {
             out.push((found[m].0, Packed { c, c_point: c_point.clone(), extract }));
         }
@@ -600,21 +602,33 @@ fn contribution<'c>(
             let mut branches = Vec::new();
             for more in [true, false] {
                 let mut body = Body::new(read.location);
-                let whole = body.push(NodeKind::Read { source: c, index: identity(dims, num_symbols) }, packed_point.clone());
+                let whole =
+                    body.push(NodeKind::Read { source: c, index: identity(dims, num_symbols) }, packed_point.clone());
                 let here = unpack(&mut body, whole, extract.as_ref());
                 let mut constraints = Vec::new();
                 let result = if more {
                     // p_r + k <= extent - 1
                     let extent = AffineExpr::Symbol(reader.domain[rd]);
-                    constraints.push(pullback::ge0(sub(sub(extent, AffineExpr::Constant(1)), add(AffineExpr::Dim(rd), AffineExpr::Constant(k)))));
+                    constraints.push(pullback::ge0(sub(
+                        sub(extent, AffineExpr::Constant(1)),
+                        add(AffineExpr::Dim(rd), AffineExpr::Constant(k)),
+                    )));
                     let mut next: Vec<AffineExpr> = (0..dims).map(AffineExpr::Dim).collect();
                     next[rd] = add(AffineExpr::Dim(rd), AffineExpr::Constant(k));
-                    let later = body.push(NodeKind::Read { source: m, index: pullback::map(dims, num_symbols, next) }, c_point.clone());
+                    let later = body.push(
+                        NodeKind::Read { source: m, index: pullback::map(dims, num_symbols, next) },
+                        c_point.clone(),
+                    );
                     body.add(here, later)
                 } else {
                     here
                 };
-                branches.push(Branch { when: pullback::set(dims, num_symbols, constraints), nodes: body.nodes, result, location: read.location });
+                branches.push(Branch {
+                    when: pullback::set(dims, num_symbols, constraints),
+                    nodes: body.nodes,
+                    result,
+                    location: read.location,
+                });
             }
             program.tensors[m].branches = branches;
             (m, c_point.clone(), None)

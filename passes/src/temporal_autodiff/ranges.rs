@@ -35,9 +35,8 @@ use super::pullback::{self, Case, Coordinate};
 use super::{Contribution, live_nodes, vjp};
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
-use crate::program::{
-    Branch, DYNAMIC, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, reshape_fits,
-};
+use crate::program::{Branch, DYNAMIC, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, reshape_fits};
+use melior::ir::Location;
 use std::collections::HashMap;
 
 /// How a node of the reader's branch relates to the range of the read
@@ -235,9 +234,10 @@ fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
             NodeKind::DynamicSlice(..) => unsupported("a dynamic_slice of the range"),
             NodeKind::Attention(..) => unsupported("an attention inside an attention"),
             NodeKind::Call { .. } => unsupported("an external call on the range"),
-            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } | NodeKind::Random { .. } => {
-                Carry::Row
-            }
+            NodeKind::Read { .. }
+            | NodeKind::ReadRange { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Random { .. } => Carry::Row,
         };
         carry.push(next);
     }
@@ -628,7 +628,11 @@ impl<'c> Frame<'_, 'c> {
                     for (j, &a) in ops.iter().enumerate() {
                         if j != i {
                             let (v, r) = self.operand(a)?;
-                            let mut l = if matches!(self.carry[a], Carry::Axis(_)) { strip(&labels[j]) } else { labels[j].clone() };
+                            let mut l = if matches!(self.carry[a], Carry::Axis(_)) {
+                                strip(&labels[j])
+                            } else {
+                                labels[j].clone()
+                            };
                             if self.is_batched(v, r) {
                                 l.insert(0, batch);
                             }
@@ -717,12 +721,16 @@ impl Piece {
                 let mut rest = AffineExpr::Constant(constant);
                 for (d, &k) in dims.iter().enumerate() {
                     if k != 0 && d != var {
-                        rest = add(rest, AffineExpr::Mul(Box::new(AffineExpr::Dim(d)), Box::new(AffineExpr::Constant(k))));
+                        rest =
+                            add(rest, AffineExpr::Mul(Box::new(AffineExpr::Dim(d)), Box::new(AffineExpr::Constant(k))));
                     }
                 }
                 for (j, &k) in symbols.iter().enumerate() {
                     if k != 0 {
-                        rest = add(rest, AffineExpr::Mul(Box::new(AffineExpr::Symbol(j)), Box::new(AffineExpr::Constant(k))));
+                        rest = add(
+                            rest,
+                            AffineExpr::Mul(Box::new(AffineExpr::Symbol(j)), Box::new(AffineExpr::Constant(k))),
+                        );
                     }
                 }
                 (dims.get(var).copied().unwrap_or(0), rest)
@@ -744,7 +752,11 @@ impl Piece {
                 self.los.push(rest.clone());
                 self.his.push(add(rest, AffineExpr::Constant(1)));
             }
-            _ => return Err("a branch condition with a coefficient other than 1 or -1 on the reader's varying dimension".into()),
+            _ => {
+                return Err(
+                    "a branch condition with a coefficient other than 1 or -1 on the reader's varying dimension".into(),
+                );
+            }
         }
         Ok(self)
     }
@@ -809,24 +821,64 @@ fn active_pieces(branches: &[Branch], b: usize, point: &[AffineExpr], var: usize
     Ok(pieces)
 }
 
-/// The contributions of range read `k` of `branch` (branch `b` of reader
-/// `r`) to its source's adjoint, given `r`'s adjoint `dr` (`None`: one):
-/// one tensor over the source's domain per piece of reader points.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn contributions<'c>(
-    program: &mut Program<'c>,
-    g_name: &str,
+/// What one range read's gradient needs, found before the stash is built.
+struct Plan<'c> {
+    k: usize,
+    read: crate::program::Node<'c>,
+    x: usize,
+    what: String,
+    range_dim: usize,
+    carry: Vec<Carry>,
+    on: Vec<bool>,
+    collapses: Vec<usize>,
+    /// Conditions on q from the point coordinates.
+    constraints: Vec<Constraint>,
+    /// The reader's point over q (`Dim(x_dims)`: the varying dimension).
+    point: Vec<AffineExpr>,
+    /// The varying dimension's bounds, if one varies.
+    varying: Option<(Vec<AffineExpr>, Vec<AffineExpr>)>,
+    pieces: Vec<Piece>,
+    requests: Vec<Stash>,
+}
+
+impl<'c> Plan<'c> {
+    /// An element frame for this read (empty body).
+    fn frame<'a>(&'a self, branch: &'a Branch<'c>, program: &Program<'c>) -> Frame<'a, 'c> {
+        Frame {
+            branch,
+            carry: &self.carry,
+            k: self.k,
+            x_point: program.tensors[self.x].point.clone(),
+            x_dims: program.tensors[self.x].domain.len(),
+            range_dim: self.range_dim,
+            point: self.point.clone(),
+            num_symbols: program.dims.len(),
+            body: Body::new(self.read.location),
+            elem: HashMap::new(),
+            row: HashMap::new(),
+            requests: Vec::new(),
+            values: HashMap::new(),
+            batched: self.varying.is_some(),
+            what: self.what.clone(),
+        }
+    }
+}
+
+/// Plans the gradient of range read `k` of `branch` (branch `b` of reader
+/// `r`): which reader points read each source point, the pieces where the
+/// branch defines them, and the row values the element frame requests.
+fn plan<'c>(
+    program: &Program<'c>,
     r: usize,
     b: usize,
     branch: &Branch<'c>,
     k: usize,
-    dr: Option<usize>,
-) -> Result<Vec<Contribution<'c>>, PassDiagnostic<'c>> {
-    let num_symbols = program.dims.len();
+) -> Result<Plan<'c>, PassDiagnostic<'c>> {
     let reader = program.tensors[r].clone();
     let read = branch.nodes[k].clone();
     let NodeKind::ReadRange { source: x, lower, upper, caps } = &read.kind else { unreachable!("a range read") };
     let x = *x;
+    let (lower, upper, caps) = (lower.clone(), upper.clone(), caps.clone());
     let what = program.tensors[x].name.clone();
     let refuse = |why: &str| {
         PassDiagnostic::new(
@@ -858,7 +910,8 @@ pub(super) fn contributions<'c>(
     for j in 0..x_dims {
         let case = if j == range_dim {
             let (constraints, assign) =
-                pullback::range_case(j, source_domain[j], &lower[j].results, &upper[j].results, &bounds).map_err(|why| refuse(&why))?;
+                pullback::range_case(j, source_domain[j], &lower[j].results, &upper[j].results, &bounds)
+                    .map_err(|why| refuse(&why))?;
             Case { constraints, assign: assign.map(|(rd, los, his)| (rd, Coordinate::Box(los, his))) }
         } else {
             match &pullback::cases(j, source_domain[j], &lower[j].results, &caps[j].results, &bounds)
@@ -900,27 +953,55 @@ pub(super) fn contributions<'c>(
         varying = Some((los, his));
     }
     let pieces = active_pieces(&reader.branches, b, &point, x_dims).map_err(|why| refuse(&why))?;
-    let x_point = program.tensors[x].point.clone();
-    let mut frame = Frame {
-        branch,
-        carry: &carry,
+    let mut plan = Plan {
         k,
-        x_point: x_point.clone(),
-        x_dims,
-        range_dim,
-        point: point.clone(),
-        num_symbols,
-        body: Body::new(read.location),
-        elem: HashMap::new(),
-        row: HashMap::new(),
-        requests: Vec::new(),
-        values: HashMap::new(),
-        batched: varying.is_some(),
+        read: read.clone(),
+        x,
         what: what.clone(),
+        range_dim,
+        carry,
+        on,
+        collapses,
+        constraints,
+        point,
+        varying,
+        pieces,
+        requests: Vec::new(),
     };
-    frame.build(&on, &collapses)?;
+    let mut frame = plan.frame(branch, program);
+    frame.build(&plan.on, &plan.collapses)?;
     let requests = std::mem::take(&mut frame.requests);
-    let stash = stash_tensors(program, g_name, r, b, branch, k, dr, &requests)?;
+    plan.requests = requests;
+    Ok(plan)
+}
+
+/// The contributions of the range reads `pivots` of `branch` (branch `b`
+/// of reader `r`) to their sources' adjoints, given `r`'s adjoint `dr`
+/// (`None`: one): per read and per piece of reader points a tensor over
+/// the read's source's domain. The row values all of them need are
+/// computed once, in one stash over the reader's domain.
+pub(super) fn contributions<'c>(
+    program: &mut Program<'c>,
+    g_name: &str,
+    r: usize,
+    b: usize,
+    branch: &Branch<'c>,
+    pivots: &[usize],
+    dr: Option<usize>,
+) -> Result<Vec<(usize, Contribution<'c>)>, PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
+    let plans: Vec<Plan<'c>> = pivots.iter().map(|&k| plan(program, r, b, branch, k)).collect::<Result<_, _>>()?;
+    let mut requests: Vec<Stash> = Vec::new();
+    for plan in &plans {
+        for item in &plan.requests {
+            if !requests.contains(item) {
+                requests.push(*item);
+            }
+        }
+    }
+    let location = branch.nodes[pivots[0]].location;
+    let stash = stash_tensors(program, g_name, r, b, branch, location, dr, &requests)?;
     // Each packed value in a tensor of its own (cut from the packed one
     // point by point), so that reads of ranges of it need no slice of a
     // dynamic shape.
@@ -929,99 +1010,91 @@ pub(super) fn contributions<'c>(
         for (item, extract) in parts {
             let Some((offset, part)) = extract else { continue };
             let dims = reader.domain.len();
-            let mut body = Body::new(read.location);
+            let mut body = Body::new(location);
             let ty = program.tensors[*f].point.clone();
             let whole = body.push(NodeKind::Read { source: *f, index: super::identity(dims, num_symbols) }, ty);
             let value = super::unpack(&mut body, whole, Some(&(*offset, part.clone())));
-            let name = format!("{g_name}$f${}${}${}${}", reader.name, b, k, parts_split.len());
-            let t = super::push_tensor(program, name, reader.domain.clone(), part.clone(), read.location);
-            program.tensors[t].branches = vec![Branch {
-                when: super::universe(dims, num_symbols),
-                nodes: body.nodes,
-                result: value,
-                location: read.location,
-            }];
+            let name = format!("{g_name}$f${}${}${}", reader.name, b, parts_split.len());
+            let t = super::push_tensor(program, name, reader.domain.clone(), part.clone(), location);
+            program.tensors[t].branches =
+                vec![Branch { when: super::universe(dims, num_symbols), nodes: body.nodes, result: value, location }];
             parts_split.insert((*f, *item), t);
         }
     }
     let mut out = Vec::new();
-    for (index, piece) in pieces.into_iter().enumerate() {
-        let mut frame = Frame {
-            body: Body::new(read.location),
-            elem: HashMap::new(),
-            row: HashMap::new(),
-            requests: Vec::new(),
-            values: HashMap::new(),
-            point: point.clone(),
-            what: what.clone(),
-            x_point: x_point.clone(),
-            ..frame
-        };
-        let mut when = constraints.clone();
-        when.extend(piece.conditions);
-        // The stashed values at the reader points reading q.
-        let map = |results: Vec<AffineExpr>| AffineMap { num_dims: x_dims, num_symbols, results };
-        let (mut l, mut u) = (Vec::new(), Vec::new());
-        let mut interval = None;
-        for e in &point {
-            if *e == AffineExpr::Dim(x_dims) {
-                let (mut los, mut his) = varying.clone().expect("a varying dimension");
-                los.extend(piece.los.iter().cloned());
-                his.extend(piece.his.iter().cloned());
-                for lo in &los {
-                    for hi in &his {
-                        let c = ge0(sub(sub(hi.clone(), lo.clone()), AffineExpr::Constant(1)));
-                        if !when.contains(&c) {
-                            when.push(c);
+    for plan in &plans {
+        let (k, read, x, point, varying) = (plan.k, &plan.read, plan.x, &plan.point, &plan.varying);
+        let source_domain = program.tensors[x].domain.clone();
+        let x_dims = source_domain.len();
+        let x_point = program.tensors[x].point.clone();
+        for (index, piece) in plan.pieces.iter().enumerate() {
+            let mut frame = plan.frame(branch, program);
+            let mut when = plan.constraints.clone();
+            when.extend(piece.conditions.iter().cloned());
+            // The stashed values at the reader points reading q.
+            let map = |results: Vec<AffineExpr>| AffineMap { num_dims: x_dims, num_symbols, results };
+            let (mut l, mut u) = (Vec::new(), Vec::new());
+            let mut interval = None;
+            for e in point {
+                if *e == AffineExpr::Dim(x_dims) {
+                    let (mut los, mut his) = varying.clone().expect("a varying dimension");
+                    los.extend(piece.los.iter().cloned());
+                    his.extend(piece.his.iter().cloned());
+                    for lo in &los {
+                        for hi in &his {
+                            let c = ge0(sub(sub(hi.clone(), lo.clone()), AffineExpr::Constant(1)));
+                            if !when.contains(&c) {
+                                when.push(c);
+                            }
                         }
                     }
-                }
-                l.push(map(los.clone()));
-                u.push(map(his.clone()));
-                interval = Some(());
-            } else {
-                l.push(map(vec![e.clone()]));
-                u.push(map(Vec::new()));
-            }
-        }
-        for (f, parts) in &stash {
-            for (item, extract) in parts {
-                let f = match extract {
-                    None => *f,
-                    Some(_) => parts_split[&(*f, *item)],
-                };
-                let point_ty = program.tensors[f].point.clone();
-                let value = if interval.is_some() {
-                    let mut shape = vec![DYNAMIC];
-                    shape.extend(&point_ty.shape);
-                    let caps = vec![map(Vec::new()); point.len()];
-                    let kind = NodeKind::ReadRange { source: f, lower: l.clone(), upper: u.clone(), caps };
-                    frame.body.push(kind, PointType { shape, element: point_ty.element })
+                    l.push(map(los.clone()));
+                    u.push(map(his.clone()));
+                    interval = Some(());
                 } else {
-                    frame.body.push(NodeKind::Read { source: f, index: map(point.clone()) }, point_ty)
-                };
-                frame.values.insert(*item, value);
+                    l.push(map(vec![e.clone()]));
+                    u.push(map(Vec::new()));
+                }
             }
+            for (f, parts) in &stash {
+                for (item, extract) in parts {
+                    let f = match extract {
+                        None => *f,
+                        Some(_) => parts_split[&(*f, *item)],
+                    };
+                    let point_ty = program.tensors[f].point.clone();
+                    let value = if interval.is_some() {
+                        let mut shape = vec![DYNAMIC];
+                        shape.extend(&point_ty.shape);
+                        let caps = vec![map(Vec::new()); point.len()];
+                        let kind = NodeKind::ReadRange { source: f, lower: l.clone(), upper: u.clone(), caps };
+                        frame.body.push(kind, PointType { shape, element: point_ty.element })
+                    } else {
+                        frame.body.push(NodeKind::Read { source: f, index: map(point.clone()) }, point_ty)
+                    };
+                    frame.values.insert(*item, value);
+                }
+            }
+            let result = frame.build(&plan.on, &plan.collapses)?;
+            let mut a_branch = Branch {
+                when: IntegerSet { num_dims: x_dims, num_symbols, constraints: when },
+                nodes: frame.body.nodes,
+                result,
+                location: read.location,
+            };
+            let live = live_nodes(&a_branch);
+            let identity: Vec<usize> = (0..a_branch.nodes.len()).collect();
+            super::compact(&mut a_branch, &live, &identity);
+            let mut branches = vec![a_branch];
+            if !branches[0].when.is_universe() {
+                branches.push(super::zero_branch(super::universe(x_dims, num_symbols), &x_point, read.location));
+            }
+            let a_name = format!("{g_name}$a${}${}${}${}", reader.name, b, k, index);
+            let a = super::push_tensor(program, a_name, source_domain.clone(), x_point.clone(), read.location);
+            program.tensors[a].branches = branches;
+            let identity = map((0..x_dims).map(AffineExpr::Dim).collect());
+            out.push((x, (NodeKind::Read { source: a, index: identity }, x_point.clone(), None, read.location)));
         }
-        let result = frame.build(&on, &collapses)?;
-        let mut a_branch = Branch {
-            when: IntegerSet { num_dims: x_dims, num_symbols, constraints: when },
-            nodes: frame.body.nodes,
-            result,
-            location: read.location,
-        };
-        let live = live_nodes(&a_branch);
-        let identity: Vec<usize> = (0..a_branch.nodes.len()).collect();
-        super::compact(&mut a_branch, &live, &identity);
-        let mut branches = vec![a_branch];
-        if !branches[0].when.is_universe() {
-            branches.push(super::zero_branch(super::universe(x_dims, num_symbols), &x_point, read.location));
-        }
-        let a_name = format!("{g_name}$a${}${}${}${}", reader.name, b, k, index);
-        let a = super::push_tensor(program, a_name, source_domain.clone(), x_point.clone(), read.location);
-        program.tensors[a].branches = branches;
-        let identity = map((0..x_dims).map(AffineExpr::Dim).collect());
-        out.push((NodeKind::Read { source: a, index: identity }, x_point.clone(), None, read.location));
     }
     Ok(out)
 }
@@ -1040,7 +1113,7 @@ fn stash_tensors<'c>(
     r: usize,
     b: usize,
     branch: &Branch<'c>,
-    k: usize,
+    location: Location<'c>,
     dr: Option<usize>,
     requests: &[Stash],
 ) -> Result<Vec<StashTensor>, PassDiagnostic<'c>> {
@@ -1084,9 +1157,8 @@ fn stash_tensors<'c>(
     }
     let mut out = Vec::new();
     for (result, parts, members) in super::pack(&mut body, &values) {
-        let name = format!("{g_name}$f${}${}${}", reader.name, b, k);
-        let f =
-            super::reader_tensor(program, &name, r, b, branch, body.nodes.clone(), result, branch.nodes[k].location)?;
+        let name = format!("{g_name}$f${}${}", reader.name, b);
+        let f = super::reader_tensor(program, &name, r, b, branch, body.nodes.clone(), result, location)?;
         out.push((f, members.into_iter().map(|m| requests[m]).zip(parts).collect()));
     }
     Ok(out)

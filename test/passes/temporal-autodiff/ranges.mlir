@@ -36,9 +36,12 @@
 // CHECK-DAG: #[[FROM:map[0-9]*]] = affine_map<(d0)[s0] -> (d0)>
 // CHECK-DAG: #[[TO:map[0-9]+]] = affine_map<(d0)[s0] -> (s0)>
 // The element frame of k's range read (node 3 of o's branch), over k's
-// domain, and the query stashed over t for it.
+// domain, and the query, one of the row values stashed over t once for
+// both range reads (13 values per step, each also in a tensor of its own
+// for reads of ranges of it).
+// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<13xf64>, sym_name = "gx$f$o$0"}
 // CHECK-DAG: %[[A:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$a$o$0$3$0"}
-// CHECK-DAG: %[[Q:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$f$o$0$3$0"}
+// CHECK-DAG: %[[Q:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$f$o$0$0"}
 // CHECK: "temporal.define"(%[[A]])
 // CHECK: %[[QS:.*]] = "temporal.read_range"(%[[Q]]) {caps = [#map], lower = [#[[FROM]]], upper = [#[[TO]]]} : (!temporal.rtensor) -> tensor<?x4xf64>
 // k[q] itself, and the scores of every step t >= q with it.

@@ -16,14 +16,14 @@
 
 // O2: for t = 0 up to T-1:
 // O2:   x_prefix_sum[t]  store: ring<2>
-// O2:   g$f$s$0$0[t]  store: full
+// O2:   g$f$s$0[t]  store: full
 // O2: for t = 0 up to T-1:
 // O2:   g$a$s$0$0$0[t]  store: point
 
 // O3: for t = 0 up to T-1:
 // O3:   x_prefix_sum[t]  store: ring<2>
 // O3: for t = T-1 down to 0:
-// O3:   g$f$s$0$0_suffix_sum[t]  store: ring<2>
+// O3:   g$f$s$0_suffix_sum[t]  store: ring<2>
 // O3:   g$a$s$0$0$0[t]  store: point
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
