@@ -101,3 +101,18 @@ func.func @tempo_main(%T: index) attributes {tempo.bounds = ["T"]} {
   %c = "temporal.constant"() {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
   "gpu.yield"(%c) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (t - 1 >= 9223372036854775807)>} : (!temporal.rtensor) -> ()
+
+// -----
+
+// A slice whose offset plus size overflows i64 (found by tempo-fuzz seed
+// 60417 in the model zoo's Llama block: the interpreter panicked).
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<2x4xf32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<2x2xf32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  %v = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<2x4xf32>
+  // CHECK: robustness.mlir:[[# @LINE + 1]]:8: error: 'temporal.slice': slice needs static shapes and 'offsets' with the box of tensor<2x2xf32> inside tensor<2x4xf32>
+  %s = "temporal.slice"(%v) {offsets = [9223372036854775807, 0]} : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  "gpu.yield"(%s) : (tensor<2x2xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%y) : (!temporal.rtensor) -> ()
