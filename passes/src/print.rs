@@ -219,6 +219,14 @@ pub fn dense(values: &[f64], ty: &PointType) -> String {
         // Wrong element count: let MLIR report the mismatch.
         return format!("dense<[]> : {ty}");
     }
+    // One value everywhere: the splat form (a parameter-sized constant of
+    // an optimizer is one number, not megabytes of text).
+    if let [first, rest @ ..] = values
+        && !rest.is_empty()
+        && rest.iter().all(|v| element(*v, ty.element) == element(*first, ty.element))
+    {
+        return format!("dense<{}> : {ty}", element(*first, ty.element));
+    }
     format!("dense<{}> : {ty}", nested(values, &ty.shape, ty.element))
 }
 
