@@ -30,6 +30,7 @@ mod expr;
 mod index;
 pub mod optim;
 mod program;
+pub mod rl;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
