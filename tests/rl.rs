@@ -221,3 +221,54 @@ fn categorical_samples_follow_the_softmax() {
     close(&out[3], &want, 1e-9, "gradient of the log-probabilities");
     let _ = Expr::splat(0.0, f64s(&[]));
 }
+
+/// REINFORCE on the artifact's trivial environment: `s[t+1] = clip(s[t] +
+/// 0.1 a[t], -1, 1)`, reward `-|s[t+1]|`, a normal policy with mean
+/// `w * s[t]`. The sampled actions are cut from the gradient, so the
+/// states carry none back (no adjoint recurrence over the rollout): the
+/// gradient is the policy-gradient estimate `sum_t G[t] d/dw log pi(a[t] |
+/// s[t])`, checked against plain Rust on the same rollout.
+#[test]
+fn reinforce_gradient_on_the_trivial_environment() {
+    let (b, t) = (4usize, 12usize);
+    let mut p = Program::new();
+    let bd = p.dim("b", "B");
+    let td = p.dim("t", "T");
+    let s0 = p.input("s0", &[&bd], f64s(&[]));
+    let w = p.input("w", &[], f64s(&[]));
+    let log_sigma = p.input("log_sigma", &[], f64s(&[]));
+    let s = p.tensor("s", &[&bd, &td], f64s(&[]));
+    let a = p.tensor("a", &[&bd, &td], f64s(&[]));
+    let r = p.tensor("r", &[&bd, &td], f64s(&[]));
+    p.define(&s, td.eq(0), s0.here());
+    let moved = s.at_dims([(&td, &td - 1)]) + a.at_dims([(&td, &td - 1)]) * 0.1;
+    let one = Expr::splat(1.0, f64s(&[]));
+    p.otherwise(&s, moved.min(&one).max(&-&one));
+    let policy = rl::normal(&(w.here() * s.here()), &log_sigma.here(), 3);
+    p.otherwise(&a, policy.action.clone());
+    let next = (s.here() + a.here() * 0.1).min(&one).max(&-&one);
+    p.otherwise(&r, -next.abs());
+    let g = rl::discounted_returns(&mut p, "G", &r, &td, 0.99, None);
+    let loss = p.tensor("loss", &[&bd, &td], f64s(&[]));
+    let log_prob = rl::normal_log_prob(&a.here(), &(w.here() * s.here()), &log_sigma.here());
+    p.otherwise(&loss, -(log_prob * g.here().stop_gradient()));
+    let gw = p.grad("gw", &loss, &w);
+    for x in [&s, &a, &g, &gw] {
+        p.output(x);
+    }
+    let (w0, ls) = (0.3, -0.5f64);
+    let starts = values(b, 9);
+    let out = run(
+        &p,
+        &[("B", b as i64), ("T", t as i64)],
+        &[array("s0", &[b], starts), array("w", &[], vec![w0]), array("log_sigma", &[], vec![ls])],
+    );
+    let (states, actions, returns) = (&out[0], &out[1], &out[2]);
+    let sigma2 = (2.0 * ls).exp();
+    let mut want = 0.0;
+    for k in 0..b * t {
+        // -G * d/dw log N(a; w s, sigma) = -G (a - w s) s / sigma^2
+        want -= returns[k] * (actions[k] - w0 * states[k]) * states[k] / sigma2;
+    }
+    close(&out[3], &[want], 1e-9, "REINFORCE gradient");
+}

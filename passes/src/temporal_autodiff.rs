@@ -146,14 +146,30 @@ fn zero_branch<'c>(when: IntegerSet, point: &PointType, location: Location<'c>) 
     Branch { when, nodes: body.nodes, result, location }
 }
 
-/// The tensors on a path from `wrt` to `of` (through reads).
+/// The tensors on a differentiable path from `wrt` to `of`: through reads
+/// whose value reaches the reader's result through ops that pass a
+/// gradient (a read only under a `stop_gradient`, a comparison or an
+/// integer value is no edge: a sampled action cuts a rollout's
+/// observations off the policy's gradient).
 fn active(program: &Program, of: usize, wrt: usize) -> Vec<bool> {
+    paths(program, of, wrt, true)
+}
+
+/// The tensors on a path of reads from `wrt` to `of`: differentiable ones
+/// only (see [`active`]), or any.
+fn paths(program: &Program, of: usize, wrt: usize, differentiable: bool) -> Vec<bool> {
     let n = program.tensors.len();
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut sources: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (r, t) in program.tensors.iter().enumerate() {
-        for node in t.branches.iter().flat_map(|b| &b.nodes) {
-            if let Some(source) = crate::rewrite::source(&node.kind) {
-                readers[source].push(r);
+        for branch in &t.branches {
+            for (k, node) in branch.nodes.iter().enumerate() {
+                if let Some(source) = crate::rewrite::source(&node.kind)
+                    && (!differentiable || vjp::on_path(&branch.nodes, k, branch.result)[branch.result])
+                {
+                    readers[source].push(r);
+                    sources[r].push(source);
+                }
             }
         }
     }
@@ -172,10 +188,8 @@ fn active(program: &Program, of: usize, wrt: usize) -> Vec<bool> {
     let mut stack = vec![of];
     to[of] = true;
     while let Some(r) = stack.pop() {
-        for node in program.tensors[r].branches.iter().flat_map(|b| &b.nodes) {
-            if let Some(source) = crate::rewrite::source(&node.kind)
-                && !to[source]
-            {
+        for &source in &sources[r] {
+            if !to[source] {
                 to[source] = true;
                 stack.push(source);
             }
@@ -232,9 +246,10 @@ fn groups<'c>(program: &Program<'c>, grads: &[GradDecl<'c>]) -> Vec<Vec<GradDecl
     out
 }
 
-/// Whether `wrt` is updated from this gradient (a training loop).
+/// Whether `wrt` is updated from this gradient (a training loop): read
+/// through `stop_gradient`, so along any read.
 fn driven(program: &Program, grad: &GradDecl) -> bool {
-    active(program, grad.wrt, grad.tensor)[grad.wrt]
+    paths(program, grad.wrt, grad.tensor, false)[grad.wrt]
 }
 
 fn check<'c>(program: &Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagnostic<'c>> {
