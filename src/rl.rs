@@ -142,7 +142,8 @@ pub fn gae(
 }
 
 /// A sampled action with its log-probability and the distribution's
-/// entropy (scalars: summed over the action's elements).
+/// entropy, per action (per element for independent normals, per row for
+/// a categorical): sum them over the axes that make one action.
 pub struct Sample {
     pub action: Expr,
     pub log_prob: Expr,
@@ -151,7 +152,7 @@ pub struct Sample {
 
 /// Sums every axis of `e` (a scalar).
 #[track_caller]
-fn total(e: &Expr) -> Expr {
+pub fn total(e: &Expr) -> Expr {
     let mut s = e.clone();
     while s.rank() > 0 {
         s = s.sum(0);
@@ -159,19 +160,19 @@ fn total(e: &Expr) -> Expr {
     s
 }
 
-/// The log-density of `action` under independent normals with `mean` and
-/// `log_sigma` (broadcast to the action's shape), summed over elements.
+/// The log-density of each element of `action` under independent normals
+/// with `mean` and `log_sigma` (broadcast to the action's shape).
 #[track_caller]
 pub fn normal_log_prob(action: &Expr, mean: &Expr, log_sigma: &Expr) -> Expr {
     let z = (action - mean) * (-log_sigma).exp();
-    total(&(&z * &z * -0.5 - log_sigma - 0.5 * LN_TWO_PI))
+    &z * &z * -0.5 - log_sigma - 0.5 * LN_TWO_PI
 }
 
 /// Samples independent normals with `mean` and `log_sigma` (broadcast to
 /// `mean`'s shape) from the seeded generator (`seed`, and the reader's
 /// point): `action = mean + exp(log_sigma) * eps`, cut from the gradient
 /// (a policy gradient differentiates the log-probability, not the sample);
-/// its log-probability and the entropy `sum(log_sigma + (1 + ln 2 pi)/2)`.
+/// each element's log-probability and entropy `log_sigma + (1 + ln 2 pi)/2`.
 #[track_caller]
 pub fn normal(mean: &Expr, log_sigma: &Expr, seed: i64) -> Sample {
     let eps = Expr::random_normal(seed, mean.point_type().clone());
@@ -179,8 +180,7 @@ pub fn normal(mean: &Expr, log_sigma: &Expr, seed: i64) -> Sample {
     let log_prob = normal_log_prob(&action, mean, log_sigma);
     let per = log_sigma + 0.5 * (1.0 + LN_TWO_PI);
     let shape = &mean.point_type().shape;
-    let per = if per.point_type().shape == *shape { per } else { per.expand(shape) };
-    let entropy = total(&per);
+    let entropy = if per.point_type().shape == *shape { per } else { per.expand(shape) };
     Sample { action, log_prob, entropy }
 }
 
@@ -192,9 +192,8 @@ pub fn log_softmax(logits: &Expr) -> Expr {
     &shifted - shifted.exp().sum_keepdims(axis).log()
 }
 
-/// The log-probability of the integer `action` (one per row of `logits`,
-/// a vector of `A` logits or rows of them) under `softmax(logits)`,
-/// summed over rows.
+/// The log-probability of the integer `action` (one per row of `logits`:
+/// a scalar for a vector of logits) under `softmax(logits)`, per row.
 #[track_caller]
 pub fn categorical_log_prob(logits: &Expr, action: &Expr) -> Expr {
     let shape = &logits.point_type().shape;
@@ -204,23 +203,24 @@ pub fn categorical_log_prob(logits: &Expr, action: &Expr) -> Expr {
     wanted.push(1);
     let positions = Expr::arange(classes, action.point_type().element);
     let one_hot = action.reshape(&wanted).compare(Predicate::Eq, &positions).cast(element);
-    total(&(one_hot * log_softmax(logits)))
+    (one_hot * log_softmax(logits)).sum(shape.len() - 1)
 }
 
 /// Samples from `softmax(logits)` along the last axis by the Gumbel-max
 /// trick with the seeded generator: `argmax(logits + g)`, `g = -ln(-ln u)`
-/// (an i64 per row); its log-probability and the entropy
-/// `-sum(p * log p)`.
+/// (an i64 per row); its log-probability and the entropy `-sum(p log p)`
+/// per row.
 #[track_caller]
 pub fn categorical(logits: &Expr, seed: i64) -> Sample {
     let ty = logits.point_type().clone();
     let axis = ty.shape.len().checked_sub(1).expect("logits have a class axis");
-    let u = Expr::random_uniform(seed, ty.clone()).max(&Expr::splat(1e-12, PointType { shape: vec![], element: ty.element }));
+    let tiny = Expr::splat(1e-12, PointType { shape: vec![], element: ty.element });
+    let u = Expr::random_uniform(seed, ty.clone()).max(&tiny);
     let gumbel = -(-u.log()).log();
     let action = (logits.stop_gradient() + gumbel).argmax(axis);
     let log_prob = categorical_log_prob(logits, &action);
     let log_p = log_softmax(logits);
-    let entropy = -total(&(log_p.exp() * &log_p));
+    let entropy = -(log_p.exp() * &log_p).sum(axis);
     Sample { action, log_prob, entropy }
 }
 

@@ -146,8 +146,8 @@ fn normal_samples_log_probabilities_and_their_gradients() {
     let entropy = p.tensor("entropy", &[], f64s(&[]));
     let sample = rl::normal(&mean.here(), &log_sigma.here(), 7);
     p.otherwise(&action, sample.action.clone());
-    p.otherwise(&log_prob, sample.log_prob.clone());
-    p.otherwise(&entropy, rl::normal(&mean.here(), &log_sigma.here(), 7).entropy);
+    p.otherwise(&log_prob, rl::total(&sample.log_prob));
+    p.otherwise(&entropy, rl::total(&rl::normal(&mean.here(), &log_sigma.here(), 7).entropy));
     let g_mean = p.grad("g_mean", &log_prob, &mean);
     let g_sigma = p.grad("g_sigma", &log_prob, &log_sigma);
     for t in [&action, &log_prob, &entropy, &g_mean, &g_sigma] {
@@ -251,6 +251,7 @@ fn reinforce_gradient_on_the_trivial_environment() {
     let g = rl::discounted_returns(&mut p, "G", &r, &td, 0.99, None);
     let loss = p.tensor("loss", &[&bd, &td], f64s(&[]));
     let log_prob = rl::normal_log_prob(&a.here(), &(w.here() * s.here()), &log_sigma.here());
+    let log_prob = rl::total(&log_prob);
     p.otherwise(&loss, -(log_prob * g.here().stop_gradient()));
     let gw = p.grad("gw", &loss, &w);
     for x in [&s, &a, &g, &gw] {
