@@ -24,7 +24,10 @@
 //!   force +-10 N), reward 1 per step, an episode ends when the pole tips
 //!   past 12 degrees or the cart leaves +-2.4 m, and the environment resets
 //!   at once (`done` masks the returns and the advantages); a categorical
-//!   policy over the two forces. The mean return is over the iteration's
+//!   policy over the two forces. `cartpole-callback` runs the same
+//!   dynamics as Rust callbacks over the whole batch (`Program::external`:
+//!   the environment outside the program, as a simulator would be), with
+//!   the same results. The mean return is over the iteration's
 //!   episodes, those still running at its last step counted with what they
 //!   have (every iteration starts from fresh states, so `T` caps it).
 
@@ -36,6 +39,8 @@ use tempo::{Cond, ElementType, Expr, Program, Tensor, f64s, rl};
 enum Env {
     Trivial,
     CartPole,
+    /// The same CartPole as an external Rust callback over the batch.
+    CartPoleCallback,
 }
 
 #[derive(Clone, Debug)]
@@ -99,11 +104,67 @@ fn cartpole_done(state: &Expr, n: i64) -> Expr {
     out.cast(ElementType::F64)
 }
 
+/// CartPole as Rust callbacks over the batch: the same arithmetic as
+/// [`cartpole_step`] and [`cartpole_done`], in the same order.
+mod callbacks {
+    use tempo::{Data, HostArray};
+
+    fn next(row: &[f64], action: i64) -> [f64; 4] {
+        let (gravity, cart, pole, half_length, tau) = (9.8, 1.0, 0.1, 0.5, 0.02);
+        let total = cart + pole;
+        let [x, x_dot, theta, theta_dot] = [row[0], row[1], row[2], row[3]];
+        let force = action as f64 * 20.0 - 10.0;
+        let (cos, sin) = (theta.cos(), theta.sin());
+        let temp = (force + theta_dot * theta_dot * sin * (pole * half_length)) * (1.0 / total);
+        let theta_acc = (sin * gravity - cos * temp) / ((-(cos * cos) * (pole / total) + 4.0 / 3.0) * half_length);
+        let x_acc = temp - theta_acc * cos * (pole * half_length / total);
+        [x + x_dot * tau, x_dot + x_acc * tau, theta + theta_dot * tau, theta_dot + theta_acc * tau]
+    }
+
+    fn terminal(row: &[f64; 4]) -> bool {
+        row[0].abs() > 2.4 || row[2].abs() > 12.0 * 2.0 * std::f64::consts::PI / 360.0
+    }
+
+    fn arrays(args: &[HostArray]) -> Result<(&[f64], &[i64]), String> {
+        match (&args[0].data, &args[1].data) {
+            (Data::F64(state), Data::I64(action)) => Ok((state, action)),
+            _ => Err("cartpole callbacks take an f64 state and i64 actions".into()),
+        }
+    }
+
+    /// `[state, action, done, fresh]` of the previous step: the next
+    /// state, or the fresh one where the previous step ended an episode.
+    pub fn step(args: &[HostArray], n: i64) -> Result<HostArray, String> {
+        let (state, action) = arrays(args)?;
+        let (Data::F64(done), Data::F64(fresh)) = (&args[2].data, &args[3].data) else {
+            return Err("cartpole_step takes f64 done flags and fresh states".into());
+        };
+        let mut out = Vec::with_capacity(state.len());
+        for b in 0..n as usize {
+            let row = &state[4 * b..4 * b + 4];
+            if done[b] > 0.5 {
+                out.extend_from_slice(&fresh[4 * b..4 * b + 4]);
+            } else {
+                out.extend_from_slice(&next(row, action[b]));
+            }
+        }
+        Ok(HostArray { name: "state".into(), shape: vec![n as usize, 4], data: Data::F64(out) })
+    }
+
+    /// `[state, action]`: 1 where the step ends the episode.
+    pub fn done(args: &[HostArray], n: i64) -> Result<HostArray, String> {
+        let (state, action) = arrays(args)?;
+        let out = (0..n as usize).map(|b| terminal(&next(&state[4 * b..4 * b + 4], action[b])) as i64 as f64).collect();
+        Ok(HostArray { name: "done".into(), shape: vec![n as usize], data: Data::F64(out) })
+    }
+}
+
 /// The training program; outputs `mean_return[i]`.
 fn program(config: &Config) -> Program {
     let (n, width) = (config.envs, config.width);
     let state_size = if config.env == Env::Trivial { 1 } else { 4 };
     let observation = if config.env == Env::Trivial { config.obs.iter().product::<i64>() } else { 4 };
+    let callback = config.env == Env::CartPoleCallback;
     let mut p = Program::new();
     let i = p.dim("i", "I");
     let t = p.dim("t", "T");
@@ -150,7 +211,7 @@ fn program(config: &Config) -> Program {
     // Observations and features.
     let observed = match config.env {
         Env::Trivial => state.here().expand(&[n, observation]),
-        Env::CartPole => state.here(),
+        Env::CartPole | Env::CartPoleCallback => state.here(),
     };
     let trunk = |prefix: &str| {
         let mut h = observed.clone();
@@ -181,13 +242,21 @@ fn program(config: &Config) -> Program {
             p.otherwise(&reward, -next.abs());
             p.otherwise(&done, Expr::splat(0.0, f64s(&[n])));
         }
-        Env::CartPole => {
+        Env::CartPole | Env::CartPoleCallback => {
             let sample = rl::categorical(&head, 17);
             p.otherwise(&action, sample.action.clone());
             p.otherwise(&log_prob, rl::categorical_log_prob(&head, &action.here()));
             p.otherwise(&entropy, sample.entropy);
             let fresh = uniform(5, -0.05, 0.05);
             p.define(&state, t.eq(0), fresh.clone());
+            if callback {
+                p.external("cartpole_step", move |args| callbacks::step(args, n));
+                p.external("cartpole_done", move |args| callbacks::done(args, n));
+                let inputs = [&before(&state), &before(&action), &before(&done), &fresh];
+                p.otherwise(&state, Expr::call("cartpole_step", &inputs, f64s(&[n, 4])));
+                p.otherwise(&done, Expr::call("cartpole_done", &[&state.here(), &action.here()], f64s(&[n])));
+                p.otherwise(&reward, Expr::splat(1.0, f64s(&[n])));
+            } else {
             let force = before(&action).cast(ElementType::F64) * 20.0 - 10.0;
             let stepped = cartpole_step(&before(&state), &force, n);
             let ended = before(&done).reshape(&[n, 1]).greater(&Expr::splat(0.5, f64s(&[])));
@@ -195,6 +264,7 @@ fn program(config: &Config) -> Program {
             let force = action.here().cast(ElementType::F64) * 20.0 - 10.0;
             p.otherwise(&done, cartpole_done(&cartpole_step(&state.here(), &force, n), n));
             p.otherwise(&reward, Expr::splat(1.0, f64s(&[n])));
+            }
         }
     }
     // Advantages (GAE over the future, values outside the gradient),
@@ -228,7 +298,7 @@ fn program(config: &Config) -> Program {
             let rewards = reward.read_box([(&t, tempo::Coordinate::range(0, t.bound()))]);
             p.otherwise(&mean_return, rewards.sum(0).mean(0));
         }
-        Env::CartPole => {
+        Env::CartPole | Env::CartPoleCallback => {
             // Each episode's running return, and those of the ended ones.
             let running = p.tensor("episode_return", &[&i, &t], f64s(&[n]));
             p.define(&running, t.eq(0), reward.here());
@@ -293,10 +363,7 @@ fn main() {
                 config.env = match value().as_str() {
                     "trivial" => Env::Trivial,
                     "cartpole" => Env::CartPole,
-                    "cartpole-callback" => {
-                        eprintln!("ppo: --env cartpole-callback (the environment as an external callback) is not written yet");
-                        std::process::exit(2)
-                    }
+                    "cartpole-callback" => Env::CartPoleCallback,
                     other => {
                         eprintln!("ppo: unknown environment '{other}'");
                         usage()
@@ -371,10 +438,14 @@ mod tests {
         let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
         let (first, last) = (mean(&returns[..8]), mean(&returns[32..]));
         assert!(last > first + 1.0, "mean return {first} -> {last}");
-        for env in [Env::Trivial, Env::CartPole] {
+        for env in [Env::Trivial, Env::CartPole, Env::CartPoleCallback] {
             let small =
                 Config { env, envs: 3, steps: 12, iterations: 3, width: 8, layers: 2, obs: [1, 2, 2], ..Config::default() };
             assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
         }
+        // The callback environment is the same CartPole.
+        let config = Config { env: Env::CartPole, envs: 8, steps: 60, iterations: 4, width: 8, ..Config::default() };
+        let callback = Config { env: Env::CartPoleCallback, ..config.clone() };
+        assert_eq!(train(&config, false).unwrap().0, train(&callback, false).unwrap().0);
     }
 }
