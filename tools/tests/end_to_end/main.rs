@@ -7,6 +7,7 @@ mod cuda;
 mod differential;
 mod examples;
 mod generators;
+mod gradients;
 mod zoo;
 
 use indexmap::IndexMap;

@@ -886,8 +886,16 @@ impl ModelGenerator {
     }
 
     pub(crate) fn program(seed: u64) -> String {
+        Self::program_in(seed, None)
+    }
+
+    /// The program of `seed` with every float value of element `float`
+    /// (`"f64"` for the gradient checks' finite differences) instead of the
+    /// drawn one; otherwise the same program as [`Self::program`] makes.
+    pub(crate) fn program_in(seed: u64, float: Option<&'static str>) -> String {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x6d6f_6465_6c73);
-        let float = if rng.random_bool(0.8) { "f32" } else { "f64" };
+        let drawn = if rng.random_bool(0.8) { "f32" } else { "f64" };
+        let float = float.unwrap_or(drawn);
         let batched = rng.random_bool(0.2);
         let row = rng.random_bool(0.3);
         let mut g = ModelGenerator {
