@@ -39,6 +39,7 @@
 //! Where each tensor lives is chosen afterwards from the same read
 //! summaries ([`crate::store_selection`]).
 
+mod sink;
 mod tree;
 
 pub(crate) use tree::Layout;
@@ -234,7 +235,7 @@ impl Schedule {
     /// Schedules `program`, or explains why no schedule exists.
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let edges = read_edges(program);
-        let nests = order_nests(program, &edges)?;
+        let nests = sink::sink(program, &edges, order_nests(program, &edges)?);
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage })
     }
