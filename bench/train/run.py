@@ -375,6 +375,7 @@ def main():
                         threads=1 if system == "tempo-1t" else args.threads,
                         ms_per_iteration=statistics.median(x["ms_per_iteration"] for x in rs),
                         ms_samples=[x["ms_per_iteration"] for x in rs],
+                        ms_min=min(x["ms_per_iteration"] for x in rs),
                         peak_rss_mib=statistics.median(x["peak_rss_mib"] for x in rs),
                         load=[x["load"] for x in rs],
                     )
