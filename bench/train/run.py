@@ -57,6 +57,9 @@ VOCAB = 64
 LR = 1e-3
 CHECK_ADAM_STEP = 10
 TOLERANCE = 1e-4
+# Ours with --fast-math (fused multiply-add, polynomial exp/tanh/sigmoid,
+# as PyTorch's vectorized CPU kernels do); --exact runs without it.
+FAST_MATH = True
 
 
 def cases(quick):
@@ -143,6 +146,8 @@ def write_program(directory, c, mode, adam_step=1):
 
 def tempo_command(program, directory, c, T, mode, iterations, threads):
     command = [TEMPO_RUN, program, "--bound", f"T={T}", "--threads", str(threads), "--timings", "--stats"]
+    if FAST_MATH:
+        command.append("--fast-math")
     if mode == "loop":
         command += ["--bound", f"I={iterations}"]
     for name, _ in param_shapes(c):
@@ -299,7 +304,10 @@ def main():
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--also-one-thread", action="store_true", help="also run ours on 1 thread (LSTM cases)")
     parser.add_argument("--redraw", action="store_true")
+    parser.add_argument("--exact", action="store_true", help="run ours without --fast-math (bit-exact with the interpreter)")
     args = parser.parse_args()
+    global FAST_MATH
+    FAST_MATH = not args.exact
     if args.redraw:
         results = json.load(open(os.path.join(HERE, "results.json")))
         return publish(results)
@@ -321,6 +329,7 @@ def main():
         tempo=git_head(),
         repeat=args.repeat,
         quick=args.quick,
+        fast_math=FAST_MATH,
         vocab=VOCAB,
         lr=LR,
         probes={f"{m} {mode}": error for (m, mode), error in probes.items()},
@@ -445,7 +454,8 @@ def markdown(results):
         f"Machine: {m['cpu']}, {m['cpus']} cores; {m['threads']} threads for every system; load average "
         f"{m['load_before'][0]:.2f} before and {m['load_after'][0]:.2f} after the run; median of "
         f"{results['repeat']} interleaved rounds; PyTorch {results.get('torch', '?')}; tempo at "
-        f"`{results['tempo']['commit'][:60]}`{' (with uncommitted changes)' if results['tempo']['uncommitted_changes'] else ''}.",
+        f"`{results['tempo']['commit'][:60]}`{' (with uncommitted changes)' if results['tempo']['uncommitted_changes'] else ''}; "
+        f"ours {'with `--fast-math`' if results.get('fast_math') else 'exact (no `--fast-math`)'}.",
         "",
         "| model | T | ours ms/iter | ours, 1 thread | PyTorch (cell loop) | PyTorch nn.LSTM | best PyTorch / ours "
         "| ours incl. compile | compile (ms) | N | peak RSS ours / torch (MiB) | peak store bytes |",

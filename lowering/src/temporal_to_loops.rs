@@ -33,6 +33,7 @@
 
 use crate::contraction;
 
+mod approximations;
 mod attention;
 mod branch_body;
 mod contractions;
@@ -196,7 +197,9 @@ struct Emitter<'p, 'c> {
     bound_args: Vec<String>,
     /// SSA name of each dimension's current index inside a nest.
     index_of: HashMap<usize, String>,
-    /// Contractions use fused multiply-add (see `contraction`).
+    /// Contractions use fused multiply-add (see `contraction`), and on the
+    /// CPU `exp`, `tanh` and `sigmoid` on `f32` are polynomials
+    /// (`approximations`).
     fast_math: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
@@ -253,6 +256,12 @@ impl TestFault {
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
+    /// Whether `exp`, `tanh` and `sigmoid` on `f32` are approximated by
+    /// polynomials (`fast-math` on the CPU; the GPU keeps libdevice's).
+    fn approximate(&self) -> bool {
+        self.fast_math && !self.gpu
+    }
+
     fn new(program: &'p Program<'c>, schedule: &'p Schedule) -> Self {
         Self {
             program,

@@ -365,7 +365,7 @@ impl Emitter<'_, '_> {
                     };
                     if let Some(&m) = epilogue_product.get(&n) {
                         let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
-                        let chain = elementwise::Chain::of(n, &branch.nodes, &views, &inlined);
+                        let chain = elementwise::Chain::of(n, &branch.nodes, &views, &inlined, self.approximate());
                         self.epilogue = Some(chain.epilogue(m));
                         let element = branch.nodes[m].ty.element;
                         self.matmul(&views[a], &views[b], &target, element, indent, out);
@@ -517,7 +517,7 @@ impl Emitter<'_, '_> {
                                     self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
                                 }
                                 _ if inlined[*a] => {
-                                    let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined);
+                                    let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined, self.approximate());
                                     self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(&chain), indent, out)
                                 }
                                 _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),

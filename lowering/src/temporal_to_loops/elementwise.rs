@@ -39,7 +39,7 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
         let body = match op {
             Elementwise::Compare(predicate) => compare_body(predicate, input_elements[0]),
-            _ => scalar_body(op, point.element),
+            _ => scalar_body(op, point.element, self.approximate()),
         };
         for line in body.lines() {
             let _ = writeln!(out, "{indent}  {line}");
@@ -60,9 +60,25 @@ pub(super) enum Elementwise {
 
 /// The scalar body of an elementwise `linalg.generic` (inputs `%a0`,
 /// `%a1`, `%a2`); `element` is the result's element type.
-pub(super) fn scalar_body(op: Elementwise, element: ElementType) -> String {
+///
+/// With `approximate` (`fast-math` on the CPU), `exp`, `tanh` and
+/// `sigmoid` on `f32` are polynomial code ([`super::approximations`])
+/// rather than libm calls.
+pub(super) fn scalar_body(op: Elementwise, element: ElementType, approximate: bool) -> String {
     let e = element.mlir();
     let float = element.is_float();
+    if approximate && element == ElementType::F32 {
+        use super::approximations::{exp_f32, sigmoid_f32, tanh_f32};
+        let code = match op {
+            Elementwise::Unary(UnaryKind::Exp) => Some(exp_f32("%a0", "r")),
+            Elementwise::Unary(UnaryKind::Tanh) => Some(tanh_f32("%a0", "r")),
+            Elementwise::Unary(UnaryKind::Sigmoid) => Some(sigmoid_f32("%a0", "r")),
+            _ => None,
+        };
+        if let Some(code) = code {
+            return format!("{code}linalg.yield %r : f32");
+        }
+    }
     let binary = |f: &str, i: &str| format!("%r = {} %a0, %a1 : {e}\nlinalg.yield %r : {e}", if float { f } else { i });
     let unary = |name: &str| format!("%r = {name} %a0 : {e}\nlinalg.yield %r : {e}");
     match op {
@@ -283,11 +299,17 @@ fn op_of(node: &Node, nodes: &[Node]) -> Elementwise {
 /// for a body that only forwards it, such as a cast to the same type) is
 /// returned with the lines. `tag` is appended to every name the body
 /// defines (to keep names apart from other code in the same scope).
-pub(super) fn renamed_body(k: usize, nodes: &[Node], operands: &[String], tag: &str) -> (String, String) {
+pub(super) fn renamed_body(
+    k: usize,
+    nodes: &[Node],
+    operands: &[String],
+    tag: &str,
+    approximate: bool,
+) -> (String, String) {
     let node = &nodes[k];
     let body = match op_of(node, nodes) {
         Elementwise::Compare(p) => compare_body(p, nodes[operands_of(&node.kind).expect("elementwise")[0]].ty.element),
-        op => scalar_body(op, node.ty.element),
+        op => scalar_body(op, node.ty.element, approximate),
     };
     let mut out = String::new();
     let mut value = format!("%r{k}{tag}");
@@ -321,7 +343,7 @@ pub(super) struct Chain {
 }
 
 impl Chain {
-    pub(super) fn of(root: usize, nodes: &[Node], views: &[View], inlined: &[bool]) -> Chain {
+    pub(super) fn of(root: usize, nodes: &[Node], views: &[View], inlined: &[bool], approximate: bool) -> Chain {
         let mut leaves: Vec<usize> = Vec::new();
         let mut order: Vec<usize> = Vec::new();
         fn visit(k: usize, nodes: &[Node], inlined: &[bool], leaves: &mut Vec<usize>, order: &mut Vec<usize>) {
@@ -346,7 +368,7 @@ impl Chain {
                     None => values[&a].clone(),
                 })
                 .collect();
-            let (body, value) = renamed_body(k, nodes, &operands, "");
+            let (body, value) = renamed_body(k, nodes, &operands, "", approximate);
             lines.extend(body.lines().map(str::to_string));
             values.insert(k, value);
         }
@@ -413,7 +435,7 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let chain = Chain::of(root, nodes, views, inlined);
+        let chain = Chain::of(root, nodes, views, inlined, self.approximate());
         let rank = target.sizes.len();
         let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
         let mut maps = chain.leaf_maps(target);

@@ -55,7 +55,7 @@
 // UNFUSED: scf.for {{.*}} iter_args
 
 // FAST: vector.fma {{.*}} : vector<16xf32>
-// FAST: math.fma {{.*}} : f32
+// FAST: arith.addf {{.*}} fastmath<contract> : f32
 
 // BAD: option fast-math takes true or false, got 'maybe'
 // BAD-FUSE: contraction.mlir:{{[0-9]+}}:{{[0-9]+}}: error: option fuse takes true or false, got 'sometimes'
