@@ -86,6 +86,10 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
+        if let Movement::Concat(axis) = movement {
+            self.concat(*axis, inputs, target, indent, out);
+            return;
+        }
         let e = ty.element.mlir();
         let nest = self.open_elementwise_loops(&target.sizes, indent, out);
         let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
@@ -157,25 +161,7 @@ impl Emitter<'_, '_> {
                     .collect();
                 load(self, 0, &at, &inner, out)
             }
-            Movement::Concat(axis) => {
-                let first = self.index_value(&inputs[0].sizes[*axis].clone(), &inner, out);
-                let in_first = self.fresh("b");
-                let _ = writeln!(out, "{inner}{in_first} = arith.cmpi ult, {}, {first} : index", ivs[*axis]);
-                let v = self.fresh("x");
-                let _ = writeln!(out, "{inner}{v} = scf.if {in_first} -> ({e}) {{");
-                let deeper = format!("{inner}  ");
-                let a = load(self, 0, &ivs, &deeper, out);
-                let _ = writeln!(out, "{deeper}scf.yield {a} : {e}");
-                let _ = writeln!(out, "{inner}}} else {{");
-                let shifted = self.fresh("i");
-                let _ = writeln!(out, "{deeper}{shifted} = arith.subi {}, {first} : index", ivs[*axis]);
-                let mut at = ivs.clone();
-                at[*axis] = shifted;
-                let b = load(self, 1, &at, &deeper, out);
-                let _ = writeln!(out, "{deeper}scf.yield {b} : {e}");
-                let _ = writeln!(out, "{inner}}}");
-                v
-            }
+            Movement::Concat(_) => unreachable!("concat is copied operand by operand"),
             Movement::Arange => {
                 let position = self.fresh("i");
                 let _ = writeln!(out, "{inner}{position} = arith.index_cast {} : index to i64", ivs[0]);
@@ -200,6 +186,30 @@ impl Emitter<'_, '_> {
 }
 
 impl Emitter<'_, '_> {
+    /// Concatenation along `axis`: one copy nest per operand, each over the
+    /// operand's own sizes and storing at its offset along `axis`. Both
+    /// sides of every copy run in row-major order, so the innermost loop is
+    /// a contiguous copy the vectorizer turns into plain vector loads and
+    /// stores (a single nest over the result with a per-element choice of
+    /// operand became masked gathers).
+    fn concat(&mut self, axis: usize, inputs: &[&View], target: &View, indent: &str, out: &mut String) {
+        let first = self.index_value(&inputs[0].sizes[axis].clone(), indent, out);
+        for (k, input) in inputs.iter().enumerate() {
+            let nest = self.open_elementwise_loops(&input.sizes, indent, out);
+            let inner = nest.inner.clone();
+            let v = self.fresh("x");
+            let _ = writeln!(out, "{inner}{v} = memref.load {}[{}] : {}", input.name, nest.ivs.join(", "), input.ty);
+            let mut at = nest.ivs.clone();
+            if k > 0 {
+                let shifted = self.fresh("i");
+                let _ = writeln!(out, "{inner}{shifted} = arith.addi {}, {first} : index", nest.ivs[axis]);
+                at[axis] = shifted;
+            }
+            let _ = writeln!(out, "{inner}memref.store {v}, {}[{}] : {}", target.name, at.join(", "), target.ty);
+            nest.close(out);
+        }
+    }
+
     /// Rows of `table` at `indices` (clamped into the table; zeros from an
     /// empty table): a loop nest over the result.
     #[allow(clippy::too_many_arguments)]

@@ -25,6 +25,8 @@ impl Emitter<'_, '_> {
         }
         let e = ty.element.mlir();
         let (init, combine) = start_and_combine(kind, ty.element);
+        // With fast math a float reduction may be reassociated (vectorized).
+        let flags = if self.fast_math && ty.element.is_float() { " fastmath<reassoc>" } else { "" };
         let z = self.fresh("z");
         let _ = writeln!(out, "{indent}{z} = arith.constant {init} : {e}");
         let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
@@ -47,7 +49,7 @@ impl Emitter<'_, '_> {
                     d = dims.join(", "),
                 );
                 let _ = writeln!(out, "{indent}^bb0(%a: {e}, %acc: {e}):");
-                let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a : {e}");
+                let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a{flags} : {e}");
             }
             Some(chain) => {
                 let mut maps = chain.leaf_maps(input);
@@ -57,7 +59,7 @@ impl Emitter<'_, '_> {
                 for line in chain.body_lines() {
                     let _ = writeln!(out, "{indent}  {line}");
                 }
-                let _ = writeln!(out, "{indent}  %r = {combine} %acc, {} : {e}", chain.value());
+                let _ = writeln!(out, "{indent}  %r = {combine} %acc, {}{flags} : {e}", chain.value());
             }
         }
         let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");

@@ -76,9 +76,9 @@ pub(super) fn backprop_seeds<'c>(
     seeds: &[(usize, usize)],
     wanted: &[usize],
 ) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
-    let mut ct: HashMap<usize, usize> = HashMap::new();
+    let mut ct: HashMap<usize, Vec<Part>> = HashMap::new();
     let (Some(&lowest), Some(highest)) = (wanted.iter().min(), seeds.iter().map(|&(n, _)| n).max()) else {
-        return Ok(ct);
+        return Ok(HashMap::new());
     };
     let nodes = &body.nodes[..forward];
     let mut reached = vec![false; forward];
@@ -103,34 +103,151 @@ pub(super) fn backprop_seeds<'c>(
     }
     let path: Vec<bool> = (0..forward).map(|k| reached[k] && reaches[k]).collect();
     for &(n, c) in seeds {
-        if !path[n] {
-            continue;
+        if path[n] {
+            ct.entry(n).or_default().push(Part::Dense(c));
         }
-        let total = match ct.get(&n) {
-            Some(&old) => body.add(old, c),
-            None => c,
-        };
-        ct.insert(n, total);
     }
     for n in (lowest + 1..=highest).rev() {
         if !path[n] {
             continue;
         }
-        let Some(&c) = ct.get(&n) else { continue };
+        let Some(parts) = ct.remove(&n) else { continue };
+        let c = assemble(body, n, parts);
+        ct.insert(n, vec![Part::Dense(c)]);
         for (i, a) in operands(&body.nodes[n].kind).into_iter().enumerate() {
             if !path[a] || !passes(&body.nodes[..forward], n, i, a) {
                 continue;
             }
-            let g = product(body, n, i, c)?;
-            let total = match ct.get(&a) {
-                Some(&old) => body.add(old, g),
-                None => g,
+            let part = match &body.nodes[n].kind {
+                NodeKind::Move(Movement::Slice(offsets), _) => Part::Slice(offsets.clone(), c),
+                _ => Part::Dense(product(body, n, i, c)?),
             };
-            ct.insert(a, total);
+            ct.entry(a).or_default().push(part);
         }
     }
-    ct.retain(|n, _| wanted.contains(n));
-    Ok(ct)
+    let mut result = HashMap::new();
+    for &k in wanted {
+        if let Some(parts) = ct.remove(&k) {
+            let c = assemble(body, k, parts);
+            result.insert(k, c);
+        }
+    }
+    Ok(result)
+}
+
+/// One contribution to a node's cotangent: a value of the node's shape, or
+/// the cotangent of a slice of the node (a box at `offsets`, zero outside).
+enum Part {
+    Dense(usize),
+    Slice(Vec<i64>, usize),
+}
+
+/// The cotangent of node `n` from its contributions: dense ones added in
+/// order; slices that tile one axis without overlapping (the gates of an
+/// LSTM cut from one matmul) joined by one chain of concatenations with
+/// zeros only in the gaps, instead of each padded to the whole shape and
+/// added; any other slices padded and added.
+fn assemble(body: &mut Body<'_>, n: usize, parts: Vec<Part>) -> usize {
+    let full = body.ty(n).shape.clone();
+    let mut dense: Option<usize> = None;
+    let mut slices: Vec<(Vec<i64>, usize)> = Vec::new();
+    for part in parts {
+        match part {
+            Part::Dense(v) => dense = Some(dense.map_or(v, |d| body.add(d, v))),
+            Part::Slice(offsets, v) => slices.push((offsets, v)),
+        }
+    }
+    if !slices.is_empty() {
+        let piecewise = match tile_one_axis(body, &full, &slices) {
+            Some(v) => v,
+            None => {
+                let mut sum: Option<usize> = None;
+                for (offsets, v) in &slices {
+                    let padded = pad(body, *v, offsets, &full);
+                    sum = Some(sum.map_or(padded, |s| body.add(s, padded)));
+                }
+                sum.expect("at least one slice")
+            }
+        };
+        dense = Some(dense.map_or(piecewise, |d| body.add(d, piecewise)));
+    }
+    dense.expect("a cotangent has at least one part")
+}
+
+/// Slices that differ from the whole only along one axis and do not
+/// overlap there: their concatenation in order along that axis, zeros in
+/// the gaps. `None` when the slices are not of that form (or a shape is
+/// dynamic).
+fn tile_one_axis(body: &mut Body<'_>, full: &[i64], slices: &[(Vec<i64>, usize)]) -> Option<usize> {
+    if full.contains(&DYNAMIC) {
+        return None;
+    }
+    let mut axis: Option<usize> = None;
+    for (offsets, v) in slices {
+        let shape = body.ty(*v).shape.clone();
+        if shape.contains(&DYNAMIC) {
+            return None;
+        }
+        for (k, (&o, &e)) in offsets.iter().zip(&shape).enumerate() {
+            if o != 0 || e != full[k] {
+                match axis {
+                    None => axis = Some(k),
+                    Some(a) if a == k => {}
+                    Some(_) => return None,
+                }
+            }
+        }
+    }
+    let axis = axis.unwrap_or(0);
+    let mut order: Vec<(i64, i64, usize)> =
+        slices.iter().map(|(offsets, v)| (offsets[axis], body.ty(*v).shape[axis], *v)).collect();
+    order.sort_by_key(|&(o, _, _)| o);
+    let element = body.ty(order[0].2).element;
+    let gap = |body: &mut Body<'_>, width: i64| {
+        let mut shape = full.to_vec();
+        shape[axis] = width;
+        body.zeros(&PointType { shape, element })
+    };
+    let mut at = 0;
+    let mut acc: Option<usize> = None;
+    for &(offset, extent, v) in &order {
+        if offset < at {
+            return None;
+        }
+        if offset > at {
+            let zeros = gap(body, offset - at);
+            acc = Some(acc.map_or(zeros, |a| body.concat(a, zeros, axis)));
+        }
+        acc = Some(acc.map_or(v, |a| body.concat(a, v, axis)));
+        at = offset + extent;
+    }
+    if at < full[axis] {
+        let zeros = gap(body, full[axis] - at);
+        acc = Some(acc.map_or(zeros, |a| body.concat(a, zeros, axis)));
+    }
+    acc
+}
+
+/// The cotangent `c` of a slice at `offsets`, with zeros around it to the
+/// operand's shape `full`, one dimension at a time.
+fn pad(body: &mut Body<'_>, c: usize, offsets: &[i64], full: &[i64]) -> usize {
+    let mut value = c;
+    for (axis, &offset) in offsets.iter().enumerate() {
+        let mut shape = body.ty(value).shape.clone();
+        let after = full[axis] - offset - shape[axis];
+        if offset > 0 {
+            shape[axis] = offset;
+            let before = body.zeros(&PointType { shape: shape.clone(), element: body.ty(c).element });
+            value = body.concat(before, value, axis);
+        }
+        if after > 0 {
+            let mut shape = body.ty(value).shape.clone();
+            shape[axis] = after;
+            let rest = body.zeros(&PointType { shape, element: body.ty(c).element });
+            value = body.concat(value, rest, axis);
+        }
+    }
+    value
 }
 
 fn unsupported<'c>(body: &Body<'c>, n: usize, what: &str) -> PassDiagnostic<'c> {
@@ -352,25 +469,8 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
                     body.unbroadcast(c, &shape)
                 }
                 Movement::Slice(offsets) => {
-                    // Zeros around the cotangent, one dimension at a time.
                     let full = operand_shape(body, a);
-                    let mut value = c;
-                    for (axis, &offset) in offsets.iter().enumerate() {
-                        let mut shape = body.ty(value).shape.clone();
-                        let after = full[axis] - offset - shape[axis];
-                        if offset > 0 {
-                            shape[axis] = offset;
-                            let before = body.zeros(&PointType { shape: shape.clone(), element: body.ty(c).element });
-                            value = body.concat(before, value, axis);
-                        }
-                        if after > 0 {
-                            let mut shape = body.ty(value).shape.clone();
-                            shape[axis] = after;
-                            let rest = body.zeros(&PointType { shape, element: body.ty(c).element });
-                            value = body.concat(value, rest, axis);
-                        }
-                    }
-                    value
+                    pad(body, c, &offsets, &full)
                 }
                 Movement::Concat(axis) => {
                     let shape = operand_shape(body, a);
