@@ -61,8 +61,10 @@ const PARALLEL_CHUNKS: usize = 4;
 /// row-major buffer before the product rather than gathered.
 const PACK_ROWS: i64 = 4;
 
-/// Rows of B per block.
-const K_BLOCK: usize = 16;
+/// Rows of B per block: C's tiles go through memory once per block
+/// (measured: 64 instead of 16 made the LSTM training step at batch 64,
+/// width 256, 10% faster, and batch 16, width 64, 6%).
+const K_BLOCK: usize = 64;
 
 /// How many panels ahead the same rows of B are prefetched by tiles of
 /// several rows (measured: it helps batch 8, and hurts one-row tiles,
@@ -98,7 +100,7 @@ impl Epilogue {
     /// The code computing the epilogue of the element of `C` (sizes
     /// `c_sizes`) at `index` whose sum is `sum`, with names suffixed by
     /// `site`; returns the code and the value to store.
-    fn emit(
+    pub(crate) fn emit(
         &self,
         sum: &str,
         c_sizes: &[String],

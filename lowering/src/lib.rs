@@ -6,6 +6,7 @@
 
 pub mod check_points_pass;
 pub mod contraction;
+pub mod library_gemm;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod point_checks;
@@ -34,6 +35,9 @@ pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize) -> String {
     let mut options = Vec::new();
     if fast_math {
         options.push("fast-math=true");
+        // Large products call the runtime's GEMM, which tempo-run and the
+        // Rust API register.
+        options.push("library-gemm=true");
     }
     if !fuse {
         options.push("fuse=false");

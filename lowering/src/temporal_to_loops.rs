@@ -32,8 +32,10 @@
 //! gathers), `random` and `external_call`.
 
 use crate::contraction;
+use crate::library_gemm;
 
 mod approximations;
+mod destinations;
 mod attention;
 mod branch_body;
 mod contractions;
@@ -94,6 +96,10 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "contractions multiply and add with one rounding (FMA) instead of two; off: results bit-exact with the interpreter",
             },
             PassOption {
+                name: "library-gemm",
+                summary: "with fast-math: large float matrix products call the runtime's tempo_gemm (cache-blocked, multithreaded, any strides) instead of the register-tiled kernel; the caller must provide that symbol (tempo-run and the Rust API do)",
+            },
+            PassOption {
                 name: "parallel",
                 summary: "large contractions spread their column panels over threads (scf.parallel); results are the same",
             },
@@ -114,6 +120,7 @@ impl TempoPass for LowerTemporalToLoops {
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let flag = |name: &str| options.flag(name).map_err(|e| vec![PassDiagnostic::new(op.location(), e)]);
         let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
+        let library_gemm = flag("library-gemm")?;
         let fuse = options.flag_or("fuse", true).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
         // The option, or (for tools and the Rust API, which take no pass
         // options) the environment variable TEMPO_TEST_FAULT.
@@ -137,6 +144,7 @@ impl TempoPass for LowerTemporalToLoops {
         tempo_passes::temporal_dce::remove_dead_nodes(&mut program);
         let mut emitter = Emitter::new(&program, &schedule);
         emitter.fast_math = fast_math;
+        emitter.library_gemm = library_gemm;
         emitter.parallel = parallel;
         emitter.gpu = gpu;
         emitter.fuse = fuse;
@@ -201,6 +209,8 @@ struct Emitter<'p, 'c> {
     /// CPU `exp`, `tanh` and `sigmoid` on `f32` are polynomials
     /// (`approximations`).
     fast_math: bool,
+    /// With `fast_math`: large products call the runtime's GEMM.
+    library_gemm: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
     /// Contractions as `linalg` named ops (for the GPU mapping).
@@ -272,6 +282,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             exit: String::new(),
             next_id: 0,
             fast_math: false,
+            library_gemm: false,
             parallel: false,
             gpu: false,
             fuse: true,
@@ -733,6 +744,7 @@ fn lowest_literal(element: ElementType) -> String {
 
 /// An SSA memref holding a value of a branch, with its type and the size of
 /// each dimension (an SSA index or a literal).
+#[derive(Clone)]
 struct View {
     name: String,
     ty: String,

@@ -518,6 +518,9 @@ pub fn run_module_timed(
     if !sites.is_empty() {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
+    if !cuda {
+        engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
+    }
     if cuda {
         for (name, pointer) in crate::cuda::symbols() {
             engine.register_symbol(name, pointer);

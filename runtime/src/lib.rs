@@ -6,6 +6,7 @@ pub mod cuda;
 pub mod cuda_memory;
 pub mod engine;
 pub mod externals;
+pub mod gemm;
 pub mod interpreter;
 pub mod memory;
 pub mod npy;

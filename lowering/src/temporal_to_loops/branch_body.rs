@@ -125,6 +125,14 @@ impl Emitter<'_, '_> {
             }
             _ => None,
         };
+        let candidates = destinations::Candidates {
+            users: &users,
+            member_of: &member_of,
+            inlined: &inlined,
+            has_epilogue: &has_epilogue,
+            slot_operand: destination,
+        };
+        let planned = self.plan_destinations(branch, slot, &candidates, indent, out);
         for (n, node) in branch.nodes.iter().enumerate() {
             let op_name = node.kind.op_name();
             self.origins.mark(node.location, &op_name, indent, out);
@@ -333,6 +341,11 @@ impl Emitter<'_, '_> {
                     // the slot seen with its shape.
                     if let (NodeKind::Move(Movement::Reshape, operands), true) = (kind, self.reshapes_are_views()) {
                         let a = operands[0];
+                        // Its operand was computed into its destination.
+                        if planned.placed_in[a] == Some(n) {
+                            views.push(planned.view[&n].clone());
+                            continue;
+                        }
                         if is_result && destination == Some(a) {
                             views.push(View::fixed(slot.to_string(), &node.ty));
                             continue;
@@ -359,9 +372,12 @@ impl Emitter<'_, '_> {
                         }
                         false => None,
                     };
-                    let target = match destination_view {
-                        Some(view) => view,
-                        None => self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out),
+                    let target = match (planned.view.get(&n), destination_view) {
+                        (Some(view), _) => view.clone(),
+                        (None, Some(view)) => view,
+                        (None, None) => {
+                            self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out)
+                        }
                     };
                     if let Some(&m) = epilogue_product.get(&n) {
                         let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
@@ -450,6 +466,12 @@ impl Emitter<'_, '_> {
                             let elements = [ElementType::I1, node.ty.element, node.ty.element];
                             let inputs = [&views[*c], &views[*a], &views[*b]];
                             self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+                        }
+                        NodeKind::Move(Movement::Concat(axis), operands) => {
+                            // Operands computed into their parts need no copy.
+                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                            let placed: Vec<bool> = operands.iter().map(|&k| planned.placed_in[k] == Some(n)).collect();
+                            self.concat(*axis, &inputs, &placed, &target, indent, out);
                         }
                         NodeKind::Move(movement, operands) => {
                             let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
@@ -639,7 +661,7 @@ impl Emitter<'_, '_> {
 impl Emitter<'_, '_> {
     /// Whether reshapes of contiguous values are views (fused CPU code;
     /// the GPU's memory placement follows buffers through fewer view ops).
-    fn reshapes_are_views(&self) -> bool {
+    pub(super) fn reshapes_are_views(&self) -> bool {
         self.fuse && !self.gpu
     }
 }

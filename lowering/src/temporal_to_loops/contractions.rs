@@ -116,6 +116,19 @@ impl Emitter<'_, '_> {
     ) {
         self.next_id += 1;
         let epilogue = self.epilogue.take();
+        let (ao, bo, co) = (a.operand(), b.operand(), target.operand());
+        if !self.gpu
+            && self.fast_math
+            && self.library_gemm
+            && library_gemm::applies(&ao, &bo, &co, element)
+            && !(epilogue.is_some() && target.sizes.len() == 3)
+        {
+            if !self.globals.contains(&format!("@{}", library_gemm::SYMBOL)) {
+                self.globals += &library_gemm::declaration();
+            }
+            out.push_str(&library_gemm::emit(self.next_id, &ao, &bo, &co, element, epilogue.as_ref(), indent));
+            return;
+        }
         let fast = if self.gpu {
             None
         } else {

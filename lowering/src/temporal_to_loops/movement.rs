@@ -87,7 +87,7 @@ impl Emitter<'_, '_> {
         out: &mut String,
     ) {
         if let Movement::Concat(axis) = movement {
-            self.concat(*axis, inputs, target, indent, out);
+            self.concat(*axis, inputs, &[false, false], target, indent, out);
             return;
         }
         let e = ty.element.mlir();
@@ -191,10 +191,22 @@ impl Emitter<'_, '_> {
     /// sides of every copy run in row-major order, so the innermost loop is
     /// a contiguous copy the vectorizer turns into plain vector loads and
     /// stores (a single nest over the result with a per-element choice of
-    /// operand became masked gathers).
-    fn concat(&mut self, axis: usize, inputs: &[&View], target: &View, indent: &str, out: &mut String) {
+    /// operand became masked gathers). Operands already `placed` in their
+    /// parts of `target` (see `destinations`) are not copied.
+    pub(super) fn concat(
+        &mut self,
+        axis: usize,
+        inputs: &[&View],
+        placed: &[bool],
+        target: &View,
+        indent: &str,
+        out: &mut String,
+    ) {
         let first = self.index_value(&inputs[0].sizes[axis].clone(), indent, out);
         for (k, input) in inputs.iter().enumerate() {
+            if placed.get(k).copied().unwrap_or(false) {
+                continue;
+            }
             let nest = self.open_elementwise_loops(&input.sizes, indent, out);
             let inner = nest.inner.clone();
             let v = self.fresh("x");

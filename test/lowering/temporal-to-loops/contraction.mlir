@@ -1,5 +1,5 @@
 // Matmuls become register-tiled vector loops: chunks of
-// 8 panels (the parallel unit), in each blocks of 16 rows of B, in each the
+// 8 panels (the parallel unit), in each blocks of 64 rows of B, in each the
 // panels of 4 vectors of 16 columns (4 rows at a time when there are at
 // least 4), a k loop carrying the accumulators (zero in the first block,
 // loaded from C in the others) as iteration
@@ -25,7 +25,7 @@
 // EXACT: %[[MR:.*]] = arith.constant 4 : index
 // EXACT-NOT: linalg.fill
 // EXACT: %[[CW:.*]] = arith.constant 512 : index
-// EXACT: %[[KB:.*]] = arith.constant 16 : index
+// EXACT: %[[KB:.*]] = arith.constant 64 : index
 // EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[CW]] {
 // EXACT: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[KB]] {
 // EXACT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[NR]] {

@@ -1,0 +1,56 @@
+// With fast-math and library-gemm (as tempo-run's fast math sets them), a
+// large float product calls the runtime's tempo_gemm with each operand's
+// address and row and column strides: the weight read transposed is passed
+// as a transposed view (strides [1, 128]), neither copied nor gathered; the
+// fused epilogue (bias and tanh) runs as one loop over C after the call. A
+// small product (4 x 8 x 128) keeps the register-tiled kernel; without
+// library-gemm no call is emitted. Compiled with --fast-math, results are
+// within 1e-5 of the interpreter's; exact mode stays bit-exact.
+// RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm" | FileCheck %s
+// RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math" | FileCheck %s --check-prefix=KERNEL
+// RUN: tempo-run %s --bound T=2 --seed 3 --interpret --format json > %t.interpreted
+// RUN: tempo-run %s --bound T=2 --seed 3 --format json | diff - %t.interpreted
+// RUN: tempo-run %s --bound T=2 --seed 3 --fast-math --format json > %t.fast
+// RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted %t.fast 1e-5
+
+// CHECK: func.func private @tempo_gemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @tempo_main
+// CHECK: %[[T:.*]] = memref.transpose
+// CHECK-NOT: linalg.copy
+// CHECK: memref.extract_strided_metadata %[[T]] : memref<128x96xf32, strided<[1, 128], offset: ?>>
+// CHECK: func.call @tempo_gemm(
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: scf.for
+// CHECK: memref.load
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK-NOT: func.call @tempo_gemm
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32)
+// KERNEL-NOT: tempo_gemm
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<64x128xf32>} : () -> !temporal.rtensor
+%w = "temporal.input"() {sym_name = "w", domain = [], element = tensor<96x128xf32>} : () -> !temporal.rtensor
+%v = "temporal.input"() {sym_name = "v", domain = [], element = tensor<128x8xf32>} : () -> !temporal.rtensor
+%bias = "temporal.input"() {sym_name = "bias", domain = [], element = tensor<96xf32>} : () -> !temporal.rtensor
+%y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<64x96xf32>} : () -> !temporal.rtensor
+%z = "temporal.tensor"() {sym_name = "z", domain = ["t"], element = tensor<4x8xf32>} : () -> !temporal.rtensor
+"temporal.define"(%y) ({
+  %a = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x128xf32>
+  %b = "temporal.read"(%w) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<96x128xf32>
+  %bt = "temporal.permute"(%b) {permutation = [1, 0]} : (tensor<96x128xf32>) -> tensor<128x96xf32>
+  %p = "temporal.matmul"(%a, %bt) : (tensor<64x128xf32>, tensor<128x96xf32>) -> tensor<64x96xf32>
+  %c = "temporal.read"(%bias) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<96xf32>
+  %s = "temporal.add"(%p, %c) : (tensor<64x96xf32>, tensor<96xf32>) -> tensor<64x96xf32>
+  %r = "temporal.tanh"(%s) : (tensor<64x96xf32>) -> tensor<64x96xf32>
+  "gpu.yield"(%r) : (tensor<64x96xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%z) ({
+  %a = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x128xf32>
+  %a4 = "temporal.slice"(%a) {offsets = [0, 0]} : (tensor<64x128xf32>) -> tensor<4x128xf32>
+  %b = "temporal.read"(%v) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<128x8xf32>
+  %p = "temporal.matmul"(%a4, %b) : (tensor<4x128xf32>, tensor<128x8xf32>) -> tensor<4x8xf32>
+  "gpu.yield"(%p) : (tensor<4x8xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%y) : (!temporal.rtensor) -> ()
+"temporal.output"(%z) : (!temporal.rtensor) -> ()
