@@ -37,6 +37,18 @@ use tempo_passes::program::ElementType;
 /// the kernel, 8.6 ms calling the library).
 pub const LIBRARY_GRAIN: i64 = 1 << 19;
 
+/// Multiply-adds from which, with `parallel`, a product is split into
+/// column blocks computed by separate calls in an `scf.parallel` loop
+/// (OpenMP threads, the runtime of the generated code's other parallel
+/// loops; splitting inside the library with its own thread pool next to
+/// them was slower).
+pub const PARALLEL_GRAIN: i64 = 1 << 21;
+
+/// Column blocks of a parallel product, at most (each at least
+/// [`MIN_BLOCK_COLUMNS`] wide).
+const PARALLEL_BLOCKS: i64 = 4;
+const MIN_BLOCK_COLUMNS: i64 = 64;
+
 /// The name of the runtime function.
 pub const SYMBOL: &str = "tempo_gemm";
 
@@ -75,6 +87,7 @@ pub fn emit(
     c: &Operand,
     element: ElementType,
     epilogue: Option<&Epilogue>,
+    parallel: bool,
     indent: &str,
 ) -> String {
     let (e, bytes, kind) = match element {
@@ -128,9 +141,45 @@ pub fn emit(
     } else {
         (c_ptr, a_ptr, b_ptr)
     };
+    // With enough static work, column blocks in parallel: block j covers
+    // columns [j w, min((j + 1) w, n)) of B and C.
+    let number = |s: &String| s.parse::<i64>().ok();
+    let work = [&c.sizes[rank - 2], &c.sizes[rank - 1], &a.sizes[rank - 1]]
+        .iter()
+        .map(|s| number(s))
+        .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
+    let static_n = number(&c.sizes[rank - 1]);
+    let blocks = match (parallel && !batched, work, static_n) {
+        (true, Some(w), Some(n)) if w >= PARALLEL_GRAIN => (n / MIN_BLOCK_COLUMNS).clamp(1, PARALLEL_BLOCKS),
+        _ => 1,
+    };
+    let (n_value, c_ptr, b_ptr) = if blocks > 1 {
+        let n = static_n.unwrap_or(0);
+        // Whole vectors of 16 per block where possible.
+        let width = ((n + blocks - 1) / blocks + 15) / 16 * 16;
+        let _ = writeln!(o, "{ind}{p}nb = arith.constant {blocks} : index");
+        let _ = writeln!(o, "{ind}{p}bw = arith.constant {width} : index");
+        let _ = writeln!(o, "{ind}{p}nall = arith.constant {n} : index");
+        let _ = writeln!(o, "{ind}scf.parallel ({p}jb) = ({p}c0) to ({p}nb) step ({p}c1) {{");
+        ind.push_str("  ");
+        let _ = writeln!(o, "{ind}{p}j0 = arith.muli {p}jb, {p}bw : index");
+        let _ = writeln!(o, "{ind}{p}j1u = arith.addi {p}j0, {p}bw : index");
+        let _ = writeln!(o, "{ind}{p}j1 = arith.minui {p}j1u, {p}nall : index");
+        let _ = writeln!(o, "{ind}{p}jn = arith.subi {p}j1, {p}j0 : index");
+        let mut shift = |tag: &str, ptr: &str, strides: &[String]| {
+            let _ = writeln!(o, "{ind}{p}{tag}js = arith.muli {p}j0, {} : index", strides[rank - 1]);
+            let _ = writeln!(o, "{ind}{p}{tag}jb = arith.muli {p}{tag}js, {p}bytes : index");
+            let _ = writeln!(o, "{ind}{p}{tag}jp = arith.addi {ptr}, {p}{tag}jb : index");
+            format!("{p}{tag}jp")
+        };
+        let (c_shifted, b_shifted) = (shift("c", &c_ptr, &c_strides), shift("b", &b_ptr, &b_strides));
+        (format!("{p}jn"), c_shifted, b_shifted)
+    } else {
+        (c_sizes[rank - 1].clone(), c_ptr, b_ptr)
+    };
     let arguments = [
         c_sizes[rank - 2].clone(),
-        c_sizes[rank - 1].clone(),
+        n_value,
         a_sizes[rank - 1].clone(),
         c_ptr,
         c_strides[rank - 2].clone(),
@@ -149,6 +198,10 @@ pub fn emit(
         words.push(word);
     }
     let _ = writeln!(o, "{ind}func.call @{SYMBOL}({}) : ({}) -> ()", words.join(", "), vec!["i64"; 13].join(", "));
+    if blocks > 1 {
+        ind.truncate(ind.len() - 2);
+        let _ = writeln!(o, "{ind}}}");
+    }
     if batched {
         let _ = writeln!(o, "{indent}}}");
     }

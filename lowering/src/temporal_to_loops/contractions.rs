@@ -126,7 +126,8 @@ impl Emitter<'_, '_> {
             if !self.globals.contains(&format!("@{}", library_gemm::SYMBOL)) {
                 self.globals += &library_gemm::declaration();
             }
-            out.push_str(&library_gemm::emit(self.next_id, &ao, &bo, &co, element, epilogue.as_ref(), indent));
+            let (id, parallel) = (self.next_id, self.parallel);
+            out.push_str(&library_gemm::emit(id, &ao, &bo, &co, element, epilogue.as_ref(), parallel, indent));
             return;
         }
         let fast = if self.gpu {

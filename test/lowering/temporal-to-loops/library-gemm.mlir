@@ -5,13 +5,19 @@
 // fused epilogue (bias and tanh) runs as one loop over C after the call. A
 // small product (4 x 8 x 128) keeps the register-tiled kernel; without
 // library-gemm no call is emitted. Compiled with --fast-math, results are
-// within 1e-5 of the interpreter's; exact mode stays bit-exact.
+// within 1e-5 of the interpreter's; exact mode stays bit-exact. With
+// `parallel`, a product of 2^21 multiply-adds or more (u: 64 x 256 x 256)
+// is split into column blocks of whole vectors, one call each in an
+// scf.parallel loop (OpenMP threads).
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm" | FileCheck %s
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math" | FileCheck %s --check-prefix=KERNEL
 // RUN: tempo-run %s --bound T=2 --seed 3 --interpret --format json > %t.interpreted
 // RUN: tempo-run %s --bound T=2 --seed 3 --format json | diff - %t.interpreted
 // RUN: tempo-run %s --bound T=2 --seed 3 --fast-math --format json > %t.fast
 // RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted %t.fast 1e-5
+// RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm parallel" | FileCheck %s --check-prefix=PAR
+// RUN: tempo-run %s --bound T=2 --seed 3 --fast-math --threads 2 --format json > %t.threads
+// RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted %t.threads 1e-5
 
 // CHECK: func.func private @tempo_gemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
 // CHECK-LABEL: func.func @tempo_main
@@ -27,6 +33,9 @@
 // CHECK-NOT: func.call @tempo_gemm
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32)
 // KERNEL-NOT: tempo_gemm
+// PAR: scf.parallel (%[[JB:.*]]) = (%{{.*}}) to (%c4{{.*}}) step
+// PAR-NEXT: arith.muli %[[JB]], %c64{{.*}} : index
+// PAR: func.call @tempo_gemm(
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<64x128xf32>} : () -> !temporal.rtensor
@@ -35,6 +44,9 @@
 %bias = "temporal.input"() {sym_name = "bias", domain = [], element = tensor<96xf32>} : () -> !temporal.rtensor
 %y = "temporal.tensor"() {sym_name = "y", domain = ["t"], element = tensor<64x96xf32>} : () -> !temporal.rtensor
 %z = "temporal.tensor"() {sym_name = "z", domain = ["t"], element = tensor<4x8xf32>} : () -> !temporal.rtensor
+%x2 = "temporal.input"() {sym_name = "x2", domain = ["t"], element = tensor<64x256xf32>} : () -> !temporal.rtensor
+%w2 = "temporal.input"() {sym_name = "w2", domain = [], element = tensor<256x256xf32>} : () -> !temporal.rtensor
+%u = "temporal.tensor"() {sym_name = "u", domain = ["t"], element = tensor<64x256xf32>} : () -> !temporal.rtensor
 "temporal.define"(%y) ({
   %a = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x128xf32>
   %b = "temporal.read"(%w) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<96x128xf32>
@@ -52,5 +64,12 @@
   %p = "temporal.matmul"(%a4, %b) : (tensor<4x128xf32>, tensor<128x8xf32>) -> tensor<4x8xf32>
   "gpu.yield"(%p) : (tensor<4x8xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%u) ({
+  %a = "temporal.read"(%x2) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x256xf32>
+  %b = "temporal.read"(%w2) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<256x256xf32>
+  %p = "temporal.matmul"(%a, %b) : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  "gpu.yield"(%p) : (tensor<64x256xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%u) : (!temporal.rtensor) -> ()
 "temporal.output"(%y) : (!temporal.rtensor) -> ()
 "temporal.output"(%z) : (!temporal.rtensor) -> ()
