@@ -1,0 +1,191 @@
+"""The RL benchmark: examples/ppo.rs (A2C as the Tempo artifact runs it, the
+whole training run one compiled program) against a CleanRL-style PyTorch
+implementation of the same algorithm (baseline.py), on the artifact's
+trivial environment. Interleaved rounds, medians; time per iteration (ours:
+execution divided by the iterations, compile apart; PyTorch: the mean of the
+iterations after the first), peak RSS of the whole process, our compile time.
+
+    bench/rl/setup.sh                             # once (shares bench/.venv)
+    bench/.venv/bin/python bench/rl/run.py [--quick] [--repeat 3]
+    bench/.venv/bin/python bench/rl/run.py --redraw
+
+Writes results.json, results.md (also into bench/README.md between the rl
+markers) and rl.png.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PPO = os.path.join(ROOT, "target", "release", "examples", "ppo")
+BASE = dict(envs=512, steps=250, layers=2, width=64, obs="3,4,4")
+
+
+def configs(quick):
+    """The base configuration, then one parameter swept at a time."""
+    out = [dict(BASE, sweep="base")]
+    if quick:
+        return out
+    for envs in (128, 2048):
+        out.append(dict(BASE, envs=envs, sweep="envs"))
+    for steps in (125, 500):
+        out.append(dict(BASE, steps=steps, sweep="steps"))
+    for layers in (1, 4):
+        out.append(dict(BASE, layers=layers, sweep="layers"))
+    for width in (16, 256):
+        out.append(dict(BASE, width=width, sweep="width"))
+    return out
+
+
+def label(c):
+    return f"{c['envs']} envs, T {c['steps']}, {c['layers']} x {c['width']}, obs {c['obs']}"
+
+
+def timed(command):
+    """(stdout, stderr, peak RSS MiB) of `command` run under GNU time."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        p = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M"] + command, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"{command[0]} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+        lines = rss.read().strip().splitlines()
+    return p.stdout, p.stderr, int(lines[-1]) / 1024
+
+
+def run_ours(c, iterations, seed):
+    command = [PPO, "--env", "trivial", "--envs", str(c["envs"]), "--steps", str(c["steps"]), "--layers",
+               str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"], "--iterations", str(iterations),
+               "--lr", "1e-4", "--seed", str(seed)]
+    out, err, rss = timed(command)
+    rows = re.findall(r"^iteration (\d+) mean_return (\S+) seconds (\S+)$", out, re.M)
+    compile_s = float(re.search(r"ppo: compile ([\d.]+) s", err).group(1))
+    return dict(seconds_per_iteration=float(rows[0][2]), compile_s=compile_s, peak_rss_mib=rss,
+                returns=[float(r[1]) for r in rows])
+
+
+def run_torch(c, iterations, seed, threads):
+    command = [sys.executable, os.path.join(HERE, "baseline.py"), "--envs", str(c["envs"]), "--steps", str(c["steps"]),
+               "--layers", str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"], "--iterations",
+               str(iterations), "--threads", str(threads), "--seed", str(seed)]
+    out, _, rss = timed(command)
+    r = json.loads(out.strip().splitlines()[-1])
+    after_first = r["seconds"][1:] or r["seconds"]
+    return dict(seconds_per_iteration=statistics.mean(after_first), peak_rss_mib=rss, returns=r["returns"],
+                torch=r["torch"])
+
+
+def git_head():
+    p = subprocess.run(["git", "log", "-1", "--format=%h %s"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True)
+    return dict(commit=p.stdout.strip()[:80], uncommitted_changes=bool(dirty.stdout.strip()))
+
+
+def cpu_name():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=6)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--redraw", action="store_true")
+    a = ap.parse_args()
+    path = os.path.join(HERE, "results.json")
+    if a.redraw:
+        publish(json.load(open(path)))
+        return
+    if not os.path.exists(PPO):
+        subprocess.run(["cargo", "build", "--release", "--example", "ppo"], cwd=ROOT, check=True)
+    load_before = os.getloadavg()
+    cases = []
+    for c in configs(a.quick):
+        ours, torch = [], []
+        for r in range(a.repeat):
+            ours.append(run_ours(c, a.iterations, seed=r + 1))
+            torch.append(run_torch(c, a.iterations, seed=r + 1, threads=a.threads))
+            print(f"{label(c):45} round {r}: ours {ours[-1]['seconds_per_iteration'] * 1e3:9.1f} ms "
+                  f"(compile {ours[-1]['compile_s']:.1f} s, {ours[-1]['peak_rss_mib']:.0f} MiB), torch "
+                  f"{torch[-1]['seconds_per_iteration'] * 1e3:9.1f} ms ({torch[-1]['peak_rss_mib']:.0f} MiB)",
+                  flush=True)
+        med = lambda xs, k: statistics.median(x[k] for x in xs)
+        cases.append(dict(config=c, label=label(c), rounds=dict(ours=ours, torch=torch),
+                          ours_ms=med(ours, "seconds_per_iteration") * 1e3,
+                          torch_ms=med(torch, "seconds_per_iteration") * 1e3,
+                          ours_rss=med(ours, "peak_rss_mib"), torch_rss=med(torch, "peak_rss_mib"),
+                          compile_s=med(ours, "compile_s"), ours_returns=ours[0]["returns"],
+                          torch_returns=torch[0]["returns"]))
+    results = dict(machine=cpu_name(), cores=os.cpu_count(), threads=a.threads, repeat=a.repeat,
+                   iterations=a.iterations, load_before=load_before, load_after=os.getloadavg(),
+                   torch=cases[0]["rounds"]["torch"][0]["torch"], tempo=git_head(), cases=cases)
+    json.dump(results, open(path, "w"), indent=1)
+    publish(results)
+
+
+def markdown(r):
+    t = r["tempo"]
+    lines = [
+        f"Machine: {r['machine']}, {r['cores']} cores; PyTorch on {r['threads']} threads, ours with the runtime's "
+        f"default (one thread per core); load average {r['load_before'][0]:.2f} before and {r['load_after'][0]:.2f} "
+        f"after; median of {r['repeat']} interleaved rounds of {r['iterations']} iterations; PyTorch {r['torch']} "
+        f"(float32); ours float64, exact arithmetic; tempo at `{t['commit']}`"
+        + (" (with uncommitted changes)." if t["uncommitted_changes"] else "."),
+        "",
+        "| configuration | ours ms/iter | PyTorch ms/iter | speed-up | compile (s) | peak RSS ours / PyTorch (MiB) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in r["cases"]:
+        lines.append(f"| {c['label']} | {c['ours_ms']:.1f} | {c['torch_ms']:.1f} | {c['torch_ms'] / c['ours_ms']:.2f}x "
+                     f"| {c['compile_s']:.1f} | {c['ours_rss']:.0f} / {c['torch_rss']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def publish(r):
+    table = markdown(r)
+    open(os.path.join(HERE, "results.md"), "w").write(table)
+    readme = os.path.join(ROOT, "bench", "README.md")
+    text = open(readme).read()
+    start, end = "<!-- rl -->", "<!-- /rl -->"
+    if start in text and end in text:
+        text = text[: text.index(start) + len(start)] + "\n" + table + text[text.index(end):]
+        open(readme, "w").write(text)
+    plot(r)
+    print(table)
+
+
+def plot(r):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    cases = r["cases"]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    x = range(len(cases))
+    ax1.bar([i - 0.2 for i in x], [c["ours_ms"] for c in cases], 0.4, label="ours (tempo)")
+    ax1.bar([i + 0.2 for i in x], [c["torch_ms"] for c in cases], 0.4, label="PyTorch, CleanRL-style")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("ms per iteration")
+    ax2.bar([i - 0.2 for i in x], [c["ours_rss"] for c in cases], 0.4, label="ours")
+    ax2.bar([i + 0.2 for i in x], [c["torch_rss"] for c in cases], 0.4, label="PyTorch")
+    ax2.set_ylabel("peak RSS (MiB)")
+    for ax in (ax1, ax2):
+        ax.set_xticks(list(x))
+        ax.set_xticklabels([c["label"].replace(", obs", "\nobs") for c in cases], rotation=60, ha="right", fontsize=7)
+        ax.legend()
+    fig.suptitle("A2C on the artifact's trivial environment: one training iteration")
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "rl.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()
