@@ -8,7 +8,7 @@
 //! ```text
 //! cargo run --release --example ppo -- --env trivial --envs 64 --steps 64
 //!   [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50] [--lr 0.003]
-//!   [--seed 1] [--interpret] [--mlir]
+//!   [--seed 1] [--dtype f32|f64] [--interpret] [--mlir]
 //! ```
 //!
 //! Prints one line per iteration, `iteration N mean_return R seconds S`
@@ -54,6 +54,9 @@ struct Config {
     iterations: i64,
     lr: f64,
     seed: u64,
+    /// Element type of the trivial environment's program (f32 or f64;
+    /// CartPole is f64).
+    f32: bool,
 }
 
 impl Default for Config {
@@ -68,6 +71,7 @@ impl Default for Config {
             iterations: 50,
             lr: 3e-3,
             seed: 1,
+            f32: false,
         }
     }
 }
@@ -161,6 +165,8 @@ mod callbacks {
 
 /// The training program; outputs `mean_return[i]`.
 fn program(config: &Config) -> Program {
+    // Every value's element type: f32 where asked (the trivial environment).
+    let f64s = |shape: &[i64]| if config.f32 { tempo::f32s(shape) } else { f64s(shape) };
     let (n, width) = (config.envs, config.width);
     let state_size = if config.env == Env::Trivial { 1 } else { 4 };
     let observation = if config.env == Env::Trivial { config.obs.iter().product::<i64>() } else { 4 };
@@ -341,7 +347,7 @@ fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Err
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--interpret] [--mlir]"
+        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--interpret] [--mlir]"
     );
     std::process::exit(2)
 }
@@ -388,6 +394,16 @@ fn main() {
                     }
                 }
             }
+            "--dtype" => {
+                config.f32 = match value().as_str() {
+                    "f32" => true,
+                    "f64" => false,
+                    other => {
+                        eprintln!("ppo: --dtype takes f32 or f64, got '{other}'");
+                        std::process::exit(2)
+                    }
+                }
+            }
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),
@@ -399,6 +415,10 @@ fn main() {
     }
     if config.envs <= 0 || config.steps <= 0 || config.width <= 0 || config.iterations <= 0 {
         eprintln!("ppo: --envs, --steps, --width and --iterations must be positive");
+        std::process::exit(2)
+    }
+    if config.f32 && config.env != Env::Trivial {
+        eprintln!("ppo: --dtype f32 is for the trivial environment (CartPole's dynamics run in f64)");
         std::process::exit(2)
     }
     if mlir {

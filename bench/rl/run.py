@@ -1,5 +1,6 @@
 """The RL benchmark: examples/ppo.rs (A2C as the Tempo artifact runs it, the
-whole training run one compiled program) against a CleanRL-style PyTorch
+whole training run one compiled program, in float32, run by tempo-run with
+--fast-math) against a CleanRL-style PyTorch
 implementation of the same algorithm (baseline.py), on the artifact's
 trivial environment. Interleaved rounds, medians; time per iteration (ours:
 execution divided by the iterations, compile apart; PyTorch: the mean of the
@@ -25,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PPO = os.path.join(ROOT, "target", "release", "examples", "ppo")
+TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
 BASE = dict(envs=512, steps=250, layers=2, width=64, obs="3,4,4")
 
 
@@ -58,15 +60,23 @@ def timed(command):
     return p.stdout, p.stderr, int(lines[-1]) / 1024
 
 
-def run_ours(c, iterations, seed):
-    command = [PPO, "--env", "trivial", "--envs", str(c["envs"]), "--steps", str(c["steps"]), "--layers",
-               str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"], "--iterations", str(iterations),
-               "--lr", "1e-4", "--seed", str(seed)]
+def run_ours(c, iterations, seed, threads, directory, extra=()):
+    """examples/ppo.rs's program (f32, written once per configuration with
+    --mlir) run by tempo-run with fast math on `threads` threads."""
+    program = os.path.join(directory, f"ppo-{c['envs']}-{c['steps']}-{c['layers']}-{c['width']}-{c['obs']}.mlir")
+    if not os.path.exists(program):
+        text = subprocess.run([PPO, "--env", "trivial", "--envs", str(c["envs"]), "--steps", str(c["steps"]),
+                               "--layers", str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"],
+                               "--iterations", str(iterations), "--lr", "1e-4", "--dtype", "f32", "--mlir"],
+                              capture_output=True, text=True, check=True).stdout
+        open(program, "w").write(text)
+    command = [TEMPO_RUN, program, "--bound", f"I={iterations}", "--bound", f"T={c['steps']}", "--seed", str(seed),
+               "--fast-math", "--threads", str(threads), "--timings", *extra]
     out, err, rss = timed(command)
-    rows = re.findall(r"^iteration (\d+) mean_return (\S+) seconds (\S+)$", out, re.M)
-    compile_s = float(re.search(r"ppo: compile ([\d.]+) s", err).group(1))
-    return dict(seconds_per_iteration=float(rows[0][2]), compile_s=compile_s, peak_rss_mib=rss,
-                returns=[float(r[1]) for r in rows])
+    m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", err)
+    returns = re.search(r"mean_return: \S+ = \[([^\]]*)\]", out).group(1)
+    return dict(seconds_per_iteration=float(m.group(2)) / 1e3 / iterations, compile_s=float(m.group(1)) / 1e3,
+                peak_rss_mib=rss, returns=[float(x) for x in returns.split(",")])
 
 
 def run_torch(c, iterations, seed, threads):
@@ -106,21 +116,25 @@ def main():
     if a.redraw:
         publish(json.load(open(path)))
         return
-    if not os.path.exists(PPO):
-        subprocess.run(["cargo", "build", "--release", "--example", "ppo"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--example", "ppo", "--bin", "tempo-run"], cwd=ROOT, check=True)
+    directory = tempfile.mkdtemp(prefix="tempo-rl-")
     load_before = os.getloadavg()
     cases = []
     for c in configs(a.quick):
-        ours, torch = [], []
+        ours, torch, nodedup = [], [], []
         for r in range(a.repeat):
-            ours.append(run_ours(c, a.iterations, seed=r + 1))
+            ours.append(run_ours(c, a.iterations, r + 1, a.threads, directory))
             torch.append(run_torch(c, a.iterations, seed=r + 1, threads=a.threads))
+            # The rollout's forward and the loss's forward are the same
+            # computation; temporal-dedup merges them. Without it:
+            nodedup.append(run_ours(c, a.iterations, r + 1, a.threads, directory, ["--disable-pass", "temporal-dedup"]))
             print(f"{label(c):45} round {r}: ours {ours[-1]['seconds_per_iteration'] * 1e3:9.1f} ms "
                   f"(compile {ours[-1]['compile_s']:.1f} s, {ours[-1]['peak_rss_mib']:.0f} MiB), torch "
                   f"{torch[-1]['seconds_per_iteration'] * 1e3:9.1f} ms ({torch[-1]['peak_rss_mib']:.0f} MiB)",
                   flush=True)
         med = lambda xs, k: statistics.median(x[k] for x in xs)
-        cases.append(dict(config=c, label=label(c), rounds=dict(ours=ours, torch=torch),
+        cases.append(dict(config=c, label=label(c), rounds=dict(ours=ours, torch=torch, nodedup=nodedup),
+                          nodedup_ms=med(nodedup, "seconds_per_iteration") * 1e3,
                           ours_ms=med(ours, "seconds_per_iteration") * 1e3,
                           torch_ms=med(torch, "seconds_per_iteration") * 1e3,
                           ours_rss=med(ours, "peak_rss_mib"), torch_rss=med(torch, "peak_rss_mib"),
@@ -136,17 +150,16 @@ def main():
 def markdown(r):
     t = r["tempo"]
     lines = [
-        f"Machine: {r['machine']}, {r['cores']} cores; PyTorch on {r['threads']} threads, ours with the runtime's "
-        f"default (one thread per core); load average {r['load_before'][0]:.2f} before and {r['load_after'][0]:.2f} "
+        f"Machine: {r['machine']}, {r['cores']} cores; {r['threads']} threads for both; load average {r['load_before'][0]:.2f} before and {r['load_after'][0]:.2f} "
         f"after; median of {r['repeat']} interleaved rounds of {r['iterations']} iterations; PyTorch {r['torch']} "
-        f"(float32); ours float64, exact arithmetic; tempo at `{t['commit']}`"
+        f"(float32); ours: the program of examples/ppo.rs in float32 (`--dtype f32 --mlir`) run by `tempo-run --fast-math`; tempo at `{t['commit']}`"
         + (" (with uncommitted changes)." if t["uncommitted_changes"] else "."),
         "",
-        "| configuration | ours ms/iter | PyTorch ms/iter | speed-up | compile (s) | peak RSS ours / PyTorch (MiB) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| configuration | ours ms/iter | ours without temporal-dedup | PyTorch ms/iter | speed-up | compile (s) | peak RSS ours / PyTorch (MiB) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in r["cases"]:
-        lines.append(f"| {c['label']} | {c['ours_ms']:.1f} | {c['torch_ms']:.1f} | {c['torch_ms'] / c['ours_ms']:.2f}x "
+        lines.append(f"| {c['label']} | {c['ours_ms']:.1f} | {c.get('nodedup_ms', float('nan')):.1f} | {c['torch_ms']:.1f} | {c['torch_ms'] / c['ours_ms']:.2f}x "
                      f"| {c['compile_s']:.1f} | {c['ours_rss']:.0f} / {c['torch_rss']:.0f} |")
     return "\n".join(lines) + "\n"
 
