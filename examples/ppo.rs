@@ -8,8 +8,14 @@
 //! ```text
 //! cargo run --release --example ppo -- --env trivial --envs 64 --steps 64
 //!   [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50] [--lr 0.003]
-//!   [--seed 1] [--dtype f32|f64] [--interpret] [--mlir]
+//!   [--seed 1] [--dtype f32|f64] [--duplicate-forward] [--interpret] [--mlir]
 //! ```
+//!
+//! `--duplicate-forward` writes the policy's and the critic's forward pass
+//! a second time for the loss, as frameworks run it (a rollout under
+//! `no_grad`, then the forward again with gradients); `temporal-dedup`
+//! proves the two equal and merges them, so the compiled program is the
+//! same as without the flag.
 //!
 //! Prints one line per iteration, `iteration N mean_return R seconds S`
 //! (`S`: the run's time divided evenly, since every iteration runs in one
@@ -57,6 +63,9 @@ struct Config {
     /// Element type of the trivial environment's program (f32 or f64;
     /// CartPole is f64).
     f32: bool,
+    /// Write the policy's forward pass twice, as frameworks run it: once
+    /// in the rollout, again for the loss (temporal-dedup merges them).
+    duplicate_forward: bool,
 }
 
 impl Default for Config {
@@ -72,6 +81,7 @@ impl Default for Config {
             lr: 3e-3,
             seed: 1,
             f32: false,
+            duplicate_forward: false,
         }
     }
 }
@@ -288,8 +298,26 @@ fn program(config: &Config) -> Program {
     let normalized = (advantage.here() - stat(0)) / (stat(1) + 1e-8);
     let returns = advantage.here() + fixed_value.here();
     let loss = p.tensor("loss", &[&i, &t], f64s(&[]));
-    let error = value.here() - returns;
-    let per_env = -(log_prob.here() * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE)
+    // The loss's forward pass: the rollout's tensors, or (as frameworks
+    // run it) the policy and value computed again from the observations.
+    let (loss_value, loss_log_prob) = if config.duplicate_forward {
+        let again = p.tensor("loss_features", &[&i, &t], f64s(&[n, width]));
+        p.otherwise(&again, trunk("w"));
+        let head = again.here().matmul(&param("actor")) + param("actor_bias");
+        let value_again = p.tensor("loss_value", &[&i, &t], f64s(&[n]));
+        p.otherwise(&value_again, (trunk("cw").matmul(&param("critic")) + param("critic_bias")).reshape(&[n]));
+        let log_prob_again = p.tensor("loss_log_prob", &[&i, &t], f64s(&[n]));
+        let recomputed = match config.env {
+            Env::Trivial => rl::normal_log_prob(&action.here(), &head.reshape(&[n]), &param("log_sigma")),
+            Env::CartPole | Env::CartPoleCallback => rl::categorical_log_prob(&head, &action.here()),
+        };
+        p.otherwise(&log_prob_again, recomputed);
+        (value_again.here(), log_prob_again.here())
+    } else {
+        (value.here(), log_prob.here())
+    };
+    let error = loss_value - returns;
+    let per_env = -(loss_log_prob * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE)
         - entropy.here() * ENTROPY;
     p.otherwise(&loss, per_env.mean(0));
     let adam = Adam::with_lr(config.lr);
@@ -347,7 +375,7 @@ fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Err
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--interpret] [--mlir]"
+        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--duplicate-forward] [--interpret] [--mlir]"
     );
     std::process::exit(2)
 }
@@ -404,6 +432,7 @@ fn main() {
                     }
                 }
             }
+            "--duplicate-forward" => config.duplicate_forward = true,
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),

@@ -32,7 +32,7 @@ BASE = dict(envs=512, steps=250, layers=2, width=64, obs="3,4,4")
 
 def configs(quick):
     """The base configuration, then one parameter swept at a time."""
-    out = [dict(BASE, sweep="base")]
+    out = [dict(BASE, sweep="base"), dict(BASE, sweep="base", duplicate=True)]
     if quick:
         return out
     for envs in (128, 2048):
@@ -47,7 +47,8 @@ def configs(quick):
 
 
 def label(c):
-    return f"{c['envs']} envs, T {c['steps']}, {c['layers']} x {c['width']}, obs {c['obs']}"
+    text = f"{c['envs']} envs, T {c['steps']}, {c['layers']} x {c['width']}, obs {c['obs']}"
+    return text + (", forward written twice" if c.get("duplicate") else "")
 
 
 def timed(command):
@@ -63,11 +64,14 @@ def timed(command):
 def run_ours(c, iterations, seed, threads, directory, extra=()):
     """examples/ppo.rs's program (f32, written once per configuration with
     --mlir) run by tempo-run with fast math on `threads` threads."""
-    program = os.path.join(directory, f"ppo-{c['envs']}-{c['steps']}-{c['layers']}-{c['width']}-{c['obs']}.mlir")
+    twice = bool(c.get("duplicate"))
+    name = f"ppo-{c['envs']}-{c['steps']}-{c['layers']}-{c['width']}-{c['obs']}{'-twice' if twice else ''}.mlir"
+    program = os.path.join(directory, name)
     if not os.path.exists(program):
         text = subprocess.run([PPO, "--env", "trivial", "--envs", str(c["envs"]), "--steps", str(c["steps"]),
                                "--layers", str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"],
-                               "--iterations", str(iterations), "--lr", "1e-4", "--dtype", "f32", "--mlir"],
+                               "--iterations", str(iterations), "--lr", "1e-4", "--dtype", "f32", "--mlir"]
+                              + (["--duplicate-forward"] if twice else []),
                               capture_output=True, text=True, check=True).stdout
         open(program, "w").write(text)
     command = [TEMPO_RUN, program, "--bound", f"I={iterations}", "--bound", f"T={c['steps']}", "--seed", str(seed),
