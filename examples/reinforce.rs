@@ -25,7 +25,8 @@
 //! Prints one line per iteration, `iteration N mean_return R seconds S`
 //! (`S`: the run's time divided evenly; compile time on stderr).
 
-use std::time::Instant;
+mod rl_common;
+
 use tempo::optim::{self, Adam};
 use tempo::{Cond, Coordinate, Expr, Program, Tensor, f64s, rl};
 
@@ -152,19 +153,7 @@ fn program(config: &Config) -> Program {
 /// Trains; the mean return of each iteration and the run's seconds
 /// (without compilation).
 fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Error> {
-    let p = program(config);
-    let runner = p.runner().bound("I", config.iterations).bound("T", config.steps).seed(config.seed);
-    let start = Instant::now();
-    let (out, seconds) = if interpret {
-        let out = runner.interpret()?;
-        (out, start.elapsed().as_secs_f64())
-    } else {
-        let (out, report) = runner.run_with_report()?;
-        eprintln!("reinforce: compile {:.1} s", report.compile.as_secs_f64());
-        (out, report.execute.as_secs_f64())
-    };
-    let returns = (0..config.iterations as usize).map(|k| out[0].data.get_f64(k)).collect();
-    Ok((returns, seconds))
+    rl_common::train("reinforce", program(config), config.iterations, config.steps, config.seed, interpret)
 }
 
 fn usage() -> ! {
@@ -175,52 +164,28 @@ fn usage() -> ! {
 }
 
 fn main() {
+    const TOOL: &str = "reinforce";
     let mut config = Config::default();
     let (mut interpret, mut mlir) = (false, false);
     let mut args = std::env::args().skip(1);
-    fn parse<T: std::str::FromStr>(flag: &str, text: String) -> T {
-        text.parse().unwrap_or_else(|_| {
-            eprintln!("reinforce: {flag} takes a number, got '{text}'");
-            std::process::exit(2)
-        })
-    }
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
         match arg.as_str() {
             "--returns" => {
                 config.returns = match value().as_str() {
                     "mc" => Returns::MonteCarlo,
-                    text => Returns::NStep(parse("--returns", text.to_string())),
+                    text => Returns::NStep(rl_common::number(TOOL, "--returns", text)),
                 }
             }
-            "--envs" => config.envs = parse(&arg, value()),
-            "--steps" => config.steps = parse(&arg, value()),
-            "--layers" => config.layers = parse(&arg, value()),
-            "--width" => config.width = parse(&arg, value()),
-            "--iterations" => config.iterations = parse(&arg, value()),
-            "--lr" => config.lr = parse(&arg, value()),
-            "--seed" => config.seed = parse(&arg, value()),
-            "--obs" => {
-                let text = value();
-                let parts: Vec<i64> = text.split(',').map(|s| parse("--obs", s.to_string())).collect();
-                match parts[..] {
-                    [c, h, w] if c > 0 && h > 0 && w > 0 => config.obs = [c, h, w],
-                    _ => {
-                        eprintln!("reinforce: --obs takes C,H,W (positive), got '{text}'");
-                        std::process::exit(2)
-                    }
-                }
-            }
-            "--dtype" => {
-                config.f32 = match value().as_str() {
-                    "f32" => true,
-                    "f64" => false,
-                    other => {
-                        eprintln!("reinforce: --dtype takes f32 or f64, got '{other}'");
-                        std::process::exit(2)
-                    }
-                }
-            }
+            "--envs" => config.envs = rl_common::number(TOOL, &arg, &value()),
+            "--steps" => config.steps = rl_common::number(TOOL, &arg, &value()),
+            "--layers" => config.layers = rl_common::number(TOOL, &arg, &value()),
+            "--width" => config.width = rl_common::number(TOOL, &arg, &value()),
+            "--iterations" => config.iterations = rl_common::number(TOOL, &arg, &value()),
+            "--lr" => config.lr = rl_common::number(TOOL, &arg, &value()),
+            "--seed" => config.seed = rl_common::number(TOOL, &arg, &value()),
+            "--obs" => config.obs = rl_common::observation(TOOL, &value()),
+            "--dtype" => config.f32 = rl_common::is_f32(TOOL, &value()),
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),
@@ -230,38 +195,14 @@ fn main() {
             }
         }
     }
-    if config.envs <= 0 || config.steps <= 0 || config.width <= 0 || config.iterations <= 0 {
-        eprintln!("reinforce: --envs, --steps, --width and --iterations must be positive");
-        std::process::exit(2)
-    }
+    rl_common::check_sizes(TOOL, config.envs, config.steps, config.width, config.iterations);
     if let Returns::NStep(k) = config.returns
         && (k < 1 || k > config.steps)
     {
         eprintln!("reinforce: --returns N needs 1 <= N <= --steps (got {k})");
         std::process::exit(2)
     }
-    if mlir {
-        match program(&config).to_mlir() {
-            Ok(text) => print!("{text}"),
-            Err(e) => {
-                eprintln!("{e}");
-                std::process::exit(1)
-            }
-        }
-        return;
-    }
-    match train(&config, interpret) {
-        Ok((returns, seconds)) => {
-            let each = seconds / returns.len() as f64;
-            for (k, r) in returns.iter().enumerate() {
-                println!("iteration {k} mean_return {r:.4} seconds {each:.6}");
-            }
-        }
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(1)
-        }
-    }
+    rl_common::finish(mlir, || program(&config), || train(&config, interpret));
 }
 
 #[cfg(test)]
