@@ -8,7 +8,7 @@
 //! ```text
 //! cargo run --release --example ppo -- --env trivial --envs 64 --steps 64
 //!   [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50] [--lr 0.003]
-//!   [--seed 1] [--dtype f32|f64] [--duplicate-forward] [--interpret] [--mlir]
+//!   [--seed 1] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]
 //! ```
 //!
 //! `--duplicate-forward` writes the policy's and the critic's forward pass
@@ -64,6 +64,9 @@ struct Config {
     /// Element type of the trivial environment's program (f32 or f64;
     /// CartPole is f64).
     f32: bool,
+    /// Compiled runs: fast math and threads (0: one per core).
+    fast_math: bool,
+    threads: usize,
     /// Write the policy's forward pass twice, as frameworks run it: once
     /// in the rollout, again for the loss (temporal-dedup merges them).
     duplicate_forward: bool,
@@ -82,6 +85,8 @@ impl Default for Config {
             lr: 3e-3,
             seed: 1,
             f32: false,
+            fast_math: false,
+            threads: 0,
             duplicate_forward: false,
         }
     }
@@ -357,12 +362,20 @@ fn program(config: &Config) -> Program {
 /// Trains; the mean return of each iteration, and the run's seconds
 /// (without compilation).
 fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Error> {
-    rl_common::train("ppo", program(config), config.iterations, config.steps, config.seed, interpret)
+    let run = rl_common::Run {
+        iterations: config.iterations,
+        steps: config.steps,
+        seed: config.seed,
+        interpret,
+        fast_math: config.fast_math,
+        threads: config.threads,
+    };
+    rl_common::train("ppo", program(config), run)
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--duplicate-forward] [--interpret] [--mlir]"
+        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]"
     );
     std::process::exit(2)
 }
@@ -396,6 +409,8 @@ fn main() {
             "--obs" => config.obs = rl_common::observation(TOOL, &value()),
             "--dtype" => config.f32 = rl_common::is_f32(TOOL, &value()),
             "--duplicate-forward" => config.duplicate_forward = true,
+            "--fast-math" => config.fast_math = true,
+            "--threads" => config.threads = rl_common::number(TOOL, &arg, &value()),
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),

@@ -7,7 +7,7 @@
 //! ```text
 //! cargo run --release --example reinforce -- [--returns mc|N] [--envs 64]
 //!   [--steps 64] [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50]
-//!   [--lr 0.003] [--seed 1] [--dtype f32|f64] [--interpret] [--mlir]
+//!   [--lr 0.003] [--seed 1] [--dtype f32|f64] [--fast-math] [--threads N] [--interpret] [--mlir]
 //! ```
 //!
 //! `--returns mc` (the default): Monte-Carlo returns, the discounted sum of
@@ -50,6 +50,9 @@ struct Config {
     lr: f64,
     seed: u64,
     f32: bool,
+    /// Compiled runs: fast math and threads (0: one per core).
+    fast_math: bool,
+    threads: usize,
 }
 
 impl Default for Config {
@@ -65,6 +68,8 @@ impl Default for Config {
             lr: 3e-3,
             seed: 1,
             f32: false,
+            fast_math: false,
+            threads: 0,
         }
     }
 }
@@ -153,12 +158,20 @@ fn program(config: &Config) -> Program {
 /// Trains; the mean return of each iteration and the run's seconds
 /// (without compilation).
 fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Error> {
-    rl_common::train("reinforce", program(config), config.iterations, config.steps, config.seed, interpret)
+    let run = rl_common::Run {
+        iterations: config.iterations,
+        steps: config.steps,
+        seed: config.seed,
+        interpret,
+        fast_math: config.fast_math,
+        threads: config.threads,
+    };
+    rl_common::train("reinforce", program(config), run)
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: reinforce [--returns mc|N] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--interpret] [--mlir]"
+        "usage: reinforce [--returns mc|N] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--interpret] [--mlir]"
     );
     std::process::exit(2)
 }
@@ -186,6 +199,8 @@ fn main() {
             "--seed" => config.seed = rl_common::number(TOOL, &arg, &value()),
             "--obs" => config.obs = rl_common::observation(TOOL, &value()),
             "--dtype" => config.f32 = rl_common::is_f32(TOOL, &value()),
+            "--fast-math" => config.fast_math = true,
+            "--threads" => config.threads = rl_common::number(TOOL, &arg, &value()),
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),

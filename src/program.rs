@@ -459,6 +459,8 @@ impl Program {
             optimization: Default::default(),
             target: Default::default(),
             dump_on_error: None,
+            fast_math: false,
+            threads: 0,
         }
     }
 }
@@ -679,6 +681,8 @@ pub struct Runner<'p> {
     optimization: tempo_runtime::Optimization,
     target: tempo_runtime::Target,
     dump_on_error: Option<std::path::PathBuf>,
+    fast_math: bool,
+    threads: usize,
 }
 
 impl Runner<'_> {
@@ -718,6 +722,22 @@ impl Runner<'_> {
         self
     }
 
+    /// Fast math for compiled runs (as `tempo-run --fast-math`): fused
+    /// multiply-add, f32 exp, tanh and sigmoid as polynomials (within 8
+    /// ulps), reassociated float reductions and large products through the
+    /// library GEMM. Off (the default), compiled results are bit-exact with
+    /// the interpreter's.
+    pub fn fast_math(mut self, on: bool) -> Self {
+        self.fast_math = on;
+        self
+    }
+    /// Threads of the compiled code's parallel loops (as `tempo-run
+    /// --threads`): 0 (the default) one per core, 1 no parallel loops.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
     /// Where a compiler fault (generated code MLIR refuses, reported at the
     /// program's op it lowers) writes the generated module its message
     /// names; without it, the system's temporary directory.
@@ -748,8 +768,8 @@ impl Runner<'_> {
             opt_level: 2,
             source_name: "<program>".into(),
             externals: self.program.externals.clone(),
-            fast_math: false,
-            threads: 0,
+            fast_math: self.fast_math,
+            threads: self.threads,
             dump_object: None,
             optimization: self.optimization.clone(),
             target: self.target,

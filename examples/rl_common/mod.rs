@@ -6,21 +6,34 @@ use std::io::Write;
 use std::time::Instant;
 use tempo::Program;
 
+/// How a training program runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Run {
+    pub iterations: i64,
+    pub steps: i64,
+    pub seed: u64,
+    pub interpret: bool,
+    /// Compiled runs: fast math (`Runner::fast_math`) and threads (0: one
+    /// per core).
+    pub fast_math: bool,
+    pub threads: usize,
+}
+
 /// Runs `program` (a training run over `I` iterations of `T` steps whose
 /// output is the mean return of each iteration) and returns the mean
 /// returns and the run's seconds, without compilation (reported on stderr
 /// as `{tool}: compile S s`).
-pub fn train(
-    tool: &str,
-    program: Program,
-    iterations: i64,
-    steps: i64,
-    seed: u64,
-    interpret: bool,
-) -> Result<(Vec<f64>, f64), tempo::Error> {
+pub fn train(tool: &str, program: Program, run: Run) -> Result<(Vec<f64>, f64), tempo::Error> {
+    let Run { iterations, steps, seed, interpret, fast_math, threads } = run;
     // The initial parameters (`*_init`) are the runner's seeded uniform
     // values in [-1, 1), scaled per parameter in the program.
-    let runner = program.runner().bound("I", iterations).bound("T", steps).seed(seed);
+    let runner = program
+        .runner()
+        .bound("I", iterations)
+        .bound("T", steps)
+        .seed(seed)
+        .fast_math(fast_math)
+        .threads(threads);
     let start = Instant::now();
     let (out, seconds) = if interpret {
         let out = runner.interpret()?;
