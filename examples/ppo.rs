@@ -107,8 +107,7 @@ fn cartpole_step(state: &Expr, force: &Expr, n: i64) -> Expr {
     let (x, x_dot, theta, theta_dot) = (column(0), column(1), column(2), column(3));
     let (cos, sin) = (theta.cos(), theta.sin());
     let temp = (force + &theta_dot * &theta_dot * &sin * (pole * half_length)) * (1.0 / total);
-    let theta_acc = (&sin * gravity - &cos * &temp)
-        / ((-(&cos * &cos) * (pole / total) + 4.0 / 3.0) * half_length);
+    let theta_acc = (&sin * gravity - &cos * &temp) / ((-(&cos * &cos) * (pole / total) + 4.0 / 3.0) * half_length);
     let x_acc = &temp - &theta_acc * &cos * (pole * half_length / total);
     let next = [&x + &x_dot * tau, &x_dot + x_acc * tau, &theta + &theta_dot * tau, &theta_dot + theta_acc * tau];
     let columns: Vec<Expr> = next.iter().map(|e| e.reshape(&[n, 1])).collect();
@@ -227,9 +226,8 @@ fn program(config: &Config) -> Program {
     let log_prob = p.tensor("log_prob", &[&i, &t], f64s(&[n]));
     let entropy = p.tensor("entropy", &[&i, &t], f64s(&[n]));
     let before = |x: &Tensor| x.at_dims([(&t, &t - 1)]);
-    let uniform = |seed: i64, low: f64, high: f64| {
-        Expr::random_uniform(seed, f64s(&[n, state_size])) * (high - low) + low
-    };
+    let uniform =
+        |seed: i64, low: f64, high: f64| Expr::random_uniform(seed, f64s(&[n, state_size])) * (high - low) + low;
     // Observations and features.
     let observed = match config.env {
         Env::Trivial => state.here().expand(&[n, observation]),
@@ -245,11 +243,7 @@ fn program(config: &Config) -> Program {
     p.otherwise(&features, trunk("w"));
     let head = features.here().matmul(&param("actor")) + param("actor_bias");
     p.otherwise(&value, (trunk("cw").matmul(&param("critic")) + param("critic_bias")).reshape(&[n]));
-    let action = p.tensor(
-        "action",
-        &[&i, &t],
-        if config.env == Env::Trivial { f64s(&[n]) } else { tempo::i64s(&[n]) },
-    );
+    let action = p.tensor("action", &[&i, &t], if config.env == Env::Trivial { f64s(&[n]) } else { tempo::i64s(&[n]) });
     match config.env {
         Env::Trivial => {
             let sample = rl::normal(&head.reshape(&[n]), &param("log_sigma"), 17);
@@ -279,13 +273,13 @@ fn program(config: &Config) -> Program {
                 p.otherwise(&done, Expr::call("cartpole_done", &[&state.here(), &action.here()], f64s(&[n])));
                 p.otherwise(&reward, Expr::splat(1.0, f64s(&[n])));
             } else {
-            let force = before(&action).cast(ElementType::F64) * 20.0 - 10.0;
-            let stepped = cartpole_step(&before(&state), &force, n);
-            let ended = before(&done).reshape(&[n, 1]).greater(&Expr::splat(0.5, f64s(&[])));
-            p.otherwise(&state, ended.select(&fresh, &stepped));
-            let force = action.here().cast(ElementType::F64) * 20.0 - 10.0;
-            p.otherwise(&done, cartpole_done(&cartpole_step(&state.here(), &force, n), n));
-            p.otherwise(&reward, Expr::splat(1.0, f64s(&[n])));
+                let force = before(&action).cast(ElementType::F64) * 20.0 - 10.0;
+                let stepped = cartpole_step(&before(&state), &force, n);
+                let ended = before(&done).reshape(&[n, 1]).greater(&Expr::splat(0.5, f64s(&[])));
+                p.otherwise(&state, ended.select(&fresh, &stepped));
+                let force = action.here().cast(ElementType::F64) * 20.0 - 10.0;
+                p.otherwise(&done, cartpole_done(&cartpole_step(&state.here(), &force, n), n));
+                p.otherwise(&reward, Expr::splat(1.0, f64s(&[n])));
             }
         }
     }
@@ -323,8 +317,8 @@ fn program(config: &Config) -> Program {
         (value.here(), log_prob.here())
     };
     let error = loss_value - returns;
-    let per_env = -(loss_log_prob * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE)
-        - entropy.here() * ENTROPY;
+    let per_env =
+        -(loss_log_prob * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE) - entropy.here() * ENTROPY;
     p.otherwise(&loss, per_env.mean(0));
     let adam = Adam::with_lr(config.lr);
     for (init, param, scale) in &params {
@@ -436,14 +430,23 @@ mod tests {
     /// interpreted ones on both environments.
     #[test]
     fn returns_rise_and_compiled_agrees_with_the_interpreter() {
-        let config = Config { envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, lr: 3e-3, ..Config::default() };
+        let config =
+            Config { envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, lr: 3e-3, ..Config::default() };
         let (returns, _) = train(&config, false).unwrap();
         let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
         let (first, last) = (mean(&returns[..8]), mean(&returns[32..]));
         assert!(last > first + 1.0, "mean return {first} -> {last}");
         for env in [Env::Trivial, Env::CartPole, Env::CartPoleCallback] {
-            let small =
-                Config { env, envs: 3, steps: 12, iterations: 3, width: 8, layers: 2, obs: [1, 2, 2], ..Config::default() };
+            let small = Config {
+                env,
+                envs: 3,
+                steps: 12,
+                iterations: 3,
+                width: 8,
+                layers: 2,
+                obs: [1, 2, 2],
+                ..Config::default()
+            };
             assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
         }
         // The callback environment is the same CartPole.

@@ -229,12 +229,14 @@ mod tests {
     #[test]
     fn returns_rise_and_compiled_agrees_with_the_interpreter() {
         for returns in [Returns::MonteCarlo, Returns::NStep(4)] {
-            let config = Config { returns, envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, ..Config::default() };
+            let config =
+                Config { returns, envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, ..Config::default() };
             let (r, _) = train(&config, false).unwrap();
             let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
             let (first, last) = (mean(&r[..8]), mean(&r[32..]));
             assert!(last > first + 0.5, "{returns:?}: mean return {first} -> {last}");
-            let small = Config { returns, envs: 3, steps: 9, iterations: 3, width: 8, obs: [1, 2, 2], ..Config::default() };
+            let small =
+                Config { returns, envs: 3, steps: 9, iterations: 3, width: 8, obs: [1, 2, 2], ..Config::default() };
             assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{returns:?}");
         }
     }

@@ -69,7 +69,11 @@ fn discounted_returns_restart_after_episode_ends() {
     p.output(&masked);
     let rewards = values(b * t, 1);
     let dones: Vec<f64> = (0..b * t).map(|k| if k % 4 == 2 { 1.0 } else { 0.0 }).collect();
-    let out = run(&p, &[("B", b as i64), ("T", t as i64)], &[array("r", &[b, t], rewards.clone()), array("done", &[b, t], dones.clone())]);
+    let out = run(
+        &p,
+        &[("B", b as i64), ("T", t as i64)],
+        &[array("r", &[b, t], rewards.clone()), array("done", &[b, t], dones.clone())],
+    );
     let (mut want, mut want_masked) = (vec![0.0; b * t], vec![0.0; b * t]);
     for e in 0..b {
         let (mut g, mut gd) = (0.0, 0.0);
@@ -122,7 +126,11 @@ fn generalized_advantage_estimation() {
     p.output(&a);
     let (rewards, vals) = (values(t, 4), values(t, 5));
     let dones: Vec<f64> = (0..t).map(|k| if k == 4 { 1.0 } else { 0.0 }).collect();
-    let out = run(&p, &[("T", t as i64)], &[array("r", &[t], rewards.clone()), array("v", &[t], vals.clone()), array("done", &[t], dones.clone())]);
+    let out = run(
+        &p,
+        &[("T", t as i64)],
+        &[array("r", &[t], rewards.clone()), array("v", &[t], vals.clone()), array("done", &[t], dones.clone())],
+    );
     let mut want = vec![0.0; t];
     let mut next_a = 0.0;
     for s in (0..t).rev() {

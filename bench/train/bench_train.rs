@@ -142,8 +142,7 @@ impl Model {
                     let q = a.here().matmul(&w("Wq")).reshape(&[bh, 1, hd]);
                     let prefix = |x: &Tensor| x.read_box([(t, tempo::Coordinate::range(0, t + 1))]);
                     let scores = Expr::einsum("hqd,nhd->hqn", &[&q, &prefix(&k)]) * scale;
-                    let attended =
-                        Expr::einsum("hqn,nhd->hqd", &[&scores.softmax(), &prefix(&vv)]).reshape(&[b, d]);
+                    let attended = Expr::einsum("hqn,nhd->hqd", &[&scores.softmax(), &prefix(&vv)]).reshape(&[b, d]);
                     let r = p.tensor(&format!("r{l}"), &dims, f32s(&[b, d]));
                     p.otherwise(&r, u.here() + attended.matmul(&w("Wproj")));
                     let g = r.here().rms_norm(eps).matmul(&w("W1"));
@@ -203,8 +202,7 @@ fn training_run(model: &Model, config: &Adam) -> Program {
     let t = p.dim("t", "T");
     let specs = model.params();
     let inits: Vec<Tensor> = specs.iter().map(|s| p.input(&s.name, &[], f32s(&s.shape))).collect();
-    let params: Vec<Tensor> =
-        specs.iter().map(|s| p.tensor(&format!("{}_i", s.name), &[&i], f32s(&s.shape))).collect();
+    let params: Vec<Tensor> = specs.iter().map(|s| p.tensor(&format!("{}_i", s.name), &[&i], f32s(&s.shape))).collect();
     let loss = model.forward(&mut p, &[&i], &t, &params);
     for ((s, w), init) in specs.iter().zip(&params).zip(&inits) {
         let g = p.grad(&format!("g_{}", s.name), &loss, w);
@@ -234,7 +232,9 @@ fn main() -> Result<(), tempo::Error> {
             vocab: int("--vocab", 64),
         },
         _ => {
-            eprintln!("usage: bench_train (lstm|gpt) [--batch B] [--width W] [--vocab V] [--layers L] [--heads H] [--iterations N] [--lr LR] [--adam-step K] [--list-params]");
+            eprintln!(
+                "usage: bench_train (lstm|gpt) [--batch B] [--width W] [--vocab V] [--layers L] [--heads H] [--iterations N] [--lr LR] [--adam-step K] [--list-params]"
+            );
             std::process::exit(2);
         }
     };
@@ -252,8 +252,11 @@ fn main() -> Result<(), tempo::Error> {
     }
     let config = Adam::with_lr(value("--lr", 1e-3));
     let iterations = int("--iterations", 0);
-    let program =
-        if iterations > 0 { training_run(&model, &config) } else { one_step(&model, &config, int("--adam-step", 1) as i32) };
+    let program = if iterations > 0 {
+        training_run(&model, &config)
+    } else {
+        one_step(&model, &config, int("--adam-step", 1) as i32)
+    };
     print!("{}", program.to_mlir()?);
     Ok(())
 }

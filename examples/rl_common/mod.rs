@@ -27,13 +27,8 @@ pub fn train(tool: &str, program: Program, run: Run) -> Result<(Vec<f64>, f64), 
     let Run { iterations, steps, seed, interpret, fast_math, threads } = run;
     // The initial parameters (`*_init`) are the runner's seeded uniform
     // values in [-1, 1), scaled per parameter in the program.
-    let runner = program
-        .runner()
-        .bound("I", iterations)
-        .bound("T", steps)
-        .seed(seed)
-        .fast_math(fast_math)
-        .threads(threads);
+    let runner =
+        program.runner().bound("I", iterations).bound("T", steps).seed(seed).fast_math(fast_math).threads(threads);
     let start = Instant::now();
     let (out, seconds) = if interpret {
         let out = runner.interpret()?;

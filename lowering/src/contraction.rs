@@ -191,8 +191,7 @@ pub fn emit(
     let pack = !unit_inner_stride(b.ty) && static_rows.is_some_and(|m| m >= PACK_ROWS);
     let packed_name = format!("{p}packed");
     let packed_ty = {
-        let dims: Vec<&str> =
-            b.sizes.iter().map(|s| if s.parse::<i64>().is_ok() { s.as_str() } else { "?" }).collect();
+        let dims: Vec<&str> = b.sizes.iter().map(|s| if s.parse::<i64>().is_ok() { s.as_str() } else { "?" }).collect();
         format!("memref<{}x{e}>", dims.join("x"))
     };
     let packed = Operand { name: &packed_name, ty: &packed_ty, sizes: b.sizes };
@@ -536,8 +535,13 @@ impl Panels<'_> {
             }
             let mut next = Vec::new();
             for (r, row) in row_names.iter().enumerate() {
-                let _ =
-                    writeln!(o, "{ind}      {p}a{tag}_{r} = memref.load {}[{}] : {}", a.name, self.a_index(row, &kk), a.ty);
+                let _ = writeln!(
+                    o,
+                    "{ind}      {p}a{tag}_{r} = memref.load {}[{}] : {}",
+                    a.name,
+                    self.a_index(row, &kk),
+                    a.ty
+                );
                 let _ = writeln!(o, "{ind}      {p}ab{tag}_{r} = vector.broadcast {p}a{tag}_{r} : {e} to {acc_ty}");
                 for v in 0..nv {
                     let x = r * nv + v;

@@ -6,9 +6,9 @@
 
 pub mod check_points_pass;
 pub mod contraction;
-pub mod library_gemm;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
+pub mod library_gemm;
 pub mod point_checks;
 pub mod print_schedule_pass;
 pub mod ptx;

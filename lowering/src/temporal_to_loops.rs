@@ -35,10 +35,10 @@ use crate::contraction;
 use crate::library_gemm;
 
 mod approximations;
-mod destinations;
 mod attention;
 mod branch_body;
 mod contractions;
+mod destinations;
 mod elementwise;
 mod external_call;
 mod gpu_attention;

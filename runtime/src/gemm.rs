@@ -47,13 +47,47 @@ pub unsafe extern "C" fn tempo_gemm(
     unsafe {
         if kind == 1 {
             gemm::gemm(
-                m, n, k, c as *mut f64, c_cs, c_rs, false, a as *const f64, a_cs, a_rs, b as *const f64, b_cs, b_rs,
-                0.0, 1.0, false, false, false, parallelism,
+                m,
+                n,
+                k,
+                c as *mut f64,
+                c_cs,
+                c_rs,
+                false,
+                a as *const f64,
+                a_cs,
+                a_rs,
+                b as *const f64,
+                b_cs,
+                b_rs,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                parallelism,
             );
         } else {
             gemm::gemm(
-                m, n, k, c as *mut f32, c_cs, c_rs, false, a as *const f32, a_cs, a_rs, b as *const f32, b_cs, b_rs,
-                0.0, 1.0, false, false, false, parallelism,
+                m,
+                n,
+                k,
+                c as *mut f32,
+                c_cs,
+                c_rs,
+                false,
+                a as *const f32,
+                a_cs,
+                a_rs,
+                b as *const f32,
+                b_cs,
+                b_rs,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                parallelism,
             );
         }
     }
@@ -97,7 +131,9 @@ mod tests {
         }
         // k = 0: zeros.
         let mut z = vec![1.0f32; 4];
-        unsafe { tempo_gemm(0, 2, 2, 0, z.as_mut_ptr() as i64, 2, 1, a.as_ptr() as i64, 0, 1, bt.as_ptr() as i64, 1, 1) };
+        unsafe {
+            tempo_gemm(0, 2, 2, 0, z.as_mut_ptr() as i64, 2, 1, a.as_ptr() as i64, 0, 1, bt.as_ptr() as i64, 1, 1)
+        };
         assert_eq!(z, vec![0.0; 4]);
     }
 }

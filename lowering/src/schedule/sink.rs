@@ -162,7 +162,9 @@ fn legal<'c>(program: &Program<'c>, edges: &[Edge<'c>], nests: &[Nest]) -> bool 
         return false;
     }
     let Some(location) = program.tensors.first().map(|t| t.location) else { return true };
-    nests.iter().all(|nest| check_shape(program, nest, &[], location).is_ok() && check_nest(program, nest, edges).is_ok())
+    nests
+        .iter()
+        .all(|nest| check_shape(program, nest, &[], location).is_ok() && check_nest(program, nest, edges).is_ok())
 }
 
 /// The top-level nest of each computed tensor.
@@ -248,7 +250,11 @@ fn drop_empty(nests: Vec<Nest>) -> Vec<Nest> {
                 return nest;
             }
             let mut inner = drop_empty(nest.inner);
-            if inner.len() == 1 { inner.pop().expect("one nest") } else { Nest::sequence(nest.dims, nest.forward, inner) }
+            if inner.len() == 1 {
+                inner.pop().expect("one nest")
+            } else {
+                Nest::sequence(nest.dims, nest.forward, inner)
+            }
         })
         .collect()
 }

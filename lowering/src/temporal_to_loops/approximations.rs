@@ -28,7 +28,9 @@
 /// become a call to libm's `fmaf` (`convert-math-to-libm`), and keep the
 /// loop scalar.
 fn fma(out: &str, a: &str, b: &str, c: &str) -> String {
-    format!("{out}_m = arith.mulf {a}, {b} fastmath<contract> : f32\n{out} = arith.addf {out}_m, {c} fastmath<contract> : f32")
+    format!(
+        "{out}_m = arith.mulf {a}, {b} fastmath<contract> : f32\n{out} = arith.addf {out}_m, {c} fastmath<contract> : f32"
+    )
 }
 
 /// Lines computing `exp` of `x` into `%{out}` (temporaries prefixed by

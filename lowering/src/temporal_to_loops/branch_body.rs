@@ -539,7 +539,8 @@ impl Emitter<'_, '_> {
                                     self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
                                 }
                                 _ if inlined[*a] => {
-                                    let chain = elementwise::Chain::of(*a, &branch.nodes, &views, &inlined, self.approximate());
+                                    let chain =
+                                        elementwise::Chain::of(*a, &branch.nodes, &views, &inlined, self.approximate());
                                     self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(&chain), indent, out)
                                 }
                                 _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),

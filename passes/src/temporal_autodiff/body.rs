@@ -258,7 +258,8 @@ impl<'c> Body<'c> {
     pub fn contract(&mut self, operands: &[(usize, Vec<char>)], result: &[char], sizes: &[(char, i64)]) -> usize {
         type Operands<'a> = Vec<&'a (usize, Vec<char>)>;
         let (scalars, tensors): (Operands, Operands) = operands.iter().partition(|(_, labels)| labels.is_empty());
-        let present: Vec<char> = result.iter().copied().filter(|c| tensors.iter().any(|(_, l)| l.contains(c))).collect();
+        let present: Vec<char> =
+            result.iter().copied().filter(|c| tensors.iter().any(|(_, l)| l.contains(c))).collect();
         let element = self.element(operands[0].0);
         let mut value = match tensors[..] {
             [] => None,
@@ -278,10 +279,8 @@ impl<'c> Body<'c> {
                 Some(v)
             }
             _ => {
-                let spec = Einsum {
-                    operands: tensors.iter().map(|(_, l)| l.clone()).collect(),
-                    result: present.clone(),
-                };
+                let spec =
+                    Einsum { operands: tensors.iter().map(|(_, l)| l.clone()).collect(), result: present.clone() };
                 let size = |c: &char| sizes.iter().find(|(x, _)| x == c).map(|(_, n)| *n).expect("a label's size");
                 let ty = PointType { shape: present.iter().map(size).collect(), element };
                 Some(self.push(NodeKind::Einsum(spec, tensors.iter().map(|(a, _)| *a).collect()), ty))

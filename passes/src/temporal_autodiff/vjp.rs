@@ -522,8 +522,7 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
                 let zeros = body.zeros(&PointType { shape: shape.clone(), element });
                 let before = body.concat(zeros, value, axis);
                 let padded = body.concat(before, zeros, axis);
-                let mut at: Vec<crate::affine::AffineExpr> =
-                    vec![crate::affine::AffineExpr::Constant(0); full.len()];
+                let mut at: Vec<crate::affine::AffineExpr> = vec![crate::affine::AffineExpr::Constant(0); full.len()];
                 at[axis] = crate::affine::AffineExpr::Add(
                     Box::new(crate::affine::AffineExpr::Constant(full[axis])),
                     Box::new(crate::affine::AffineExpr::Mul(

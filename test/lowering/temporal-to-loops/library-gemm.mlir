@@ -16,6 +16,7 @@
 // RUN: tempo-run %s --bound T=2 --seed 3 --fast-math --format json > %t.fast
 // RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted %t.fast 1e-5
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm parallel" | FileCheck %s --check-prefix=PAR
+// RUN: not tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm=maybe" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: tempo-run %s --bound T=2 --seed 3 --fast-math --threads 2 --format json > %t.threads
 // RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted %t.threads 1e-5
 
@@ -33,6 +34,7 @@
 // CHECK-NOT: func.call @tempo_gemm
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32)
 // KERNEL-NOT: tempo_gemm
+// BAD: error: {{.*}}library-gemm
 // PAR: scf.parallel (%[[JB:.*]]) = (%{{.*}}) to (%c4{{.*}}) step
 // PAR-NEXT: arith.muli %[[JB]], %c64{{.*}} : index
 // PAR: func.call @tempo_gemm(

@@ -130,7 +130,8 @@ fn gradient_case(seed: u64) -> Option<GradientCase> {
             }
         }
     }
-    let inputs: Vec<usize> = (0..program.tensors.len()).filter(|&k| program.tensors[k].is_input && f64_point(k)).collect();
+    let inputs: Vec<usize> =
+        (0..program.tensors.len()).filter(|&k| program.tensors[k].is_input && f64_point(k)).collect();
     let (mut streams, mut weights): (Vec<usize>, Vec<usize>) =
         inputs.iter().filter(|&&k| reached[k]).partition(|&&k| !program.tensors[k].domain.is_empty());
     weights.shuffle(&mut rng);
@@ -195,7 +196,8 @@ fn gradient_case(seed: u64) -> Option<GradientCase> {
     }
     let mut total = terms[0].clone();
     for (j, term) in terms.iter().enumerate().skip(1) {
-        let _ = writeln!(body, "  %sum{j} = \"temporal.add\"({total}, {term}) : (tensor<f64>, tensor<f64>) -> tensor<f64>");
+        let _ =
+            writeln!(body, "  %sum{j} = \"temporal.add\"({total}, {term}) : (tensor<f64>, tensor<f64>) -> tensor<f64>");
         total = format!("%sum{j}");
     }
     let _ = writeln!(
@@ -305,7 +307,8 @@ fn check_case(seed: u64, case: &GradientCase) -> Result<Outcome, String> {
         }
     }
     let context = crate::context();
-    let parse = |text: &str| Module::parse(&context, text).unwrap_or_else(|| panic!("gradient program parses:\n{text}"));
+    let parse =
+        |text: &str| Module::parse(&context, text).unwrap_or_else(|| panic!("gradient program parses:\n{text}"));
     let interpreted = match interpret_module(&parse(&case.gradients), &options(case, &case.inputs, seed, 2)) {
         Ok(outputs) => outputs,
         Err(errors) => {
@@ -330,7 +333,10 @@ fn check_case(seed: u64, case: &GradientCase) -> Result<Outcome, String> {
         }
         for (c, i) in compiled.iter().zip(&interpreted) {
             if c.name != i.name || c.shape != i.shape {
-                return Err(format!("-O{level}: output {}{:?} compiled, {}{:?} interpreted", c.name, c.shape, i.name, i.shape));
+                return Err(format!(
+                    "-O{level}: output {}{:?} compiled, {}{:?} interpreted",
+                    c.name, c.shape, i.name, i.shape
+                ));
             }
             for (k, (&x, &y)) in f64s(c).iter().zip(f64s(i)).enumerate() {
                 let error = relative(x, y);
@@ -445,7 +451,8 @@ fn random_programs_gradients_match_finite_differences() {
             )),
         }
     }
-    let skips: Vec<String> = skipped.iter().map(|(why, seeds)| format!("{} ({why}: seeds {seeds:?})", seeds.len())).collect();
+    let skips: Vec<String> =
+        skipped.iter().map(|(why, seeds)| format!("{} ({why}: seeds {seeds:?})", seeds.len())).collect();
     eprintln!(
         "gradient mode: {checked} of {count} model programs checked ({elements} gradient elements against finite \
          differences, {nonzero} of them nonzero, {kinks} at non-smooth points left out), skipped: {}; max finite-difference error {fd_error:.1e}, \

@@ -664,7 +664,10 @@ impl<'c, 'v> Builder<'c, 'v> {
                             && input.is_static()
                             && ty.is_static()
                             && ty.shape.len() == o.len()
-                            && o.iter().zip(&ty.shape).zip(&input.shape).all(|((&o, &n), &m)| o >= 0 && o.checked_add(n).is_some_and(|end| end <= m)) =>
+                            && o.iter()
+                                .zip(&ty.shape)
+                                .zip(&input.shape)
+                                .all(|((&o, &n), &m)| o >= 0 && o.checked_add(n).is_some_and(|end| end <= m)) =>
                     {
                         Ok(Movement::Slice(o))
                     }
