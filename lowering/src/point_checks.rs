@@ -189,7 +189,7 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
     let mut earliest_error = None;
     for nest in schedule.nests.iter().rev() {
         let mut values = vec![0i64; program.dims.len()];
-        visit_reversed(program, &nest.steps(program), bounds, &mut values, &mut |i, point| {
+        visit_reversed(program, &nest.steps(program), &|t| nest.lag(t), bounds, &mut values, &mut |i, point| {
             if let Err(e) = visit(i, point, &mut needed) {
                 earliest_error = Some(e);
             }
@@ -200,10 +200,12 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
 
 /// Calls `f(tensor, point)` for every point `steps` compute (the values of
 /// the open loops' variables in `values`, by dimension), from the last
-/// computed to the first.
+/// computed to the first (a tensor computed `lag(t)` iterations late in
+/// a retimed loop at the point `lag(t)` before the loop's variable).
 fn visit_reversed(
     program: &Program,
     steps: &[Step],
+    lag: &dyn Fn(usize) -> i64,
     bounds: &[i64],
     values: &mut Vec<i64>,
     f: &mut dyn FnMut(usize, &[i64]),
@@ -216,9 +218,23 @@ fn visit_reversed(
             }
             Step::Loop { dim, forward, body } => {
                 let size = bounds[*dim].max(0);
+                let latest = body.iter().map(|s| if let Step::Compute(t) = s { lag(*t) } else { 0 }).max().unwrap_or(0);
+                if *forward && latest > 0 {
+                    for step in (0..size + latest).rev() {
+                        for s in body.iter().rev() {
+                            let Step::Compute(t) = s else { unreachable!("a retimed loop is innermost") };
+                            let point = step - lag(*t);
+                            if (0..size).contains(&point) {
+                                values[*dim] = point;
+                                visit_reversed(program, std::slice::from_ref(s), lag, bounds, values, f);
+                            }
+                        }
+                    }
+                    continue;
+                }
                 for step in (0..size).rev() {
                     values[*dim] = if *forward { step } else { size - 1 - step };
-                    visit_reversed(program, body, bounds, values, f);
+                    visit_reversed(program, body, lag, bounds, values, f);
                 }
             }
         }

@@ -48,9 +48,13 @@ pub fn pretty(program: &Program, schedule: &Schedule) -> String {
                 Step::Compute(t) => {
                     let names = program.domain_names(*t);
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                    let late = match schedule.lag(*t) {
+                        0 => String::new(),
+                        l => format!("  late: {l}"),
+                    };
                     let _ = writeln!(
                         out,
-                        "{indent}{}[{}]  store: {}",
+                        "{indent}{}[{}]  store: {}{late}",
                         program.tensors[*t].name,
                         names.join(", "),
                         schedule.storage[*t].describe(&names)
@@ -58,7 +62,14 @@ pub fn pretty(program: &Program, schedule: &Schedule) -> String {
                 }
                 Step::Loop { dim, forward, body } => {
                     let dim = &program.dims[*dim];
-                    let range = if *forward {
+                    let latest = body
+                        .iter()
+                        .map(|step| if let Step::Compute(t) = step { schedule.lag(*t) } else { 0 })
+                        .max()
+                        .unwrap_or(0);
+                    let range = if *forward && latest > 0 {
+                        format!("0 up to {}-1+{latest}", dim.bound)
+                    } else if *forward {
                         format!("0 up to {}-1", dim.bound)
                     } else {
                         format!("{}-1 down to 0", dim.bound)

@@ -47,10 +47,10 @@ pub use tree::Step;
 
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
-use std::collections::{BTreeSet, HashMap};
-use tempo_passes::affine::{AffineExpr, IntegerSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use tempo_passes::diagnostics::PassDiagnostic;
-use tempo_passes::program::{NodeKind, Program};
+use tempo_passes::program::Program;
+pub(crate) use tempo_passes::shifts::{Edge, Shift, in_past, read_edges, touches_present};
 
 pub use crate::store_selection::Storage;
 
@@ -75,6 +75,82 @@ pub struct Nest {
     /// directions and goes on with its own (in one iteration `i` of a
     /// training run: a forward loop over `t`, then a backward one).
     pub inner: Vec<Nest>,
+    /// Retiming of a plain nest (empty for most): tensors computed a fixed
+    /// number of iterations late along the nest's last loop, which then
+    /// runs that many iterations past its bound. In iteration `v` of that
+    /// loop, a tensor with lag `l` computes its point `v - l` when that is
+    /// in `0..bound` (only forward loops are retimed, and only tensors in
+    /// every loop of the nest). So `G[t]` reading `r[t : t+n]` runs in the
+    /// forward loop that computes `r`, `n - 1` steps behind it, and `r`
+    /// keeps a window of `n` points instead of every one.
+    pub lags: BTreeMap<usize, i64>,
+}
+
+/// The most iterations a tensor may be computed late ([`Nest::lags`]).
+pub const MAX_LAG: i64 = 1 << 16;
+
+impl Schedule {
+    /// How many iterations late tensor `t` is computed ([`Nest::lags`]).
+    pub fn lag(&self, t: usize) -> i64 {
+        self.nests.iter().map(|n| n.lag(t)).max().unwrap_or(0)
+    }
+}
+
+impl Nest {
+    /// How many iterations late tensor `t` is computed along the last loop
+    /// of its plain nest (0 when not retimed or not in this nest).
+    pub fn lag(&self, t: usize) -> i64 {
+        self.plain_nest_of(t).and_then(|n| n.lags.get(&t).copied()).unwrap_or(0)
+    }
+
+    /// The shifts of read `e` between iterations of the loops rather than
+    /// between points: along a retimed loop, a reader computed `l_r` late
+    /// reading a source computed `l_s` late sees the source's point `p + c`
+    /// that was computed `c + l_s - l_r` iterations from its own.
+    pub(crate) fn iteration_shifts(&self, e: &Edge) -> Option<HashMap<usize, Shift>> {
+        let mut shifts = e.shifts.clone()?;
+        if let Some(plain) = self.plain_nest_of(e.reader)
+            && !plain.lags.is_empty()
+            && plain.body.contains(&e.source)
+        {
+            let delta = plain.lags.get(&e.source).unwrap_or(&0) - plain.lags.get(&e.reader).unwrap_or(&0);
+            if let (true, Some(d)) = (delta != 0, plain.dims.last())
+                && let Some(s) = shifts.get_mut(d)
+            {
+                *s = (s.0.map(|x| x + delta), s.1.map(|x| x + delta));
+            }
+        }
+        Some(shifts)
+    }
+}
+
+/// The smallest lags (iterations late, [`Nest::lags`]) along a forward
+/// loop over `d` under which every read in `edges` stays in the past or
+/// present of its reader's iteration: `l_r >= l_s + c` for the farthest
+/// shift `c` of each read (a longest path, Bellman-Ford). `None` when a
+/// read reaches unboundedly far ahead, or a cycle reaches ahead (no lag
+/// satisfies it), or a lag would exceed [`MAX_LAG`].
+fn retime(tensors: &[usize], edges: &[&&Edge], d: usize) -> Option<BTreeMap<usize, i64>> {
+    let mut lags: HashMap<usize, i64> = tensors.iter().map(|&t| (t, 0)).collect();
+    let constraints: Vec<(usize, usize, i64)> =
+        edges.iter().map(|e| Some((e.reader, e.source, e.shifts.as_ref()?.get(&d)?.1?))).collect::<Option<_>>()?;
+    for _ in 0..=tensors.len() {
+        let mut changed = false;
+        for &(reader, source, reach) in &constraints {
+            let need = lags[&source] + reach;
+            if lags[&reader] < need {
+                if need > MAX_LAG {
+                    return None;
+                }
+                lags.insert(reader, need);
+                changed = true;
+            }
+        }
+        if !changed {
+            return Some(lags.into_iter().filter(|&(_, l)| l != 0).collect());
+        }
+    }
+    None
 }
 
 /// The schedule of a whole program.
@@ -83,152 +159,6 @@ pub struct Schedule {
     pub nests: Vec<Nest>,
     /// Storage of each tensor (by tensor index).
     pub storage: Vec<Storage>,
-}
-
-/// The shifts `coordinate - v` a read can make along one dimension, as an
-/// interval (`None`: unbounded on that side). A point read `v + c` is
-/// `[c, c]`; the prefix `0 : v + 1` is `(-inf, 0]`; `v + 1 : T` is `[1, +inf)`.
-pub(crate) type Shift = (Option<i64>, Option<i64>);
-
-/// Per source dimension of a read: the results bounding the coordinate
-/// from below (max), from above (min, exclusive; `None` for a point), and
-/// the caps of a point (min).
-type Bounds<'a> = (&'a [AffineExpr], Option<&'a [AffineExpr]>, &'a [AffineExpr]);
-
-/// A read between two computed tensors.
-pub(crate) struct Edge<'c> {
-    pub(crate) reader: usize,
-    pub(crate) source: usize,
-    /// Shift interval per dimension that reader and source both have (by
-    /// dimension index), when each is bounded relative to the reader's own
-    /// variable.
-    pub(crate) shifts: Option<HashMap<usize, Shift>>,
-    /// Whether the read spans a range along some dimension (a clamped
-    /// point is a `read_range` that does not).
-    pub(crate) spans: bool,
-    /// The source dimensions (by position in the source's domain) along
-    /// which the read spans a range.
-    pub(crate) spanned: Vec<usize>,
-    /// For a point read whose coordinate along the source's last dimension
-    /// is fixed: `(j, true)` for `bound - 1 - j`, `(j, false)` for the
-    /// constant `j`.
-    pub(crate) fixed: Option<(i64, bool)>,
-    location: Location<'c>,
-    text: String,
-}
-
-/// What the branch condition of a read says about the reader's variable
-/// `v` of one dimension: `v >= low` and `bound - v >= gap` (by default
-/// `0` and `1`, from `0 <= v < bound`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct VariableRange {
-    low: i64,
-    gap: i64,
-}
-
-impl VariableRange {
-    /// The range of the variable at `position` (of dimension `dim`) where
-    /// `when` holds: constraints `v - k >= 0` raise `low` to `k`,
-    /// `bound - v - k >= 0` raise `gap` to `k` (equalities count as both
-    /// directions); other constraints are ignored, which is sound.
-    fn of(when: &IntegerSet, position: usize, dim: usize) -> Self {
-        let mut range = Self { low: 0, gap: 1 };
-        for constraint in &when.constraints {
-            let Some((dims, symbols, k)) = constraint.expr.linear() else { continue };
-            let a = dims.get(position).copied().unwrap_or(0);
-            let s = symbols.get(dim).copied().unwrap_or(0);
-            let others = dims.iter().enumerate().any(|(i, &x)| i != position && x != 0)
-                || symbols.iter().enumerate().any(|(i, &x)| i != dim && x != 0);
-            if others {
-                continue;
-            }
-            let mut apply = |a: i64, s: i64, k: i64| match (a, s) {
-                (1, 0) => range.low = range.low.max(-k),
-                (-1, 1) => range.gap = range.gap.max(-k),
-                _ => {}
-            };
-            apply(a, s, k);
-            if constraint.is_equality {
-                apply(-a, -s, -k);
-            }
-        }
-        range
-    }
-}
-
-/// The shifts `e - v` can make, where `v` is the reader's variable at
-/// `position` (dimension `dim`, whose bound is symbol `dim`), knowing only
-/// `range` (`low <= v`, `v <= bound - gap`): `v + c` gives `[c, c]`, a
-/// constant `c` at most `c - low`, `bound + c` at least `c + gap`.
-fn expr_shift(e: &AffineExpr, position: usize, dim: usize, range: VariableRange) -> Shift {
-    let Some((dims, symbols, c)) = e.linear() else { return (None, None) };
-    let a = dims.get(position).copied().unwrap_or(0);
-    let others_zero = dims.iter().enumerate().all(|(i, &x)| i == position || x == 0);
-    let s = symbols.get(dim).copied().unwrap_or(0);
-    let other_symbols_zero = symbols.iter().enumerate().all(|(i, &x)| i == dim || x == 0);
-    if !others_zero || !other_symbols_zero {
-        return (None, None);
-    }
-    match (a, s) {
-        (1, 0) => (Some(c), Some(c)),
-        (0, 0) => (None, Some(c - range.low)),
-        (0, 1) => (Some(c + range.gap), None),
-        _ => (None, None),
-    }
-}
-
-/// The shifts of `max(exprs)`.
-fn max_shift(shifts: &[Shift]) -> Shift {
-    let low = shifts.iter().filter_map(|s| s.0).max();
-    let high = shifts.iter().map(|s| s.1).collect::<Option<Vec<_>>>().and_then(|h| h.into_iter().max());
-    (low, high)
-}
-
-/// The shifts of `min(exprs)`.
-fn min_shift(shifts: &[Shift]) -> Shift {
-    let low = shifts.iter().map(|s| s.0).collect::<Option<Vec<_>>>().and_then(|l| l.into_iter().min());
-    let high = shifts.iter().filter_map(|s| s.1).min();
-    (low, high)
-}
-
-/// The shifts a coordinate can make relative to the reader's variable at
-/// `position` (of dimension `dim`): for a point `min(max(lower), caps...)`,
-/// for a range `[max(lower), min(upper))`, where the read's branch condition
-/// `when` holds. `None` when the coordinate is not bounded at all relative
-/// to the variable (e.g. `T - 1 - t`).
-fn shift_interval(
-    position: usize,
-    dim: usize,
-    lower: &[AffineExpr],
-    upper: Option<&[AffineExpr]>,
-    caps: &[AffineExpr],
-    when: &IntegerSet,
-) -> Option<Shift> {
-    let range = VariableRange::of(when, position, dim);
-    let shifts =
-        |exprs: &[AffineExpr]| -> Vec<Shift> { exprs.iter().map(|e| expr_shift(e, position, dim, range)).collect() };
-    let low = max_shift(&shifts(lower));
-    let interval = match upper {
-        None if caps.is_empty() => low,
-        None => {
-            let mut all = shifts(caps);
-            all.push(low);
-            min_shift(&all)
-        }
-        Some(upper) => (low.0, min_shift(&shifts(upper)).1.map(|h| h - 1)),
-    };
-    (interval != (None, None)).then_some(interval)
-}
-
-/// Along a dimension running forward, the read only sees the past or the
-/// present; backward, the future or the present.
-pub(crate) fn in_past(shift: Shift, forward: bool) -> bool {
-    if forward { shift.1.is_some_and(|hi| hi <= 0) } else { shift.0.is_some_and(|lo| lo >= 0) }
-}
-
-/// Whether the read may see the present point along the dimension.
-fn touches_present(shift: Shift) -> bool {
-    shift.0.is_none_or(|lo| lo <= 0) && shift.1.is_none_or(|hi| hi >= 0)
 }
 
 impl Schedule {
@@ -288,74 +218,6 @@ impl Schedule {
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage })
     }
-}
-
-/// Every read between computed tensors, with its shift summary.
-fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
-    let mut edges = Vec::new();
-    for (reader, tensor) in program.tensors.iter().enumerate() {
-        for branch in &tensor.branches {
-            for node in &branch.nodes {
-                // Per source dimension: the reader's results that bound
-                // the coordinate from below (max) and above (min, exclusive;
-                // `None` for a point).
-                let (source, bounds, _is_range, text) = match &node.kind {
-                    NodeKind::ReadRange { source, lower, upper, caps } => {
-                        let bounds: Vec<Bounds> = lower
-                            .iter()
-                            .zip(upper)
-                            .zip(caps)
-                            .map(|((lo, hi), cap)| {
-                                (&lo.results[..], (!hi.results.is_empty()).then_some(&hi.results[..]), &cap.results[..])
-                            })
-                            .collect();
-                        (*source, bounds, true, format!("a range of '{}'", program.tensors[*source].name))
-                    }
-                    NodeKind::Read { source, index } => {
-                        let bounds = index.results.iter().map(|e| (std::slice::from_ref(e), None, &[][..])).collect();
-                        (*source, bounds, false, program.describe_read(reader, *source, index))
-                    }
-                    _ => continue,
-                };
-                if program.tensors[source].is_input {
-                    continue;
-                }
-                let src_domain = &program.tensors[source].domain;
-                // Shifts along the dimensions both tensors have; `None` if
-                // one of them is unbounded relative to the reader's variable.
-                let shifts = src_domain
-                    .iter()
-                    .zip(&bounds)
-                    .filter_map(|(d, (lower, upper, caps))| {
-                        let position = tensor.domain.iter().position(|x| x == d)?;
-                        Some(shift_interval(position, *d, lower, *upper, caps, &branch.when).map(|s| (*d, s)))
-                    })
-                    .collect::<Option<HashMap<_, _>>>();
-                let fixed = match &node.kind {
-                    NodeKind::Read { index, .. } if !src_domain.is_empty() => {
-                        index.results[src_domain.len() - 1].linear().and_then(|(dims, symbols, c)| {
-                            let d = src_domain[src_domain.len() - 1];
-                            let no_dims = dims.iter().all(|&x| x == 0);
-                            let only_bound = symbols.iter().enumerate().all(|(k, &x)| x == i64::from(k == d));
-                            let constant = symbols.iter().all(|&x| x == 0);
-                            match (no_dims, only_bound, constant) {
-                                (true, true, _) if c <= -1 => Some((-1 - c, true)),
-                                (true, _, true) if c >= 0 => Some((c, false)),
-                                _ => None,
-                            }
-                        })
-                    }
-                    _ => None,
-                };
-                let spanned: Vec<usize> =
-                    bounds.iter().enumerate().filter(|(_, (_, upper, _))| upper.is_some()).map(|(k, _)| k).collect();
-                let spans = !spanned.is_empty();
-                edges.push(Edge { reader, source, shifts, spans, spanned, fixed, location: node.location, text });
-            }
-        }
-    }
-
-    edges
 }
 
 /// Orders the strongly connected components and fuses them into nests.
@@ -504,6 +366,21 @@ fn check_shape<'c>(
     if prefix.len() < outer.len() || prefix[..outer.len()] != *outer {
         return fail("an inner nest begins with the loops of its sequence");
     }
+    for (&t, &lag) in &nest.lags {
+        let name = &program.tensors[t].name;
+        if !nest.inner.is_empty() || !nest.body.contains(&t) {
+            return fail(&format!("'{name}' has a lag outside the plain nest computing it"));
+        }
+        if !(1..=MAX_LAG).contains(&lag) {
+            return fail(&format!("the lag of '{name}' is {lag}; lags run from 1 to {MAX_LAG}"));
+        }
+        if depth(program, t) != nest.dims.len() || nest.dims.len() <= outer.len() || nest.forward.last() != Some(&true)
+        {
+            return fail(&format!(
+                "'{name}' has a lag, but only tensors in every loop of their nest, along a forward last loop of its own, are computed late"
+            ));
+        }
+    }
     if nest.inner.is_empty() {
         return check_structure(program, &nest.dims, &nest.body);
     }
@@ -536,7 +413,7 @@ where
     }
     let layout = Layout::of(program, nest);
     for e in edges.into_iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)) {
-        let Some(shifts) = &e.shifts else {
+        let Some(shifts) = nest.iteration_shifts(e) else {
             return Err(PassDiagnostic::new(
                 e.location,
                 format!("read {} is inside one nest but is not bounded relative to the reader's variables", e.text),
@@ -747,29 +624,55 @@ fn nest_with_loops<'c>(
     let common = |e: &Edge| depth(program, e.reader).min(depth(program, e.source));
     let mut remaining: Vec<&Edge> = inside.clone();
     let mut forward = Vec::new();
+    let mut lags = BTreeMap::new();
     for (k, &d) in dims.iter().enumerate() {
         let along: Vec<&&Edge> = remaining.iter().filter(|e| common(e) > k).collect();
         let shift = |e: &Edge| e.shifts.as_ref().expect("bounded")[&d];
         let fits = |direction: bool| along.iter().all(|e| in_past(shift(e), direction));
+        // The last loop may also run forward with some tensors computed
+        // late, when the reads ahead reach a bounded distance (n-step
+        // returns `r[t : t+n]` read in the loop computing `r`).
+        let last = k + 1 == dims.len();
+        let retimed = || {
+            let deep: Vec<usize> = tensors.iter().copied().filter(|&t| depth(program, t) == dims.len()).collect();
+            retime(&deep, &along, d)
+        };
         let direction = match outer.get(k) {
             Some(&(_, open)) if fits(open) => open,
             None if fits(true) => true,
             None if fits(false) => false,
+            None if last && let Some(found) = retimed() => {
+                lags = found;
+                true
+            }
             _ => {
                 let e = along.iter().find(|e| !in_past(shift(e), outer.get(k).is_none_or(|o| o.1))).expect("mixed");
                 return Err(PassDiagnostic::new(
                     e.location,
                     format!(
-                        "reads on one cycle go both to the past and to the future along '{}' (e.g. {}); no loop direction satisfies them",
-                        program.dims[d].name, e.text
+                        "reads on one cycle go both to the past and to the future along '{}' (e.g. {}); no loop direction satisfies them{}",
+                        program.dims[d].name,
+                        e.text,
+                        if last && outer.get(k).is_none() {
+                            ", and no retiming does (a read reaches unboundedly far ahead, or the cycle itself does)"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
         };
         forward.push(direction);
-        // Reads that may see the present point along `d` are ordered by the
-        // inner dimensions or the body.
-        remaining.retain(|e| common(e) <= k || touches_present(shift(e)));
+        // Reads that may see the present point along `d` (in iterations,
+        // where tensors are computed late) are ordered by the inner
+        // dimensions or the body.
+        let delta = |e: &Edge| lags.get(&e.source).unwrap_or(&0) - lags.get(&e.reader).unwrap_or(&0);
+        remaining.retain(|e| {
+            common(e) <= k || {
+                let (lo, hi) = shift(e);
+                touches_present((lo.map(|x| x + delta(e)), hi.map(|x| x + delta(e))))
+            }
+        });
     }
     // Body order: reads that may see the same point order the tensors
     // (tensors of the same depth kept together where possible); a cycle
@@ -800,7 +703,7 @@ fn nest_with_loops<'c>(
         placed.insert(next);
         body.push(next);
     }
-    let nest = Nest { dims, forward, body, inner: Vec::new() };
+    let nest = Nest { dims, forward, body, inner: Vec::new(), lags };
     check_nest(program, &nest, inside.iter().copied())?;
     Ok(nest)
 }
@@ -856,7 +759,16 @@ mod tests {
             + "\"temporal.output\"(%y) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(schedule.storage, vec![Storage::Ring(4, Default::default()), Storage::Output]);
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![true], body: vec![0, 1], inner: vec![] }]);
+        assert_eq!(
+            schedule.nests,
+            vec![Nest {
+                dims: vec![0],
+                forward: vec![true],
+                body: vec![0, 1],
+                inner: vec![],
+                lags: Default::default()
+            }]
+        );
     }
 
     #[test]
@@ -869,7 +781,16 @@ mod tests {
             + &define("r", "t", "0 == 0", &[])
             + "\"temporal.output\"(%g) : (!temporal.rtensor) -> ()\n";
         let (schedule, _) = schedule_of(&body).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![1, 0], inner: vec![] }]);
+        assert_eq!(
+            schedule.nests,
+            vec![Nest {
+                dims: vec![0],
+                forward: vec![false],
+                body: vec![1, 0],
+                inner: vec![],
+                lags: Default::default()
+            }]
+        );
         assert_eq!(schedule.storage[1], Storage::Point);
     }
 
@@ -901,7 +822,13 @@ mod tests {
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(
             schedule.nests,
-            vec![Nest { dims: vec![1, 0], forward: vec![false, true], body: vec![0], inner: vec![] }]
+            vec![Nest {
+                dims: vec![1, 0],
+                forward: vec![false, true],
+                body: vec![0],
+                inner: vec![],
+                lags: Default::default()
+            }]
         );
     }
 
@@ -928,7 +855,10 @@ mod tests {
             )
         };
         let (schedule, _) = schedule_of(&read("T - t - 2 >= 0")).unwrap();
-        assert_eq!(schedule.nests, vec![Nest { dims: vec![0], forward: vec![false], body: vec![0], inner: vec![] }]);
+        assert_eq!(
+            schedule.nests,
+            vec![Nest { dims: vec![0], forward: vec![false], body: vec![0], inner: vec![], lags: Default::default() }]
+        );
         assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default())]);
         let error = schedule_of(&read("T - t - 1 >= 0")).unwrap_err().join("\n");
         assert!(error.contains("zero-distance cycle"), "{error}");
@@ -947,7 +877,13 @@ mod tests {
         let (schedule, _) = schedule_of(&body).unwrap();
         assert_eq!(
             schedule.nests,
-            vec![Nest { dims: vec![0, 1], forward: vec![true, true], body: vec![0, 1], inner: vec![] }]
+            vec![Nest {
+                dims: vec![0, 1],
+                forward: vec![true, true],
+                body: vec![0, 1],
+                inner: vec![],
+                lags: Default::default()
+            }]
         );
         assert_eq!(schedule.storage, vec![Storage::Ring(2, Default::default()), Storage::Output]);
     }
@@ -960,8 +896,21 @@ mod tests {
             + &define("a", "t", "0 == 0", &[])
             + &define("z", "t", "T - t - 2 >= 0", &[("a", "t + 1")])
             + &define("z", "t", "0 == 0", &[]);
+        // a[t] needs z[t-1], which needs a[t]: computing z a step late
+        // (a retiming) lines both reads up on one iteration, where the
+        // point needs itself.
         let error = schedule_of(&mixed).unwrap_err().join("\n");
-        assert!(error.contains("go both to the past and to the future along 't'"), "{error}");
+        assert!(error.contains("a point would need itself (zero-distance cycle)"), "{error}");
+
+        // z[t] reading every later point of a has no bounded retiming.
+        let unbounded = tensor("a", "\"t\"")
+            + &tensor("z", "\"t\"")
+            + &define("a", "t", "t - 1 >= 0", &[("z", "t - 1")])
+            + &define("a", "t", "0 == 0", &[])
+            + &define("z", "t", "T - t - 2 >= 0", &[("a", "t + 1")])
+            + &define("z", "t", "0 == 0", &[]);
+        let error = schedule_of(&unbounded.replace("t + 1)", "T - 1)")).unwrap_err().join("\n");
+        assert!(error.contains("is on a cycle but is not bounded") || error.contains("no retiming"), "{error}");
 
         let reversed = tensor("a", "\"t\"")
             + &define("a", "t", "t - 1 >= 0, T - t - 2 >= 0", &[("a", "T - 1 - t")])
@@ -992,8 +941,20 @@ mod tests {
         let (schedule, _) = schedule_of(&carried_cycle()).unwrap();
         // One loop over b (dimension 1) around w and a's forward loop over t
         // (dimension 0), then z's backward one.
-        let first = Nest { dims: vec![1, 0], forward: vec![true, true], body: vec![0, 1], inner: vec![] };
-        let second = Nest { dims: vec![1, 0], forward: vec![true, false], body: vec![2], inner: vec![] };
+        let first = Nest {
+            dims: vec![1, 0],
+            forward: vec![true, true],
+            body: vec![0, 1],
+            inner: vec![],
+            lags: Default::default(),
+        };
+        let second = Nest {
+            dims: vec![1, 0],
+            forward: vec![true, false],
+            body: vec![2],
+            inner: vec![],
+            lags: Default::default(),
+        };
         assert_eq!(schedule.nests, vec![Nest::sequence(vec![1], vec![true], vec![first, second])]);
         assert_eq!(schedule.nests[0].body, vec![0, 1, 2]);
         // a: one slice along t, overwritten by each b; z: two (w reads z[b-1, 0]).
@@ -1029,7 +990,13 @@ mod tests {
         let again = Schedule::with_nests(&program, vec![read], location).map_err(|_| ()).unwrap();
         assert_eq!(again.storage, schedule.storage);
         // A plain nest reads back as itself.
-        let plain = Nest { dims: vec![1, 0], forward: vec![true, true], body: vec![0, 1], inner: vec![] };
+        let plain = Nest {
+            dims: vec![1, 0],
+            forward: vec![true, true],
+            body: vec![0, 1],
+            inner: vec![],
+            lags: Default::default(),
+        };
         assert_eq!(Nest::from_step(&program, &plain.steps(&program)[0]), plain);
     }
 }

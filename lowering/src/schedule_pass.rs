@@ -105,7 +105,7 @@ pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
     let mut out = format!("module {{\n  func.func @{SCHEDULE_FUNCTION}({}) {{\n", args.join(", "));
     for nest in &schedule.nests {
         let mut variables = vec![String::new(); program.dims.len()];
-        write_steps(program, &nest.steps(program), &bounds, &mut variables, "    ", &mut out);
+        write_steps(program, &nest.steps(program), &|t| nest.lag(t), &bounds, &mut variables, "    ", &mut out);
     }
     out += "    return\n  }\n}\n";
     out
@@ -116,6 +116,7 @@ pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
 fn write_steps(
     program: &Program,
     steps: &[Step],
+    lag: &dyn Fn(usize) -> i64,
     bounds: &[String],
     variables: &mut Vec<String>,
     indent: &str,
@@ -127,9 +128,13 @@ fn write_steps(
                 let tensor = &program.tensors[*t];
                 let coords: Vec<&str> = tensor.domain.iter().map(|&d| variables[d].as_str()).collect();
                 let types: Vec<&str> = coords.iter().map(|_| "index").collect();
+                let late = match lag(*t) {
+                    0 => String::new(),
+                    l => format!(", lag = {l} : i64"),
+                };
                 let _ = writeln!(
                     out,
-                    "{indent}\"temporal.compute\"({}) {{tensor = \"{}\"}} : ({}) -> ()",
+                    "{indent}\"temporal.compute\"({}) {{tensor = \"{}\"{late}}} : ({}) -> ()",
                     coords.join(", "),
                     tensor.name,
                     types.join(", ")
@@ -140,7 +145,13 @@ fn write_steps(
                 let name = sanitize(&program.dims[d].name);
                 let variable = format!("%{name}{d}_{}", out.len());
                 let counter = if forward { variable.clone() } else { format!("{variable}_step") };
-                let _ = writeln!(out, "{indent}affine.for {counter} = 0 to {} {{", bounds[d]);
+                let latest =
+                    body.iter().map(|step| if let Step::Compute(t) = step { lag(*t) } else { 0 }).max().unwrap_or(0);
+                let upper = match latest {
+                    0 => bounds[d].clone(),
+                    l => format!("affine_map<()[s0] -> (s0 + {l})>()[{}]", bounds[d]),
+                };
+                let _ = writeln!(out, "{indent}affine.for {counter} = 0 to {upper} {{");
                 if !forward {
                     let _ = writeln!(
                         out,
@@ -149,7 +160,7 @@ fn write_steps(
                     );
                 }
                 variables[d] = variable;
-                write_steps(program, body, bounds, variables, &format!("{indent}  "), out);
+                write_steps(program, body, lag, bounds, variables, &format!("{indent}  "), out);
                 let direction = if forward { "forward" } else { "backward" };
                 let _ = writeln!(
                     out,
@@ -182,7 +193,13 @@ pub fn read_schedule<'c>(
                 if !program.tensors[t].domain.is_empty() {
                     return Err(located(op, format!("'{}' needs loops over its domain", program.tensors[t].name)));
                 }
-                nests.push(Nest { dims: Vec::new(), forward: Vec::new(), body: vec![t], inner: Vec::new() });
+                nests.push(Nest {
+                    dims: Vec::new(),
+                    forward: Vec::new(),
+                    body: vec![t],
+                    inner: Vec::new(),
+                    lags: Default::default(),
+                });
             }
             "affine.for" => nests.push(read_nest(op, program)?),
             other => return Err(located(op, format!("unexpected '{other}' in @tempo_schedule"))),
@@ -201,11 +218,46 @@ fn located<'c>(op: OperationRef<'c, '_>, message: String) -> Vec<PassDiagnostic<
 fn read_nest<'c>(outer: OperationRef<'c, '_>, program: &Program<'c>) -> Result<Nest, Vec<PassDiagnostic<'c>>> {
     let mut variables: Vec<(usize, mlir_sys::MlirValue)> = Vec::new();
     let step = read_loop(outer, program, &mut variables)?;
-    let nest = Nest::from_step(program, &step);
+    let mut nest = Nest::from_step(program, &step);
     if nest.body.is_empty() {
         return Err(located(outer, "a loop nest of @tempo_schedule computes nothing".into()));
     }
+    // Tensors computed late (`lag = l`) in their plain nest; the checks of
+    // `Schedule::with_nests` say whether that is a legal retiming.
+    let mut lags = Vec::new();
+    collect_lags(outer, program, &mut lags)?;
+    for (t, lag) in lags {
+        if let Some(plain) = nest.plain_nest_of_mut(t) {
+            plain.lags.insert(t, lag);
+        }
+    }
     Ok(nest)
+}
+
+/// The `lag` attributes of the `temporal.compute` ops inside `op`.
+fn collect_lags<'c>(
+    op: OperationRef<'c, '_>,
+    program: &Program<'c>,
+    lags: &mut Vec<(usize, i64)>,
+) -> Result<(), Vec<PassDiagnostic<'c>>> {
+    let Some(block) = op.region(0).ok().and_then(|r| r.first_block()) else { return Ok(()) };
+    for inner in block_operations(block) {
+        match name_of(inner).as_str() {
+            "affine.for" => collect_lags(inner, program, lags)?,
+            "temporal.compute" => {
+                let Ok(attribute) = inner.attribute("lag") else { continue };
+                let lag = melior::ir::attribute::IntegerAttribute::try_from(attribute)
+                    .map_err(|_| located(inner, "'lag' is an integer".into()))?
+                    .value();
+                let name = string_attribute(inner, "tensor").unwrap_or_default();
+                if let Some(t) = program.tensors.iter().position(|tensor| tensor.name == name) {
+                    lags.push((t, lag));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Reads the loop `op`; `variables` holds the value standing for each

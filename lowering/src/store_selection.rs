@@ -158,6 +158,20 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
     let nest_of: HashMap<usize, usize> =
         nests.iter().enumerate().flat_map(|(k, nest)| nest.body.iter().map(move |&t| (t, k))).collect();
     let layouts: Vec<Layout> = nests.iter().map(|nest| Layout::of(program, nest)).collect();
+    // Shifts between iterations: a tensor computed late (a retimed nest)
+    // is read that many iterations closer.
+    let edges: Vec<Edge> = edges
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            if let (Some(&k), Some(&s)) = (nest_of.get(&e.reader), nest_of.get(&e.source))
+                && k == s
+            {
+                e.shifts = nests[k].iteration_shifts(&e);
+            }
+            e
+        })
+        .collect();
     (0..program.tensors.len())
         .map(|i| {
             let tensor = &program.tensors[i];

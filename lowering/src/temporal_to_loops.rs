@@ -452,6 +452,47 @@ impl<'p, 'c> Emitter<'p, 'c> {
                     let bound = self.bound_args[d].clone();
                     let var = format!("%{}{}", sanitize(&self.program.dims[d].name), self.next_id + 1);
                     self.next_id += 1;
+                    // A retimed loop runs as many iterations past its bound
+                    // as its latest tensor is late (`Nest::lags`).
+                    let lags: Vec<i64> = body
+                        .iter()
+                        .map(|step| match step {
+                            Step::Compute(t) => self.lag(*t),
+                            Step::Loop { .. } => 0,
+                        })
+                        .collect();
+                    let latest = lags.iter().copied().max().unwrap_or(0);
+                    if *forward && latest > 0 {
+                        let _ = writeln!(
+                            code,
+                            "{indent}affine.for {var} = 0 to affine_map<()[s0] -> (s0 + {latest})>()[{bound}] {{"
+                        );
+                        let inner = format!("{indent}  ");
+                        for (step, lag) in body.iter().zip(lags) {
+                            let Step::Compute(t) = step else { unreachable!("a retimed loop is innermost") };
+                            // Iteration v computes point v - lag, when in bounds.
+                            let _ = writeln!(
+                                code,
+                                "{inner}affine.if affine_set<(d0)[s0] : (d0 - {lag} >= 0, s0 - 1 - d0 + {lag} >= 0)>({var})[{bound}] {{"
+                            );
+                            let point = if lag == 0 {
+                                var.clone()
+                            } else {
+                                let point = format!("{var}_late{t}");
+                                let _ = writeln!(
+                                    code,
+                                    "{inner}  {point} = affine.apply affine_map<(d0) -> (d0 - {lag})>({var})"
+                                );
+                                point
+                            };
+                            self.index_of.insert(d, point);
+                            self.tensor(*t, &format!("{inner}  "), code);
+                            let _ = writeln!(code, "{inner}}}");
+                        }
+                        self.index_of.insert(d, var);
+                        let _ = writeln!(code, "{indent}}}");
+                        continue;
+                    }
                     if *forward {
                         let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
                     } else {
@@ -468,6 +509,11 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 }
             }
         }
+    }
+
+    /// How many iterations late tensor `i` is computed ([`crate::schedule::Nest::lags`]).
+    fn lag(&self, i: usize) -> i64 {
+        self.schedule.lag(i)
     }
 
     /// The coordinates of tensor `i`'s store ops: one per domain dimension,

@@ -14,6 +14,7 @@ pub mod print;
 pub mod program;
 pub mod rewrite;
 pub mod sdg;
+pub mod shifts;
 pub mod source;
 pub mod splice;
 pub mod temporal_autodiff;

@@ -48,6 +48,7 @@ mod body;
 mod decompose;
 mod pullback;
 mod ranges;
+mod running_sums;
 mod vjp;
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
@@ -90,14 +91,16 @@ pub fn expand<'c>(program: &mut Program<'c>) -> Result<bool, Vec<PassDiagnostic<
         return Ok(false);
     }
     let grads = std::mem::take(&mut program.grads);
+    let mut sums = Vec::new();
     for group in groups(program, &grads) {
-        differentiate(program, &group).map_err(|e| vec![e])?;
+        differentiate(program, &group, &mut sums).map_err(|e| vec![e])?;
     }
     for tensor in &mut program.tensors {
         for branch in &mut tensor.branches {
             remove_stop_gradients(branch);
         }
     }
+    running_sums::orient(program, sums);
     Ok(true)
 }
 
@@ -277,7 +280,11 @@ fn check<'c>(program: &Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagn
 }
 
 /// Expands the gradients of `group` (one `of`) with one adjoint program.
-fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Result<(), PassDiagnostic<'c>> {
+fn differentiate<'c>(
+    program: &mut Program<'c>,
+    group: &[GradDecl<'c>],
+    sums: &mut Vec<running_sums::RunningSum<'c>>,
+) -> Result<(), PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     for grad in group {
         check(program, grad)?;
@@ -349,7 +356,7 @@ fn differentiate<'c>(program: &mut Program<'c>, group: &[GradDecl<'c>]) -> Resul
             let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
             for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr)? {
                 let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
-                contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed)?);
+                contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed, sums)?);
             }
             let ranges: Vec<usize> =
                 ranges.into_iter().filter(|&k| vjp::on_path(&branch.nodes, k, branch.result)[branch.result]).collect();
@@ -581,6 +588,7 @@ fn contribution<'c>(
     branch: &Branch<'c>,
     k: usize,
     packed: &Packed,
+    sums: &mut Vec<running_sums::RunningSum<'c>>,
 ) -> Result<Contribution<'c>, PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
@@ -737,34 +745,50 @@ fn contribution<'c>(
                 .collect();
             let c_at = pullback::map(x_dims + 1, num_symbols, points);
             let last = sub(AffineExpr::Symbol(bounds[f]), AffineExpr::Constant(1));
-            let mut s_branches = Vec::new();
-            for (at_end, extra) in [
-                (true, pullback::eq0(sub(along.clone(), last.clone()))),
-                (false, pullback::ge0(AffineExpr::Constant(0))),
-            ] {
-                let mut body = Body::new(location);
-                let whole = body.push(NodeKind::Read { source: c, index: c_at.clone() }, packed_point.clone());
-                let here = unpack(&mut body, whole, extract.as_ref());
-                let result = if at_end {
-                    here
-                } else {
-                    let mut next: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
-                    next.push(add(along.clone(), AffineExpr::Constant(1)));
-                    let index = pullback::map(x_dims + 1, num_symbols, next);
-                    let later = body.push(NodeKind::Read { source: s, index }, c_point.clone());
-                    body.add(here, later)
-                };
-                let mut constraints = constraints.clone();
-                constraints.push(extra);
-                s_branches.push(Branch {
-                    when: pullback::set(x_dims + 1, num_symbols, constraints),
-                    nodes: body.nodes,
-                    result,
-                    location,
-                });
-            }
-            s_branches.push(zero_branch(universe(x_dims + 1, num_symbols), &c_point, location));
-            program.tensors[s].branches = s_branches;
+            // Backward (a suffix sum read at 0, what back-propagation
+            // through time needs) or forward (a prefix sum read at the
+            // end; chosen afterwards where the contributions need only a
+            // bounded future, `running_sums`).
+            let running = |forward: bool| {
+                let (end, step) = if forward { (AffineExpr::Constant(0), -1) } else { (last.clone(), 1) };
+                let mut branches = Vec::new();
+                for (at_end, extra) in
+                    [(true, pullback::eq0(sub(along.clone(), end))), (false, pullback::ge0(AffineExpr::Constant(0)))]
+                {
+                    let mut body = Body::new(location);
+                    let whole = body.push(NodeKind::Read { source: c, index: c_at.clone() }, packed_point.clone());
+                    let here = unpack(&mut body, whole, extract.as_ref());
+                    let result = if at_end {
+                        here
+                    } else {
+                        let mut next: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
+                        next.push(add(along.clone(), AffineExpr::Constant(step)));
+                        let index = pullback::map(x_dims + 1, num_symbols, next);
+                        let later = body.push(NodeKind::Read { source: s, index }, c_point.clone());
+                        body.add(here, later)
+                    };
+                    let mut constraints = constraints.clone();
+                    constraints.push(extra);
+                    branches.push(Branch {
+                        when: pullback::set(x_dims + 1, num_symbols, constraints),
+                        nodes: body.nodes,
+                        result,
+                        location,
+                    });
+                }
+                branches.push(zero_branch(universe(x_dims + 1, num_symbols), &c_point, location));
+                branches
+            };
+            program.tensors[s].branches = running(false);
+            let mut at_last: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
+            at_last.push(last.clone());
+            sums.push(running_sums::RunningSum {
+                sum: s,
+                contribution: c,
+                dim: bounds[f],
+                forward: running(true),
+                read_last: pullback::map(x_dims, num_symbols, at_last),
+            });
             let mut first: Vec<AffineExpr> = (0..x_dims).map(AffineExpr::Dim).collect();
             first.push(AffineExpr::Constant(0));
             let node = body

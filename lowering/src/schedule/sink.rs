@@ -97,6 +97,14 @@ fn first_move<'c>(
                 let Ok(target) = nest_for(program, &fused, refs, &outer, false) else { continue };
                 let mut new_list = list.to_vec();
                 new_list[k].body.retain(|&t| t != x);
+                new_list[k].lags.remove(&x);
+                // What is left of a retimed nest may need smaller lags.
+                if !new_list[k].lags.is_empty()
+                    && let Ok(again) = nest_for(program, &new_list[k].body, refs, &outer, false)
+                    && again.dims == new_list[k].dims
+                {
+                    new_list[k] = again;
+                }
                 new_list[m] = target;
                 let moved = with_list(nests, &path, new_list);
                 if !legal(program, edges, &moved) {

@@ -30,7 +30,7 @@ impl Nest {
     /// inner nests' bodies, in order.
     pub fn sequence(dims: Vec<usize>, forward: Vec<bool>, inner: Vec<Nest>) -> Nest {
         let body = inner.iter().flat_map(|n| n.body.iter().copied()).collect();
-        Nest { dims, forward, body, inner }
+        Nest { dims, forward, body, inner, lags: Default::default() }
     }
 
     /// The nest as a tree of loops.
@@ -56,6 +56,14 @@ impl Nest {
     /// of the first loop holding more than one step.
     pub fn from_step(program: &Program, step: &Step) -> Nest {
         from_steps(program, std::slice::from_ref(step), &[], &[])
+    }
+
+    /// The innermost plain nest holding tensor `t`, to change.
+    pub fn plain_nest_of_mut(&mut self, t: usize) -> Option<&mut Nest> {
+        if self.inner.is_empty() {
+            return self.body.contains(&t).then_some(self);
+        }
+        self.inner.iter_mut().find_map(|n| n.plain_nest_of_mut(t))
     }
 
     /// The innermost plain nest holding tensor `t` (this nest when it is
@@ -156,6 +164,7 @@ fn plain_from_steps(program: &Program, steps: &[Step], dims: &[usize], forward: 
         forward: loops.iter().map(|l| l.1).collect(),
         body,
         inner: Vec::new(),
+        lags: Default::default(),
     };
     (misplaced || nest.steps_from(program, dims.len()) == steps).then_some(nest)
 }

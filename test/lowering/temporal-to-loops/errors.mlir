@@ -1,16 +1,18 @@
 // Programs the naive scheduler cannot order are refused with located errors.
 // RUN: not tempo-opt --split-input-file %s --lower-temporal-to-loops 2>&1 | FileCheck %s
 
-// a reads z one step back, z reads a one step ahead: no loop direction works.
+// a reads z one step back, z reads a one step ahead: a[t] needs a[t] (no
+// loop direction works, and computing z a step late leaves the point
+// needing itself).
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %a = "temporal.tensor"() {sym_name = "a", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
 %z = "temporal.tensor"() {sym_name = "z", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor
 "temporal.define"(%a) ({
+  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: read z[t - 1] by 'a' can reach the point being computed: a point would need itself (zero-distance cycle)
   %p = "temporal.read"(%z) {index = affine_map<(t)[T] -> (t - 1)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (t - 1 >= 0)>} : (!temporal.rtensor) -> ()
 "temporal.define"(%z) ({
-  // CHECK: errors.mlir:[[# @LINE + 1]]:8: error: reads on one cycle go both to the past and to the future along 't' (e.g. a[t + 1])
   %p = "temporal.read"(%a) {index = affine_map<(t)[T] -> (t + 1)>} : (!temporal.rtensor) -> tensor<f32>
   "gpu.yield"(%p) : (tensor<f32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
