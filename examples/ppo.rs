@@ -1,5 +1,6 @@
 //! Advantage actor-critic ("PPO" as the Tempo artifact runs it: one
-//! full-batch update per iteration) with the whole training run one
+//! full-batch update per iteration), or PPO's clipped objective with
+//! several epochs per rollout, with the whole training run one
 //! program: for each iteration `i`, a rollout of `T` steps over `N`
 //! environments vectorized in each point, generalized advantage estimation
 //! over the future (a backward recurrence), normalized advantages, the
@@ -7,9 +8,38 @@
 //!
 //! ```text
 //! cargo run --release --example ppo -- --env trivial --envs 64 --steps 64
+//!   [--objective a2c|ppo] [--epochs 4] [--clip 0.2]
 //!   [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50] [--lr 0.003]
 //!   [--seed 1] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]
 //! ```
+//!
+//! Objectives (`--objective`):
+//! - `a2c` (the default): one Adam step per iteration on the mean over
+//!   environments, summed over steps, of
+//!   `-log_prob * adv + VALUE/2 (value - returns)^2 - ENTROPY * entropy`,
+//!   the rollout's own log-probabilities and values differentiated.
+//! - `ppo`: the rollout runs once per iteration with the parameters at the
+//!   iteration's start, then `--epochs K` full-batch epochs each compute
+//!   the policy's log-probabilities, the values and the entropy again from
+//!   the rollout's observations with that epoch's parameters, and take one
+//!   Adam step on `-min(ratio adv, clip(ratio, 1-C, 1+C) adv) + VALUE/2
+//!   (value - returns)^2 - ENTROPY * entropy` (`ratio = exp(new_log_prob -
+//!   old_log_prob)`, the rollout's log-probability and the normalized
+//!   advantages under `stop_gradient`; `--clip C`), averaged as `a2c`'s;
+//!   the next iteration's rollout reads the parameters after the `K`-th
+//!   step. Each epoch's parameters are tensors over `i` of their own
+//!   (`{name}` at the start, `{name}_e1`, ..., `{name}_e{K-1}`;
+//!   `optim::adam_epochs`), and so are its loss (`loss_e{k}[i, t]`) and
+//!   its forward pass: the program grows with `K`. Each iteration runs the
+//!   rollout, the advantages, then each epoch's forward and backward loops
+//!   over `t` in turn. (An epoch dimension, parameters over `(i, e)`,
+//!   would keep the program's size: the scheduler does not yet accept a
+//!   cycle through tensors over `(i, t)` and `(i, e)`, domains that do not
+//!   nest.) At the rollout's parameters the ratio is 1, inside the
+//!   clipping range, so the clipped term's gradient is `-adv` times the
+//!   log-probability's, the A2C policy gradient: with `--epochs 1` the run
+//!   is `a2c`'s (the test `one_ppo_epoch_is_a2c` checks that the returns
+//!   are equal).
 //!
 //! `--duplicate-forward` writes the policy's and the critic's forward pass
 //! a second time for the loss, as frameworks run it (a rollout under
@@ -50,9 +80,24 @@ enum Env {
     CartPoleCallback,
 }
 
+/// What each iteration optimizes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Objective {
+    /// Advantage actor-critic: one update per iteration, the policy
+    /// gradient `-log_prob * advantage`.
+    A2c,
+    /// PPO's clipped surrogate: `epochs` full-batch updates per rollout.
+    Ppo,
+}
+
 #[derive(Clone, Debug)]
 struct Config {
     env: Env,
+    objective: Objective,
+    /// With `Objective::Ppo`: updates per iteration (the bound `E` of the
+    /// epoch dimension `e`) and the clipping range of the ratio.
+    epochs: i64,
+    clip: f64,
     envs: i64,
     steps: i64,
     layers: usize,
@@ -76,6 +121,9 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             env: Env::Trivial,
+            objective: Objective::A2c,
+            epochs: 4,
+            clip: 0.2,
             envs: 64,
             steps: 64,
             layers: 2,
@@ -178,6 +226,17 @@ mod callbacks {
     }
 }
 
+/// A parameter of the program: its initial value (`{name}_init`, uniform
+/// in [-1, 1), times `scale`) and its value in each epoch of an iteration,
+/// the first at the iteration's start (`{name}[i]`, what the rollout
+/// reads), with the PPO objective the later ones `{name}_e{k}[i]` (one
+/// epoch, the first, with the A2C objective).
+struct Param {
+    init: Tensor,
+    epochs: Vec<Tensor>,
+    scale: f64,
+}
+
 /// The training program; outputs `mean_return[i]`.
 fn program(config: &Config) -> Program {
     // Every value's element type: f32 where asked (the trivial environment).
@@ -209,13 +268,25 @@ fn program(config: &Config) -> Program {
     if config.env == Env::Trivial {
         shapes.push(("log_sigma".into(), vec![1], 0.0));
     }
-    let params: Vec<(Tensor, Tensor, f64)> = shapes
+    // The parameters at the start of each iteration, `{name}[i]` (what
+    // the rollout reads); with the PPO objective, those of its later
+    // epochs too, `{name}_e{k}[i]` (epoch 0's are the start's).
+    let epochs = if config.objective == Objective::Ppo { config.epochs as usize } else { 1 };
+    let params: Vec<Param> = shapes
         .iter()
-        .map(|(name, shape, scale)| {
-            (p.input(&format!("{name}_init"), &[], f64s(shape)), p.tensor(name, &[&i], f64s(shape)), *scale)
+        .map(|(name, shape, scale)| Param {
+            init: p.input(&format!("{name}_init"), &[], f64s(shape)),
+            epochs: (0..epochs)
+                .map(|k| {
+                    let name = if k == 0 { name.clone() } else { format!("{name}_e{k}") };
+                    p.tensor(&name, &[&i], f64s(shape))
+                })
+                .collect(),
+            scale: *scale,
         })
         .collect();
-    let param = |name: &str| params.iter().find(|(_, t, _)| t.name() == name).expect("a parameter").1.here();
+    let find = |name: &str| params.iter().find(|q| q.epochs[0].name() == name).expect("a parameter");
+    let param = |name: &str| find(name).epochs[0].here();
 
     // The environment's state, the policy's action, reward and episode ends.
     let state = p.tensor("state", &[&i, &t], f64s(&[n, state_size]));
@@ -233,13 +304,16 @@ fn program(config: &Config) -> Program {
         Env::Trivial => state.here().expand(&[n, observation]),
         Env::CartPole | Env::CartPoleCallback => state.here(),
     };
-    let trunk = |prefix: &str| {
+    // A trunk's features from the observations, with the parameters
+    // `at` reads (those of the iteration's start, or of an epoch).
+    let trunk_with = |at: &dyn Fn(&str) -> Expr, prefix: &str| {
         let mut h = observed.clone();
         for k in 0..config.layers {
-            h = (h.matmul(&param(&format!("{prefix}{k}"))) + param(&format!("{prefix}b{k}"))).tanh();
+            h = (h.matmul(&at(&format!("{prefix}{k}"))) + at(&format!("{prefix}b{k}"))).tanh();
         }
         h
     };
+    let trunk = |prefix: &str| trunk_with(&param, prefix);
     p.otherwise(&features, trunk("w"));
     let head = features.here().matmul(&param("actor")) + param("actor_bias");
     p.otherwise(&value, (trunk("cw").matmul(&param("critic")) + param("critic_bias")).reshape(&[n]));
@@ -297,33 +371,77 @@ fn program(config: &Config) -> Program {
     let stat = |k: i64| stats.here().slice(&[k], &[1]);
     let normalized = (advantage.here() - stat(0)) / (stat(1) + 1e-8);
     let returns = advantage.here() + fixed_value.here();
-    let loss = p.tensor("loss", &[&i, &t], f64s(&[]));
-    // The loss's forward pass: the rollout's tensors, or (as frameworks
-    // run it) the policy and value computed again from the observations.
-    let (loss_value, loss_log_prob) = if config.duplicate_forward {
-        let again = p.tensor("loss_features", &[&i, &t], f64s(&[n, width]));
-        p.otherwise(&again, trunk("w"));
-        let head = again.here().matmul(&param("actor")) + param("actor_bias");
-        let value_again = p.tensor("loss_value", &[&i, &t], f64s(&[n]));
-        p.otherwise(&value_again, (trunk("cw").matmul(&param("critic")) + param("critic_bias")).reshape(&[n]));
-        let log_prob_again = p.tensor("loss_log_prob", &[&i, &t], f64s(&[n]));
-        let recomputed = match config.env {
-            Env::Trivial => rl::normal_log_prob(&action.here(), &head.reshape(&[n]), &param("log_sigma")),
-            Env::CartPole | Env::CartPoleCallback => rl::categorical_log_prob(&head, &action.here()),
-        };
-        p.otherwise(&log_prob_again, recomputed);
-        (value_again.here(), log_prob_again.here())
+    if config.objective == Objective::Ppo {
+        // PPO: each epoch computes the policy and the values again from
+        // the rollout's observations with its own parameters; the ratio to
+        // the rollout's probabilities is clipped to [1 - C, 1 + C].
+        let mut losses = Vec::new();
+        for k in 0..epochs {
+            let at = |name: &str| find(name).epochs[k].here();
+            let features_k = p.tensor(&format!("features_e{k}"), &[&i, &t], f64s(&[n, width]));
+            p.otherwise(&features_k, trunk_with(&at, "w"));
+            let head = features_k.here().matmul(&at("actor")) + at("actor_bias");
+            let value_k = p.tensor(&format!("value_e{k}"), &[&i, &t], f64s(&[n]));
+            p.otherwise(&value_k, (trunk_with(&at, "cw").matmul(&at("critic")) + at("critic_bias")).reshape(&[n]));
+            let log_prob_k = p.tensor(&format!("log_prob_e{k}"), &[&i, &t], f64s(&[n]));
+            let entropy_k = match config.env {
+                Env::Trivial => {
+                    let mean = head.reshape(&[n]);
+                    p.otherwise(&log_prob_k, rl::normal_log_prob(&action.here(), &mean, &at("log_sigma")));
+                    rl::normal(&mean, &at("log_sigma"), 17).entropy
+                }
+                Env::CartPole | Env::CartPoleCallback => {
+                    p.otherwise(&log_prob_k, rl::categorical_log_prob(&head, &action.here()));
+                    rl::categorical(&head, 17).entropy
+                }
+            };
+            let ratio = (log_prob_k.here() - log_prob.here().stop_gradient()).exp();
+            let advantage = normalized.stop_gradient();
+            let (low, high) = (Expr::splat(1.0 - config.clip, f64s(&[])), Expr::splat(1.0 + config.clip, f64s(&[])));
+            let clipped = ratio.max(&low).min(&high);
+            let surrogate = (&ratio * &advantage).min(&(clipped * &advantage));
+            let error = value_k.here() - &returns;
+            let per_env = -surrogate + &error * &error * (0.5 * VALUE) - entropy_k * ENTROPY;
+            let loss = p.tensor(&format!("loss_e{k}"), &[&i, &t], f64s(&[]));
+            p.otherwise(&loss, per_env.mean(0));
+            losses.push(loss);
+        }
+        let adam = Adam::with_lr(config.lr);
+        for q in &params {
+            let grads: Vec<Tensor> = (q.epochs.iter().zip(&losses))
+                .map(|(param, loss)| p.grad(&format!("g_{}", param.name()), loss, param))
+                .collect();
+            optim::adam_epochs(&mut p, &q.epochs, &grads, &i, q.init.here() * q.scale, &adam);
+        }
     } else {
-        (value.here(), log_prob.here())
-    };
-    let error = loss_value - returns;
-    let per_env =
-        -(loss_log_prob * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE) - entropy.here() * ENTROPY;
-    p.otherwise(&loss, per_env.mean(0));
-    let adam = Adam::with_lr(config.lr);
-    for (init, param, scale) in &params {
-        let g = p.grad(&format!("g_{}", param.name()), &loss, param);
-        optim::adam(&mut p, param, &g, &i, init.here() * *scale, &adam);
+        let loss = p.tensor("loss", &[&i, &t], f64s(&[]));
+        // The loss's forward pass: the rollout's tensors, or (as frameworks
+        // run it) the policy and value computed again from the observations.
+        let (loss_value, loss_log_prob) = if config.duplicate_forward {
+            let again = p.tensor("loss_features", &[&i, &t], f64s(&[n, width]));
+            p.otherwise(&again, trunk("w"));
+            let head = again.here().matmul(&param("actor")) + param("actor_bias");
+            let value_again = p.tensor("loss_value", &[&i, &t], f64s(&[n]));
+            p.otherwise(&value_again, (trunk("cw").matmul(&param("critic")) + param("critic_bias")).reshape(&[n]));
+            let log_prob_again = p.tensor("loss_log_prob", &[&i, &t], f64s(&[n]));
+            let recomputed = match config.env {
+                Env::Trivial => rl::normal_log_prob(&action.here(), &head.reshape(&[n]), &param("log_sigma")),
+                Env::CartPole | Env::CartPoleCallback => rl::categorical_log_prob(&head, &action.here()),
+            };
+            p.otherwise(&log_prob_again, recomputed);
+            (value_again.here(), log_prob_again.here())
+        } else {
+            (value.here(), log_prob.here())
+        };
+        let error = loss_value - returns;
+        let per_env =
+            -(loss_log_prob * normalized.stop_gradient()) + &error * &error * (0.5 * VALUE) - entropy.here() * ENTROPY;
+        p.otherwise(&loss, per_env.mean(0));
+        let adam = Adam::with_lr(config.lr);
+        for q in &params {
+            let g = p.grad(&format!("g_{}", q.epochs[0].name()), &loss, &q.epochs[0]);
+            optim::adam(&mut p, &q.epochs[0], &g, &i, q.init.here() * q.scale, &adam);
+        }
     }
     // The mean return of the iteration's episodes.
     let mean_return = p.tensor("mean_return", &[&i], f64s(&[]));
@@ -369,7 +487,7 @@ fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Err
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]"
+        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--objective a2c|ppo] [--epochs K] [--clip C] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]"
     );
     std::process::exit(2)
 }
@@ -393,6 +511,18 @@ fn main() {
                     }
                 }
             }
+            "--objective" => {
+                config.objective = match value().as_str() {
+                    "a2c" => Objective::A2c,
+                    "ppo" => Objective::Ppo,
+                    other => {
+                        eprintln!("ppo: unknown objective '{other}' (a2c or ppo)");
+                        usage()
+                    }
+                }
+            }
+            "--epochs" => config.epochs = rl_common::number(TOOL, &arg, &value()),
+            "--clip" => config.clip = rl_common::number(TOOL, &arg, &value()),
             "--envs" => config.envs = rl_common::number(TOOL, &arg, &value()),
             "--steps" => config.steps = rl_common::number(TOOL, &arg, &value()),
             "--layers" => config.layers = rl_common::number(TOOL, &arg, &value()),
@@ -417,6 +547,16 @@ fn main() {
     rl_common::check_sizes(TOOL, config.envs, config.steps, config.width, config.iterations);
     if config.f32 && config.env != Env::Trivial {
         eprintln!("ppo: --dtype f32 is for the trivial environment (CartPole's dynamics run in f64)");
+        std::process::exit(2)
+    }
+    if config.epochs <= 0 || !(config.clip >= 0.0) {
+        eprintln!("ppo: --epochs must be positive and --clip at least 0");
+        std::process::exit(2)
+    }
+    if config.duplicate_forward && config.objective == Objective::Ppo {
+        eprintln!(
+            "ppo: --duplicate-forward is for --objective a2c (the ppo objective computes the forward pass again in every epoch)"
+        );
         std::process::exit(2)
     }
     rl_common::finish(mlir, || program(&config), || train(&config, interpret));
@@ -453,5 +593,32 @@ mod tests {
         let config = Config { env: Env::CartPole, envs: 8, steps: 60, iterations: 4, width: 8, ..Config::default() };
         let callback = Config { env: Env::CartPoleCallback, ..config.clone() };
         assert_eq!(train(&config, false).unwrap().0, train(&callback, false).unwrap().0);
+    }
+
+    /// The PPO objective: compiled runs equal interpreted ones on each
+    /// environment (two epochs: the updates carried from epoch to epoch
+    /// and from the last epoch to the next iteration's rollout).
+    #[test]
+    fn ppo_objective_compiled_agrees_with_the_interpreter() {
+        let ppo =
+            Config { objective: Objective::Ppo, epochs: 2, envs: 8, steps: 16, iterations: 3, ..Config::default() };
+        assert_eq!(train(&ppo, false).unwrap().0, train(&ppo, true).unwrap().0, "trivial");
+        for env in [Env::CartPole, Env::CartPoleCallback] {
+            let small = Config { env, envs: 3, steps: 12, width: 8, ..ppo.clone() };
+            assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
+        }
+    }
+
+    /// With one epoch the ratio is 1 at the rollout's parameters, inside
+    /// the clipping range, so the clipped objective's gradient is the A2C
+    /// policy gradient (and the value and entropy terms are A2C's): the
+    /// whole run is A2C's.
+    #[test]
+    fn one_ppo_epoch_is_a2c() {
+        for env in [Env::Trivial, Env::CartPole] {
+            let a2c = Config { env, envs: 8, steps: 16, iterations: 6, width: 16, lr: 1e-2, ..Config::default() };
+            let ppo = Config { objective: Objective::Ppo, epochs: 1, ..a2c.clone() };
+            assert_eq!(train(&a2c, false).unwrap().0, train(&ppo, false).unwrap().0, "{env:?}");
+        }
     }
 }

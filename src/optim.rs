@@ -37,6 +37,11 @@
 //! passes no gradient through the parameter's own recurrence (see
 //! [`Program::grad`]). Learning rates and coefficients are constants of
 //! the program.
+//!
+//! [`adam_epochs`] makes several updates per iteration (the epochs of PPO
+//! on one rollout), each epoch's parameters a tensor over the iteration,
+//! the state carried from epoch to epoch and from the last epoch of one
+//! iteration to the first of the next.
 
 use crate::expr::Expr;
 use crate::program::{Dim, Program, Tensor};
@@ -139,7 +144,7 @@ pub struct AdamState {
 /// (`b[0] = beta`, `b[i] = b[i-1] * beta`).
 #[track_caller]
 pub fn adam(p: &mut Program, param: &Tensor, grad: &Tensor, iteration: &Dim, init: Expr, config: &Adam) -> AdamState {
-    let Adam { lr, beta1, beta2, eps, weight_decay } = *config;
+    let Adam { beta1, beta2, .. } = *config;
     let name = param.name().to_string();
     let domain = domain_of(p, param);
     let domain: Vec<&Dim> = domain.iter().collect();
@@ -148,25 +153,143 @@ pub fn adam(p: &mut Program, param: &Tensor, grad: &Tensor, iteration: &Dim, ini
 
     let m = p.tensor(&format!("{name}_m"), &domain, point.clone());
     p.define(&m, iteration.eq(0), &g * (1.0 - beta1));
-    p.otherwise(&m, previous(&m, iteration) * beta1 + &g * (1.0 - beta1));
+    p.otherwise(&m, moment(previous(&m, iteration), &g, beta1));
     let v = p.tensor(&format!("{name}_v"), &domain, point);
     p.define(&v, iteration.eq(0), &g * &g * (1.0 - beta2));
-    p.otherwise(&v, previous(&v, iteration) * beta2 + &g * &g * (1.0 - beta2));
+    p.otherwise(&v, moment(previous(&v, iteration), &(&g * &g), beta2));
 
     let beta1_power = power(p, &format!("{name}_beta1_power"), param, iteration, beta1);
     let beta2_power = power(p, &format!("{name}_beta2_power"), param, iteration, beta2);
 
+    let state = AdamState { m, v, beta1_power, beta2_power };
+    let update = adam_update(param, previous(param, iteration), &state, &|x| previous(x, iteration), config);
+    p.define(param, iteration.eq(0), init);
+    p.otherwise(param, update);
+    state
+}
+
+/// Adam with several updates per iteration (the epochs of PPO on one
+/// rollout), each epoch's parameters a tensor of its own: `params[k]` (the
+/// parameters of epoch `k`, `K = params.len()` of them, all over one
+/// domain with `iteration`) and `grads[k]` the gradient of epoch `k`'s
+/// loss with respect to them ([`Program::grad`]). The run's updates are
+/// those of [`adam`] in the order `(0, 0), (0, 1), ..., (0, K-1), (1, 0),
+/// ...` (iteration, epoch), the `n`-th (from 1) made from the gradient at
+/// the `n`-th point of that order, `n = i K + k + 1`:
+/// - `params[0][0] = init`, and `params[0][i]` is the update of
+///   `params[K-1][i-1]` from `grads[K-1][i-1]`: the parameters at the
+///   start of iteration `i` (those a rollout reads) are those after the
+///   previous iteration's last epoch;
+/// - `params[k][i]` (`k >= 1`) is the update of `params[k-1][i]` from
+///   `grads[k-1][i]`.
+///
+/// Each epoch's state is named after its parameters and holds the moments
+/// after its gradient: `m_0[0] = (1 - beta1) g_0[0]`,
+/// `m_0[i] = beta1 m_{K-1}[i-1] + (1 - beta1) g_0[i]`,
+/// `m_k[i] = beta1 m_{k-1}[i] + (1 - beta1) g_k[i]` (likewise `v`), and
+/// the powers `beta1_power_k[i] = beta1^(i K + k + 1)`.
+///
+/// Each update reads the parameters it starts from through
+/// `stop_gradient`, so that `grads[k][i]` is the gradient of epoch `k`'s
+/// loss through `params[k][i]` alone (as [`adam`]'s is, where the
+/// parameter's reads of its own points pass none). With one epoch this is
+/// [`adam`].
+///
+/// (An epoch dimension `e`, parameters over `(i, e)`, is the compact
+/// form, but its training loop is a cycle through tensors over `(i, t)`
+/// (the rollout) and over `(i, e)` (the parameters), whose domains do not
+/// nest: the scheduler refuses such a cycle before trying to carry it by
+/// `i`. With a tensor per epoch every domain is `[i]` or `[i, t]`, and each
+/// iteration runs the rollout and then each epoch's forward and backward
+/// loops over `t` in turn.)
+#[track_caller]
+pub fn adam_epochs(
+    p: &mut Program,
+    params: &[Tensor],
+    grads: &[Tensor],
+    iteration: &Dim,
+    init: Expr,
+    config: &Adam,
+) -> Vec<AdamState> {
+    let Adam { beta1, beta2, .. } = *config;
+    assert!(!params.is_empty() && params.len() == grads.len(), "adam_epochs: one gradient per epoch's parameters");
+    for param in params {
+        assert!(
+            param.domain() == params[0].domain() && param.point_type() == params[0].point_type(),
+            "adam_epochs: '{}' must have the domain and point type of '{}'",
+            param.name(),
+            params[0].name()
+        );
+    }
+    let last = params.len() - 1;
+    let domain = domain_of(p, &params[0]);
+    let domain: Vec<&Dim> = domain.iter().collect();
+    let point = params[0].point_type().clone();
+    let current = |x: &Tensor| x.here();
+    let last_iteration = |x: &Tensor| previous(x, iteration);
+    // Every epoch's state first (epoch 0's reads the last epoch's), with
+    // the first update's branches; then each epoch's updates, reading the
+    // previous epoch's state and parameters (the last epoch's at the
+    // previous iteration for epoch 0).
+    let mut states: Vec<AdamState> = Vec::new();
+    for (k, (param, grad)) in params.iter().zip(grads).enumerate() {
+        let name = param.name();
+        let m = p.tensor(&format!("{name}_m"), &domain, point.clone());
+        let v = p.tensor(&format!("{name}_v"), &domain, point.clone());
+        let beta1_power = p.tensor(&format!("{name}_beta1_power"), &[iteration], scalar(param));
+        let beta2_power = p.tensor(&format!("{name}_beta2_power"), &[iteration], scalar(param));
+        if k == 0 {
+            let g = grad.here().stop_gradient();
+            p.define(&m, iteration.eq(0), &g * (1.0 - beta1));
+            p.define(&v, iteration.eq(0), &g * &g * (1.0 - beta2));
+            p.define(&beta1_power, iteration.eq(0), Expr::splat(beta1, scalar(param)));
+            p.define(&beta2_power, iteration.eq(0), Expr::splat(beta2, scalar(param)));
+        }
+        states.push(AdamState { m, v, beta1_power, beta2_power });
+    }
+    for k in 0..params.len() {
+        let (from, read): (usize, &dyn Fn(&Tensor) -> Expr) =
+            if k == 0 { (last, &last_iteration) } else { (k - 1, &current) };
+        let state = states[k].clone();
+        let before = states[from].clone();
+        let g = grads[k].here().stop_gradient();
+        p.otherwise(&state.m, moment(read(&before.m), &g, beta1));
+        p.otherwise(&state.v, moment(read(&before.v), &(&g * &g), beta2));
+        p.otherwise(&state.beta1_power, read(&before.beta1_power) * beta1);
+        p.otherwise(&state.beta2_power, read(&before.beta2_power) * beta2);
+        let update = adam_update(&params[from], read(&params[from]).stop_gradient(), &before, read, config);
+        if k == 0 {
+            p.define(&params[0], iteration.eq(0), init.clone());
+        }
+        p.otherwise(&params[k], update);
+    }
+    states
+}
+
+/// A moment's next value, `previous * beta + x * (1 - beta)`.
+fn moment(previous: Expr, x: &Expr, beta: f64) -> Expr {
+    previous * beta + x * (1.0 - beta)
+}
+
+/// Adam's update of `before`, with the state read by `previous` (the
+/// point of the gradient the update is made from):
+/// `before - lr * (m̂ / (sqrt(v̂) + eps) + weight_decay * before)`.
+fn adam_update(
+    param: &Tensor,
+    before: Expr,
+    state: &AdamState,
+    previous: &dyn Fn(&Tensor) -> Expr,
+    config: &Adam,
+) -> Expr {
+    let Adam { lr, eps, weight_decay, .. } = *config;
     let one = Expr::splat(1.0, scalar(param));
-    let m_hat = previous(&m, iteration) / (&one - previous(&beta1_power, iteration));
-    let v_hat = previous(&v, iteration) / (&one - previous(&beta2_power, iteration));
-    let before = previous(param, iteration);
+    let m_hat = previous(&state.m) / (&one - previous(&state.beta1_power));
+    let v_hat = previous(&state.v) / (&one - previous(&state.beta2_power));
     let mut update = m_hat / (v_hat.sqrt() + eps);
     if weight_decay != 0.0 {
         update = update + &before * weight_decay;
     }
-    p.define(param, iteration.eq(0), init);
-    p.otherwise(param, &before - update * lr);
-    AdamState { m, v, beta1_power, beta2_power }
+    &before - update * lr
 }
 
 /// `name[i] = beta^(i+1)`, scalars of `param`'s element type over `iteration`.

@@ -169,6 +169,90 @@ fn linear_regression_with_adam_and_adamw() {
     check_linear(Optimizer::Adam(adamw), 80, 5e-2);
 }
 
+/// `optim::adam_epochs`: a linear model trained for `I` iterations of `K`
+/// epochs each, with a proximal term to the iteration's start (as PPO's
+/// ratio reads the rollout's policy): `anchor[i, t] = x[t] . w[i]` (`w`
+/// the parameters at the start, epoch 0's), computed once per iteration
+/// over `t` as a rollout is, and `loss_k[i, t] = (x[t] . (w_k[i] -
+/// TRUTH))^2 + MU (x[t] . w_k[i] - anchor[i, t])^2` (the anchor a constant
+/// of the gradient). The parameters follow Adam over the `I K` updates in
+/// order, in plain Rust: `w_k[i]` is the parameter before update
+/// `i K + k`. Compiled and interpreted agree; with one epoch the
+/// parameters are those of `optim::adam` (the proximal term is then zero).
+#[test]
+fn linear_regression_with_adam_over_epochs() {
+    const MU: f64 = 0.5;
+    const STEPS: usize = 8;
+    let config = Adam::with_lr(0.1);
+    for (iterations, epochs) in [(10usize, 3usize), (12, 1)] {
+        let mut p = Program::new();
+        let i = p.dim("i", "I");
+        let t = p.dim("t", "T");
+        let w0 = p.input("w0", &[], f64s(&[3]));
+        let x = p.input("x", &[&t], f64s(&[3]));
+        let params: Vec<Tensor> = (0..epochs)
+            .map(|k| p.tensor(&if k == 0 { "w".to_string() } else { format!("w_{k}") }, &[&i], f64s(&[3])))
+            .collect();
+        let anchor = p.tensor("anchor", &[&i, &t], f64s(&[]));
+        p.otherwise(&anchor, (params[0].here() * x.here()).sum(0));
+        let grads: Vec<Tensor> = params
+            .iter()
+            .map(|w| {
+                let loss = p.tensor(&format!("loss_{}", w.name()), &[&i, &t], f64s(&[]));
+                let truth = Expr::constant(TRUTH.to_vec(), f64s(&[3]));
+                let error = ((w.here() - truth) * x.here()).sum(0);
+                let drift = (w.here() * x.here()).sum(0) - anchor.here().stop_gradient();
+                p.otherwise(&loss, &error * &error + &drift * &drift * MU);
+                p.grad(&format!("g_{}", w.name()), &loss, w)
+            })
+            .collect();
+        optim::adam_epochs(&mut p, &params, &grads, &i, w0.here(), &config);
+        params.iter().for_each(|w| p.output(w));
+        let out = run_both(&p, &[("I", iterations as i64), ("T", STEPS as i64)]);
+
+        // The reference: Adam over the updates in order.
+        let x = random("x", vec![STEPS, 3]);
+        let mut current: [f64; 3] = random("w0", vec![3]).try_into().unwrap();
+        let (mut m, mut v, mut p1, mut p2) = ([0.0; 3], [0.0; 3], 1.0, 1.0);
+        for iteration in 0..iterations {
+            let anchor = current;
+            for (epoch, got) in out.iter().enumerate() {
+                for k in 0..3 {
+                    let got = values(got)[iteration * 3 + k];
+                    let close = (got - current[k]).abs() <= 1e-9 * current[k].abs().max(1.0);
+                    assert!(close, "w_{epoch}[{iteration}][{k}] = {got}, reference {}", current[k]);
+                }
+                let mut g = [0.0; 3];
+                for row in x.chunks(3) {
+                    let error: f64 = (0..3).map(|k| (current[k] - TRUTH[k]) * row[k]).sum();
+                    let drift: f64 = (0..3).map(|k| (current[k] - anchor[k]) * row[k]).sum();
+                    for k in 0..3 {
+                        g[k] += 2.0 * error * row[k] + 2.0 * MU * drift * row[k];
+                    }
+                }
+                p1 *= config.beta1;
+                p2 *= config.beta2;
+                for k in 0..3 {
+                    m[k] = config.beta1 * m[k] + (1.0 - config.beta1) * g[k];
+                    v[k] = config.beta2 * v[k] + (1.0 - config.beta2) * g[k] * g[k];
+                    let (m_hat, v_hat) = (m[k] / (1.0 - p1), v[k] / (1.0 - p2));
+                    current[k] -= config.lr * m_hat / (v_hat.sqrt() + config.eps);
+                }
+            }
+        }
+        if epochs == 1 {
+            // The same parameters as optim::adam's, bit for bit.
+            let plain = linear_regression(Optimizer::Adam(config));
+            let plain = plain.runner().seed(SEED).bound("I", iterations as i64).bound("T", STEPS as i64);
+            assert_eq!(
+                values(&plain.interpret().unwrap()[1]),
+                values(&out[0]),
+                "adam_epochs with one epoch against adam"
+            );
+        }
+    }
+}
+
 /// A tiny MLP, `pred = w2 . tanh(w1 x + b1)`, fitted to
 /// `y = sin(2 x0) x1 + 0.5 x0` over `T` samples, every parameter trained by
 /// `optimizer`.
