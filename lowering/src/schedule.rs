@@ -475,6 +475,12 @@ fn nest_for<'c>(
     let mut orders = loop_orders(program, tensors, &program.tensors[deepest].domain);
     orders.retain(|order| order.iter().zip(outer).all(|(&d, &(o, _))| d == o) && order.len() >= outer.len());
     let Some(first) = orders.first() else {
+        // No single order of loops nests every domain (parameters over
+        // (i, e) with a rollout over (i, t)): a cycle carried by the shared
+        // outer dimension may still be split into nests inside its loop.
+        if carry && let Ok(nest) = carried_nest(program, tensors, edges, outer, &program.tensors[deepest].domain) {
+            return Ok(nest);
+        }
         let dims = &program.tensors[deepest].domain;
         let other = tensors
             .iter()
