@@ -7,8 +7,10 @@ Per iteration: a rollout of T steps over N environments under no_grad
 GAE with a Python loop over the future (gamma 0.99, lambda 0.96, no
 bootstrap past the last step), advantages normalized over the iteration,
 then one batched forward with grad over all T x N observations (the second
-forward most frameworks run), the policy loss -log_prob * adv, 0.5 x the
-squared value error, -0.01 x the entropy, each summed over t and averaged
+forward most frameworks run), the policy loss -log_prob * adv, 0.25 x the
+squared value error (0.5 x VALUE, VALUE = 0.5: CleanRL's vf_coef 0.5 times
+its v_loss = 0.5 x mean((v - ret)^2), and examples/ppo.rs's VALUE/2 x
+(value - returns)^2), -0.01 x the entropy, each summed over t and averaged
 over environments (as ours: the sum over t of the per-step mean), backward
 and Adam. Separate actor and critic trunks of `layers` tanh layers of
 `width` units; a normal policy with a learned log sigma.
@@ -26,8 +28,7 @@ leaves +-2.4 m; reward 1 per step; the ended environment restarts at once
 from a fresh U(-0.05, 0.05) state; every iteration starts from fresh
 states), a categorical policy over the two forces, GAE that does not
 bootstrap across an episode's end, and the loss as ours writes it (0.5 x
-VALUE x the squared error; the trivial environment's loss here keeps
-VALUE x the squared error, as the timing benchmark has run it). Prints, as
+VALUE x the squared error, as for the trivial environment). Prints, as
 examples/ppo.rs does, a line per iteration,
 `iteration N mean_return R seconds S`, the mean return over the
 iteration's episodes (those still running at its last step counted with
@@ -229,7 +230,7 @@ def main():
         log_prob = dist.log_prob(actions.reshape(-1)).reshape(T, n)
         entropy = dist.entropy().expand(T * n).reshape(T, n)
         value = agent.value(flat).reshape(T, n)
-        per_env = -log_prob * normalized + VALUE * (value - target) ** 2 - ENTROPY * entropy
+        per_env = -log_prob * normalized + 0.5 * VALUE * (value - target) ** 2 - ENTROPY * entropy
         loss = per_env.mean(dim=1).sum()
         optimizer.zero_grad()
         loss.backward()

@@ -26,6 +26,11 @@
 //! are slices, each with its own slots: `memref<?x6x4xf32>` with `along = 1`
 //! is a window of 3 along the second dimension for every coordinate of the
 //! first.
+//!
+//! A `blocks` store allocated with `swap_space = "file"` can move points out
+//! of memory and back: `store.spill` and `store.reload` (and `store.discard`
+//! for points no longer needed), which the compiler emits when a program's
+//! stores exceed a memory budget.
 
 tempo_dialect_macros::dialect! {
     /// The store dialect: allocation, writes, reads, freeing and swapping of
@@ -99,6 +104,31 @@ tempo_dialect_macros::dialect! {
         /// the host buffer.
         op swap_in {
             operands { store: any, host: any, range: variadic any }
+        }
+
+        /// Writes the points `[range[0], range[1])` of a one-dimensional
+        /// `blocks` store to the store's swap space (a store allocated with
+        /// `swap_space = "file"`: on the CPU a temporary file, at the
+        /// points' own offsets, so no handle is needed to bring them back)
+        /// and releases the blocks wholly inside the range when they are at
+        /// either end of the committed blocks. Unlike `store.swap_out`, it
+        /// can run in one loop and its `store.reload` in another: the
+        /// compiler's swap planning emits these under `--memory-budget`.
+        op spill {
+            operands { store: any, range: variadic any }
+        }
+
+        /// Brings the points `[range[0], range[1])` back from the store's
+        /// swap space, committing their blocks first.
+        op reload {
+            operands { store: any, range: variadic any }
+        }
+
+        /// Releases the blocks wholly inside `[range[0], range[1])` when
+        /// they are at either end of the committed blocks (no later op reads
+        /// those points before writing or reloading them).
+        op discard {
+            operands { store: any, range: variadic any }
         }
     }
 }

@@ -33,6 +33,8 @@
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
 //! Linux only (the `mmap` flag values).
 
+mod spill;
+
 use crate::splice::replace_op_with_text;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, Type, TypeLike, Value, ValueLike,
@@ -85,6 +87,8 @@ struct StoreInfo {
     point: Vec<i64>,
     element: String,
     element_bytes: i64,
+    /// A `blocks` store with a swap space (`swap_space = "file"`).
+    swap_space: bool,
 }
 
 impl StoreInfo {
@@ -176,19 +180,27 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             }
         }
     }
-    let mut tables: HashMap<usize, mlir_sys::MlirValue> = HashMap::new();
+    // Per store, the values its allocation made besides the store: a
+    // `blocks` store's block table, then its swap space if it has one.
+    let mut extras: HashMap<usize, Vec<mlir_sys::MlirValue>> = HashMap::new();
     for (op, k) in ops.into_iter().zip(store_of) {
         let info = &infos[k];
         let location = op.location();
         let fail = |message: String| vec![PassDiagnostic::new(location, message)];
         let operands: Vec<Value> = op.operands().collect();
         let mut inputs: Vec<Value> = operands.clone();
-        let needs_table = info.kind == "blocks" && name_of(&op) != "store.alloc";
-        if needs_table {
-            let table = tables[&k];
-            inputs.push(unsafe { Value::from_raw(table) });
+        let name = name_of(&op);
+        if info.swap_space && gpu {
+            return Err(fail("a store with a swap space (swap_space = \"file\") is for the CPU target".into()));
         }
-        let text = match name_of(&op).as_str() {
+        if info.kind == "blocks" && name != "store.alloc" {
+            let made = &extras[&k];
+            inputs.push(unsafe { Value::from_raw(made[0]) });
+            if info.swap_space && matches!(name.as_str(), "store.spill" | "store.reload" | "store.free") {
+                inputs.push(unsafe { Value::from_raw(made[1]) });
+            }
+        }
+        let text = match name.as_str() {
             "store.alloc" => alloc_text(info, &operands),
             "store.write" => write_text(info, &op, &operands, true),
             "store.read" => write_text(info, &op, &operands, false),
@@ -197,11 +209,18 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             "store.free" => free_text(info),
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.spill" | "store.reload" | "store.discard" => spill::text(
+                info,
+                &name,
+                operands.len(),
+                info.swap_space && name != "store.discard",
+            )
+            .map_err(&fail)?,
             other => return Err(fail(format!("unknown store op '{other}'"))),
         };
         let extra = replace_op_with_text(module, op, &inputs, &text).map_err(fail)?;
-        if let Some(&table) = extra.first() {
-            tables.insert(k, table);
+        if name == "store.alloc" && !extra.is_empty() {
+            extras.insert(k, extra);
         }
     }
     Ok(())
@@ -284,7 +303,15 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     if point.iter().any(|&d| d < 0) {
         return Err(fail("a store's point shape is static"));
     }
-    Ok(StoreInfo { kind, extent, along, ty: result.to_string(), slot_rank, point, element, element_bytes })
+    let swap_space = match op.attribute("swap_space") {
+        Err(_) => false,
+        Ok(a) => match tempo_passes::program::string_attr(a).as_deref() {
+            Some("file") if kind == "blocks" && slot_rank == 1 => true,
+            Some("file") => return Err(fail("only one-dimensional 'blocks' stores have a swap space")),
+            _ => return Err(fail("'swap_space' is \"file\" (a temporary file), the one kind of swap space")),
+        },
+    };
+    Ok(StoreInfo { kind, extent, along, ty: result.to_string(), slot_rank, point, element, element_bytes, swap_space })
 }
 
 /// Text adding (or subtracting) the `i64` value `bytes` to the live bytes
@@ -429,10 +456,16 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
         return out;
     }
     out += LIBC;
+    let space = if info.swap_space {
+        out += spill::alloc_declarations();
+        format!(", {}", spill::SPACE)
+    } else {
+        String::new()
+    };
     let rank = info.slot_rank + info.point.len();
     let descriptor = format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>");
     let along = info.along;
-    let _ = writeln!(out, "  func.func @replacement({}) -> ({ty}, {TABLE}) {{\n{PRELUDE}", arguments(sizes));
+    let _ = writeln!(out, "  func.func @replacement({}) -> ({ty}, {TABLE}{space}) {{\n{PRELUDE}", arguments(sizes));
     // The along dimension's bound, rounded up to whole blocks (at least one).
     let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
     let _ = writeln!(out, "    %blocks = arith.ceildivui %a{along}, %block : index");
@@ -504,7 +537,12 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
     let _ = writeln!(out, "      memref.store %c0, %table[%row, %c0] : {TABLE}");
     let _ = writeln!(out, "      memref.store %c0, %table[%row, %c1] : {TABLE}");
     let _ = writeln!(out, "    }}");
-    let _ = writeln!(out, "    return %store, %table : {ty}, {TABLE}\n  }}\n}}");
+    if info.swap_space {
+        out += &spill::create_space();
+        let _ = writeln!(out, "    return %store, %table, %space : {ty}, {TABLE}{space}\n  }}\n}}");
+    } else {
+        let _ = writeln!(out, "    return %store, %table : {ty}, {TABLE}\n  }}\n}}");
+    }
     out
 }
 
@@ -554,43 +592,54 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
             let _ = writeln!(out, "    %slice_{d} = arith.addi %slice_{d}_scaled, %a{} : index", d + 1);
             slice = format!("%slice_{d}");
         }
-        let _ = writeln!(out, "    %lo_now = memref.load {table}[{slice}, %c0] : {TABLE}");
-        let _ = writeln!(out, "    %hi_now = memref.load {table}[{slice}, %c1] : {TABLE}");
         let _ = writeln!(out, "    %holding = arith.divui %a{}, %block_points : index", along + 1);
         let _ = writeln!(out, "    %above = arith.addi %holding, %c1 : index");
-        let _ = writeln!(out, "    %empty = arith.cmpi eq, %lo_now, %hi_now : index");
-        let _ = writeln!(out, "    %lo = arith.select %empty, %holding, %lo_now : index");
-        let _ = writeln!(out, "    %hi = arith.select %empty, %holding, %hi_now : index");
-        let _ = writeln!(out, "    %new_lo = arith.minui %lo, %holding : index");
-        let _ = writeln!(out, "    %new_hi = arith.maxui %hi, %above : index");
-        let _ = writeln!(out, "    %below_grows = arith.cmpi ult, %new_lo, %lo : index");
-        let _ = writeln!(out, "    %above_grows = arith.cmpi ugt, %new_hi, %hi : index");
-        let _ = writeln!(out, "    %grow = arith.ori %below_grows, %above_grows : i1");
-        let _ = writeln!(out, "    scf.if %grow {{");
-        out += &base_pointer(info, "%a0");
-        let _ = writeln!(out, "    %slice_index = arith.index_cast {slice} : index to i64");
-        let _ = writeln!(out, "    %slice_offset = arith.muli %slice_index, %slice_bytes : i64");
-        let _ = writeln!(
-            out,
-            "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
-        );
-        let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
-        // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
-        for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
-            out += &block_span(name, "%slice_base", from, to);
-            let _ = writeln!(
-                out,
-                "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
-            );
-        }
-        let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
-        out += &account("%grown", false);
-        let _ = writeln!(out, "    memref.store %new_lo, {table}[{slice}, %c0] : {TABLE}");
-        let _ = writeln!(out, "    memref.store %new_hi, {table}[{slice}, %c1] : {TABLE}");
-        let _ = writeln!(out, "    }}");
+        out += &grow_committed(info, &table, &slice, "%holding", "%above");
     }
     out += &subview(info, &coords, &[], &view_ty);
     let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
+    out
+}
+
+/// Grows the committed blocks `[lo, hi)` of outer slice `slice` of a
+/// `blocks` store (`%a0`, block table `table`) to hold blocks
+/// `[from, to)` (an empty range, lo == hi, starts at `from`), committing
+/// the blocks added below and above and counting their bytes; needs
+/// `block_geometry` in scope.
+fn grow_committed(info: &StoreInfo, table: &str, slice: &str, from: &str, to: &str) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "    %lo_now = memref.load {table}[{slice}, %c0] : {TABLE}");
+    let _ = writeln!(out, "    %hi_now = memref.load {table}[{slice}, %c1] : {TABLE}");
+    let _ = writeln!(out, "    %empty = arith.cmpi eq, %lo_now, %hi_now : index");
+    let _ = writeln!(out, "    %lo = arith.select %empty, {from}, %lo_now : index");
+    let _ = writeln!(out, "    %hi = arith.select %empty, {from}, %hi_now : index");
+    let _ = writeln!(out, "    %new_lo = arith.minui %lo, {from} : index");
+    let _ = writeln!(out, "    %new_hi = arith.maxui %hi, {to} : index");
+    let _ = writeln!(out, "    %below_grows = arith.cmpi ult, %new_lo, %lo : index");
+    let _ = writeln!(out, "    %above_grows = arith.cmpi ugt, %new_hi, %hi : index");
+    let _ = writeln!(out, "    %grow = arith.ori %below_grows, %above_grows : i1");
+    let _ = writeln!(out, "    scf.if %grow {{");
+    out += &base_pointer(info, "%a0");
+    let _ = writeln!(out, "    %slice_index = arith.index_cast {slice} : index to i64");
+    let _ = writeln!(out, "    %slice_offset = arith.muli %slice_index, %slice_bytes : i64");
+    let _ = writeln!(
+    out,
+    "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
+    );
+    let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
+    // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
+    for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
+    out += &block_span(name, "%slice_base", from, to);
+    let _ = writeln!(
+    out,
+    "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
+    );
+    }
+    let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
+    out += &account("%grown", false);
+    let _ = writeln!(out, "    memref.store %new_lo, {table}[{slice}, %c0] : {TABLE}");
+    let _ = writeln!(out, "    memref.store %new_hi, {table}[{slice}, %c1] : {TABLE}");
+    let _ = writeln!(out, "    }}");
     out
 }
 
@@ -703,7 +752,14 @@ fn free_text(info: &StoreInfo) -> String {
     let mut out = format!("module {{\n{}", stats_global());
     if info.kind == "blocks" {
         out += LIBC;
-        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: {TABLE}) {{\n{PRELUDE}");
+        if info.swap_space {
+            out += spill::alloc_declarations();
+        }
+        let space = if info.swap_space { format!(", %a2: {}", spill::SPACE) } else { String::new() };
+        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: {TABLE}{space}) {{\n{PRELUDE}");
+        if info.swap_space {
+            out += &spill::close_space("%a2");
+        }
         out += &block_geometry(info, "%a0");
         let _ =
             writeln!(out, "    %committed = scf.for %row = %c0 to %outer step %c1 iter_args(%sum = %c0) -> (index) {{");

@@ -23,9 +23,9 @@
 // CHECK: %[[S:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<?x16xf32>
 // CHECK: %[[TABLE:.*]] = memref.alloc(%{{.*}}) : memref<?x2xindex>
 // CHECK: scf.for
+// CHECK: %[[HOLDING:.*]] = arith.divui %[[t]], %{{.*}} : index
 // CHECK: %[[LO0:.*]] = memref.load %[[TABLE]][%{{.*}}, %{{.*}}] : memref<?x2xindex>
 // CHECK: %[[HI0:.*]] = memref.load %[[TABLE]][%{{.*}}, %{{.*}}] : memref<?x2xindex>
-// CHECK: %[[HOLDING:.*]] = arith.divui %[[t]], %{{.*}} : index
 // CHECK: %[[EMPTY:.*]] = arith.cmpi eq, %[[LO0]], %[[HI0]] : index
 // CHECK: %[[NEWLO:.*]] = arith.minui
 // CHECK: %[[NEWHI:.*]] = arith.maxui
