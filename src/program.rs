@@ -713,10 +713,11 @@ impl Runner<'_> {
         self.optimization.disabled.push(name.to_string());
         self
     }
-    /// A memory budget in bytes for the temporaries of softmax attention
-    /// over ranges: at level 2, attention whose temporaries could exceed it
-    /// at the run's bounds is tiled into blocks (changing float rounding);
-    /// the rest stays exact.
+    /// A memory budget in bytes at the run's bounds: at level 2, softmax
+    /// attention over ranges whose temporaries could exceed it is tiled
+    /// into blocks (changing float rounding); where the stores exceed it,
+    /// tensors a forward loop writes and a backward loop reads back are
+    /// swapped to a temporary file block by block (exact).
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.optimization.memory_budget = Some(bytes);
         self

@@ -4,7 +4,8 @@ whole training run one compiled program, in float32, run by tempo-run with
 implementation of the same algorithm (baseline.py), on the artifact's
 trivial environment. Interleaved rounds, medians; time per iteration (ours:
 execution divided by the iterations, compile apart; PyTorch: the mean of the
-iterations after the first), peak RSS of the whole process, our compile time.
+iterations after the first), peak RSS of the whole process, our compile time
+(as tempo-run reports it, and the whole run but the execution).
 
 Then the memory sweep: larger observations (3,4,4 to 3,64,64) with 256
 environments and T 1000, fewer iterations and one round; there the point is
@@ -80,18 +81,21 @@ def limit_memory():
 
 
 def timed(command):
-    """(stdout, stderr, peak RSS MiB) of `command` run under GNU time, its
-    private writable memory limited; OutOfMemory where it ran out."""
+    """(stdout, stderr, peak RSS MiB, wall seconds) of `command` run under
+    GNU time, its private writable memory limited; OutOfMemory where it ran
+    out."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        start = time.perf_counter()
         p = subprocess.run(["/usr/bin/time", "-o", rss.name, "-f", "%M"] + command, capture_output=True, text=True,
                            preexec_fn=limit_memory)
+        wall = time.perf_counter() - start
         lines = rss.read().strip().splitlines()
         if p.returncode != 0:
             if OOM.search(p.stderr):
                 peak = int(lines[-1]) / 1024 if lines and lines[-1].strip().isdigit() else None
                 raise OutOfMemory(dict(peak_rss_mib=peak, stderr=p.stderr[-1500:]))
             raise RuntimeError(f"{command[0]} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    return p.stdout, p.stderr, int(lines[-1]) / 1024
+    return p.stdout, p.stderr, int(lines[-1]) / 1024, wall
 
 
 def run_ours(c, iterations, seed, threads, directory, extra=()):
@@ -109,18 +113,22 @@ def run_ours(c, iterations, seed, threads, directory, extra=()):
         open(program, "w").write(text)
     command = [TEMPO_RUN, program, "--bound", f"I={iterations}", "--bound", f"T={c['steps']}", "--seed", str(seed),
                "--fast-math", "--threads", str(threads), "--timings", *extra]
-    out, err, rss = timed(command)
+    out, err, rss, wall = timed(command)
     m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", err)
     returns = re.search(r"mean_return: \S+ = \[([^\]]*)\]", out).group(1)
-    return dict(seconds_per_iteration=float(m.group(2)) / 1e3 / iterations, compile_s=float(m.group(1)) / 1e3,
-                peak_rss_mib=rss, returns=[float(x) for x in returns.split(",")])
+    # tempo-run's "compile" counts the temporal optimizations, the lowering
+    # and the JIT, not the gradients' expansion nor the checks and the
+    # schedule before them; `startup_s` is everything but the execution.
+    execute = float(m.group(2)) / 1e3
+    return dict(seconds_per_iteration=execute / iterations, compile_s=float(m.group(1)) / 1e3,
+                startup_s=wall - execute, peak_rss_mib=rss, returns=[float(x) for x in returns.split(",")])
 
 
 def run_torch(c, iterations, seed, threads):
     command = [sys.executable, os.path.join(HERE, "baseline.py"), "--envs", str(c["envs"]), "--steps", str(c["steps"]),
                "--layers", str(c["layers"]), "--width", str(c["width"]), "--obs", c["obs"], "--iterations",
                str(iterations), "--threads", str(threads), "--seed", str(seed)]
-    out, _, rss = timed(command)
+    out, _, rss, _ = timed(command)
     r = json.loads(out.strip().splitlines()[-1])
     after_first = r["seconds"][1:] or r["seconds"]
     return dict(seconds_per_iteration=statistics.mean(after_first), peak_rss_mib=rss, returns=r["returns"],
@@ -165,6 +173,7 @@ def main():
     ap.add_argument("--bin-dir", default=os.environ.get("TEMPO_BENCH_BIN"),
                     help="a directory holding tempo-run and ppo (default: $TEMPO_BENCH_BIN, else cargo build and "
                          "target/release)")
+    ap.add_argument("--bin-note", default=None, help="where the binaries came from, for the tables' header line")
     ap.add_argument("--redraw", action="store_true")
     a = ap.parse_args()
     MEMORY_LIMIT_GIB = a.memory_limit
@@ -180,6 +189,7 @@ def main():
     else:
         subprocess.run(["cargo", "build", "--release", "--example", "ppo", "--bin", "tempo-run"], cwd=ROOT, check=True)
     directory = tempfile.mkdtemp(prefix="tempo-rl-")
+    a.tempo = git_head()  # at the start: the tree the binaries were built from, more likely than at the end
     if a.only != "memory":
         results = timing(a, directory)
         json.dump(results, open(path, "w"), indent=1)
@@ -198,7 +208,8 @@ def header(a, load_before, cases):
     return dict(machine=cpu_name(), cores=os.cpu_count(), threads=a.threads, load_before=load_before,
                 load_after=os.getloadavg(), torch=next((x["torch"] for c in cases for x in c["rounds"]["torch"]
                                                        if "torch" in x), "?"),
-                tempo=git_head(), binaries=os.path.dirname(TEMPO_RUN), memory_limit_gib=MEMORY_LIMIT_GIB,
+                tempo=a.tempo, binaries=os.path.dirname(TEMPO_RUN), bin_note=a.bin_note,
+                memory_limit_gib=MEMORY_LIMIT_GIB,
                 binaries_built=time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(TEMPO_RUN)))
                 if os.path.dirname(TEMPO_RUN) != os.path.join(ROOT, "target", "release") else None)
 
@@ -215,8 +226,9 @@ def timing(a, directory):
             # The rollout's forward and the loss's forward are the same
             # computation; temporal-dedup merges them. Without it:
             nodedup.append(run_ours(c, iterations, r + 1, a.threads, directory, ["--disable-pass", "temporal-dedup"]))
+            ours[-1]["load"] = torch[-1]["load"] = nodedup[-1]["load"] = os.getloadavg()[0]
             print(f"{label(c):45} round {r}: ours {ours[-1]['seconds_per_iteration'] * 1e3:9.1f} ms "
-                  f"(compile {ours[-1]['compile_s']:.1f} s, {ours[-1]['peak_rss_mib']:.0f} MiB), torch "
+                  f"(compile {ours[-1]['compile_s']:.1f} s of {ours[-1]['startup_s']:.1f} s, {ours[-1]['peak_rss_mib']:.0f} MiB), torch "
                   f"{torch[-1]['seconds_per_iteration'] * 1e3:9.1f} ms ({torch[-1]['peak_rss_mib']:.0f} MiB), "
                   f"load {os.getloadavg()[0]:.2f}", flush=True)
         med = lambda xs, k: statistics.median(x[k] for x in xs)
@@ -226,7 +238,7 @@ def timing(a, directory):
                           ours_ms=med(ours, "seconds_per_iteration") * 1e3,
                           torch_ms=med(torch, "seconds_per_iteration") * 1e3,
                           ours_rss=med(ours, "peak_rss_mib"), torch_rss=med(torch, "peak_rss_mib"),
-                          compile_s=med(ours, "compile_s"), ours_returns=ours[0]["returns"],
+                          compile_s=med(ours, "compile_s"), startup_s=med(ours, "startup_s"), ours_returns=ours[0]["returns"],
                           torch_returns=torch[0]["returns"]))
     return dict(header(a, load_before, cases), repeat=a.repeat, iterations=a.iterations, cases=cases)
 
@@ -242,6 +254,7 @@ def memory(a, directory):
         for r in range(a.memory_repeat):
             ours.append(attempt(lambda: run_ours(c, a.memory_iterations, r + 1, a.threads, directory)))
             torch.append(attempt(lambda: run_torch(c, a.memory_iterations, seed=r + 1, threads=a.threads)))
+            ours[-1]["load"] = torch[-1]["load"] = os.getloadavg()[0]
             show = lambda x: ("out of memory" if x.get("out_of_memory") else
                               f"{x['seconds_per_iteration'] * 1e3:9.1f} ms ({x['peak_rss_mib']:.0f} MiB)")
             print(f"{label(c):45} round {r}: ours {show(ours[-1])}, torch {show(torch[-1])}, "
@@ -257,7 +270,7 @@ def memory(a, directory):
                           ours_ms=med(ours, "seconds_per_iteration", 1e3),
                           torch_ms=med(torch, "seconds_per_iteration", 1e3),
                           ours_rss=med(ours, "peak_rss_mib"), torch_rss=med(torch, "peak_rss_mib"),
-                          compile_s=med(ours, "compile_s")))
+                          compile_s=med(ours, "compile_s"), startup_s=med(ours, "startup_s")))
     return dict(header(a, load_before, cases), repeat=a.memory_repeat, iterations=a.memory_iterations,
                 cases=cases)
 
@@ -267,6 +280,8 @@ def provenance(r):
     text = f"tempo at `{t['commit']}`" + (" (with uncommitted changes)" if t["uncommitted_changes"] else "")
     if r.get("binaries_built"):
         text += f"; binaries from `{r['binaries']}` (built {r['binaries_built']})"
+    if r.get("bin_note"):
+        text += f" ({r['bin_note']})"
     return text + "."
 
 
@@ -278,17 +293,25 @@ def markdown(r):
         iterations += f" ({', '.join(str(k) for k in counts if k != r['iterations'])} for {'; '.join(fewer)})"
     lines = [
         f"Machine: {r['machine']}, {r['cores']} cores; {r['threads']} threads for both; load average {r['load_before'][0]:.2f} before and {r['load_after'][0]:.2f} "
-        f"after; median of {r['repeat']} interleaved rounds of {iterations}; PyTorch {r['torch']} "
+        f"after; median of {r['repeat']} interleaved rounds of {iterations}, and in parentheses the best round (the "
+        f"least disturbed by other load: PyTorch's two threads suffer most from it); PyTorch {r['torch']} "
         f"(float32); ours: the program of examples/ppo.rs in float32 (`--dtype f32 --mlir`) run by `tempo-run --fast-math`; "
         + provenance(r),
         "",
-        "| configuration | ours ms/iter | ours without temporal-dedup | PyTorch ms/iter | speed-up | compile (s) | peak RSS ours / PyTorch (MiB) |",
+        "| configuration | ours ms/iter | ours without temporal-dedup | PyTorch ms/iter | speed-up | compile (s): reported / all but execution | peak RSS ours / PyTorch (MiB) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in r["cases"]:
-        lines.append(f"| {c['label']} | {c['ours_ms']:.1f} | {c.get('nodedup_ms', float('nan')):.1f} | {c['torch_ms']:.1f} | {c['torch_ms'] / c['ours_ms']:.2f}x "
-                     f"| {c['compile_s']:.1f} | {c['ours_rss']:.0f} / {c['torch_rss']:.0f} |")
+        best = {k: min(x["seconds_per_iteration"] for x in c["rounds"][k]) * 1e3 for k in ("ours", "torch", "nodedup")}
+        lines.append(f"| {c['label']} | {c['ours_ms']:.1f} ({best['ours']:.1f}) | {c.get('nodedup_ms', float('nan')):.1f} "
+                     f"({best['nodedup']:.1f}) | {c['torch_ms']:.1f} ({best['torch']:.1f}) | {c['torch_ms'] / c['ours_ms']:.2f}x "
+                     f"({best['torch'] / best['ours']:.2f}x) | {c['compile_s']:.1f} / {startup(c)} | {c['ours_rss']:.0f} / {c['torch_rss']:.0f} |")
     return "\n".join(lines) + "\n"
+
+
+def startup(c):
+    x = c.get("startup_s")
+    return "?" if x is None else number(x, ".1f")
 
 
 def number(x, form):
@@ -302,14 +325,14 @@ def memory_markdown(r):
         f"(PyTorch's time: the mean of the iterations after the first); each run limited to {r['memory_limit_gib']} GiB of private "
         f"writable memory (RLIMIT_DATA), OOM where it ran out; PyTorch {r['torch']} (float32); ours: examples/ppo.rs's program in float32 run by `tempo-run --fast-math`; " + provenance(r),
         "",
-        "| configuration | observations PyTorch stores (MiB) | ours ms/iter | PyTorch ms/iter | speed-up | compile (s) | peak RSS ours (MiB) | peak RSS PyTorch (MiB) |",
+        "| configuration | observations PyTorch stores (MiB) | ours ms/iter | PyTorch ms/iter | speed-up | compile (s): reported / all but execution | peak RSS ours (MiB) | peak RSS PyTorch (MiB) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in r["cases"]:
         both = not isinstance(c["ours_ms"], str) and not isinstance(c["torch_ms"], str)
         lines.append(f"| {c['label']} | {c['stored_observations_mib']:,.0f} | {number(c['ours_ms'], '.1f')} | "
                      f"{number(c['torch_ms'], '.1f')} | {format(c['torch_ms'] / c['ours_ms'], '.2f') + 'x' if both else '-'} | "
-                     f"{number(c['compile_s'], '.1f')} | {number(c['ours_rss'], ',.0f')} | {number(c['torch_rss'], ',.0f')} |")
+                     f"{number(c['compile_s'], '.1f')} / {startup(c)} | {number(c['ours_rss'], ',.0f')} | {number(c['torch_rss'], ',.0f')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -351,11 +374,13 @@ def plot_memory(r):
             line, = ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, label=name)
             for xi, c in zip(x, cases):
                 if isinstance(c[field], str):
-                    top = r["memory_limit_gib"] * 1024 if ax is ax1 else max(
-                        [d[f] for d in cases for f in ("ours_ms", "torch_ms") if not isinstance(d[f], str)])
-                    ax.scatter([xi], [top], marker="x", s=80, color=line.get_color())
-                    ax.annotate("out of memory", (xi, top), textcoords="offset points", xytext=(-30, 8), fontsize=8,
-                                color=line.get_color())
+                    # Out of memory: on the limit's line, or (time) at the foot.
+                    at = (xi, r["memory_limit_gib"] * 1024) if ax is ax1 else (xi, 0.04 + 0.08 * (key == "ours"))
+                    coords = "data" if ax is ax1 else ("data", "axes fraction")
+                    ax.scatter([at[0]], [at[1]], marker="x", s=80, color=line.get_color(),
+                               transform=ax.transData if ax is ax1 else ax.get_xaxis_transform())
+                    ax.annotate(f"{name.split(',')[0]}: out of memory", at, xycoords=coords, textcoords="offset points",
+                                xytext=(-110, -14 if ax is ax1 else 6), fontsize=8, color=line.get_color())
     ax1.plot(x, [c["stored_observations_mib"] for c in cases], ":", color="gray",
              label="T x N observations (float32)")
     ax1.axhline(r["memory_limit_gib"] * 1024, color="red", lw=0.8, ls="--", label=f"limit ({r['memory_limit_gib']} GiB)")

@@ -30,9 +30,15 @@ pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), convert-scf
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
 /// contractions, fusion of the spatial work (`fuse`), and the number of
 /// threads (1: no parallel loops; 0: the OpenMP runtime's default, one per
-/// core).
-pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize) -> String {
+/// core), and a memory budget in bytes with the run's bound values
+/// (`T=10,B=3`): stores past it are swapped to a file
+/// (`lower-temporal-to-loops{memory-budget=...}`).
+pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize, memory_budget: Option<(u64, &str)>) -> String {
     let mut options = Vec::new();
+    let budget = memory_budget.map(|(bytes, bounds)| format!("memory-budget={bytes} bounds={bounds}"));
+    if let Some(budget) = &budget {
+        options.push(budget.as_str());
+    }
     if fast_math {
         options.push("fast-math=true");
         // Large products call the runtime's GEMM, which tempo-run and the

@@ -2,7 +2,9 @@
 //! to stderr, leaving the IR unchanged: per nest its loops, outer to inner,
 //! with their direction (`for t = 0 up to T-1`, `for t = T-1 down to 0`),
 //! and the tensors placed in each loop in body order with the store each
-//! one gets.
+//! one gets. With `memory-budget` (and `bounds`), the swap plan
+//! `lower-temporal-to-loops` makes with the same options shows on the
+//! swapped tensors.
 //!
 //! Assumes a program accepted by `temporal-verify`. Follows the module's
 //! `@tempo_schedule` when it has one (checked as `lower-temporal-to-loops`
@@ -12,9 +14,11 @@
 use crate::schedule::{Schedule, Step};
 use crate::schedule_pass::read_schedule;
 use melior::ir::OperationRef;
+use melior::ir::operation::OperationLike;
 use std::fmt::Write;
+use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::diagnostics::PassResult;
-use tempo_passes::pass::{PassOptions, TempoPass};
+use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
 use tempo_passes::program::Program;
 use tempo_passes::verify::verify_program;
 
@@ -28,12 +32,26 @@ impl TempoPass for PrintSchedule {
     fn summary(&self) -> &'static str {
         "Print the schedule (loops, directions, placed tensors and their stores) to stderr; the IR is unchanged"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+    fn options(&self) -> &'static [PassOption] {
+        &[
+            PassOption {
+                name: "memory-budget",
+                summary: "bytes: show the swap plan of lower-temporal-to-loops under this budget",
+            },
+            PassOption { name: "bounds", summary: "bound values for memory-budget, NAME=VALUE separated by commas" },
+        ]
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
-        let schedule = match read_schedule(op, &program)? {
+        let mut schedule = match read_schedule(op, &program)? {
             Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
+        let budget = crate::temporal_to_loops::swaps::memory_budget(&program, options)
+            .map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
+        if let Some((budget, bounds)) = budget {
+            schedule.plan_swaps(&program, budget, &bounds);
+        }
         eprint!("{}", pretty(&program, &schedule));
         Ok(())
     }
@@ -48,10 +66,13 @@ pub fn pretty(program: &Program, schedule: &Schedule) -> String {
                 Step::Compute(t) => {
                     let names = program.domain_names(*t);
                     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                    let late = match schedule.lag(*t) {
+                    let mut late = match schedule.lag(*t) {
                         0 => String::new(),
                         l => format!("  late: {l}"),
                     };
+                    if let Some(swap) = schedule.swaps.get(t) {
+                        late += &format!("  {}", crate::schedule::swaps::describe(swap));
+                    }
                     let _ = writeln!(
                         out,
                         "{indent}{}[{}]  store: {}{late}",

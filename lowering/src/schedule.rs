@@ -40,6 +40,7 @@
 //! summaries ([`crate::store_selection`]).
 
 mod sink;
+pub mod swaps;
 mod tree;
 
 pub(crate) use tree::Layout;
@@ -159,15 +160,23 @@ pub struct Schedule {
     pub nests: Vec<Nest>,
     /// Storage of each tensor (by tensor index).
     pub storage: Vec<Storage>,
+    /// The tensors swapped under a memory budget ([`Schedule::plan_swaps`]).
+    pub swaps: BTreeMap<usize, swaps::Swap>,
 }
 
 impl Schedule {
+    /// Plans swaps for a memory budget of `budget` bytes at the bound values
+    /// `bounds` (by dimension; see [`swaps`]).
+    pub fn plan_swaps(&mut self, program: &Program, budget: u64, bounds: &[Option<i64>]) {
+        self.swaps = swaps::plan(program, self, budget, bounds);
+    }
+
     /// Schedules `program`, or explains why no schedule exists.
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let edges = read_edges(program);
         let nests = sink::sink(program, &edges, order_nests(program, &edges)?);
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
-        Ok(Self { nests, storage })
+        Ok(Self { nests, storage, swaps: BTreeMap::new() })
     }
 
     /// Checks a schedule given from outside (e.g. read back from the
@@ -216,7 +225,7 @@ impl Schedule {
             check_nest(program, nest, &edges).map_err(|d| vec![d])?;
         }
         let storage = crate::store_selection::select_stores(program, &nests, &edges);
-        Ok(Self { nests, storage })
+        Ok(Self { nests, storage, swaps: BTreeMap::new() })
     }
 }
 

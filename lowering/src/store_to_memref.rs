@@ -27,6 +27,9 @@
 //!   host buffer; a `blocks` store also gives back the memory of the blocks
 //!   wholly inside the range (`madvise(MADV_DONTNEED)` and `PROT_NONE`), which
 //!   `store.swap_in` commits again before copying the points back.
+//! - a `blocks` store with `swap_space = "file"` also gets a temporary file:
+//!   `store.spill`, `store.reload` and `store.discard` move its points to
+//!   and from it (see `spill.rs`).
 //!
 //! Assumes each store operand is defined by a `store.alloc` in the same
 //! function and the coordinates are within the tensor's domain (the
@@ -209,13 +212,9 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             "store.free" => free_text(info),
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
-            "store.spill" | "store.reload" | "store.discard" => spill::text(
-                info,
-                &name,
-                operands.len(),
-                info.swap_space && name != "store.discard",
-            )
-            .map_err(&fail)?,
+            "store.spill" | "store.reload" | "store.discard" => {
+                spill::text(info, &name, operands.len(), info.swap_space && name != "store.discard").map_err(&fail)?
+            }
             other => return Err(fail(format!("unknown store op '{other}'"))),
         };
         let extra = replace_op_with_text(module, op, &inputs, &text).map_err(fail)?;
@@ -622,18 +621,16 @@ fn grow_committed(info: &StoreInfo, table: &str, slice: &str, from: &str, to: &s
     out += &base_pointer(info, "%a0");
     let _ = writeln!(out, "    %slice_index = arith.index_cast {slice} : index to i64");
     let _ = writeln!(out, "    %slice_offset = arith.muli %slice_index, %slice_bytes : i64");
-    let _ = writeln!(
-    out,
-    "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8"
-    );
+    let _ =
+        writeln!(out, "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
     let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
     // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
     for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
-    out += &block_span(name, "%slice_base", from, to);
-    let _ = writeln!(
-    out,
-    "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
-    );
+        out += &block_span(name, "%slice_base", from, to);
+        let _ = writeln!(
+            out,
+            "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
+        );
     }
     let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
     out += &account("%grown", false);

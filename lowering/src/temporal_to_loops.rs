@@ -18,7 +18,11 @@
 //! (before the nest computing it; `store.free` after the last nest reading
 //! it), each point is computed into `store.write` and ended by `store.seal`,
 //! and reads are `store.read`/`store.read_range`. `lower-store-to-memref`
-//! lowers those.
+//! lowers those. With `memory-budget` (and the run's `bounds`), tensors the
+//! swap planning picks ([`crate::schedule::swaps`]) get a `blocks` store with
+//! a swap space, `store.spill` at the end of the forward iterations that
+//! complete a block, and `store.reload` and `store.discard` around the
+//! backward iterations that enter and leave one.
 //!
 //! Assumes a program accepted by `temporal-verify`; programs with no legal
 //! schedule, or an illegal `@tempo_schedule`, are refused with a located
@@ -49,6 +53,7 @@ mod random;
 mod reads;
 mod reductions;
 mod row_fusion;
+pub(crate) mod swaps;
 
 use crate::schedule::{Schedule, Step, Storage};
 use crate::splice::replace_module_body;
@@ -112,6 +117,14 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "for testing fault reports: KIND:OP (KIND parse, verify or panic) breaks the code generated for the first op named OP (temporal.matmul) that way; the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
             },
             PassOption {
+                name: "memory-budget",
+                summary: "bytes: when the stores, sized at the bounds given, exceed it, tensors written by a forward loop and read back by a later backward one (back-propagation through time) are swapped to a file block by block (see temporal-print-schedule); needs bounds",
+            },
+            PassOption {
+                name: "bounds",
+                summary: "bound values for memory-budget, NAME=VALUE separated by commas (a dimension without one counts as exceeding the budget)",
+            },
+            PassOption {
                 name: "fuse",
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
             },
@@ -134,10 +147,15 @@ impl TempoPass for LowerTemporalToLoops {
         if program.tensors.is_empty() {
             return Ok(());
         }
-        let schedule = match crate::schedule_pass::read_schedule(op, &program)? {
+        let mut schedule = match crate::schedule_pass::read_schedule(op, &program)? {
             Some((nests, location)) => Schedule::with_nests(&program, nests, location)?,
             None => Schedule::new(&program)?,
         };
+        if let Some((budget, bounds)) =
+            swaps::memory_budget(&program, options).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?
+        {
+            schedule.plan_swaps(&program, budget, &bounds);
+        }
         // Ops whose values reach no branch result or external call are
         // never evaluated (the language is demand-driven; the schedule and
         // the stores, chosen with their reads, stay valid without them).
@@ -493,6 +511,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         let _ = writeln!(code, "{indent}}}");
                         continue;
                     }
+                    let inner = format!("{indent}  ");
                     if *forward {
                         let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
                     } else {
@@ -503,8 +522,21 @@ impl<'p, 'c> Emitter<'p, 'c> {
                             "{indent}  {var} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({step})[{bound}]"
                         );
                     }
-                    self.index_of.insert(d, var);
-                    self.place(body, &format!("{indent}  "), code);
+                    self.index_of.insert(d, var.clone());
+                    let swapped = self.swapped_in(d, body);
+                    if !*forward {
+                        for &(i, _) in swapped.iter().filter(|(_, reading)| *reading) {
+                            self.reload(i, &var, &bound, &inner, code);
+                        }
+                    }
+                    self.place(body, &inner, code);
+                    for &(i, reading) in &swapped {
+                        if reading {
+                            self.discard(i, &var, &inner, code);
+                        } else if *forward {
+                            self.spill(i, &var, &inner, code);
+                        }
+                    }
                     let _ = writeln!(code, "{indent}}}");
                 }
             }
@@ -555,6 +587,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
         let size_types: Vec<&str> = sizes.iter().map(|_| "index").collect();
         let names: Vec<&str> = t.domain.iter().map(|&d| self.program.dims[d].name.as_str()).collect();
         let _ = writeln!(out, "    // store of '{}': {}", t.name, storage.describe(&names));
+        let along = if self.schedule.swaps.contains_key(&i) { along + ", swap_space = \"file\"" } else { along };
         let _ = writeln!(
             out,
             "    {name} = \"store.alloc\"({}) {{kind = \"{kind}\", extent = {extent} : i64{along}}} : ({}) -> {ty}",

@@ -91,9 +91,11 @@ pub struct Optimization {
     pub level: u8,
     /// Passes of the level left out, by name.
     pub disabled: Vec<String>,
-    /// Bytes the temporaries of attention over a range may take before
-    /// level 2 tiles it (`temporal-tile-ranges`, inexact); `None`: level 2
-    /// does not tile.
+    /// A memory budget in bytes: at level 2 the temporaries of attention
+    /// over a range are tiled where they could exceed it
+    /// (`temporal-tile-ranges`, inexact), and at every level stores written
+    /// by a forward loop and read back by a backward one are swapped to a
+    /// file where the stores exceed it (exact); `None`: neither.
     pub memory_budget: Option<u64>,
 }
 
@@ -381,9 +383,14 @@ pub fn run_module_timed(
     }
     let optimize_time = optimize_start.elapsed();
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-    let schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+    let mut schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
     let Prepared { bounds, inputs, outputs } = prepare(&program, options)?;
+    if let (Target::Cpu, Some(budget)) = (&options.target, options.optimization.memory_budget) {
+        // The swap plan the lowering makes (lower-temporal-to-loops{memory-budget}).
+        let values: Vec<Option<i64>> = bounds.iter().map(|&b| Some(b)).collect();
+        schedule.plan_swaps(&program, budget, &values);
+    }
     if program.outputs.is_empty() {
         // Nothing is demanded, so nothing runs (as in the interpreter).
         return Ok((Vec::new(), RunReport::default()));
@@ -416,7 +423,12 @@ pub fn run_module_timed(
         // An overflowing size saturates; the memory check below reports it.
         let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
         let names: Vec<&str> = t.domain.iter().map(|&d| program.dims[d].name.as_str()).collect();
-        stores.push(StoreReport { tensor: t.name.clone(), kind: storage.describe(&names), bytes });
+        let (kind, bytes) = match schedule.swaps.get(&i) {
+            // Resident: the blocks in memory at once; the rest in the file.
+            Some(swap) => (format!("{}, swapped to a file", storage.describe(&names)), Some(swap.bytes_after)),
+            None => (storage.describe(&names), bytes),
+        };
+        stores.push(StoreReport { tensor: t.name.clone(), kind, bytes });
     }
     let mut outputs = allocate_outputs(&stores, outputs)?;
     check_points(&program, &schedule, &bounds).map_err(|e| {
@@ -450,7 +462,10 @@ pub fn run_module_timed(
         Target::Cpu => {
             let fuse =
                 tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads)
+            let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let bounds = bounds.join(",");
+            let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads, budget)
         }
         Target::Cuda { chip, threads_per_block } => {
             tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))

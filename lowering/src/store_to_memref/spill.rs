@@ -91,7 +91,8 @@ pub(super) fn text(info: &StoreInfo, op: &str, operands: usize, has_space: bool)
     let ty = &info.ty;
     let space = if has_space { format!(", %a4: {SPACE}") } else { String::new() };
     let mut out = format!("module {{\n{}{LIBC}{FILE_CALLS}", stats_global());
-    let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: index, %a2: index, %a3: {TABLE}{space}) {{\n{PRELUDE}");
+    let _ =
+        writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: index, %a2: index, %a3: {TABLE}{space}) {{\n{PRELUDE}");
     out += &block_geometry(info, "%a0");
     if op == "store.reload" {
         // Commit blocks [first / B, ceil(end / B)) before reading back.

@@ -58,3 +58,46 @@ func.func @slots_not_along(%L: index) {
   %s = "store.alloc"(%L) {kind = "ring", extent = 2 : i64, along = 1 : i64} : (index) -> memref<2x?x3xf32>
   return
 }
+
+// -----
+
+func.func @spill_ring(%t: index) {
+  %s = "store.alloc"() {kind = "ring", extent = 2 : i64} : () -> memref<2xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'store.spill' works on one-dimensional 'blocks' stores; this is a 'ring' store with 1 point dimensions
+  "store.spill"(%s, %t, %t) : (memref<2xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @spill_without_space(%T: index, %t: index) {
+  %s = "store.alloc"(%T) {kind = "blocks", extent = 64 : i64} : (index) -> memref<?xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'store.reload' needs a store allocated with swap_space = "file"
+  "store.reload"(%s, %t, %t) : (memref<?xf32>, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @space_of_full(%T: index) {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: only one-dimensional 'blocks' stores have a swap space
+  %s = "store.alloc"(%T) {kind = "full", extent = 0 : i64, swap_space = "file"} : (index) -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @space_kind(%T: index) {
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'swap_space' is "file" (a temporary file), the one kind of swap space
+  %s = "store.alloc"(%T) {kind = "blocks", extent = 64 : i64, swap_space = "disk"} : (index) -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @discard_range(%T: index, %t: index) {
+  %s = "store.alloc"(%T) {kind = "blocks", extent = 64 : i64} : (index) -> memref<?xf32>
+  // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: 'store.discard' takes the store and the range [first, last) of points
+  "store.discard"(%s, %t) : (memref<?xf32>, index) -> ()
+  return
+}

@@ -77,10 +77,12 @@ struct Cli {
     /// lowers each spatial op to its own loop nest.
     #[arg(long = "disable-pass", value_name = "PASS")]
     disabled_passes: Vec<String>,
-    /// Bytes the range-long temporaries of softmax attention over a range
-    /// (scores, exponentials, weights) may take at these bounds: -O2 tiles
-    /// the attention that could exceed it (temporal-tile-ranges, which
-    /// changes float rounding) and leaves the rest exact.
+    /// A memory budget in bytes at these bounds: -O2 tiles softmax
+    /// attention over a range whose temporaries could exceed it
+    /// (temporal-tile-ranges, which changes float rounding), and where the
+    /// stores exceed it, tensors a forward loop writes and a later backward
+    /// loop reads back are swapped to a temporary file block by block
+    /// (exact; `temporal-print-schedule` shows which).
     #[arg(long = "memory-budget", value_name = "BYTES")]
     memory_budget: Option<u64>,
     /// Where compiled code runs: `cpu`, or `cuda` (an NVIDIA GPU through the
