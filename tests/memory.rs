@@ -3,7 +3,7 @@
 //! the memory planner. These are deterministic counts, not timings; each
 //! expected figure is written as its formula.
 
-use tempo::{Cond, Coordinate, Expr, Program, RunReport, Tensor, f32s, f64s};
+use tempo::{Cond, Coordinate, Expr, Index, Program, RunReport, Tensor, f32s, f64s};
 
 fn report(p: &Program, bounds: &[(&str, i64)]) -> RunReport {
     report_at(p, bounds, 2)
@@ -345,5 +345,47 @@ fn prefixes_inside_an_outer_loop_reuse_one_slice_of_blocks() {
         let lifted = report(&p, &[("NB", batch as i64), ("T", steps as i64)]);
         assert!(kinds(&lifted).contains(&("s_prefix_sum".to_string(), "ring<2> along t".to_string())));
         assert_eq!(peak(&lifted), 2 * 8 + 8 + g_bytes, "NB = {batch}, T = {steps}, optimized");
+    }
+}
+
+/// Back-propagation through time's pattern: x[i, t] (4 f32) is a forward
+/// recurrence, y[i, t] a backward one reading x[i, t], z[i] = y[i, 0]
+/// starts the next iteration's x. Every point of x waits for the backward
+/// loop: T * 16 bytes.
+fn forward_then_backward() -> Program {
+    let mut p = Program::new();
+    let i = p.dim("i", "I");
+    let t = p.dim("t", "T");
+    let x = p.tensor("x", &[&i, &t], f32s(&[4]));
+    let y = p.tensor("y", &[&i, &t], f32s(&[4]));
+    let z = p.tensor("z", &[&i], f32s(&[4]));
+    p.define(&x, i.eq(0).and(t.eq(0)), Expr::random_uniform(5, f32s(&[4])));
+    p.define(&x, t.eq(0), z.at([&i - 1]));
+    let previous = x.at_dims([(&t, &t - 1)]) * 0.999;
+    p.otherwise(&x, previous.clone() + 0.25 - previous.sin());
+    p.define(&y, t.eq(t.bound() - 1), x.here());
+    p.otherwise(&y, y.at_dims([(&t, &t + 1)]) * 0.5 + x.here().tanh());
+    p.otherwise(&z, y.at_dims([(&t, Index::from(0))]));
+    p.output(&z);
+    p
+}
+
+#[test]
+fn a_memory_budget_swaps_what_the_backward_loop_reads_and_keeps_results() {
+    let p = forward_then_backward();
+    let budget = 100_000;
+    for steps in [20_000i64, 80_000] {
+        let (kept, kept_report) = p.runner().seed(3).bound("I", 2).bound("T", steps).run_with_report().unwrap();
+        let (swapped, report) =
+            p.runner().seed(3).bound("I", 2).bound("T", steps).memory_budget(budget).run_with_report().unwrap();
+        assert_eq!(kept, swapped, "swapping is exact (T = {steps})");
+        // Without a budget every point of x is kept; with it, blocks of
+        // 1024 points (16 KiB) are spilled to a file as the forward loop
+        // passes them and reloaded one at a time by the backward loop: one
+        // block of x, two more as the forward loop writes, whatever T is.
+        assert_eq!(peak(&kept_report), steps as u64 * 16 + 2 * 16, "T = {steps}");
+        let x = kinds(&report).into_iter().find(|(t, _)| t == "x").unwrap().1;
+        assert_eq!(x, "blocks<1024> along t, swapped to a file");
+        assert_eq!(peak(&report), 2 * 1024 * 16 + 2 * 16, "T = {steps}");
     }
 }

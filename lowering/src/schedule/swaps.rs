@@ -91,7 +91,7 @@ fn innermost_loops(steps: &[Step], outer: &[usize], parent: &[usize], out: &mut 
 /// 64 KiB per block where points are small (fewer, larger file writes).
 pub fn swap_block_points(point_bytes: usize) -> usize {
     const PAGE: usize = 4096;
-    const LEAST: usize = 64 * 1024;
+    const LEAST: usize = 16 * 1024;
     let point_bytes = point_bytes.max(1);
     // The fewest points filling whole pages.
     let (mut a, mut b) = (PAGE, point_bytes);

@@ -1,14 +1,14 @@
 // Swap planning under a memory budget (back-propagation through time):
 // x[i, t] is computed by a forward loop and read back point by point by
 // the backward loop of y; every point of x is kept for it (960,000 bytes
-// at T = 60000). With memory-budget, x becomes blocks of 4096 points along
-// t with a swap space: the forward loop spills each block once its own
+// at T = 60000). With memory-budget, x becomes blocks of 1024 points
+// (16 KiB) along t with a swap space (peak store bytes 32,800): the forward loop spills each block once its own
 // read (x[t-1], one step back) is past it, the backward loop reloads each
 // spilled block before its first read and discards each block after its
 // last. Results are exact (equal to the interpreter's).
 // RUN: tempo-opt %s --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=KEEP
 // RUN: tempo-opt %s --temporal-print-schedule='memory-budget=100000 bounds=T=60000,I=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=PLAN
-// RUN: tempo-opt %s --temporal-print-schedule='memory-budget=100000 bounds=T=9000,I=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=SHORT
+// RUN: tempo-opt %s --temporal-print-schedule='memory-budget=100000 bounds=T=2000,I=2' 2>&1 >/dev/null | FileCheck %s --check-prefix=SHORT
 // RUN: tempo-opt %s -p 'lower-temporal-to-loops{memory-budget=100000 bounds=T=60000,I=2}' | FileCheck %s --check-prefix=LOOPS
 // RUN: tempo-run %s --bound I=2 --bound T=60000 --memory-budget 100000 --stats > %t.swapped 2> %t.stats
 // RUN: FileCheck %s --check-prefix=STATS < %t.stats
@@ -21,15 +21,16 @@
 // KEEP-NOT: swapped
 
 // PLAN: for t = 0 up to T-1:
-// PLAN-NEXT: x[i, t]  store: blocks<4096> along t  swapped to a file in blocks of 4096 (about 196608 bytes resident, 960000 without)
+// PLAN-NEXT: x[i, t]  store: blocks<1024> along t  swapped to a file in blocks of 1024 (about 49152 bytes resident, 960000 without)
 // PLAN-NEXT: for t = T-1 down to 0:
 // PLAN-NEXT: y[i, t]  store: ring<2> along t
 
-// Fewer than four blocks' worth: swapping would not save memory.
+// Fewer than three blocks' worth (32,000 bytes): swapping would not save
+// memory.
 // SHORT: x[i, t]  store: ring<1> along i per t
 // SHORT-NOT: swapped
 
-// LOOPS: %[[X:.*]] = "store.alloc"(%{{.*}}) {extent = 4096 : i64, kind = "blocks", swap_space = "file"}
+// LOOPS: %[[X:.*]] = "store.alloc"(%{{.*}}) {extent = 1024 : i64, kind = "blocks", swap_space = "file"}
 // LOOPS: affine.for
 // LOOPS: affine.for %[[T:.*]] = 0 to
 // LOOPS: "store.write"(%[[X]], %[[T]])
@@ -42,8 +43,8 @@
 // LOOPS: "store.read"(%[[X]],
 // LOOPS: "store.discard"(%[[X]],
 
-// STATS: x: blocks<4096> along t, swapped to a file (196608 bytes)
-// STATS: peak bytes of live stores: 131104
+// STATS: x: blocks<1024> along t, swapped to a file (49152 bytes)
+// STATS: peak bytes of live stores: 32800
 
 // BAD: error: memory-budget must be a number of bytes, got 'lots'
 // NOBUDGET: error: bounds are given for memory-budget, which is missing
