@@ -77,7 +77,7 @@ mod tests {
             assert_eq!(names.len(), count);
             assert!(ops.iter().all(|op| !op.1.is_empty()));
         }
-        assert_eq!(store::OPS.len(), 8);
+        assert_eq!(store::OPS.len(), 11);
     }
 
     #[test]

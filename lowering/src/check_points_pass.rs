@@ -25,26 +25,21 @@ impl TempoPass for CheckPoints {
         "With bounds known at compile time (bounds=T=10,B=3), check that needed points are defined and reads stay in bounds"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption { name: "bounds", summary: "bound values, NAME=VALUE separated by commas" }]
+        const OPTIONS: &[PassOption] = &[PassOption::bounds(
+            "bounds",
+            "bound values, NAME=VALUE separated by commas (one per bound of the program)",
+        )];
+        OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let mut given = std::collections::HashMap::new();
-        for item in options.get("bounds").unwrap_or("").split(',').filter(|s| !s.is_empty()) {
-            let (name, value) = item
-                .split_once('=')
-                .ok_or_else(|| here(format!("bounds must be NAME=VALUE separated by commas, got '{item}'")))?;
-            let value: i64 = value.parse().map_err(|_| here(format!("bound {name}: '{value}' is not an integer")))?;
-            if value < 0 {
-                return Err(here(format!("bound {name} = {value} must be >= 0")));
-            }
-            given.insert(name.to_string(), value);
-        }
+        let given = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
         let mut bounds = Vec::new();
-        for dim in &program.dims {
-            match given.get(&dim.bound) {
-                Some(&v) => bounds.push(v),
+        for (dim, value) in program.dims.iter().zip(given) {
+            match value {
+                Some(v) if v < 0 => return Err(here(format!("bound {} = {v} must be >= 0", dim.bound))),
+                Some(v) => bounds.push(v),
                 None => {
                     return Err(here(format!(
                         "temporal-check-points needs a value for bound {} (bounds={}=N)",

@@ -18,7 +18,7 @@ use melior::ir::operation::OperationLike;
 use std::fmt::Write;
 use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::diagnostics::PassResult;
-use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
+use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 use tempo_passes::program::Program;
 use tempo_passes::verify::verify_program;
 
@@ -36,9 +36,14 @@ impl TempoPass for PrintSchedule {
         &[
             PassOption {
                 name: "memory-budget",
+                kind: OptionKind::Unsigned,
                 summary: "bytes: show the swap plan of lower-temporal-to-loops under this budget",
             },
-            PassOption { name: "bounds", summary: "bound values for memory-budget, NAME=VALUE separated by commas" },
+            PassOption {
+                name: "bounds",
+                kind: OptionKind::Bounds,
+                summary: "bound values for memory-budget, NAME=VALUE separated by commas",
+            },
         ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {

@@ -48,7 +48,7 @@ use melior::ir::{
 use std::collections::HashMap;
 use std::fmt::Write;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
-use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
+use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 
 /// The global counting `[live, peak]` store bytes.
 pub const MEMORY_STATS: &str = "tempo_memory_stats";
@@ -66,11 +66,12 @@ impl TempoPass for LowerStoreToMemref {
     fn options(&self) -> &'static [PassOption] {
         &[PassOption {
             name: "gpu",
+            kind: OptionKind::Flag(false),
             summary: "for the CUDA target: the copy sealing a single value is a loop of one point (a kernel once mapped), so that no host code touches store data, and the host buffer of store.swap_out is marked tempo.swap (gpu-place-memory puts it in host memory)",
         }]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let gpu = options.flag("gpu").map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
+        let gpu = options.flag("gpu");
         lower(op, gpu)
     }
 }

@@ -63,7 +63,7 @@ use std::fmt::Write;
 use tempo_passes::affine::{AffineExpr, AffineMap};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::fault::Origins;
-use tempo_passes::pass::{PassOption, PassOptions, TempoPass};
+use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{
     BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
 };
@@ -98,47 +98,53 @@ impl TempoPass for LowerTemporalToLoops {
         &[
             PassOption {
                 name: "fast-math",
+                kind: OptionKind::Flag(false),
                 summary: "contractions multiply and add with one rounding (FMA) instead of two; off: results bit-exact with the interpreter",
             },
             PassOption {
                 name: "library-gemm",
+                kind: OptionKind::Flag(false),
                 summary: "with fast-math: large float matrix products call the runtime's tempo_gemm (cache-blocked, multithreaded, any strides) instead of the register-tiled kernel; the caller must provide that symbol (tempo-run and the Rust API do)",
             },
             PassOption {
                 name: "parallel",
+                kind: OptionKind::Flag(false),
                 summary: "large contractions spread their column panels over threads (scf.parallel); results are the same",
             },
             PassOption {
                 name: "gpu",
+                kind: OptionKind::Flag(false),
                 summary: "contractions as linalg named ops instead of the CPU register-tiled kernel, so that the GPU mapping (temporal-to-cuda) parallelizes them",
             },
             PassOption {
                 name: "test-fault",
+                kind: OptionKind::Text,
                 summary: "for testing fault reports: KIND:OP (KIND parse, verify or panic) breaks the code generated for the first op named OP (temporal.matmul) that way; the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
             },
             PassOption {
                 name: "memory-budget",
+                kind: OptionKind::Unsigned,
                 summary: "bytes: when the stores, sized at the bounds given, exceed it, tensors written by a forward loop and read back by a later backward one (back-propagation through time) are swapped to a file block by block (see temporal-print-schedule); needs bounds",
             },
             PassOption {
                 name: "bounds",
+                kind: OptionKind::Bounds,
                 summary: "bound values for memory-budget, NAME=VALUE separated by commas (a dimension without one counts as exceeding the budget)",
             },
             PassOption {
                 name: "fuse",
+                kind: OptionKind::Flag(true),
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
             },
         ]
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let flag = |name: &str| options.flag(name).map_err(|e| vec![PassDiagnostic::new(op.location(), e)]);
-        let (fast_math, parallel, gpu) = (flag("fast-math")?, flag("parallel")?, flag("gpu")?);
-        let library_gemm = flag("library-gemm")?;
-        let fuse = options.flag_or("fuse", true).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?;
+        let (fast_math, parallel, gpu) = (options.flag("fast-math"), options.flag("parallel"), options.flag("gpu"));
+        let (library_gemm, fuse) = (options.flag("library-gemm"), options.flag("fuse"));
         // The option, or (for tools and the Rust API, which take no pass
         // options) the environment variable TEMPO_TEST_FAULT.
         let test_fault =
-            options.get("test-fault").map(str::to_string).or_else(|| std::env::var("TEMPO_TEST_FAULT").ok());
+            options.text("test-fault").map(str::to_string).or_else(|| std::env::var("TEMPO_TEST_FAULT").ok());
         let test_fault = match test_fault {
             None => None,
             Some(value) => Some(TestFault::parse(&value).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])?),

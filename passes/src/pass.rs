@@ -11,36 +11,152 @@ use indexmap::IndexMap;
 use melior::ir::OperationRef;
 use std::sync::Arc;
 
+/// The type of a pass option's value, declared once with the option and
+/// checked by the one reader of option text ([`crate::pipeline::parse_options`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionKind {
+    /// `true` or `false` (also `1`, `0`; the bare name is `true`); the value
+    /// when absent.
+    Flag(bool),
+    /// A non-negative integer (bytes, a count); absent: none.
+    Unsigned,
+    /// Bound values, `NAME=VALUE` separated by commas (`T=10,B=3`); the
+    /// names are checked by the pass against its program.
+    Bounds,
+    /// Free text the pass reads itself.
+    Text,
+}
+
+impl OptionKind {
+    /// How `--help` shows the value.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OptionKind::Flag(false) => "bool, default false",
+            OptionKind::Flag(true) => "bool, default true",
+            OptionKind::Unsigned => "unsigned",
+            OptionKind::Bounds => "NAME=VALUE,...",
+            OptionKind::Text => "text",
+        }
+    }
+}
+
 /// A documented pass option.
 #[derive(Clone, Copy, Debug)]
 pub struct PassOption {
     pub name: &'static str,
+    pub kind: OptionKind,
     pub summary: &'static str,
 }
 
-/// Option values given in a pipeline (`pass{key=value other=1}`).
+impl PassOption {
+    /// A boolean option, `default` when absent.
+    pub const fn flag(name: &'static str, default: bool, summary: &'static str) -> Self {
+        PassOption { name, kind: OptionKind::Flag(default), summary }
+    }
+    /// A non-negative integer option.
+    pub const fn unsigned(name: &'static str, summary: &'static str) -> Self {
+        PassOption { name, kind: OptionKind::Unsigned, summary }
+    }
+    /// Bound values (`T=10,B=3`).
+    pub const fn bounds(name: &'static str, summary: &'static str) -> Self {
+        PassOption { name, kind: OptionKind::Bounds, summary }
+    }
+    /// Free text.
+    pub const fn text(name: &'static str, summary: &'static str) -> Self {
+        PassOption { name, kind: OptionKind::Text, summary }
+    }
+
+    /// The value of `text` given for this option, checked against its kind.
+    pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
+        let name = self.name;
+        match self.kind {
+            OptionKind::Flag(_) => match text {
+                "true" | "1" => Ok(OptionValue::Flag(true)),
+                "false" | "0" => Ok(OptionValue::Flag(false)),
+                other => Err(format!("option {name} takes true or false, got '{other}'")),
+            },
+            OptionKind::Unsigned => text
+                .parse::<u64>()
+                .map(OptionValue::Unsigned)
+                .map_err(|_| format!("option {name} takes a non-negative integer, got '{text}'")),
+            OptionKind::Bounds => {
+                for item in text.split(',').filter(|s| !s.is_empty()) {
+                    let valid = item.split_once('=').is_some_and(|(k, v)| !k.is_empty() && v.parse::<i64>().is_ok());
+                    if !valid {
+                        return Err(format!(
+                            "option {name} takes NAME=VALUE pairs separated by commas (T=10,B=3), got '{item}'"
+                        ));
+                    }
+                }
+                Ok(OptionValue::Text(text.to_string()))
+            }
+            OptionKind::Text => Ok(OptionValue::Text(text.to_string())),
+        }
+    }
+}
+
+/// A checked option value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OptionValue {
+    Flag(bool),
+    Unsigned(u64),
+    Text(String),
+}
+
+/// The options of one pass run: every option given in the pipeline
+/// (`pass{key=value other=1}`), checked against the pass's declarations,
+/// and the defaults of the flags not given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PassOptions(pub IndexMap<String, String>);
+pub struct PassOptions(pub IndexMap<String, OptionValue>);
 
 impl PassOptions {
-    /// The value of option `name`, if given.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str)
+    /// The options of pass `pass` (its name, for messages) declared in
+    /// `declared` given as `(name, text)` pairs, checked,
+    /// with the flags' defaults.
+    pub fn parse<'a>(
+        pass: &str,
+        declared: &[PassOption],
+        given: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Self, String> {
+        let mut options = PassOptions::default();
+        for (key, text) in given {
+            let option = declared.iter().find(|o| o.name == key).ok_or_else(|| {
+                let known: Vec<_> = declared.iter().map(|o| o.name).collect();
+                format!(
+                    "unknown option '{key}' for pass '{pass}' (known: {})",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )
+            })?;
+            let value =
+                option.parse(text).map_err(|e| e.replacen(" takes ", &format!(" of pass '{pass}' takes "), 1))?;
+            options.0.insert(key.to_string(), value);
+        }
+        for option in declared {
+            if let OptionKind::Flag(default) = option.kind {
+                options.0.entry(option.name.to_string()).or_insert(OptionValue::Flag(default));
+            }
+        }
+        Ok(options)
     }
 
-    /// A boolean option: absent, `false` or `0` is false, `true` or `1`
-    /// true; anything else an error naming the option.
-    pub fn flag(&self, name: &str) -> Result<bool, String> {
-        self.flag_or(name, false)
+    /// A flag's value (false for a name that is not a flag).
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.0.get(name), Some(OptionValue::Flag(true)))
     }
 
-    /// A boolean option that is `default` when absent.
-    pub fn flag_or(&self, name: &str, default: bool) -> Result<bool, String> {
-        match self.get(name) {
-            None => Ok(default),
-            Some("false") | Some("0") => Ok(false),
-            Some("true") | Some("1") => Ok(true),
-            Some(other) => Err(format!("option {name} takes true or false, got '{other}'")),
+    /// An unsigned option's value, if given.
+    pub fn unsigned(&self, name: &str) -> Option<u64> {
+        match self.0.get(name) {
+            Some(OptionValue::Unsigned(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// A text or bounds option's value, if given.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        match self.0.get(name) {
+            Some(OptionValue::Text(t)) => Some(t),
+            _ => None,
         }
     }
 }

@@ -138,22 +138,12 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<PipelineElement>, PipelineError>
     Ok(elements)
 }
 
-/// Parses `key=value key2=value2` option text of a Rust pass, checking names.
+/// Parses `key=value key2=value2` option text of a Rust pass (a bare key
+/// is `key=true`), checking names and values against the pass's
+/// declarations.
 pub fn parse_options(pass: &dyn TempoPass, text: &str) -> Result<PassOptions, PipelineError> {
-    let mut options = PassOptions::default();
-    for item in text.split_whitespace() {
-        let (key, value) = item.split_once('=').unwrap_or((item, "true"));
-        if !pass.options().iter().any(|o| o.name == key) {
-            let known: Vec<_> = pass.options().iter().map(|o| o.name).collect();
-            return Err(PipelineError(format!(
-                "unknown option '{key}' for pass '{}' (known: {})",
-                pass.name(),
-                if known.is_empty() { "none".to_string() } else { known.join(", ") }
-            )));
-        }
-        options.0.insert(key.to_string(), value.to_string());
-    }
-    Ok(options)
+    let given = text.split_whitespace().map(|item| item.split_once('=').unwrap_or((item, "true")));
+    PassOptions::parse(pass.name(), pass.options(), given).map_err(PipelineError)
 }
 
 /// Adds `elements` to the root pass manager of a module.

@@ -73,13 +73,12 @@ impl TempoPass for TemporalLiftRecurrences {
         "Replace sums and maxima over prefixes x[0:t+1] (and integer suffixes, and whole ranges read after their loop), of elementwise expressions of such ranges, and einsums summing only the range, by running recurrences P[t] = P[t-1] + x[t]"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption {
-            name: "inexact",
-            summary: "Also lift float suffix reductions (changes rounding); default false",
-        }]
+        const OPTIONS: &[PassOption] =
+            &[PassOption::flag("inexact", false, "Also lift float suffix reductions (changes rounding)")];
+        OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let inexact = options.get("inexact").is_some_and(|v| v == "true" || v == "1");
+        let inexact = options.flag("inexact");
         let mut program = verify_program(op)?;
         if lift_recurrences(&mut program, inexact) {
             replace_program(op, &program)?;

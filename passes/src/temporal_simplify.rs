@@ -38,13 +38,12 @@ impl TempoPass for TemporalSimplify {
         "Exact algebraic simplification of branch bodies (identities, double negation, movement chains, constant folding)"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption {
-            name: "inexact",
-            summary: "Also apply rules that change float rounding (matmul reassociation); default false",
-        }]
+        const OPTIONS: &[PassOption] =
+            &[PassOption::flag("inexact", false, "Also apply rules that change float rounding (matmul reassociation)")];
+        OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let inexact = options.get("inexact").is_some_and(|v| v == "true" || v == "1");
+        let inexact = options.flag("inexact");
         let mut program = verify_program(op)?;
         if simplify(&mut program, inexact) {
             replace_program(op, &program)?;

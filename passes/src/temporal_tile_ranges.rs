@@ -60,42 +60,38 @@ impl TempoPass for TemporalTileRanges {
         "Tile softmax attention over dynamic ranges into static blocks with a running maximum and sum (changes float rounding)"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[
-            PassOption { name: "block", summary: "Positions of the range per block (default 64)" },
-            PassOption {
-                name: "memory-budget",
-                summary: "Bytes: tile only chains whose range-long temporaries (scores, exponentials, weights) could exceed it at the bounds given (default: tile all)",
-            },
-            PassOption {
-                name: "bounds",
-                summary: "Bound values for memory-budget, NAME=VALUE separated by commas (a range over a dimension without one counts as exceeding the budget)",
-            },
-        ]
+        const OPTIONS: &[PassOption] = &[
+            PassOption::unsigned("block", "Positions of the range per block (default 64)"),
+            PassOption::unsigned(
+                "memory-budget",
+                "Bytes: tile only chains whose range-long temporaries (scores, exponentials, weights) could exceed it at the bounds given (default: tile all)",
+            ),
+            PassOption::bounds(
+                "bounds",
+                "Bound values for memory-budget, NAME=VALUE separated by commas (a range over a dimension without one counts as exceeding the budget)",
+            ),
+        ];
+        OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let block = match options.get("block") {
+        let block = match options.unsigned("block") {
             None => DEFAULT_BLOCK,
-            Some(text) => match text.parse::<i64>() {
-                Ok(b) if (1..=Attention::MAX_BLOCK).contains(&b) => b,
-                _ => {
-                    return Err(vec![PassDiagnostic::new(
-                        op.location(),
-                        format!("block must be an integer from 1 to {}, got '{text}'", Attention::MAX_BLOCK),
-                    )]);
-                }
-            },
+            Some(b) if (1..=Attention::MAX_BLOCK as u64).contains(&b) => b as i64,
+            Some(b) => {
+                return Err(vec![PassDiagnostic::new(
+                    op.location(),
+                    format!("block must be an integer from 1 to {}, got '{b}'", Attention::MAX_BLOCK),
+                )]);
+            }
         };
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let budget = match options.get("memory-budget") {
+        let budget = match options.unsigned("memory-budget") {
             None => None,
-            Some(text) => match text.parse::<u64>() {
-                Ok(bytes) => {
-                    let bounds = program.bound_values(options.get("bounds").unwrap_or("")).map_err(here)?;
-                    Some(MemoryBudget { bytes, bounds })
-                }
-                Err(_) => return Err(here(format!("memory-budget must be a number of bytes, got '{text}'"))),
-            },
+            Some(bytes) => {
+                let bounds = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
+                Some(MemoryBudget { bytes, bounds })
+            }
         };
         if tile_ranges_over_budget(&mut program, block, budget.as_ref()) {
             replace_program(op, &program)?;

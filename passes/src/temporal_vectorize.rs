@@ -53,15 +53,16 @@ impl TempoPass for TemporalVectorize {
         "Turn a dimension whose points are independent (a batch) into a leading spatial dimension of batched values"
     }
     fn options(&self) -> &'static [PassOption] {
-        &[PassOption {
-            name: "bounds",
-            summary: "bound values the program runs with, NAME=VALUE separated by commas (dimensions without one stay loops)",
-        }]
+        const OPTIONS: &[PassOption] = &[PassOption::bounds(
+            "bounds",
+            "bound values the program runs with, NAME=VALUE separated by commas (dimensions without one stay loops)",
+        )];
+        OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let values = program.bound_values(options.get("bounds").unwrap_or("")).map_err(here)?;
+        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
         if vectorize(&mut program, &values) {
             replace_program(op, &program)?;
         }

@@ -16,14 +16,13 @@ pub(crate) fn memory_budget(
     program: &Program,
     options: &PassOptions,
 ) -> Result<Option<(u64, Vec<Option<i64>>)>, String> {
-    let Some(text) = options.get("memory-budget") else {
-        if options.get("bounds").is_some() {
+    let Some(budget) = options.unsigned("memory-budget") else {
+        if options.text("bounds").is_some() {
             return Err("bounds are given for memory-budget, which is missing".into());
         }
         return Ok(None);
     };
-    let budget = text.parse::<u64>().map_err(|_| format!("memory-budget must be a number of bytes, got '{text}'"))?;
-    let bounds = program.bound_values(options.get("bounds").unwrap_or(""))?;
+    let bounds = program.bound_values(options.text("bounds").unwrap_or(""))?;
     Ok(Some((budget, bounds)))
 }
 

@@ -9,7 +9,7 @@
 
 // OK: "temporal.output"
 // MISSING: error: temporal-check-points needs a value for bound T (bounds=T=N)
-// BAD: error: bound T: 'x' is not an integer
+// BAD: tempo-opt: error: option bounds of pass 'temporal-check-points' takes NAME=VALUE pairs separated by commas (T=10,B=3), got 'T=x'
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.tensor"() {sym_name = "x", domain = ["t"], element = tensor<f32>} : () -> !temporal.rtensor

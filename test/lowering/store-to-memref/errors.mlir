@@ -2,7 +2,7 @@
 // RUN: not tempo-opt --split-input-file %s --lower-store-to-memref 2>&1 | FileCheck %s
 // The gpu option takes true or false.
 // RUN: not tempo-opt %S/full.mlir --lower-store-to-memref=gpu=maybe 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: full.mlir:{{[0-9]+}}:{{[0-9]+}}: error: option gpu takes true or false, got 'maybe'
+// OPTION: tempo-opt: error: option gpu of pass 'lower-store-to-memref' takes true or false, got 'maybe'
 
 func.func @kind() {
   // CHECK: errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: unknown store kind 'heap' (point, ring, window, blocks, full)

@@ -57,8 +57,8 @@
 // FAST: vector.fma {{.*}} : vector<16xf32>
 // FAST: arith.addf {{.*}} fastmath<contract> : f32
 
-// BAD: option fast-math takes true or false, got 'maybe'
-// BAD-FUSE: contraction.mlir:{{[0-9]+}}:{{[0-9]+}}: error: option fuse takes true or false, got 'sometimes'
+// BAD: tempo-opt: error: option fast-math of pass 'lower-temporal-to-loops' takes true or false, got 'maybe'
+// BAD-FUSE: tempo-opt: error: option fuse of pass 'lower-temporal-to-loops' takes true or false, got 'sometimes'
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %a = "temporal.input"() {sym_name = "a", domain = ["t"], element = tensor<6x5xf32>} : () -> !temporal.rtensor

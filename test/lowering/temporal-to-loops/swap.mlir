@@ -46,7 +46,7 @@
 // STATS: x: blocks<1024> along t, swapped to a file (49152 bytes)
 // STATS: peak bytes of live stores: 32800
 
-// BAD: error: memory-budget must be a number of bytes, got 'lots'
+// BAD: tempo-opt: error: option memory-budget of pass 'lower-temporal-to-loops' takes a non-negative integer, got 'lots'
 // NOBUDGET: error: bounds are given for memory-budget, which is missing
 
 "temporal.dim"() {sym_name = "i", bound = "I"} : () -> ()

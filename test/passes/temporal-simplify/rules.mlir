@@ -20,6 +20,9 @@
 // An unknown option is refused.
 // RUN: not tempo-opt %s "--temporal-simplify=nope=1" 2>&1 | FileCheck %s --check-prefix=OPTION
 // OPTION: tempo-opt: error: unknown option 'nope' for pass 'temporal-simplify' (known: inexact)
+// A value of the wrong type is refused too (it used to count as false).
+// RUN: not tempo-opt %s "--temporal-simplify=inexact=yes" 2>&1 | FileCheck %s --check-prefix=VALUE
+// VALUE: tempo-opt: error: option inexact of pass 'temporal-simplify' takes true or false, got 'yes'
 
 // CHECK-LABEL: "temporal.define"(%{{.*}}) ({
 // CHECK-NEXT: %[[X:.*]] = "temporal.read"

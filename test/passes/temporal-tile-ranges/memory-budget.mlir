@@ -23,4 +23,4 @@
 // WITHIN-NOT: temporal.attention
 // WITHIN: temporal.reduce_max
 
-// BAD: error: memory-budget must be a number of bytes, got 'lots'
+// BAD: tempo-opt: error: option memory-budget of pass 'temporal-tile-ranges' takes a non-negative integer, got 'lots'

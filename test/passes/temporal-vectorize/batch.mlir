@@ -24,7 +24,7 @@
 // INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 // A malformed bounds option is refused.
 // RUN: not tempo-opt %s "--temporal-vectorize=bounds=B" 2>&1 | FileCheck %s --check-prefix=OPTION
-// OPTION: error: bounds must be NAME=VALUE separated by commas, got 'B'
+// OPTION: tempo-opt: error: option bounds of pass 'temporal-vectorize' takes NAME=VALUE pairs separated by commas (T=10,B=3), got 'B'
 
 // CHECK: {domain = ["t"], element = tensor<3x1x4xf32>, sym_name = "h"}
 // CHECK: {domain = ["b", "t"], element = tensor<1x4xf32>, sym_name = "y"}

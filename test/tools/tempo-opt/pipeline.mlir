@@ -15,7 +15,12 @@
 // LLVM-NOT: temporal.
 
 // LIST: temporal-verify Check declarations
+// LIST: temporal-simplify Exact algebraic simplification
+// LIST-NEXT: inexact=<bool, default false>: Also apply rules
 // LIST: lower-temporal-to-loops Lower a temporal program
+// LIST: memory-budget=<unsigned>: bytes:
+// LIST-NEXT: bounds=<NAME=VALUE,...>:
+// LIST-NEXT: fuse=<bool, default true>:
 // LIST: lower-loops-to-llvm
 // LIST: temporal-to-llvm
 

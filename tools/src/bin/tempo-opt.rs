@@ -113,6 +113,17 @@ fn list_passes() {
     let mut text = format!("{USAGE}\n\nProject passes and pipelines:\n");
     for entry in tempo_lowering::registry().entries() {
         text.push_str(&format!("  {:28} {}\n", entry.name(), entry.summary()));
+        if let tempo_passes::pass::RegistryEntry::Pass(pass) = entry {
+            for option in pass.options() {
+                text.push_str(&format!(
+                    "  {:28}   {}=<{}>: {}\n",
+                    "",
+                    option.name,
+                    option.kind.describe(),
+                    option.summary
+                ));
+            }
+        }
     }
     text.push_str(
         "\nEvery upstream MLIR pass is available too (e.g. canonicalize, cse, lower-affine, convert-to-llvm);\n",
