@@ -38,7 +38,7 @@
 //! last dimension (row-major points and slices of them; a permuted view
 //! falls back to `linalg`), shapes as the verifier checked them.
 
-use crate::temporal_to_loops::{broadcast_index, memref_layout, rename_values};
+use crate::generated_text::{broadcast_index, memref_layout, rename_values};
 use std::fmt::Write;
 use tempo_passes::program::ElementType;
 

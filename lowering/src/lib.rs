@@ -6,6 +6,7 @@
 
 pub mod check_points_pass;
 pub mod contraction;
+pub mod generated_text;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod library_gemm;
@@ -13,10 +14,10 @@ pub mod point_checks;
 pub mod print_schedule_pass;
 pub mod ptx;
 pub mod schedule;
+pub use schedule::store_selection;
 pub mod schedule_pass;
 pub mod select_stores_pass;
 pub use tempo_passes::splice;
-pub mod store_selection;
 pub mod store_to_memref;
 pub mod temporal_to_loops;
 

@@ -37,9 +37,10 @@
 //! loops. Consumers walk every nest as a tree of loops ([`Step`]).
 //!
 //! Where each tensor lives is chosen afterwards from the same read
-//! summaries ([`crate::store_selection`]).
+//! summaries ([`store_selection`]).
 
 mod sink;
+pub mod store_selection;
 pub mod swaps;
 mod tree;
 
@@ -53,7 +54,7 @@ use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::program::Program;
 pub(crate) use tempo_passes::shifts::{Edge, Shift, in_past, read_edges, touches_present};
 
-pub use crate::store_selection::Storage;
+pub use store_selection::Storage;
 
 /// One loop nest and the tensors computed in its body. Consumers walk it
 /// as a tree of loops ([`Nest::steps`]).
@@ -175,7 +176,7 @@ impl Schedule {
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         let edges = read_edges(program);
         let nests = sink::sink(program, &edges, order_nests(program, &edges)?);
-        let storage = crate::store_selection::select_stores(program, &nests, &edges);
+        let storage = store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage, swaps: BTreeMap::new() })
     }
 
@@ -224,7 +225,7 @@ impl Schedule {
             check_shape(program, nest, &[], location).map_err(|d| vec![d])?;
             check_nest(program, nest, &edges).map_err(|d| vec![d])?;
         }
-        let storage = crate::store_selection::select_stores(program, &nests, &edges);
+        let storage = store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage, swaps: BTreeMap::new() })
     }
 }
@@ -725,8 +726,8 @@ fn nest_with_loops<'c>(
 
 #[cfg(test)]
 mod tests {
+    use super::store_selection::Slicing;
     use super::*;
-    use crate::store_selection::Slicing;
     use melior::ir::Module;
     use tempo_passes::verify::verify_program;
 

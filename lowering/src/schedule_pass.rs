@@ -17,8 +17,8 @@
 //! one (see [`read_schedule`]), after checking that it is legal, so a
 //! schedule can also be written or edited by hand.
 
+use crate::generated_text::sanitize;
 use crate::schedule::{Nest, Schedule, Step};
-use crate::temporal_to_loops::sanitize;
 use melior::ir::{BlockLike, Location, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use std::fmt::Write;
 use tempo_dialects::block_operations;

@@ -112,14 +112,7 @@ impl StoreInfo {
     }
 }
 
-/// Row-major strides (in elements) of `shape`.
-fn strides_of(shape: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1i64; shape.len()];
-    for k in (0..shape.len().saturating_sub(1)).rev() {
-        strides[k] = strides[k + 1] * shape[k + 1];
-    }
-    strides
-}
+use tempo_passes::program::row_major_strides as strides_of;
 
 fn row_major(shape: &[i64]) -> Vec<String> {
     strides_of(shape).iter().map(i64::to_string).collect()

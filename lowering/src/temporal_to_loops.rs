@@ -36,6 +36,7 @@
 //! gathers), `random` and `external_call`.
 
 use crate::contraction;
+pub(crate) use crate::generated_text::{broadcast_index, memref_layout, rename_values, sanitize};
 use crate::library_gemm;
 
 mod approximations;
@@ -66,6 +67,7 @@ use tempo_passes::fault::Origins;
 use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{
     BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
+    row_major_strides,
 };
 use tempo_passes::verify::verify_program;
 
@@ -184,11 +186,7 @@ use melior::ir::operation::OperationLike;
 
 /// The memref type of a point view: `memref<4x3xf32, strided<[3, 1], offset: ?>>`.
 pub fn view_type(point: &PointType) -> String {
-    let mut strides = vec![1i64; point.shape.len()];
-    for i in (0..point.shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * point.shape[i + 1];
-    }
-    let strides: Vec<String> = strides.iter().map(i64::to_string).collect();
+    let strides: Vec<String> = row_major_strides(&point.shape).iter().map(i64::to_string).collect();
     format!("memref<{}, strided<[{}], offset: ?>>", shape_prefix(&point.shape, point.element), strides.join(", "))
 }
 
@@ -836,71 +834,6 @@ struct View {
     sizes: Vec<String>,
 }
 
-/// The index at which an operand of `operand_sizes` is read for the element
-/// at `index` of a result of `sizes`, under NumPy broadcasting: aligned at
-/// the last dimension, a static 1 under a larger size reads `zero`.
-pub(crate) fn broadcast_index(operand_sizes: &[String], sizes: &[String], index: &[String], zero: &str) -> Vec<String> {
-    let skip = sizes.len() - operand_sizes.len();
-    operand_sizes
-        .iter()
-        .enumerate()
-        .map(|(d, size)| if size == "1" && sizes[skip + d] != "1" { zero.to_string() } else { index[skip + d].clone() })
-        .collect()
-}
-
-/// `text` with each SSA value name (`%name`, without the `%`) replaced by
-/// `rename(name)` (which includes the `%` of its result).
-pub(crate) fn rename_values(text: &str, rename: impl Fn(&str) -> String) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('%') {
-        out += &rest[..at];
-        let tail = &rest[at + 1..];
-        let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
-        out += &rename(&tail[..end]);
-        rest = &tail[end..];
-    }
-    out + rest
-}
-
-/// The sizes, element type, strides and offset of a memref type (`?` for
-/// dynamic ones); an identity layout gives row-major strides.
-pub(crate) fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String>, String)> {
-    let inner = ty.strip_prefix("memref<")?.strip_suffix('>')?;
-    let (shape, layout) = match inner.split_once(", ") {
-        Some((shape, layout)) => (shape, Some(layout)),
-        None => (inner, None),
-    };
-    let mut parts: Vec<String> = shape.split('x').map(str::to_string).collect();
-    let element = parts.pop()?;
-    let dims = parts;
-    let (strides, offset) = match layout {
-        None => {
-            let mut strides = vec!["1".to_string(); dims.len()];
-            for k in (0..dims.len().saturating_sub(1)).rev() {
-                strides[k] = match (strides[k + 1].parse::<i64>(), dims[k + 1].parse::<i64>()) {
-                    (Ok(s), Ok(d)) => (s * d).to_string(),
-                    _ => "?".to_string(),
-                };
-            }
-            (strides, "0".to_string())
-        }
-        Some(layout) => {
-            let rest = layout.strip_prefix("strided<[")?;
-            let (list, rest) = rest.split_once(']')?;
-            let strides: Vec<String> = if list.trim().is_empty() {
-                Vec::new()
-            } else {
-                list.split(',').map(|s| s.trim().to_string()).collect()
-            };
-            let offset =
-                rest.split_once("offset:").map_or("0".to_string(), |(_, o)| o.trim_end_matches('>').trim().to_string());
-            (strides, offset)
-        }
-    };
-    (strides.len() == dims.len()).then_some((dims, element, strides, offset))
-}
-
 /// The opening line of a `linalg.generic` over `inputs` into `target`.
 fn generic_header(
     inputs: &[&View],
@@ -981,10 +914,6 @@ fn zero_literal(element: ElementType) -> &'static str {
         ElementType::I1 => "false",
         _ => "0",
     }
-}
-
-pub(crate) fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 pub mod affine;
 pub mod bits;
 pub mod diagnostics;
-pub mod dynamic_sizes;
 pub mod fault;
 pub mod optimize;
 pub mod pass;

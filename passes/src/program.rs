@@ -550,6 +550,16 @@ impl Attention {
 /// elements, or one dynamic dimension in each with equal static products
 /// before it and after it (so the dynamic size carries over: `?x2x8` to
 /// `?x16`).
+/// Row-major strides (in elements) of an array of `shape`: the last
+/// dimension's is 1, each other's the product of the sizes after it.
+pub fn row_major_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1] * shape[k + 1];
+    }
+    strides
+}
+
 pub fn reshape_fits(input: &[i64], output: &[i64]) -> bool {
     let dynamic = |shape: &[i64]| shape.iter().filter(|&&d| d == DYNAMIC).count();
     match (dynamic(input), dynamic(output)) {
@@ -866,4 +876,5 @@ impl<'c> Program<'c> {
 }
 
 mod build;
+pub mod dynamic_sizes;
 pub use build::{check_name, string_attr, with_program};

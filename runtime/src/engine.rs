@@ -364,24 +364,7 @@ pub fn run_module_timed(
     module: &mut Module,
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
-    // Temporal-level optimizations first: what follows (checks, stores,
-    // lowering) sees the optimized program. The program as written must be
-    // well formed, schedulable and call only registered functions, even
-    // where the optimizations would remove the offending part (the
-    // interpreter judges the program as written); without optimizations the
-    // checks below are those of the program as written.
-    tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
-    expand_gradients(module, &options.source_name)?;
-    let optimize_start = std::time::Instant::now();
-    let text = optimization_text(options)?;
-    if !text.is_empty() {
-        let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-        Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
-        check_externals(&written, options)?;
-        drop(written);
-        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
-    }
-    let optimize_time = optimize_start.elapsed();
+    let optimize_time = optimize(context, module, options)?;
     let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
     let mut schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
 
@@ -395,41 +378,7 @@ pub fn run_module_timed(
         // Nothing is demanded, so nothing runs (as in the interpreter).
         return Ok((Vec::new(), RunReport::default()));
     }
-    let mut stores = Vec::new();
-    for (i, t) in program.tensors.iter().enumerate() {
-        let storage = schedule.storage[i];
-        let point_bytes = bytes_of(t.point.shape.iter().map(|&d| d as u64), t.point.element.byte_size() as u64);
-        let extent = |dims: &[usize]| dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(bounds[d] as u64));
-        // The bound of every store dimension the kind keeps, times the
-        // slots of the along one (for `blocks`, every block up to the
-        // bound, committed once the loop has run).
-        let sliced = |slicing: Slicing, along: Option<u64>| -> Option<u64> {
-            slicing.kept(t.domain.len()).try_fold(point_bytes?, |acc, k| {
-                let n = if k == slicing.along { along? } else { bounds[t.domain[k]] as u64 };
-                acc.checked_mul(n)
-            })
-        };
-        let bytes = match storage {
-            Storage::Input | Storage::Output => None,
-            Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
-            Storage::Ring(_, slicing) | Storage::Window(_, slicing) => {
-                Some(sliced(slicing, storage.slots().map(|n| n as u64)))
-            }
-            Storage::Blocks(b, slicing) => {
-                Some(sliced(slicing, (bounds[t.domain[slicing.along]] as u64).div_ceil(b as u64).checked_mul(b as u64)))
-            }
-            Storage::Point => Some(point_bytes),
-        };
-        // An overflowing size saturates; the memory check below reports it.
-        let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
-        let names: Vec<&str> = t.domain.iter().map(|&d| program.dims[d].name.as_str()).collect();
-        let (kind, bytes) = match schedule.swaps.get(&i) {
-            // Resident: the blocks in memory at once; the rest in the file.
-            Some(swap) => (format!("{}, swapped to a file", storage.describe(&names)), Some(swap.bytes_after)),
-            None => (storage.describe(&names), bytes),
-        };
-        stores.push(StoreReport { tensor: t.name.clone(), kind, bytes });
-    }
+    let stores = store_reports(&program, &schedule, &bounds);
     let mut outputs = allocate_outputs(&stores, outputs)?;
     check_points(&program, &schedule, &bounds).map_err(|e| {
         let tensor = &program.tensors[e.tensor];
@@ -458,31 +407,7 @@ pub fn run_module_timed(
     let compile_start = std::time::Instant::now();
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
     let threads = if openmp { options.threads } else { 1 };
-    let text = match options.target {
-        Target::Cpu => {
-            let fuse =
-                tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
-            let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let bounds = bounds.join(",");
-            let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads, budget)
-        }
-        Target::Cuda { chip, threads_per_block } => {
-            tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))
-        }
-        Target::GpuLoopsOnCpu => {
-            let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
-            run_pipeline(context, module, &loops, &options.source_name, "compilation failed")?;
-            if contains_op(module.as_operation(), "gpu.launch") {
-                return Err(vec![
-                    "error: the GPU lowering run on the CPU: this program takes the shared-memory matrix kernel \
-                     (a product of 16 rows or more), which runs only on a GPU"
-                        .into(),
-                ]);
-            }
-            rest
-        }
-    };
+    let text = lowering_text(context, module, options, threads)?;
     let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
     let cuda = matches!(options.target, Target::Cuda { .. });
     if cuda {
@@ -597,6 +522,105 @@ pub fn run_module_timed(
     Ok((outputs, timings))
 }
 
+/// Expands gradients and runs the temporal optimizations of `options` on
+/// `module`; the time it took.
+fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Result<std::time::Duration, Vec<String>> {
+    // Temporal-level optimizations first: what follows (checks, stores,
+    // lowering) sees the optimized program. The program as written must be
+    // well formed, schedulable and call only registered functions, even
+    // where the optimizations would remove the offending part (the
+    // interpreter judges the program as written); without optimizations the
+    // checks below are those of the program as written.
+    tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
+    expand_gradients(module, &options.source_name)?;
+    let optimize_start = std::time::Instant::now();
+    let text = optimization_text(options)?;
+    if !text.is_empty() {
+        let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+        Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
+        check_externals(&written, options)?;
+        drop(written);
+        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
+    }
+    Ok(optimize_start.elapsed())
+}
+
+/// Each tensor's store at the run's bounds: its kind (and swap plan) and
+/// bytes (for `--stats` and the output allocation check).
+fn store_reports(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Vec<StoreReport> {
+    let mut stores = Vec::new();
+    for (i, t) in program.tensors.iter().enumerate() {
+        let storage = schedule.storage[i];
+        let point_bytes = bytes_of(t.point.shape.iter().map(|&d| d as u64), t.point.element.byte_size() as u64);
+        let extent = |dims: &[usize]| dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(bounds[d] as u64));
+        // The bound of every store dimension the kind keeps, times the
+        // slots of the along one (for `blocks`, every block up to the
+        // bound, committed once the loop has run).
+        let sliced = |slicing: Slicing, along: Option<u64>| -> Option<u64> {
+            slicing.kept(t.domain.len()).try_fold(point_bytes?, |acc, k| {
+                let n = if k == slicing.along { along? } else { bounds[t.domain[k]] as u64 };
+                acc.checked_mul(n)
+            })
+        };
+        let bytes = match storage {
+            Storage::Input | Storage::Output => None,
+            Storage::Full => Some(extent(&t.domain).zip(point_bytes).and_then(|(n, b)| n.checked_mul(b))),
+            Storage::Ring(_, slicing) | Storage::Window(_, slicing) => {
+                Some(sliced(slicing, storage.slots().map(|n| n as u64)))
+            }
+            Storage::Blocks(b, slicing) => {
+                Some(sliced(slicing, (bounds[t.domain[slicing.along]] as u64).div_ceil(b as u64).checked_mul(b as u64)))
+            }
+            Storage::Point => Some(point_bytes),
+        };
+        // An overflowing size saturates; the memory check below reports it.
+        let bytes = bytes.map(|b| b.unwrap_or(u64::MAX));
+        let names: Vec<&str> = t.domain.iter().map(|&d| program.dims[d].name.as_str()).collect();
+        let (kind, bytes) = match schedule.swaps.get(&i) {
+            // Resident: the blocks in memory at once; the rest in the file.
+            Some(swap) => (format!("{}, swapped to a file", storage.describe(&names)), Some(swap.bytes_after)),
+            None => (storage.describe(&names), bytes),
+        };
+        stores.push(StoreReport { tensor: t.name.clone(), kind, bytes });
+    }
+    stores
+}
+
+/// The lowering pipeline of the run's target (for the GPU loops run on the
+/// CPU, the loop mapping has already run: what is left).
+fn lowering_text(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+    threads: usize,
+) -> Result<String, Vec<String>> {
+    Ok(match options.target {
+        Target::Cpu => {
+            let fuse =
+                tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
+            let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let bounds = bounds.join(",");
+            let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads, budget)
+        }
+        Target::Cuda { chip, threads_per_block } => {
+            tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))
+        }
+        Target::GpuLoopsOnCpu => {
+            let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
+            run_pipeline(context, module, &loops, &options.source_name, "compilation failed")?;
+            if contains_op(module.as_operation(), "gpu.launch") {
+                return Err(vec![
+                    "error: the GPU lowering run on the CPU: this program takes the shared-memory matrix kernel \
+                     (a product of 16 rows or more), which runs only on a GPU"
+                        .into(),
+                ]);
+            }
+            rest
+        }
+    })
+}
+
 /// libdevice (the CUDA math library the kernels link), or an error saying
 /// how to get it.
 fn libdevice() -> Result<String, Vec<String>> {
@@ -677,11 +701,8 @@ fn allocate_outputs(
 /// for a row-major host array (pointers stored as 64-bit words).
 fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
     let ptr = data as i64;
-    let rank = shape.len();
-    let mut strides = vec![1i64; rank];
-    for i in (0..rank.saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1] as i64;
-    }
+    let sizes: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+    let strides = tempo_passes::program::row_major_strides(&sizes);
     let mut words = vec![ptr, ptr, 0];
     words.extend(shape.iter().map(|&d| d as i64));
     words.extend(strides);

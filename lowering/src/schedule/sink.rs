@@ -34,8 +34,8 @@
 //! it is: moves are tried one tensor at a time
 //! (`test/lowering/schedule/sink.mlir`).
 
+use super::store_selection::{Storage, select_stores};
 use super::{Edge, Nest, check_nest, check_shape, depth, nest_for};
-use crate::store_selection::{Storage, select_stores};
 use std::collections::{BTreeSet, HashMap};
 use tempo_passes::program::Program;
 
@@ -198,7 +198,7 @@ fn lifetimes(edges: &[Edge], nests: &[Nest]) -> HashMap<usize, (usize, usize)> {
 /// not counted among the live stores, inputs and outputs).
 fn footprint(program: &Program, t: usize, storage: Storage) -> Option<(BTreeSet<usize>, usize)> {
     let domain = &program.tensors[t].domain;
-    let kept = |slicing: crate::store_selection::Slicing, with_along: bool| -> BTreeSet<usize> {
+    let kept = |slicing: super::store_selection::Slicing, with_along: bool| -> BTreeSet<usize> {
         slicing.kept(domain.len()).filter(|&k| with_along || k != slicing.along).map(|k| domain[k]).collect()
     };
     match storage {

@@ -28,8 +28,8 @@
 //!
 //! Assumes a checked schedule and its stores (`Schedule`).
 
+use super::store_selection::Slicing;
 use super::{Schedule, Step, Storage};
-use crate::store_selection::Slicing;
 use std::collections::BTreeMap;
 use tempo_passes::program::Program;
 use tempo_passes::shifts::{Edge, read_edges};

@@ -148,10 +148,7 @@ impl Emitter<'_, '_> {
                 out,
                 "{inner}{scores_slice} = memref.subview {scores_buffer}[{position}, 0] [1, {block}] [1, 1] : memref<{row_count}x{block}x{e}> to {slice_ty}"
             );
-            let mut strides = vec![1i64; extra_dims.len()];
-            for d in (0..extra_dims.len().saturating_sub(1)).rev() {
-                strides[d] = strides[d + 1] * extra_dims[d + 1];
-            }
+            let strides = tempo_passes::program::row_major_strides(&extra_dims);
             let strides: Vec<String> = strides.iter().map(i64::to_string).collect();
             let acc_slice_ty = format!("memref<{extra_shape}{e}, strided<[{}], offset: ?>>", strides.join(", "));
             let zeros: String = extra_dims.iter().map(|_| ", 0").collect();

@@ -408,7 +408,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(op, format!("branch of '{tensor_name}' yields {got} but the tensor holds {expected}"));
             return;
         }
-        if let Err((node, message)) = crate::dynamic_sizes::check_branch(&nodes) {
+        if let Err((node, message)) = super::dynamic_sizes::check_branch(&nodes) {
             self.errors.push(PassDiagnostic::new(nodes[node].location, message));
             return;
         }

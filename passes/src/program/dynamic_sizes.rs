@@ -9,8 +9,8 @@
 //! compiled program would read memory it must not where the interpreter
 //! reports the mismatch.
 
+use super::{DYNAMIC, Movement, Node, NodeKind};
 use crate::affine::AffineMap;
-use crate::program::{DYNAMIC, Movement, Node, NodeKind};
 use std::collections::HashMap;
 
 /// The size of one dimension of a value: static, or a symbol.

@@ -42,7 +42,7 @@
 //!
 //! Assumes the schedule's nests and read summaries (`crate::schedule`).
 
-use crate::schedule::{Edge, Layout, Nest, in_past};
+use super::{Edge, Layout, Nest, in_past};
 use std::collections::HashMap;
 use tempo_passes::program::Program;
 
