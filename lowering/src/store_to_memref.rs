@@ -207,7 +207,13 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
             "store.spill" | "store.reload" | "store.discard" => {
-                spill::text(info, &name, operands.len(), info.swap_space && name != "store.discard").map_err(&fail)?
+                // Built as typed IR (the first lowering written that way).
+                spill::lower(module, op, info, &name, &inputs).map_err(&fail)?;
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
             }
             other => return Err(fail(format!("unknown store op '{other}'"))),
         };

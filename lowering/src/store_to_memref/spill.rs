@@ -17,9 +17,9 @@
 //! Assumes one-dimensional `blocks` stores (one slice; the along dimension
 //! is the only store dimension before the point shape).
 
-use super::{
-    LIBC, PRELUDE, StoreInfo, TABLE, account, base_pointer, block_geometry, block_span, grow_committed, stats_global,
-};
+use super::{MEMORY_STATS, StoreInfo};
+use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
+use melior::ir::{OperationRef, Type, Value, operation::OperationLike};
 use std::fmt::Write;
 
 /// The value kind of a store's swap space (the `FILE *` of its file).
@@ -79,99 +79,214 @@ fn check(info: &StoreInfo, op: &str, operands: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// `store.spill` (`write` and release), `store.discard` (release only) or
-/// `store.reload` (commit and read back) of the points `[%a1, %a2)` of
-/// store `%a0` (block table `%a3`, swap space `%a4`).
-pub(super) fn text(info: &StoreInfo, op: &str, operands: usize, has_space: bool) -> Result<String, String> {
-    check(info, op, operands)?;
-    let uses_file = op != "store.discard";
-    if uses_file && !has_space {
-        return Err(format!("'{op}' needs a store allocated with swap_space = \"file\""));
+/// Lowers `store.spill` (write and release), `store.discard` (release
+/// only) or `store.reload` (commit and read back) of the points
+/// `[first, end)` of a store: `values` are the op's operands (store,
+/// first, end), then the block table and, for spill and reload, the swap
+/// space. Built as typed IR before `op` ([`crate::ir_builder`]); the caller
+/// erases `op`.
+pub(super) fn lower<'c>(
+    module: OperationRef<'c, '_>,
+    op: OperationRef<'c, '_>,
+    info: &StoreInfo,
+    name: &str,
+    values: &[Value<'c, '_>],
+) -> Result<(), String> {
+    let uses_file = name != "store.discard";
+    check(info, name, op.operand_count())?;
+    if uses_file && !info.swap_space {
+        return Err(format!("'{name}' needs a store allocated with swap_space = \"file\""));
     }
-    let ty = &info.ty;
-    let space = if has_space { format!(", %a4: {SPACE}") } else { String::new() };
-    let mut out = format!("module {{\n{}{LIBC}{FILE_CALLS}", stats_global());
-    let _ =
-        writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: index, %a2: index, %a3: {TABLE}{space}) {{\n{PRELUDE}");
-    out += &block_geometry(info, "%a0");
-    if op == "store.reload" {
-        // Commit blocks [first / B, ceil(end / B)) before reading back.
-        let _ = writeln!(out, "    %from_block = arith.divui %a1, %block_points : index");
-        let _ = writeln!(out, "    %to_block = arith.ceildivui %a2, %block_points : index");
-        let _ = writeln!(out, "    %wanted = arith.cmpi ult, %from_block, %to_block : index");
-        let _ = writeln!(out, "    scf.if %wanted {{");
-        out += &grow_committed(info, "%a3", "%c0", "%from_block", "%to_block");
-        let _ = writeln!(out, "    }}");
-    }
-    out += &base_pointer(info, "%a0");
-    // The points' bytes and where they are (in the store and in the file).
-    let _ = writeln!(out, "    %point_bytes = arith.constant {} : i64", info.point_bytes());
-    let _ = writeln!(out, "    %first_i = arith.index_cast %a1 : index to i64");
-    let _ = writeln!(out, "    %end_i = arith.index_cast %a2 : index to i64");
-    let _ = writeln!(out, "    %points = arith.subi %end_i, %first_i : i64");
-    let _ = writeln!(out, "    %bytes = arith.muli %points, %point_bytes : i64");
-    let _ = writeln!(out, "    %offset = arith.muli %first_i, %point_bytes : i64");
-    let _ = writeln!(out, "    %at = llvm.getelementptr %base[%offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
-    let _ = writeln!(out, "    %no_points = arith.constant 0 : i64");
-    let _ = writeln!(out, "    %some = arith.cmpi sgt, %points, %no_points : i64");
-    let transfer = |out: &mut String, call: &str| {
-        let _ = writeln!(out, "    scf.if %some {{");
-        let _ = writeln!(out, "    %fd = func.call @fileno(%a4) : (!llvm.ptr) -> i32");
-        let _ = writeln!(
-            out,
-            "    %moved = func.call @{call}(%fd, %at, %bytes, %offset) : (i32, !llvm.ptr, i64, i64) -> i64"
-        );
-        let _ = writeln!(out, "    %all_moved = arith.cmpi eq, %moved, %bytes : i64");
-        *out += &or_abort("%all_moved");
-        let _ = writeln!(out, "    }}");
+    let b = Builder::before(op)?;
+    let (index, i64, i32, ptr) = (b.index_type(), b.integer_type(64), b.integer_type(32), b.pointer_type());
+    declare(module, "madvise", &[ptr, i64, i32], &[i32])?;
+    declare(module, "mprotect", &[ptr, i64, i32], &[i32])?;
+    declare(module, "fileno", &[ptr], &[i32])?;
+    declare(module, "pwrite", &[i32, ptr, i64, i64], &[i64])?;
+    declare(module, "pread", &[i32, ptr, i64, i64], &[i64])?;
+    declare(module, "perror", &[ptr], &[])?;
+    declare(module, "abort", &[], &[])?;
+    declare_string(module, FAILURE, "tempo: the swap file of a store")?;
+    declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
+    let (store, first, end, table) = (values[0], values[1], values[2], values[3]);
+    let geometry = Geometry {
+        block_points: b.index(info.extent)?,
+        block_bytes: b.i64(info.extent * info.point_bytes())?,
+        table,
+        stats: Type::parse(b.context(), "memref<2xi64>").ok_or("compiler fault: the statistics type")?,
     };
-    match op {
-        "store.reload" => transfer(&mut out, "pread"),
-        _ => {
-            if op == "store.spill" {
-                transfer(&mut out, "pwrite");
-            }
-            out += &release();
-        }
+    if name == "store.reload" {
+        // Commit blocks [first / B, ceil(end / B)) before reading back.
+        let from = b.arith("divui", first, geometry.block_points)?;
+        let to = b.arith("ceildivui", end, geometry.block_points)?;
+        let wanted = b.compare(Compare::Ult, from, to)?;
+        b.if_then(wanted, &|b| grow(b, &geometry, store, from, to))?;
     }
-    out += "    return\n  }\n}\n";
-    Ok(out)
+    let base = b.base_pointer(store)?;
+    let point_bytes = b.i64(info.point_bytes())?;
+    let first_i = b.index_cast(first, i64)?;
+    let end_i = b.index_cast(end, i64)?;
+    let points = b.arith("subi", end_i, first_i)?;
+    let bytes = b.arith("muli", points, point_bytes)?;
+    let offset = b.arith("muli", first_i, point_bytes)?;
+    let at = b.offset(base, offset)?;
+    let no_points = b.i64(0)?;
+    let some = b.compare(Compare::Sgt, points, no_points)?;
+    if uses_file {
+        let space = values[4];
+        let call = if name == "store.reload" { "pread" } else { "pwrite" };
+        b.if_then(some, &|b| {
+            let fd = b.call("fileno", &[space], &[i32])?[0];
+            let moved = b.call(call, &[fd, at, bytes, offset], &[i64])?[0];
+            let all_moved = b.compare(Compare::Eq, moved, bytes)?;
+            b.if_else(
+                all_moved,
+                &|_| Ok(()),
+                Some(&|b| {
+                    let message = b.value(
+                        "llvm.mlir.addressof",
+                        &[],
+                        ptr,
+                        &[(
+                            "global_name",
+                            melior::ir::attribute::FlatSymbolRefAttribute::new(b.context(), FAILURE).into(),
+                        )],
+                    )?;
+                    b.call("perror", &[message], &[])?;
+                    b.call("abort", &[], &[])?;
+                    Ok(())
+                }),
+            )
+        })?;
+    }
+    if name != "store.reload" {
+        release(&b, &geometry, base, first, end)?;
+    }
+    let _ = index;
+    Ok(())
 }
 
-/// Text releasing the blocks wholly inside `[%a1, %a2)` that are at either
-/// end of the committed blocks `[lo, hi)` of the store's one slice (block
-/// table `%a3`): their memory is given back and the range shrinks.
-fn release() -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "    %inside_from = arith.ceildivui %a1, %block_points : index");
-    let _ = writeln!(out, "    %inside_to = arith.divui %a2, %block_points : index");
-    let _ = writeln!(out, "    %lo_now = memref.load %a3[%c0, %c0] : {TABLE}");
-    let _ = writeln!(out, "    %hi_now = memref.load %a3[%c0, %c1] : {TABLE}");
-    let _ = writeln!(out, "    %cut_from = arith.maxui %inside_from, %lo_now : index");
-    let _ = writeln!(out, "    %cut_to = arith.minui %inside_to, %hi_now : index");
-    let _ = writeln!(out, "    %nonempty = arith.cmpi ult, %cut_from, %cut_to : index");
-    let _ = writeln!(out, "    %at_low = arith.cmpi eq, %cut_from, %lo_now : index");
-    let _ = writeln!(out, "    %at_high = arith.cmpi eq, %cut_to, %hi_now : index");
-    let _ = writeln!(out, "    %at_end = arith.ori %at_low, %at_high : i1");
-    let _ = writeln!(out, "    %cut = arith.andi %nonempty, %at_end : i1");
-    let _ = writeln!(out, "    scf.if %cut {{");
-    out += &block_span("cut", "%base", "%cut_from", "%cut_to");
-    let _ = writeln!(out, "    %dont_need = arith.constant 4 : i32");
-    let _ = writeln!(
-        out,
-        "    %advised = func.call @madvise(%cut_at, %cut_bytes, %dont_need) : (!llvm.ptr, i64, i32) -> i32"
-    );
-    let _ = writeln!(out, "    %no_access = arith.constant 0 : i32");
-    let _ = writeln!(
-        out,
-        "    %protected = func.call @mprotect(%cut_at, %cut_bytes, %no_access) : (!llvm.ptr, i64, i32) -> i32"
-    );
-    out += &account("%cut_bytes", true);
-    // Cut at the low end: lo moves up (to hi when all is cut); else hi down.
-    let _ = writeln!(out, "    %lo_next = arith.select %at_low, %cut_to, %lo_now : index");
-    let _ = writeln!(out, "    %hi_next = arith.select %at_low, %hi_now, %cut_from : index");
-    let _ = writeln!(out, "    memref.store %lo_next, %a3[%c0, %c0] : {TABLE}");
-    let _ = writeln!(out, "    memref.store %hi_next, %a3[%c0, %c1] : {TABLE}");
-    let _ = writeln!(out, "    }}");
-    out
+/// The symbol of the message printed when the swap file fails.
+const FAILURE: &str = "tempo_swap_failure";
+
+/// What the block operations of a one-slice `blocks` store need.
+struct Geometry<'c, 'a> {
+    block_points: Value<'c, 'a>,
+    /// Bytes of one block (`i64`).
+    block_bytes: Value<'c, 'a>,
+    /// The block table: row 0 holds the committed blocks `[lo, hi)`.
+    table: Value<'c, 'a>,
+    stats: Type<'c>,
+}
+
+/// Adds `bytes` (`i64`) to the live store bytes (subtracts when
+/// `freeing`), raising the peak.
+fn account<'c>(
+    b: &Builder<'c, '_>,
+    geometry: &Geometry<'c, '_>,
+    bytes: Value<'c, '_>,
+    freeing: bool,
+) -> Result<(), String> {
+    let i64 = b.integer_type(64);
+    let stats = b.global(MEMORY_STATS, geometry.stats)?;
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let live = b.load(stats, &[zero], i64)?;
+    let updated = b.arith(if freeing { "subi" } else { "addi" }, live, bytes)?;
+    b.store(updated, stats, &[zero])?;
+    if !freeing {
+        let peak = b.load(stats, &[one], i64)?;
+        let raised = b.arith("maxsi", peak, updated)?;
+        b.store(raised, stats, &[one])?;
+    }
+    Ok(())
+}
+
+/// The address and byte count (`i64`) of blocks `[from, to)` of the store
+/// at `base`.
+fn block_span<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    geometry: &Geometry<'c, '_>,
+    base: Value<'c, '_>,
+    from: Value<'c, '_>,
+    to: Value<'c, '_>,
+) -> Result<(Value<'c, 'a>, Value<'c, 'a>), String> {
+    let i64 = b.integer_type(64);
+    let first = b.index_cast(from, i64)?;
+    let offset = b.arith("muli", first, geometry.block_bytes)?;
+    let count = b.arith("subi", to, from)?;
+    let count = b.index_cast(count, i64)?;
+    let bytes = b.arith("muli", count, geometry.block_bytes)?;
+    Ok((b.offset(base, offset)?, bytes))
+}
+
+/// Grows the committed blocks `[lo, hi)` (row 0 of the table) to hold
+/// blocks `[from, to)` (an empty range starts at `from`), committing the
+/// blocks added below and above and counting their bytes (the typed form of
+/// what a `store.write` does in `grow_committed`).
+fn grow<'c>(
+    b: &Builder<'c, '_>,
+    geometry: &Geometry<'c, '_>,
+    store: Value<'c, '_>,
+    from: Value<'c, '_>,
+    to: Value<'c, '_>,
+) -> Result<(), String> {
+    let (index, i32) = (b.index_type(), b.integer_type(32));
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let lo_now = b.load(geometry.table, &[zero, zero], index)?;
+    let hi_now = b.load(geometry.table, &[zero, one], index)?;
+    let empty = b.compare(Compare::Eq, lo_now, hi_now)?;
+    let lo = b.select(empty, from, lo_now)?;
+    let hi = b.select(empty, from, hi_now)?;
+    let new_lo = b.arith("minui", lo, from)?;
+    let new_hi = b.arith("maxui", hi, to)?;
+    let base = b.base_pointer(store)?;
+    let read_write = b.i32(3)?;
+    let (low_at, low_bytes) = block_span(b, geometry, base, new_lo, lo)?;
+    b.call("mprotect", &[low_at, low_bytes, read_write], &[i32])?;
+    let (high_at, high_bytes) = block_span(b, geometry, base, hi, new_hi)?;
+    b.call("mprotect", &[high_at, high_bytes, read_write], &[i32])?;
+    let grown = b.arith("addi", low_bytes, high_bytes)?;
+    account(b, geometry, grown, false)?;
+    b.store(new_lo, geometry.table, &[zero, zero])?;
+    b.store(new_hi, geometry.table, &[zero, one])
+}
+
+/// Releases the blocks wholly inside `[first, end)` that are at either end
+/// of the committed blocks `[lo, hi)` (row 0 of the table): their memory is
+/// given back (`madvise(MADV_DONTNEED)`, `PROT_NONE`), their bytes counted
+/// as freed, and the range shrinks.
+fn release<'c>(
+    b: &Builder<'c, '_>,
+    geometry: &Geometry<'c, '_>,
+    base: Value<'c, '_>,
+    first: Value<'c, '_>,
+    end: Value<'c, '_>,
+) -> Result<(), String> {
+    let index = b.index_type();
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let inside_from = b.arith("ceildivui", first, geometry.block_points)?;
+    let inside_to = b.arith("divui", end, geometry.block_points)?;
+    let lo_now = b.load(geometry.table, &[zero, zero], index)?;
+    let hi_now = b.load(geometry.table, &[zero, one], index)?;
+    let cut_from = b.arith("maxui", inside_from, lo_now)?;
+    let cut_to = b.arith("minui", inside_to, hi_now)?;
+    let nonempty = b.compare(Compare::Ult, cut_from, cut_to)?;
+    let at_low = b.compare(Compare::Eq, cut_from, lo_now)?;
+    let at_high = b.compare(Compare::Eq, cut_to, hi_now)?;
+    let at_end = b.arith("ori", at_low, at_high)?;
+    let cut = b.arith("andi", nonempty, at_end)?;
+    b.if_then(cut, &|b| {
+        let i32 = b.integer_type(32);
+        let (at, bytes) = block_span(b, geometry, base, cut_from, cut_to)?;
+        let dont_need = b.i32(4)?;
+        b.call("madvise", &[at, bytes, dont_need], &[i32])?;
+        let no_access = b.i32(0)?;
+        b.call("mprotect", &[at, bytes, no_access], &[i32])?;
+        account(b, geometry, bytes, true)?;
+        // Cut at the low end: lo moves up (to hi when all is cut); else hi down.
+        let lo_next = b.select(at_low, cut_to, lo_now)?;
+        let hi_next = b.select(at_low, hi_now, cut_from)?;
+        b.store(lo_next, geometry.table, &[zero, zero])?;
+        b.store(hi_next, geometry.table, &[zero, one])
+    })
 }

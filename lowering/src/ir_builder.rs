@@ -1,0 +1,327 @@
+//! Typed IR building for the lowerings: ops are created through melior's
+//! `OperationBuilder` with values and types as handles, not written as
+//! text and parsed back (issue 29). A [`Builder`] inserts before an anchor
+//! op (the op being lowered, whose location every new op takes) or at the
+//! end of a block (the regions of `scf.if`); each helper builds one op of
+//! `arith`, `memref`, `llvm`, `func` or `scf` and returns its result.
+//!
+//! A failure to build an op (operands of the wrong kind) is a compiler
+//! fault: it is returned as a message for the caller to report at the op
+//! being lowered.
+
+use melior::ir::{
+    Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef, Region, RegionLike, Type,
+    Value, ValueLike,
+    attribute::{FlatSymbolRefAttribute, IntegerAttribute, StringAttribute, TypeAttribute},
+    operation::{OperationBuilder, OperationLike},
+    r#type::{FunctionType, IntegerType},
+};
+use melior::{Context, ContextRef};
+
+/// The predicates of `arith.cmpi` (their attribute values).
+#[derive(Clone, Copy, Debug)]
+pub enum Compare {
+    Eq = 0,
+    Ne = 1,
+    Slt = 2,
+    Sgt = 4,
+    Ult = 6,
+    Ule = 7,
+    Ugt = 8,
+}
+
+/// Where new ops go, and the location they get.
+pub struct Builder<'c, 'a> {
+    context: ContextRef<'c>,
+    pub location: Location<'c>,
+    block: BlockRef<'c, 'a>,
+    /// Insert before this op; at the block's end when `None`.
+    anchor: Option<OperationRef<'c, 'a>>,
+}
+
+type Built<T> = Result<T, String>;
+
+impl<'c, 'a> Builder<'c, 'a> {
+    /// Inserts before `op`, with `op`'s location.
+    pub fn before(op: OperationRef<'c, 'a>) -> Built<Self> {
+        let block = op.block().ok_or("compiler fault: the op being lowered is not in a block")?;
+        Ok(Builder { context: op.context(), location: op.location(), block, anchor: Some(op) })
+    }
+
+    /// Appends to `block`.
+    fn at_end(context: ContextRef<'c>, location: Location<'c>, block: BlockRef<'c, 'a>) -> Self {
+        Builder { context, location, block, anchor: None }
+    }
+
+    /// The context. The reference points into the builder (melior's
+    /// `ContextRef::to_ref`): use it while the builder lives, as every
+    /// helper here does; what is built from it holds the context itself.
+    pub fn context(&self) -> &'c Context {
+        unsafe { self.context.to_ref() }
+    }
+
+    fn insert(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {
+        match self.anchor {
+            Some(anchor) => self.block.insert_operation_before(anchor, op),
+            None => self.block.append_operation(op),
+        }
+    }
+
+    /// Builds op `name` with `operands`, result types and attributes.
+    pub fn op(
+        &self,
+        name: &str,
+        operands: &[Value<'c, '_>],
+        results: &[Type<'c>],
+        attributes: &[(&str, Attribute<'c>)],
+    ) -> Built<OperationRef<'c, 'a>> {
+        let attributes: Vec<(Identifier<'c>, Attribute<'c>)> =
+            attributes.iter().map(|(k, v)| (Identifier::new(self.context(), k), *v)).collect();
+        let op = OperationBuilder::new(name, self.location)
+            .add_operands(operands)
+            .add_results(results)
+            .add_attributes(&attributes)
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
+        Ok(self.insert(op))
+    }
+
+    /// Builds op `name` with one result of type `result` and returns it.
+    pub fn value(
+        &self,
+        name: &str,
+        operands: &[Value<'c, '_>],
+        result: Type<'c>,
+        attributes: &[(&str, Attribute<'c>)],
+    ) -> Built<Value<'c, 'a>> {
+        let op = self.op(name, operands, &[result], attributes)?;
+        Ok(op.result(0).map_err(|e| format!("compiler fault: '{name}' has no result: {e}"))?.into())
+    }
+
+    pub fn index_type(&self) -> Type<'c> {
+        Type::index(self.context())
+    }
+    pub fn integer_type(&self, bits: u32) -> Type<'c> {
+        IntegerType::new(self.context(), bits).into()
+    }
+    pub fn pointer_type(&self) -> Type<'c> {
+        melior::dialect::llvm::r#type::pointer(self.context(), 0)
+    }
+
+    /// `arith.constant` of type `ty` (index or integer).
+    pub fn constant(&self, value: i64, ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value("arith.constant", &[], ty, &[("value", IntegerAttribute::new(ty, value).into())])
+    }
+    pub fn index(&self, value: i64) -> Built<Value<'c, 'a>> {
+        self.constant(value, self.index_type())
+    }
+    pub fn i64(&self, value: i64) -> Built<Value<'c, 'a>> {
+        self.constant(value, self.integer_type(64))
+    }
+    pub fn i32(&self, value: i64) -> Built<Value<'c, 'a>> {
+        self.constant(value, self.integer_type(32))
+    }
+
+    /// A binary `arith` op (`addi`, `subi`, `muli`, `divui`, `ceildivui`,
+    /// `minui`, `maxui`, `andi`, `ori`) on two values of one type.
+    pub fn arith(&self, op: &str, lhs: Value<'c, '_>, rhs: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        self.value(&format!("arith.{op}"), &[lhs, rhs], lhs.r#type(), &[])
+    }
+
+    /// `arith.cmpi`.
+    pub fn compare(&self, predicate: Compare, lhs: Value<'c, '_>, rhs: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        let attribute = IntegerAttribute::new(self.integer_type(64), predicate as i64).into();
+        self.value("arith.cmpi", &[lhs, rhs], self.integer_type(1), &[("predicate", attribute)])
+    }
+
+    /// `arith.select`.
+    pub fn select(&self, condition: Value<'c, '_>, yes: Value<'c, '_>, no: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        self.value("arith.select", &[condition, yes, no], yes.r#type(), &[])
+    }
+
+    /// `arith.index_cast` to `ty`.
+    pub fn index_cast(&self, value: Value<'c, '_>, ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value("arith.index_cast", &[value], ty, &[])
+    }
+
+    /// `memref.load` of `memref[indices]` (element type `ty`).
+    pub fn load(&self, memref: Value<'c, '_>, indices: &[Value<'c, '_>], ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        let operands: Vec<Value> = std::iter::once(memref).chain(indices.iter().copied()).collect();
+        self.value("memref.load", &operands, ty, &[])
+    }
+
+    /// `memref.store` of `value` at `memref[indices]`.
+    pub fn store(&self, value: Value<'c, '_>, memref: Value<'c, '_>, indices: &[Value<'c, '_>]) -> Built<()> {
+        let operands: Vec<Value> = [value, memref].into_iter().chain(indices.iter().copied()).collect();
+        self.op("memref.store", &operands, &[], &[]).map(|_| ())
+    }
+
+    /// `memref.get_global @name` of type `ty`.
+    pub fn global(&self, name: &str, ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value("memref.get_global", &[], ty, &[("name", FlatSymbolRefAttribute::new(self.context(), name).into())])
+    }
+
+    /// The aligned base address of `memref` as an `!llvm.ptr`.
+    pub fn base_pointer(&self, memref: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        let index = self.value("memref.extract_aligned_pointer_as_index", &[memref], self.index_type(), &[])?;
+        let word = self.index_cast(index, self.integer_type(64))?;
+        self.value("llvm.inttoptr", &[word], self.pointer_type(), &[])
+    }
+
+    /// `base + bytes` (an `i64` byte offset) as an `!llvm.ptr`.
+    pub fn offset(&self, base: Value<'c, '_>, bytes: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        // rawConstantIndices: one dynamic index (INT32_MIN marks it).
+        let indices = Attribute::parse(self.context(), "array<i32: -2147483648>")
+            .ok_or("compiler fault: the GEP index attribute")?;
+        let element = TypeAttribute::new(self.integer_type(8)).into();
+        self.value(
+            "llvm.getelementptr",
+            &[base, bytes],
+            self.pointer_type(),
+            &[("rawConstantIndices", indices), ("elem_type", element)],
+        )
+    }
+
+    /// `func.call @callee(args)` with `results`.
+    pub fn call(&self, callee: &str, args: &[Value<'c, '_>], results: &[Type<'c>]) -> Built<Vec<Value<'c, 'a>>> {
+        let attribute = FlatSymbolRefAttribute::new(self.context(), callee).into();
+        let op = self.op("func.call", args, results, &[("callee", attribute)])?;
+        Ok((0..results.len()).map(|k| op.result(k).expect("declared result").into()).collect())
+    }
+
+    /// `scf.if condition { then } else { otherwise }` without results.
+    pub fn if_else(
+        &self,
+        condition: Value<'c, '_>,
+        then: &dyn Fn(&Builder<'c, '_>) -> Built<()>,
+        otherwise: Option<&dyn Fn(&Builder<'c, '_>) -> Built<()>>,
+    ) -> Built<()> {
+        let branch = |fill: &dyn Fn(&Builder<'c, '_>) -> Built<()>| -> Built<Region<'c>> {
+            let region = Region::new();
+            let block = region.append_block(Block::new(&[]));
+            let inner = Builder::at_end(self.context, self.location, block);
+            fill(&inner)?;
+            inner.op("scf.yield", &[], &[], &[])?;
+            Ok(region)
+        };
+        let then_region = branch(then)?;
+        let else_region = match otherwise {
+            Some(fill) => branch(fill)?,
+            None => Region::new(),
+        };
+        let op = OperationBuilder::new("scf.if", self.location)
+            .add_operands(&[condition])
+            .add_regions([then_region, else_region])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.if': {e}"))?;
+        self.insert(op);
+        Ok(())
+    }
+
+    /// `scf.if condition { then }`.
+    pub fn if_then(&self, condition: Value<'c, '_>, then: &dyn Fn(&Builder<'c, '_>) -> Built<()>) -> Built<()> {
+        self.if_else(condition, then, None)
+    }
+}
+
+/// The body block of `module`.
+fn module_body<'c, 'a>(module: OperationRef<'c, 'a>) -> Built<BlockRef<'c, 'a>> {
+    module.region(0).ok().and_then(|r| r.first_block()).ok_or_else(|| "compiler fault: a module without a body".into())
+}
+
+/// Inserts `op` at the start of `body`.
+fn prepend<'c>(body: BlockRef<'c, '_>, op: Operation<'c>) {
+    match body.first_operation() {
+        Some(first) => body.insert_operation_before(first, op),
+        None => body.append_operation(op),
+    };
+}
+
+/// Adds the NUL-terminated string constant `@name` (an `llvm.mlir.global`)
+/// to `module` unless a symbol of that name is there.
+pub fn declare_string(module: OperationRef<'_, '_>, name: &str, text: &str) -> Built<()> {
+    // The reference points into `context_ref`, which outlives its uses here.
+    let context_ref = module.context();
+    let context = unsafe { context_ref.to_ref() };
+    let body = module_body(module)?;
+    if has_symbol(body, name) {
+        return Ok(());
+    }
+    let bytes = format!("{text}\0");
+    let array = Type::parse(context, &format!("!llvm.array<{} x i8>", bytes.len()))
+        .ok_or("compiler fault: the string's type")?;
+    let linkage = Attribute::parse(context, "#llvm.linkage<internal>").ok_or("compiler fault: the linkage")?;
+    let op = OperationBuilder::new("llvm.mlir.global", module.location())
+        .add_attributes(&[
+            (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
+            (Identifier::new(context, "global_type"), TypeAttribute::new(array).into()),
+            (Identifier::new(context, "value"), StringAttribute::new(context, &bytes).into()),
+            (Identifier::new(context, "constant"), Attribute::unit(context)),
+            (Identifier::new(context, "linkage"), linkage),
+            (
+                Identifier::new(context, "addr_space"),
+                IntegerAttribute::new(IntegerType::new(context, 32).into(), 0).into(),
+            ),
+        ])
+        .add_regions([Region::new()])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot declare '{name}': {e}"))?;
+    prepend(body, op);
+    Ok(())
+}
+
+/// Adds the zero-initialized `memref.global @name : ty` (`ty` a static
+/// memref of integers) to `module` unless a symbol of that name is there.
+pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, ty: &str, tensor: &str) -> Built<()> {
+    // The reference points into `context_ref`, which outlives its uses here.
+    let context_ref = module.context();
+    let context = unsafe { context_ref.to_ref() };
+    let body = module_body(module)?;
+    if has_symbol(body, name) {
+        return Ok(());
+    }
+    let memref = Type::parse(context, ty).ok_or("compiler fault: the global's type")?;
+    let zeros =
+        Attribute::parse(context, &format!("dense<0> : {tensor}")).ok_or("compiler fault: the global's value")?;
+    let op = OperationBuilder::new("memref.global", module.location())
+        .add_attributes(&[
+            (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
+            (Identifier::new(context, "type"), TypeAttribute::new(memref).into()),
+            (Identifier::new(context, "initial_value"), zeros),
+        ])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot declare '{name}': {e}"))?;
+    prepend(body, op);
+    Ok(())
+}
+
+/// Adds `func.func private @name(inputs) -> results` to `module` (its
+/// body block) unless a symbol of that name is there.
+pub fn declare<'c>(module: OperationRef<'c, '_>, name: &str, inputs: &[Type<'c>], results: &[Type<'c>]) -> Built<()> {
+    // The reference points into `context_ref`, which outlives its uses here.
+    let context_ref = module.context();
+    let context = unsafe { context_ref.to_ref() };
+    let body = module_body(module)?;
+    if has_symbol(body, name) {
+        return Ok(());
+    }
+    let function = FunctionType::new(context, inputs, results);
+    let op = OperationBuilder::new("func.func", module.location())
+        .add_attributes(&[
+            (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
+            (Identifier::new(context, "function_type"), TypeAttribute::new(function.into()).into()),
+            (Identifier::new(context, "sym_visibility"), StringAttribute::new(context, "private").into()),
+        ])
+        .add_regions([Region::new()])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot declare '{name}': {e}"))?;
+    prepend(body, op);
+    Ok(())
+}
+
+/// Whether `block` holds an op with `sym_name = name`.
+pub fn has_symbol(block: BlockRef, name: &str) -> bool {
+    tempo_dialects::block_operations(block).iter().any(|op| {
+        op.attribute("sym_name").ok().and_then(|a| StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == name)
+    })
+}
