@@ -16,7 +16,7 @@
 use crate::schedule::{Schedule, Step};
 use tempo_passes::bits::Bits;
 use tempo_passes::program::{NodeKind, Program};
-use tempo_passes::temporal_dce::live_nodes;
+use tempo_passes::rewrite::live_nodes;
 
 /// A failed check, naming tensor and point.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -167,7 +167,7 @@ impl TempoPass for LowerTemporalToLoops {
         // Ops whose values reach no branch result or external call are
         // never evaluated (the language is demand-driven; the schedule and
         // the stores, chosen with their reads, stay valid without them).
-        tempo_passes::temporal_dce::remove_dead_nodes(&mut program);
+        tempo_passes::rewrite::remove_dead_nodes(&mut program);
         let mut emitter = Emitter::new(&program, &schedule);
         emitter.fast_math = fast_math;
         emitter.library_gemm = library_gemm;

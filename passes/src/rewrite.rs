@@ -1,8 +1,9 @@
 //! Helpers for passes that transform the program model: the operands of a
 //! node, renumbering them, removing nodes from a branch and tensors from a
-//! program with every index kept consistent.
+//! program with every index kept consistent, and which nodes are live
+//! (reach their branch's result or an external call).
 
-use crate::program::{NodeKind, Program};
+use crate::program::{Branch, NodeKind, Program};
 
 /// The nodes a node reads (indices into its branch), in operand order.
 pub fn operands(kind: &NodeKind) -> Vec<usize> {
@@ -113,4 +114,65 @@ pub fn renumber_call_sites(program: &mut Program) {
             }
         }
     }
+}
+
+/// Removes the nodes of `branch` for which `live` is false, renumbering the
+/// others; returns whether any was removed.
+pub fn compact_branch(branch: &mut Branch, live: &[bool]) -> bool {
+    if live.iter().all(|&l| l) {
+        return false;
+    }
+    let mut new_index = vec![usize::MAX; live.len()];
+    let mut kept = Vec::new();
+    for (k, node) in std::mem::take(&mut branch.nodes).into_iter().enumerate() {
+        if live[k] {
+            new_index[k] = kept.len();
+            kept.push(node);
+        }
+    }
+    for node in &mut kept {
+        node.kind = map_operands(&node.kind, |a| new_index[a]);
+    }
+    branch.nodes = kept;
+    branch.result = new_index[branch.result];
+    true
+}
+
+/// The nodes of `branch` whose values reach its result or an external call.
+pub fn live_nodes(branch: &Branch) -> Vec<bool> {
+    let mut live = vec![false; branch.nodes.len()];
+    live[branch.result] = true;
+    for (k, node) in branch.nodes.iter().enumerate() {
+        if matches!(node.kind, NodeKind::Call { .. }) {
+            live[k] = true;
+        }
+    }
+    // Operands precede their users: one backward sweep closes the set.
+    for k in (0..branch.nodes.len()).rev() {
+        if live[k] {
+            for a in operands(&branch.nodes[k].kind) {
+                live[a] = true;
+            }
+        }
+    }
+    live
+}
+
+/// Removes the body ops whose values reach neither their branch's result
+/// nor an external call ([`live_nodes`]); returns whether any was removed.
+///
+/// This is the evaluation rule of the language, not only an optimization:
+/// such ops are never evaluated ("Evaluation is demand-driven" in
+/// `dialects/README.md`), so a dead read needs no point and is never out of
+/// bounds. The interpreter and the bound checks skip them; the lowering
+/// removes them before emitting code at every optimization level.
+pub fn remove_dead_nodes(program: &mut Program) -> bool {
+    let mut changed = false;
+    for tensor in &mut program.tensors {
+        for branch in &mut tensor.branches {
+            let live = live_nodes(branch);
+            changed |= compact_branch(branch, &live);
+        }
+    }
+    changed
 }

@@ -57,7 +57,7 @@ use crate::print::{dense, replace_program};
 use crate::program::{
     BinaryKind, Branch, DYNAMIC, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor,
 };
-use crate::temporal_dce::{compact_branch, live_nodes};
+use crate::rewrite::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::OperationRef;
 use std::collections::HashMap;

@@ -23,7 +23,7 @@ use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::{dense, replace_program};
 use crate::program::{BinaryKind, ElementType, Movement, Node, NodeKind, PointType, Program, UnaryKind, reshape_fits};
 use crate::rewrite::map_operands;
-use crate::temporal_dce::{compact_branch, live_nodes};
+use crate::rewrite::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::OperationRef;
 

@@ -42,7 +42,7 @@ use crate::program::{
     Attention, BinaryKind, Branch, DYNAMIC, Einsum, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
 use crate::rewrite::operands;
-use crate::temporal_dce::{compact_branch, live_nodes};
+use crate::rewrite::{compact_branch, live_nodes};
 use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 

@@ -34,7 +34,7 @@ use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
     Attention, BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
-use tempo_passes::temporal_dce::live_nodes;
+use tempo_passes::rewrite::live_nodes;
 
 type Key = (usize, Vec<i64>);
 
