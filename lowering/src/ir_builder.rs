@@ -12,7 +12,10 @@
 use melior::ir::{
     Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef, Region, RegionLike, Type,
     Value, ValueLike,
-    attribute::{FlatSymbolRefAttribute, IntegerAttribute, StringAttribute, TypeAttribute},
+    attribute::{
+        DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
+        TypeAttribute,
+    },
     operation::{OperationBuilder, OperationLike},
     r#type::{FunctionType, IntegerType},
 };
@@ -28,6 +31,13 @@ pub enum Compare {
     Ult = 6,
     Ule = 7,
     Ugt = 8,
+}
+
+/// An offset or size of a view: a value, or a number known statically.
+#[derive(Clone, Copy)]
+pub enum Extent<'c, 'a> {
+    Value(Value<'c, 'a>),
+    Static(i64),
 }
 
 /// Where new ops go, and the location they get.
@@ -154,6 +164,46 @@ impl<'c, 'a> Builder<'c, 'a> {
     pub fn store(&self, value: Value<'c, '_>, memref: Value<'c, '_>, indices: &[Value<'c, '_>]) -> Built<()> {
         let operands: Vec<Value> = [value, memref].into_iter().chain(indices.iter().copied()).collect();
         self.op("memref.store", &operands, &[], &[]).map(|_| ())
+    }
+
+    /// `memref.subview` of `source` as `result`: per dimension an offset
+    /// and a size, each a value or a static number; unit strides.
+    pub fn subview<'v>(
+        &self,
+        source: Value<'c, 'v>,
+        offsets: &[Extent<'c, 'v>],
+        sizes: &[Extent<'c, 'v>],
+        result: Type<'c>,
+    ) -> Built<Value<'c, 'a>> {
+        let statics = |items: &[Extent<'c, 'v>]| -> Vec<i64> {
+            items.iter().map(|e| if let Extent::Static(n) = e { *n } else { i64::MIN }).collect()
+        };
+        let dynamic = |items: &[Extent<'c, 'v>]| -> Vec<Value<'c, 'v>> {
+            items.iter().filter_map(|e| if let Extent::Value(v) = e { Some(*v) } else { None }).collect()
+        };
+        let (dynamic_offsets, dynamic_sizes) = (dynamic(offsets), dynamic(sizes));
+        let operands: Vec<Value> = std::iter::once(source)
+            .chain(dynamic_offsets.iter().copied())
+            .chain(dynamic_sizes.iter().copied())
+            .collect();
+        let context = self.context();
+        let segments = [1, dynamic_offsets.len() as i32, dynamic_sizes.len() as i32, 0];
+        self.value(
+            "memref.subview",
+            &operands,
+            result,
+            &[
+                ("static_offsets", DenseI64ArrayAttribute::new(context, &statics(offsets)).into()),
+                ("static_sizes", DenseI64ArrayAttribute::new(context, &statics(sizes)).into()),
+                ("static_strides", DenseI64ArrayAttribute::new(context, &vec![1; offsets.len()]).into()),
+                ("operandSegmentSizes", DenseI32ArrayAttribute::new(context, &segments).into()),
+            ],
+        )
+    }
+
+    /// `memref.cast` of `source` to `result`.
+    pub fn cast(&self, source: Value<'c, '_>, result: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value("memref.cast", &[source], result, &[])
     }
 
     /// `memref.get_global @name` of type `ty`.

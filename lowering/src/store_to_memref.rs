@@ -36,6 +36,7 @@
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
 //! Linux only (the `mmap` flag values).
 
+mod reads;
 mod spill;
 
 use crate::splice::replace_op_with_text;
@@ -199,13 +200,23 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
         }
         let text = match name.as_str() {
             "store.alloc" => alloc_text(info, &operands),
-            "store.write" => write_text(info, &op, &operands, true),
-            "store.read" => write_text(info, &op, &operands, false),
+            "store.write" => write_text(info, &op, &operands),
+
             "store.seal" => seal_text(info, &operands, gpu),
-            "store.read_range" => read_range_text(info, &op, &operands).map_err(&fail)?,
+
             "store.free" => free_text(info),
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.read" | "store.read_range" => {
+                // Built as typed IR.
+                let ranged = if name == "store.read_range" { Some(ranged_flags(&op).map_err(&fail)?) } else { None };
+                reads::lower(op, info, ranged.as_deref(), operands[0], &operands[1..]).map_err(&fail)?;
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
+            }
             "store.spill" | "store.reload" | "store.discard" => {
                 // Built as typed IR (the first lowering written that way).
                 spill::lower(module, op, info, &name, &inputs).map_err(&fail)?;
@@ -563,8 +574,8 @@ fn slot_coords(info: &StoreInfo, out: &mut String, mirror: bool) -> Vec<String> 
         .collect()
 }
 
-/// `store.write` (which commits blocks) and `store.read`: a view of a point.
-fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: bool) -> String {
+/// `store.write` (which commits blocks): a view of the point.
+fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> String {
     let view_ty = op.result(0).map(|r| r.r#type().to_string()).unwrap_or_else(|_| info.point_view());
     let blocks = info.kind == "blocks";
     let args = store_arguments(info, operands);
@@ -577,7 +588,7 @@ fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value], commit: b
         return out;
     }
     let coords = slot_coords(info, &mut out, false);
-    if blocks && commit {
+    if blocks {
         // Grow the committed blocks [lo, hi) of the point's outer slice to
         // hold block p / B (an empty range, lo == hi, starts at that block),
         // committing the blocks added below and above.
@@ -676,9 +687,9 @@ fn seal_text(info: &StoreInfo, operands: &[Value], gpu: bool) -> String {
     out
 }
 
-fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> Result<String, String> {
-    let ranged: Vec<bool> = op
-        .attribute("ranged")
+/// The `ranged` flags of a `store.read_range`.
+fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
+    op.attribute("ranged")
         .ok()
         .map(|a| {
             let text = a.to_string();
@@ -689,59 +700,7 @@ fn read_range_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> R
                 .map(|s| s == "true")
                 .collect()
         })
-        .ok_or("store.read_range needs 'ranged'")?;
-    let view_ty = op.result(0).map(|r| r.r#type().to_string()).map_err(|_| "store.read_range has one result")?;
-    if info.kind == "point" {
-        // One point: a read of it is the point itself.
-        if ranged.iter().any(|&r| r) || operands.len() != 1 + ranged.len() {
-            return Err("a range of a point store holds one point: every dimension is a point".into());
-        }
-        let args = arguments(operands);
-        return Ok(format!(
-            "module {{\n  func.func @replacement({args}) -> {view_ty} {{\n    %view = memref.cast %a0 : {} to {view_ty}\n    return %view : {view_ty}\n  }}\n}}\n",
-            info.ty
-        ));
-    }
-    if ranged.len() != info.slot_rank {
-        return Err(format!(
-            "'ranged' has {} entries; the store has {} point dimensions",
-            ranged.len(),
-            info.slot_rank
-        ));
-    }
-    let expected = 1 + ranged.iter().map(|&r| if r { 2 } else { 1 }).sum::<usize>();
-    if operands.len() != expected {
-        return Err(format!("store.read_range takes {} bounds here, not {}", expected - 1, operands.len() - 1));
-    }
-    let args = store_arguments(info, operands);
-    let mut out = format!("module {{\n  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
-    let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
-    let mut next = 1;
-    for (k, &r) in ranged.iter().enumerate() {
-        let offset = format!("%a{next}");
-        next += 1;
-        let offset = match info.kind.as_str() {
-            "ring" | "window" if k == info.along => {
-                let _ =
-                    writeln!(out, "    %slot = affine.apply affine_map<(d0) -> (d0 mod {})>({offset})", info.extent);
-                "%slot".to_string()
-            }
-            _ => offset,
-        };
-        offsets.push(offset);
-        if r {
-            sizes.push(format!("%a{next}"));
-            next += 1;
-        } else {
-            sizes.push("1".into());
-        }
-    }
-    if info.kind == "ring" && ranged.get(info.along) == Some(&true) {
-        return Err("a range along a ring's slots is not contiguous; such stores are windows".into());
-    }
-    out += &subview(info, &offsets, &sizes, &view_ty);
-    let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
-    Ok(out)
+        .ok_or_else(|| "store.read_range needs 'ranged'".to_string())
 }
 
 fn free_text(info: &StoreInfo) -> String {

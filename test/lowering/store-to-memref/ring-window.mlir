@@ -46,7 +46,7 @@ func.func @ring(%T: index, %t: index) -> f32 {
 // CHECK: %[[FROM:.*]] = memref.subview %[[S]][%[[A]], 0] [1, 4]
 // CHECK: %[[TO:.*]] = memref.subview %[[S]][%[[B]], 0] [1, 4]
 // CHECK: linalg.copy ins(%[[FROM]] : {{.*}}) outs(%[[TO]] :
-// CHECK: %[[START:.*]] = affine.apply #[[WIN]](%[[LO]])
+// CHECK: %[[START:.*]] = arith.remui %[[LO]], %{{.*}} : index
 // CHECK: memref.subview %[[S]][%[[START]], 0] [%[[N]], 4] [1, 1] : memref<16x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
 // CHECK: memref.dealloc %[[S]]
 func.func @window(%t: index, %lo: index, %n: index) {
@@ -85,7 +85,7 @@ func.func @point(%t: index) {
 // CHECK: arith.muli %[[SLICE]], %[[DIM]] : index
 // CHECK: %[[SLOT:.*]] = affine.apply #[[RING]](%[[t]])
 // CHECK: memref.subview %[[S]][%[[SLOT]], %[[l]], 0] [1, 1, 4] [1, 1, 1] : memref<2x?x4xf32> to memref<4xf32, strided<[1], offset: ?>>
-// CHECK: %[[SLOT2:.*]] = affine.apply #[[RING]](%[[t]])
+// CHECK: %[[SLOT2:.*]] = arith.remui %[[t]], %{{.*}} : index
 // CHECK: memref.subview %[[S]][%[[SLOT2]], %{{.*}}, 0] [1, %[[L]], 4] [1, 1, 1] : memref<2x?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
 func.func @ring_slices(%L: index, %t: index, %l: index) {
   %c0 = arith.constant 0 : index

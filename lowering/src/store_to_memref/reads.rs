@@ -1,0 +1,68 @@
+//! `store.read` and `store.read_range` of every store kind, built as typed
+//! IR ([`crate::ir_builder`]): a view of the point (or of the box of
+//! points) where the store keeps it. A ring's or window's along coordinate
+//! becomes its slot, `p mod k` (`arith.remui`: coordinates are within the
+//! domain, never negative); a point store is the point itself.
+
+use super::StoreInfo;
+use crate::ir_builder::{Builder, Extent};
+use melior::ir::{OperationRef, Value, ValueLike};
+
+/// The views of a read (`ranged`: `None` for `store.read`, one flag per
+/// store dimension for `store.read_range`) of `store` at `bounds` (per
+/// dimension its first coordinate, then for a ranged one the number of
+/// points), replacing `op`'s result. The caller erases `op`.
+pub(super) fn lower<'c, 'a>(
+    op: OperationRef<'c, 'a>,
+    info: &StoreInfo,
+    ranged: Option<&[bool]>,
+    store: Value<'c, 'a>,
+    bounds: &[Value<'c, 'a>],
+) -> Result<(), String> {
+    let b = Builder::before(op)?;
+    let result = op.result(0).map_err(|_| "a read has one result".to_string())?;
+    let view_ty = result.r#type();
+    let view = if info.kind == "point" || info.slot_rank == 0 {
+        if ranged.is_some_and(|r| r.iter().any(|&r| r)) || bounds.len() != ranged.map_or(bounds.len(), <[bool]>::len) {
+            return Err("a range of a point store holds one point: every dimension is a point".into());
+        }
+        b.cast(store, view_ty)?
+    } else {
+        let flags: Vec<bool> = match ranged {
+            Some(flags) => flags.to_vec(),
+            None => vec![false; info.slot_rank],
+        };
+        if flags.len() != info.slot_rank {
+            return Err(format!(
+                "'ranged' has {} entries; the store has {} point dimensions",
+                flags.len(),
+                info.slot_rank
+            ));
+        }
+        let expected = flags.iter().map(|&r| if r { 2 } else { 1 }).sum::<usize>();
+        if bounds.len() != expected {
+            return Err(format!("store.read_range takes {expected} bounds here, not {}", bounds.len()));
+        }
+        if info.kind == "ring" && flags.get(info.along) == Some(&true) {
+            return Err("a range along a ring's slots is not contiguous; such stores are windows".into());
+        }
+        let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
+        let mut next = bounds.iter();
+        for (k, &r) in flags.iter().enumerate() {
+            let first = *next.next().expect("counted");
+            let first = if k == info.along && matches!(info.kind.as_str(), "ring" | "window") {
+                let slots = b.index(info.extent)?;
+                b.arith("remui", first, slots)?
+            } else {
+                first
+            };
+            offsets.push(Extent::Value(first));
+            sizes.push(if r { Extent::Value(*next.next().expect("counted")) } else { Extent::Static(1) });
+        }
+        offsets.extend(info.point.iter().map(|_| Extent::Static(0)));
+        sizes.extend(info.point.iter().map(|&n| Extent::Static(n)));
+        b.subview(store, &offsets, &sizes, view_ty)?
+    };
+    unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), view.to_raw()) };
+    Ok(())
+}
