@@ -239,6 +239,43 @@ impl<'c, 'a> Builder<'c, 'a> {
         Ok((0..results.len()).map(|k| op.result(k).expect("declared result").into()).collect())
     }
 
+    /// `scf.for %iv = from to to step 1 iter_args(%acc = init) -> index`:
+    /// `body` computes the next accumulator from the induction variable
+    /// and the current one; returns the final accumulator.
+    pub fn for_sum(
+        &self,
+        from: Value<'c, '_>,
+        to: Value<'c, '_>,
+        init: Value<'c, '_>,
+        body: &dyn for<'r> Fn(&Builder<'c, 'r>, Value<'c, 'r>, Value<'c, 'r>) -> Built<Value<'c, 'r>>,
+    ) -> Built<Value<'c, 'a>> {
+        let index = self.index_type();
+        let step = self.index(1)?;
+        let region = Region::new();
+        let block = region.append_block(Block::new(&[(index, self.location), (init.r#type(), self.location)]));
+        {
+            let inner = Builder::at_end(self.context, self.location, block);
+            let iv = block.argument(0).map_err(|e| e.to_string())?.into();
+            let acc = block.argument(1).map_err(|e| e.to_string())?.into();
+            let next = body(&inner, iv, acc)?;
+            inner.op("scf.yield", &[next], &[], &[])?;
+        }
+        let op = OperationBuilder::new("scf.for", self.location)
+            .add_operands(&[from, to, step, init])
+            .add_results(&[init.r#type()])
+            .add_regions([region])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.for': {e}"))?;
+        let op = self.insert(op);
+        Ok(op.result(0).map_err(|e| e.to_string())?.into())
+    }
+
+    /// `memref.dim` of `memref` along `dimension`.
+    pub fn dim(&self, memref: Value<'c, '_>, dimension: usize) -> Built<Value<'c, 'a>> {
+        let at = self.index(dimension as i64)?;
+        self.value("memref.dim", &[memref, at], self.index_type(), &[])
+    }
+
     /// `scf.if condition { then } else { otherwise }` without results.
     pub fn if_else(
         &self,

@@ -36,6 +36,7 @@
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
 //! Linux only (the `mmap` flag values).
 
+mod free;
 mod reads;
 mod spill;
 
@@ -204,9 +205,17 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
 
             "store.seal" => seal_text(info, &operands, gpu),
 
-            "store.free" => free_text(info),
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.free" => {
+                // Built as typed IR.
+                free::lower(module, op, info, &inputs).map_err(&fail)?;
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
+            }
             "store.read" | "store.read_range" => {
                 // Built as typed IR.
                 let ranged = if name == "store.read_range" { Some(ranged_flags(&op).map_err(&fail)?) } else { None };
@@ -701,45 +710,6 @@ fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
                 .collect()
         })
         .ok_or_else(|| "store.read_range needs 'ranged'".to_string())
-}
-
-fn free_text(info: &StoreInfo) -> String {
-    let ty = &info.ty;
-    let mut out = format!("module {{\n{}", stats_global());
-    if info.kind == "blocks" {
-        out += LIBC;
-        if info.swap_space {
-            out += spill::alloc_declarations();
-        }
-        let space = if info.swap_space { format!(", %a2: {}", spill::SPACE) } else { String::new() };
-        let _ = writeln!(out, "  func.func @replacement(%a0: {ty}, %a1: {TABLE}{space}) {{\n{PRELUDE}");
-        if info.swap_space {
-            out += &spill::close_space("%a2");
-        }
-        out += &block_geometry(info, "%a0");
-        let _ =
-            writeln!(out, "    %committed = scf.for %row = %c0 to %outer step %c1 iter_args(%sum = %c0) -> (index) {{");
-        let _ = writeln!(out, "      %lo = memref.load %a1[%row, %c0] : {TABLE}");
-        let _ = writeln!(out, "      %hi = memref.load %a1[%row, %c1] : {TABLE}");
-        let _ = writeln!(out, "      %count = arith.subi %hi, %lo : index");
-        let _ = writeln!(out, "      %next = arith.addi %sum, %count : index");
-        let _ = writeln!(out, "      scf.yield %next : index");
-        let _ = writeln!(out, "    }}");
-        let _ = writeln!(out, "    %committed_i = arith.index_cast %committed : index to i64");
-        let _ = writeln!(out, "    %bytes = arith.muli %committed_i, %block_bytes : i64");
-        out += &account("%bytes", true);
-        out += &base_pointer(info, "%a0");
-        let _ = writeln!(out, "    %status = func.call @munmap(%base, %length) : (!llvm.ptr, i64) -> i32");
-        let _ = writeln!(out, "    memref.dealloc %a1 : {TABLE}");
-        out += "    return\n  }\n}\n";
-        return out;
-    }
-    let _ = writeln!(out, "  func.func @replacement(%a0: {ty}) {{\n{PRELUDE}");
-    out += &store_bytes(info, "%a0");
-    out += &account("%bytes", true);
-    let _ = writeln!(out, "    memref.dealloc %a0 : {ty}");
-    out += "    return\n  }\n}\n";
-    out
 }
 
 /// `store.swap_out` (`out`) and `store.swap_in`.

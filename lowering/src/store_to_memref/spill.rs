@@ -60,11 +60,6 @@ pub(super) fn create_space() -> String {
     out
 }
 
-/// Text closing the swap space `space` (when the store is freed).
-pub(super) fn close_space(space: &str) -> String {
-    format!("    %closed = func.call @fclose({space}) : (!llvm.ptr) -> i32\n")
-}
-
 /// Checks that `info` is a store these ops work on.
 fn check(info: &StoreInfo, op: &str, operands: usize) -> Result<(), String> {
     if info.kind != "blocks" || info.slot_rank != 1 {
@@ -181,14 +176,14 @@ struct Geometry<'c, 'a> {
 
 /// Adds `bytes` (`i64`) to the live store bytes (subtracts when
 /// `freeing`), raising the peak.
-fn account<'c>(
+pub(super) fn account<'c>(
     b: &Builder<'c, '_>,
-    geometry: &Geometry<'c, '_>,
+    stats: Type<'c>,
     bytes: Value<'c, '_>,
     freeing: bool,
 ) -> Result<(), String> {
     let i64 = b.integer_type(64);
-    let stats = b.global(MEMORY_STATS, geometry.stats)?;
+    let stats = b.global(MEMORY_STATS, stats)?;
     let (zero, one) = (b.index(0)?, b.index(1)?);
     let live = b.load(stats, &[zero], i64)?;
     let updated = b.arith(if freeing { "subi" } else { "addi" }, live, bytes)?;
@@ -246,7 +241,7 @@ fn grow<'c>(
     let (high_at, high_bytes) = block_span(b, geometry, base, hi, new_hi)?;
     b.call("mprotect", &[high_at, high_bytes, read_write], &[i32])?;
     let grown = b.arith("addi", low_bytes, high_bytes)?;
-    account(b, geometry, grown, false)?;
+    account(b, geometry.stats, grown, false)?;
     b.store(new_lo, geometry.table, &[zero, zero])?;
     b.store(new_hi, geometry.table, &[zero, one])
 }
@@ -282,7 +277,7 @@ fn release<'c>(
         b.call("madvise", &[at, bytes, dont_need], &[i32])?;
         let no_access = b.i32(0)?;
         b.call("mprotect", &[at, bytes, no_access], &[i32])?;
-        account(b, geometry, bytes, true)?;
+        account(b, geometry.stats, bytes, true)?;
         // Cut at the low end: lo moves up (to hi when all is cut); else hi down.
         let lo_next = b.select(at_low, cut_to, lo_now)?;
         let hi_next = b.select(at_low, hi_now, cut_from)?;
