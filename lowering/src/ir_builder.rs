@@ -17,7 +17,7 @@ use melior::ir::{
         TypeAttribute,
     },
     operation::{OperationBuilder, OperationLike},
-    r#type::{FunctionType, IntegerType},
+    r#type::{FunctionType, IntegerType, MemRefType, ShapedTypeLike},
 };
 use melior::{Context, ContextRef};
 
@@ -268,6 +268,51 @@ impl<'c, 'a> Builder<'c, 'a> {
             .map_err(|e| format!("compiler fault: cannot build 'scf.for': {e}"))?;
         let op = self.insert(op);
         Ok(op.result(0).map_err(|e| e.to_string())?.into())
+    }
+
+    /// `linalg.copy` of the view `from` into the view `to` (same shape).
+    pub fn copy(&self, from: Value<'c, '_>, to: Value<'c, '_>) -> Built<()> {
+        let element = MemRefType::try_from(from.r#type())
+            .map_err(|_| "compiler fault: linalg.copy of a value that is not a memref".to_string())?
+            .element();
+        let region = Region::new();
+        let block = region.append_block(Block::new(&[(element, self.location), (element, self.location)]));
+        {
+            let inner = Builder::at_end(self.context, self.location, block);
+            let value: Value = block.argument(0).map_err(|e| e.to_string())?.into();
+            inner.op("linalg.yield", &[value], &[], &[])?;
+        }
+        let segments = DenseI32ArrayAttribute::new(self.context(), &[1, 1]).into();
+        let op = OperationBuilder::new("linalg.copy", self.location)
+            .add_operands(&[from, to])
+            .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
+            .add_regions([region])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'linalg.copy': {e}"))?;
+        self.insert(op);
+        Ok(())
+    }
+
+    /// `scf.parallel` over the one point `0` (a loop the GPU mapping turns
+    /// into a kernel) around `body`.
+    pub fn one_point_parallel(&self, body: &dyn Fn(&Builder<'c, '_>) -> Built<()>) -> Built<()> {
+        let (zero, one) = (self.index(0)?, self.index(1)?);
+        let region = Region::new();
+        let block = region.append_block(Block::new(&[(self.index_type(), self.location)]));
+        {
+            let inner = Builder::at_end(self.context, self.location, block);
+            body(&inner)?;
+            inner.op("scf.reduce", &[], &[], &[])?;
+        }
+        let segments = DenseI32ArrayAttribute::new(self.context(), &[1, 1, 1, 0]).into();
+        let op = OperationBuilder::new("scf.parallel", self.location)
+            .add_operands(&[zero, one, one])
+            .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
+            .add_regions([region])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.parallel': {e}"))?;
+        self.insert(op);
+        Ok(())
     }
 
     /// `memref.dim` of `memref` along `dimension`.

@@ -38,6 +38,7 @@
 
 mod free;
 mod reads;
+mod seal;
 mod spill;
 
 use crate::splice::replace_op_with_text;
@@ -203,10 +204,17 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             "store.alloc" => alloc_text(info, &operands),
             "store.write" => write_text(info, &op, &operands),
 
-            "store.seal" => seal_text(info, &operands, gpu),
-
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.seal" => {
+                // Built as typed IR.
+                seal::lower(op, info, operands[0], &operands[1..], gpu).map_err(&fail)?;
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
+            }
             "store.free" => {
                 // Built as typed IR.
                 free::lower(module, op, info, &inputs).map_err(&fail)?;
@@ -674,26 +682,6 @@ fn subview(info: &StoreInfo, offsets: &[String], sizes: &[String], view_ty: &str
         strides.join(", "),
         info.ty
     )
-}
-
-fn seal_text(info: &StoreInfo, operands: &[Value], gpu: bool) -> String {
-    let args = store_arguments(info, operands);
-    let mut out = format!("module {{\n  func.func @replacement({args}) {{\n{PRELUDE}");
-    if info.kind == "window" {
-        let view = info.point_view();
-        let slots = slot_coords(info, &mut out, false);
-        let mirrors = slot_coords(info, &mut out, true);
-        out += &subview(info, &slots, &[], &view);
-        out += &subview(info, &mirrors, &[], &view).replace("%view =", "%copy =");
-        let copy = format!("linalg.copy ins(%view : {view}) outs(%copy : {view})");
-        if gpu && info.point.is_empty() {
-            let _ = writeln!(out, "    scf.parallel (%k) = (%c0) to (%c1) step (%c1) {{\n      {copy}\n    }}");
-        } else {
-            let _ = writeln!(out, "    {copy}");
-        }
-    }
-    out += "    return\n  }\n}\n";
-    out
 }
 
 /// The `ranged` flags of a `store.read_range`.

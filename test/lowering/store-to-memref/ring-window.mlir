@@ -9,7 +9,6 @@
 
 // CHECK-DAG: #[[RING:.*]] = affine_map<(d0) -> (d0 mod 2)>
 // CHECK-DAG: #[[WIN:.*]] = affine_map<(d0) -> (d0 mod 8)>
-// CHECK-DAG: #[[MIRROR:.*]] = affine_map<(d0) -> (d0 mod 8 + 8)>
 // CHECK: memref.global @tempo_memory_stats : memref<2xi64> = dense<0>
 // CHECK-LABEL: func.func @ring
 // CHECK-SAME: (%[[T:.*]]: index, %[[t:.*]]: index)
@@ -41,8 +40,8 @@ func.func @ring(%T: index, %t: index) -> f32 {
 // CHECK: arith.constant 256 : index
 // CHECK: %[[SLOT:.*]] = affine.apply #[[WIN]](%[[t]])
 // CHECK: %[[W:.*]] = memref.subview %[[S]][%[[SLOT]], 0]
-// CHECK: %[[A:.*]] = affine.apply #[[WIN]](%[[t]])
-// CHECK: %[[B:.*]] = affine.apply #[[MIRROR]](%[[t]])
+// CHECK: %[[A:.*]] = arith.remui %[[t]], %[[W8:.*]] : index
+// CHECK: %[[B:.*]] = arith.addi %[[A]], %[[W8]] : index
 // CHECK: %[[FROM:.*]] = memref.subview %[[S]][%[[A]], 0] [1, 4]
 // CHECK: %[[TO:.*]] = memref.subview %[[S]][%[[B]], 0] [1, 4]
 // CHECK: linalg.copy ins(%[[FROM]] : {{.*}}) outs(%[[TO]] :
