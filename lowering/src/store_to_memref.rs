@@ -36,10 +36,12 @@
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
 //! Linux only (the `mmap` flag values).
 
+mod blocks;
 mod free;
 mod reads;
 mod seal;
 mod spill;
+mod write;
 
 use crate::splice::replace_op_with_text;
 use melior::ir::{
@@ -202,10 +204,18 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
         }
         let text = match name.as_str() {
             "store.alloc" => alloc_text(info, &operands),
-            "store.write" => write_text(info, &op, &operands),
 
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.write" => {
+                // Built as typed IR.
+                write::lower(module, op, info, &inputs).map_err(&fail)?;
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
+            }
             "store.seal" => {
                 // Built as typed IR.
                 seal::lower(op, info, operands[0], &operands[1..], gpu).map_err(&fail)?;
@@ -435,41 +445,6 @@ fn base_pointer(info: &StoreInfo, store: &str) -> String {
 /// blocks `[lo, hi)`.
 const TABLE: &str = "memref<?x2xindex>";
 
-/// The geometry of a `blocks` store `store` as values: `%outer` (outer
-/// slices, index), `%block_bytes` and `%slice_bytes` (`i64`: one block of
-/// one outer slice, all blocks of one outer slice) and `%length` (`i64`:
-/// the bytes reserved, at least a page).
-fn block_geometry(info: &StoreInfo, store: &str) -> String {
-    let mut out = String::new();
-    let ty = &info.ty;
-    let _ = writeln!(out, "    %outer_1 = arith.constant 1 : index");
-    let _ = writeln!(out, "    %inner_1 = arith.constant {} : index", info.point_bytes());
-    let (mut outer, mut inner) = ("%outer_1".to_string(), "%inner_1".to_string());
-    for d in 0..info.slot_rank {
-        let _ = writeln!(out, "    %dim_at_{d} = arith.constant {d} : index");
-        let _ = writeln!(out, "    %dim_{d} = memref.dim {store}, %dim_at_{d} : {ty}");
-        if d < info.along {
-            let _ = writeln!(out, "    %outer_{} = arith.muli {outer}, %dim_{d} : index", d + 2);
-            outer = format!("%outer_{}", d + 2);
-        } else if d > info.along {
-            let _ = writeln!(out, "    %inner_{} = arith.muli {inner}, %dim_{d} : index", d + 2);
-            inner = format!("%inner_{}", d + 2);
-        }
-    }
-    let along = info.along;
-    let _ = writeln!(out, "    %outer = arith.addi {outer}, %c0 : index");
-    let _ = writeln!(out, "    %block_points = arith.constant {} : index", info.extent);
-    let _ = writeln!(out, "    %block_bytes_index = arith.muli {inner}, %block_points : index");
-    let _ = writeln!(out, "    %block_bytes = arith.index_cast %block_bytes_index : index to i64");
-    let _ = writeln!(out, "    %slice_bytes_index = arith.muli {inner}, %dim_{along} : index");
-    let _ = writeln!(out, "    %slice_bytes = arith.index_cast %slice_bytes_index : index to i64");
-    let _ = writeln!(out, "    %all_bytes_index = arith.muli %slice_bytes_index, %outer : index");
-    let _ = writeln!(out, "    %all_bytes = arith.index_cast %all_bytes_index : index to i64");
-    let _ = writeln!(out, "    %page = arith.constant 4096 : i64");
-    let _ = writeln!(out, "    %length = arith.maxui %all_bytes, %page : i64");
-    out
-}
-
 fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
     let ty = &info.ty;
     let mut out = format!("module {{\n{}", stats_global());
@@ -570,101 +545,6 @@ fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
     } else {
         let _ = writeln!(out, "    return %store, %table : {ty}, {TABLE}\n  }}\n}}");
     }
-    out
-}
-
-/// The store coordinates (SSA names) of an op whose coordinates are
-/// `%a1..`: a ring's or window's along coordinate becomes its slot
-/// (`p mod k`; `+ w` for a window's `mirror`).
-fn slot_coords(info: &StoreInfo, out: &mut String, mirror: bool) -> Vec<String> {
-    (0..info.slot_rank)
-        .map(|d| {
-            let coord = format!("%a{}", d + 1);
-            if d != info.along || !matches!(info.kind.as_str(), "ring" | "window") {
-                return coord;
-            }
-            let k = info.extent;
-            let (name, shift) = if mirror { ("%mirror", format!(" + {k}")) } else { ("%slot", String::new()) };
-            let _ = writeln!(out, "    {name} = affine.apply affine_map<(d0) -> (d0 mod {k}{shift})>({coord})");
-            name.to_string()
-        })
-        .collect()
-}
-
-/// `store.write` (which commits blocks): a view of the point.
-fn write_text(info: &StoreInfo, op: &OperationRef, operands: &[Value]) -> String {
-    let view_ty = op.result(0).map(|r| r.r#type().to_string()).unwrap_or_else(|_| info.point_view());
-    let blocks = info.kind == "blocks";
-    let args = store_arguments(info, operands);
-    let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });
-    let _ = writeln!(out, "  func.func @replacement({args}) -> {view_ty} {{\n{PRELUDE}");
-    let ty = &info.ty;
-    if info.slot_rank == 0 {
-        let _ = writeln!(out, "    %view = memref.cast %a0 : {ty} to {view_ty}");
-        let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
-        return out;
-    }
-    let coords = slot_coords(info, &mut out, false);
-    if blocks {
-        // Grow the committed blocks [lo, hi) of the point's outer slice to
-        // hold block p / B (an empty range, lo == hi, starts at that block),
-        // committing the blocks added below and above.
-        let table = format!("%a{}", operands.len());
-        let along = info.along;
-        out += &block_geometry(info, "%a0");
-        // The outer slice: the coordinates before `along`, row-major.
-        let mut slice = "%c0".to_string();
-        for d in 0..along {
-            let _ = writeln!(out, "    %slice_{d}_scaled = arith.muli {slice}, %dim_{d} : index");
-            let _ = writeln!(out, "    %slice_{d} = arith.addi %slice_{d}_scaled, %a{} : index", d + 1);
-            slice = format!("%slice_{d}");
-        }
-        let _ = writeln!(out, "    %holding = arith.divui %a{}, %block_points : index", along + 1);
-        let _ = writeln!(out, "    %above = arith.addi %holding, %c1 : index");
-        out += &grow_committed(info, &table, &slice, "%holding", "%above");
-    }
-    out += &subview(info, &coords, &[], &view_ty);
-    let _ = writeln!(out, "    return %view : {view_ty}\n  }}\n}}");
-    out
-}
-
-/// Grows the committed blocks `[lo, hi)` of outer slice `slice` of a
-/// `blocks` store (`%a0`, block table `table`) to hold blocks
-/// `[from, to)` (an empty range, lo == hi, starts at `from`), committing
-/// the blocks added below and above and counting their bytes; needs
-/// `block_geometry` in scope.
-fn grow_committed(info: &StoreInfo, table: &str, slice: &str, from: &str, to: &str) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "    %lo_now = memref.load {table}[{slice}, %c0] : {TABLE}");
-    let _ = writeln!(out, "    %hi_now = memref.load {table}[{slice}, %c1] : {TABLE}");
-    let _ = writeln!(out, "    %empty = arith.cmpi eq, %lo_now, %hi_now : index");
-    let _ = writeln!(out, "    %lo = arith.select %empty, {from}, %lo_now : index");
-    let _ = writeln!(out, "    %hi = arith.select %empty, {from}, %hi_now : index");
-    let _ = writeln!(out, "    %new_lo = arith.minui %lo, {from} : index");
-    let _ = writeln!(out, "    %new_hi = arith.maxui %hi, {to} : index");
-    let _ = writeln!(out, "    %below_grows = arith.cmpi ult, %new_lo, %lo : index");
-    let _ = writeln!(out, "    %above_grows = arith.cmpi ugt, %new_hi, %hi : index");
-    let _ = writeln!(out, "    %grow = arith.ori %below_grows, %above_grows : i1");
-    let _ = writeln!(out, "    scf.if %grow {{");
-    out += &base_pointer(info, "%a0");
-    let _ = writeln!(out, "    %slice_index = arith.index_cast {slice} : index to i64");
-    let _ = writeln!(out, "    %slice_offset = arith.muli %slice_index, %slice_bytes : i64");
-    let _ =
-        writeln!(out, "    %slice_base = llvm.getelementptr %base[%slice_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8");
-    let _ = writeln!(out, "    %read_write = arith.constant 3 : i32");
-    // Two ranges, either possibly empty: [new_lo, lo) and [hi, new_hi).
-    for (name, from, to) in [("low", "%new_lo", "%lo"), ("high", "%hi", "%new_hi")] {
-        out += &block_span(name, "%slice_base", from, to);
-        let _ = writeln!(
-            out,
-            "    %{name}_status = func.call @mprotect(%{name}_at, %{name}_bytes, %read_write) : (!llvm.ptr, i64, i32) -> i32"
-        );
-    }
-    let _ = writeln!(out, "    %grown = arith.addi %low_bytes, %high_bytes : i64");
-    out += &account("%grown", false);
-    let _ = writeln!(out, "    memref.store %new_lo, {table}[{slice}, %c0] : {TABLE}");
-    let _ = writeln!(out, "    memref.store %new_hi, {table}[{slice}, %c1] : {TABLE}");
-    let _ = writeln!(out, "    }}");
     out
 }
 

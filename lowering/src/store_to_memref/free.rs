@@ -4,9 +4,10 @@
 //! reservation and counts its committed blocks, row by row of its block
 //! table; a swap space's file is closed).
 
-use super::{MEMORY_STATS, StoreInfo, spill};
+use super::blocks::{Geometry, account, statistics_type};
+use super::{MEMORY_STATS, StoreInfo};
 use crate::ir_builder::{Builder, declare, declare_zeros};
-use melior::ir::{OperationRef, Type, Value};
+use melior::ir::{OperationRef, Value};
 
 /// Lowers `store.free` of `store` (with, for a `blocks` store, its block
 /// `table` and swap `space`) before `op`; the caller erases `op`.
@@ -19,11 +20,8 @@ pub(super) fn lower<'c, 'a>(
     let b = Builder::before(op)?;
     let (index, i64, i32, ptr) = (b.index_type(), b.integer_type(64), b.integer_type(32), b.pointer_type());
     declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
-    let stats = Type::parse(b.context(), "memref<2xi64>").ok_or("compiler fault: the statistics type")?;
+    let stats = statistics_type(&b)?;
     let store = values[0];
-    // Bytes per slot: the point, times the dimensions after `along` for
-    // blocks (inside each block).
-    let mut inner = b.index(info.point_bytes())?;
     if info.kind != "blocks" {
         // The whole store: static slots times every sized dimension.
         let slots = match info.kind.as_str() {
@@ -37,7 +35,7 @@ pub(super) fn lower<'c, 'a>(
             size = b.arith("muli", size, dim)?;
         }
         let bytes = b.index_cast(size, i64)?;
-        spill::account(&b, stats, bytes, true)?;
+        account(&b, stats, bytes, true)?;
         b.op("memref.dealloc", &[store], &[], &[])?;
         return Ok(());
     }
@@ -47,37 +45,20 @@ pub(super) fn lower<'c, 'a>(
         declare(module, "fclose", &[ptr], &[i32])?;
         b.call("fclose", &[values[2]], &[i32])?;
     }
-    let mut outer = b.index(1)?;
-    for d in 0..info.slot_rank {
-        let dim = b.dim(store, d)?;
-        if d < info.along {
-            outer = b.arith("muli", outer, dim)?;
-        } else if d > info.along {
-            inner = b.arith("muli", inner, dim)?;
-        }
-    }
-    let block_points = b.index(info.extent)?;
-    let block_bytes = b.arith("muli", inner, block_points)?;
-    let block_bytes = b.index_cast(block_bytes, i64)?;
-    let along = b.dim(store, info.along)?;
-    let slice_bytes = b.arith("muli", inner, along)?;
-    let all_bytes = b.arith("muli", slice_bytes, outer)?;
-    let all_bytes = b.index_cast(all_bytes, i64)?;
-    let page = b.i64(4096)?;
-    let length = b.arith("maxui", all_bytes, page)?;
+    let geometry = Geometry::of(&b, info, store)?;
     // The committed blocks of every outer slice.
     let (zero, one) = (b.index(0)?, b.index(1)?);
-    let committed = b.for_sum(zero, outer, zero, &|b, row, sum| {
+    let committed = b.for_sum(zero, geometry.outer, zero, &|b, row, sum| {
         let lo = b.load(table, &[row, zero], index)?;
         let hi = b.load(table, &[row, one], index)?;
         let count = b.arith("subi", hi, lo)?;
         b.arith("addi", sum, count)
     })?;
     let committed = b.index_cast(committed, i64)?;
-    let bytes = b.arith("muli", committed, block_bytes)?;
-    spill::account(&b, stats, bytes, true)?;
+    let bytes = b.arith("muli", committed, geometry.block_bytes)?;
+    account(&b, stats, bytes, true)?;
     let base = b.base_pointer(store)?;
-    b.call("munmap", &[base, length], &[i32])?;
+    b.call("munmap", &[base, geometry.length], &[i32])?;
     b.op("memref.dealloc", &[table], &[], &[])?;
     Ok(())
 }

@@ -17,9 +17,10 @@
 //! Assumes one-dimensional `blocks` stores (one slice; the along dimension
 //! is the only store dimension before the point shape).
 
+use super::blocks::{Geometry, account, block_span, grow};
 use super::{MEMORY_STATS, StoreInfo};
 use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
-use melior::ir::{OperationRef, Type, Value, operation::OperationLike};
+use melior::ir::{OperationRef, Value, operation::OperationLike};
 use std::fmt::Write;
 
 /// The value kind of a store's swap space (the `FILE *` of its file).
@@ -104,18 +105,14 @@ pub(super) fn lower<'c>(
     declare_string(module, FAILURE, "tempo: the swap file of a store")?;
     declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
     let (store, first, end, table) = (values[0], values[1], values[2], values[3]);
-    let geometry = Geometry {
-        block_points: b.index(info.extent)?,
-        block_bytes: b.i64(info.extent * info.point_bytes())?,
-        table,
-        stats: Type::parse(b.context(), "memref<2xi64>").ok_or("compiler fault: the statistics type")?,
-    };
+    let geometry = Geometry::of(&b, info, store)?;
     if name == "store.reload" {
         // Commit blocks [first / B, ceil(end / B)) before reading back.
         let from = b.arith("divui", first, geometry.block_points)?;
         let to = b.arith("ceildivui", end, geometry.block_points)?;
         let wanted = b.compare(Compare::Ult, from, to)?;
-        b.if_then(wanted, &|b| grow(b, &geometry, store, from, to))?;
+        let slice = b.index(0)?;
+        b.if_then(wanted, &|b| grow(b, &geometry, table, store, slice, from, to))?;
     }
     let base = b.base_pointer(store)?;
     let point_bytes = b.i64(info.point_bytes())?;
@@ -155,7 +152,7 @@ pub(super) fn lower<'c>(
         })?;
     }
     if name != "store.reload" {
-        release(&b, &geometry, base, first, end)?;
+        release(&b, &geometry, table, base, first, end)?;
     }
     let _ = index;
     Ok(())
@@ -164,88 +161,6 @@ pub(super) fn lower<'c>(
 /// The symbol of the message printed when the swap file fails.
 const FAILURE: &str = "tempo_swap_failure";
 
-/// What the block operations of a one-slice `blocks` store need.
-struct Geometry<'c, 'a> {
-    block_points: Value<'c, 'a>,
-    /// Bytes of one block (`i64`).
-    block_bytes: Value<'c, 'a>,
-    /// The block table: row 0 holds the committed blocks `[lo, hi)`.
-    table: Value<'c, 'a>,
-    stats: Type<'c>,
-}
-
-/// Adds `bytes` (`i64`) to the live store bytes (subtracts when
-/// `freeing`), raising the peak.
-pub(super) fn account<'c>(
-    b: &Builder<'c, '_>,
-    stats: Type<'c>,
-    bytes: Value<'c, '_>,
-    freeing: bool,
-) -> Result<(), String> {
-    let i64 = b.integer_type(64);
-    let stats = b.global(MEMORY_STATS, stats)?;
-    let (zero, one) = (b.index(0)?, b.index(1)?);
-    let live = b.load(stats, &[zero], i64)?;
-    let updated = b.arith(if freeing { "subi" } else { "addi" }, live, bytes)?;
-    b.store(updated, stats, &[zero])?;
-    if !freeing {
-        let peak = b.load(stats, &[one], i64)?;
-        let raised = b.arith("maxsi", peak, updated)?;
-        b.store(raised, stats, &[one])?;
-    }
-    Ok(())
-}
-
-/// The address and byte count (`i64`) of blocks `[from, to)` of the store
-/// at `base`.
-fn block_span<'c, 'a>(
-    b: &Builder<'c, 'a>,
-    geometry: &Geometry<'c, '_>,
-    base: Value<'c, '_>,
-    from: Value<'c, '_>,
-    to: Value<'c, '_>,
-) -> Result<(Value<'c, 'a>, Value<'c, 'a>), String> {
-    let i64 = b.integer_type(64);
-    let first = b.index_cast(from, i64)?;
-    let offset = b.arith("muli", first, geometry.block_bytes)?;
-    let count = b.arith("subi", to, from)?;
-    let count = b.index_cast(count, i64)?;
-    let bytes = b.arith("muli", count, geometry.block_bytes)?;
-    Ok((b.offset(base, offset)?, bytes))
-}
-
-/// Grows the committed blocks `[lo, hi)` (row 0 of the table) to hold
-/// blocks `[from, to)` (an empty range starts at `from`), committing the
-/// blocks added below and above and counting their bytes (the typed form of
-/// what a `store.write` does in `grow_committed`).
-fn grow<'c>(
-    b: &Builder<'c, '_>,
-    geometry: &Geometry<'c, '_>,
-    store: Value<'c, '_>,
-    from: Value<'c, '_>,
-    to: Value<'c, '_>,
-) -> Result<(), String> {
-    let (index, i32) = (b.index_type(), b.integer_type(32));
-    let (zero, one) = (b.index(0)?, b.index(1)?);
-    let lo_now = b.load(geometry.table, &[zero, zero], index)?;
-    let hi_now = b.load(geometry.table, &[zero, one], index)?;
-    let empty = b.compare(Compare::Eq, lo_now, hi_now)?;
-    let lo = b.select(empty, from, lo_now)?;
-    let hi = b.select(empty, from, hi_now)?;
-    let new_lo = b.arith("minui", lo, from)?;
-    let new_hi = b.arith("maxui", hi, to)?;
-    let base = b.base_pointer(store)?;
-    let read_write = b.i32(3)?;
-    let (low_at, low_bytes) = block_span(b, geometry, base, new_lo, lo)?;
-    b.call("mprotect", &[low_at, low_bytes, read_write], &[i32])?;
-    let (high_at, high_bytes) = block_span(b, geometry, base, hi, new_hi)?;
-    b.call("mprotect", &[high_at, high_bytes, read_write], &[i32])?;
-    let grown = b.arith("addi", low_bytes, high_bytes)?;
-    account(b, geometry.stats, grown, false)?;
-    b.store(new_lo, geometry.table, &[zero, zero])?;
-    b.store(new_hi, geometry.table, &[zero, one])
-}
-
 /// Releases the blocks wholly inside `[first, end)` that are at either end
 /// of the committed blocks `[lo, hi)` (row 0 of the table): their memory is
 /// given back (`madvise(MADV_DONTNEED)`, `PROT_NONE`), their bytes counted
@@ -253,6 +168,7 @@ fn grow<'c>(
 fn release<'c>(
     b: &Builder<'c, '_>,
     geometry: &Geometry<'c, '_>,
+    table: Value<'c, '_>,
     base: Value<'c, '_>,
     first: Value<'c, '_>,
     end: Value<'c, '_>,
@@ -261,8 +177,8 @@ fn release<'c>(
     let (zero, one) = (b.index(0)?, b.index(1)?);
     let inside_from = b.arith("ceildivui", first, geometry.block_points)?;
     let inside_to = b.arith("divui", end, geometry.block_points)?;
-    let lo_now = b.load(geometry.table, &[zero, zero], index)?;
-    let hi_now = b.load(geometry.table, &[zero, one], index)?;
+    let lo_now = b.load(table, &[zero, zero], index)?;
+    let hi_now = b.load(table, &[zero, one], index)?;
     let cut_from = b.arith("maxui", inside_from, lo_now)?;
     let cut_to = b.arith("minui", inside_to, hi_now)?;
     let nonempty = b.compare(Compare::Ult, cut_from, cut_to)?;
@@ -272,7 +188,7 @@ fn release<'c>(
     let cut = b.arith("andi", nonempty, at_end)?;
     b.if_then(cut, &|b| {
         let i32 = b.integer_type(32);
-        let (at, bytes) = block_span(b, geometry, base, cut_from, cut_to)?;
+        let (at, bytes) = block_span(b, geometry.block_bytes, base, cut_from, cut_to)?;
         let dont_need = b.i32(4)?;
         b.call("madvise", &[at, bytes, dont_need], &[i32])?;
         let no_access = b.i32(0)?;
@@ -281,7 +197,7 @@ fn release<'c>(
         // Cut at the low end: lo moves up (to hi when all is cut); else hi down.
         let lo_next = b.select(at_low, cut_to, lo_now)?;
         let hi_next = b.select(at_low, hi_now, cut_from)?;
-        b.store(lo_next, geometry.table, &[zero, zero])?;
-        b.store(hi_next, geometry.table, &[zero, one])
+        b.store(lo_next, table, &[zero, zero])?;
+        b.store(hi_next, table, &[zero, one])
     })
 }

@@ -7,8 +7,6 @@
 // It lowers on to LLVM with the upstream passes.
 // RUN: tempo-opt %s --lower-store-to-memref --lower-loops-to-llvm | FileCheck %s --check-prefix=LLVM
 
-// CHECK-DAG: #[[RING:.*]] = affine_map<(d0) -> (d0 mod 2)>
-// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0) -> (d0 mod 8)>
 // CHECK: memref.global @tempo_memory_stats : memref<2xi64> = dense<0>
 // CHECK-LABEL: func.func @ring
 // CHECK-SAME: (%[[T:.*]]: index, %[[t:.*]]: index)
@@ -18,7 +16,7 @@
 // CHECK: %[[LIVE:.*]] = memref.load %[[STATS]]
 // CHECK: %[[NEW:.*]] = arith.addi %[[LIVE]], %[[BYTES]]
 // CHECK: arith.maxsi
-// CHECK: %[[SLOT:.*]] = affine.apply #[[RING]](%[[t]])
+// CHECK: %[[SLOT:.*]] = arith.remui %[[t]], %{{.*}} : index
 // CHECK: memref.subview %[[S]][%[[SLOT]], 0] [1, 4] [1, 1] : memref<2x4xf32> to memref<4xf32, strided<[1], offset: ?>>
 // CHECK: arith.subi
 // CHECK: memref.dealloc %[[S]] : memref<2x4xf32>
@@ -38,7 +36,7 @@ func.func @ring(%T: index, %t: index) -> f32 {
 // CHECK-SAME: (%[[t:.*]]: index, %[[LO:.*]]: index, %[[N:.*]]: index)
 // CHECK: %[[S:.*]] = memref.alloc() : memref<16x4xf32>
 // CHECK: arith.constant 256 : index
-// CHECK: %[[SLOT:.*]] = affine.apply #[[WIN]](%[[t]])
+// CHECK: %[[SLOT:.*]] = arith.remui %[[t]], %{{.*}} : index
 // CHECK: %[[W:.*]] = memref.subview %[[S]][%[[SLOT]], 0]
 // CHECK: %[[A:.*]] = arith.remui %[[t]], %[[W8:.*]] : index
 // CHECK: %[[B:.*]] = arith.addi %[[A]], %[[W8]] : index
@@ -82,7 +80,7 @@ func.func @point(%t: index) {
 // CHECK: %[[SLICE:.*]] = arith.constant 32 : index
 // CHECK: %[[DIM:.*]] = memref.dim %[[S]], %{{.*}} : memref<2x?x4xf32>
 // CHECK: arith.muli %[[SLICE]], %[[DIM]] : index
-// CHECK: %[[SLOT:.*]] = affine.apply #[[RING]](%[[t]])
+// CHECK: %[[SLOT:.*]] = arith.remui %[[t]], %{{.*}} : index
 // CHECK: memref.subview %[[S]][%[[SLOT]], %[[l]], 0] [1, 1, 4] [1, 1, 1] : memref<2x?x4xf32> to memref<4xf32, strided<[1], offset: ?>>
 // CHECK: %[[SLOT2:.*]] = arith.remui %[[t]], %{{.*}} : index
 // CHECK: memref.subview %[[S]][%[[SLOT2]], %{{.*}}, 0] [1, %[[L]], 4] [1, 1, 1] : memref<2x?x4xf32> to memref<?x4xf32, strided<[4, 1], offset: ?>>
