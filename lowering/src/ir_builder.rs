@@ -201,6 +201,40 @@ impl<'c, 'a> Builder<'c, 'a> {
         )
     }
 
+    /// `memref.alloc` of `ty` with the dynamic sizes `sizes`.
+    pub fn alloc(&self, ty: Type<'c>, sizes: &[Value<'c, '_>]) -> Built<Value<'c, 'a>> {
+        let segments = DenseI32ArrayAttribute::new(self.context(), &[sizes.len() as i32, 0]).into();
+        self.value("memref.alloc", sizes, ty, &[("operandSegmentSizes", segments)])
+    }
+
+    /// `llvm.insertvalue value, aggregate[position]`.
+    pub fn insert_value(
+        &self,
+        aggregate: Value<'c, '_>,
+        value: Value<'c, '_>,
+        position: &[i64],
+    ) -> Built<Value<'c, 'a>> {
+        let position = DenseI64ArrayAttribute::new(self.context(), position).into();
+        self.value("llvm.insertvalue", &[aggregate, value], aggregate.r#type(), &[("position", position)])
+    }
+
+    /// `llvm.icmp` of two pointers.
+    pub fn compare_pointers(&self, predicate: Compare, lhs: Value<'c, '_>, rhs: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        let attribute = IntegerAttribute::new(self.integer_type(64), predicate as i64).into();
+        self.value("llvm.icmp", &[lhs, rhs], self.integer_type(1), &[("predicate", attribute)])
+    }
+
+    /// Prints the system's reason for the last failure after the string
+    /// constant `@message` (`perror`) and aborts; `perror` and `abort` must
+    /// be declared.
+    pub fn fail(&self, message: &str) -> Built<()> {
+        let symbol = FlatSymbolRefAttribute::new(self.context(), message).into();
+        let text = self.value("llvm.mlir.addressof", &[], self.pointer_type(), &[("global_name", symbol)])?;
+        self.call("perror", &[text], &[])?;
+        self.call("abort", &[], &[])?;
+        Ok(())
+    }
+
     /// `memref.cast` of `source` to `result`.
     pub fn cast(&self, source: Value<'c, '_>, result: Type<'c>) -> Built<Value<'c, 'a>> {
         self.value("memref.cast", &[source], result, &[])

@@ -36,6 +36,7 @@
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
 //! Linux only (the `mmap` flag values).
 
+mod alloc;
 mod blocks;
 mod free;
 mod reads;
@@ -203,10 +204,20 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
             }
         }
         let text = match name.as_str() {
-            "store.alloc" => alloc_text(info, &operands),
-
             "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
             "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+            "store.alloc" => {
+                // Built as typed IR.
+                let made = alloc::lower(module, op, info, &operands).map_err(&fail)?;
+                if !made.is_empty() {
+                    extras.insert(k, made);
+                }
+                unsafe {
+                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+                    mlir_sys::mlirOperationDestroy(op.to_raw());
+                }
+                continue;
+            }
             "store.write" => {
                 // Built as typed IR.
                 write::lower(module, op, info, &inputs).map_err(&fail)?;
@@ -395,28 +406,6 @@ fn store_arguments(info: &StoreInfo, operands: &[Value]) -> String {
     args
 }
 
-/// The byte size of the whole store as an `i64` value named `%bytes`
-/// (not for `blocks`, whose bytes are its committed blocks).
-fn store_bytes(info: &StoreInfo, store: &str) -> String {
-    let mut out = String::new();
-    let static_slots = match info.kind.as_str() {
-        "ring" => info.extent,
-        "window" => 2 * info.extent,
-        _ => 1,
-    };
-    let _ = writeln!(out, "    %size0 = arith.constant {} : index", static_slots * info.point_bytes());
-    let mut last = "%size0".to_string();
-    let sized = (0..info.slot_rank).filter(|&d| info.kind == "full" || d != info.along);
-    for d in sized {
-        let _ = writeln!(out, "    %d{d} = arith.constant {d} : index");
-        let _ = writeln!(out, "    %dim{d} = memref.dim {store}, %d{d} : {}", info.ty);
-        let _ = writeln!(out, "    %size{} = arith.muli {last}, %dim{d} : index", d + 1);
-        last = format!("%size{}", d + 1);
-    }
-    let _ = writeln!(out, "    %bytes = arith.index_cast {last} : index to i64");
-    out
-}
-
 /// The blocks `[from, to)` (index values) of one slice of a `blocks` store
 /// (its memory starts at `base`) as `%{name}_at` (their address) and
 /// `%{name}_bytes` (`i64`); needs `%block_bytes` (`i64`) in scope.
@@ -444,109 +433,6 @@ fn base_pointer(info: &StoreInfo, store: &str) -> String {
 /// The block table of a `blocks` store: per outer slice, the committed
 /// blocks `[lo, hi)`.
 const TABLE: &str = "memref<?x2xindex>";
-
-fn alloc_text(info: &StoreInfo, sizes: &[Value]) -> String {
-    let ty = &info.ty;
-    let mut out = format!("module {{\n{}", stats_global());
-    if info.kind != "blocks" {
-        let size_names: Vec<String> = (0..sizes.len()).map(|i| format!("%a{i}")).collect();
-        let _ = writeln!(out, "  func.func @replacement({}) -> {ty} {{\n{PRELUDE}", arguments(sizes));
-        let _ = writeln!(out, "    %store = memref.alloc({}) : {ty}", size_names.join(", "));
-        out += &store_bytes(info, "%store");
-        out += &account("%bytes", false);
-        let _ = writeln!(out, "    return %store : {ty}\n  }}\n}}");
-        return out;
-    }
-    out += LIBC;
-    let space = if info.swap_space {
-        out += spill::alloc_declarations();
-        format!(", {}", spill::SPACE)
-    } else {
-        String::new()
-    };
-    let rank = info.slot_rank + info.point.len();
-    let descriptor = format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>");
-    let along = info.along;
-    let _ = writeln!(out, "  func.func @replacement({}) -> ({ty}, {TABLE}{space}) {{\n{PRELUDE}", arguments(sizes));
-    // The along dimension's bound, rounded up to whole blocks (at least one).
-    let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
-    let _ = writeln!(out, "    %blocks = arith.ceildivui %a{along}, %block : index");
-    let _ = writeln!(out, "    %one_block = arith.maxui %blocks, %c1 : index");
-    let _ = writeln!(out, "    %capacity = arith.muli %one_block, %block : index");
-    let extent = |d: usize| if d == along { "%capacity".to_string() } else { format!("%a{d}") };
-    for d in 0..info.slot_rank {
-        let _ = writeln!(out, "    %extent_{d} = arith.index_cast {} : index to i64", extent(d));
-    }
-    // Row-major strides (elements), from the point shape outwards.
-    let point_strides = strides_of(&info.point);
-    let mut stride = info.point_elements().to_string();
-    let _ = writeln!(out, "    %stride_{} = arith.constant {stride} : i64", info.slot_rank.saturating_sub(1));
-    let mut slot_strides = vec![String::new(); info.slot_rank];
-    for d in (0..info.slot_rank).rev() {
-        if d + 1 == info.slot_rank {
-            slot_strides[d] = format!("%stride_{d}");
-        } else {
-            let _ = writeln!(out, "    %stride_{d} = arith.muli %stride_{}, %extent_{} : i64", d + 1, d + 1);
-            slot_strides[d] = format!("%stride_{d}");
-        }
-    }
-    let _ = writeln!(out, "    %total = arith.muli %stride_0, %extent_0 : i64");
-    stride = "%total".into();
-    let _ = writeln!(out, "    %element_bytes = arith.constant {} : i64", info.element_bytes);
-    let _ = writeln!(out, "    %all_bytes = arith.muli {stride}, %element_bytes : i64");
-    let _ = writeln!(out, "    %page = arith.constant 4096 : i64");
-    let _ = writeln!(out, "    %length = arith.maxui %all_bytes, %page : i64");
-    let _ = writeln!(out, "    %null = llvm.mlir.zero : !llvm.ptr");
-    let _ = writeln!(out, "    %prot_none = arith.constant 0 : i32");
-    // MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE on Linux.
-    let _ = writeln!(out, "    %flags = arith.constant 16418 : i32");
-    let _ = writeln!(out, "    %no_file = arith.constant -1 : i32");
-    let _ = writeln!(out, "    %zero = arith.constant 0 : i64");
-    let _ = writeln!(
-        out,
-        "    %reserved = func.call @mmap(%null, %length, %prot_none, %flags, %no_file, %zero) : (!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr"
-    );
-    let _ = writeln!(out, "    %d0 = llvm.mlir.undef : {descriptor}");
-    let _ = writeln!(out, "    %d1 = llvm.insertvalue %reserved, %d0[0] : {descriptor}");
-    let _ = writeln!(out, "    %d2 = llvm.insertvalue %reserved, %d1[1] : {descriptor}");
-    let _ = writeln!(out, "    %d3 = llvm.insertvalue %zero, %d2[2] : {descriptor}");
-    let mut last = 3;
-    let mut fields: Vec<(String, String)> = Vec::new();
-    for d in 0..info.slot_rank {
-        fields.push((format!("%extent_{d}"), format!("[3, {d}]")));
-        fields.push((slot_strides[d].clone(), format!("[4, {d}]")));
-    }
-    for (k, (&extent, &stride)) in info.point.iter().zip(&point_strides).enumerate() {
-        let position = info.slot_rank + k;
-        let _ = writeln!(out, "    %point_size_{k} = arith.constant {extent} : i64");
-        let _ = writeln!(out, "    %point_stride_{k} = arith.constant {stride} : i64");
-        fields.push((format!("%point_size_{k}"), format!("[3, {position}]")));
-        fields.push((format!("%point_stride_{k}"), format!("[4, {position}]")));
-    }
-    for (value, at) in fields {
-        let _ = writeln!(out, "    %d{} = llvm.insertvalue {value}, %d{last}{at} : {descriptor}", last + 1);
-        last += 1;
-    }
-    let _ = writeln!(out, "    %store = builtin.unrealized_conversion_cast %d{last} : {descriptor} to {ty}");
-    // One row [lo, hi) per outer slice, all empty.
-    let mut outer = "%c1".to_string();
-    for d in 0..along {
-        let _ = writeln!(out, "    %outer_{d} = arith.muli {outer}, %a{d} : index");
-        outer = format!("%outer_{d}");
-    }
-    let _ = writeln!(out, "    %table = memref.alloc({outer}) : {TABLE}");
-    let _ = writeln!(out, "    scf.for %row = %c0 to {outer} step %c1 {{");
-    let _ = writeln!(out, "      memref.store %c0, %table[%row, %c0] : {TABLE}");
-    let _ = writeln!(out, "      memref.store %c0, %table[%row, %c1] : {TABLE}");
-    let _ = writeln!(out, "    }}");
-    if info.swap_space {
-        out += &spill::create_space();
-        let _ = writeln!(out, "    return %store, %table, %space : {ty}, {TABLE}{space}\n  }}\n}}");
-    } else {
-        let _ = writeln!(out, "    return %store, %table : {ty}, {TABLE}\n  }}\n}}");
-    }
-    out
-}
 
 /// `%view = memref.subview %a0[offsets..., 0...] [sizes..., point...]` where
 /// `sizes` are given for ranged dimensions (1 elsewhere).

@@ -4,6 +4,7 @@
 //! reservation and counts its committed blocks, row by row of its block
 //! table; a swap space's file is closed).
 
+use super::alloc::store_bytes;
 use super::blocks::{Geometry, account, statistics_type};
 use super::{MEMORY_STATS, StoreInfo};
 use crate::ir_builder::{Builder, declare, declare_zeros};
@@ -23,18 +24,7 @@ pub(super) fn lower<'c, 'a>(
     let stats = statistics_type(&b)?;
     let store = values[0];
     if info.kind != "blocks" {
-        // The whole store: static slots times every sized dimension.
-        let slots = match info.kind.as_str() {
-            "ring" => info.extent,
-            "window" => 2 * info.extent,
-            _ => 1,
-        };
-        let mut size = b.index(slots * info.point_bytes())?;
-        for d in (0..info.slot_rank).filter(|&d| info.kind == "full" || d != info.along) {
-            let dim = b.dim(store, d)?;
-            size = b.arith("muli", size, dim)?;
-        }
-        let bytes = b.index_cast(size, i64)?;
+        let bytes = store_bytes(&b, info, store)?;
         account(&b, stats, bytes, true)?;
         b.op("memref.dealloc", &[store], &[], &[])?;
         return Ok(());

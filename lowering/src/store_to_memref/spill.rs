@@ -17,49 +17,11 @@
 //! Assumes one-dimensional `blocks` stores (one slice; the along dimension
 //! is the only store dimension before the point shape).
 
+use super::alloc::FAILURE;
 use super::blocks::{Geometry, account, block_span, grow};
 use super::{MEMORY_STATS, StoreInfo};
 use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
 use melior::ir::{OperationRef, Value, operation::OperationLike};
-use std::fmt::Write;
-
-/// The value kind of a store's swap space (the `FILE *` of its file).
-pub(super) const SPACE: &str = "!llvm.ptr";
-
-/// Declarations of the libc calls the swap space makes, and the message of
-/// a failure.
-const FILE_CALLS: &str = "  func.func private @tmpfile() -> !llvm.ptr\n  \
-     func.func private @fileno(!llvm.ptr) -> i32\n  \
-     func.func private @fclose(!llvm.ptr) -> i32\n  \
-     func.func private @pwrite(i32, !llvm.ptr, i64, i64) -> i64\n  \
-     func.func private @pread(i32, !llvm.ptr, i64, i64) -> i64\n  \
-     func.func private @perror(!llvm.ptr)\n  \
-     func.func private @abort()\n  \
-     llvm.mlir.global internal constant @tempo_swap_failure(\"tempo: the swap file of a store\\00\") {addr_space = 0 : i32}\n";
-
-/// Text checking that the `i1` value `ok` holds, else printing the reason
-/// and aborting.
-fn or_abort(ok: &str) -> String {
-    format!(
-        "    scf.if {ok} {{\n    }} else {{\n      %message = llvm.mlir.addressof @tempo_swap_failure : !llvm.ptr\n      \
-         func.call @perror(%message) : (!llvm.ptr) -> ()\n      func.call @abort() : () -> ()\n    }}\n"
-    )
-}
-
-/// The declarations an allocation with a swap space needs.
-pub(super) fn alloc_declarations() -> &'static str {
-    FILE_CALLS
-}
-
-/// Text creating the swap space as `%space` (the store's last result).
-pub(super) fn create_space() -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "    %space = func.call @tmpfile() : () -> !llvm.ptr");
-    let _ = writeln!(out, "    %no_space = llvm.mlir.zero : !llvm.ptr");
-    let _ = writeln!(out, "    %space_made = llvm.icmp \"ne\" %space, %no_space : !llvm.ptr");
-    out += &or_abort("%space_made");
-    out
-}
 
 /// Checks that `info` is a store these ops work on.
 fn check(info: &StoreInfo, op: &str, operands: usize) -> Result<(), String> {
@@ -131,24 +93,7 @@ pub(super) fn lower<'c>(
             let fd = b.call("fileno", &[space], &[i32])?[0];
             let moved = b.call(call, &[fd, at, bytes, offset], &[i64])?[0];
             let all_moved = b.compare(Compare::Eq, moved, bytes)?;
-            b.if_else(
-                all_moved,
-                &|_| Ok(()),
-                Some(&|b| {
-                    let message = b.value(
-                        "llvm.mlir.addressof",
-                        &[],
-                        ptr,
-                        &[(
-                            "global_name",
-                            melior::ir::attribute::FlatSymbolRefAttribute::new(b.context(), FAILURE).into(),
-                        )],
-                    )?;
-                    b.call("perror", &[message], &[])?;
-                    b.call("abort", &[], &[])?;
-                    Ok(())
-                }),
-            )
+            b.if_else(all_moved, &|_| Ok(()), Some(&|b| b.fail(FAILURE)))
         })?;
     }
     if name != "store.reload" {
@@ -157,9 +102,6 @@ pub(super) fn lower<'c>(
     let _ = index;
     Ok(())
 }
-
-/// The symbol of the message printed when the swap file fails.
-const FAILURE: &str = "tempo_swap_failure";
 
 /// Releases the blocks wholly inside `[first, end)` that are at either end
 /// of the committed blocks `[lo, hi)` (row 0 of the table): their memory is
