@@ -1,7 +1,9 @@
 """CleanRL-style PyTorch baseline of examples/ppo.rs on the Tempo artifact's
 trivial environment: the same maths, written as CleanRL writes A2C/PPO.
 
-Per iteration: a rollout of T steps over N environments under no_grad
+The rollout's storage (T x N observations, actions, rewards, values) is
+allocated once, before the training loop, as CleanRL allocates it. Per
+iteration: a rollout of T steps over N environments under no_grad
 (the environment as tensor ops: s0 ~ U(-1, 1), s[t+1] = clip(s[t] + 0.1 a,
 -1, 1), reward -|s[t+1]|, the observation the state broadcast to C x H x W),
 GAE with a Python loop over the future (gamma 0.99, lambda 0.96, no
@@ -114,13 +116,14 @@ def cartpole(a, dtype):
     optimizer = torch.optim.Adam(agent.parameters(), lr=a.lr)
     fresh = lambda: torch.empty(n, 4, dtype=dtype).uniform_(-0.05, 0.05)
     seconds, returns = [], []
+    # The rollout's storage, allocated once (as CleanRL does).
+    obs = torch.empty(T, n, 4, dtype=dtype)
+    actions = torch.empty(T, n, dtype=torch.long)
+    rewards = torch.ones(T, n, dtype=dtype)
+    dones = torch.empty(T, n, dtype=dtype)
+    values = torch.empty(T, n, dtype=dtype)
     for iteration in range(a.iterations):
         start = time.perf_counter()
-        obs = torch.empty(T, n, 4, dtype=dtype)
-        actions = torch.empty(T, n, dtype=torch.long)
-        rewards = torch.ones(T, n, dtype=dtype)
-        dones = torch.empty(T, n, dtype=dtype)
-        values = torch.empty(T, n, dtype=dtype)
         with torch.no_grad():
             state = fresh()  # every iteration starts from fresh states
             for t in range(T):
@@ -200,12 +203,14 @@ def main():
     agent = Agent(observation, a.width, a.layers, dtype)
     optimizer = torch.optim.Adam(agent.parameters(), lr=a.lr)
     seconds, returns = [], []
+    # The rollout's storage, allocated once before the loop (as CleanRL
+    # does): T x N observations of C x H x W.
+    obs = torch.empty(T, n, observation, dtype=dtype)
+    actions = torch.empty(T, n, dtype=dtype)
+    rewards = torch.empty(T, n, dtype=dtype)
+    values = torch.empty(T, n, dtype=dtype)
     for _ in range(a.iterations):
         start = time.perf_counter()
-        obs = torch.empty(T, n, observation, dtype=dtype)
-        actions = torch.empty(T, n, dtype=dtype)
-        rewards = torch.empty(T, n, dtype=dtype)
-        values = torch.empty(T, n, dtype=dtype)
         with torch.no_grad():
             state = torch.empty(n, dtype=dtype).uniform_(-1, 1)
             for t in range(T):

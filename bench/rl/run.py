@@ -277,12 +277,11 @@ def memory(a, directory):
 
 def provenance(r):
     t = r["tempo"]
-    text = f"tempo at `{t['commit']}`" + (" (with uncommitted changes)" if t["uncommitted_changes"] else "")
-    if r.get("binaries_built"):
-        text += f"; binaries from `{r['binaries']}` (built {r['binaries_built']})"
-    if r.get("bin_note"):
-        text += f" ({r['bin_note']})"
-    return text + "."
+    head = f"`{t['commit']}`" + (" (with uncommitted changes)" if t["uncommitted_changes"] else "")
+    if not r.get("binaries_built"):
+        return f"tempo at {head}."
+    note = f", {r['bin_note']}" if r.get("bin_note") else ""
+    return f"tempo: binaries from `{r['binaries']}` (built {r['binaries_built']}{note}); the repository at {head} when the run began."
 
 
 def markdown(r):
@@ -386,6 +385,8 @@ def plot_memory(r):
     ax1.axhline(r["memory_limit_gib"] * 1024, color="red", lw=0.8, ls="--", label=f"limit ({r['memory_limit_gib']} GiB)")
     ax1.set_ylabel("peak RSS (MiB)")
     ax2.set_ylabel("ms per iteration")
+    ax2.set_title(f"one round; load average {r['load_before'][0]:.1f} to {r['load_after'][0]:.1f} on {r['cores']} cores",
+                  fontsize=9)
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -405,10 +406,11 @@ def plot(r):
     cases = r["cases"]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     x = range(len(cases))
-    ax1.bar([i - 0.2 for i in x], [c["ours_ms"] for c in cases], 0.4, label="ours (tempo)")
-    ax1.bar([i + 0.2 for i in x], [c["torch_ms"] for c in cases], 0.4, label="PyTorch, CleanRL-style")
+    best = lambda c, k: min(x["seconds_per_iteration"] for x in c["rounds"][k]) * 1e3
+    ax1.bar([i - 0.2 for i in x], [best(c, "ours") for c in cases], 0.4, label="ours (tempo)")
+    ax1.bar([i + 0.2 for i in x], [best(c, "torch") for c in cases], 0.4, label="PyTorch, CleanRL-style")
     ax1.set_yscale("log")
-    ax1.set_ylabel("ms per iteration")
+    ax1.set_ylabel(f"ms per iteration (best of {r['repeat']} rounds)")
     ax2.bar([i - 0.2 for i in x], [c["ours_rss"] for c in cases], 0.4, label="ours")
     ax2.bar([i + 0.2 for i in x], [c["torch_rss"] for c in cases], 0.4, label="PyTorch")
     ax2.set_ylabel("peak RSS (MiB)")
