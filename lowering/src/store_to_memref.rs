@@ -31,6 +31,11 @@
 //!   `store.spill`, `store.reload` and `store.discard` move its points to
 //!   and from it (see `spill.rs`).
 //!
+//! Each op is built as typed IR right before it ([`crate::ir_builder`]),
+//! one file per op kind (`alloc`, `write`, `seal`, `reads`, `free`,
+//! `swap`, `spill`; `blocks` holds what the `blocks` ops share), and then
+//! erased: no text is generated and parsed back.
+//!
 //! Assumes each store operand is defined by a `store.alloc` in the same
 //! function and the coordinates are within the tensor's domain (the
 //! temporal lowering clamps them). Runs before `convert-linalg-to-loops`.
@@ -42,9 +47,9 @@ mod free;
 mod reads;
 mod seal;
 mod spill;
+mod swap;
 mod write;
 
-use crate::splice::replace_op_with_text;
 use melior::ir::{
     BlockLike, OperationRef, RegionLike, Type, TypeLike, Value, ValueLike,
     attribute::IntegerAttribute,
@@ -52,7 +57,6 @@ use melior::ir::{
     r#type::{MemRefType, ShapedTypeLike},
 };
 use std::collections::HashMap;
-use std::fmt::Write;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 
@@ -203,72 +207,33 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
                 inputs.push(unsafe { Value::from_raw(made[1]) });
             }
         }
-        let text = match name.as_str() {
-            "store.swap_out" => swap_text(info, &op, &operands, true, gpu).map_err(&fail)?,
-            "store.swap_in" => swap_text(info, &op, &operands, false, gpu).map_err(&fail)?,
+        // Each op is built as typed IR before it (one file per op kind),
+        // then erased.
+        match name.as_str() {
             "store.alloc" => {
-                // Built as typed IR.
                 let made = alloc::lower(module, op, info, &operands).map_err(&fail)?;
                 if !made.is_empty() {
                     extras.insert(k, made);
                 }
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
             }
-            "store.write" => {
-                // Built as typed IR.
-                write::lower(module, op, info, &inputs).map_err(&fail)?;
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
-            }
-            "store.seal" => {
-                // Built as typed IR.
-                seal::lower(op, info, operands[0], &operands[1..], gpu).map_err(&fail)?;
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
-            }
-            "store.free" => {
-                // Built as typed IR.
-                free::lower(module, op, info, &inputs).map_err(&fail)?;
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
-            }
+            "store.write" => write::lower(module, op, info, &inputs).map_err(&fail)?,
+            "store.seal" => seal::lower(op, info, operands[0], &operands[1..], gpu).map_err(&fail)?,
             "store.read" | "store.read_range" => {
-                // Built as typed IR.
                 let ranged = if name == "store.read_range" { Some(ranged_flags(&op).map_err(&fail)?) } else { None };
                 reads::lower(op, info, ranged.as_deref(), operands[0], &operands[1..]).map_err(&fail)?;
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
+            }
+            "store.free" => free::lower(module, op, info, &inputs).map_err(&fail)?,
+            "store.swap_out" | "store.swap_in" => {
+                swap::lower(module, op, info, &inputs, name == "store.swap_out", gpu).map_err(&fail)?
             }
             "store.spill" | "store.reload" | "store.discard" => {
-                // Built as typed IR (the first lowering written that way).
-                spill::lower(module, op, info, &name, &inputs).map_err(&fail)?;
-                unsafe {
-                    mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
-                    mlir_sys::mlirOperationDestroy(op.to_raw());
-                }
-                continue;
+                spill::lower(module, op, info, &name, &inputs).map_err(&fail)?
             }
             other => return Err(fail(format!("unknown store op '{other}'"))),
-        };
-        let extra = replace_op_with_text(module, op, &inputs, &text).map_err(fail)?;
-        if name == "store.alloc" && !extra.is_empty() {
-            extras.insert(k, extra);
+        }
+        unsafe {
+            mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+            mlir_sys::mlirOperationDestroy(op.to_raw());
         }
     }
     Ok(())
@@ -362,93 +327,9 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     Ok(StoreInfo { kind, extent, along, ty: result.to_string(), slot_rank, point, element, element_bytes, swap_space })
 }
 
-/// Text adding (or subtracting) the `i64` value `bytes` to the live bytes
-/// and raising the peak.
-fn account(bytes: &str, freeing: bool) -> String {
-    let op = if freeing { "arith.subi" } else { "arith.addi" };
-    let mut out = String::new();
-    let _ = writeln!(out, "    %stats = memref.get_global @{MEMORY_STATS} : memref<2xi64>");
-    let _ = writeln!(out, "    %live = memref.load %stats[%c0] : memref<2xi64>");
-    let _ = writeln!(out, "    %updated = {op} %live, {bytes} : i64");
-    let _ = writeln!(out, "    memref.store %updated, %stats[%c0] : memref<2xi64>");
-    if !freeing {
-        let _ = writeln!(out, "    %peak = memref.load %stats[%c1] : memref<2xi64>");
-        let _ = writeln!(out, "    %raised = arith.maxsi %peak, %updated : i64");
-        let _ = writeln!(out, "    memref.store %raised, %stats[%c1] : memref<2xi64>");
-    }
-    out
-}
-
-const PRELUDE: &str = "    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n";
-
-fn stats_global() -> String {
-    format!("  memref.global @{MEMORY_STATS} : memref<2xi64> = dense<0>\n")
-}
-
-const LIBC: &str = "  func.func private @mmap(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr\n  \
-     func.func private @mprotect(!llvm.ptr, i64, i32) -> i32\n  \
-     func.func private @madvise(!llvm.ptr, i64, i32) -> i32\n  \
-     func.func private @munmap(!llvm.ptr, i64) -> i32\n";
-
-/// `%a0: T0, %a1: T1, ...` for the given values.
-fn arguments(values: &[Value]) -> String {
-    values.iter().enumerate().map(|(i, v)| format!("%a{i}: {}", v.r#type())).collect::<Vec<_>>().join(", ")
-}
-
-/// The arguments of a replacement for an op on `info`'s store: its
-/// operands, then the block table of a `blocks` store (`lower` passes it
-/// as the last input).
-fn store_arguments(info: &StoreInfo, operands: &[Value]) -> String {
-    let mut args = arguments(operands);
-    if info.kind == "blocks" {
-        args += &format!(", %a{}: {TABLE}", operands.len());
-    }
-    args
-}
-
-/// The blocks `[from, to)` (index values) of one slice of a `blocks` store
-/// (its memory starts at `base`) as `%{name}_at` (their address) and
-/// `%{name}_bytes` (`i64`); needs `%block_bytes` (`i64`) in scope.
-fn block_span(name: &str, base: &str, from: &str, to: &str) -> String {
-    format!(
-        "    %{name}_first_i = arith.index_cast {from} : index to i64\n    \
-         %{name}_first = arith.muli %{name}_first_i, %block_bytes : i64\n    \
-         %{name}_count_index = arith.subi {to}, {from} : index\n    \
-         %{name}_count_i = arith.index_cast %{name}_count_index : index to i64\n    \
-         %{name}_bytes = arith.muli %{name}_count_i, %block_bytes : i64\n    \
-         %{name}_at = llvm.getelementptr {base}[%{name}_first] : (!llvm.ptr, i64) -> !llvm.ptr, i8\n"
-    )
-}
-
-/// The base address of a store as `%base` (`!llvm.ptr`).
-fn base_pointer(info: &StoreInfo, store: &str) -> String {
-    format!(
-        "    %base_index = memref.extract_aligned_pointer_as_index {store} : {} -> index\n    \
-         %base_int = arith.index_cast %base_index : index to i64\n    \
-         %base = llvm.inttoptr %base_int : i64 to !llvm.ptr\n",
-        info.ty
-    )
-}
-
 /// The block table of a `blocks` store: per outer slice, the committed
 /// blocks `[lo, hi)`.
 const TABLE: &str = "memref<?x2xindex>";
-
-/// `%view = memref.subview %a0[offsets..., 0...] [sizes..., point...]` where
-/// `sizes` are given for ranged dimensions (1 elsewhere).
-fn subview(info: &StoreInfo, offsets: &[String], sizes: &[String], view_ty: &str) -> String {
-    let all_offsets: Vec<String> = offsets.iter().cloned().chain(info.point.iter().map(|_| "0".into())).collect();
-    let mut all_sizes: Vec<String> = (0..offsets.len()).map(|i| sizes.get(i).cloned().unwrap_or("1".into())).collect();
-    all_sizes.extend(info.point.iter().map(i64::to_string));
-    let strides: Vec<&str> = all_sizes.iter().map(|_| "1").collect();
-    format!(
-        "    %view = memref.subview %a0[{}] [{}] [{}] : {} to {view_ty}\n",
-        all_offsets.join(", "),
-        all_sizes.join(", "),
-        strides.join(", "),
-        info.ty
-    )
-}
 
 /// The `ranged` flags of a `store.read_range`.
 fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
@@ -464,84 +345,4 @@ fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
                 .collect()
         })
         .ok_or_else(|| "store.read_range needs 'ranged'".to_string())
-}
-
-/// `store.swap_out` (`out`) and `store.swap_in`.
-fn swap_text(
-    info: &StoreInfo,
-    op: &OperationRef,
-    operands: &[Value],
-    out_of_store: bool,
-    gpu: bool,
-) -> Result<String, String> {
-    if info.kind != "full" && info.kind != "blocks" || info.slot_rank != 1 {
-        return Err(format!(
-            "only one-dimensional 'full' and 'blocks' stores are swapped; a '{}' store holds a few points",
-            info.kind
-        ));
-    }
-    let ranges = if out_of_store { 1 } else { 2 };
-    if operands.len() != ranges + 2 {
-        return Err("a swap takes the range [first, last) of points".into());
-    }
-    let host_ty = format!("memref<?x{}>", info.point_text());
-    if out_of_store && op.result(0).map(|r| r.r#type().to_string()).ok().as_deref() != Some(host_ty.as_str()) {
-        return Err(format!("store.swap_out returns a {host_ty}"));
-    }
-    let blocks = info.kind == "blocks";
-    let args = store_arguments(info, operands);
-    let (lo, hi) = if out_of_store { ("%a1", "%a2") } else { ("%a2", "%a3") };
-    let result = if out_of_store { format!(" -> {host_ty}") } else { String::new() };
-    let mut out = format!("module {{\n{}{}", stats_global(), if blocks { LIBC } else { "" });
-    let _ = writeln!(out, "  func.func @replacement({args}){result} {{\n{PRELUDE}");
-    let strided = format!(
-        "memref<?x{}, strided<[{}], offset: ?>>",
-        info.point_text(),
-        std::iter::once(info.point_elements().to_string()).chain(row_major(&info.point)).collect::<Vec<_>>().join(", ")
-    );
-    let _ = writeln!(out, "    %count = arith.subi {hi}, {lo} : index");
-    out += &subview(info, &[lo.to_string()], &["%count".into()], &strided).replace("%view", "%points");
-    // The blocks wholly inside the range: [ceil(lo / B), floor(hi / B)).
-    let release = |out: &mut String, protection: i32, advise: bool, freeing: bool| {
-        let block_bytes = info.extent * info.point_bytes();
-        let _ = writeln!(out, "    %block = arith.constant {} : index", info.extent);
-        let _ = writeln!(out, "    %first_block = arith.ceildivui {lo}, %block : index");
-        let _ = writeln!(out, "    %end_block = arith.divui {hi}, %block : index");
-        let _ = writeln!(out, "    %any = arith.cmpi ult, %first_block, %end_block : index");
-        let _ = writeln!(out, "    scf.if %any {{");
-        *out += &base_pointer(info, "%a0");
-        let _ = writeln!(out, "    %block_bytes = arith.constant {block_bytes} : i64");
-        *out += &block_span("span", "%base", "%first_block", "%end_block");
-        if advise {
-            let _ = writeln!(out, "    %dont_need = arith.constant 4 : i32");
-            let _ = writeln!(
-                out,
-                "    %advised = func.call @madvise(%span_at, %span_bytes, %dont_need) : (!llvm.ptr, i64, i32) -> i32"
-            );
-        }
-        let _ = writeln!(out, "    %protection = arith.constant {protection} : i32");
-        let _ = writeln!(
-            out,
-            "    %status = func.call @mprotect(%span_at, %span_bytes, %protection) : (!llvm.ptr, i64, i32) -> i32"
-        );
-        *out += &account("%span_bytes", freeing);
-        let _ = writeln!(out, "    }}");
-    };
-    if out_of_store {
-        let mark = if gpu { " {tempo.swap}" } else { "" };
-        let _ = writeln!(out, "    %host = memref.alloc(%count){mark} : {host_ty}");
-        let _ = writeln!(out, "    linalg.copy ins(%points : {strided}) outs(%host : {host_ty})");
-        if blocks {
-            release(&mut out, 0, true, true);
-        }
-        let _ = writeln!(out, "    return %host : {host_ty}\n  }}\n}}");
-    } else {
-        if blocks {
-            release(&mut out, 3, false, false);
-        }
-        let _ = writeln!(out, "    linalg.copy ins(%a1 : {host_ty}) outs(%points : {strided})");
-        let _ = writeln!(out, "    memref.dealloc %a1 : {host_ty}");
-        out += "    return\n  }\n}\n";
-    }
-    Ok(out)
 }
