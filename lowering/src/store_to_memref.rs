@@ -331,6 +331,23 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
 /// blocks `[lo, hi)`.
 const TABLE: &str = "memref<?x2xindex>";
 
+/// Where coordinate `coord` of store dimension `d` lives: a ring's or
+/// window's along coordinate is its slot, `p mod k` (`arith.remui`:
+/// coordinates are within the domain, never negative); others as given.
+fn slot<'c, 'a>(
+    b: &crate::ir_builder::Builder<'c, 'a>,
+    info: &StoreInfo,
+    d: usize,
+    coord: Value<'c, 'a>,
+) -> Result<Value<'c, 'a>, String> {
+    if d == info.along && matches!(info.kind.as_str(), "ring" | "window") {
+        let slots = b.index(info.extent)?;
+        b.arith("remui", coord, slots)
+    } else {
+        Ok(coord)
+    }
+}
+
 /// The `ranged` flags of a `store.read_range`.
 fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
     op.attribute("ranged")

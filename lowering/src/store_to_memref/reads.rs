@@ -50,13 +50,7 @@ pub(super) fn lower<'c, 'a>(
         let mut next = bounds.iter();
         for (k, &r) in flags.iter().enumerate() {
             let first = *next.next().expect("counted");
-            let first = if k == info.along && matches!(info.kind.as_str(), "ring" | "window") {
-                let slots = b.index(info.extent)?;
-                b.arith("remui", first, slots)?
-            } else {
-                first
-            };
-            offsets.push(Extent::Value(first));
+            offsets.push(Extent::Value(super::slot(&b, info, k, first)?));
             sizes.push(if r { Extent::Value(*next.next().expect("counted")) } else { Extent::Static(1) });
         }
         offsets.extend(info.point.iter().map(|_| Extent::Static(0)));

@@ -27,8 +27,8 @@ pub(super) fn lower<'c, 'a>(
     }
     let b = Builder::before(op)?;
     let view = Type::parse(b.context(), &info.point_view()).ok_or("compiler fault: the point view type")?;
+    let slot = super::slot(&b, info, info.along, coords[info.along])?;
     let width = b.index(info.extent)?;
-    let slot = b.arith("remui", coords[info.along], width)?;
     let mirror = b.arith("addi", slot, width)?;
     let at = |along: Value<'c, 'a>| -> Vec<Extent<'c, 'a>> {
         let mut offsets: Vec<Extent> =

@@ -44,13 +44,7 @@ pub(super) fn lower<'c, 'a>(
         }
         let mut offsets = Vec::new();
         for (d, &coord) in coords.iter().enumerate() {
-            let coord = if d == info.along && matches!(info.kind.as_str(), "ring" | "window") {
-                let slots = b.index(info.extent)?;
-                b.arith("remui", coord, slots)?
-            } else {
-                coord
-            };
-            offsets.push(Extent::Value(coord));
+            offsets.push(Extent::Value(super::slot(&b, info, d, coord)?));
         }
         offsets.extend(info.point.iter().map(|_| Extent::Static(0)));
         let sizes: Vec<Extent> = (0..info.slot_rank)
