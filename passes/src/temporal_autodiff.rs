@@ -166,9 +166,10 @@ fn paths(program: &Program, of: usize, wrt: usize, differentiable: bool) -> Vec<
     let mut sources: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (r, t) in program.tensors.iter().enumerate() {
         for branch in &t.branches {
+            let reaching = if differentiable { vjp::reaching(&branch.nodes, branch.result) } else { Vec::new() };
             for (k, node) in branch.nodes.iter().enumerate() {
                 if let Some(source) = crate::rewrite::source(&node.kind)
-                    && (!differentiable || vjp::on_path(&branch.nodes, k, branch.result)[branch.result])
+                    && (!differentiable || reaching[k])
                 {
                     readers[source].push(r);
                     sources[r].push(source);
@@ -358,8 +359,8 @@ fn differentiate<'c>(
                 let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
                 contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed, sums)?);
             }
-            let ranges: Vec<usize> =
-                ranges.into_iter().filter(|&k| vjp::on_path(&branch.nodes, k, branch.result)[branch.result]).collect();
+            let reaching = vjp::reaching(&branch.nodes, branch.result);
+            let ranges: Vec<usize> = ranges.into_iter().filter(|&k| reaching[k]).collect();
             if !ranges.is_empty() {
                 for (x, c) in ranges::contributions(program, &g_name, r, b, &branch, &ranges, dr)? {
                     contributions[x].push(c);

@@ -40,9 +40,18 @@ pub(super) fn on_path(nodes: &[crate::program::Node], from: usize, result: usize
     for k in from + 1..n {
         reached[k] = operands(&nodes[k].kind).iter().enumerate().any(|(i, &a)| reached[a] && passes(nodes, k, i, a));
     }
-    let mut reaches = vec![false; n];
+    let reaches = reaching(nodes, result);
+    (0..n).map(|k| reached[k] && reaches[k]).collect()
+}
+
+/// The nodes with a differentiable path to `result` (one backward sweep):
+/// node `k` is in it exactly when `on_path(nodes, k, result)[result]`,
+/// for every `k` at once (asking `on_path` per read made the pass
+/// quadratic in the branch's size: 49 s for a 16-layer PPO).
+pub(super) fn reaching(nodes: &[crate::program::Node], result: usize) -> Vec<bool> {
+    let mut reaches = vec![false; nodes.len()];
     reaches[result] = true;
-    for k in (0..n).rev() {
+    for k in (0..nodes.len()).rev() {
         if reaches[k] {
             for (i, a) in operands(&nodes[k].kind).into_iter().enumerate() {
                 if passes(nodes, k, i, a) {
@@ -51,7 +60,7 @@ pub(super) fn on_path(nodes: &[crate::program::Node], from: usize, result: usize
             }
         }
     }
-    (0..n).map(|k| reached[k] && reaches[k]).collect()
+    reaches
 }
 
 /// Builds into `body` the cotangents of the nodes `wanted` given the
