@@ -50,6 +50,17 @@ import torch
 GAMMA, LAMBDA, ENTROPY, VALUE = 0.99, 0.96, 0.01, 0.5
 
 
+def update(optimizer, log_prob, entropy, value, normalized, target):
+    """One full-batch step on the A2C loss (as examples/ppo.rs): policy,
+    value (0.5 x VALUE x the squared error) and entropy terms, averaged
+    over environments, summed over steps."""
+    per_env = -log_prob * normalized + 0.5 * VALUE * (value - target) ** 2 - ENTROPY * entropy
+    loss = per_env.mean(dim=1).sum()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+
+
 def trunk(fan_in, width, layers, dtype):
     mods = []
     for _ in range(layers):
@@ -151,11 +162,7 @@ def cartpole(a, dtype):
         log_prob = dist.log_prob(actions.reshape(-1)).reshape(T, n)
         entropy = dist.entropy().reshape(T, n)
         value = agent.value(flat).reshape(T, n)
-        per_env = -log_prob * normalized + 0.5 * VALUE * (value - target) ** 2 - ENTROPY * entropy
-        loss = per_env.mean(dim=1).sum()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        update(optimizer, log_prob, entropy, value, normalized, target)
         seconds.append(time.perf_counter() - start)
         # The mean return of the iteration's episodes: those that ended, and
         # at the last step every environment's running one.
@@ -235,11 +242,7 @@ def main():
         log_prob = dist.log_prob(actions.reshape(-1)).reshape(T, n)
         entropy = dist.entropy().expand(T * n).reshape(T, n)
         value = agent.value(flat).reshape(T, n)
-        per_env = -log_prob * normalized + 0.5 * VALUE * (value - target) ** 2 - ENTROPY * entropy
-        loss = per_env.mean(dim=1).sum()
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        update(optimizer, log_prob, entropy, value, normalized, target)
         seconds.append(time.perf_counter() - start)
         returns.append(float(rewards.sum(0).mean()))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

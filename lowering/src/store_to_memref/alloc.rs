@@ -79,7 +79,7 @@ fn reserve<'c, 'a>(
     ty: Type<'c>,
     sizes: &[Value<'c, 'a>],
 ) -> Result<(Value<'c, 'a>, Value<'c, 'a>), String> {
-    let (i32, i64, ptr, index) = (b.integer_type(32), b.integer_type(64), b.pointer_type(), b.index_type());
+    let (i32, i64, ptr) = (b.integer_type(32), b.integer_type(64), b.pointer_type());
     declare(module, "mmap", &[ptr, i64, i32, i32, i32, i64], &[ptr])?;
     let along = info.along;
     // The along dimension's bound, rounded up to whole blocks (at least one).
@@ -137,7 +137,6 @@ fn reserve<'c, 'a>(
     let table_ty = Type::parse(b.context(), super::TABLE).ok_or("compiler fault: the table type")?;
     let table = b.alloc(table_ty, &[outer])?;
     let start = b.index(0)?;
-    let _ = index;
     b.for_sum(start, outer, start, &|b, row, unchanged| {
         let (zero, one) = (b.index(0)?, b.index(1)?);
         b.store(zero, table, &[row, zero])?;

@@ -56,7 +56,7 @@ pub(super) fn lower<'c>(
         return Err(format!("'{name}' needs a store allocated with swap_space = \"file\""));
     }
     let b = Builder::before(op)?;
-    let (index, i64, i32, ptr) = (b.index_type(), b.integer_type(64), b.integer_type(32), b.pointer_type());
+    let (i64, i32, ptr) = (b.integer_type(64), b.integer_type(32), b.pointer_type());
     declare(module, "madvise", &[ptr, i64, i32], &[i32])?;
     declare(module, "mprotect", &[ptr, i64, i32], &[i32])?;
     declare(module, "fileno", &[ptr], &[i32])?;
@@ -99,7 +99,6 @@ pub(super) fn lower<'c>(
     if name != "store.reload" {
         release(&b, &geometry, table, base, first, end)?;
     }
-    let _ = index;
     Ok(())
 }
 
