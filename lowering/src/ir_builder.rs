@@ -13,8 +13,8 @@ use melior::ir::{
     Attribute, Block, BlockLike, BlockRef, Identifier, Location, Operation, OperationRef, Region, RegionLike, Type,
     Value, ValueLike,
     attribute::{
-        DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, IntegerAttribute, StringAttribute,
-        TypeAttribute,
+        ArrayAttribute, DenseI32ArrayAttribute, DenseI64ArrayAttribute, FlatSymbolRefAttribute, FloatAttribute,
+        IntegerAttribute, StringAttribute, TypeAttribute,
     },
     operation::{OperationBuilder, OperationLike},
     r#type::{FunctionType, IntegerType, MemRefType, ShapedTypeLike},
@@ -41,6 +41,7 @@ pub enum Extent<'c, 'a> {
 }
 
 /// Where new ops go, and the location they get.
+#[derive(Clone, Copy)]
 pub struct Builder<'c, 'a> {
     context: ContextRef<'c>,
     pub location: Location<'c>,
@@ -387,6 +388,214 @@ impl<'c, 'a> Builder<'c, 'a> {
     /// `scf.if condition { then }`.
     pub fn if_then(&self, condition: Value<'c, '_>, then: &dyn Fn(&Builder<'c, '_>) -> Built<()>) -> Built<()> {
         self.if_else(condition, then, None)
+    }
+}
+
+/// Structured ops with regions: each helper inserts the op with its
+/// blocks and returns builders inside them (with the iteration variables
+/// or block arguments). Loops and `affine.if` come with their terminators,
+/// and the builders insert before them; blocks that yield values
+/// (`scf.if` with results, `linalg.generic`) are left for the caller to
+/// end with [`Builder::yield_values`].
+impl<'c, 'a> Builder<'c, 'a> {
+    /// Inserts `op` and returns a builder for block 0 of each region:
+    /// before its terminator when `terminated`, else at its end.
+    fn inside(&self, op: Operation<'c>, terminated: bool) -> Built<(OperationRef<'c, 'a>, Vec<Builder<'c, 'a>>)> {
+        let op = self.insert(op);
+        let mut builders = Vec::new();
+        for region in op.regions() {
+            let Some(block) = region.first_block() else { continue };
+            let anchor = if terminated { block.terminator() } else { None };
+            builders.push(Builder { context: self.context, location: self.location, block, anchor });
+        }
+        Ok((op, builders))
+    }
+
+    /// A block with `arguments` ending with `terminator` (when given).
+    fn region(&self, arguments: &[Type<'c>], terminator: Option<&str>) -> Built<Region<'c>> {
+        let region = Region::new();
+        let arguments: Vec<(Type<'c>, Location<'c>)> = arguments.iter().map(|&t| (t, self.location)).collect();
+        let block = region.append_block(Block::new(&arguments));
+        if let Some(name) = terminator {
+            let op = OperationBuilder::new(name, self.location)
+                .build()
+                .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
+            block.append_operation(op);
+        }
+        Ok(region)
+    }
+
+    fn arguments(&self, builder: &Builder<'c, 'a>) -> Built<Vec<Value<'c, 'a>>> {
+        (0..builder.block.argument_count())
+            .map(|k| builder.block.argument(k).map(Value::from).map_err(|e| e.to_string()))
+            .collect()
+    }
+
+    /// Ends the block of an `scf.if` with results (`scf.yield`) or of a
+    /// `linalg.generic` (`linalg.yield`).
+    pub fn yield_values(&self, terminator: &str, values: &[Value<'c, '_>]) -> Built<()> {
+        self.op(terminator, values, &[], &[]).map(|_| ())
+    }
+
+    /// `scf.for %iv = lower to upper step step`: a builder inside and `%iv`.
+    pub fn scf_for(
+        &self,
+        lower: Value<'c, '_>,
+        upper: Value<'c, '_>,
+        step: Value<'c, '_>,
+    ) -> Built<(Builder<'c, 'a>, Value<'c, 'a>)> {
+        let op = OperationBuilder::new("scf.for", self.location)
+            .add_operands(&[lower, upper, step])
+            .add_regions([self.region(&[self.index_type()], Some("scf.yield"))?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.for': {e}"))?;
+        let (_, mut inside) = self.inside(op, true)?;
+        let body = inside.pop().ok_or("compiler fault: scf.for without a body")?;
+        let iv = self.arguments(&body)?[0];
+        Ok((body, iv))
+    }
+
+    /// `scf.parallel` over `[0, upper)` per dimension, step 1: a builder
+    /// inside and the induction variables.
+    pub fn scf_parallel(&self, upper: &[Value<'c, '_>]) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+        let (zero, one) = (self.index(0)?, self.index(1)?);
+        let n = upper.len();
+        let operands: Vec<Value> =
+            std::iter::repeat_n(zero, n).chain(upper.iter().copied()).chain(std::iter::repeat_n(one, n)).collect();
+        let segments = DenseI32ArrayAttribute::new(self.context(), &[n as i32, n as i32, n as i32, 0]).into();
+        let op = OperationBuilder::new("scf.parallel", self.location)
+            .add_operands(&operands)
+            .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
+            .add_regions([self.region(&vec![self.index_type(); n], Some("scf.reduce"))?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.parallel': {e}"))?;
+        let (_, mut inside) = self.inside(op, true)?;
+        let body = inside.pop().ok_or("compiler fault: scf.parallel without a body")?;
+        let ivs = self.arguments(&body)?;
+        Ok((body, ivs))
+    }
+
+    /// `scf.if condition -> (results)` with both branches: builders in the
+    /// then and else blocks (each to end with `scf.yield`) and the results.
+    pub fn scf_if(
+        &self,
+        condition: Value<'c, '_>,
+        results: &[Type<'c>],
+    ) -> Built<(Builder<'c, 'a>, Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+        let op = OperationBuilder::new("scf.if", self.location)
+            .add_operands(&[condition])
+            .add_results(results)
+            .add_regions([self.region(&[], None)?, self.region(&[], None)?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.if': {e}"))?;
+        let (op, mut inside) = self.inside(op, false)?;
+        let otherwise = inside.pop().ok_or("compiler fault: scf.if without an else block")?;
+        let then = inside.pop().ok_or("compiler fault: scf.if without a then block")?;
+        let values = (0..results.len()).map(|k| op.result(k).map(Value::from).map_err(|e| e.to_string()));
+        Ok((then, otherwise, values.collect::<Built<Vec<_>>>()?))
+    }
+
+    /// `linalg.index dimension`.
+    pub fn linalg_index(&self, dimension: usize) -> Built<Value<'c, 'a>> {
+        let attribute = IntegerAttribute::new(self.integer_type(64), dimension as i64).into();
+        self.value("linalg.index", &[], self.index_type(), &[("dim", attribute)])
+    }
+
+    /// `linalg.generic` over `inputs` into `outputs` with `maps` (one per
+    /// operand) and `iterators` (`parallel` or `reduction`, one per loop):
+    /// a builder in its body (to end with `linalg.yield`) and the block
+    /// arguments (the elements of the inputs, then of the outputs).
+    pub fn generic(
+        &self,
+        inputs: &[Value<'c, '_>],
+        outputs: &[Value<'c, '_>],
+        maps: &[melior::ir::AffineMap<'c>],
+        iterators: &[&str],
+    ) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+        let context = self.context();
+        let elements: Vec<Type<'c>> = inputs.iter().chain(outputs).map(|v| element_of(*v)).collect::<Built<_>>()?;
+        let maps: Vec<Attribute<'c>> =
+            maps.iter().map(|m| unsafe { Attribute::from_raw(mlir_sys::mlirAffineMapAttrGet(m.to_raw())) }).collect();
+        let iterators: Vec<Attribute<'c>> = iterators
+            .iter()
+            .map(|kind| {
+                Attribute::parse(context, &format!("#linalg.iterator_type<{kind}>"))
+                    .ok_or_else(|| format!("compiler fault: no iterator type '{kind}'"))
+            })
+            .collect::<Built<_>>()?;
+        let segments = DenseI32ArrayAttribute::new(context, &[inputs.len() as i32, outputs.len() as i32]).into();
+        let operands: Vec<Value> = inputs.iter().chain(outputs).copied().collect();
+        let op = OperationBuilder::new("linalg.generic", self.location)
+            .add_operands(&operands)
+            .add_attributes(&[
+                (Identifier::new(context, "indexing_maps"), ArrayAttribute::new(context, &maps).into()),
+                (Identifier::new(context, "iterator_types"), ArrayAttribute::new(context, &iterators).into()),
+                (Identifier::new(context, "operandSegmentSizes"), segments),
+            ])
+            .add_regions([self.region(&elements, None)?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'linalg.generic': {e}"))?;
+        let (_, mut inside) = self.inside(op, false)?;
+        let body = inside.pop().ok_or("compiler fault: linalg.generic without a body")?;
+        let arguments = self.arguments(&body)?;
+        Ok((body, arguments))
+    }
+
+    /// `arith.constant` of the float `value` of type `ty`.
+    pub fn float(&self, value: f64, ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value("arith.constant", &[], ty, &[("value", FloatAttribute::new(self.context(), ty, value).into())])
+    }
+
+    /// An op of one operand whose result has its type (`math.log`,
+    /// `arith.negf`).
+    pub fn unary(&self, name: &str, operand: Value<'c, '_>) -> Built<Value<'c, 'a>> {
+        self.value(name, &[operand], operand.r#type(), &[])
+    }
+
+    /// A conversion op (`arith.sitofp`, `arith.truncf`, ...) to `ty`.
+    pub fn convert(&self, name: &str, operand: Value<'c, '_>, ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        self.value(name, &[operand], ty, &[])
+    }
+
+    /// A size or offset as an index value (a constant when static).
+    pub fn extent(&self, extent: Extent<'c, 'a>) -> Built<Value<'c, 'a>> {
+        match extent {
+            Extent::Static(n) => self.index(n),
+            Extent::Value(v) => Ok(v),
+        }
+    }
+}
+
+/// The element type of a memref value.
+pub fn element_of<'c>(memref: Value<'c, '_>) -> Built<Type<'c>> {
+    MemRefType::try_from(memref.r#type())
+        .map(|t| t.element())
+        .map_err(|_| "compiler fault: a view that is not a memref".to_string())
+}
+
+/// The MLIR form of an affine map of the `temporal` dialect's programs.
+pub fn affine_map<'c>(
+    context: &'c Context,
+    num_dims: usize,
+    num_symbols: usize,
+    results: &[tempo_passes::affine::AffineExpr],
+) -> melior::ir::AffineMap<'c> {
+    let exprs: Vec<melior::ir::AffineExpr<'c>> = results.iter().map(|e| affine_expr(context, e)).collect();
+    melior::ir::AffineMap::new(context, num_dims, num_symbols, &exprs)
+}
+
+fn affine_expr<'c>(context: &'c Context, expr: &tempo_passes::affine::AffineExpr) -> melior::ir::AffineExpr<'c> {
+    use melior::ir::AffineExpr as M;
+    use tempo_passes::affine::AffineExpr as E;
+    match expr {
+        E::Dim(k) => M::dim(context, *k),
+        E::Symbol(k) => M::symbol(context, *k),
+        E::Constant(c) => M::constant(context, *c),
+        E::Add(a, b) => affine_expr(context, a) + affine_expr(context, b),
+        E::Mul(a, b) => affine_expr(context, a) * affine_expr(context, b),
+        E::Mod(a, b) => M::modulo(affine_expr(context, a), affine_expr(context, b)),
+        E::FloorDiv(a, b) => M::floor_div(affine_expr(context, a), affine_expr(context, b)),
+        E::CeilDiv(a, b) => M::ceil_div(affine_expr(context, a), affine_expr(context, b)),
     }
 }
 

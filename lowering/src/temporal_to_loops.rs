@@ -49,6 +49,7 @@ mod external_call;
 mod gpu_attention;
 mod gpu_matmul;
 mod gpu_reduction;
+mod kernels;
 mod movement;
 mod random;
 mod reads;
@@ -175,10 +176,12 @@ impl TempoPass for LowerTemporalToLoops {
         emitter.gpu = gpu;
         emitter.fuse = fuse;
         emitter.test_fault = test_fault;
-        let (text, origins) = emitter.emit();
+        let config = kernels::Config { gpu };
+        let (text, origins, kernels) = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);
-        replace_module_body(op, &text, Some(&origins), |name| name.starts_with("temporal.")).map_err(|e| vec![e])
+        replace_module_body(op, &text, Some(&origins), |name| name.starts_with("temporal.")).map_err(|e| vec![e])?;
+        kernels::build(op, &kernels, config).map_err(|e| vec![e])
     }
 }
 
@@ -254,6 +257,8 @@ struct Emitter<'p, 'c> {
     origins: Origins<'c>,
     /// A fault to inject (the `test-fault` option), until injected.
     test_fault: Option<TestFault>,
+    /// Spatial ops built as typed IR once the text is parsed (`kernels`).
+    kernels: Vec<kernels::Kernel>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -313,6 +318,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             growing_lengths: std::collections::HashSet::new(),
             origins: Origins::new(),
             test_fault: None,
+            kernels: Vec::new(),
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -358,8 +364,9 @@ impl<'p, 'c> Emitter<'p, 'c> {
         stacked_type(&lead.join("x"), &t.point)
     }
 
-    /// The generated module's text and the user ops its code lowers.
-    fn emit(mut self) -> (String, Origins<'c>) {
+    /// The generated module's text, the user ops its code lowers and the
+    /// kernels its calls stand for.
+    fn emit(mut self) -> (String, Origins<'c>, Vec<kernels::Kernel>) {
         let program = self.program;
         let mut args: Vec<String> = self.bound_args.iter().map(|a| format!("{a}: index")).collect();
         for (i, t) in program.tensors.iter().enumerate() {
@@ -461,7 +468,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             self.body,
             self.exit
         );
-        (text, self.origins)
+        (text, self.origins, self.kernels)
     }
 
     /// Emits `steps`: tensors in place, loops around their bodies.
@@ -760,19 +767,6 @@ impl Emitter<'_, '_> {
 }
 
 impl Emitter<'_, '_> {
-    /// Loops over every element of a result of `sizes` whose elements are
-    /// written independently: for the GPU one `scf.parallel` loop (a kernel
-    /// once mapped), otherwise `scf.for` loops in row-major order. A
-    /// rank-0 result has no loop.
-    fn open_elementwise_loops(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {
-        if self.gpu && !sizes.is_empty() {
-            self.open_parallel_loop(sizes, indent, out)
-        } else {
-            let order: Vec<usize> = (0..sizes.len()).collect();
-            self.open_loops(sizes, &order, indent, out)
-        }
-    }
-
     /// Opens one `scf.parallel` loop over `sizes` (SSA indices or
     /// literals); closed like [`Emitter::open_loops`]' nests.
     fn open_parallel_loop(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {

@@ -2,7 +2,10 @@
 //! `lower-temporal-to-loops`: loops copying each element from where
 //! `Movement::source` says, or views where no copy is needed.
 
+use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, elementwise_loops};
 use super::*;
+use crate::ir_builder::{Builder, Compare, Extent, element_of};
+use melior::ir::Value;
 
 impl Emitter<'_, '_> {
     /// A size (SSA index or literal) as an SSA index.
@@ -13,22 +16,6 @@ impl Emitter<'_, '_> {
         let c = self.fresh("c");
         let _ = writeln!(out, "{indent}{c} = arith.constant {size} : index");
         c
-    }
-
-    /// Row-major strides (in elements) of `sizes` as index values.
-    pub(super) fn row_major_strides(&mut self, sizes: &[String], indent: &str, out: &mut String) -> Vec<String> {
-        let mut strides = vec![String::new(); sizes.len()];
-        let mut stride = self.index_value("1", indent, out);
-        for k in (0..sizes.len()).rev() {
-            strides[k] = stride.clone();
-            if k > 0 {
-                let n = self.index_value(&sizes[k], indent, out);
-                let next = self.fresh("i");
-                let _ = writeln!(out, "{indent}{next} = arith.muli {stride}, {n} : index");
-                stride = next;
-            }
-        }
-        strides
     }
 
     /// The box of `operand` at the offsets `offsets` gives at the reader's
@@ -75,8 +62,7 @@ impl Emitter<'_, '_> {
         View { name, ty: view_ty, sizes }
     }
 
-    /// Copies elements for a movement op: a loop nest over the result, each
-    /// element loaded from where [`Movement::source`] says.
+    /// Copies elements for a movement op (see [`build_move`]).
     pub(super) fn move_elements(
         &mut self,
         movement: &Movement,
@@ -90,109 +76,16 @@ impl Emitter<'_, '_> {
             self.concat(*axis, inputs, &[false, false], target, indent, out);
             return;
         }
-        let e = ty.element.mlir();
-        let nest = self.open_elementwise_loops(&target.sizes, indent, out);
-        let (ivs, inner, c0, c1) = (nest.ivs.clone(), nest.inner.clone(), nest.zero.clone(), nest.one.clone());
-        let load = |this: &mut Self, k: usize, at: &[String], inner: &str, out: &mut String| -> String {
-            let v = this.fresh("x");
-            let _ = writeln!(out, "{inner}{v} = memref.load {}[{}] : {}", inputs[k].name, at.join(", "), inputs[k].ty);
-            v
-        };
-        let value = match movement {
-            Movement::Permute(p) => {
-                let mut at = vec![String::new(); ivs.len()];
-                for (i, &k) in p.iter().enumerate() {
-                    at[k] = ivs[i].clone();
-                }
-                load(self, 0, &at, &inner, out)
-            }
-            Movement::Flip(axis) => {
-                let size = self.index_value(&target.sizes[*axis], &inner, out);
-                let last = self.fresh("i");
-                let _ = writeln!(out, "{inner}{last} = arith.subi {size}, {c1} : index");
-                let flipped = self.fresh("i");
-                let _ = writeln!(out, "{inner}{flipped} = arith.subi {last}, {} : index", ivs[*axis]);
-                let mut at = ivs.clone();
-                at[*axis] = flipped;
-                load(self, 0, &at, &inner, out)
-            }
-            Movement::Slice(offsets) => {
-                let mut at = Vec::new();
-                for (iv, o) in ivs.iter().zip(offsets) {
-                    let c = self.index_value(&o.to_string(), &inner, out);
-                    let sum = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{sum} = arith.addi {iv}, {c} : index");
-                    at.push(sum);
-                }
-                load(self, 0, &at, &inner, out)
-            }
-            Movement::Reshape => {
-                // The row-major position in the result, then the operand
-                // index at that position (sizes may be dynamic).
-                let out_strides = self.row_major_strides(&target.sizes, &inner, out);
-                let mut linear = c0.clone();
-                for (iv, stride) in ivs.iter().zip(&out_strides) {
-                    let term = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{term} = arith.muli {iv}, {stride} : index");
-                    let next = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{next} = arith.addi {linear}, {term} : index");
-                    linear = next;
-                }
-                let in_sizes = inputs[0].sizes.clone();
-                let in_strides = self.row_major_strides(&in_sizes, &inner, out);
-                let mut at = Vec::new();
-                for (size, stride) in in_sizes.iter().zip(&in_strides) {
-                    let n = self.index_value(size, &inner, out);
-                    let q = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{q} = arith.divui {linear}, {stride} : index");
-                    let r = self.fresh("i");
-                    let _ = writeln!(out, "{inner}{r} = arith.remui {q}, {n} : index");
-                    at.push(r);
-                }
-                load(self, 0, &at, &inner, out)
-            }
-            Movement::Expand => {
-                let skip = ivs.len() - inputs[0].sizes.len();
-                let at: Vec<String> = inputs[0]
-                    .sizes
-                    .iter()
-                    .enumerate()
-                    .map(|(k, n)| if n == "1" { c0.clone() } else { ivs[skip + k].clone() })
-                    .collect();
-                load(self, 0, &at, &inner, out)
-            }
-            Movement::Concat(_) => unreachable!("concat is copied operand by operand"),
-            Movement::Arange => {
-                let position = self.fresh("i");
-                let _ = writeln!(out, "{inner}{position} = arith.index_cast {} : index to i64", ivs[0]);
-                match ty.element {
-                    ElementType::I64 => position,
-                    ElementType::I32 => {
-                        let v = self.fresh("x");
-                        let _ = writeln!(out, "{inner}{v} = arith.trunci {position} : i64 to i32");
-                        v
-                    }
-                    _ => {
-                        let v = self.fresh("x");
-                        let _ = writeln!(out, "{inner}{v} = arith.sitofp {position} : i64 to {e}");
-                        v
-                    }
-                }
-            }
-        };
-        let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
-        nest.close(out);
+        let mut operands = KernelOperands::default();
+        // An arange has no operand: its target stands in.
+        let input = operands.view(inputs.first().copied().unwrap_or(target));
+        let target = operands.view(target);
+        let kernel = Kernel::Move { movement: movement.clone(), input, target, ty: ty.clone() };
+        self.call_kernel(operands, kernel, indent, out);
     }
-}
 
-impl Emitter<'_, '_> {
-    /// Concatenation along `axis`: one copy nest per operand, each over the
-    /// operand's own sizes and storing at its offset along `axis`. Both
-    /// sides of every copy run in row-major order, so the innermost loop is
-    /// a contiguous copy the vectorizer turns into plain vector loads and
-    /// stores (a single nest over the result with a per-element choice of
-    /// operand became masked gathers). Operands already `placed` in their
-    /// parts of `target` (see `destinations`) are not copied.
+    /// Concatenation along `axis` of `inputs` into `target`, but for the
+    /// operands already `placed` in their parts (see [`build_concat`]).
     pub(super) fn concat(
         &mut self,
         axis: usize,
@@ -202,28 +95,14 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let first = self.index_value(&inputs[0].sizes[axis].clone(), indent, out);
-        for (k, input) in inputs.iter().enumerate() {
-            if placed.get(k).copied().unwrap_or(false) {
-                continue;
-            }
-            let nest = self.open_elementwise_loops(&input.sizes, indent, out);
-            let inner = nest.inner.clone();
-            let v = self.fresh("x");
-            let _ = writeln!(out, "{inner}{v} = memref.load {}[{}] : {}", input.name, nest.ivs.join(", "), input.ty);
-            let mut at = nest.ivs.clone();
-            if k > 0 {
-                let shifted = self.fresh("i");
-                let _ = writeln!(out, "{inner}{shifted} = arith.addi {}, {first} : index", nest.ivs[axis]);
-                at[axis] = shifted;
-            }
-            let _ = writeln!(out, "{inner}memref.store {v}, {}[{}] : {}", target.name, at.join(", "), target.ty);
-            nest.close(out);
-        }
+        let mut operands = KernelOperands::default();
+        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
+        let target = operands.view(target);
+        let kernel = Kernel::Concat { axis, inputs, placed: placed.to_vec(), target };
+        self.call_kernel(operands, kernel, indent, out);
     }
 
-    /// Rows of `table` at `indices` (clamped into the table; zeros from an
-    /// empty table): a loop nest over the result.
+    /// Rows of `table` at `indices` (see [`build_gather`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gather(
         &mut self,
@@ -235,42 +114,168 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let e = ty.element.mlir();
-        let rows = self.index_value(&table.sizes[0], indent, out);
-        let c0 = self.fresh("c");
-        let c1 = self.fresh("c");
-        let _ = writeln!(out, "{indent}{c0} = arith.constant 0 : index");
-        let _ = writeln!(out, "{indent}{c1} = arith.constant 1 : index");
-        let last = self.fresh("i");
-        let _ = writeln!(out, "{indent}{last} = arith.subi {rows}, {c1} : index");
-        let empty = self.fresh("b");
-        let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {rows}, {c0} : index");
-        let nest = self.open_elementwise_loops(&target.sizes, indent, out);
-        let (ivs, inner) = (nest.ivs.clone(), nest.inner.clone());
-        let rank = indices.sizes.len();
-        let raw = self.fresh("x");
-        let _ =
-            writeln!(out, "{inner}{raw} = memref.load {}[{}] : {}", indices.name, ivs[..rank].join(", "), indices.ty);
-        let position = self.fresh("i");
-        let _ = writeln!(out, "{inner}{position} = arith.index_cast {raw} : {} to index", index_element.mlir());
-        let low = self.fresh("i");
-        let _ = writeln!(out, "{inner}{low} = arith.maxsi {position}, {c0} : index");
-        let clamped = self.fresh("i");
-        let _ = writeln!(out, "{inner}{clamped} = arith.minsi {low}, {last} : index");
-        let value = self.fresh("x");
-        let _ = writeln!(out, "{inner}{value} = scf.if {empty} -> ({e}) {{");
-        let zero = self.fresh("z");
-        let _ = writeln!(out, "{inner}  {zero} = arith.constant {} : {e}", zero_literal(ty.element));
-        let _ = writeln!(out, "{inner}  scf.yield {zero} : {e}");
-        let _ = writeln!(out, "{inner}}} else {{");
-        let mut at = vec![clamped];
-        at.extend(ivs[rank..].iter().cloned());
-        let loaded = self.fresh("x");
-        let _ = writeln!(out, "{inner}  {loaded} = memref.load {}[{}] : {}", table.name, at.join(", "), table.ty);
-        let _ = writeln!(out, "{inner}  scf.yield {loaded} : {e}");
-        let _ = writeln!(out, "{inner}}}");
-        let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, ivs.join(", "), target.ty);
-        nest.close(out);
+        let mut operands = KernelOperands::default();
+        let (table, indices) = (operands.view(table), operands.view(indices));
+        let target = operands.view(target);
+        let kernel = Kernel::Gather { table, indices, index_element, target, ty: ty.clone() };
+        self.call_kernel(operands, kernel, indent, out);
+    }
+}
+
+/// Copies the elements of a movement op other than a concatenation: a
+/// loop nest over the result, each element loaded from where
+/// [`Movement::source`] says (an arange computes its position).
+pub(super) fn build_move<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    movement: &Movement,
+    input: &TypedView<'c, 'a>,
+    target: &TypedView<'c, 'a>,
+    ty: &PointType,
+    config: Config,
+) -> Result<(), String> {
+    let (inner, ivs) = elementwise_loops(b, &target.sizes, config)?;
+    let load = |at: &[Value<'c, 'a>]| inner.load(input.value, at, element_of(input.value)?);
+    let value = match movement {
+        Movement::Permute(p) => {
+            let mut at = ivs.clone();
+            for (i, &k) in p.iter().enumerate() {
+                at[k] = ivs[i];
+            }
+            load(&at)?
+        }
+        Movement::Flip(axis) => {
+            let last = inner.arith("subi", inner.extent(target.sizes[*axis])?, inner.index(1)?)?;
+            let mut at = ivs.clone();
+            at[*axis] = inner.arith("subi", last, ivs[*axis])?;
+            load(&at)?
+        }
+        Movement::Slice(offsets) => {
+            let at: Vec<Value> = ivs
+                .iter()
+                .zip(offsets)
+                .map(|(&iv, &o)| inner.arith("addi", iv, inner.index(o)?))
+                .collect::<Result<_, _>>()?;
+            load(&at)?
+        }
+        Movement::Reshape => {
+            // The row-major position in the result, then the operand
+            // index at that position (sizes may be dynamic).
+            let mut linear = inner.index(0)?;
+            for (&iv, stride) in ivs.iter().zip(row_major_strides(&inner, &target.sizes)?) {
+                linear = inner.arith("addi", linear, inner.arith("muli", iv, stride)?)?;
+            }
+            let mut at = Vec::new();
+            for (&size, stride) in input.sizes.iter().zip(row_major_strides(&inner, &input.sizes)?) {
+                let q = inner.arith("divui", linear, stride)?;
+                at.push(inner.arith("remui", q, inner.extent(size)?)?);
+            }
+            load(&at)?
+        }
+        Movement::Expand => {
+            let skip = ivs.len() - input.sizes.len();
+            let zero = inner.index(0)?;
+            let at: Vec<Value> = input
+                .sizes
+                .iter()
+                .enumerate()
+                .map(|(k, n)| if matches!(n, Extent::Static(1)) { zero } else { ivs[skip + k] })
+                .collect();
+            load(&at)?
+        }
+        Movement::Concat(_) => return Err("compiler fault: a concatenation copied as a movement".into()),
+        Movement::Arange => {
+            let position = inner.index_cast(ivs[0], inner.integer_type(64))?;
+            let e = element_type(&inner, ty.element);
+            match ty.element {
+                ElementType::I64 => position,
+                ElementType::I32 | ElementType::I1 => inner.convert("arith.trunci", position, e)?,
+                ElementType::F32 | ElementType::F64 => inner.convert("arith.sitofp", position, e)?,
+            }
+        }
+    };
+    inner.store(value, target.value, &ivs)
+}
+
+/// Row-major strides (in elements) of `sizes` as index values.
+fn row_major_strides<'c, 'a>(b: &Builder<'c, 'a>, sizes: &[Extent<'c, 'a>]) -> Result<Vec<Value<'c, 'a>>, String> {
+    let mut stride = b.index(1)?;
+    let mut strides = vec![stride; sizes.len()];
+    for k in (0..sizes.len()).rev() {
+        strides[k] = stride;
+        if k > 0 {
+            stride = b.arith("muli", stride, b.extent(sizes[k])?)?;
+        }
+    }
+    Ok(strides)
+}
+
+/// Concatenation along `axis`: one copy nest per operand, each over the
+/// operand's own sizes and storing at its offset along `axis`. Both sides
+/// of every copy run in row-major order, so the innermost loop is a
+/// contiguous copy the vectorizer turns into plain vector loads and stores
+/// (a single nest over the result with a per-element choice of operand
+/// became masked gathers). Operands already `placed` in their parts of
+/// `target` (see `destinations`) are not copied.
+pub(super) fn build_concat<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    axis: usize,
+    inputs: &[TypedView<'c, 'a>],
+    placed: &[bool],
+    target: &TypedView<'c, 'a>,
+    config: Config,
+) -> Result<(), String> {
+    let first = b.extent(inputs[0].sizes[axis])?;
+    for (k, input) in inputs.iter().enumerate() {
+        if placed.get(k).copied().unwrap_or(false) {
+            continue;
+        }
+        let (inner, ivs) = elementwise_loops(b, &input.sizes, config)?;
+        let v = inner.load(input.value, &ivs, element_of(input.value)?)?;
+        let mut at = ivs.clone();
+        if k > 0 {
+            at[axis] = inner.arith("addi", ivs[axis], first)?;
+        }
+        inner.store(v, target.value, &at)?;
+    }
+    Ok(())
+}
+
+/// Rows of `table` at `indices` (clamped into the table; zeros from an
+/// empty table): a loop nest over the result.
+pub(super) fn build_gather<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    table: &TypedView<'c, 'a>,
+    indices: &TypedView<'c, 'a>,
+    index_element: ElementType,
+    target: &TypedView<'c, 'a>,
+    ty: &PointType,
+    config: Config,
+) -> Result<(), String> {
+    let e = element_type(b, ty.element);
+    let rows = b.extent(table.sizes[0])?;
+    let (c0, c1) = (b.index(0)?, b.index(1)?);
+    let last = b.arith("subi", rows, c1)?;
+    let empty = b.compare(Compare::Eq, rows, c0)?;
+    let (inner, ivs) = elementwise_loops(b, &target.sizes, config)?;
+    let rank = indices.sizes.len();
+    let raw = inner.load(indices.value, &ivs[..rank], element_type(&inner, index_element))?;
+    let position = inner.index_cast(raw, inner.index_type())?;
+    let clamped = inner.arith("minsi", inner.arith("maxsi", position, c0)?, last)?;
+    let (then, otherwise, values) = inner.scf_if(empty, &[e])?;
+    then.yield_values("scf.yield", &[zero(&then, ty.element)?])?;
+    let mut at = vec![clamped];
+    at.extend(ivs[rank..].iter().copied());
+    let loaded = otherwise.load(table.value, &at, e)?;
+    otherwise.yield_values("scf.yield", &[loaded])?;
+    inner.store(values[0], target.value, &ivs)
+}
+
+/// The zero of an element type (`false` for `i1`).
+pub(super) fn zero<'c, 'a>(b: &Builder<'c, 'a>, element: ElementType) -> Result<Value<'c, 'a>, String> {
+    let ty = element_type(b, element);
+    match element {
+        ElementType::F32 | ElementType::F64 => b.float(0.0, ty),
+        _ => b.constant(0, ty),
     }
 }
 

@@ -1,0 +1,277 @@
+//! Spatial ops built as typed IR (issue 29) while the loop nests around
+//! them are still written as text. Where an op's code goes, the emitter
+//! writes a call of `@__tempo_kernel_N` whose operands are the op's views
+//! and the index values it needs, and records the op as kernel `N`
+//! ([`Kernel`]: the op kind, where its views and indices sit among the
+//! operands, and its attributes). Once the module is parsed, [`build`]
+//! builds each kernel's ops before its call, through the lowering of its
+//! kind (in the file named after the kind), and erases the call and the
+//! declaration. The new ops take the call's location, which is the user's
+//! op (the origin markers placed it there), and so do faults.
+//!
+//! This seam goes away with the last text: the loop nests will then call
+//! the kinds' lowerings directly with the values they hold.
+
+use super::{Emitter, View};
+use crate::ir_builder::{Builder, Extent};
+use melior::ir::{
+    BlockLike, OperationRef, RegionLike, Value,
+    attribute::{FlatSymbolRefAttribute, StringAttribute},
+    operation::OperationLike,
+};
+use std::fmt::Write;
+use tempo_dialects::block_operations;
+use tempo_passes::diagnostics::PassDiagnostic;
+use tempo_passes::program::{ElementType, Movement, PointType};
+
+/// The prefix of the kernels' placeholder functions.
+const PREFIX: &str = "__tempo_kernel_";
+
+/// A size of a kernel's view: static, or the kernel's index operand `k`.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Size {
+    Static(i64),
+    Operand(usize),
+}
+
+/// A view among a kernel's operands: operand `operand`, of `sizes`.
+#[derive(Clone, Debug)]
+pub(super) struct ViewArg {
+    operand: usize,
+    sizes: Vec<Size>,
+}
+
+/// A view built from a kernel's operands: the memref and its sizes.
+pub(super) struct TypedView<'c, 'a> {
+    pub value: Value<'c, 'a>,
+    pub sizes: Vec<Extent<'c, 'a>>,
+}
+
+impl ViewArg {
+    fn typed<'c, 'a>(&self, operands: &[Value<'c, 'a>]) -> TypedView<'c, 'a> {
+        let sizes = self
+            .sizes
+            .iter()
+            .map(|s| match *s {
+                Size::Static(n) => Extent::Static(n),
+                Size::Operand(k) => Extent::Value(operands[k]),
+            })
+            .collect();
+        TypedView { value: operands[self.operand], sizes }
+    }
+}
+
+/// The operands of a kernel call being written: SSA names and types.
+#[derive(Default)]
+pub(super) struct KernelOperands {
+    names: Vec<String>,
+    types: Vec<String>,
+}
+
+impl KernelOperands {
+    /// Adds `view` (its memref and its dynamic sizes).
+    pub(super) fn view(&mut self, view: &View) -> ViewArg {
+        let operand = self.push(&view.name, &view.ty);
+        let sizes = view.sizes.iter().map(|s| self.size(s)).collect();
+        ViewArg { operand, sizes }
+    }
+
+    /// Adds the index value `name` (once).
+    pub(super) fn index(&mut self, name: &str) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(k) => k,
+            None => self.push(name, "index"),
+        }
+    }
+
+    /// A size: a literal, or an index value.
+    fn size(&mut self, size: &str) -> Size {
+        match size.parse::<i64>() {
+            Ok(n) => Size::Static(n),
+            Err(_) => Size::Operand(self.index(size)),
+        }
+    }
+
+    fn push(&mut self, name: &str, ty: &str) -> usize {
+        self.names.push(name.to_string());
+        self.types.push(ty.to_string());
+        self.names.len() - 1
+    }
+}
+
+/// A spatial op to build before its placeholder call.
+pub(super) enum Kernel {
+    /// Seeded random values (`random`): `coordinates` are the index
+    /// operands of the point's coordinates.
+    Random { seed: i64, normal: bool, coordinates: Vec<usize>, target: ViewArg, ty: PointType },
+    /// A movement other than a concatenation (`movement`).
+    Move { movement: Movement, input: ViewArg, target: ViewArg, ty: PointType },
+    /// A concatenation along `axis` of the inputs not yet `placed`.
+    Concat { axis: usize, inputs: Vec<ViewArg>, placed: Vec<bool>, target: ViewArg },
+    /// Rows of a table at indices (`movement`).
+    Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
+}
+
+/// What the kinds' lowerings need of the pass's options.
+#[derive(Clone, Copy)]
+pub(super) struct Config {
+    /// Elementwise loops as one `scf.parallel` (for the GPU mapping).
+    pub gpu: bool,
+}
+
+impl Kernel {
+    fn build<'c, 'a>(&self, b: &Builder<'c, 'a>, operands: &[Value<'c, 'a>], config: Config) -> Result<(), String> {
+        match self {
+            Kernel::Random { seed, normal, coordinates, target, ty } => {
+                let coordinates: Vec<Value> = coordinates.iter().map(|&k| operands[k]).collect();
+                super::random::build(b, *seed, *normal, &coordinates, &target.typed(operands), ty)
+            }
+            Kernel::Move { movement, input, target, ty } => {
+                super::movement::build_move(b, movement, &input.typed(operands), &target.typed(operands), ty, config)
+            }
+            Kernel::Concat { axis, inputs, placed, target } => {
+                let inputs: Vec<TypedView> = inputs.iter().map(|v| v.typed(operands)).collect();
+                super::movement::build_concat(b, *axis, &inputs, placed, &target.typed(operands), config)
+            }
+            Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
+                b,
+                &table.typed(operands),
+                &indices.typed(operands),
+                *index_element,
+                &target.typed(operands),
+                ty,
+                config,
+            ),
+        }
+    }
+}
+
+impl Emitter<'_, '_> {
+    /// Writes the placeholder call of `kernel` with `operands`.
+    pub(super) fn call_kernel(&mut self, operands: KernelOperands, kernel: Kernel, indent: &str, out: &mut String) {
+        let n = self.kernels.len();
+        self.kernels.push(kernel);
+        let types = operands.types.join(", ");
+        let _ = writeln!(self.globals, "  func.func private @{PREFIX}{n}({types})");
+        let _ = writeln!(out, "{indent}func.call @{PREFIX}{n}({}) : ({types}) -> ()", operands.names.join(", "));
+    }
+}
+
+/// Builds every kernel of `kernels` before its call in `module`, then
+/// erases the calls and their declarations.
+pub(super) fn build<'c>(
+    module: OperationRef<'c, '_>,
+    kernels: &[Kernel],
+    config: Config,
+) -> Result<(), PassDiagnostic<'c>> {
+    if kernels.is_empty() {
+        return Ok(());
+    }
+    let body = module
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| PassDiagnostic::new(module.location(), "compiler fault: a module without a body"))?;
+    let mut calls = Vec::new();
+    let mut declarations = Vec::new();
+    for op in block_operations(body) {
+        if op.name().as_string_ref().as_str() != Ok("func.func") {
+            continue;
+        }
+        let name = op.attribute("sym_name").ok().and_then(|a| StringAttribute::try_from(a).ok());
+        if name.is_some_and(|n| n.value().starts_with(PREFIX)) {
+            declarations.push(op);
+        } else {
+            collect_calls(op, &mut calls);
+        }
+    }
+    for call in calls {
+        let fault = |message: String| PassDiagnostic::new(call.location(), message);
+        let callee = call
+            .attribute("callee")
+            .ok()
+            .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+            .map(|a| a.value().to_string())
+            .unwrap_or_default();
+        let kernel = callee
+            .strip_prefix(PREFIX)
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| kernels.get(n))
+            .ok_or_else(|| fault(format!("compiler fault: no kernel '{callee}'")))?;
+        let operands: Vec<Value> = call.operands().collect();
+        let b = Builder::before(call).map_err(fault)?;
+        kernel.build(&b, &operands, config).map_err(fault)?;
+        erase(call);
+    }
+    for declaration in declarations {
+        erase(declaration);
+    }
+    Ok(())
+}
+
+/// The kernel calls inside `op`, in order.
+fn collect_calls<'c, 'a>(op: OperationRef<'c, 'a>, calls: &mut Vec<OperationRef<'c, 'a>>) {
+    for region in op.regions() {
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            for inner in block_operations(b) {
+                let is_kernel = inner.name().as_string_ref().as_str() == Ok("func.call")
+                    && inner
+                        .attribute("callee")
+                        .ok()
+                        .and_then(|a| FlatSymbolRefAttribute::try_from(a).ok())
+                        .is_some_and(|a| a.value().starts_with(PREFIX));
+                if is_kernel {
+                    calls.push(inner);
+                } else {
+                    collect_calls(inner, calls);
+                }
+            }
+            block = b.next_in_region();
+        }
+    }
+}
+
+fn erase(op: OperationRef) {
+    unsafe {
+        mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
+        mlir_sys::mlirOperationDestroy(op.to_raw());
+    }
+}
+
+/// The MLIR type of an element type.
+pub(super) fn element_type<'c>(b: &Builder<'c, '_>, element: ElementType) -> melior::ir::Type<'c> {
+    match element {
+        ElementType::F32 => melior::ir::Type::float32(b.context()),
+        ElementType::F64 => melior::ir::Type::float64(b.context()),
+        ElementType::I32 => b.integer_type(32),
+        ElementType::I64 => b.integer_type(64),
+        ElementType::I1 => b.integer_type(1),
+    }
+}
+
+/// Loops over every element of a result of `sizes` whose elements are
+/// written independently: for the GPU one `scf.parallel` loop (a kernel
+/// once mapped), otherwise `scf.for` loops in row-major order. A rank-0
+/// result has no loop. Returns a builder inside and the index of each
+/// dimension.
+pub(super) fn elementwise_loops<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    sizes: &[Extent<'c, 'a>],
+    config: Config,
+) -> Result<(Builder<'c, 'a>, Vec<Value<'c, 'a>>), String> {
+    if config.gpu && !sizes.is_empty() {
+        let upper: Vec<Value> = sizes.iter().map(|&s| b.extent(s)).collect::<Result<_, _>>()?;
+        return b.scf_parallel(&upper);
+    }
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let mut inner = *b;
+    let mut ivs = Vec::new();
+    for &size in sizes {
+        let upper = inner.extent(size)?;
+        let (body, iv) = inner.scf_for(zero, upper, one)?;
+        inner = body;
+        ivs.push(iv);
+    }
+    Ok((inner, ivs))
+}
