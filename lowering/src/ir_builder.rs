@@ -33,6 +33,19 @@ pub enum Compare {
     Ugt = 8,
 }
 
+/// The predicates of `arith.cmpf` (their attribute values).
+#[derive(Clone, Copy, Debug)]
+pub enum FloatCompare {
+    Oeq = 1,
+    Ogt = 2,
+    Oge = 3,
+    Olt = 4,
+    Ole = 5,
+    One = 6,
+    Une = 13,
+    Uno = 14,
+}
+
 /// An offset or size of a view: a value, or a number known statically.
 #[derive(Clone, Copy)]
 pub enum Extent<'c, 'a> {
@@ -143,6 +156,17 @@ impl<'c, 'a> Builder<'c, 'a> {
     pub fn compare(&self, predicate: Compare, lhs: Value<'c, '_>, rhs: Value<'c, '_>) -> Built<Value<'c, 'a>> {
         let attribute = IntegerAttribute::new(self.integer_type(64), predicate as i64).into();
         self.value("arith.cmpi", &[lhs, rhs], self.integer_type(1), &[("predicate", attribute)])
+    }
+
+    /// `arith.cmpf`.
+    pub fn compare_floats(
+        &self,
+        predicate: FloatCompare,
+        lhs: Value<'c, '_>,
+        rhs: Value<'c, '_>,
+    ) -> Built<Value<'c, 'a>> {
+        let attribute = IntegerAttribute::new(self.integer_type(64), predicate as i64).into();
+        self.value("arith.cmpf", &[lhs, rhs], self.integer_type(1), &[("predicate", attribute)])
     }
 
     /// `arith.select`.
@@ -324,6 +348,27 @@ impl<'c, 'a> Builder<'c, 'a> {
             .add_regions([region])
             .build()
             .map_err(|e| format!("compiler fault: cannot build 'linalg.copy': {e}"))?;
+        self.insert(op);
+        Ok(())
+    }
+
+    /// `linalg.fill` of the view `target` with `value`.
+    pub fn fill(&self, value: Value<'c, '_>, target: Value<'c, '_>) -> Built<()> {
+        let element = element_of(target)?;
+        let region = Region::new();
+        let block = region.append_block(Block::new(&[(value.r#type(), self.location), (element, self.location)]));
+        {
+            let inner = Builder::at_end(self.context, self.location, block);
+            let value: Value = block.argument(0).map_err(|e| e.to_string())?.into();
+            inner.op("linalg.yield", &[value], &[], &[])?;
+        }
+        let segments = DenseI32ArrayAttribute::new(self.context(), &[1, 1]).into();
+        let op = OperationBuilder::new("linalg.fill", self.location)
+            .add_operands(&[value, target])
+            .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
+            .add_regions([region])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'linalg.fill': {e}"))?;
         self.insert(op);
         Ok(())
     }

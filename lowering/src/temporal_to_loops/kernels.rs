@@ -108,6 +108,10 @@ pub(super) enum Kernel {
     Move { movement: Movement, input: ViewArg, target: ViewArg, ty: PointType },
     /// A concatenation along `axis` of the inputs not yet `placed`.
     Concat { axis: usize, inputs: Vec<ViewArg>, placed: Vec<bool>, target: ViewArg },
+    /// The index of the first maximum along an axis (`reductions`).
+    ArgMax { input: ViewArg, axis: usize, best: ViewArg, target: ViewArg, element: ElementType },
+    /// A running sum along an axis (`reductions`).
+    CumSum { input: ViewArg, axis: usize, target: ViewArg, element: ElementType },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -133,6 +137,22 @@ impl Kernel {
                 let inputs: Vec<TypedView> = inputs.iter().map(|v| v.typed(operands)).collect();
                 super::movement::build_concat(b, *axis, &inputs, placed, &target.typed(operands), config)
             }
+            Kernel::ArgMax { input, axis, best, target, element } => super::reductions::build_argmax(
+                b,
+                &input.typed(operands),
+                *axis,
+                &best.typed(operands),
+                &target.typed(operands),
+                *element,
+            ),
+            Kernel::CumSum { input, axis, target, element } => super::reductions::build_cumsum(
+                b,
+                &input.typed(operands),
+                *axis,
+                &target.typed(operands),
+                *element,
+                config,
+            ),
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
                 &table.typed(operands),
@@ -264,14 +284,26 @@ pub(super) fn elementwise_loops<'c, 'a>(
         let upper: Vec<Value> = sizes.iter().map(|&s| b.extent(s)).collect::<Result<_, _>>()?;
         return b.scf_parallel(&upper);
     }
+    let order: Vec<usize> = (0..sizes.len()).collect();
+    loop_nest(b, sizes, &order)
+}
+
+/// `scf.for` loops over `sizes` in the order `order` (dimension numbers,
+/// outer first): a builder inside and the index of each dimension (by
+/// dimension number).
+pub(super) fn loop_nest<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    sizes: &[Extent<'c, 'a>],
+    order: &[usize],
+) -> Result<(Builder<'c, 'a>, Vec<Value<'c, 'a>>), String> {
     let (zero, one) = (b.index(0)?, b.index(1)?);
     let mut inner = *b;
-    let mut ivs = Vec::new();
-    for &size in sizes {
-        let upper = inner.extent(size)?;
+    let mut ivs = vec![zero; sizes.len()];
+    for &k in order {
+        let upper = inner.extent(sizes[k])?;
         let (body, iv) = inner.scf_for(zero, upper, one)?;
         inner = body;
-        ivs.push(iv);
+        ivs[k] = iv;
     }
     Ok((inner, ivs))
 }

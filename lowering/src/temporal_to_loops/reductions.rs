@@ -2,7 +2,10 @@
 //! an axis (`linalg.generic` reductions), argmax (first maximum) and
 //! cumulative sums, each summing in the interpreter's order.
 
+use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, loop_nest};
 use super::*;
+use crate::ir_builder::{Builder, Compare, Extent, FloatCompare};
+use melior::ir::{AffineExpr, AffineMap, Value};
 
 impl Emitter<'_, '_> {
     /// Sum, maximum or mean of `input` along `axis` into `target`, in order.
@@ -111,7 +114,7 @@ impl Emitter<'_, '_> {
 
 impl Emitter<'_, '_> {
     /// Index of the first maximum of `input` along `axis` into `target`
-    /// (i64), keeping the running maximum in `best`.
+    /// (see [`build_argmax`]), keeping the running maximum in `best`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn argmax(
         &mut self,
@@ -123,47 +126,13 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let e = element.mlir();
-        let lowest = self.fresh("z");
-        let _ = writeln!(out, "{indent}{lowest} = arith.constant {} : {e}", lowest_literal(element));
-        let _ = writeln!(out, "{indent}linalg.fill ins({lowest} : {e}) outs({} : {})", best.name, best.ty);
-        let zero = self.fresh("z");
-        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : i64");
-        let _ = writeln!(out, "{indent}linalg.fill ins({zero} : i64) outs({} : {})", target.name, target.ty);
-        let rank = input.sizes.len();
-        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let kept: Vec<String> = dims.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect();
-        let iterators: Vec<&str> =
-            (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
-        let greater = if element.is_float() { "arith.cmpf ogt" } else { "arith.cmpi sgt" };
-        let _ = writeln!(
-            out,
-            "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, affine_map<({d}) -> ({k})>, affine_map<({d}) -> ({k})>], iterator_types = [{}]}} ins({} : {}) outs({}, {} : {}, {}) {{",
-            iterators.join(", "),
-            input.name,
-            input.ty,
-            best.name,
-            target.name,
-            best.ty,
-            target.ty,
-            d = dims.join(", "),
-            k = kept.join(", ")
-        );
-        let _ = writeln!(out, "{indent}^bb0(%a: {e}, %best: {e}, %index: i64):");
-        let _ = writeln!(out, "{indent}  %position = linalg.index {axis} : index");
-        let _ = writeln!(out, "{indent}  %here = arith.index_cast %position : index to i64");
-        let _ = writeln!(out, "{indent}  %larger = {greater}, %a, %best : {e}");
-        let _ = writeln!(out, "{indent}  %new_best = arith.select %larger, %a, %best : {e}");
-        let _ = writeln!(out, "{indent}  %new_index = arith.select %larger, %here, %index : i64");
-        let _ = writeln!(out, "{indent}  linalg.yield %new_best, %new_index : {e}, i64");
-        let _ = writeln!(out, "{indent}}}");
+        let mut operands = KernelOperands::default();
+        let (input, best, target) = (operands.view(input), operands.view(best), operands.view(target));
+        self.call_kernel(operands, Kernel::ArgMax { input, axis, best, target, element }, indent, out);
     }
-}
 
-impl Emitter<'_, '_> {
-    /// Running sum of `input` along `axis` into `target`: explicit loops,
-    /// the axis innermost and sequential (for the GPU, inside one parallel
-    /// loop over the other dimensions).
+    /// Running sum of `input` along `axis` into `target` (see
+    /// [`build_cumsum`]).
     pub(super) fn cumsum(
         &mut self,
         input: &View,
@@ -173,65 +142,106 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let e = ty.element.mlir();
-        let add = if ty.element.is_float() { "arith.addf" } else { "arith.addi" };
-        let rank = input.sizes.len();
-        let outer: Vec<usize> = (0..rank).filter(|&k| k != axis).collect();
-        // For the GPU the other dimensions are one parallel loop (a kernel;
-        // a single scan is a loop of one), the axis a sequential loop in it.
-        let nests = if self.gpu {
-            let sizes: Vec<String> = if outer.is_empty() {
-                vec!["1".to_string()]
-            } else {
-                outer.iter().map(|&k| input.sizes[k].clone()).collect()
-            };
-            let parallel = self.open_parallel_loop(&sizes, indent, out);
-            let scan = self.open_loops(std::slice::from_ref(&input.sizes[axis]), &[0], &parallel.inner, out);
-            vec![scan, parallel]
-        } else {
-            let mut order = outer.clone();
-            order.push(axis);
-            vec![self.open_loops(&input.sizes, &order, indent, out)]
-        };
-        let ivs: Vec<String> = if self.gpu {
-            let mut ivs = vec![String::new(); rank];
-            for (j, &k) in outer.iter().enumerate() {
-                ivs[k] = nests[1].ivs[j].clone();
-            }
-            ivs[axis] = nests[0].ivs[0].clone();
-            ivs
-        } else {
-            nests[0].ivs.clone()
-        };
-        let (inner, c0, c1) = (nests[0].inner.clone(), nests[0].zero.clone(), nests[0].one.clone());
-        let index = ivs.join(", ");
-        let value = self.fresh("x");
-        let _ = writeln!(out, "{inner}{value} = memref.load {}[{index}] : {}", input.name, input.ty);
-        let first = self.fresh("b");
-        let _ = writeln!(out, "{inner}{first} = arith.cmpi eq, {}, {c0} : index", ivs[axis]);
-        let sum = self.fresh("x");
-        let _ = writeln!(out, "{inner}{sum} = scf.if {first} -> ({e}) {{");
-        let _ = writeln!(out, "{inner}  scf.yield {value} : {e}");
-        let _ = writeln!(out, "{inner}}} else {{");
-        let before = self.fresh("i");
-        let _ = writeln!(out, "{inner}  {before} = arith.subi {}, {c1} : index", ivs[axis]);
-        let mut previous_index = ivs.clone();
-        previous_index[axis] = before;
-        let previous = self.fresh("x");
-        let _ = writeln!(
-            out,
-            "{inner}  {previous} = memref.load {}[{}] : {}",
-            target.name,
-            previous_index.join(", "),
-            target.ty
-        );
-        let total = self.fresh("x");
-        let _ = writeln!(out, "{inner}  {total} = {add} {previous}, {value} : {e}");
-        let _ = writeln!(out, "{inner}  scf.yield {total} : {e}");
-        let _ = writeln!(out, "{inner}}}");
-        let _ = writeln!(out, "{inner}memref.store {sum}, {}[{index}] : {}", target.name, target.ty);
-        for nest in nests {
-            nest.close(out);
-        }
+        let mut operands = KernelOperands::default();
+        let (input, target) = (operands.view(input), operands.view(target));
+        self.call_kernel(operands, Kernel::CumSum { input, axis, target, element: ty.element }, indent, out);
     }
+}
+
+/// The smallest value of an element type (-inf for floats).
+pub(super) fn lowest<'c, 'a>(b: &Builder<'c, 'a>, element: ElementType) -> Result<Value<'c, 'a>, String> {
+    let ty = element_type(b, element);
+    match element {
+        ElementType::F32 | ElementType::F64 => b.float(f64::NEG_INFINITY, ty),
+        ElementType::I32 => b.constant(i32::MIN as i64, ty),
+        _ => b.constant(i64::MIN, ty),
+    }
+}
+
+/// The maps of a reduction along `axis` of rank `rank`: the identity and
+/// the projection dropping `axis`; and the iterator types.
+fn reduction_maps<'c>(
+    b: &Builder<'c, '_>,
+    rank: usize,
+    axis: usize,
+) -> (AffineMap<'c>, AffineMap<'c>, Vec<&'static str>) {
+    let context = b.context();
+    let kept: Vec<AffineExpr> = (0..rank).filter(|&k| k != axis).map(|k| AffineExpr::dim(context, k)).collect();
+    let iterators = (0..rank).map(|k| if k == axis { "reduction" } else { "parallel" }).collect();
+    (AffineMap::multi_dim_identity(context, rank), AffineMap::new(context, rank, 0, &kept), iterators)
+}
+
+/// Index of the first maximum of `input` along `axis` into `target`
+/// (`i64`), keeping the running maximum in `best`: one `linalg.generic`
+/// replacing the best only on a strictly greater element.
+pub(super) fn build_argmax<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    input: &TypedView<'c, 'a>,
+    axis: usize,
+    best: &TypedView<'c, 'a>,
+    target: &TypedView<'c, 'a>,
+    element: ElementType,
+) -> Result<(), String> {
+    b.fill(lowest(b, element)?, best.value)?;
+    b.fill(b.i64(0)?, target.value)?;
+    let (identity, kept, iterators) = reduction_maps(b, input.sizes.len(), axis);
+    let (body, arguments) =
+        b.generic(&[input.value], &[best.value, target.value], &[identity, kept, kept], &iterators)?;
+    let [a, current, index] = arguments[..] else { return Err("compiler fault: argmax's arguments".into()) };
+    let here = body.index_cast(body.linalg_index(axis)?, body.integer_type(64))?;
+    let larger = match element.is_float() {
+        true => body.compare_floats(FloatCompare::Ogt, a, current)?,
+        false => body.compare(Compare::Sgt, a, current)?,
+    };
+    let new_best = body.select(larger, a, current)?;
+    let new_index = body.select(larger, here, index)?;
+    body.yield_values("linalg.yield", &[new_best, new_index])
+}
+
+/// Running sum of `input` along `axis` into `target`: explicit loops, the
+/// axis innermost and sequential (for the GPU, inside one parallel loop
+/// over the other dimensions), each element the previous sum plus itself.
+pub(super) fn build_cumsum<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    input: &TypedView<'c, 'a>,
+    axis: usize,
+    target: &TypedView<'c, 'a>,
+    element: ElementType,
+    config: Config,
+) -> Result<(), String> {
+    let rank = input.sizes.len();
+    let outer: Vec<usize> = (0..rank).filter(|&k| k != axis).collect();
+    let (inner, ivs) = if config.gpu {
+        // The other dimensions are one parallel loop (a kernel; a single
+        // scan is a loop of one), the axis a sequential loop in it.
+        let sizes: Vec<Extent> = match outer.is_empty() {
+            true => vec![Extent::Static(1)],
+            false => outer.iter().map(|&k| input.sizes[k]).collect(),
+        };
+        let upper: Vec<Value> = sizes.iter().map(|&s| b.extent(s)).collect::<Result<_, _>>()?;
+        let (parallel, outer_ivs) = b.scf_parallel(&upper)?;
+        let (scan, scan_ivs) = loop_nest(&parallel, &[input.sizes[axis]], &[0])?;
+        let mut ivs = scan_ivs.clone();
+        ivs.resize(rank, scan_ivs[0]);
+        for (j, &k) in outer.iter().enumerate() {
+            ivs[k] = outer_ivs[j];
+        }
+        ivs[axis] = scan_ivs[0];
+        (scan, ivs)
+    } else {
+        let mut order = outer.clone();
+        order.push(axis);
+        loop_nest(b, &input.sizes, &order)?
+    };
+    let e = element_type(&inner, element);
+    let value = inner.load(input.value, &ivs, e)?;
+    let first = inner.compare(Compare::Eq, ivs[axis], inner.index(0)?)?;
+    let (then, otherwise, sum) = inner.scf_if(first, &[e])?;
+    then.yield_values("scf.yield", &[value])?;
+    let mut previous_index = ivs.clone();
+    previous_index[axis] = otherwise.arith("subi", ivs[axis], otherwise.index(1)?)?;
+    let previous = otherwise.load(target.value, &previous_index, e)?;
+    let add = if element.is_float() { "addf" } else { "addi" };
+    otherwise.yield_values("scf.yield", &[otherwise.arith(add, previous, value)?])?;
+    inner.store(sum[0], target.value, &ivs)
 }
