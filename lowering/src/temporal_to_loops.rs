@@ -55,6 +55,7 @@ mod random;
 mod reads;
 mod reductions;
 mod row_fusion;
+mod scalar;
 pub(crate) mod swaps;
 
 use crate::schedule::{Schedule, Step, Storage};
@@ -176,7 +177,7 @@ impl TempoPass for LowerTemporalToLoops {
         emitter.gpu = gpu;
         emitter.fuse = fuse;
         emitter.test_fault = test_fault;
-        let config = kernels::Config { gpu };
+        let config = kernels::Config { gpu, fast_math };
         let (text, origins, kernels) = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);

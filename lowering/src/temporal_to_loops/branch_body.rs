@@ -381,7 +381,7 @@ impl Emitter<'_, '_> {
                     };
                     if let Some(&m) = epilogue_product.get(&n) {
                         let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
-                        let chain = elementwise::Chain::of(n, &branch.nodes, &views, &inlined, self.approximate());
+                        let chain = elementwise::TextChain::of(n, &branch.nodes, &views, &inlined, self.approximate());
                         self.epilogue = Some(chain.epilogue(m));
                         let element = branch.nodes[m].ty.element;
                         self.matmul(&views[a], &views[b], &target, element, indent, out);
@@ -539,9 +539,13 @@ impl Emitter<'_, '_> {
                                     self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
                                 }
                                 _ if inlined[*a] => {
-                                    let chain =
-                                        elementwise::Chain::of(*a, &branch.nodes, &views, &inlined, self.approximate());
-                                    self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(&chain), indent, out)
+                                    let approximate = self.approximate();
+                                    let text =
+                                        elementwise::TextChain::of(*a, &branch.nodes, &views, &inlined, approximate);
+                                    let chain = scalar::Chain::of(*a, &branch.nodes, &inlined);
+                                    let leaves = chain.leaves.iter().map(|&l| &views[l]).collect();
+                                    let fused = reductions::Fused { text, chain, leaves };
+                                    self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(fused), indent, out)
                                 }
                                 _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
                             }

@@ -12,10 +12,16 @@
 //! chain of elementwise ops becomes one loop instead of several, with no
 //! temporaries between them.
 
+use super::kernels::{Config, Kernel, KernelOperands, TypedView};
+use super::scalar::Chain;
 use super::*;
+use crate::ir_builder::{Builder, Extent};
+use melior::ir::{AffineExpr, AffineMap, Value};
 use tempo_passes::program::Node;
 
 impl Emitter<'_, '_> {
+    /// One elementwise op over `inputs` (of elements `input_elements`)
+    /// into `target` (see [`build_elementwise`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn elementwise(
         &mut self,
@@ -27,28 +33,63 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let rank = point.shape.len();
-        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let mut maps = broadcast_maps(inputs, target);
-        maps.push(format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", ")));
-        let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
-        let e = point.element.mlir();
-        generic_header(inputs, target, &maps, &iterators, indent, out);
-        let args: Vec<String> =
-            input_elements.iter().enumerate().map(|(i, el)| format!("%a{i}: {}", el.mlir())).collect();
-        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
-        let body = match op {
-            Elementwise::Compare(predicate) => compare_body(predicate, input_elements[0]),
-            _ => scalar_body(op, point.element, self.approximate()),
+        let mut operands = KernelOperands::default();
+        let leaves = inputs.iter().map(|v| operands.view(v)).collect();
+        let target = operands.view(target);
+        let operand = match op {
+            Elementwise::Cast(from) => from,
+            _ => input_elements[0],
         };
-        for line in body.lines() {
-            let _ = writeln!(out, "{indent}  {line}");
-        }
-        let _ = writeln!(out, "{indent}}}");
+        let chain = Chain::single(op, inputs.len(), point.element, operand);
+        self.call_kernel(operands, Kernel::Elementwise { leaves, target, chain }, indent, out);
     }
 }
 
-#[derive(Clone, Copy)]
+/// An elementwise op, or a chain of them fused, over its leaves into
+/// `target`: one `linalg.generic` over the result, the leaves broadcast as
+/// NumPy does (a stretched dimension reads index 0).
+pub(super) fn build_elementwise<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    leaves: &[TypedView<'c, 'a>],
+    target: &TypedView<'c, 'a>,
+    chain: &Chain,
+    config: Config,
+) -> Result<(), String> {
+    let rank = target.sizes.len();
+    let mut maps = broadcast_maps(b.context(), leaves, &target.sizes);
+    maps.push(AffineMap::multi_dim_identity(b.context(), rank));
+    let inputs: Vec<Value> = leaves.iter().map(|v| v.value).collect();
+    let (body, arguments) = b.generic(&inputs, &[target.value], &maps, &vec!["parallel"; rank])?;
+    let value = chain.apply(&body, &arguments[..leaves.len()], config.approximate())?;
+    body.yield_values("linalg.yield", &[value])
+}
+
+/// The indexing maps of `inputs` over a result of sizes `shape`, under
+/// NumPy broadcasting: operands align at the last dimension, and a static
+/// size 1 under a larger result dimension reads index 0.
+pub(super) fn broadcast_maps<'c>(
+    context: &'c melior::Context,
+    inputs: &[TypedView<'c, '_>],
+    shape: &[Extent<'c, '_>],
+) -> Vec<AffineMap<'c>> {
+    let rank = shape.len();
+    let unit = |e: &Extent| matches!(e, Extent::Static(1));
+    inputs
+        .iter()
+        .map(|v| {
+            let skip = rank - v.sizes.len();
+            let exprs: Vec<AffineExpr> = (0..v.sizes.len())
+                .map(|j| match unit(&v.sizes[j]) && !unit(&shape[skip + j]) {
+                    true => AffineExpr::constant(context, 0),
+                    false => AffineExpr::dim(context, skip + j),
+                })
+                .collect();
+            AffineMap::new(context, rank, 0, &exprs)
+        })
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug)]
 pub(super) enum Elementwise {
     Unary(UnaryKind),
     Binary(BinaryKind),
@@ -221,30 +262,6 @@ pub(super) fn conversion_body(op: Elementwise, element: ElementType) -> String {
     }
 }
 
-/// The indexing maps of `inputs` over a result of `shape`'s sizes, under
-/// NumPy broadcasting: operands align at the last dimension, and a static
-/// size 1 under a larger result dimension reads index 0.
-fn broadcast_maps(inputs: &[&View], shape: &View) -> Vec<String> {
-    let rank = shape.sizes.len();
-    let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-    inputs
-        .iter()
-        .map(|v| {
-            let skip = rank - v.sizes.len();
-            let exprs: Vec<String> = (0..v.sizes.len())
-                .map(|j| {
-                    if v.sizes[j] == "1" && shape.sizes[skip + j] != "1" {
-                        "0".to_string()
-                    } else {
-                        format!("d{}", skip + j)
-                    }
-                })
-                .collect();
-            format!("affine_map<({}) -> ({})>", dims.join(", "), exprs.join(", "))
-        })
-        .collect()
-}
-
 /// The operands of an elementwise node (`None` for other kinds).
 pub(super) fn operands_of(kind: &NodeKind) -> Option<Vec<usize>> {
     match kind {
@@ -332,18 +349,17 @@ pub(super) fn renamed_body(
 /// An elementwise node with the inlined elementwise nodes under it: its
 /// distinct leaves (views read by the fused loop) and the scalar code
 /// computing it from them.
-pub(super) struct Chain {
+pub(super) struct TextChain {
     /// The SSA value of the chain's result in the body.
     value: String,
     /// The nodes of the leaves, in argument order.
     leaves: Vec<usize>,
     leaf_views: Vec<View>,
-    leaf_elements: Vec<ElementType>,
     lines: Vec<String>,
 }
 
-impl Chain {
-    pub(super) fn of(root: usize, nodes: &[Node], views: &[View], inlined: &[bool], approximate: bool) -> Chain {
+impl TextChain {
+    pub(super) fn of(root: usize, nodes: &[Node], views: &[View], inlined: &[bool], approximate: bool) -> TextChain {
         let mut leaves: Vec<usize> = Vec::new();
         let mut order: Vec<usize> = Vec::new();
         fn visit(k: usize, nodes: &[Node], inlined: &[bool], leaves: &mut Vec<usize>, order: &mut Vec<usize>) {
@@ -377,8 +393,7 @@ impl Chain {
             .iter()
             .map(|&l| View { name: views[l].name.clone(), ty: views[l].ty.clone(), sizes: views[l].sizes.clone() })
             .collect();
-        let leaf_elements = leaves.iter().map(|&l| nodes[l].ty.element).collect();
-        Chain { value, leaves, leaf_views, leaf_elements, lines }
+        TextChain { value, leaves, leaf_views, lines }
     }
 
     /// The chain as the epilogue of a contraction computing node `product`
@@ -400,17 +415,6 @@ impl Chain {
         self.leaf_views.iter().collect()
     }
 
-    /// The leaves' indexing maps over the chain's result (`shape`), NumPy
-    /// broadcasting: a stretched dimension reads index 0.
-    pub(super) fn leaf_maps(&self, shape: &View) -> Vec<String> {
-        broadcast_maps(&self.leaf_views(), shape)
-    }
-
-    /// The block arguments of the leaves.
-    pub(super) fn arguments(&self) -> Vec<String> {
-        self.leaf_elements.iter().enumerate().map(|(i, e)| format!("%a{i}: {}", e.mlir())).collect()
-    }
-
     /// The scalar code, ending with the chain's value in [`Chain::value`].
     pub(super) fn body_lines(&self) -> &[String] {
         &self.lines
@@ -424,7 +428,6 @@ impl Chain {
 impl Emitter<'_, '_> {
     /// Node `root` with the chain of inlined elementwise nodes under it, as
     /// one `linalg.generic` into `target` over the chain's leaves.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn fused_elementwise(
         &mut self,
         root: usize,
@@ -435,19 +438,10 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let chain = Chain::of(root, nodes, views, inlined, self.approximate());
-        let rank = target.sizes.len();
-        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let mut maps = chain.leaf_maps(target);
-        maps.push(format!("affine_map<({}) -> ({})>", dims.join(", "), dims.join(", ")));
-        let iterators: Vec<&str> = (0..rank).map(|_| "\"parallel\"").collect();
-        generic_header(&chain.leaf_views(), target, &maps, &iterators, indent, out);
-        let e = nodes[root].ty.element.mlir();
-        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", chain.arguments().join(", "));
-        for line in chain.body_lines() {
-            let _ = writeln!(out, "{indent}  {line}");
-        }
-        let _ = writeln!(out, "{indent}  linalg.yield {} : {e}", chain.value());
-        let _ = writeln!(out, "{indent}}}");
+        let chain = Chain::of(root, nodes, inlined);
+        let mut operands = KernelOperands::default();
+        let leaves = chain.leaves.iter().map(|&l| operands.view(&views[l])).collect();
+        let target = operands.view(target);
+        self.call_kernel(operands, Kernel::Elementwise { leaves, target, chain }, indent, out);
     }
 }

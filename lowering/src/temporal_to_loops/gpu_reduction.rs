@@ -64,7 +64,7 @@ impl Emitter<'_, '_> {
         axis: usize,
         target: &View,
         ty: &PointType,
-        chain: Option<&elementwise::Chain>,
+        chain: Option<&elementwise::TextChain>,
         indent: &str,
         out: &mut String,
     ) -> bool {

@@ -12,6 +12,7 @@
 //! This seam goes away with the last text: the loop nests will then call
 //! the kinds' lowerings directly with the values they hold.
 
+use super::scalar::Chain;
 use super::{Emitter, View};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{
@@ -22,7 +23,7 @@ use melior::ir::{
 use std::fmt::Write;
 use tempo_dialects::block_operations;
 use tempo_passes::diagnostics::PassDiagnostic;
-use tempo_passes::program::{ElementType, Movement, PointType};
+use tempo_passes::program::{ElementType, Movement, PointType, ReduceKind};
 
 /// The prefix of the kernels' placeholder functions.
 const PREFIX: &str = "__tempo_kernel_";
@@ -49,15 +50,16 @@ pub(super) struct TypedView<'c, 'a> {
 
 impl ViewArg {
     fn typed<'c, 'a>(&self, operands: &[Value<'c, 'a>]) -> TypedView<'c, 'a> {
-        let sizes = self
-            .sizes
-            .iter()
-            .map(|s| match *s {
-                Size::Static(n) => Extent::Static(n),
-                Size::Operand(k) => Extent::Value(operands[k]),
-            })
-            .collect();
-        TypedView { value: operands[self.operand], sizes }
+        TypedView { value: operands[self.operand], sizes: self.sizes.iter().map(|s| s.typed(operands)).collect() }
+    }
+}
+
+impl Size {
+    fn typed<'c, 'a>(&self, operands: &[Value<'c, 'a>]) -> Extent<'c, 'a> {
+        match *self {
+            Size::Static(n) => Extent::Static(n),
+            Size::Operand(k) => Extent::Value(operands[k]),
+        }
     }
 }
 
@@ -82,6 +84,11 @@ impl KernelOperands {
             Some(k) => k,
             None => self.push(name, "index"),
         }
+    }
+
+    /// Adds the sizes `sizes` (literals or index values).
+    pub(super) fn sizes(&mut self, sizes: &[String]) -> Vec<Size> {
+        sizes.iter().map(|s| self.size(s)).collect()
     }
 
     /// A size: a literal, or an index value.
@@ -112,6 +119,21 @@ pub(super) enum Kernel {
     ArgMax { input: ViewArg, axis: usize, best: ViewArg, target: ViewArg, element: ElementType },
     /// A running sum along an axis (`reductions`).
     CumSum { input: ViewArg, axis: usize, target: ViewArg, element: ElementType },
+    /// An elementwise op or a fused chain of them over its leaves
+    /// (`elementwise`, `scalar`).
+    Elementwise { leaves: Vec<ViewArg>, target: ViewArg, chain: Chain },
+    /// A sum, maximum or mean along `axis` of an input of sizes `shape`:
+    /// the input itself (the one leaf), or a chain over its leaves
+    /// (`reductions`).
+    Reduce {
+        kind: ReduceKind,
+        leaves: Vec<ViewArg>,
+        chain: Option<Chain>,
+        shape: Vec<Size>,
+        axis: usize,
+        target: ViewArg,
+        element: ElementType,
+    },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -121,6 +143,17 @@ pub(super) enum Kernel {
 pub(super) struct Config {
     /// Elementwise loops as one `scf.parallel` (for the GPU mapping).
     pub gpu: bool,
+    /// Float reductions may be reassociated, and (on the CPU) `exp`,
+    /// `tanh` and `sigmoid` on `f32` are polynomials.
+    pub fast_math: bool,
+}
+
+impl Config {
+    /// Whether `exp`, `tanh` and `sigmoid` on `f32` are approximated by
+    /// polynomials (`fast-math` on the CPU; the GPU keeps libdevice's).
+    pub(super) fn approximate(&self) -> bool {
+        self.fast_math && !self.gpu
+    }
 }
 
 impl Kernel {
@@ -153,6 +186,16 @@ impl Kernel {
                 *element,
                 config,
             ),
+            Kernel::Elementwise { leaves, target, chain } => {
+                let leaves: Vec<TypedView> = leaves.iter().map(|v| v.typed(operands)).collect();
+                super::elementwise::build_elementwise(b, &leaves, &target.typed(operands), chain, config)
+            }
+            Kernel::Reduce { kind, leaves, chain, shape, axis, target, element } => {
+                let leaves: Vec<TypedView> = leaves.iter().map(|v| v.typed(operands)).collect();
+                let shape: Vec<Extent> = shape.iter().map(|s| s.typed(operands)).collect();
+                let input = super::reductions::ReduceInput { leaves: &leaves, chain: chain.as_ref(), shape: &shape };
+                super::reductions::build_reduce(b, *kind, &input, *axis, &target.typed(operands), *element, config)
+            }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
                 &table.typed(operands),

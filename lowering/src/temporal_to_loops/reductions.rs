@@ -3,14 +3,25 @@
 //! cumulative sums, each summing in the interpreter's order.
 
 use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, loop_nest};
+use super::scalar::Chain;
 use super::*;
 use crate::ir_builder::{Builder, Compare, Extent, FloatCompare};
-use melior::ir::{AffineExpr, AffineMap, Value};
+use melior::ir::{AffineExpr, AffineMap, Attribute, Value};
+
+/// An elementwise chain fused into a reduction: its text form (for the
+/// GPU's two stages, still written as text), its scalar steps and the
+/// views of its leaves.
+pub(super) struct Fused<'v> {
+    pub text: elementwise::TextChain,
+    pub chain: Chain,
+    pub leaves: Vec<&'v View>,
+}
 
 impl Emitter<'_, '_> {
-    /// Sum, maximum or mean of `input` along `axis` into `target`, in order.
-    /// With a `chain`, `input` is an elementwise chain fused into the
-    /// reduction: its leaves are read and its value computed per element.
+    /// Sum, maximum or mean of `input` along `axis` into `target` (see
+    /// [`build_reduce`]). With `fused`, `input` is an elementwise chain
+    /// fused into the reduction: its leaves are read and its value
+    /// computed per element.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reduce(
         &mut self,
@@ -19,71 +30,88 @@ impl Emitter<'_, '_> {
         axis: usize,
         target: &View,
         ty: &PointType,
-        chain: Option<&elementwise::Chain>,
+        fused: Option<Fused>,
         indent: &str,
         out: &mut String,
     ) {
-        if self.gpu_split_reduce(kind, input, axis, target, ty, chain, indent, out) {
+        let text = fused.as_ref().map(|f| &f.text);
+        if self.gpu_split_reduce(kind, input, axis, target, ty, text, indent, out) {
             return;
         }
-        let e = ty.element.mlir();
-        let (init, combine) = start_and_combine(kind, ty.element);
-        // With fast math a float reduction may be reassociated (vectorized).
-        let flags = if self.fast_math && ty.element.is_float() { " fastmath<reassoc>" } else { "" };
-        let z = self.fresh("z");
-        let _ = writeln!(out, "{indent}{z} = arith.constant {init} : {e}");
-        let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
-        let rank = input.sizes.len();
-        let dims: Vec<String> = (0..rank).map(|i| format!("d{i}")).collect();
-        let kept: Vec<String> = dims.iter().enumerate().filter(|(k, _)| *k != axis).map(|(_, d)| d.clone()).collect();
-        let iterators: Vec<&str> =
-            (0..rank).map(|k| if k == axis { "\"reduction\"" } else { "\"parallel\"" }).collect();
-        let output_map = format!("affine_map<({d}) -> ({k})>", d = dims.join(", "), k = kept.join(", "));
-        match chain {
-            None => {
-                let _ = writeln!(
-                    out,
-                    "{indent}linalg.generic {{indexing_maps = [affine_map<({d}) -> ({d})>, {output_map}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
-                    iterators.join(", "),
-                    input.name,
-                    input.ty,
-                    target.name,
-                    target.ty,
-                    d = dims.join(", "),
-                );
-                let _ = writeln!(out, "{indent}^bb0(%a: {e}, %acc: {e}):");
-                let _ = writeln!(out, "{indent}  %r = {combine} %acc, %a{flags} : {e}");
-            }
-            Some(chain) => {
-                let mut maps = chain.leaf_maps(input);
-                maps.push(output_map);
-                generic_header(&chain.leaf_views(), target, &maps, &iterators, indent, out);
-                let _ = writeln!(out, "{indent}^bb0({}, %acc: {e}):", chain.arguments().join(", "));
-                for line in chain.body_lines() {
-                    let _ = writeln!(out, "{indent}  {line}");
-                }
-                let _ = writeln!(out, "{indent}  %r = {combine} %acc, {}{flags} : {e}", chain.value());
-            }
-        }
-        let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
-        let _ = writeln!(out, "{indent}}}");
-        if kind == ReduceKind::Mean {
-            // Divide by the length of the axis (0 / 0 is NaN).
-            let length = self.float_of_size(&input.sizes[axis], e, indent, out);
-            let _ = writeln!(
-                out,
-                "{indent}linalg.generic {{indexing_maps = [affine_map<({k}) -> ({k})>], iterator_types = [{}]}} outs({} : {}) {{",
-                kept.iter().map(|_| "\"parallel\"").collect::<Vec<_>>().join(", "),
-                target.name,
-                target.ty,
-                k = kept.join(", ")
-            );
-            let _ = writeln!(out, "{indent}^bb0(%o: {e}):");
-            let _ = writeln!(out, "{indent}  %r = arith.divf %o, {length} : {e}");
-            let _ = writeln!(out, "{indent}  linalg.yield %r : {e}");
-            let _ = writeln!(out, "{indent}}}");
-        }
+        let mut operands = KernelOperands::default();
+        let (leaves, chain) = match fused {
+            Some(fused) => (fused.leaves.iter().map(|v| operands.view(v)).collect(), Some(fused.chain)),
+            None => (vec![operands.view(input)], None),
+        };
+        let shape = operands.sizes(&input.sizes);
+        let target = operands.view(target);
+        let kernel = Kernel::Reduce { kind, leaves, chain, shape, axis, target, element: ty.element };
+        self.call_kernel(operands, kernel, indent, out);
     }
+}
+
+/// The input of a reduction: one view, or a chain over its leaves; its
+/// sizes.
+pub(super) struct ReduceInput<'r, 'c, 'a> {
+    pub leaves: &'r [TypedView<'c, 'a>],
+    pub chain: Option<&'r Chain>,
+    pub shape: &'r [Extent<'c, 'a>],
+}
+
+/// Sum, maximum or mean of `input` along `axis` into `target`, in order:
+/// the target filled with the starting value, one `linalg.generic`
+/// combining each element into it (with `fast-math`, float sums may be
+/// reassociated: vectorized), and for a mean a second dividing by the
+/// axis's length (0 / 0 is NaN).
+pub(super) fn build_reduce<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    kind: ReduceKind,
+    input: &ReduceInput<'_, 'c, 'a>,
+    axis: usize,
+    target: &TypedView<'c, 'a>,
+    element: ElementType,
+    config: Config,
+) -> Result<(), String> {
+    let e = element_type(b, element);
+    let (_, combine) = start_and_combine(kind, element);
+    let start = match kind {
+        ReduceKind::Max => lowest(b, element)?,
+        _ => super::movement::zero(b, element)?,
+    };
+    b.fill(start, target.value)?;
+    let rank = input.shape.len();
+    let (identity, kept, iterators) = reduction_maps(b, rank, axis);
+    let mut maps = match input.chain {
+        Some(_) => elementwise::broadcast_maps(b.context(), input.leaves, input.shape),
+        None => vec![identity],
+    };
+    maps.push(kept);
+    let inputs: Vec<Value> = input.leaves.iter().map(|v| v.value).collect();
+    let (body, arguments) = b.generic(&inputs, &[target.value], &maps, &iterators)?;
+    let n = inputs.len();
+    let value = match input.chain {
+        Some(chain) => chain.apply(&body, &arguments[..n], config.approximate())?,
+        None => arguments[0],
+    };
+    let mut flags = Vec::new();
+    if config.fast_math && element.is_float() {
+        let reassoc =
+            Attribute::parse(b.context(), "#arith.fastmath<reassoc>").ok_or("compiler fault: the fastmath flags")?;
+        flags.push(("fastmath", reassoc));
+    }
+    let sum = body.value(combine, &[arguments[n], value], e, &flags)?;
+    body.yield_values("linalg.yield", &[sum])?;
+    if kind == ReduceKind::Mean {
+        let length = match input.shape[axis] {
+            Extent::Static(n) => b.float(n as f64, e)?,
+            Extent::Value(v) => b.convert("arith.sitofp", b.index_cast(v, b.integer_type(64))?, e)?,
+        };
+        let rank = rank - 1;
+        let identity = AffineMap::multi_dim_identity(b.context(), rank);
+        let (body, arguments) = b.generic(&[], &[target.value], &[identity], &vec!["parallel"; rank])?;
+        body.yield_values("linalg.yield", &[body.arith("divf", arguments[0], length)?])?;
+    }
+    Ok(())
 }
 
 /// The starting value (a literal) and the combining op of a sum, maximum
