@@ -502,6 +502,34 @@ impl<'c, 'a> Builder<'c, 'a> {
         Ok((body, iv))
     }
 
+    /// `scf.for %iv = lower to upper step step iter_args(inits)`: a
+    /// builder inside (its block to end with `scf.yield` of the next
+    /// values), `%iv`, the carried values and the loop's results.
+    #[allow(clippy::type_complexity)]
+    pub fn scf_for_carrying(
+        &self,
+        lower: Value<'c, '_>,
+        upper: Value<'c, '_>,
+        step: Value<'c, '_>,
+        inits: &[Value<'c, '_>],
+    ) -> Built<(Builder<'c, 'a>, Value<'c, 'a>, Vec<Value<'c, 'a>>, Vec<Value<'c, 'a>>)> {
+        let types: Vec<Type<'c>> = inits.iter().map(|v| v.r#type()).collect();
+        let arguments: Vec<Type<'c>> = std::iter::once(self.index_type()).chain(types.iter().copied()).collect();
+        let operands: Vec<Value> = [lower, upper, step].into_iter().chain(inits.iter().copied()).collect();
+        let op = OperationBuilder::new("scf.for", self.location)
+            .add_operands(&operands)
+            .add_results(&types)
+            .add_regions([self.region(&arguments, None)?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.for': {e}"))?;
+        let (op, mut inside) = self.inside(op, false)?;
+        let body = inside.pop().ok_or("compiler fault: scf.for without a body")?;
+        let mut carried = self.arguments(&body)?;
+        let iv = carried.remove(0);
+        let results = (0..types.len()).map(|k| op.result(k).map(Value::from).map_err(|e| e.to_string()));
+        Ok((body, iv, carried, results.collect::<Built<Vec<_>>>()?))
+    }
+
     /// `scf.parallel` over `[0, upper)` per dimension, step 1: a builder
     /// inside and the induction variables.
     pub fn scf_parallel(&self, upper: &[Value<'c, '_>]) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {

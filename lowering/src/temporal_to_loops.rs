@@ -36,7 +36,7 @@
 //! gathers), `random` and `external_call`.
 
 use crate::contraction;
-pub(crate) use crate::generated_text::{broadcast_index, memref_layout, rename_values, sanitize};
+pub(crate) use crate::generated_text::{memref_layout, rename_values, sanitize};
 use crate::library_gemm;
 
 mod approximations;
@@ -177,7 +177,7 @@ impl TempoPass for LowerTemporalToLoops {
         emitter.gpu = gpu;
         emitter.fuse = fuse;
         emitter.test_fault = test_fault;
-        let config = kernels::Config { gpu, fast_math };
+        let config = kernels::Config { gpu, fast_math, parallel };
         let (text, origins, kernels) = emitter.emit();
         drop(program);
         crate::schedule_pass::remove_schedule(op);

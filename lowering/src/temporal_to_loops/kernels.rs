@@ -134,6 +134,15 @@ pub(super) enum Kernel {
         target: ViewArg,
         element: ElementType,
     },
+    /// A row group: the ops of a branch working row by row on one wide
+    /// value, in one loop nest over the rows (`row_fusion`); the views of
+    /// the nodes it reads or stores, by node.
+    RowGroup {
+        group: super::row_fusion::RowGroup,
+        nodes: Vec<(tempo_passes::program::NodeKind, PointType)>,
+        views: Vec<(usize, ViewArg)>,
+        anchor: Vec<Size>,
+    },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -143,6 +152,8 @@ pub(super) enum Kernel {
 pub(super) struct Config {
     /// Elementwise loops as one `scf.parallel` (for the GPU mapping).
     pub gpu: bool,
+    /// Row groups of enough work spread their rows over threads.
+    pub parallel: bool,
     /// Float reductions may be reassociated, and (on the CPU) `exp`,
     /// `tanh` and `sigmoid` on `f32` are polynomials.
     pub fast_math: bool,
@@ -195,6 +206,11 @@ impl Kernel {
                 let shape: Vec<Extent> = shape.iter().map(|s| s.typed(operands)).collect();
                 let input = super::reductions::ReduceInput { leaves: &leaves, chain: chain.as_ref(), shape: &shape };
                 super::reductions::build_reduce(b, *kind, &input, *axis, &target.typed(operands), *element, config)
+            }
+            Kernel::RowGroup { group, nodes, views, anchor } => {
+                let views = views.iter().map(|(k, v)| (*k, v.typed(operands))).collect();
+                let anchor: Vec<Extent> = anchor.iter().map(|s| s.typed(operands)).collect();
+                super::row_fusion::build_row_group(b, group, nodes, &views, &anchor, config)
             }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
@@ -300,6 +316,23 @@ fn erase(op: OperationRef) {
         mlir_sys::mlirOperationRemoveFromParent(op.to_raw());
         mlir_sys::mlirOperationDestroy(op.to_raw());
     }
+}
+
+/// The index at which an operand of `operand_sizes` is read for the
+/// element at `index` of a result of `sizes`, under NumPy broadcasting:
+/// aligned at the last dimension, a static 1 under a larger size reads
+/// `zero`.
+pub(super) fn broadcast_at<'c, 'a>(
+    operand_sizes: &[Extent<'c, 'a>],
+    sizes: &[Extent<'c, 'a>],
+    index: &[Value<'c, 'a>],
+    zero: Value<'c, 'a>,
+) -> Vec<Value<'c, 'a>> {
+    let unit = |e: &Extent| matches!(e, Extent::Static(1));
+    let skip = sizes.len() - operand_sizes.len();
+    (0..operand_sizes.len())
+        .map(|d| if unit(&operand_sizes[d]) && !unit(&sizes[skip + d]) { zero } else { index[skip + d] })
+        .collect()
 }
 
 /// The MLIR type of an element type.

@@ -49,7 +49,10 @@
 /// rows of 2,048, 2^17 elements, run 17% faster on 2 threads).
 const PARALLEL_ROWS_GRAIN: i64 = 1 << 17;
 
+use super::kernels::{Config, Kernel, KernelOperands, TypedView, broadcast_at, element_type, loop_nest};
 use super::*;
+use crate::ir_builder::{Builder, Extent, element_of};
+use melior::ir::{Attribute, Value};
 use tempo_passes::program::{Branch, Node};
 
 /// The shape class of a row group's member.
@@ -64,7 +67,7 @@ pub(super) enum Form {
 }
 
 /// A run of a branch's nodes computed in one loop nest over rows.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(super) struct RowGroup {
     /// Last node of the run; nodes between members that are not members
     /// are reads and constants.
@@ -244,51 +247,9 @@ fn finish(
     Some(RowGroup { end, members, anchor, materialized })
 }
 
-/// One row of a group being emitted: the group, the branch's nodes and
-/// views, the row's sizes and induction variables, the row length `n`,
-/// the suffix of the names the group's scalar code defines, and the
-/// registers of its row members so far.
-struct Row<'a> {
-    group: &'a RowGroup,
-    nodes: &'a [Node<'a>],
-    views: &'a [View],
-    rows: &'a [String],
-    row_ivs: &'a [String],
-    n: &'a str,
-    tag: String,
-    scalars: HashMap<usize, String>,
-}
-
-/// Where a value is used inside a row: the form of its user, and the
-/// induction variable along the row (wide users).
-#[derive(Clone, Copy)]
-struct Context<'a> {
-    form: Form,
-    j: Option<&'a str>,
-}
-
-impl Row<'_> {
-    /// The sizes and indices of a value of `context`'s form.
-    fn sizes_and_indices(&self, context: Context) -> (Vec<String>, Vec<String>) {
-        let mut sizes = self.rows.to_vec();
-        let mut indices = self.row_ivs.to_vec();
-        match context.form {
-            Form::Row => {}
-            Form::RowUnit => {
-                sizes.push("1".to_string());
-                indices.push("%zero_index".to_string());
-            }
-            Form::Wide => {
-                sizes.push(self.n.to_string());
-                indices.push(context.j.expect("wide values are used inside a row loop").to_string());
-            }
-        }
-        (sizes, indices)
-    }
-}
-
 impl Emitter<'_, '_> {
-    /// Emits `group` (all members' views and buffers already made).
+    /// Emits `group` (all members' views and buffers already made; see
+    /// [`build_row_group`]).
     pub(super) fn row_group(
         &mut self,
         group: &RowGroup,
@@ -297,169 +258,224 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let tag = format!("_g{}", self.next_id + 1);
-        self.next_id += 1;
-        let wide_sizes = views[group.anchor].sizes.clone();
-        let (rows, n) = wide_sizes.split_at(wide_sizes.len() - 1);
-        let n = self.index_value(&n[0], indent, out);
-        let row_loop: Vec<String> = if rows.is_empty() { vec!["1".to_string()] } else { rows.to_vec() };
-        let order: Vec<usize> = (0..row_loop.len()).collect();
-        // Rows are independent: with `parallel`, a group with enough work
-        // (static sizes) spreads them over threads (`scf.parallel`).
-        let work = wide_sizes.iter().try_fold(1i64, |acc, s| s.parse::<i64>().ok().map(|s| acc.saturating_mul(s)));
-        let spread = self.parallel && !rows.is_empty() && work.is_some_and(|w| w >= PARALLEL_ROWS_GRAIN);
-        let nest = if spread {
-            self.open_parallel_loop(&row_loop, indent, out)
-        } else {
-            self.open_loops(&row_loop, &order, indent, out)
+        let mut operands = KernelOperands::default();
+        let anchor = operands.sizes(&views[group.anchor].sizes);
+        // The views it reads (operands of members) and stores (members
+        // stored into buffers); members computed inline have none.
+        let mut read: Vec<usize> = group.materialized.clone();
+        for &(m, _) in &group.members {
+            read.extend(tempo_passes::rewrite::operands(&nodes[m].kind));
+        }
+        read.sort();
+        read.dedup();
+        let views = read.into_iter().filter(|&k| !views[k].name.is_empty()).map(|k| (k, operands.view(&views[k])));
+        let kernel = Kernel::RowGroup {
+            group: group.clone(),
+            nodes: nodes.iter().map(|n| (n.kind.clone(), n.ty.clone())).collect(),
+            views: views.collect(),
+            anchor,
         };
-        let row_ivs: Vec<String> = if rows.is_empty() { Vec::new() } else { nest.ivs.clone() };
-        let ind = nest.inner.clone();
-        let mut row = Row { group, nodes, views, rows, row_ivs: &row_ivs, n: &n, tag, scalars: HashMap::new() };
-        // Operands loaded once per row (for row members), per element in
-        // each inner loop.
-        let mut row_loaded: HashMap<(usize, Form), String> = HashMap::new();
-        for &(m, form) in &group.members {
-            let node = &nodes[m];
-            let e = node.ty.element.mlir();
-            let stored = group.materialized.contains(&m);
-            let row_context = Context { form, j: None };
-            match &node.kind {
-                NodeKind::Reduce(kind, a, _) => {
-                    let (init, combine) = reductions::start_and_combine(*kind, node.ty.element);
-                    let (start, j, acc, sum) = (self.fresh("z"), self.fresh("j"), self.fresh("acc"), self.fresh("red"));
-                    let _ = writeln!(out, "{ind}{start} = arith.constant {init} : {e}");
-                    let _ = writeln!(
-                        out,
-                        "{ind}{sum} = scf.for {j} = {} to {n} step {} iter_args({acc} = {start}) -> ({e}) {{",
-                        nest.zero, nest.one
-                    );
-                    let inner = format!("{ind}  ");
-                    let value = self.value_in_row(
-                        *a,
-                        Context { form: Form::Wide, j: Some(&j) },
-                        &row,
-                        &mut HashMap::new(),
-                        &inner,
-                        out,
-                    );
-                    let next = self.fresh("acc");
-                    // With fast math the row's float reduction may be
-                    // reassociated, which lets LLVM vectorize the loop.
-                    let flags = if self.fast_math && node.ty.element.is_float() { " fastmath<reassoc>" } else { "" };
-                    let _ = writeln!(out, "{inner}{next} = {combine} {acc}, {value}{flags} : {e}");
-                    let _ = writeln!(out, "{inner}scf.yield {next} : {e}");
-                    let _ = writeln!(out, "{ind}}}");
-                    let result = if *kind == ReduceKind::Mean {
-                        // Divided by the length of the row (0 / 0 is NaN).
-                        let length = self.float_of_size(&n, e, &ind, out);
-                        let mean = self.fresh("mean");
-                        let _ = writeln!(out, "{ind}{mean} = arith.divf {sum}, {length} : {e}");
-                        mean
-                    } else {
-                        sum
-                    };
-                    row.scalars.insert(m, result);
-                }
-                NodeKind::Move(Movement::Reshape, operands) => {
-                    let value = row.scalars[&operands[0]].clone();
-                    row.scalars.insert(m, value);
-                }
-                _ if form == Form::Wide => {
-                    if !stored {
-                        continue; // Computed inline by its one user.
-                    }
-                    let j = self.fresh("j");
-                    let _ = writeln!(out, "{ind}scf.for {j} = {} to {n} step {} {{", nest.zero, nest.one);
-                    let inner = format!("{ind}  ");
-                    let context = Context { form: Form::Wide, j: Some(&j) };
-                    let value = self.compute_in_row(m, context, &row, &mut HashMap::new(), &inner, out);
-                    let (_, indices) = row.sizes_and_indices(context);
-                    let target = &views[m];
-                    let _ = writeln!(
-                        out,
-                        "{inner}memref.store {value}, {}[{}] : {}",
-                        target.name,
-                        indices.join(", "),
-                        target.ty
-                    );
-                    let _ = writeln!(out, "{ind}}}");
-                    continue;
-                }
-                _ => {
-                    let value = self.compute_in_row(m, row_context, &row, &mut row_loaded, &ind, out);
-                    row.scalars.insert(m, value);
-                }
+        self.call_kernel(operands, kernel, indent, out);
+    }
+}
+
+/// One row of a group being built: the group, the branch's nodes and the
+/// views of those it reads or stores, the row's sizes and indices, the row
+/// length `n`, and the values of its row members so far.
+struct Row<'r, 'c, 'a> {
+    group: &'r RowGroup,
+    nodes: &'r [(NodeKind, PointType)],
+    views: &'r HashMap<usize, TypedView<'c, 'a>>,
+    rows: &'r [Extent<'c, 'a>],
+    row_ivs: &'r [Value<'c, 'a>],
+    n: Value<'c, 'a>,
+    zero: Value<'c, 'a>,
+    scalars: HashMap<usize, Value<'c, 'a>>,
+    approximate: bool,
+}
+
+/// Where a value is used inside a row: the form of its user, and the
+/// index along the row (wide users).
+#[derive(Clone, Copy)]
+struct Context<'c, 'a> {
+    form: Form,
+    j: Option<Value<'c, 'a>>,
+}
+
+impl<'c, 'a> Row<'_, 'c, 'a> {
+    /// The sizes and indices of a value of `context`'s form.
+    fn sizes_and_indices(&self, context: Context<'c, 'a>) -> Built<(Vec<Extent<'c, 'a>>, Vec<Value<'c, 'a>>)> {
+        let mut sizes = self.rows.to_vec();
+        let mut indices = self.row_ivs.to_vec();
+        match context.form {
+            Form::Row => {}
+            Form::RowUnit => {
+                sizes.push(Extent::Static(1));
+                indices.push(self.zero);
             }
-            if stored {
-                let (_, indices) = row.sizes_and_indices(row_context);
-                let target = &views[m];
-                let _ = writeln!(
-                    out,
-                    "{ind}memref.store {}, {}[{}] : {}",
-                    row.scalars[&m],
-                    target.name,
-                    indices.join(", "),
-                    target.ty
-                );
+            Form::Wide => {
+                sizes.push(Extent::Value(self.n));
+                indices.push(context.j.ok_or("compiler fault: a wide value used outside a row loop")?);
             }
         }
-        nest.close(out);
+        Ok((sizes, indices))
+    }
+
+    fn view(&self, k: usize) -> Built<&TypedView<'c, 'a>> {
+        self.views.get(&k).ok_or_else(|| format!("compiler fault: row group member {k} has no view"))
     }
 
     /// The value of node `k` for a user in `context`: a row member's
     /// register, a stored wide member loaded, an inline wide member
     /// computed, an operand from outside loaded at the broadcast index
     /// (each load once per `loaded`: per row, or per element of a loop).
-    fn value_in_row(
-        &mut self,
+    fn value(
+        &self,
+        b: &Builder<'c, 'a>,
         k: usize,
-        context: Context,
-        row: &Row,
-        loaded: &mut HashMap<(usize, Form), String>,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
+        context: Context<'c, 'a>,
+        loaded: &mut HashMap<(usize, Form), Value<'c, 'a>>,
+    ) -> Built<Value<'c, 'a>> {
         let wide = Context { form: Form::Wide, ..context };
-        match row.group.form(k) {
-            Some(Form::Row | Form::RowUnit) => row.scalars[&k].clone(),
-            Some(Form::Wide) if !row.group.materialized.contains(&k) => {
-                self.compute_in_row(k, wide, row, loaded, indent, out)
-            }
-            _ if loaded.contains_key(&(k, context.form)) => loaded[&(k, context.form)].clone(),
+        match self.group.form(k) {
+            Some(Form::Row | Form::RowUnit) => Ok(self.scalars[&k]),
+            Some(Form::Wide) if !self.group.materialized.contains(&k) => self.compute(b, k, wide, loaded),
+            _ if loaded.contains_key(&(k, context.form)) => Ok(loaded[&(k, context.form)]),
             form => {
                 // Broadcast into the user's sizes (a stored wide member is
                 // the user's size): aligned at the last dimension, a static
                 // 1 under a larger size reads index 0.
-                let (sizes, indices) = row.sizes_and_indices(if form.is_some() { wide } else { context });
-                let view = &row.views[k];
-                let at = broadcast_index(&view.sizes, &sizes, &indices, "%zero_index");
-                let name = self.fresh("x");
-                let _ = writeln!(out, "{indent}{name} = memref.load {}[{}] : {}", view.name, at.join(", "), view.ty);
-                loaded.insert((k, context.form), name.clone());
-                name
+                let (sizes, indices) = self.sizes_and_indices(if form.is_some() { wide } else { context })?;
+                let view = self.view(k)?;
+                let at = broadcast_at(&view.sizes, &sizes, &indices, self.zero);
+                let value = b.load(view.value, &at, element_of(view.value)?)?;
+                loaded.insert((k, context.form), value);
+                Ok(value)
             }
         }
     }
 
-    /// The scalar code of elementwise member `k` in `context` (its own
+    /// The scalar op of elementwise member `k` in `context` (its own
     /// form), from its operands' values.
-    fn compute_in_row(
-        &mut self,
+    fn compute(
+        &self,
+        b: &Builder<'c, 'a>,
         k: usize,
-        context: Context,
-        row: &Row,
-        loaded: &mut HashMap<(usize, Form), String>,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let operands = elementwise::operands_of(&row.nodes[k].kind).expect("elementwise members");
-        let values: Vec<String> =
-            operands.iter().map(|&a| self.value_in_row(a, context, row, loaded, indent, out)).collect();
-        let (lines, value) = elementwise::renamed_body(k, row.nodes, &values, &row.tag, self.approximate());
-        for line in lines.lines() {
-            let _ = writeln!(out, "{indent}{line}");
-        }
-        value
+        context: Context<'c, 'a>,
+        loaded: &mut HashMap<(usize, Form), Value<'c, 'a>>,
+    ) -> Built<Value<'c, 'a>> {
+        let (kind, ty) = &self.nodes[k];
+        let operands = elementwise::operands_of(kind).ok_or("compiler fault: a row member that is not elementwise")?;
+        let values: Vec<Value> = operands.iter().map(|&a| self.value(b, a, context, loaded)).collect::<Built<_>>()?;
+        let op = match kind {
+            NodeKind::Cast(a) => Elementwise::Cast(self.nodes[*a].1.element),
+            _ => scalar::op_of_kind(kind).ok_or("compiler fault: a row member that is not elementwise")?,
+        };
+        scalar::scalar(b, op, &values, ty.element, self.nodes[operands[0]].1.element, self.approximate)
     }
+}
+
+type Built<T> = Result<T, String>;
+
+/// `group` as one loop nest over its rows (`anchor`'s sizes but the last,
+/// the row length `n`; see the module's notes). With `parallel`, a group
+/// with enough work (static sizes) spreads its rows over threads
+/// (`scf.parallel`).
+pub(super) fn build_row_group<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    group: &RowGroup,
+    nodes: &[(NodeKind, PointType)],
+    views: &HashMap<usize, TypedView<'c, 'a>>,
+    anchor: &[Extent<'c, 'a>],
+    config: Config,
+) -> Built<()> {
+    let (rows, n) = anchor.split_at(anchor.len() - 1);
+    let n = b.extent(n[0])?;
+    let row_loop: Vec<Extent> = if rows.is_empty() { vec![Extent::Static(1)] } else { rows.to_vec() };
+    let static_size = |e: &Extent| if let Extent::Static(s) = e { Some(*s) } else { None };
+    let work = anchor.iter().try_fold(1i64, |acc, s| static_size(s).map(|s| acc.saturating_mul(s)));
+    let spread = config.parallel && !rows.is_empty() && work.is_some_and(|w| w >= PARALLEL_ROWS_GRAIN);
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let (ind, ivs) = if spread {
+        let upper: Vec<Value> = row_loop.iter().map(|&s| b.extent(s)).collect::<Built<_>>()?;
+        b.scf_parallel(&upper)?
+    } else {
+        let order: Vec<usize> = (0..row_loop.len()).collect();
+        loop_nest(b, &row_loop, &order)?
+    };
+    let row_ivs: Vec<Value> = if rows.is_empty() { Vec::new() } else { ivs };
+    let mut row = Row {
+        group,
+        nodes,
+        views,
+        rows,
+        row_ivs: &row_ivs,
+        n,
+        zero,
+        scalars: HashMap::new(),
+        approximate: config.approximate(),
+    };
+    // Operands loaded once per row (for row members), per element in each
+    // inner loop.
+    let mut row_loaded: HashMap<(usize, Form), Value> = HashMap::new();
+    for &(m, form) in &group.members {
+        let (kind, ty) = &nodes[m];
+        let stored = group.materialized.contains(&m);
+        let row_context = Context { form, j: None };
+        match kind {
+            NodeKind::Reduce(reduction, a, _) => {
+                let e = element_type(b, ty.element);
+                let start = match reduction {
+                    ReduceKind::Max => reductions::lowest(&ind, ty.element)?,
+                    _ => super::movement::zero(&ind, ty.element)?,
+                };
+                let (_, combine) = reductions::start_and_combine(*reduction, ty.element);
+                let (inner, j, carried, sums) = ind.scf_for_carrying(zero, n, one, &[start])?;
+                let value = row.value(&inner, *a, Context { form: Form::Wide, j: Some(j) }, &mut HashMap::new())?;
+                // With fast math the row's float reduction may be
+                // reassociated, which lets LLVM vectorize the loop.
+                let mut flags = Vec::new();
+                if config.fast_math && ty.element.is_float() {
+                    let reassoc = Attribute::parse(b.context(), "#arith.fastmath<reassoc>")
+                        .ok_or("compiler fault: the fastmath flags")?;
+                    flags.push(("fastmath", reassoc));
+                }
+                let next = inner.value(combine, &[carried[0], value], e, &flags)?;
+                inner.yield_values("scf.yield", &[next])?;
+                let result = match reduction {
+                    // Divided by the length of the row (0 / 0 is NaN).
+                    ReduceKind::Mean => {
+                        let length = ind.convert("arith.sitofp", ind.index_cast(n, ind.integer_type(64))?, e)?;
+                        ind.arith("divf", sums[0], length)?
+                    }
+                    _ => sums[0],
+                };
+                row.scalars.insert(m, result);
+            }
+            NodeKind::Move(Movement::Reshape, operands) => {
+                let value = row.scalars[&operands[0]];
+                row.scalars.insert(m, value);
+            }
+            _ if form == Form::Wide => {
+                if !stored {
+                    continue; // Computed inline by its one user.
+                }
+                let (inner, j) = ind.scf_for(zero, n, one)?;
+                let context = Context { form: Form::Wide, j: Some(j) };
+                let value = row.compute(&inner, m, context, &mut HashMap::new())?;
+                let (_, indices) = row.sizes_and_indices(context)?;
+                inner.store(value, row.view(m)?.value, &indices)?;
+                continue;
+            }
+            _ => {
+                let value = row.compute(&ind, m, row_context, &mut row_loaded)?;
+                row.scalars.insert(m, value);
+            }
+        }
+        if stored {
+            let (_, indices) = row.sizes_and_indices(row_context)?;
+            ind.store(row.scalars[&m], row.view(m)?.value, &indices)?;
+        }
+    }
+    Ok(())
 }

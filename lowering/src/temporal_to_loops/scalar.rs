@@ -185,12 +185,20 @@ fn saturating_float_to_int<'c, 'a>(
 /// The op of an elementwise node.
 pub(super) fn op_of(node: &Node, nodes: &[Node]) -> Elementwise {
     match &node.kind {
-        NodeKind::Unary(op, _) => Elementwise::Unary(*op),
-        NodeKind::Binary(op, _, _) => Elementwise::Binary(*op),
-        NodeKind::Compare(p, _, _) => Elementwise::Compare(*p),
-        NodeKind::Select(..) => Elementwise::Select,
         NodeKind::Cast(a) => Elementwise::Cast(nodes[*a].ty.element),
-        _ => unreachable!("elementwise"),
+        kind => op_of_kind(kind).expect("elementwise"),
+    }
+}
+
+/// The op of an elementwise node kind other than a cast (whose op needs
+/// its operand's element type).
+pub(super) fn op_of_kind(kind: &NodeKind) -> Option<Elementwise> {
+    match kind {
+        NodeKind::Unary(op, _) => Some(Elementwise::Unary(*op)),
+        NodeKind::Binary(op, _, _) => Some(Elementwise::Binary(*op)),
+        NodeKind::Compare(p, _, _) => Some(Elementwise::Compare(*p)),
+        NodeKind::Select(..) => Some(Elementwise::Select),
+        _ => None,
     }
 }
 
