@@ -11,18 +11,6 @@ pub(crate) fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
-/// The index at which an operand of `operand_sizes` is read for the element
-/// at `index` of a result of `sizes`, under NumPy broadcasting: aligned at
-/// the last dimension, a static 1 under a larger size reads `zero`.
-pub(crate) fn broadcast_index(operand_sizes: &[String], sizes: &[String], index: &[String], zero: &str) -> Vec<String> {
-    let skip = sizes.len() - operand_sizes.len();
-    operand_sizes
-        .iter()
-        .enumerate()
-        .map(|(d, size)| if size == "1" && sizes[skip + d] != "1" { zero.to_string() } else { index[skip + d].clone() })
-        .collect()
-}
-
 /// `text` with each SSA value name (`%name`, without the `%`) replaced by
 /// `rename(name)` (which includes the `%` of its result).
 pub(crate) fn rename_values(text: &str, rename: impl Fn(&str) -> String) -> String {

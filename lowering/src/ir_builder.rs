@@ -86,6 +86,18 @@ impl<'c, 'a> Builder<'c, 'a> {
         unsafe { self.context.to_ref() }
     }
 
+    /// The module the builder's block is in.
+    pub fn module(&self) -> Built<OperationRef<'c, 'a>> {
+        let mut op = self.block.parent_operation();
+        while let Some(o) = op {
+            if o.name().as_string_ref().as_str() == Ok("builtin.module") {
+                return Ok(o);
+            }
+            op = o.parent_operation();
+        }
+        Err("compiler fault: the code being built is not in a module".into())
+    }
+
     fn insert(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {
         match self.anchor {
             Some(anchor) => self.block.insert_operation_before(anchor, op),
@@ -185,6 +197,12 @@ impl<'c, 'a> Builder<'c, 'a> {
     pub fn load(&self, memref: Value<'c, '_>, indices: &[Value<'c, '_>], ty: Type<'c>) -> Built<Value<'c, 'a>> {
         let operands: Vec<Value> = std::iter::once(memref).chain(indices.iter().copied()).collect();
         self.value("memref.load", &operands, ty, &[])
+    }
+
+    /// `vector.load` of a vector of type `ty` at `memref[indices]`.
+    pub fn vector_load(&self, memref: Value<'c, '_>, indices: &[Value<'c, '_>], ty: Type<'c>) -> Built<Value<'c, 'a>> {
+        let operands: Vec<Value> = std::iter::once(memref).chain(indices.iter().copied()).collect();
+        self.value("vector.load", &operands, ty, &[])
     }
 
     /// `memref.store` of `value` at `memref[indices]`.
@@ -535,8 +553,19 @@ impl<'c, 'a> Builder<'c, 'a> {
     pub fn scf_parallel(&self, upper: &[Value<'c, '_>]) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
         let (zero, one) = (self.index(0)?, self.index(1)?);
         let n = upper.len();
-        let operands: Vec<Value> =
-            std::iter::repeat_n(zero, n).chain(upper.iter().copied()).chain(std::iter::repeat_n(one, n)).collect();
+        self.scf_parallel_range(&vec![zero; n], upper, &vec![one; n])
+    }
+
+    /// `scf.parallel` over `[lower, upper)` by `step` per dimension: a
+    /// builder inside and the induction variables.
+    pub fn scf_parallel_range(
+        &self,
+        lower: &[Value<'c, '_>],
+        upper: &[Value<'c, '_>],
+        step: &[Value<'c, '_>],
+    ) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+        let n = upper.len();
+        let operands: Vec<Value> = lower.iter().chain(upper).chain(step).copied().collect();
         let segments = DenseI32ArrayAttribute::new(self.context(), &[n as i32, n as i32, n as i32, 0]).into();
         let op = OperationBuilder::new("scf.parallel", self.location)
             .add_operands(&operands)

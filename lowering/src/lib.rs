@@ -5,12 +5,11 @@
 //! ([`point_checks`]).
 
 pub mod check_points_pass;
-pub mod contraction;
 pub mod generated_text;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod ir_builder;
-pub mod library_gemm;
+pub use temporal_to_loops::library_gemm;
 pub mod point_checks;
 pub mod print_schedule_pass;
 pub mod ptx;

@@ -35,9 +35,7 @@
 //! einsum), `elementwise`, `reductions`, `movement` (movements, slices,
 //! gathers), `random` and `external_call`.
 
-use crate::contraction;
 pub(crate) use crate::generated_text::{memref_layout, rename_values, sanitize};
-use crate::library_gemm;
 
 mod approximations;
 mod attention;
@@ -50,6 +48,8 @@ mod gpu_attention;
 mod gpu_matmul;
 mod gpu_reduction;
 mod kernels;
+pub mod library_gemm;
+mod matmul_kernel;
 mod movement;
 mod random;
 mod reads;
@@ -246,7 +246,7 @@ struct Emitter<'p, 'c> {
     fuse: bool,
     /// The epilogue the next register-tiled contraction applies (taken by
     /// it; left in place where the kernel does not apply).
-    epilogue: Option<contraction::Epilogue>,
+    epilogue: Option<contractions::PendingEpilogue>,
     /// For a dynamic size (the SSA name of a range read's length), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<String, String>,
@@ -893,10 +893,6 @@ fn broadcast_sizes(operands: &[&View]) -> Vec<String> {
 }
 
 impl View {
-    fn operand(&self) -> contraction::Operand<'_> {
-        contraction::Operand { name: &self.name, ty: &self.ty, sizes: &self.sizes }
-    }
-
     /// A view of static shape with the standard strided type.
     fn fixed(name: String, point: &PointType) -> View {
         View { name, ty: view_type(point), sizes: point.shape.iter().map(i64::to_string).collect() }

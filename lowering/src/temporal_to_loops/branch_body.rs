@@ -381,8 +381,11 @@ impl Emitter<'_, '_> {
                     };
                     if let Some(&m) = epilogue_product.get(&n) {
                         let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
-                        let chain = elementwise::TextChain::of(n, &branch.nodes, &views, &inlined, self.approximate());
-                        self.epilogue = Some(chain.epilogue(m));
+                        let chain = scalar::Chain::of(n, &branch.nodes, &inlined);
+                        let sum_argument =
+                            chain.leaves.iter().position(|&l| l == m).expect("the product is a leaf of its chain");
+                        let leaves = chain.leaves.iter().filter(|&&l| l != m).map(|&l| views[l].clone()).collect();
+                        self.epilogue = Some(contractions::PendingEpilogue { leaves, sum_argument, chain });
                         let element = branch.nodes[m].ty.element;
                         self.matmul(&views[a], &views[b], &target, element, indent, out);
                         if self.epilogue.take().is_some() {

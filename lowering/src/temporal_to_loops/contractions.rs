@@ -21,8 +21,18 @@
 //! Assumes shapes as the verifier checked them (`matmul_shape`,
 //! `Einsum::label_sizes`) and dynamic sizes proved equal.
 
+use super::kernels::{EpilogueArg, Kernel, KernelOperands, Strategy};
 use super::*;
 use tempo_passes::program::Einsum;
+
+/// An epilogue for the next matrix product (see `matmul_kernel`): the
+/// chain's leaves other than the product, which leaf the product is, and
+/// the chain.
+pub(super) struct PendingEpilogue {
+    pub leaves: Vec<View>,
+    pub sum_argument: usize,
+    pub chain: scalar::Chain,
+}
 
 impl Emitter<'_, '_> {
     /// `target = a @ b` (`target` is overwritten).
@@ -114,40 +124,37 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        self.next_id += 1;
         let epilogue = self.epilogue.take();
-        let (ao, bo, co) = (a.operand(), b.operand(), target.operand());
-        if !self.gpu
+        let shape = |v: &View| matmul_kernel::Shape {
+            sizes: v.sizes.iter().map(|s| s.parse::<i64>().ok()).collect(),
+            unit_inner_stride: matmul_kernel::unit_inner_stride(&v.ty),
+        };
+        let (sa, sb, sc) = (shape(a), shape(b), shape(target));
+        let strategy = if !self.gpu
             && self.fast_math
             && self.library_gemm
-            && library_gemm::applies(&ao, &bo, &co, element)
+            && library_gemm::applies(&sa, &sb, &sc, element)
             && !(epilogue.is_some() && target.sizes.len() == 3)
         {
-            if !self.globals.contains(&format!("@{}", library_gemm::SYMBOL)) {
-                self.globals += &library_gemm::declaration();
-            }
-            let (id, parallel) = (self.next_id, self.parallel);
-            out.push_str(&library_gemm::emit(id, &ao, &bo, &co, element, epilogue.as_ref(), parallel, indent));
-            return;
-        }
-        let fast = if self.gpu {
+            Some(Strategy::Library { parallel: self.parallel })
+        } else if self.gpu {
             None
         } else {
-            contraction::emit(
-                self.next_id,
-                &a.operand(),
-                &b.operand(),
-                &target.operand(),
-                element,
-                !self.fast_math,
-                self.parallel,
-                self.fuse,
-                epilogue.as_ref(),
-                indent,
-            )
+            let has_epilogue = epilogue.is_some();
+            let exact = !self.fast_math;
+            matmul_kernel::plan(&sa, &sb, &sc, element, exact, self.parallel, self.fuse, has_epilogue)
+                .map(Strategy::Tiled)
         };
-        if let Some(code) = fast {
-            out.push_str(&code);
+        if let Some(strategy) = strategy {
+            let mut operands = KernelOperands::default();
+            let (a, b, c) = (operands.view(a), operands.view(b), operands.view(target));
+            let epilogue = epilogue.map(|e| EpilogueArg {
+                leaves: e.leaves.iter().map(|v| operands.view(v)).collect(),
+                sum_argument: e.sum_argument,
+                chain: e.chain,
+            });
+            let kernel = Kernel::Matmul { a, b, c, element, strategy, epilogue };
+            self.call_kernel(operands, kernel, indent, out);
             return;
         }
         // Not applied: the caller computes it after the product.

@@ -352,8 +352,6 @@ pub(super) fn renamed_body(
 pub(super) struct TextChain {
     /// The SSA value of the chain's result in the body.
     value: String,
-    /// The nodes of the leaves, in argument order.
-    leaves: Vec<usize>,
     leaf_views: Vec<View>,
     lines: Vec<String>,
 }
@@ -393,21 +391,7 @@ impl TextChain {
             .iter()
             .map(|&l| View { name: views[l].name.clone(), ty: views[l].ty.clone(), sizes: views[l].sizes.clone() })
             .collect();
-        TextChain { value, leaves, leaf_views, lines }
-    }
-
-    /// The chain as the epilogue of a contraction computing node `product`
-    /// (one of its leaves).
-    pub(super) fn epilogue(&self, product: usize) -> crate::contraction::Epilogue {
-        let sum_argument = self.leaves.iter().position(|&l| l == product).expect("the product is a leaf");
-        let leaves = self
-            .leaves
-            .iter()
-            .zip(&self.leaf_views)
-            .filter(|(l, _)| **l != product)
-            .map(|(_, v)| (v.name.clone(), v.ty.clone(), v.sizes.clone()))
-            .collect();
-        crate::contraction::Epilogue { leaves, sum_argument, lines: self.lines.clone(), value: self.value.clone() }
+        TextChain { value, leaf_views, lines }
     }
 
     /// The views the fused loop reads.

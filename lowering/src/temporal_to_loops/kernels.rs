@@ -143,8 +143,34 @@ pub(super) enum Kernel {
         views: Vec<(usize, ViewArg)>,
         anchor: Vec<Size>,
     },
+    /// `c = a b` by the register-tiled kernel or the library's GEMM
+    /// (`matmul_kernel`, `library_gemm`), with an epilogue.
+    Matmul {
+        a: ViewArg,
+        b: ViewArg,
+        c: ViewArg,
+        element: ElementType,
+        strategy: Strategy,
+        epilogue: Option<EpilogueArg>,
+    },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
+}
+
+/// How a matrix product is built.
+pub(super) enum Strategy {
+    /// The register-tiled kernel, as planned.
+    Tiled(super::matmul_kernel::Plan),
+    /// A call of the runtime's GEMM.
+    Library { parallel: bool },
+}
+
+/// An epilogue among a kernel's operands: the chain's other leaves, which
+/// leaf is the product, and the chain.
+pub(super) struct EpilogueArg {
+    pub leaves: Vec<ViewArg>,
+    pub sum_argument: usize,
+    pub chain: Chain,
 }
 
 /// What the kinds' lowerings need of the pass's options.
@@ -211,6 +237,25 @@ impl Kernel {
                 let views = views.iter().map(|(k, v)| (*k, v.typed(operands))).collect();
                 let anchor: Vec<Extent> = anchor.iter().map(|s| s.typed(operands)).collect();
                 super::row_fusion::build_row_group(b, group, nodes, &views, &anchor, config)
+            }
+            Kernel::Matmul { a, b: bm, c, element, strategy, epilogue } => {
+                let (a, bm, c) = (a.typed(operands), bm.typed(operands), c.typed(operands));
+                let leaves: Vec<TypedView> = match epilogue {
+                    Some(e) => e.leaves.iter().map(|v| v.typed(operands)).collect(),
+                    None => Vec::new(),
+                };
+                let epilogue = epilogue.as_ref().map(|e| super::matmul_kernel::Epilogue {
+                    leaves: &leaves,
+                    sum_argument: e.sum_argument,
+                    chain: &e.chain,
+                    approximate: config.approximate(),
+                });
+                match strategy {
+                    Strategy::Tiled(plan) => super::matmul_kernel::build(b, plan, &a, &bm, &c, epilogue.as_ref()),
+                    Strategy::Library { parallel } => {
+                        super::library_gemm::build(b, &a, &bm, &c, *element, epilogue.as_ref(), *parallel)
+                    }
+                }
             }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
