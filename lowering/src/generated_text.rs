@@ -11,21 +11,6 @@ pub(crate) fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
-/// `text` with each SSA value name (`%name`, without the `%`) replaced by
-/// `rename(name)` (which includes the `%` of its result).
-pub(crate) fn rename_values(text: &str, rename: impl Fn(&str) -> String) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('%') {
-        out += &rest[..at];
-        let tail = &rest[at + 1..];
-        let end = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
-        out += &rename(&tail[..end]);
-        rest = &tail[end..];
-    }
-    out + rest
-}
-
 /// The sizes, element type, strides and offset of a memref type (`?` for
 /// dynamic ones); an identity layout gives row-major strides.
 pub(crate) fn memref_layout(ty: &str) -> Option<(Vec<String>, String, Vec<String>, String)> {

@@ -35,7 +35,7 @@
 //! einsum), `elementwise`, `reductions`, `movement` (movements, slices,
 //! gathers), `random` and `external_call`.
 
-pub(crate) use crate::generated_text::{memref_layout, rename_values, sanitize};
+pub(crate) use crate::generated_text::{memref_layout, sanitize};
 
 mod approximations;
 mod attention;
@@ -294,12 +294,6 @@ impl TestFault {
 }
 
 impl<'p, 'c> Emitter<'p, 'c> {
-    /// Whether `exp`, `tanh` and `sigmoid` on `f32` are approximated by
-    /// polynomials (`fast-math` on the CPU; the GPU keeps libdevice's).
-    fn approximate(&self) -> bool {
-        self.fast_math && !self.gpu
-    }
-
     fn new(program: &'p Program<'c>, schedule: &'p Schedule) -> Self {
         Self {
             program,

@@ -542,12 +542,9 @@ impl Emitter<'_, '_> {
                                     self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
                                 }
                                 _ if inlined[*a] => {
-                                    let approximate = self.approximate();
-                                    let text =
-                                        elementwise::TextChain::of(*a, &branch.nodes, &views, &inlined, approximate);
                                     let chain = scalar::Chain::of(*a, &branch.nodes, &inlined);
                                     let leaves = chain.leaves.iter().map(|&l| &views[l]).collect();
-                                    let fused = reductions::Fused { text, chain, leaves };
+                                    let fused = reductions::Fused { chain, leaves };
                                     self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(fused), indent, out)
                                 }
                                 _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),

@@ -25,7 +25,12 @@
 //! range's length and the results are static and few (at most
 //! [`MAX_RESULTS`]).
 
+use super::kernels::{Kernel, KernelOperands, Size, TypedView, ViewArg, broadcast_at, element_type};
+use super::scalar::Chain;
 use super::*;
+use crate::ir_builder::{Builder, Extent, element_of};
+use melior::ir::Value;
+use tempo_passes::program::Einsum;
 
 /// Elements of the axis per chunk (one thread's serial part).
 pub(super) const CHUNK: i64 = 128;
@@ -54,8 +59,9 @@ impl Emitter<'_, '_> {
         self.size_caps.get(length).cloned()
     }
 
-    /// `target = kind(input along axis)` in two stages, where it applies;
-    /// whether it did.
+    /// `target = kind(input along axis)` in two stages, where it applies
+    /// (see [`build_two_stages`]); whether it did. With `fused`, `input` is
+    /// an elementwise chain over those leaves.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn gpu_split_reduce(
         &mut self,
@@ -64,55 +70,19 @@ impl Emitter<'_, '_> {
         axis: usize,
         target: &View,
         ty: &PointType,
-        chain: Option<&elementwise::TextChain>,
+        fused: Option<(&Chain, &[&View])>,
         indent: &str,
         out: &mut String,
     ) -> bool {
-        let Some((cap, kept_sizes)) = self.gpu_split_applies(input, axis) else { return false };
-        let rank = input.sizes.len();
-        let kept: Vec<usize> = (0..rank).filter(|&k| k != axis).collect();
-        let (init, combine) = reductions::start_and_combine(kind, ty.element);
-        // The element at the results' indices and `j` along the axis.
-        let mut element = |this: &mut Self, results: &[String], j: &str, body: &str, out: &mut String| -> String {
-            let mut index = vec![String::new(); rank];
-            for (p, &k) in kept.iter().enumerate() {
-                index[k] = results[p].clone();
-            }
-            index[axis] = j.to_string();
-            match chain {
-                None => {
-                    let v = this.fresh("x");
-                    let _ =
-                        writeln!(out, "{body}{v} = memref.load {}[{}] : {}", input.name, index.join(", "), input.ty);
-                    v
-                }
-                Some(chain) => {
-                    // Each leaf at the element, broadcast (a stretched
-                    // dimension reads index 0), then the chain's scalar code.
-                    let zero = this.index_value("0", body, out);
-                    for (i, leaf) in chain.leaf_views().into_iter().enumerate() {
-                        let skip = rank - leaf.sizes.len();
-                        let at: Vec<String> = (0..leaf.sizes.len())
-                            .map(|d| {
-                                if leaf.sizes[d] == "1" && input.sizes[skip + d] != "1" {
-                                    zero.clone()
-                                } else {
-                                    index[skip + d].clone()
-                                }
-                            })
-                            .collect();
-                        let _ =
-                            writeln!(out, "{body}%a{i} = memref.load {}[{}] : {}", leaf.name, at.join(", "), leaf.ty);
-                    }
-                    for line in chain.body_lines() {
-                        let _ = writeln!(out, "{body}{line}");
-                    }
-                    chain.value()
-                }
-            }
+        let Some((cap, results)) = self.gpu_split_applies(input, axis) else { return false };
+        let mut operands = KernelOperands::default();
+        let (leaves, chain) = match fused {
+            Some((chain, leaves)) => (leaves.iter().map(|v| operands.view(v)).collect(), Some(chain.clone())),
+            None => (vec![operands.view(input)], None),
         };
-        let split = Split { length: &input.sizes[axis], cap: &cap, results: &kept_sizes, init: &init, combine };
-        self.two_stages(&split, ty.element, kind == ReduceKind::Mean, &mut element, target, indent, out);
+        let shape = operands.sizes(&input.sizes);
+        let stages = Stages::Reduce { kind, leaves, chain, shape, axis };
+        self.two_stages(stages, &input.sizes[axis], &cap, results, ty.element, target, operands, indent, out);
         true
     }
 
@@ -141,116 +111,157 @@ impl Emitter<'_, '_> {
         if results.iter().product::<i64>() > MAX_RESULTS {
             return false;
         }
-        let e = element.mlir();
-        let mul = if element.is_float() { "arith.mulf" } else { "arith.muli" };
-        let (init, add) = reductions::start_and_combine(ReduceKind::Sum, element);
-        // The product of the operands at the results' indices and `j` for
-        // the summed label, left to right.
-        let mut product = |this: &mut Self, ivs: &[String], j: &str, body: &str, out: &mut String| -> String {
-            let mut value: Option<String> = None;
-            for (labels, v) in spec.operands.iter().zip(inputs) {
-                let at: Vec<String> = labels
-                    .iter()
-                    .map(|&c| match spec.result.iter().position(|&r| r == c) {
-                        Some(p) => ivs[p].clone(),
-                        None => j.to_string(),
-                    })
-                    .collect();
-                let x = this.fresh("x");
-                let _ = writeln!(out, "{body}{x} = memref.load {}[{}] : {}", v.name, at.join(", "), v.ty);
-                value = Some(match value {
-                    None => x,
-                    Some(p) => {
-                        let q = this.fresh("x");
-                        let _ = writeln!(out, "{body}{q} = {mul} {p}, {x} : {e}");
-                        q
-                    }
-                });
-            }
-            value.expect("an einsum has operands")
-        };
-        let split = Split { length: &length, cap: &cap, results: &results, init: &init, combine: add };
-        self.two_stages(&split, element, false, &mut product, target, indent, out);
+        let mut operands = KernelOperands::default();
+        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
+        let stages = Stages::Einsum { spec: spec.clone(), inputs };
+        self.two_stages(stages, &length, &cap, results, element, target, operands, indent, out);
         true
     }
 
-    /// The two stages: `element` emits the value at the results' indices
-    /// and an index along the axis.
+    /// The kernel of the two stages, its partial results allocated once at
+    /// entry for the longest range (`cap`).
     #[allow(clippy::too_many_arguments)]
     fn two_stages(
         &mut self,
-        split: &Split,
+        stages: Stages,
+        length: &str,
+        cap: &str,
+        results: Vec<i64>,
         element: ElementType,
-        mean: bool,
-        value_at: &mut impl FnMut(&mut Self, &[String], &str, &str, &mut String) -> String,
         target: &View,
+        mut operands: KernelOperands,
         indent: &str,
         out: &mut String,
     ) {
-        let e = element.mlir();
-        let Split { length, cap, results, init, combine } = *split;
-        // The partial results, allocated once for the longest range.
-        let partial = self.fresh("partial");
-        let chunk_cap = self.fresh("chunks");
-        let chunk_size = self.fresh("chunk");
+        let (partial, chunk_cap, chunk_size) = (self.fresh("partial"), self.fresh("chunks"), self.fresh("chunk"));
         let shape: String = results.iter().map(|d| format!("{d}x")).collect();
-        let partial_ty = format!("memref<{shape}?x{e}>");
+        let partial_ty = format!("memref<{shape}?x{}>", element.mlir());
         let _ = writeln!(self.entry, "    {chunk_size} = arith.constant {CHUNK} : index");
         let _ = writeln!(self.entry, "    {chunk_cap} = arith.ceildivui {cap}, {chunk_size} : index");
         let _ = writeln!(self.entry, "    {partial} = memref.alloc({chunk_cap}) : {partial_ty}");
         let _ = writeln!(self.exit, "    memref.dealloc {partial} : {partial_ty}");
-
-        let start = self.fresh("z");
-        let _ = writeln!(out, "{indent}{start} = arith.constant {init} : {e}");
-        let n = self.index_value(length, indent, out);
-        let chunk = self.index_value(&CHUNK.to_string(), indent, out);
-        let chunks = self.fresh("chunks");
-        let _ = writeln!(out, "{indent}{chunks} = arith.ceildivui {n}, {chunk} : index");
-
-        // Stage 1: a thread per result and chunk, the chunk in order.
-        let mut sizes: Vec<String> = results.iter().map(i64::to_string).collect();
-        sizes.push(chunks.clone());
-        let nest = self.open_parallel_loop(&sizes, indent, out);
-        let inner = nest.inner.clone();
-        let ivs = nest.ivs[..results.len()].to_vec();
-        let c = nest.ivs[results.len()].clone();
-        let (lo, end, hi) = (self.fresh("lo"), self.fresh("end"), self.fresh("hi"));
-        let _ = writeln!(out, "{inner}{lo} = arith.muli {c}, {chunk} : index");
-        let _ = writeln!(out, "{inner}{end} = arith.addi {lo}, {chunk} : index");
-        let _ = writeln!(out, "{inner}{hi} = arith.minui {end}, {n} : index");
-        let sum = self.fold_loop((&lo, &hi, &nest.one), &start, combine, e, &inner, out, |this, j, body, out| {
-            value_at(this, &ivs, j, body, out)
-        });
-        let mut at = ivs;
-        at.push(c);
-        let _ = writeln!(out, "{inner}memref.store {sum}, {partial}[{}] : {partial_ty}", at.join(", "));
-        nest.close(out);
-
-        // Stage 2: a thread per result combines its chunks in order.
-        let sizes: Vec<String> =
-            if results.is_empty() { vec!["1".to_string()] } else { results.iter().map(i64::to_string).collect() };
-        let nest = self.open_parallel_loop(&sizes, indent, out);
-        let inner = nest.inner.clone();
-        let result: Vec<String> = if results.is_empty() { Vec::new() } else { nest.ivs.clone() };
-        let bounds = (nest.zero.as_str(), chunks.as_str(), nest.one.as_str());
-        let total = self.fold_loop(bounds, &start, combine, e, &inner, out, |this, k, body, out| {
-            let at: Vec<&str> = result.iter().map(String::as_str).chain([k]).collect();
-            let p = this.fresh("x");
-            let _ = writeln!(out, "{body}{p} = memref.load {partial}[{}] : {partial_ty}", at.join(", "));
-            p
-        });
-        let value = if mean {
-            // Divided by the length of the axis (0 / 0 is NaN).
-            let length = self.float_of_size(&n, e, &inner, out);
-            let mean = self.fresh("x");
-            let _ = writeln!(out, "{inner}{mean} = arith.divf {total}, {length} : {e}");
-            mean
-        } else {
-            total
-        };
-        let _ = writeln!(out, "{inner}memref.store {value}, {}[{}] : {}", target.name, result.join(", "), target.ty);
-        nest.close(out);
+        let partial = operands.view(&View { name: partial, ty: partial_ty, sizes: Vec::new() });
+        let length = operands.sizes(std::slice::from_ref(&length.to_string()))[0];
+        let target = operands.view(target);
+        let kernel = Kernel::TwoStages { stages, length, results, element, partial, target };
+        self.call_kernel(operands, kernel, indent, out);
     }
+}
+
+/// What a two-stage reduction sums: a reduction of an input (or of a
+/// chain over its leaves) along `axis`, or an einsum's products.
+pub(super) enum Stages {
+    Reduce { kind: ReduceKind, leaves: Vec<ViewArg>, chain: Option<Chain>, shape: Vec<Size>, axis: usize },
+    Einsum { spec: Einsum, inputs: Vec<ViewArg> },
+}
+
+type Built<T> = Result<T, String>;
+
+/// The two stages into `target` over an axis of length `n`, the results
+/// of the static sizes `results`: stage 1 a thread per result and chunk
+/// of `CHUNK` elements folding its chunk in order into `partial`, stage 2
+/// a thread per result folding its chunks in order.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_two_stages<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    stages: &Stages,
+    leaves: &[TypedView<'c, 'a>],
+    shape: &[Extent<'c, 'a>],
+    n: Value<'c, 'a>,
+    results: &[i64],
+    element: ElementType,
+    partial: Value<'c, 'a>,
+    target: &TypedView<'c, 'a>,
+) -> Built<()> {
+    let e = element_type(b, element);
+    let kind = match stages {
+        Stages::Reduce { kind, .. } => *kind,
+        Stages::Einsum { .. } => ReduceKind::Sum,
+    };
+    let (_, combine) = reductions::start_and_combine(kind, element);
+    let start = || match kind {
+        ReduceKind::Max => reductions::lowest(b, element),
+        _ => super::movement::zero(b, element),
+    };
+    let start = start()?;
+    let (zero, one, chunk) = (b.index(0)?, b.index(1)?, b.index(CHUNK)?);
+    let chunks = b.arith("ceildivui", n, chunk)?;
+    // The element at the results' indices `ivs` and `j` along the axis.
+    let value_at = |body: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], j: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
+        match stages {
+            Stages::Reduce { chain, axis, .. } => {
+                let mut index = ivs.to_vec();
+                index.insert(*axis, j);
+                match chain {
+                    None => body.load(leaves[0].value, &index, e),
+                    Some(chain) => {
+                        // Each leaf at the element, broadcast (a stretched
+                        // dimension reads index 0), then the chain.
+                        let zero = body.index(0)?;
+                        let values: Vec<Value> = leaves
+                            .iter()
+                            .map(|leaf| {
+                                let at = broadcast_at(&leaf.sizes, shape, &index, zero);
+                                body.load(leaf.value, &at, element_of(leaf.value)?)
+                            })
+                            .collect::<Built<_>>()?;
+                        chain.apply(body, &values, false)
+                    }
+                }
+            }
+            Stages::Einsum { spec, .. } => {
+                // The product of the operands, left to right.
+                let mul = if element.is_float() { "mulf" } else { "muli" };
+                let mut value: Option<Value> = None;
+                for (labels, v) in spec.operands.iter().zip(leaves) {
+                    let at: Vec<Value> = labels
+                        .iter()
+                        .map(|&c| match spec.result.iter().position(|&r| r == c) {
+                            Some(p) => ivs[p],
+                            None => j,
+                        })
+                        .collect();
+                    let x = body.load(v.value, &at, e)?;
+                    value = Some(match value {
+                        None => x,
+                        Some(p) => body.arith(mul, p, x)?,
+                    });
+                }
+                value.ok_or_else(|| "compiler fault: an einsum without operands".to_string())
+            }
+        }
+    };
+    // Stage 1: a thread per result and chunk, the chunk in order.
+    let mut sizes: Vec<Value> = results.iter().map(|&d| b.index(d)).collect::<Built<_>>()?;
+    sizes.push(chunks);
+    let (inner, ivs) = b.scf_parallel(&sizes)?;
+    let (result_ivs, c) = ivs.split_at(results.len());
+    let lo = inner.arith("muli", c[0], chunk)?;
+    let hi = inner.arith("minui", inner.arith("addi", lo, chunk)?, n)?;
+    let (body, j, acc, sums) = inner.scf_for_carrying(lo, hi, one, &[start])?;
+    let value = value_at(&body, result_ivs, j)?;
+    body.yield_values("scf.yield", &[body.value(combine, &[acc[0], value], e, &[])?])?;
+    inner.store(sums[0], partial, &ivs)?;
+    // Stage 2: a thread per result combines its chunks in order.
+    let sizes: Vec<Value> = match results.is_empty() {
+        true => vec![one],
+        false => results.iter().map(|&d| b.index(d)).collect::<Built<_>>()?,
+    };
+    let (inner, ivs) = b.scf_parallel(&sizes)?;
+    let result: Vec<Value> = if results.is_empty() { Vec::new() } else { ivs };
+    let (body, k, acc, totals) = inner.scf_for_carrying(zero, chunks, one, &[start])?;
+    let at: Vec<Value> = result.iter().copied().chain([k]).collect();
+    let part = body.load(partial, &at, e)?;
+    body.yield_values("scf.yield", &[body.value(combine, &[acc[0], part], e, &[])?])?;
+    let value = match kind {
+        // Divided by the length of the axis (0 / 0 is NaN).
+        ReduceKind::Mean => {
+            let length = inner.convert("arith.sitofp", inner.index_cast(n, inner.integer_type(64))?, e)?;
+            inner.arith("divf", totals[0], length)?
+        }
+        _ => totals[0],
+    };
+    inner.store(value, target.value, &result)
 }
 
 impl Emitter<'_, '_> {
@@ -281,14 +292,4 @@ impl Emitter<'_, '_> {
         let _ = writeln!(out, "{indent}}}");
         fold
     }
-}
-
-/// A reduction in two stages: the axis's length and its cap, the static
-/// sizes of the results, the starting value and the combining op.
-struct Split<'s> {
-    length: &'s str,
-    cap: &'s str,
-    results: &'s [i64],
-    init: &'s str,
-    combine: &'s str,
 }

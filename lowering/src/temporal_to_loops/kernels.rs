@@ -153,6 +153,16 @@ pub(super) enum Kernel {
         strategy: Strategy,
         epilogue: Option<EpilogueArg>,
     },
+    /// A reduction over a growing range on the GPU, in two stages of
+    /// parallel loops (`gpu_reduction`): its partial results' buffer.
+    TwoStages {
+        stages: super::gpu_reduction::Stages,
+        length: Size,
+        results: Vec<i64>,
+        element: ElementType,
+        partial: ViewArg,
+        target: ViewArg,
+    },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -256,6 +266,20 @@ impl Kernel {
                         super::library_gemm::build(b, &a, &bm, &c, *element, epilogue.as_ref(), *parallel)
                     }
                 }
+            }
+            Kernel::TwoStages { stages, length, results, element, partial, target } => {
+                use super::gpu_reduction::Stages;
+                let (leaves, shape) = match stages {
+                    Stages::Reduce { leaves, shape, .. } => (leaves, shape.as_slice()),
+                    Stages::Einsum { inputs, .. } => (inputs, &[][..]),
+                };
+                let leaves: Vec<TypedView> = leaves.iter().map(|v| v.typed(operands)).collect();
+                let shape: Vec<Extent> = shape.iter().map(|s| s.typed(operands)).collect();
+                let n = b.extent(length.typed(operands))?;
+                let (partial, target) = (partial.typed(operands).value, target.typed(operands));
+                super::gpu_reduction::build_two_stages(
+                    b, stages, &leaves, &shape, n, results, *element, partial, &target,
+                )
             }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,

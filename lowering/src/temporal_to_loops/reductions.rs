@@ -8,11 +8,9 @@ use super::*;
 use crate::ir_builder::{Builder, Compare, Extent, FloatCompare};
 use melior::ir::{AffineExpr, AffineMap, Attribute, Value};
 
-/// An elementwise chain fused into a reduction: its text form (for the
-/// GPU's two stages, still written as text), its scalar steps and the
+/// An elementwise chain fused into a reduction: its scalar steps and the
 /// views of its leaves.
 pub(super) struct Fused<'v> {
-    pub text: elementwise::TextChain,
     pub chain: Chain,
     pub leaves: Vec<&'v View>,
 }
@@ -34,8 +32,8 @@ impl Emitter<'_, '_> {
         indent: &str,
         out: &mut String,
     ) {
-        let text = fused.as_ref().map(|f| &f.text);
-        if self.gpu_split_reduce(kind, input, axis, target, ty, text, indent, out) {
+        let split = fused.as_ref().map(|f| (&f.chain, f.leaves.as_slice()));
+        if self.gpu_split_reduce(kind, input, axis, target, ty, split, indent, out) {
             return;
         }
         let mut operands = KernelOperands::default();
@@ -122,21 +120,6 @@ pub(super) fn start_and_combine(kind: ReduceKind, element: ElementType) -> (Stri
         (ReduceKind::Max, false) => (lowest_literal(element), "arith.maxsi"),
         (_, true) => (zero_literal(element).to_string(), "arith.addf"),
         (_, false) => (zero_literal(element).to_string(), "arith.addi"),
-    }
-}
-
-impl Emitter<'_, '_> {
-    /// A size (SSA index or literal) as a float of type `e`.
-    pub(super) fn float_of_size(&mut self, size: &str, e: &str, indent: &str, out: &mut String) -> String {
-        let name = self.fresh("f");
-        if size.starts_with('%') {
-            let integer = self.fresh("i");
-            let _ = writeln!(out, "{indent}{integer} = arith.index_cast {size} : index to i64");
-            let _ = writeln!(out, "{indent}{name} = arith.sitofp {integer} : i64 to {e}");
-        } else {
-            let _ = writeln!(out, "{indent}{name} = arith.constant {size}.0 : {e}");
-        }
-        name
     }
 }
 
