@@ -757,7 +757,7 @@ impl Emitter<'_, '_> {
             ivs[k] = iv;
             inner += "  ";
         }
-        LoopNest { ivs, inner, zero, one, depth: order.len() }
+        LoopNest { ivs, inner, depth: order.len() }
     }
 }
 
@@ -781,7 +781,7 @@ impl Emitter<'_, '_> {
             bounds.join(", "),
             ones.join(", ")
         );
-        LoopNest { ivs, inner: format!("{indent}  "), zero, one, depth: 1 }
+        LoopNest { ivs, inner: format!("{indent}  "), depth: 1 }
     }
 }
 
@@ -789,8 +789,6 @@ impl Emitter<'_, '_> {
 struct LoopNest {
     ivs: Vec<String>,
     inner: String,
-    zero: String,
-    one: String,
     depth: usize,
 }
 

@@ -36,11 +36,40 @@
 //! `label_sizes`) and every label but `n` of static size (the pass
 //! guarantees it).
 
+use super::kernels::{Kernel, KernelOperands, TypedView, ViewArg, element_type, loop_nest};
 use super::*;
+use crate::ir_builder::{Builder, Compare, Extent};
+use melior::ir::attribute::{DenseI32ArrayAttribute, StridedLayoutAttribute};
+use melior::ir::r#type::MemRefType;
+use melior::ir::{Attribute, Type, Value};
 use tempo_passes::program::Attention;
 
+type Built<T> = Result<T, String>;
+
+/// How an attention kernel is built, decided at the emitter.
+pub(super) struct AttentionPlan {
+    pub spec: Attention,
+    pub element: ElementType,
+    pub gpu: bool,
+    /// Rows spread over CPU threads (`parallel`).
+    pub cpu_parallel: bool,
+    /// The block of scores and the accumulator row (CPU; with a leading
+    /// row dimension for `parallel`), allocated once at entry.
+    pub buffers: Option<[ViewArg; 2]>,
+    /// The partial maxima, sums and accumulators of the chunks and the
+    /// blocks per chunk (GPU, a growing range: `gpu_attention`).
+    pub chunks: Option<([ViewArg; 3], i64)>,
+    /// The vector width of the dot product over the one summed label,
+    /// where it is last in both operands with unit stride (CPU).
+    pub dot_width: Option<i64>,
+    /// The vector width of the accumulation over the one extra label,
+    /// where it is last in the values with unit stride (CPU).
+    pub acc_width: Option<i64>,
+}
+
 impl Emitter<'_, '_> {
-    /// `target = attention(q, k, v, scale)`.
+    /// `target = attention(q, k, v, scale)` (see [`build_attention`]): the
+    /// buffers allocated at entry here, the rest built by the kernel.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn attention(
         &mut self,
@@ -53,434 +82,343 @@ impl Emitter<'_, '_> {
     ) {
         let e = element.mlir();
         let n = spec.label();
-        let scores = &spec.score.result;
-        let rows: Vec<char> = scores.iter().copied().filter(|&c| c != n).collect();
+        let rows: Vec<char> = spec.score.result.iter().copied().filter(|&c| c != n).collect();
         let summed = spec.score.summed();
-        let extra: Vec<char> = spec.combine.result.iter().copied().filter(|c| !scores.contains(c)).collect();
+        let extra: Vec<char> = spec.combine.result.iter().copied().filter(|c| !spec.score.result.contains(c)).collect();
         let size_of = |c: char| label_size(spec, [q, k, v], c);
         let static_size = |c: char| size_of(c).parse::<i64>().expect("labels other than the attended one are static");
-
-        // Buffers allocated once: a block of scores and an accumulator row.
         let block = spec.block;
-        let mut scores_buffer = self.fresh("scores");
-        let mut scores_ty = format!("memref<{block}x{e}>");
-        let extra_dims: Vec<i64> = extra.iter().map(|&c| static_size(c)).collect();
-        let extra_shape: String = extra_dims.iter().map(|d| format!("{d}x")).collect();
-        let mut acc = self.fresh("acc");
-        let mut acc_ty = format!("memref<{extra_shape}{e}>");
-        // Buffers: one pair serves every row, except where rows run in
-        // parallel: on the GPU each thread has its own (allocas), on CPU
-        // threads (`parallel`) each row has its slice of buffers with a
-        // leading row dimension (an alloca in an OpenMP loop body would need
-        // an alloca scope around multi-block code).
+        let extra_shape: String = extra.iter().map(|&c| format!("{}x", static_size(c))).collect();
         let row_count: i64 = rows.iter().map(|&c| static_size(c)).product();
         let cpu_parallel = !self.gpu && self.parallel && !rows.is_empty();
-        let parallel_rows = self.gpu || cpu_parallel;
-        if !self.gpu {
+        let dot_width = match summed[..] {
+            [d] if !self.gpu => vector_width(&size_of(d)).filter(|_| {
+                contiguous_last(q, &spec.score.operands[0], d) && contiguous_last(k, &spec.score.operands[1], d)
+            }),
+            _ => None,
+        };
+        let acc_width = match extra[..] {
+            [c] if !self.gpu => vector_width(&size_of(c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], c)),
+            _ => None,
+        };
+        let mut operands = KernelOperands::default();
+        let views = [q, k, v, scale, target].map(|x| operands.view(x));
+        // Buffers: one pair serves every row, except where rows run in
+        // parallel: on the GPU each thread has its own (allocas, made by
+        // the kernel), on CPU threads (`parallel`) each row has its slice of
+        // buffers with a leading row dimension (an alloca in an OpenMP loop
+        // body would need an alloca scope around multi-block code).
+        let buffers = (!self.gpu).then(|| {
             let lead = if cpu_parallel { format!("{row_count}x") } else { String::new() };
-            for (name, ty) in [
-                (&scores_buffer, &format!("memref<{lead}{block}x{e}>")),
-                (&acc, &format!("memref<{lead}{extra_shape}{e}>")),
-            ] {
+            [format!("memref<{lead}{block}x{e}>"), format!("memref<{lead}{extra_shape}{e}>")].map(|ty| {
+                let name = self.fresh("buf");
                 let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
                 let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-            }
-        }
-
-        let c = |this: &mut Self, value: &str, ty: &str, out: &mut String| {
-            let name = this.fresh("c");
-            let _ = writeln!(out, "{indent}{name} = arith.constant {value} : {ty}");
-            name
-        };
-        let lowest = c(self, &lowest_literal(element), e, out);
-        let zero = c(self, zero_literal(element), e, out);
-        let block_size = c(self, &block.to_string(), "index", out);
-        let length = self.index_value(&size_of(n), indent, out);
-        let scale_index = vec!["%zero_index".to_string(); scale.sizes.len()];
-        let factor = self.fresh("scale");
-        // (Read by each row: on the GPU, in the kernel, not by host code.)
-        let read_scale = format!("{factor} = memref.load {}[{}] : {}", scale.name, scale_index.join(", "), scale.ty);
-        if !self.gpu {
-            let _ = writeln!(out, "{indent}{read_scale}");
-        }
-        let empty = self.fresh("empty");
-        let _ = writeln!(out, "{indent}{empty} = arith.cmpi eq, {length}, %zero_index : index");
-        let blocks = self.fresh("blocks");
-        let _ = writeln!(out, "{indent}{blocks} = arith.ceildivui {length}, {block_size} : index");
-        // For the GPU, over a range that grows with a dimension: the range
-        // split into chunks of blocks, a thread per row and chunk, combined
-        // per row afterwards (see `combine_chunks`).
-        let chunking = match self.growing_cap(&size_of(n)) {
-            Some(cap) if self.gpu => {
-                Some(self.attention_chunks(cap, block, row_count, &extra_shape, e, &blocks, indent, out))
-            }
-            _ => None,
-        };
-
-        // Loops over the rows: in parallel, one parallel loop (on the GPU a
-        // thread per row once mapped, a single row a loop of one; on the CPU
-        // the rows spread over the threads) whose body holds its own buffers.
-        let row_sizes: Vec<String> = rows.iter().map(|&c| size_of(c)).collect();
-        let order: Vec<usize> = (0..rows.len()).collect();
-        let nest = if parallel_rows {
-            let mut sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.clone() };
-            if let Some(chunks) = &chunking {
-                sizes.push(chunks.count.clone());
-            }
-            self.open_parallel_loop(&sizes, indent, out)
-        } else {
-            self.open_loops(&row_sizes, &order, indent, out)
-        };
-        let mut ivs: Vec<(char, String)> = rows.iter().copied().zip(nest.ivs.iter().cloned()).collect();
-        let inner = nest.inner.clone();
-        let (zero_index, one) = (nest.zero.clone(), nest.one.clone());
-        if self.gpu {
-            let _ = writeln!(out, "{inner}{read_scale}");
-            for (name, ty) in [(&scores_buffer, &scores_ty), (&acc, &acc_ty)] {
-                let _ = writeln!(out, "{inner}{name} = memref.alloca() : {ty}");
-            }
-        } else if cpu_parallel {
-            // This row's slices: at the row's row-major position.
-            let position = self.row_position(&rows, &nest.ivs, &static_size, &inner, out);
-            let (scores_slice, acc_slice) = (self.fresh("scores"), self.fresh("acc"));
-            let slice_ty = format!("memref<{block}x{e}, strided<[1], offset: ?>>");
-            let _ = writeln!(
-                out,
-                "{inner}{scores_slice} = memref.subview {scores_buffer}[{position}, 0] [1, {block}] [1, 1] : memref<{row_count}x{block}x{e}> to {slice_ty}"
-            );
-            let strides = tempo_passes::program::row_major_strides(&extra_dims);
-            let strides: Vec<String> = strides.iter().map(i64::to_string).collect();
-            let acc_slice_ty = format!("memref<{extra_shape}{e}, strided<[{}], offset: ?>>", strides.join(", "));
-            let zeros: String = extra_dims.iter().map(|_| ", 0").collect();
-            let sizes: String = extra_dims.iter().map(|d| format!(", {d}")).collect();
-            let ones: String = extra_dims.iter().map(|_| ", 1").collect();
-            let _ = writeln!(
-                out,
-                "{inner}{acc_slice} = memref.subview {acc}[{position}{zeros}] [1{sizes}] [1{ones}] : memref<{row_count}x{extra_shape}{e}> to {acc_slice_ty}"
-            );
-            (scores_buffer, scores_ty, acc, acc_ty) = (scores_slice, slice_ty, acc_slice, acc_slice_ty);
-        }
-
-        // acc = 0.
-        let extra_sizes: Vec<String> = extra.iter().map(|&c| size_of(c)).collect();
-        let extra_order: Vec<usize> = (0..extra.len()).collect();
-        let fill = self.open_loops(&extra_sizes, &extra_order, &inner, out);
-        let _ = writeln!(out, "{}memref.store {zero}, {acc}[{}] : {acc_ty}", fill.inner, fill.ivs.join(", "));
-        fill.close(out);
-
-        // The loop over blocks, carrying the maximum and the sum.
-        let (b, m, l, done) = (self.fresh("b"), self.fresh("m"), self.fresh("l"), self.fresh("run"));
-        // (A chunk's blocks only, where the range is chunked.)
-        let (first_block, end_block) = match &chunking {
-            None => (zero_index.clone(), blocks.clone()),
-            Some(chunks) => {
-                let chunk = nest.ivs.last().expect("the chunk's loop").clone();
-                let (lo, up, hi) = (self.fresh("b"), self.fresh("b"), self.fresh("b"));
-                let _ = writeln!(out, "{inner}{lo} = arith.muli {chunk}, {} : index", chunks.blocks_per_chunk);
-                let _ = writeln!(out, "{inner}{up} = arith.addi {lo}, {} : index", chunks.blocks_per_chunk);
-                let _ = writeln!(out, "{inner}{hi} = arith.minui {up}, {blocks} : index");
-                (lo, hi)
-            }
-        };
-        let _ = writeln!(
-            out,
-            "{inner}{done}:2 = scf.for {b} = {first_block} to {end_block} step {one} iter_args({m} = {lowest}, {l} = {zero}) -> ({e}, {e}) {{"
-        );
-        let body = format!("{inner}  ");
-        let (start, rest, len) = (self.fresh("start"), self.fresh("rest"), self.fresh("len"));
-        let _ = writeln!(out, "{body}{start} = arith.muli {b}, {block_size} : index");
-        let _ = writeln!(out, "{body}{rest} = arith.subi {length}, {start} : index");
-        let _ = writeln!(out, "{body}{len} = arith.minui {rest}, {block_size} : index");
-
-        // The block's scores and their maximum.
-        let (j, mx, block_max) = (self.fresh("j"), self.fresh("mx"), self.fresh("bmax"));
-        let _ = writeln!(
-            out,
-            "{body}{block_max} = scf.for {j} = {zero_index} to {len} step {one} iter_args({mx} = {lowest}) -> ({e}) {{"
-        );
-        let jbody = format!("{body}  ");
-        let position = self.fresh("pos");
-        let _ = writeln!(out, "{jbody}{position} = arith.addi {start}, {j} : index");
-        ivs.push((n, position));
-        let dot = self.dot_product(
-            &summed,
-            &size_of,
-            [q, k],
-            [&spec.score.operands[0], &spec.score.operands[1]],
-            &ivs,
-            (&zero, &one),
-            element,
-            &jbody,
-            out,
-        );
-        let (scaled, next_max) = (self.fresh("s"), self.fresh("mx"));
-        let _ = writeln!(out, "{jbody}{scaled} = arith.mulf {dot}, {factor} : {e}");
-        let _ = writeln!(out, "{jbody}memref.store {scaled}, {scores_buffer}[{j}] : {scores_ty}");
-        let _ = writeln!(out, "{jbody}{next_max} = arith.maximumf {mx}, {scaled} : {e}");
-        let _ = writeln!(out, "{jbody}scf.yield {next_max} : {e}");
-        let _ = writeln!(out, "{body}}}");
-
-        // Rescale to the new maximum.
-        let (new_max, gap, alpha, rescaled) =
-            (self.fresh("m"), self.fresh("gap"), self.fresh("alpha"), self.fresh("l"));
-        let _ = writeln!(out, "{body}{new_max} = arith.maximumf {m}, {block_max} : {e}");
-        let _ = writeln!(out, "{body}{gap} = arith.subf {m}, {new_max} : {e}");
-        let _ = writeln!(out, "{body}{alpha} = math.exp {gap} : {e}");
-        let _ = writeln!(out, "{body}{rescaled} = arith.mulf {l}, {alpha} : {e}");
-        let scale_acc = self.open_loops(&extra_sizes, &extra_order, &body, out);
-        let (old, new) = (self.fresh("a"), self.fresh("a"));
-        let at = scale_acc.ivs.join(", ");
-        let _ = writeln!(out, "{}{old} = memref.load {acc}[{at}] : {acc_ty}", scale_acc.inner);
-        let _ = writeln!(out, "{}{new} = arith.mulf {old}, {alpha} : {e}", scale_acc.inner);
-        let _ = writeln!(out, "{}memref.store {new}, {acc}[{at}] : {acc_ty}", scale_acc.inner);
-        scale_acc.close(out);
-
-        // Accumulate the block's weighted values.
-        let (j2, sum, block_sum) = (self.fresh("j"), self.fresh("sum"), self.fresh("bsum"));
-        let _ = writeln!(
-            out,
-            "{body}{block_sum} = scf.for {j2} = {zero_index} to {len} step {one} iter_args({sum} = {rescaled}) -> ({e}) {{"
-        );
-        let position = self.fresh("pos");
-        let _ = writeln!(out, "{jbody}{position} = arith.addi {start}, {j2} : index");
-        ivs.last_mut().expect("the attended label").1 = position;
-        let (score, shifted, weight, next_sum) = (self.fresh("s"), self.fresh("d"), self.fresh("p"), self.fresh("sum"));
-        let _ = writeln!(out, "{jbody}{score} = memref.load {scores_buffer}[{j2}] : {scores_ty}");
-        let _ = writeln!(out, "{jbody}{shifted} = arith.subf {score}, {new_max} : {e}");
-        let _ = writeln!(out, "{jbody}{weight} = math.exp {shifted} : {e}");
-        let vectorized = match extra.as_slice() {
-            [c] if !self.gpu => {
-                vector_width(&size_of(*c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], *c))
-            }
-            _ => None,
-        };
-        if let Some(width) = vectorized {
-            // acc += p * v[position, ...] as one vector multiply-add.
-            let vector = format!("vector<{width}x{e}>");
-            let mut all = ivs.clone();
-            all.push((extra[0], "%zero_index".to_string()));
-            let value = self.vector_at(v, &spec.combine.operands[1], &all, &vector, &jbody, out);
-            let (old, splat, new) = (self.fresh("va"), self.fresh("vp"), self.fresh("va"));
-            let _ = writeln!(out, "{jbody}{old} = vector.load {acc}[%zero_index] : {acc_ty}, {vector}");
-            let _ = writeln!(out, "{jbody}{splat} = vector.broadcast {weight} : {e} to {vector}");
-            let _ = writeln!(out, "{jbody}{new} = vector.fma {splat}, {value}, {old} : {vector}");
-            let _ = writeln!(out, "{jbody}vector.store {new}, {acc}[%zero_index] : {acc_ty}, {vector}");
-        } else {
-            let accumulate = self.open_loops(&extra_sizes, &extra_order, &jbody, out);
-            let mut all = ivs.clone();
-            all.extend(extra.iter().copied().zip(accumulate.ivs.iter().cloned()));
-            let value = self.load_at(v, &spec.combine.operands[1], &all, &accumulate.inner, out);
-            let (old, product, new) = (self.fresh("a"), self.fresh("pv"), self.fresh("a"));
-            let at = accumulate.ivs.join(", ");
-            let _ = writeln!(out, "{}{old} = memref.load {acc}[{at}] : {acc_ty}", accumulate.inner);
-            let _ = writeln!(out, "{}{product} = arith.mulf {weight}, {value} : {e}", accumulate.inner);
-            let _ = writeln!(out, "{}{new} = arith.addf {old}, {product} : {e}", accumulate.inner);
-            let _ = writeln!(out, "{}memref.store {new}, {acc}[{at}] : {acc_ty}", accumulate.inner);
-            accumulate.close(out);
-        }
-        let _ = writeln!(out, "{jbody}{next_sum} = arith.addf {sum}, {weight} : {e}");
-        let _ = writeln!(out, "{jbody}scf.yield {next_sum} : {e}");
-        let _ = writeln!(out, "{body}}}");
-        let _ = writeln!(out, "{body}scf.yield {new_max}, {block_sum} : {e}, {e}");
-        let _ = writeln!(out, "{inner}}}");
-        ivs.pop();
-
-        if let Some(chunks) = chunking {
-            // The chunk's maximum, sum and accumulator, for the combination.
-            let chunk = nest.ivs.last().expect("the chunk's loop").clone();
-            let position = self.row_position(&rows, &nest.ivs, &static_size, &inner, out);
-            let (pm, pl, pacc) = (&chunks.maxima, &chunks.sums, &chunks.accumulators);
-            let _ = writeln!(out, "{inner}memref.store {done}#0, {pm}[{position}, {chunk}] : {}", chunks.row_ty);
-            let _ = writeln!(out, "{inner}memref.store {done}#1, {pl}[{position}, {chunk}] : {}", chunks.row_ty);
-            let copy = self.open_loops(&extra_sizes, &extra_order, &inner, out);
-            let at = copy.ivs.join(", ");
-            let (a, to) = (
-                self.fresh("a"),
-                [position.as_str(), chunk.as_str()]
-                    .into_iter()
-                    .chain(copy.ivs.iter().map(String::as_str))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            );
-            let _ = writeln!(out, "{}{a} = memref.load {acc}[{at}] : {acc_ty}", copy.inner);
-            let _ = writeln!(out, "{}memref.store {a}, {pacc}[{to}] : {}", copy.inner, chunks.acc_ty);
-            copy.close(out);
-            nest.close(out);
-            self.combine_chunks(
-                spec,
-                &chunks,
-                &rows,
-                &row_sizes,
-                &extra,
-                &extra_sizes,
-                &static_size,
-                (&lowest, &zero, &empty),
-                target,
-                e,
-                indent,
-                out,
-            );
-            return;
-        }
-
-        // result = acc / l, in the result's label order.
-        let store = self.open_loops(&extra_sizes, &extra_order, &inner, out);
-        let mut all = ivs.clone();
-        all.extend(extra.iter().copied().zip(store.ivs.iter().cloned()));
-        let (a, quotient) = (self.fresh("a"), self.fresh("o"));
-        let _ = writeln!(out, "{}{a} = memref.load {acc}[{}] : {acc_ty}", store.inner, store.ivs.join(", "));
-        let _ = writeln!(out, "{}{quotient} = arith.divf {a}, {done}#1 : {e}", store.inner);
-        // An empty range sums no weighted values: 0, not 0 / 0.
-        let result = self.fresh("o");
-        let _ = writeln!(out, "{}{result} = arith.select {empty}, {zero}, {quotient} : {e}", store.inner);
-        let index: Vec<String> = spec
-            .combine
-            .result
-            .iter()
-            .map(|c| {
-                all.iter()
-                    .find(|(x, _)| x == c)
-                    .map(|(_, iv)| iv.clone())
-                    .expect("a result label is a row or extra label")
+                operands.view(&View { name, ty, sizes: Vec::new() })
             })
-            .collect();
-        let _ = writeln!(
-            out,
-            "{}memref.store {result}, {}[{}] : {}",
-            store.inner,
-            target.name,
-            index.join(", "),
-            target.ty
-        );
-        store.close(out);
-        nest.close(out);
+        });
+        let chunks = match self.growing_cap(&size_of(n)) {
+            Some(cap) if self.gpu => {
+                Some(self.attention_chunks(&cap, block, row_count, &extra_shape, e, &mut operands))
+            }
+            _ => None,
+        };
+        let plan = AttentionPlan {
+            spec: spec.clone(),
+            element,
+            gpu: self.gpu,
+            cpu_parallel,
+            buffers,
+            chunks,
+            dot_width,
+            acc_width,
+        };
+        self.call_kernel(operands, Kernel::Attention { views, plan }, indent, out);
     }
+}
 
-    /// The row-major position of a row (`ivs` of `rows`, in order): its
-    /// slice of per-row buffers.
-    pub(super) fn row_position(
-        &mut self,
-        rows: &[char],
-        ivs: &[String],
-        static_size: &dyn Fn(char) -> i64,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let mut position = "%zero_index".to_string();
-        for (k, &c) in rows.iter().enumerate() {
-            let (size, scaled, next) = (self.fresh("c"), self.fresh("r"), self.fresh("r"));
-            let _ = writeln!(out, "{indent}{size} = arith.constant {} : index", static_size(c));
-            let _ = writeln!(out, "{indent}{scaled} = arith.muli {position}, {size} : index");
-            let _ = writeln!(out, "{indent}{next} = arith.addi {scaled}, {} : index", ivs[k]);
-            position = next;
-        }
-        position
-    }
+/// The labels of an attention: its rows (the scores' labels but the
+/// attended one), its summed labels, its extra labels (the values' in the
+/// result), with their sizes.
+struct Labels<'r, 'c, 'a> {
+    spec: &'r Attention,
+    views: [&'r TypedView<'c, 'a>; 3],
+    rows: Vec<char>,
+    summed: Vec<char>,
+    extra: Vec<char>,
+}
 
-    /// The element of `view` (labelled `labels`) at the induction variables
-    /// `ivs` (by label).
-    fn load_at(
-        &mut self,
-        view: &View,
-        labels: &[char],
-        ivs: &[(char, String)],
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let index: Vec<String> = labels
+impl<'c, 'a> Labels<'_, 'c, 'a> {
+    fn size(&self, c: char) -> Extent<'c, 'a> {
+        let [q, k, v] = self.views;
+        let spec = self.spec;
+        [(&spec.score.operands[0], q), (&spec.score.operands[1], k), (&spec.combine.operands[1], v)]
             .iter()
-            .map(|c| ivs.iter().find(|(x, _)| x == c).map(|(_, iv)| iv.clone()).expect("every label has a loop"))
-            .collect();
-        let name = self.fresh("x");
-        let _ = writeln!(out, "{indent}{name} = memref.load {}[{}] : {}", view.name, index.join(", "), view.ty);
-        name
+            .find_map(|(labels, view)| labels.iter().position(|&x| x == c).map(|p| view.sizes[p]))
+            .unwrap_or(Extent::Static(0))
     }
 
-    /// `sum over summed labels of a * b`: with one summed label, last in
-    /// both operands with unit stride and a static size of at most
-    /// [`MAX_VECTOR`], one vector product and reduction; otherwise in
-    /// row-major order of the summed labels, as nested `scf.for` loops
-    /// carrying the sum.
-    #[allow(clippy::too_many_arguments)]
-    fn dot_product(
-        &mut self,
-        summed: &[char],
-        size_of: &dyn Fn(char) -> String,
-        [a, b]: [&View; 2],
-        [la, lb]: [&[char]; 2],
-        ivs: &[(char, String)],
-        (zero, one): (&str, &str),
-        element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let e = element.mlir();
-        if let [d] = summed
-            && !self.gpu
-            && let Some(width) = vector_width(&size_of(*d))
-            && contiguous_last(a, la, *d)
-            && contiguous_last(b, lb, *d)
-        {
-            let vector = format!("vector<{width}x{e}>");
-            let mut ivs = ivs.to_vec();
-            ivs.push((*d, "%zero_index".to_string()));
-            let x = self.vector_at(a, la, &ivs, &vector, indent, out);
-            let y = self.vector_at(b, lb, &ivs, &vector, indent, out);
-            let (product, sum) = (self.fresh("xy"), self.fresh("dot"));
-            let _ = writeln!(out, "{indent}{product} = arith.mulf {x}, {y} : {vector}");
-            let _ = writeln!(out, "{indent}{sum} = vector.reduction <add>, {product} : {vector} into {e}");
-            return sum;
+    fn static_size(&self, c: char) -> Built<i64> {
+        match self.size(c) {
+            Extent::Static(n) => Ok(n),
+            Extent::Value(_) => Err(format!("compiler fault: attention label '{c}' is not static")),
         }
-        let mut ivs = ivs.to_vec();
-        let mut carried = zero.to_string();
-        let mut inner = indent.to_string();
-        let mut results = Vec::new();
-        for &c in summed {
-            let size = self.index_value(&size_of(c), &inner, out);
-            let (iv, arg, result) = (self.fresh("d"), self.fresh("acc"), self.fresh("dot"));
-            let _ = writeln!(
-                out,
-                "{inner}{result} = scf.for {iv} = %zero_index to {size} step {one} iter_args({arg} = {carried}) -> ({e}) {{"
-            );
-            ivs.push((c, iv));
-            carried = arg;
-            results.push(result);
-            inner += "  ";
+    }
+}
+
+/// Softmax attention into `target`, as the module's notes say: a loop
+/// over the rows, in it the blocks of the attended range carrying the
+/// running maximum and sum, the block's scores into the scores buffer,
+/// the accumulator rescaled and accumulated, the result the accumulator
+/// over the sum (0 for an empty range).
+pub(super) fn build_attention<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    plan: &AttentionPlan,
+    [q, k, v, scale, target]: [&TypedView<'c, 'a>; 5],
+    buffers: Option<[Value<'c, 'a>; 2]>,
+    chunks: Option<[Value<'c, 'a>; 3]>,
+) -> Built<()> {
+    let spec = &plan.spec;
+    let e = element_type(b, plan.element);
+    let n = spec.label();
+    let labels = Labels {
+        spec,
+        views: [q, k, v],
+        rows: spec.score.result.iter().copied().filter(|&c| c != n).collect(),
+        summed: spec.score.summed(),
+        extra: spec.combine.result.iter().copied().filter(|c| !spec.score.result.contains(c)).collect(),
+    };
+    let (rows, extra) = (&labels.rows, &labels.extra);
+    let block = spec.block;
+    let extra_dims: Vec<i64> = extra.iter().map(|&c| labels.static_size(c)).collect::<Built<_>>()?;
+    let row_dims: Vec<i64> = rows.iter().map(|&c| labels.static_size(c)).collect::<Built<_>>()?;
+    let lowest = reductions::lowest(b, plan.element)?;
+    let zero = super::movement::zero(b, plan.element)?;
+    let (c0, c1) = (b.index(0)?, b.index(1)?);
+    let block_size = b.index(block)?;
+    let length = b.extent(labels.size(n))?;
+    let read_scale = |at: &Builder<'c, 'a>| at.load(scale.value, &vec![c0; scale.sizes.len()], e);
+    // (Read by each row on the GPU: in the kernel, not by host code.)
+    let outer_factor = if plan.gpu { None } else { Some(read_scale(b)?) };
+    let empty = b.compare(Compare::Eq, length, c0)?;
+    let blocks = b.arith("ceildivui", length, block_size)?;
+    let chunking = match (chunks, plan.chunks.as_ref()) {
+        (Some(partials), Some((_, per_chunk))) => {
+            let per_chunk = b.index(*per_chunk)?;
+            Some((partials, per_chunk, b.arith("ceildivui", blocks, per_chunk)?))
         }
-        let x = self.load_at(a, la, &ivs, &inner, out);
-        let y = self.load_at(b, lb, &ivs, &inner, out);
-        let (product, sum) = (self.fresh("xy"), self.fresh("acc"));
-        let _ = writeln!(out, "{inner}{product} = arith.mulf {x}, {y} : {e}");
-        let _ = writeln!(out, "{inner}{sum} = arith.addf {carried}, {product} : {e}");
-        let mut value = sum;
-        for result in results.iter().rev() {
-            let _ = writeln!(out, "{inner}scf.yield {value} : {e}");
-            inner.truncate(inner.len() - 2);
-            let _ = writeln!(out, "{inner}}}");
-            value = result.clone();
+        _ => None,
+    };
+    // Loops over the rows: in parallel, one parallel loop (on the GPU a
+    // thread per row once mapped, a single row a loop of one; on the CPU
+    // the rows spread over the threads) whose body holds its own buffers.
+    let row_sizes: Vec<Extent> = row_dims.iter().map(|&d| Extent::Static(d)).collect();
+    let (inner, nest) = if plan.gpu || plan.cpu_parallel {
+        let mut sizes: Vec<Value> = match row_sizes.is_empty() {
+            true => vec![c1],
+            false => row_sizes.iter().map(|&s| b.extent(s)).collect::<Built<_>>()?,
+        };
+        if let Some((_, _, count)) = chunking {
+            sizes.push(count);
         }
-        value
+        b.scf_parallel(&sizes)?
+    } else {
+        loop_nest(b, &row_sizes, &(0..rows.len()).collect::<Vec<_>>())?
+    };
+    let mut ivs: Vec<(char, Value)> = rows.iter().copied().zip(nest.iter().copied()).collect();
+    let (factor, scores, acc) = if plan.gpu {
+        let alloca = |ty: Type<'c>| {
+            let segments = DenseI32ArrayAttribute::new(inner.context(), &[0, 0]).into();
+            inner.value("memref.alloca", &[], ty, &[("operandSegmentSizes", segments)])
+        };
+        let factor = read_scale(&inner)?;
+        let scores = alloca(MemRefType::new(e, &[block], None, None).into())?;
+        (factor, scores, alloca(MemRefType::new(e, &extra_dims, None, None).into())?)
+    } else {
+        let [scores, acc] = buffers.ok_or("compiler fault: attention without its buffers")?;
+        let factor = outer_factor.ok_or("compiler fault: attention without its scale")?;
+        if plan.cpu_parallel {
+            // This row's slices: at the row's row-major position.
+            let position = row_position(&inner, &nest, &row_dims)?;
+            let strided = |dims: &[i64], strides: &[i64]| -> Type<'c> {
+                let layout = StridedLayoutAttribute::new(inner.context(), i64::MIN, strides).into();
+                MemRefType::new(e, dims, Some(layout), None).into()
+            };
+            let scores_slice = inner.subview(
+                scores,
+                &[Extent::Value(position), Extent::Static(0)],
+                &[Extent::Static(1), Extent::Static(block)],
+                strided(&[block], &[1]),
+            )?;
+            let offsets: Vec<Extent> =
+                std::iter::once(Extent::Value(position)).chain(extra_dims.iter().map(|_| Extent::Static(0))).collect();
+            let sizes: Vec<Extent> =
+                std::iter::once(Extent::Static(1)).chain(extra_dims.iter().map(|&d| Extent::Static(d))).collect();
+            let strides = tempo_passes::program::row_major_strides(&extra_dims);
+            let acc_slice = inner.subview(acc, &offsets, &sizes, strided(&extra_dims, &strides))?;
+            (factor, scores_slice, acc_slice)
+        } else {
+            (factor, scores, acc)
+        }
+    };
+    // acc = 0.
+    let extra_sizes: Vec<Extent> = extra_dims.iter().map(|&d| Extent::Static(d)).collect();
+    let extra_order: Vec<usize> = (0..extra.len()).collect();
+    let (fill, at) = loop_nest(&inner, &extra_sizes, &extra_order)?;
+    fill.store(zero, acc, &at)?;
+    // The loop over blocks, carrying the maximum and the sum (a chunk's
+    // blocks only, where the range is chunked).
+    let (first_block, end_block) = match chunking {
+        None => (c0, blocks),
+        Some((_, per_chunk, _)) => {
+            let chunk = *nest.last().ok_or("compiler fault: a chunked attention without its chunk loop")?;
+            let lo = inner.arith("muli", chunk, per_chunk)?;
+            (lo, inner.arith("minui", inner.arith("addi", lo, per_chunk)?, blocks)?)
+        }
+    };
+    let (body, bi, carried, done) = inner.scf_for_carrying(first_block, end_block, c1, &[lowest, zero])?;
+    let (m, l) = (carried[0], carried[1]);
+    let start = body.arith("muli", bi, block_size)?;
+    let len = body.arith("minui", body.arith("subi", length, start)?, block_size)?;
+    // The block's scores and their maximum.
+    let (scoring, j, running, block_max) = body.scf_for_carrying(c0, len, c1, &[lowest])?;
+    ivs.push((n, scoring.arith("addi", start, j)?));
+    let operands = ([q, k], [spec.score.operands[0].as_slice(), spec.score.operands[1].as_slice()]);
+    let dot = dot_product(&scoring, plan.dot_width, &labels, operands, &ivs, (c0, c1, zero), e)?;
+    let scaled = scoring.arith("mulf", dot, factor)?;
+    scoring.store(scaled, scores, &[j])?;
+    scoring.yield_values("scf.yield", &[scoring.arith("maximumf", running[0], scaled)?])?;
+    // Rescale to the new maximum.
+    let new_max = body.arith("maximumf", m, block_max[0])?;
+    let alpha = body.unary("math.exp", body.arith("subf", m, new_max)?)?;
+    let rescaled = body.arith("mulf", l, alpha)?;
+    let (scaling, at) = loop_nest(&body, &extra_sizes, &extra_order)?;
+    let old = scaling.load(acc, &at, e)?;
+    scaling.store(scaling.arith("mulf", old, alpha)?, acc, &at)?;
+    // Accumulate the block's weighted values.
+    let (weighing, j2, sum, block_sum) = body.scf_for_carrying(c0, len, c1, &[rescaled])?;
+    let last = ivs.len() - 1;
+    ivs[last].1 = weighing.arith("addi", start, j2)?;
+    let score = weighing.load(scores, &[j2], e)?;
+    let weight = weighing.unary("math.exp", weighing.arith("subf", score, new_max)?)?;
+    let value_labels = spec.combine.operands[1].as_slice();
+    match plan.acc_width {
+        Some(width) => {
+            // acc += p * v[position, ...] as one vector multiply-add.
+            let vector = Type::vector(&[width as u64], e);
+            let mut all = ivs.clone();
+            all.push((extra[0], c0));
+            let value = weighing.vector_load(v.value, &index_of(value_labels, &all)?, vector)?;
+            let old = weighing.vector_load(acc, &[c0], vector)?;
+            let splat = weighing.value("vector.broadcast", &[weight], vector, &[])?;
+            let new = weighing.value("vector.fma", &[splat, value, old], vector, &[])?;
+            weighing.op("vector.store", &[new, acc, c0], &[], &[])?;
+        }
+        None => {
+            let (accumulating, at) = loop_nest(&weighing, &extra_sizes, &extra_order)?;
+            let mut all = ivs.clone();
+            all.extend(extra.iter().copied().zip(at.iter().copied()));
+            let value = accumulating.load(v.value, &index_of(value_labels, &all)?, e)?;
+            let old = accumulating.load(acc, &at, e)?;
+            let new = accumulating.arith("addf", old, accumulating.arith("mulf", weight, value)?)?;
+            accumulating.store(new, acc, &at)?;
+        }
+    }
+    weighing.yield_values("scf.yield", &[weighing.arith("addf", sum[0], weight)?])?;
+    body.yield_values("scf.yield", &[new_max, block_sum[0]])?;
+    ivs.pop();
+
+    if let Some((partials, _, count)) = chunking {
+        // The chunk's maximum, sum and accumulator, for the combination.
+        let chunk = *nest.last().ok_or("compiler fault: a chunked attention without its chunk loop")?;
+        let position = row_position(&inner, &nest, &row_dims)?;
+        let [maxima, sums, accumulators] = partials;
+        inner.store(done[0], maxima, &[position, chunk])?;
+        inner.store(done[1], sums, &[position, chunk])?;
+        let (copy, at) = loop_nest(&inner, &extra_sizes, &extra_order)?;
+        let a = copy.load(acc, &at, e)?;
+        let to: Vec<Value> = [position, chunk].into_iter().chain(at.iter().copied()).collect();
+        copy.store(a, accumulators, &to)?;
+        let combination = gpu_attention::Combination { partials, count, lowest, zero, empty };
+        return gpu_attention::combine_chunks(b, spec, &combination, rows, &row_dims, extra, &extra_dims, target, e);
     }
 
-    /// A vector load of `view` (labelled `labels`) at `ivs` (by label).
-    fn vector_at(
-        &mut self,
-        view: &View,
-        labels: &[char],
-        ivs: &[(char, String)],
-        vector: &str,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let index: Vec<String> = labels
-            .iter()
-            .map(|c| ivs.iter().find(|(x, _)| x == c).map(|(_, iv)| iv.clone()).expect("every label has an index"))
-            .collect();
-        let name = self.fresh("vx");
-        let _ =
-            writeln!(out, "{indent}{name} = vector.load {}[{}] : {}, {vector}", view.name, index.join(", "), view.ty);
-        name
+    // result = acc / l, in the result's label order.
+    let (storing, at) = loop_nest(&inner, &extra_sizes, &extra_order)?;
+    let mut all = ivs.clone();
+    all.extend(extra.iter().copied().zip(at.iter().copied()));
+    let a = storing.load(acc, &at, e)?;
+    let quotient = storing.arith("divf", a, done[1])?;
+    // An empty range sums no weighted values: 0, not 0 / 0.
+    let result = storing.select(empty, zero, quotient)?;
+    storing.store(result, target.value, &index_of(&spec.combine.result, &all)?)
+}
+
+/// The index of a value labelled `labels` at the indices `ivs` (by label).
+pub(super) fn index_of<'c, 'a>(labels: &[char], ivs: &[(char, Value<'c, 'a>)]) -> Built<Vec<Value<'c, 'a>>> {
+    labels
+        .iter()
+        .map(|c| {
+            ivs.iter()
+                .find(|(x, _)| x == c)
+                .map(|(_, iv)| *iv)
+                .ok_or_else(|| format!("compiler fault: attention label '{c}' has no index"))
+        })
+        .collect()
+}
+
+/// The row-major position of a row (`ivs` of rows of sizes `dims`, in
+/// order): its slice of per-row buffers.
+pub(super) fn row_position<'c, 'a>(b: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], dims: &[i64]) -> Built<Value<'c, 'a>> {
+    let mut position = b.index(0)?;
+    for (k, &d) in dims.iter().enumerate() {
+        position = b.arith("addi", b.arith("muli", position, b.index(d)?)?, ivs[k])?;
     }
+    Ok(position)
+}
+
+/// `sum over summed labels of a * b`: with one summed label, last in both
+/// operands with unit stride and a static size of at most [`MAX_VECTOR`]
+/// (`width`), one vector product and reduction; otherwise in row-major
+/// order of the summed labels, as nested `scf.for` loops carrying the sum.
+fn dot_product<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    width: Option<i64>,
+    labels: &Labels<'_, 'c, 'a>,
+    ([x, y], [lx, ly]): ([&TypedView<'c, 'a>; 2], [&[char]; 2]),
+    ivs: &[(char, Value<'c, 'a>)],
+    (c0, c1, zero): (Value<'c, 'a>, Value<'c, 'a>, Value<'c, 'a>),
+    e: Type<'c>,
+) -> Built<Value<'c, 'a>> {
+    let mut ivs = ivs.to_vec();
+    if let (Some(width), [d]) = (width, labels.summed.as_slice()) {
+        let vector = Type::vector(&[width as u64], e);
+        ivs.push((*d, c0));
+        let a = b.vector_load(x.value, &index_of(lx, &ivs)?, vector)?;
+        let c = b.vector_load(y.value, &index_of(ly, &ivs)?, vector)?;
+        let product = b.arith("mulf", a, c)?;
+        let add = Attribute::parse(b.context(), "#vector.kind<add>").ok_or("compiler fault: the reduction kind")?;
+        return b.value("vector.reduction", &[product], e, &[("kind", add)]);
+    }
+    let mut levels: Vec<(Builder<'c, 'a>, Value<'c, 'a>)> = Vec::new();
+    let mut current = *b;
+    let mut carried = zero;
+    for &c in &labels.summed {
+        let size = current.extent(labels.size(c))?;
+        let (inner, iv, acc, result) = current.scf_for_carrying(c0, size, c1, &[carried])?;
+        ivs.push((c, iv));
+        carried = acc[0];
+        levels.push((inner, result[0]));
+        current = inner;
+    }
+    let a = current.load(x.value, &index_of(lx, &ivs)?, e)?;
+    let c = current.load(y.value, &index_of(ly, &ivs)?, e)?;
+    let mut value = current.arith("addf", carried, current.arith("mulf", a, c)?)?;
+    for (level, result) in levels.iter().rev() {
+        level.yield_values("scf.yield", &[value])?;
+        value = *result;
+    }
+    Ok(value)
 }
 
 /// The longest vector the attention lowering uses for one label.

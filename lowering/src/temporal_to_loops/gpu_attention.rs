@@ -16,38 +16,30 @@
 //! the definition in real arithmetic, as the unsplit form is; the rounding
 //! differs.
 
+use super::attention::{index_of, row_position};
 use super::gpu_reduction::CHUNK;
+use super::kernels::{KernelOperands, TypedView, ViewArg, loop_nest};
 use super::*;
+use crate::ir_builder::{Builder, Extent};
+use melior::ir::{Type, Value};
 use tempo_passes::program::Attention;
 
-/// The chunks of a split attention: their count (an SSA index), the blocks
-/// in each, and the partial results with their types.
-pub(super) struct AttentionChunks {
-    pub(super) count: String,
-    pub(super) blocks_per_chunk: String,
-    pub(super) maxima: String,
-    pub(super) sums: String,
-    pub(super) accumulators: String,
-    /// `memref<ROWSx?xE>` (maxima and sums), `memref<ROWSx?xEXTRA...xE>`.
-    pub(super) row_ty: String,
-    pub(super) acc_ty: String,
-}
+type Built<T> = Result<T, String>;
 
 impl Emitter<'_, '_> {
-    /// The chunks of a range of `blocks` blocks (at most `cap` positions)
-    /// and the partial buffers of `rows` rows, allocated once.
+    /// The partial buffers of `rows` rows over a range of at most `cap`
+    /// positions, allocated once at entry (added to `operands`), and the
+    /// blocks per chunk.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn attention_chunks(
         &mut self,
-        cap: String,
+        cap: &str,
         block: i64,
         rows: i64,
         extra_shape: &str,
         e: &str,
-        blocks: &str,
-        indent: &str,
-        out: &mut String,
-    ) -> AttentionChunks {
+        operands: &mut KernelOperands,
+    ) -> ([ViewArg; 3], i64) {
         let per_chunk = (CHUNK / block).max(1);
         let positions = per_chunk * block;
         let (most, size) = (self.fresh("chunks"), self.fresh("chunk"));
@@ -55,104 +47,84 @@ impl Emitter<'_, '_> {
         let _ = writeln!(self.entry, "    {most} = arith.ceildivui {cap}, {size} : index");
         let row_ty = format!("memref<{rows}x?x{e}>");
         let acc_ty = format!("memref<{rows}x?x{extra_shape}{e}>");
-        let (maxima, sums, accumulators) = (self.fresh("pmax"), self.fresh("psum"), self.fresh("pacc"));
-        for (name, ty) in [(&maxima, &row_ty), (&sums, &row_ty), (&accumulators, &acc_ty)] {
+        let partials = [row_ty.clone(), row_ty, acc_ty].map(|ty| {
+            let name = self.fresh("partial");
             let _ = writeln!(self.entry, "    {name} = memref.alloc({most}) : {ty}");
             let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-        }
-        let blocks_per_chunk = self.index_value(&per_chunk.to_string(), indent, out);
-        let count = self.fresh("chunks");
-        let _ = writeln!(out, "{indent}{count} = arith.ceildivui {blocks}, {blocks_per_chunk} : index");
-        AttentionChunks { count, blocks_per_chunk, maxima, sums, accumulators, row_ty, acc_ty }
+            operands.view(&View { name, ty, sizes: Vec::new() })
+        });
+        (partials, per_chunk)
     }
+}
 
-    /// A thread per row combines its chunks' partial results into
-    /// `target`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn combine_chunks(
-        &mut self,
-        spec: &Attention,
-        chunks: &AttentionChunks,
-        rows: &[char],
-        row_sizes: &[String],
-        extra: &[char],
-        extra_sizes: &[String],
-        static_size: &dyn Fn(char) -> i64,
-        (lowest, zero, empty): (&str, &str, &str),
-        target: &View,
-        e: &str,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let sizes = if row_sizes.is_empty() { vec!["1".to_string()] } else { row_sizes.to_vec() };
-        let nest = self.open_parallel_loop(&sizes, indent, out);
-        let inner = nest.inner.clone();
-        let position = self.row_position(rows, &nest.ivs, static_size, &inner, out);
-        let (count, pm, pl, pacc) = (&chunks.count, &chunks.maxima, &chunks.sums, &chunks.accumulators);
-        let (row_ty, acc_ty) = (&chunks.row_ty, &chunks.acc_ty);
-        let (zero_index, one) = (nest.zero.clone(), nest.one.clone());
-        let bounds = (zero_index.as_str(), count.as_str(), one.as_str());
-        // M, the row's maximum.
-        let most = self.fold_loop(bounds, lowest, "arith.maximumf", e, &inner, out, |this, c, body, out| {
-            let m = this.fresh("x");
-            let _ = writeln!(out, "{body}{m} = memref.load {pm}[{position}, {c}] : {row_ty}");
-            m
-        });
-        // L, the sum rescaled to M.
-        let total = self.fold_loop(bounds, zero, "arith.addf", e, &inner, out, |this, c, body, out| {
-            let scale = this.rescale(pm, row_ty, &position, c, &most, e, body, out);
-            let (l, scaled) = (this.fresh("x"), this.fresh("x"));
-            let _ = writeln!(out, "{body}{l} = memref.load {pl}[{position}, {c}] : {row_ty}");
-            let _ = writeln!(out, "{body}{scaled} = arith.mulf {l}, {scale} : {e}");
-            scaled
-        });
-        // Each result element: the accumulators rescaled to M, over L.
-        let order: Vec<usize> = (0..extra.len()).collect();
-        let store = self.open_loops(extra_sizes, &order, &inner, out);
-        let body = store.inner.clone();
-        let weighted = self.fold_loop(bounds, zero, "arith.addf", e, &body, out, |this, c, body, out| {
-            let scale = this.rescale(pm, row_ty, &position, c, &most, e, body, out);
-            let at: Vec<&str> =
-                [position.as_str(), c].into_iter().chain(store.ivs.iter().map(String::as_str)).collect();
-            let (a, scaled) = (this.fresh("x"), this.fresh("x"));
-            let _ = writeln!(out, "{body}{a} = memref.load {pacc}[{}] : {acc_ty}", at.join(", "));
-            let _ = writeln!(out, "{body}{scaled} = arith.mulf {a}, {scale} : {e}");
-            scaled
-        });
-        let (quotient, result) = (self.fresh("o"), self.fresh("o"));
-        let _ = writeln!(out, "{body}{quotient} = arith.divf {weighted}, {total} : {e}");
-        // An empty range sums no weighted values: 0, not 0 / 0.
-        let _ = writeln!(out, "{body}{result} = arith.select {empty}, {zero}, {quotient} : {e}");
-        let mut all: Vec<(char, String)> = rows.iter().copied().zip(nest.ivs.iter().cloned()).collect();
-        all.extend(extra.iter().copied().zip(store.ivs.iter().cloned()));
-        let index: Vec<String> = spec
-            .combine
-            .result
-            .iter()
-            .map(|c| all.iter().find(|(x, _)| x == c).map(|(_, iv)| iv.clone()).expect("a row or extra label"))
-            .collect();
-        let _ = writeln!(out, "{body}memref.store {result}, {}[{}] : {}", target.name, index.join(", "), target.ty);
-        store.close(out);
-        nest.close(out);
-    }
+/// The chunks' partial results and what the combination starts from.
+pub(super) struct Combination<'c, 'a> {
+    /// The maxima, sums and accumulators of each row and chunk.
+    pub partials: [Value<'c, 'a>; 3],
+    /// The number of chunks.
+    pub count: Value<'c, 'a>,
+    pub lowest: Value<'c, 'a>,
+    pub zero: Value<'c, 'a>,
+    /// Whether the range is empty.
+    pub empty: Value<'c, 'a>,
+}
 
-    /// `exp(m_c - M)` for chunk `c` of the row at `position`.
-    #[allow(clippy::too_many_arguments)]
-    fn rescale(
-        &mut self,
-        maxima: &str,
-        ty: &str,
-        position: &str,
-        c: &str,
-        most: &str,
-        e: &str,
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let (m, gap, scale) = (self.fresh("x"), self.fresh("gap"), self.fresh("alpha"));
-        let _ = writeln!(out, "{indent}{m} = memref.load {maxima}[{position}, {c}] : {ty}");
-        let _ = writeln!(out, "{indent}{gap} = arith.subf {m}, {most} : {e}");
-        let _ = writeln!(out, "{indent}{scale} = math.exp {gap} : {e}");
-        scale
-    }
+/// A thread per row combines its chunks' partial results into `target`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn combine_chunks<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    spec: &Attention,
+    combination: &Combination<'c, 'a>,
+    rows: &[char],
+    row_dims: &[i64],
+    extra: &[char],
+    extra_dims: &[i64],
+    target: &TypedView<'c, 'a>,
+    e: Type<'c>,
+) -> Built<()> {
+    let Combination { partials: [maxima, sums, accumulators], count, lowest, zero, empty } = *combination;
+    let (c0, c1) = (b.index(0)?, b.index(1)?);
+    let sizes: Vec<Value> = match row_dims.is_empty() {
+        true => vec![c1],
+        false => row_dims.iter().map(|&d| b.index(d)).collect::<Built<_>>()?,
+    };
+    let (inner, nest) = b.scf_parallel(&sizes)?;
+    let position = row_position(&inner, &nest, row_dims)?;
+    // `fold = start; for c in chunks: fold = combine(fold, value(c))`.
+    let fold = |at: &Builder<'c, 'a>,
+                start: Value<'c, 'a>,
+                combine: &str,
+                value: &dyn Fn(&Builder<'c, 'a>, Value<'c, 'a>) -> Built<Value<'c, 'a>>|
+     -> Built<Value<'c, 'a>> {
+        let (body, c, acc, result) = at.scf_for_carrying(c0, count, c1, &[start])?;
+        let element = value(&body, c)?;
+        body.yield_values("scf.yield", &[body.arith(combine, acc[0], element)?])?;
+        Ok(result[0])
+    };
+    // M, the row's maximum.
+    let most = fold(&inner, lowest, "maximumf", &|body, c| body.load(maxima, &[position, c], e))?;
+    // exp(m_c - M) for chunk c.
+    let rescale = |body: &Builder<'c, 'a>, c: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
+        let m = body.load(maxima, &[position, c], e)?;
+        body.unary("math.exp", body.arith("subf", m, most)?)
+    };
+    // L, the sum rescaled to M.
+    let total = fold(&inner, zero, "addf", &|body, c| {
+        let scale = rescale(body, c)?;
+        body.arith("mulf", body.load(sums, &[position, c], e)?, scale)
+    })?;
+    // Each result element: the accumulators rescaled to M, over L.
+    let extra_sizes: Vec<Extent> = extra_dims.iter().map(|&d| Extent::Static(d)).collect();
+    let (storing, at) = loop_nest(&inner, &extra_sizes, &(0..extra.len()).collect::<Vec<_>>())?;
+    let weighted = fold(&storing, zero, "addf", &|body, c| {
+        let scale = rescale(body, c)?;
+        let index: Vec<Value> = [position, c].into_iter().chain(at.iter().copied()).collect();
+        body.arith("mulf", body.load(accumulators, &index, e)?, scale)
+    })?;
+    let quotient = storing.arith("divf", weighted, total)?;
+    // An empty range sums no weighted values: 0, not 0 / 0.
+    let result = storing.select(empty, zero, quotient)?;
+    let mut all: Vec<(char, Value)> = rows.iter().copied().zip(nest.iter().copied()).collect();
+    all.extend(extra.iter().copied().zip(at.iter().copied()));
+    storing.store(result, target.value, &index_of(&spec.combine.result, &all)?)
 }

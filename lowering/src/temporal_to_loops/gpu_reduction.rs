@@ -263,33 +263,3 @@ pub(super) fn build_two_stages<'c, 'a>(
     };
     inner.store(value, target.value, &result)
 }
-
-impl Emitter<'_, '_> {
-    /// `fold = start; for i in [lo, hi) step: fold = combine(fold, value(i))`
-    /// as an `scf.for` carrying the fold, which it returns; `value` emits
-    /// the element at `i` (at the indentation it is given) and returns it.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn fold_loop(
-        &mut self,
-        (lo, hi, step): (&str, &str, &str),
-        start: &str,
-        combine: &str,
-        e: &str,
-        indent: &str,
-        out: &mut String,
-        value: impl FnOnce(&mut Self, &str, &str, &mut String) -> String,
-    ) -> String {
-        let (i, acc, fold) = (self.fresh("i"), self.fresh("acc"), self.fresh("fold"));
-        let _ = writeln!(
-            out,
-            "{indent}{fold} = scf.for {i} = {lo} to {hi} step {step} iter_args({acc} = {start}) -> ({e}) {{"
-        );
-        let body = format!("{indent}  ");
-        let element = value(self, &i, &body, out);
-        let next = self.fresh("acc");
-        let _ = writeln!(out, "{body}{next} = {combine} {acc}, {element} : {e}");
-        let _ = writeln!(out, "{body}scf.yield {next} : {e}");
-        let _ = writeln!(out, "{indent}}}");
-        fold
-    }
-}

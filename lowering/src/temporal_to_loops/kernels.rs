@@ -163,6 +163,9 @@ pub(super) enum Kernel {
         partial: ViewArg,
         target: ViewArg,
     },
+    /// Softmax attention over blocks of its range (`attention`): the
+    /// query, key, value, scale and target.
+    Attention { views: [ViewArg; 5], plan: super::attention::AttentionPlan },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -280,6 +283,12 @@ impl Kernel {
                 super::gpu_reduction::build_two_stages(
                     b, stages, &leaves, &shape, n, results, *element, partial, &target,
                 )
+            }
+            Kernel::Attention { views, plan } => {
+                let [q, k, v, scale, target] = views.each_ref().map(|x| x.typed(operands));
+                let buffers = plan.buffers.as_ref().map(|b| b.each_ref().map(|x| x.typed(operands).value));
+                let chunks = plan.chunks.as_ref().map(|(c, _)| c.each_ref().map(|x| x.typed(operands).value));
+                super::attention::build_attention(b, plan, [&q, &k, &v, &scale, &target], buffers, chunks)
             }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
