@@ -98,6 +98,12 @@ impl<'c, 'a> Builder<'c, 'a> {
         Err("compiler fault: the code being built is not in a module".into())
     }
 
+    /// Inserts an op built elsewhere (with regions the helpers here do
+    /// not make).
+    pub fn insert_op(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {
+        self.insert(op)
+    }
+
     fn insert(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {
         match self.anchor {
             Some(anchor) => self.block.insert_operation_before(anchor, op),
@@ -474,6 +480,15 @@ impl<'c, 'a> Builder<'c, 'a> {
             builders.push(Builder { context: self.context, location: self.location, block, anchor });
         }
         Ok((op, builders))
+    }
+
+    /// Inserts `op` (one region whose block ends with its terminator) and
+    /// returns a builder before that terminator and the block's arguments.
+    pub fn inside_terminated(&self, op: Operation<'c>) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+        let (_, mut inside) = self.inside(op, true)?;
+        let body = inside.pop().ok_or("compiler fault: an op without its body")?;
+        let arguments = self.arguments(&body)?;
+        Ok((body, arguments))
     }
 
     /// A block with `arguments` ending with `terminator` (when given).

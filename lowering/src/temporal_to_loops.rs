@@ -821,29 +821,6 @@ struct View {
     sizes: Vec<String>,
 }
 
-/// The opening line of a `linalg.generic` over `inputs` into `target`.
-fn generic_header(
-    inputs: &[&View],
-    target: &View,
-    maps: &[String],
-    iterators: &[&str],
-    indent: &str,
-    out: &mut String,
-) {
-    let names: Vec<&str> = inputs.iter().map(|v| v.name.as_str()).collect();
-    let types: Vec<&str> = inputs.iter().map(|v| v.ty.as_str()).collect();
-    let _ = writeln!(
-        out,
-        "{indent}linalg.generic {{indexing_maps = [{}], iterator_types = [{}]}} ins({} : {}) outs({} : {}) {{",
-        maps.join(", "),
-        iterators.join(", "),
-        names.join(", "),
-        types.join(", "),
-        target.name,
-        target.ty
-    );
-}
-
 /// `memref.transpose` of `input`: result dimension `i` is input dimension
 /// `permutation[i]`.
 fn transposed_view(input: &View, permutation: &[usize], name: String, indent: &str, out: &mut String) -> View {

@@ -21,8 +21,12 @@
 //! Assumes shapes as the verifier checked them (`matmul_shape`,
 //! `Einsum::label_sizes`) and dynamic sizes proved equal.
 
-use super::kernels::{EpilogueArg, Kernel, KernelOperands, Strategy};
+use super::kernels::{EpilogueArg, Kernel, KernelOperands, Strategy, TypedView, element_type};
 use super::*;
+use crate::ir_builder::Builder;
+use melior::ir::attribute::{ArrayAttribute, DenseI32ArrayAttribute};
+use melior::ir::operation::OperationBuilder;
+use melior::ir::{AffineExpr, AffineMap, Attribute, Block, BlockLike, Identifier, Region, RegionLike, Type, Value};
 use tempo_passes::program::Einsum;
 
 /// An epilogue for the next matrix product (see `matmul_kernel`): the
@@ -159,29 +163,13 @@ impl Emitter<'_, '_> {
         }
         // Not applied: the caller computes it after the product.
         self.epilogue = epilogue;
-        if self.uses_gpu_matmul(a, b, element) {
-            self.gpu_matmul(a, b, target, element, indent, out);
-            return;
-        }
-        self.fill_zero(target, element, indent, out);
-        let op = match (a.sizes.len(), b.sizes.len()) {
-            (3, 3) => "linalg.batch_matmul",
-            (2, 2) => "linalg.matmul",
-            (2, 1) => "linalg.matvec",
-            _ => "linalg.vecmat",
+        let mut operands = KernelOperands::default();
+        let (a_arg, b_arg, c_arg) = (operands.view(a), operands.view(b), operands.view(target));
+        let kernel = match self.uses_gpu_matmul(a, b, element) {
+            true => Kernel::GpuMatmul { a: a_arg, b: b_arg, c: c_arg, element },
+            false => Kernel::NamedMatmul { a: a_arg, b: b_arg, c: c_arg, element },
         };
-        let _ = writeln!(
-            out,
-            "{indent}{op} ins({}, {} : {}, {}) outs({} : {})",
-            a.name, b.name, a.ty, b.ty, target.name, target.ty
-        );
-    }
-
-    fn fill_zero(&mut self, target: &View, element: ElementType, indent: &str, out: &mut String) {
-        let z = self.fresh("z");
-        let e = element.mlir();
-        let _ = writeln!(out, "{indent}{z} = arith.constant {} : {e}", zero_literal(element));
-        let _ = writeln!(out, "{indent}linalg.fill ins({z} : {e}) outs({} : {})", target.name, target.ty);
+        self.call_kernel(operands, kernel, indent, out);
     }
 
     /// `target = einsum(spec, inputs)`.
@@ -214,33 +202,108 @@ impl Emitter<'_, '_> {
             self.matmul(&a, &b, target, element, indent, out);
             return;
         }
-        self.fill_zero(target, element, indent, out);
-        let labels: Vec<char> = spec.result.iter().copied().chain(spec.summed()).collect();
-        let dims: Vec<String> = (0..labels.len()).map(|k| format!("d{k}")).collect();
-        let header = dims.join(", ");
-        let map = |names: &[char]| {
-            let results: Vec<String> =
-                names.iter().map(|c| dims[labels.iter().position(|x| x == c).expect("a label")].clone()).collect();
-            format!("affine_map<({header}) -> ({})>", results.join(", "))
-        };
-        let mut maps: Vec<String> = spec.operands.iter().map(|o| map(o)).collect();
-        maps.push(map(&spec.result));
-        let iterators: Vec<&str> =
-            (0..labels.len()).map(|k| if k < spec.result.len() { "\"parallel\"" } else { "\"reduction\"" }).collect();
-        let e = element.mlir();
-        generic_header(inputs, target, &maps, &iterators, indent, out);
-        let args: Vec<String> = (0..inputs.len()).map(|k| format!("%a{k}: {e}")).collect();
-        let _ = writeln!(out, "{indent}^bb0({}, %o: {e}):", args.join(", "));
-        let (mul, add) = if element.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
-        let mut product = "%a0".to_string();
-        for k in 1..inputs.len() {
-            let _ = writeln!(out, "{indent}  %p{k} = {mul} {product}, %a{k} : {e}");
-            product = format!("%p{k}");
-        }
-        let _ = writeln!(out, "{indent}  %s = {add} %o, {product} : {e}");
-        let _ = writeln!(out, "{indent}  linalg.yield %s : {e}");
-        let _ = writeln!(out, "{indent}}}");
+        let mut operands = KernelOperands::default();
+        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
+        let target = operands.view(target);
+        self.call_kernel(operands, Kernel::Einsum { spec: spec.clone(), inputs, target, element }, indent, out);
     }
+}
+
+type Built<T> = Result<T, String>;
+
+/// `c = a b` as the `linalg` named op of the operands' ranks
+/// (`batch_matmul`, `matmul`, `matvec`, `vecmat`) after a fill with zero:
+/// where the register-tiled kernel does not apply (integers), and on the
+/// GPU, whose mapping parallelizes `linalg` ops.
+pub(super) fn build_named_matmul<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    a: &TypedView<'c, 'a>,
+    bm: &TypedView<'c, 'a>,
+    c: &TypedView<'c, 'a>,
+    element: ElementType,
+) -> Built<()> {
+    let context = b.context();
+    b.fill(super::movement::zero(b, element)?, c.value)?;
+    let d = |k: usize| AffineExpr::dim(context, k);
+    let (name, maps) = match (a.sizes.len(), bm.sizes.len()) {
+        (3, 3) => {
+            ("linalg.batch_matmul", Some((4, [vec![d(0), d(1), d(3)], vec![d(0), d(3), d(2)], vec![d(0), d(1), d(2)]])))
+        }
+        (2, 2) => ("linalg.matmul", Some((3, [vec![d(0), d(2)], vec![d(2), d(1)], vec![d(0), d(1)]]))),
+        (2, 1) => ("linalg.matvec", None),
+        _ => ("linalg.vecmat", None),
+    };
+    let e = element_type(b, element);
+    let region = Region::new();
+    let block = region.append_block(Block::new(&[(e, b.location), (e, b.location), (e, b.location)]));
+    let (mul, add) = if element.is_float() { ("arith.mulf", "arith.addf") } else { ("arith.muli", "arith.addi") };
+    let argument = |k: usize| -> Built<Value<'c, '_>> { block.argument(k).map(Value::from).map_err(|e| e.to_string()) };
+    let operation = |name: &str, operands: &[Value<'c, '_>], results: &[Type<'c>]| {
+        OperationBuilder::new(name, b.location)
+            .add_operands(operands)
+            .add_results(results)
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))
+    };
+    let product = block.append_operation(operation(mul, &[argument(0)?, argument(1)?], &[e])?);
+    let product: Value = product.result(0).map_err(|e| e.to_string())?.into();
+    let sum = block.append_operation(operation(add, &[argument(2)?, product], &[e])?);
+    let sum: Value = sum.result(0).map_err(|e| e.to_string())?.into();
+    block.append_operation(operation("linalg.yield", &[sum], &[])?);
+    let mut attributes =
+        vec![(Identifier::new(context, "operandSegmentSizes"), DenseI32ArrayAttribute::new(context, &[2, 1]).into())];
+    if let Some((dims, maps)) = maps {
+        let maps: Vec<Attribute> = maps
+            .iter()
+            .map(|exprs| unsafe {
+                Attribute::from_raw(mlir_sys::mlirAffineMapAttrGet(AffineMap::new(context, dims, 0, exprs).to_raw()))
+            })
+            .collect();
+        attributes.push((Identifier::new(context, "indexing_maps"), ArrayAttribute::new(context, &maps).into()));
+    }
+    let op = OperationBuilder::new(name, b.location)
+        .add_operands(&[a.value, bm.value, c.value])
+        .add_attributes(&attributes)
+        .add_regions([region])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
+    b.insert_op(op);
+    Ok(())
+}
+
+/// An einsum that is not a matrix product: one `linalg.generic` over all
+/// labels, result labels first (parallel), then the summed ones
+/// (reduction) in order of first appearance, after a fill with zero; the
+/// loops `convert-linalg-to-loops` makes visit the summed points in the
+/// interpreter's order, so results agree bit for bit.
+pub(super) fn build_einsum<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    spec: &Einsum,
+    inputs: &[TypedView<'c, 'a>],
+    target: &TypedView<'c, 'a>,
+    element: ElementType,
+) -> Built<()> {
+    let context = b.context();
+    b.fill(super::movement::zero(b, element)?, target.value)?;
+    let labels: Vec<char> = spec.result.iter().copied().chain(spec.summed()).collect();
+    let map = |names: &[char]| -> AffineMap<'c> {
+        let exprs: Vec<AffineExpr> =
+            names.iter().map(|c| AffineExpr::dim(context, labels.iter().position(|x| x == c).unwrap_or(0))).collect();
+        AffineMap::new(context, labels.len(), 0, &exprs)
+    };
+    let mut maps: Vec<AffineMap> = spec.operands.iter().map(|o| map(o)).collect();
+    maps.push(map(&spec.result));
+    let iterators: Vec<&str> =
+        (0..labels.len()).map(|k| if k < spec.result.len() { "parallel" } else { "reduction" }).collect();
+    let values: Vec<Value> = inputs.iter().map(|v| v.value).collect();
+    let (body, arguments) = b.generic(&values, &[target.value], &maps, &iterators)?;
+    let (mul, add) = if element.is_float() { ("mulf", "addf") } else { ("muli", "addi") };
+    let mut product = arguments[0];
+    for &argument in &arguments[1..inputs.len()] {
+        product = body.arith(mul, product, argument)?;
+    }
+    let sum = body.arith(add, arguments[inputs.len()], product)?;
+    body.yield_values("linalg.yield", &[sum])
 }
 
 /// For an einsum that is a batched matmul up to permutations of its two

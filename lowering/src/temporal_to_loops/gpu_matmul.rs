@@ -23,7 +23,13 @@
 //! flattened mapping of `linalg.matmul`, a thread per column).
 //! `gpu-kernel-outlining` outlines the launch like the mapped loops.
 
+use super::kernels::{TypedView, element_type};
 use super::*;
+use crate::ir_builder::{Builder, Compare};
+use melior::ir::attribute::{DenseI32ArrayAttribute, IntegerAttribute};
+use melior::ir::operation::OperationBuilder;
+use melior::ir::r#type::MemRefType;
+use melior::ir::{Attribute, Identifier, Type, Value};
 
 /// Rows and columns of a tile (and threads per block dimension).
 pub(super) const TILE: i64 = 16;
@@ -37,100 +43,91 @@ impl Emitter<'_, '_> {
             && b.sizes.len() == 2
             && a.sizes[0].parse::<i64>().ok().is_none_or(|m| m >= TILE)
     }
+}
 
-    /// `target = a @ b` (2-D, floats) as one tiled `gpu.launch`.
-    // (Every line is a `format!`, constant or not, so the kernel reads as one
-    // listing.)
-    #[allow(clippy::useless_format)]
-    pub(super) fn gpu_matmul(
-        &mut self,
-        a: &View,
-        b: &View,
-        target: &View,
-        element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let e = element.mlir();
-        let id = self.fresh("mm");
-        let p = id.trim_start_matches('%').to_string();
-        let m = self.index_value(&a.sizes[0], indent, out);
-        let k = self.index_value(&a.sizes[1], indent, out);
-        let n = self.index_value(&b.sizes[1], indent, out);
-        let shared = format!("memref<{TILE}x{TILE}x{e}, #gpu.address_space<workgroup>>");
-        let lines = [
-            format!("%{p}c0 = arith.constant 0 : index"),
-            format!("%{p}c1 = arith.constant 1 : index"),
-            format!("%{p}tile = arith.constant {TILE} : index"),
-            format!("%{p}gm = arith.ceildivui {m}, %{p}tile : index"),
-            format!("%{p}gn = arith.ceildivui {n}, %{p}tile : index"),
-            format!("%{p}kt = arith.ceildivui {k}, %{p}tile : index"),
-            format!(
-                "gpu.launch blocks(%{p}bx, %{p}by, %{p}bz) in (%{p}gx = %{p}gn, %{p}gy = %{p}gm, %{p}gz = %{p}c1) \
-                 threads(%{p}tx, %{p}ty, %{p}tz) in (%{p}sx = %{p}tile, %{p}sy = %{p}tile, %{p}sz = %{p}c1) \
-                 workgroup(%{p}as : {shared}, %{p}bs : {shared}) {{"
-            ),
-        ];
-        for line in lines {
-            let _ = writeln!(out, "{indent}{line}");
-        }
-        let ind = format!("{indent}  ");
-        let zero = zero_literal(element);
-        let body = [
-            format!("%{p}z = arith.constant {zero} : {e}"),
-            format!("%{p}r0 = arith.muli %{p}by, %{p}tile : index"),
-            format!("%{p}row = arith.addi %{p}r0, %{p}ty : index"),
-            format!("%{p}q0 = arith.muli %{p}bx, %{p}tile : index"),
-            format!("%{p}col = arith.addi %{p}q0, %{p}tx : index"),
-            format!("%{p}rin = arith.cmpi ult, %{p}row, {m} : index"),
-            format!("%{p}cin = arith.cmpi ult, %{p}col, {n} : index"),
-            format!("%{p}acc = scf.for %{p}t = %{p}c0 to %{p}kt step %{p}c1 iter_args(%{p}s = %{p}z) -> ({e}) {{"),
-            format!("  %{p}k0 = arith.muli %{p}t, %{p}tile : index"),
-            // A's element for this thread (0 outside A).
-            format!("  %{p}ka = arith.addi %{p}k0, %{p}tx : index"),
-            format!("  %{p}kain = arith.cmpi ult, %{p}ka, {k} : index"),
-            format!("  %{p}ain = arith.andi %{p}rin, %{p}kain : i1"),
-            format!("  %{p}va = scf.if %{p}ain -> ({e}) {{"),
-            format!("    %{p}x = memref.load {}[%{p}row, %{p}ka] : {}", a.name, a.ty),
-            format!("    scf.yield %{p}x : {e}"),
-            format!("  }} else {{"),
-            format!("    scf.yield %{p}z : {e}"),
-            format!("  }}"),
-            format!("  memref.store %{p}va, %{p}as[%{p}ty, %{p}tx] : {shared}"),
-            // B's element for this thread (0 outside B).
-            format!("  %{p}kb = arith.addi %{p}k0, %{p}ty : index"),
-            format!("  %{p}kbin = arith.cmpi ult, %{p}kb, {k} : index"),
-            format!("  %{p}bin = arith.andi %{p}kbin, %{p}cin : i1"),
-            format!("  %{p}vb = scf.if %{p}bin -> ({e}) {{"),
-            format!("    %{p}y = memref.load {}[%{p}kb, %{p}col] : {}", b.name, b.ty),
-            format!("    scf.yield %{p}y : {e}"),
-            format!("  }} else {{"),
-            format!("    scf.yield %{p}z : {e}"),
-            format!("  }}"),
-            format!("  memref.store %{p}vb, %{p}bs[%{p}ty, %{p}tx] : {shared}"),
-            format!("  gpu.barrier"),
-            // The tile's products, in order, up to K.
-            format!("  %{p}left = arith.subi {k}, %{p}k0 : index"),
-            format!("  %{p}len = arith.minui %{p}left, %{p}tile : index"),
-            format!("  %{p}u = scf.for %{p}kk = %{p}c0 to %{p}len step %{p}c1 iter_args(%{p}w = %{p}s) -> ({e}) {{"),
-            format!("    %{p}ea = memref.load %{p}as[%{p}ty, %{p}kk] : {shared}"),
-            format!("    %{p}eb = memref.load %{p}bs[%{p}kk, %{p}tx] : {shared}"),
-            format!("    %{p}pr = arith.mulf %{p}ea, %{p}eb : {e}"),
-            format!("    %{p}sum = arith.addf %{p}w, %{p}pr : {e}"),
-            format!("    scf.yield %{p}sum : {e}"),
-            format!("  }}"),
-            format!("  gpu.barrier"),
-            format!("  scf.yield %{p}u : {e}"),
-            format!("}}"),
-            format!("%{p}cin2 = arith.andi %{p}rin, %{p}cin : i1"),
-            format!("scf.if %{p}cin2 {{"),
-            format!("  memref.store %{p}acc, {}[%{p}row, %{p}col] : {}", target.name, target.ty),
-            format!("}}"),
-            format!("gpu.terminator"),
-        ];
-        for line in body {
-            let _ = writeln!(out, "{ind}{line}");
-        }
-        let _ = writeln!(out, "{indent}}}");
+type Built<T> = Result<T, String>;
+
+/// `target = a @ b` (2-D, floats) as one tiled `gpu.launch` (see the
+/// module's notes).
+pub(super) fn build_gpu_matmul<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    a: &TypedView<'c, 'a>,
+    bm: &TypedView<'c, 'a>,
+    target: &TypedView<'c, 'a>,
+    element: ElementType,
+) -> Built<()> {
+    let context = b.context();
+    let e = element_type(b, element);
+    let (m, k, n) = (b.extent(a.sizes[0])?, b.extent(a.sizes[1])?, b.extent(bm.sizes[1])?);
+    let (c0, c1, tile) = (b.index(0)?, b.index(1)?, b.index(TILE)?);
+    let grid_n = b.arith("ceildivui", n, tile)?;
+    let grid_m = b.arith("ceildivui", m, tile)?;
+    let k_tiles = b.arith("ceildivui", k, tile)?;
+    let workgroup =
+        Attribute::parse(context, "#gpu.address_space<workgroup>").ok_or("compiler fault: the workgroup space")?;
+    let shared: Type = MemRefType::new(e, &[TILE, TILE], None, Some(workgroup)).into();
+    let index = b.index_type();
+    let mut arguments = vec![index; 12];
+    arguments.extend([shared, shared]);
+    let region = melior::ir::Region::new();
+    let block_arguments: Vec<(Type, melior::ir::Location)> = arguments.iter().map(|&t| (t, b.location)).collect();
+    {
+        use melior::ir::{BlockLike, RegionLike};
+        let block = region.append_block(melior::ir::Block::new(&block_arguments));
+        let terminator = OperationBuilder::new("gpu.terminator", b.location)
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'gpu.terminator': {e}"))?;
+        block.append_operation(terminator);
     }
+    let segments = DenseI32ArrayAttribute::new(context, &[0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0]).into();
+    let attributions = IntegerAttribute::new(b.integer_type(64), 2).into();
+    let launch = OperationBuilder::new("gpu.launch", b.location)
+        .add_operands(&[grid_n, grid_m, c1, tile, tile, c1])
+        .add_attributes(&[
+            (Identifier::new(context, "operandSegmentSizes"), segments),
+            (Identifier::new(context, "workgroup_attributions"), attributions),
+        ])
+        .add_regions([region])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build 'gpu.launch': {e}"))?;
+    let (body, arguments) = b.inside_terminated(launch)?;
+    // Block and thread indices, then the tiles of A and B in shared memory.
+    let (bx, by, tx, ty) = (arguments[0], arguments[1], arguments[3], arguments[4]);
+    let (a_tile, b_tile) = (arguments[12], arguments[13]);
+    let zero = super::movement::zero(&body, element)?;
+    let row = body.arith("addi", body.arith("muli", by, tile)?, ty)?;
+    let col = body.arith("addi", body.arith("muli", bx, tile)?, tx)?;
+    let row_in = body.compare(Compare::Ult, row, m)?;
+    let col_in = body.compare(Compare::Ult, col, n)?;
+    let (tiles, t, sum, acc) = body.scf_for_carrying(c0, k_tiles, c1, &[zero])?;
+    let k0 = tiles.arith("muli", t, tile)?;
+    // A's element for this thread (0 outside A), and B's.
+    let element_or_zero =
+        |inside: Value<'c, 'a>, from: Value<'c, 'a>, at: [Value<'c, 'a>; 2]| -> Built<Value<'c, 'a>> {
+            let (then, otherwise, values) = tiles.scf_if(inside, &[e])?;
+            then.yield_values("scf.yield", &[then.load(from, &at, e)?])?;
+            otherwise.yield_values("scf.yield", &[zero])?;
+            Ok(values[0])
+        };
+    let ka = tiles.arith("addi", k0, tx)?;
+    let a_in = tiles.arith("andi", row_in, tiles.compare(Compare::Ult, ka, k)?)?;
+    tiles.store(element_or_zero(a_in, a.value, [row, ka])?, a_tile, &[ty, tx])?;
+    let kb = tiles.arith("addi", k0, ty)?;
+    let b_in = tiles.arith("andi", tiles.compare(Compare::Ult, kb, k)?, col_in)?;
+    tiles.store(element_or_zero(b_in, bm.value, [kb, col])?, b_tile, &[ty, tx])?;
+    tiles.op("gpu.barrier", &[], &[], &[])?;
+    // The tile's products, in order, up to K.
+    let len = tiles.arith("minui", tiles.arith("subi", k, k0)?, tile)?;
+    let (products, kk, partial, total) = tiles.scf_for_carrying(c0, len, c1, &[sum[0]])?;
+    let x = products.load(a_tile, &[ty, kk], e)?;
+    let y = products.load(b_tile, &[kk, tx], e)?;
+    let next = products.arith("addf", partial[0], products.arith("mulf", x, y)?)?;
+    products.yield_values("scf.yield", &[next])?;
+    tiles.op("gpu.barrier", &[], &[], &[])?;
+    tiles.yield_values("scf.yield", &[total[0]])?;
+    let inside = body.arith("andi", row_in, col_in)?;
+    let (then, otherwise, _) = body.scf_if(inside, &[])?;
+    then.store(acc[0], target.value, &[row, col])?;
+    then.yield_values("scf.yield", &[])?;
+    otherwise.yield_values("scf.yield", &[])
 }

@@ -166,6 +166,12 @@ pub(super) enum Kernel {
     /// Softmax attention over blocks of its range (`attention`): the
     /// query, key, value, scale and target.
     Attention { views: [ViewArg; 5], plan: super::attention::AttentionPlan },
+    /// `c = a b` as a `linalg` named op (`contractions`).
+    NamedMatmul { a: ViewArg, b: ViewArg, c: ViewArg, element: ElementType },
+    /// `c = a b` as the GPU's tiled launch (`gpu_matmul`).
+    GpuMatmul { a: ViewArg, b: ViewArg, c: ViewArg, element: ElementType },
+    /// An einsum as one `linalg.generic` (`contractions`).
+    Einsum { spec: tempo_passes::program::Einsum, inputs: Vec<ViewArg>, target: ViewArg, element: ElementType },
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -289,6 +295,24 @@ impl Kernel {
                 let buffers = plan.buffers.as_ref().map(|b| b.each_ref().map(|x| x.typed(operands).value));
                 let chunks = plan.chunks.as_ref().map(|(c, _)| c.each_ref().map(|x| x.typed(operands).value));
                 super::attention::build_attention(b, plan, [&q, &k, &v, &scale, &target], buffers, chunks)
+            }
+            Kernel::NamedMatmul { a, b: bm, c, element } => super::contractions::build_named_matmul(
+                b,
+                &a.typed(operands),
+                &bm.typed(operands),
+                &c.typed(operands),
+                *element,
+            ),
+            Kernel::GpuMatmul { a, b: bm, c, element } => super::gpu_matmul::build_gpu_matmul(
+                b,
+                &a.typed(operands),
+                &bm.typed(operands),
+                &c.typed(operands),
+                *element,
+            ),
+            Kernel::Einsum { spec, inputs, target, element } => {
+                let inputs: Vec<TypedView> = inputs.iter().map(|v| v.typed(operands)).collect();
+                super::contractions::build_einsum(b, spec, &inputs, &target.typed(operands), *element)
             }
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
