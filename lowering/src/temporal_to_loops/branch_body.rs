@@ -34,97 +34,8 @@ impl Emitter<'_, '_> {
         let mut views: Vec<View> = Vec::new();
         // Buffers of dynamic size, allocated in this body and freed at its end.
         let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
-        // Row groups (norms, softmax) in one nest per row; elementwise
-        // chains in their user's loop (neither when fusion is off, nor on
-        // the GPU, whose mapping fuses parallel loops).
-        let groups = if self.fuse && !self.gpu { row_fusion::row_groups(branch) } else { Vec::new() };
-        let mut member_of: Vec<Option<usize>> = vec![None; branch.nodes.len()];
-        for (g, group) in groups.iter().enumerate() {
-            for &(m, _) in &group.members {
-                member_of[m] = Some(g);
-            }
-        }
-        let mut inlined = elementwise::inlined_nodes(branch);
-        if !self.fuse {
-            inlined.fill(false);
-        }
-        let users = tempo_passes::rewrite::users(branch);
-        // A member is computed by its group, and so is a value a member
-        // uses: it needs a buffer.
-        for (k, users) in users.iter().enumerate() {
-            if member_of[k].is_some() || users.iter().any(|&u| member_of[u].is_some()) {
-                inlined[k] = false;
-            }
-        }
-        // Elementwise chains applied by the matrix kernel to its products
-        // (epilogues), by the chain's root: a float matmul (a vector or a
-        // matrix times a matrix, static k) used only by one chain of its
-        // shape and element type that no group computes.
-        let mut epilogue_product: HashMap<usize, usize> = HashMap::new();
-        let mut has_epilogue = vec![false; branch.nodes.len()];
-        if self.fuse && !self.gpu {
-            let nodes = &branch.nodes;
-            for (m, node) in nodes.iter().enumerate() {
-                let NodeKind::Matmul(a, b) = node.kind else { continue };
-                let ranks = (nodes[a].ty.shape.len(), nodes[b].ty.shape.len());
-                let k = nodes[a].ty.shape.last().copied().unwrap_or(0);
-                if !matches!(ranks, (2, 2) | (1, 2)) || !node.ty.element.is_float() || k <= 0 {
-                    continue;
-                }
-                if m == branch.result || member_of[m].is_some() {
-                    continue;
-                }
-                // Up the inlined nodes to the chain's root: the same from
-                // every user of the product (a silu's g * sigmoid(g)).
-                let roots: Vec<usize> = users[m]
-                    .iter()
-                    .map(|&user| {
-                        let mut root = user;
-                        while inlined[root] {
-                            let [next] = users[root][..] else { break };
-                            root = next;
-                        }
-                        root
-                    })
-                    .collect();
-                let Some(&root) = roots.first() else { continue };
-                let fits = roots.iter().all(|&r| r == root)
-                    && !inlined[root]
-                    && elementwise::operands_of(&nodes[root].kind).is_some()
-                    && member_of[root].is_none()
-                    && nodes[root].ty.shape == node.ty.shape
-                    && nodes[root].ty.element == node.ty.element;
-                // One product per chain: a kernel applies the chain to its
-                // own sums and reads every other leaf, so where several
-                // products meet in one chain (gates `x A * x B`, SwiGLU,
-                // `x Wx + h Wh`) the first carries the chain and the others
-                // are computed, into buffers of their own, before it.
-                if fits && !epilogue_product.contains_key(&root) {
-                    epilogue_product.insert(root, m);
-                    has_epilogue[m] = true;
-                }
-            }
-        }
-        // A result that is a reshape of a value used only there: the value
-        // is computed into the slot, seen with its shape.
-        let destination = match &branch.nodes[branch.result].kind {
-            NodeKind::Move(Movement::Reshape, operands) if self.reshapes_are_views() => {
-                let a = operands[0];
-                let uses = users[a].len();
-                let computed = !matches!(
-                    branch.nodes[a].kind,
-                    NodeKind::Read { .. }
-                        | NodeKind::ReadRange { .. }
-                        | NodeKind::Constant { .. }
-                        | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
-                        | NodeKind::DynamicSlice(..)
-                );
-                let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
-                let fits = static_sizes(&branch.nodes[a].ty) && static_sizes(&branch.nodes[branch.result].ty);
-                (uses == 1 && computed && fits && member_of[a].is_none() && !inlined[a]).then_some(a)
-            }
-            _ => None,
-        };
+        let Fusion { groups, member_of, inlined, users, epilogue_product, has_epilogue, destination } =
+            self.fusion(branch);
         let candidates = destinations::Candidates {
             users: &users,
             member_of: &member_of,
@@ -199,108 +110,7 @@ impl Emitter<'_, '_> {
                     }
                 }
                 kind => {
-                    // Sizes of the result, from the operands' sizes.
-                    let sizes: Vec<String> = match kind {
-                        NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
-                        NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => {
-                            broadcast_sizes(&[&views[*a], &views[*c]])
-                        }
-                        NodeKind::Select(c, a, b) => broadcast_sizes(&[&views[*c], &views[*a], &views[*b]]),
-                        NodeKind::Move(movement, operands) => match movement {
-                            Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
-                            Movement::Flip(_) => views[operands[0]].sizes.clone(),
-                            Movement::Concat(axis) => {
-                                let (a, b) = (views[operands[0]].sizes.clone(), views[operands[1]].sizes.clone());
-                                let mut sizes = a.clone();
-                                sizes[*axis] = match (a[*axis].parse::<i64>(), b[*axis].parse::<i64>()) {
-                                    (Ok(x), Ok(y)) => (x + y).to_string(),
-                                    _ => {
-                                        let x = self.index_value(&a[*axis], indent, out);
-                                        let y = self.index_value(&b[*axis], indent, out);
-                                        let total = self.fresh("i");
-                                        let _ = writeln!(out, "{indent}{total} = arith.addi {x}, {y} : index");
-                                        total
-                                    }
-                                };
-                                sizes
-                            }
-                            // The dynamic size of a reshape or expand is the operand's.
-                            Movement::Reshape => {
-                                let input = &views[operands[0]].sizes;
-                                let carried = branch.nodes[operands[0]].ty.shape.iter().position(|&d| d == DYNAMIC);
-                                node.ty
-                                    .shape
-                                    .iter()
-                                    .map(|&d| match carried {
-                                        Some(k) if d == DYNAMIC => input[k].clone(),
-                                        _ => d.to_string(),
-                                    })
-                                    .collect()
-                            }
-                            Movement::Expand => {
-                                let input = &views[operands[0]].sizes;
-                                let skip = node.ty.shape.len() - input.len();
-                                node.ty
-                                    .shape
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(k, &d)| if d == DYNAMIC { input[k - skip].clone() } else { d.to_string() })
-                                    .collect()
-                            }
-                            _ => node.ty.shape.iter().map(i64::to_string).collect(),
-                        },
-                        NodeKind::Random { .. } | NodeKind::Call { .. } => {
-                            node.ty.shape.iter().map(i64::to_string).collect()
-                        }
-                        NodeKind::Gather(table, indices) => {
-                            let mut sizes = views[*indices].sizes.clone();
-                            sizes.extend(views[*table].sizes[1..].iter().cloned());
-                            sizes
-                        }
-                        NodeKind::Matmul(a, c) => {
-                            let (x, y) = (&views[*a].sizes, &views[*c].sizes);
-                            match (x.len(), y.len()) {
-                                (2, 1) => vec![x[0].clone()],
-                                (1, _) => vec![y[1].clone()],
-                                (rx, ry) => {
-                                    let batch = |s: &[String]| View {
-                                        name: String::new(),
-                                        ty: String::new(),
-                                        sizes: s.to_vec(),
-                                    };
-                                    let mut sizes = broadcast_sizes(&[&batch(&x[..rx - 2]), &batch(&y[..ry - 2])]);
-                                    sizes.extend([x[rx - 2].clone(), y[ry - 1].clone()]);
-                                    sizes
-                                }
-                            }
-                        }
-                        NodeKind::Einsum(spec, operands) => spec
-                            .result
-                            .iter()
-                            .map(|c| {
-                                let (k, d) = spec
-                                    .operands
-                                    .iter()
-                                    .enumerate()
-                                    .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| (k, d)))
-                                    .expect("a result label is in some operand");
-                                views[operands[k]].sizes[d].clone()
-                            })
-                            .collect(),
-                        NodeKind::Attention(spec, [q, k, v, _]) => {
-                            let operands = [&views[*q], &views[*k], &views[*v]];
-                            spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
-                        }
-                        NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
-                        NodeKind::Reduce(kind, a, axis) => {
-                            let mut s = views[*a].sizes.clone();
-                            if *kind != ReduceKind::CumSum {
-                                s.remove(*axis);
-                            }
-                            s
-                        }
-                        _ => unreachable!("reads and constants handled above"),
-                    };
+                    let sizes = self.result_sizes(n, branch, &views, indent, out);
                     // An elementwise op fused into its only user has no
                     // buffer: the user computes it (see `elementwise`).
                     if inlined[n] {
@@ -398,163 +208,14 @@ impl Emitter<'_, '_> {
                         views.push(target);
                         continue;
                     }
-                    let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
-                    // Argmax keeps its running maximum in a scratch buffer
-                    // of the result's shape, allocated here (outside the
-                    // kernel of a single value, below).
-                    let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
-                        let scratch = self.fresh("buf");
-                        let shape: String = node
-                            .ty
-                            .shape
-                            .iter()
-                            .map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") })
-                            .collect();
-                        let scratch_ty = format!("memref<{shape}{}>", branch.nodes[*a].ty.element.mlir());
-                        let dynamic: Vec<&str> = node
-                            .ty
-                            .shape
-                            .iter()
-                            .zip(&target.sizes)
-                            .filter(|(d, _)| **d == DYNAMIC)
-                            .map(|(_, s)| s.as_str())
-                            .collect();
-                        let _ =
-                            writeln!(out, "{indent}{scratch} = memref.alloc({}) : {scratch_ty}", dynamic.join(", "));
-                        dynamic_buffers.push((scratch.clone(), scratch_ty.clone()));
-                        Some(View { name: scratch, ty: scratch_ty, sizes: target.sizes.clone() })
-                    } else {
-                        None
+                    let inputs = Inputs {
+                        branch,
+                        views: &views,
+                        inlined: &inlined,
+                        planned: &planned,
+                        reader_dims: &reader_dims,
                     };
-                    // For the GPU, work whose result is a single value runs
-                    // as a kernel of one thread (an `scf.parallel` of one
-                    // point), so that host code never touches the data of
-                    // stores, which can then live in device memory. External
-                    // calls run on the host; tiled attention has its own loop.
-                    // (Nor do reductions over growing ranges, which run in
-                    // two stages of parallel loops: `gpu_reduction`.)
-                    let split = match kind {
-                        NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
-                            self.gpu_split_applies(&views[*a], *axis).is_some()
-                        }
-                        _ => false,
-                    };
-                    let single = self.gpu
-                        && node.ty.shape.is_empty()
-                        && !split
-                        && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
-                    let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
-                    let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();
-                    let indent = indent.as_str();
-                    match kind {
-                        _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
-                        NodeKind::Unary(op, a) => {
-                            let elements = [branch.nodes[*a].ty.element];
-                            self.elementwise(
-                                &[&views[*a]],
-                                &elements,
-                                &target,
-                                &node.ty,
-                                Elementwise::Unary(*op),
-                                indent,
-                                out,
-                            )
-                        }
-                        NodeKind::Compare(predicate, a, c) => {
-                            let elements = [branch.nodes[*a].ty.element, branch.nodes[*c].ty.element];
-                            let op = Elementwise::Compare(*predicate);
-                            self.elementwise(&[&views[*a], &views[*c]], &elements, &target, &node.ty, op, indent, out)
-                        }
-                        NodeKind::Select(c, a, b) => {
-                            let elements = [ElementType::I1, node.ty.element, node.ty.element];
-                            let inputs = [&views[*c], &views[*a], &views[*b]];
-                            self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
-                        }
-                        NodeKind::Move(Movement::Concat(axis), operands) => {
-                            // Operands computed into their parts need no copy.
-                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
-                            let placed: Vec<bool> = operands.iter().map(|&k| planned.placed_in[k] == Some(n)).collect();
-                            self.concat(*axis, &inputs, &placed, &target, indent, out);
-                        }
-                        NodeKind::Move(movement, operands) => {
-                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
-                            self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
-                        }
-                        NodeKind::Random { seed, normal } => {
-                            self.random(*seed, *normal, &reader_dims, &target, &node.ty, indent, out);
-                        }
-                        NodeKind::Call { site, args, .. } => {
-                            let inputs: Vec<(&View, &PointType)> =
-                                args.iter().map(|&k| (&views[k], &branch.nodes[k].ty)).collect();
-                            self.external_call(*site, &inputs, &target, &node.ty, indent, out);
-                        }
-                        NodeKind::Gather(table, indices) => {
-                            let index_element = branch.nodes[*indices].ty.element;
-                            self.gather(
-                                &views[*table],
-                                &views[*indices],
-                                index_element,
-                                &target,
-                                &node.ty,
-                                indent,
-                                out,
-                            );
-                        }
-                        NodeKind::Cast(a) => {
-                            let from = branch.nodes[*a].ty.element;
-                            let op = Elementwise::Cast(from);
-                            self.elementwise(&[&views[*a]], &[from], &target, &node.ty, op, indent, out)
-                        }
-                        NodeKind::Binary(op, a, c) => self.elementwise(
-                            &[&views[*a], &views[*c]],
-                            &[node.ty.element, node.ty.element],
-                            &target,
-                            &node.ty,
-                            Elementwise::Binary(*op),
-                            indent,
-                            out,
-                        ),
-                        NodeKind::Matmul(a, c) => {
-                            self.matmul(&views[*a], &views[*c], &target, node.ty.element, indent, out);
-                        }
-                        NodeKind::Einsum(spec, operands) => {
-                            let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
-                            self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
-                        }
-                        NodeKind::Attention(spec, [q, k, v, scale]) => {
-                            let inputs = [&views[*q], &views[*k], &views[*v], &views[*scale]];
-                            self.attention(spec, inputs, &target, node.ty.element, indent, out);
-                        }
-                        NodeKind::DynamicSlice(a, offsets) => {
-                            let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
-                            let _ = writeln!(
-                                out,
-                                "{indent}linalg.copy ins({} : {}) outs({} : {})",
-                                view.name, view.ty, target.name, target.ty
-                            );
-                        }
-                        NodeKind::Reduce(kind, a, axis) => {
-                            let input_element = branch.nodes[*a].ty.element;
-                            match kind {
-                                ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
-                                ReduceKind::ArgMax => {
-                                    let best = argmax_scratch.as_ref().expect("allocated above");
-                                    self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
-                                }
-                                _ if inlined[*a] => {
-                                    let chain = scalar::Chain::of(*a, &branch.nodes, &inlined);
-                                    let leaves = chain.leaves.iter().map(|&l| &views[l]).collect();
-                                    let fused = reductions::Fused { chain, leaves };
-                                    self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(fused), indent, out)
-                                }
-                                _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
-                            }
-                        }
-                        _ => unreachable!("reads and constants handled above"),
-                    }
-                    if let Some(unit) = unit {
-                        unit.close(out);
-                    }
+                    self.compute(n, &inputs, &target, &mut dynamic_buffers, indent, out);
                     views.push(target);
                     continue;
                 }
@@ -574,6 +235,395 @@ impl Emitter<'_, '_> {
         }
         for (buffer, ty) in dynamic_buffers {
             let _ = writeln!(out, "{indent}memref.dealloc {buffer} : {ty}");
+        }
+    }
+}
+
+/// What fusion decided for a branch's nodes (see [`Emitter::fusion`]).
+struct Fusion {
+    /// Row groups (norms, softmax) computed in one nest per row.
+    groups: Vec<row_fusion::RowGroup>,
+    /// The group each node is a member of.
+    member_of: Vec<Option<usize>>,
+    /// Elementwise nodes computed in their user's loop.
+    inlined: Vec<bool>,
+    /// The users of each node.
+    users: Vec<Vec<usize>>,
+    /// For the root of a chain applied by a matrix kernel to its product
+    /// (an epilogue), the product.
+    epilogue_product: HashMap<usize, usize>,
+    /// Products whose chain is their epilogue.
+    has_epilogue: Vec<bool>,
+    /// The value a result reshape reads, computed straight into the slot.
+    destination: Option<usize>,
+}
+
+/// What the computation of a node reads: the branch, the views of the
+/// nodes before it, the inlined nodes, the destinations planned and the
+/// reader's point.
+struct Inputs<'r> {
+    branch: &'r tempo_passes::program::Branch<'r>,
+    views: &'r [View],
+    inlined: &'r [bool],
+    planned: &'r destinations::Destinations,
+    reader_dims: &'r [String],
+}
+
+impl Emitter<'_, '_> {
+    /// Fusion's decisions for `branch`: row groups, elementwise chains
+    /// inlined into their users, epilogues of products, and a result
+    /// reshape's operand computed into the slot (none of it when fusion is
+    /// off; no row groups or epilogues on the GPU, whose mapping fuses
+    /// parallel loops).
+    fn fusion(&self, branch: &tempo_passes::program::Branch) -> Fusion {
+        // Row groups (norms, softmax) in one nest per row; elementwise
+        // chains in their user's loop (neither when fusion is off, nor on
+        // the GPU, whose mapping fuses parallel loops).
+        let groups = if self.fuse && !self.gpu { row_fusion::row_groups(branch) } else { Vec::new() };
+        let mut member_of: Vec<Option<usize>> = vec![None; branch.nodes.len()];
+        for (g, group) in groups.iter().enumerate() {
+            for &(m, _) in &group.members {
+                member_of[m] = Some(g);
+            }
+        }
+        let mut inlined = elementwise::inlined_nodes(branch);
+        if !self.fuse {
+            inlined.fill(false);
+        }
+        let users = tempo_passes::rewrite::users(branch);
+        // A member is computed by its group, and so is a value a member
+        // uses: it needs a buffer.
+        for (k, users) in users.iter().enumerate() {
+            if member_of[k].is_some() || users.iter().any(|&u| member_of[u].is_some()) {
+                inlined[k] = false;
+            }
+        }
+        // Elementwise chains applied by the matrix kernel to its products
+        // (epilogues), by the chain's root: a float matmul (a vector or a
+        // matrix times a matrix, static k) used only by one chain of its
+        // shape and element type that no group computes.
+        let mut epilogue_product: HashMap<usize, usize> = HashMap::new();
+        let mut has_epilogue = vec![false; branch.nodes.len()];
+        if self.fuse && !self.gpu {
+            let nodes = &branch.nodes;
+            for (m, node) in nodes.iter().enumerate() {
+                let NodeKind::Matmul(a, b) = node.kind else { continue };
+                let ranks = (nodes[a].ty.shape.len(), nodes[b].ty.shape.len());
+                let k = nodes[a].ty.shape.last().copied().unwrap_or(0);
+                if !matches!(ranks, (2, 2) | (1, 2)) || !node.ty.element.is_float() || k <= 0 {
+                    continue;
+                }
+                if m == branch.result || member_of[m].is_some() {
+                    continue;
+                }
+                // Up the inlined nodes to the chain's root: the same from
+                // every user of the product (a silu's g * sigmoid(g)).
+                let roots: Vec<usize> = users[m]
+                    .iter()
+                    .map(|&user| {
+                        let mut root = user;
+                        while inlined[root] {
+                            let [next] = users[root][..] else { break };
+                            root = next;
+                        }
+                        root
+                    })
+                    .collect();
+                let Some(&root) = roots.first() else { continue };
+                let fits = roots.iter().all(|&r| r == root)
+                    && !inlined[root]
+                    && elementwise::operands_of(&nodes[root].kind).is_some()
+                    && member_of[root].is_none()
+                    && nodes[root].ty.shape == node.ty.shape
+                    && nodes[root].ty.element == node.ty.element;
+                // One product per chain: a kernel applies the chain to its
+                // own sums and reads every other leaf, so where several
+                // products meet in one chain (gates `x A * x B`, SwiGLU,
+                // `x Wx + h Wh`) the first carries the chain and the others
+                // are computed, into buffers of their own, before it.
+                if fits && !epilogue_product.contains_key(&root) {
+                    epilogue_product.insert(root, m);
+                    has_epilogue[m] = true;
+                }
+            }
+        }
+        // A result that is a reshape of a value used only there: the value
+        // is computed into the slot, seen with its shape.
+        let destination = match &branch.nodes[branch.result].kind {
+            NodeKind::Move(Movement::Reshape, operands) if self.reshapes_are_views() => {
+                let a = operands[0];
+                let uses = users[a].len();
+                let computed = !matches!(
+                    branch.nodes[a].kind,
+                    NodeKind::Read { .. }
+                        | NodeKind::ReadRange { .. }
+                        | NodeKind::Constant { .. }
+                        | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
+                        | NodeKind::DynamicSlice(..)
+                );
+                let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
+                let fits = static_sizes(&branch.nodes[a].ty) && static_sizes(&branch.nodes[branch.result].ty);
+                (uses == 1 && computed && fits && member_of[a].is_none() && !inlined[a]).then_some(a)
+            }
+            _ => None,
+        };
+        Fusion { groups, member_of, inlined, users, epilogue_product, has_epilogue, destination }
+    }
+
+    /// The sizes (literals or index values) of node `n`'s result at this
+    /// point, from its operands' views.
+    fn result_sizes(
+        &mut self,
+        n: usize,
+        branch: &tempo_passes::program::Branch,
+        views: &[View],
+        indent: &str,
+        out: &mut String,
+    ) -> Vec<String> {
+        let node = &branch.nodes[n];
+        match &node.kind {
+            NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
+            NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => broadcast_sizes(&[&views[*a], &views[*c]]),
+            NodeKind::Select(c, a, b) => broadcast_sizes(&[&views[*c], &views[*a], &views[*b]]),
+            NodeKind::Move(movement, operands) => match movement {
+                Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
+                Movement::Flip(_) => views[operands[0]].sizes.clone(),
+                Movement::Concat(axis) => {
+                    let (a, b) = (views[operands[0]].sizes.clone(), views[operands[1]].sizes.clone());
+                    let mut sizes = a.clone();
+                    sizes[*axis] = match (a[*axis].parse::<i64>(), b[*axis].parse::<i64>()) {
+                        (Ok(x), Ok(y)) => (x + y).to_string(),
+                        _ => {
+                            let x = self.index_value(&a[*axis], indent, out);
+                            let y = self.index_value(&b[*axis], indent, out);
+                            let total = self.fresh("i");
+                            let _ = writeln!(out, "{indent}{total} = arith.addi {x}, {y} : index");
+                            total
+                        }
+                    };
+                    sizes
+                }
+                // The dynamic size of a reshape or expand is the operand's.
+                Movement::Reshape => {
+                    let input = &views[operands[0]].sizes;
+                    let carried = branch.nodes[operands[0]].ty.shape.iter().position(|&d| d == DYNAMIC);
+                    node.ty
+                        .shape
+                        .iter()
+                        .map(|&d| match carried {
+                            Some(k) if d == DYNAMIC => input[k].clone(),
+                            _ => d.to_string(),
+                        })
+                        .collect()
+                }
+                Movement::Expand => {
+                    let input = &views[operands[0]].sizes;
+                    let skip = node.ty.shape.len() - input.len();
+                    node.ty
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &d)| if d == DYNAMIC { input[k - skip].clone() } else { d.to_string() })
+                        .collect()
+                }
+                _ => node.ty.shape.iter().map(i64::to_string).collect(),
+            },
+            NodeKind::Random { .. } | NodeKind::Call { .. } => node.ty.shape.iter().map(i64::to_string).collect(),
+            NodeKind::Gather(table, indices) => {
+                let mut sizes = views[*indices].sizes.clone();
+                sizes.extend(views[*table].sizes[1..].iter().cloned());
+                sizes
+            }
+            NodeKind::Matmul(a, c) => {
+                let (x, y) = (&views[*a].sizes, &views[*c].sizes);
+                match (x.len(), y.len()) {
+                    (2, 1) => vec![x[0].clone()],
+                    (1, _) => vec![y[1].clone()],
+                    (rx, ry) => {
+                        let batch = |s: &[String]| View { name: String::new(), ty: String::new(), sizes: s.to_vec() };
+                        let mut sizes = broadcast_sizes(&[&batch(&x[..rx - 2]), &batch(&y[..ry - 2])]);
+                        sizes.extend([x[rx - 2].clone(), y[ry - 1].clone()]);
+                        sizes
+                    }
+                }
+            }
+            NodeKind::Einsum(spec, operands) => spec
+                .result
+                .iter()
+                .map(|c| {
+                    let (k, d) = spec
+                        .operands
+                        .iter()
+                        .enumerate()
+                        .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| (k, d)))
+                        .expect("a result label is in some operand");
+                    views[operands[k]].sizes[d].clone()
+                })
+                .collect(),
+            NodeKind::Attention(spec, [q, k, v, _]) => {
+                let operands = [&views[*q], &views[*k], &views[*v]];
+                spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
+            }
+            NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
+            NodeKind::Reduce(kind, a, axis) => {
+                let mut s = views[*a].sizes.clone();
+                if *kind != ReduceKind::CumSum {
+                    s.remove(*axis);
+                }
+                s
+            }
+            _ => unreachable!("reads and constants handled above"),
+        }
+    }
+
+    /// Computes node `n` into `target` (a spatial op's lowering, chosen by
+    /// its kind); buffers of this step go to `dynamic_buffers`.
+    fn compute(
+        &mut self,
+        n: usize,
+        inputs: &Inputs,
+        target: &View,
+        dynamic_buffers: &mut Vec<(String, String)>,
+        indent: &str,
+        out: &mut String,
+    ) {
+        let Inputs { branch, views, inlined, planned, reader_dims } = *inputs;
+        let node = &branch.nodes[n];
+        let kind = &node.kind;
+        let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
+        // Argmax keeps its running maximum in a scratch buffer
+        // of the result's shape, allocated here (outside the
+        // kernel of a single value, below).
+        let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
+            let scratch = self.fresh("buf");
+            let shape: String =
+                node.ty.shape.iter().map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") }).collect();
+            let scratch_ty = format!("memref<{shape}{}>", branch.nodes[*a].ty.element.mlir());
+            let dynamic: Vec<&str> = node
+                .ty
+                .shape
+                .iter()
+                .zip(&target.sizes)
+                .filter(|(d, _)| **d == DYNAMIC)
+                .map(|(_, s)| s.as_str())
+                .collect();
+            let _ = writeln!(out, "{indent}{scratch} = memref.alloc({}) : {scratch_ty}", dynamic.join(", "));
+            dynamic_buffers.push((scratch.clone(), scratch_ty.clone()));
+            Some(View { name: scratch, ty: scratch_ty, sizes: target.sizes.clone() })
+        } else {
+            None
+        };
+        // For the GPU, work whose result is a single value runs
+        // as a kernel of one thread (an `scf.parallel` of one
+        // point), so that host code never touches the data of
+        // stores, which can then live in device memory. External
+        // calls run on the host; tiled attention has its own loop.
+        // (Nor do reductions over growing ranges, which run in
+        // two stages of parallel loops: `gpu_reduction`.)
+        let split = match kind {
+            NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
+                self.gpu_split_applies(&views[*a], *axis).is_some()
+            }
+            _ => false,
+        };
+        let single = self.gpu
+            && node.ty.shape.is_empty()
+            && !split
+            && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
+        let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
+        let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();
+        let indent = indent.as_str();
+        match kind {
+            _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
+            NodeKind::Unary(op, a) => {
+                let elements = [branch.nodes[*a].ty.element];
+                self.elementwise(&[&views[*a]], &elements, &target, &node.ty, Elementwise::Unary(*op), indent, out)
+            }
+            NodeKind::Compare(predicate, a, c) => {
+                let elements = [branch.nodes[*a].ty.element, branch.nodes[*c].ty.element];
+                let op = Elementwise::Compare(*predicate);
+                self.elementwise(&[&views[*a], &views[*c]], &elements, &target, &node.ty, op, indent, out)
+            }
+            NodeKind::Select(c, a, b) => {
+                let elements = [ElementType::I1, node.ty.element, node.ty.element];
+                let inputs = [&views[*c], &views[*a], &views[*b]];
+                self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+            }
+            NodeKind::Move(Movement::Concat(axis), operands) => {
+                // Operands computed into their parts need no copy.
+                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                let placed: Vec<bool> = operands.iter().map(|&k| planned.placed_in[k] == Some(n)).collect();
+                self.concat(*axis, &inputs, &placed, &target, indent, out);
+            }
+            NodeKind::Move(movement, operands) => {
+                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
+            }
+            NodeKind::Random { seed, normal } => {
+                self.random(*seed, *normal, &reader_dims, &target, &node.ty, indent, out);
+            }
+            NodeKind::Call { site, args, .. } => {
+                let inputs: Vec<(&View, &PointType)> = args.iter().map(|&k| (&views[k], &branch.nodes[k].ty)).collect();
+                self.external_call(*site, &inputs, &target, &node.ty, indent, out);
+            }
+            NodeKind::Gather(table, indices) => {
+                let index_element = branch.nodes[*indices].ty.element;
+                self.gather(&views[*table], &views[*indices], index_element, &target, &node.ty, indent, out);
+            }
+            NodeKind::Cast(a) => {
+                let from = branch.nodes[*a].ty.element;
+                let op = Elementwise::Cast(from);
+                self.elementwise(&[&views[*a]], &[from], &target, &node.ty, op, indent, out)
+            }
+            NodeKind::Binary(op, a, c) => self.elementwise(
+                &[&views[*a], &views[*c]],
+                &[node.ty.element, node.ty.element],
+                &target,
+                &node.ty,
+                Elementwise::Binary(*op),
+                indent,
+                out,
+            ),
+            NodeKind::Matmul(a, c) => {
+                self.matmul(&views[*a], &views[*c], &target, node.ty.element, indent, out);
+            }
+            NodeKind::Einsum(spec, operands) => {
+                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
+            }
+            NodeKind::Attention(spec, [q, k, v, scale]) => {
+                let inputs = [&views[*q], &views[*k], &views[*v], &views[*scale]];
+                self.attention(spec, inputs, &target, node.ty.element, indent, out);
+            }
+            NodeKind::DynamicSlice(a, offsets) => {
+                let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
+                let _ = writeln!(
+                    out,
+                    "{indent}linalg.copy ins({} : {}) outs({} : {})",
+                    view.name, view.ty, target.name, target.ty
+                );
+            }
+            NodeKind::Reduce(kind, a, axis) => {
+                let input_element = branch.nodes[*a].ty.element;
+                match kind {
+                    ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
+                    ReduceKind::ArgMax => {
+                        let best = argmax_scratch.as_ref().expect("allocated above");
+                        self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
+                    }
+                    _ if inlined[*a] => {
+                        let chain = scalar::Chain::of(*a, &branch.nodes, &inlined);
+                        let leaves = chain.leaves.iter().map(|&l| &views[l]).collect();
+                        let fused = reductions::Fused { chain, leaves };
+                        self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(fused), indent, out)
+                    }
+                    _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
+                }
+            }
+            _ => unreachable!("reads and constants handled above"),
+        }
+        if let Some(unit) = unit {
+            unit.close(out);
         }
     }
 }
