@@ -65,546 +65,611 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         }
         let kind = match name.as_str() {
-            "temporal.read" => {
-                let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
-                let Some(index) = op.attribute("index").ok().and_then(AffineMap::from_attribute) else {
-                    self.error(op, "temporal.read needs an affine_map attribute 'index'".into());
-                    return None;
-                };
-                if let Err(e) = crate::affine::check_divisions(&index.results) {
-                    self.error(op, format!("read index: {e}"));
-                    return None;
-                }
-                let reader_domain = self.program.tensors[reader].domain.len();
-                let source_domain = self.program.tensors[source].domain.len();
-                let source_name = self.program.tensors[source].name.clone();
-                if index.num_dims != reader_domain || index.num_symbols != self.program.dims.len() {
-                    self.error(
-                        op,
-                        format!(
-                            "index of a read by '{}' must have {reader_domain} dims (the reader's domain) and {} symbols (the bounds), has ({})[{}]",
-                            self.program.tensors[reader].name,
-                            self.program.dims.len(),
-                            index.num_dims,
-                            index.num_symbols
-                        ),
-                    );
-                    return None;
-                }
-                if index.results.len() != source_domain {
-                    self.error(
-                        op,
-                        format!(
-                            "read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}",
-                            index.results.len()
-                        ),
-                    );
-                    return None;
-                }
-                if ty != self.program.tensors[source].point {
-                    self.error(
-                        op,
-                        format!(
-                            "read of '{source_name}' must produce {}, produces {ty}",
-                            self.program.tensors[source].point
-                        ),
-                    );
-                    return None;
-                }
-                NodeKind::Read { source, index }
-            }
-            "temporal.read_range" => {
-                let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
-                let maps = |key: &str| op.attribute(key).ok().and_then(|a| array_attr(a, AffineMap::from_attribute));
-                let (Some(lower), Some(upper), Some(caps)) = (maps("lower"), maps("upper"), maps("caps")) else {
-                    self.error(
-                        op,
-                        "temporal.read_range needs 'lower', 'upper' and 'caps': arrays of affine_maps".into(),
-                    );
-                    return None;
-                };
-                if let Err(e) =
-                    crate::affine::check_divisions(lower.iter().chain(&upper).chain(&caps).flat_map(|m| &m.results))
-                {
-                    self.error(op, format!("range bounds: {e}"));
-                    return None;
-                }
-                let src = &self.program.tensors[source];
-                let (source_name, source_domain, source_point) =
-                    (src.name.clone(), src.domain.len(), src.point.clone());
-                let reader_domain = self.program.tensors[reader].domain.len();
-                let bounds = self.program.dims.len();
-                if lower.len() != source_domain || upper.len() != source_domain {
-                    self.error(op, format!("read_range of '{source_name}' needs one lower and one upper map per source dimension ({source_domain})"));
-                    return None;
-                }
-                if !caps.is_empty() && caps.len() != source_domain {
-                    self.error(op, format!("read_range of '{source_name}' needs 'caps' empty or with one map per source dimension ({source_domain})"));
-                    return None;
-                }
-                if upper.iter().zip(&caps).any(|(u, c)| !u.results.is_empty() && !c.results.is_empty()) {
-                    self.error(op, "a read_range cap applies to point dimensions only; a range dimension's cap must have no results".into());
-                    return None;
-                }
-                if let Some(m) = lower
-                    .iter()
-                    .chain(&upper)
-                    .chain(&caps)
-                    .find(|m| m.num_dims != reader_domain || m.num_symbols != bounds)
-                {
-                    self.error(op, format!(
-                        "read_range maps must have {reader_domain} dims (the reader's domain) and {bounds} symbols (the bounds), one has ({})[{}]",
-                        m.num_dims, m.num_symbols
-                    ));
-                    return None;
-                }
-                if lower.iter().any(|m| m.results.is_empty()) {
-                    self.error(op, "every lower map of a read_range needs at least one result".into());
-                    return None;
-                }
-                let ranges = upper.iter().filter(|m| !m.results.is_empty()).count();
-                let mut expected = vec![DYNAMIC; ranges];
-                expected.extend(&source_point.shape);
-                let expected = PointType { shape: expected, element: source_point.element };
-                // A range dimension may state its length statically (the
-                // program is then valid for bounds that give that length,
-                // which is checked before running).
-                let fits = ty.element == expected.element
-                    && ty.shape.len() == expected.shape.len()
-                    && ty.shape[..ranges].iter().all(|&n| n == DYNAMIC || n >= 0)
-                    && ty.shape[ranges..] == expected.shape[ranges..];
-                if !fits {
-                    self.error(op, format!("read_range of '{source_name}' with {ranges} range dimension(s) must produce {expected}, produces {ty}"));
-                    return None;
-                }
-                let caps = if caps.is_empty() {
-                    vec![AffineMap { num_dims: reader_domain, num_symbols: bounds, results: Vec::new() }; source_domain]
-                } else {
-                    caps
-                };
-                NodeKind::ReadRange { source, lower, upper, caps }
-            }
+            "temporal.read" => self.read_node(op, reader, &ty)?,
+            "temporal.read_range" => self.read_range_node(op, reader, &ty)?,
             "temporal.reduce_sum"
             | "temporal.reduce_max"
             | "temporal.reduce_mean"
             | "temporal.argmax"
-            | "temporal.cumsum" => {
-                let a = operand_nodes[0];
-                let Some(axis) = op.attribute("axis").ok().and_then(integer_attr) else {
-                    self.error(op, format!("'{name}' needs an integer attribute 'axis'"));
-                    return None;
-                };
-                let input = &nodes[a].ty;
-                if axis < 0 || axis as usize >= input.shape.len() {
-                    self.error(op, format!("'{name}' axis {axis} is out of range for {input}"));
-                    return None;
-                }
-                let kind = match name.as_str() {
-                    "temporal.reduce_sum" => ReduceKind::Sum,
-                    "temporal.reduce_max" => ReduceKind::Max,
-                    "temporal.reduce_mean" => ReduceKind::Mean,
-                    "temporal.argmax" => ReduceKind::ArgMax,
-                    _ => ReduceKind::CumSum,
-                };
-                let mut shape = input.shape.clone();
-                if kind != ReduceKind::CumSum {
-                    shape.remove(axis as usize);
-                }
-                let element = if kind == ReduceKind::ArgMax { ElementType::I64 } else { input.element };
-                let expected = PointType { shape, element };
-                if !ty.compatible(&expected) || input.element == ElementType::I1 {
-                    self.error(op, format!("'{name}' of {input} along axis {axis} gives {expected}, not {ty}"));
-                    return None;
-                }
-                if kind == ReduceKind::Mean && !input.element.is_float() {
-                    self.error(op, format!("'{name}' needs floating-point values, got {input}"));
-                    return None;
-                }
-                NodeKind::Reduce(kind, a, axis as usize)
+            | "temporal.cumsum" => self.reduction_node(op, &name, &operand_nodes, nodes, &ty)?,
+            "temporal.constant" => self.constant_node(op, result_type, &ty)?,
+            "temporal.neg"
+            | "temporal.exp"
+            | "temporal.log"
+            | "temporal.sqrt"
+            | "temporal.tanh"
+            | "temporal.sigmoid"
+            | "temporal.relu"
+            | "temporal.sin"
+            | "temporal.cos"
+            | "temporal.abs"
+            | "temporal.not"
+            | "temporal.stop_gradient"
+            | "temporal.add"
+            | "temporal.sub"
+            | "temporal.mul"
+            | "temporal.div"
+            | "temporal.max"
+            | "temporal.min"
+            | "temporal.pow"
+            | "temporal.and"
+            | "temporal.or"
+            | "temporal.cmp"
+            | "temporal.select"
+            | "temporal.cast" => self.elementwise_node(op, &name, &operand_nodes, nodes, &ty)?,
+            "temporal.matmul" | "temporal.einsum" | "temporal.attention" => {
+                self.contraction_node(op, &name, &operand_nodes, nodes, &ty)?
             }
-            "temporal.constant" => {
-                let Ok(value) = op.attribute("value") else {
-                    self.error(op, "temporal.constant needs a 'value' attribute".into());
-                    return None;
-                };
-                let same_type = unsafe {
-                    mlirAttributeIsADenseElements(value.to_raw())
-                        && mlirTypeEqual(mlirAttributeGetType(value.to_raw()), result_type.to_raw())
-                };
-                if !same_type {
-                    self.error(op, format!("constant value must be dense elements of the result type {ty}"));
-                    return None;
-                }
-                NodeKind::Constant {
-                    text: value.to_string(),
-                    values: dense_values(value, ty.num_elements(), ty.element),
-                }
-            }
-            _ => {
-                let unary = match name.as_str() {
-                    "temporal.neg" => Some(UnaryKind::Neg),
-                    "temporal.exp" => Some(UnaryKind::Exp),
-                    "temporal.log" => Some(UnaryKind::Log),
-                    "temporal.sqrt" => Some(UnaryKind::Sqrt),
-                    "temporal.tanh" => Some(UnaryKind::Tanh),
-                    "temporal.sigmoid" => Some(UnaryKind::Sigmoid),
-                    "temporal.relu" => Some(UnaryKind::Relu),
-                    "temporal.sin" => Some(UnaryKind::Sin),
-                    "temporal.cos" => Some(UnaryKind::Cos),
-                    "temporal.abs" => Some(UnaryKind::Abs),
-                    "temporal.not" => Some(UnaryKind::Not),
-                    "temporal.stop_gradient" => Some(UnaryKind::StopGradient),
-                    _ => None,
-                };
-                let binary = match name.as_str() {
-                    "temporal.add" => Some(BinaryKind::Add),
-                    "temporal.sub" => Some(BinaryKind::Sub),
-                    "temporal.mul" => Some(BinaryKind::Mul),
-                    "temporal.div" => Some(BinaryKind::Div),
-                    "temporal.max" => Some(BinaryKind::Max),
-                    "temporal.min" => Some(BinaryKind::Min),
-                    "temporal.pow" => Some(BinaryKind::Pow),
-                    "temporal.and" => Some(BinaryKind::And),
-                    "temporal.or" => Some(BinaryKind::Or),
-                    _ => None,
-                };
-                if let Some(u) = unary {
-                    let a = operand_nodes[0];
-                    if !nodes[a].ty.compatible(&ty) {
-                        self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
-                        return None;
-                    }
-                    let boolean = ty.element == ElementType::I1;
-                    let wrong = match u {
-                        UnaryKind::Not => (!boolean).then_some("a boolean (i1)"),
-                        UnaryKind::StopGradient => None,
-                        UnaryKind::Neg | UnaryKind::Relu | UnaryKind::Abs => boolean.then_some("a numeric"),
-                        _ => (!ty.element.is_float()).then_some("a floating-point"),
-                    };
-                    if let Some(kind) = wrong {
-                        self.error(op, format!("'{name}' needs {kind} operand, got {ty}"));
-                        return None;
-                    }
-                    NodeKind::Unary(u, a)
-                } else if let Some(b) = binary {
-                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
-                    let (a, c) = (&nodes[l].ty, &nodes[r].ty);
-                    let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
-                    let fits = a.element == ty.element
-                        && c.element == ty.element
-                        && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
-                    if !fits {
-                        self.error(
-                            op,
-                            format!(
-                                "'{name}' needs operands and result of one type, got {} and {} -> {ty}",
-                                nodes[l].ty, nodes[r].ty
-                            ),
-                        );
-                        return None;
-                    }
-                    let boolean = ty.element == ElementType::I1;
-                    let wrong = match b {
-                        BinaryKind::And | BinaryKind::Or => (!boolean).then_some("boolean (i1)"),
-                        BinaryKind::Pow => (!ty.element.is_float()).then_some("floating-point"),
-                        _ => boolean.then_some("numeric"),
-                    };
-                    if let Some(kind) = wrong {
-                        self.error(op, format!("'{name}' needs {kind} operands, got {ty}"));
-                        return None;
-                    }
-                    NodeKind::Binary(b, l, r)
-                } else if name == "temporal.cmp" {
-                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
-                    let Some(predicate) =
-                        op.attribute("predicate").ok().and_then(string_attr).and_then(|t| Predicate::parse(&t))
-                    else {
-                        self.error(
-                            op,
-                            "temporal.cmp needs a 'predicate': one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\""
-                                .into(),
-                        );
-                        return None;
-                    };
-                    let (a, c) = (&nodes[l].ty, &nodes[r].ty);
-                    let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
-                    let operands_fit = a.element == c.element && shape.is_some();
-                    let expected = PointType { shape: shape.unwrap_or_default(), element: ElementType::I1 };
-                    if !operands_fit || !ty.compatible(&expected) || a.element == ElementType::I1 {
-                        self.error(
-                            op,
-                            format!(
-                                "'temporal.cmp' compares numbers of one type into booleans; got {a} and {c} -> {ty}"
-                            ),
-                        );
-                        return None;
-                    }
-                    NodeKind::Compare(predicate, l, r)
-                } else if name == "temporal.select" {
-                    let (c, a, b) = (operand_nodes[0], operand_nodes[1], operand_nodes[2]);
-                    let condition = &nodes[c].ty;
-                    let shape = PointType::broadcast_shape(&[&condition.shape, &nodes[a].ty.shape, &nodes[b].ty.shape]);
-                    let fits = condition.element == ElementType::I1
-                        && nodes[a].ty.element == ty.element
-                        && nodes[b].ty.element == ty.element
-                        && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
-                    if !fits {
-                        self.error(op, format!(
-                            "'temporal.select' needs a boolean condition and values of the result type {ty}, got {condition}, {} and {}",
-                            nodes[a].ty, nodes[b].ty
-                        ));
-                        return None;
-                    }
-                    NodeKind::Select(c, a, b)
-                } else if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
-                    NodeKind::Move(movement?, operand_nodes.clone())
-                } else if name == "temporal.call" {
-                    let Some(callee) = op.attribute("callee").ok().and_then(string_attr) else {
-                        self.error(op, "temporal.call needs a string 'callee'".into());
-                        return None;
-                    };
-                    if let Err(e) = check_name(&callee) {
-                        self.error(op, format!("callee {e}"));
-                        return None;
-                    }
-                    if let Some(&a) = operand_nodes.iter().find(|&&a| !nodes[a].ty.is_static()) {
-                        self.error(
-                            op,
-                            format!(
-                                "arguments of external call '{callee}' must have static shapes, got {}",
-                                nodes[a].ty
-                            ),
-                        );
-                        return None;
-                    }
-                    if !ty.is_static() {
-                        self.error(op, format!("external call '{callee}' must return a static shape, got {ty}"));
-                        return None;
-                    }
-                    let site = self.program.call_sites.len();
-                    self.program.call_sites.push(CallSite {
-                        callee: callee.clone(),
-                        args: operand_nodes.iter().map(|&a| nodes[a].ty.clone()).collect(),
-                        result: ty.clone(),
-                        tensor: reader,
-                        location,
-                    });
-                    NodeKind::Call { callee, site, args: operand_nodes.clone() }
-                } else if name == "temporal.random" {
-                    let seed = op.attribute("seed").ok().and_then(integer_attr);
-                    let distribution = op.attribute("distribution").ok().and_then(string_attr);
-                    let normal = match distribution.as_deref() {
-                        Some("uniform") => false,
-                        Some("normal") => true,
-                        _ => {
-                            self.error(op, "temporal.random needs 'distribution' \"uniform\" or \"normal\"".into());
-                            return None;
-                        }
-                    };
-                    let Some(seed) = seed else {
-                        self.error(op, "temporal.random needs an integer 'seed'".into());
-                        return None;
-                    };
-                    if !ty.element.is_float() || !ty.is_static() {
-                        self.error(op, format!("temporal.random produces static floating-point values, not {ty}"));
-                        return None;
-                    }
-                    NodeKind::Random { seed, normal }
-                } else if name == "temporal.gather" {
-                    let (table, indices) = (operand_nodes[0], operand_nodes[1]);
-                    let (t, i) = (&nodes[table].ty, &nodes[indices].ty);
-                    let integer_indices = matches!(i.element, ElementType::I32 | ElementType::I64);
-                    let expected = (!t.shape.is_empty()).then(|| {
-                        let mut shape = i.shape.clone();
-                        shape.extend(&t.shape[1..]);
-                        PointType { shape, element: t.element }
-                    });
-                    if !integer_indices || !expected.is_some_and(|e| ty.compatible(&e)) {
-                        self.error(
-                            op,
-                            format!("'temporal.gather' takes rows of {t} at integer indices {i}; it cannot give {ty}"),
-                        );
-                        return None;
-                    }
-                    NodeKind::Gather(table, indices)
-                } else if name == "temporal.cast" {
-                    let a = operand_nodes[0];
-                    if nodes[a].ty.shape.len() != ty.shape.len()
-                        || !(PointType { shape: nodes[a].ty.shape.clone(), element: ty.element }).compatible(&ty)
-                    {
-                        self.error(op, format!("'temporal.cast' keeps the shape: {} cannot become {ty}", nodes[a].ty));
-                        return None;
-                    }
-                    NodeKind::Cast(a)
-                } else if name == "temporal.matmul" {
-                    let (l, r) = (operand_nodes[0], operand_nodes[1]);
-                    let (a, b) = (&nodes[l].ty, &nodes[r].ty);
-                    let expected = matmul_shape(&a.shape, &b.shape);
-                    let ok = a.element == b.element
-                        && expected.is_some_and(|shape| ty.compatible(&PointType { shape, element: a.element }));
-                    if !ok || ty.element == ElementType::I1 {
-                        self.error(op, format!("'temporal.matmul' cannot multiply {a} by {b} into {ty}"));
-                        return None;
-                    }
-                    NodeKind::Matmul(l, r)
-                } else if name == "temporal.einsum" {
-                    let spec = op.attribute("spec").ok().and_then(string_attr).unwrap_or_default();
-                    let einsum = match Einsum::parse(&spec) {
-                        Ok(e) => e,
-                        Err(e) => {
-                            self.error(op, e);
-                            return None;
-                        }
-                    };
-                    if operand_nodes.len() > 2 {
-                        self.error(
-                            op,
-                            format!("'temporal.einsum' takes one or two operands, got {}", operand_nodes.len()),
-                        );
-                        return None;
-                    }
-                    let shapes: Vec<&[i64]> = operand_nodes.iter().map(|&a| nodes[a].ty.shape.as_slice()).collect();
-                    let sizes = match einsum.label_sizes(&shapes) {
-                        Ok(sizes) => sizes,
-                        Err(e) => {
-                            self.error(op, e);
-                            return None;
-                        }
-                    };
-                    let shape: Vec<i64> = sizes[..einsum.result.len()].iter().map(|&(_, n)| n).collect();
-                    let same_element = operand_nodes.iter().all(|&a| nodes[a].ty.element == ty.element);
-                    if !same_element
-                        || ty.element == ElementType::I1
-                        || !ty.compatible(&PointType { shape, element: ty.element })
-                    {
-                        let operands: Vec<String> = operand_nodes.iter().map(|&a| nodes[a].ty.to_string()).collect();
-                        self.error(
-                            op,
-                            format!("'temporal.einsum' '{einsum}' of {} cannot give {ty}", operands.join(", ")),
-                        );
-                        return None;
-                    }
-                    NodeKind::Einsum(einsum, operand_nodes.clone())
-                } else if name == "temporal.attention" {
-                    let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
-                    let parsed = Einsum::parse(&text("score")).and_then(|score| {
-                        let combine = Einsum::parse(&text("combine"))?;
-                        let block = op.attribute("block").ok().and_then(integer_attr).unwrap_or(0);
-                        Attention::new(score, combine, block)
-                    });
-                    let attention = match parsed {
-                        Ok(a) => a,
-                        Err(e) => {
-                            self.error(op, e);
-                            return None;
-                        }
-                    };
-                    let &[q, k, v, scale] = operand_nodes.as_slice() else {
-                        self.error(
-                            op,
-                            format!(
-                                "'temporal.attention' takes query, key, value and scale, got {} operands",
-                                operand_nodes.len()
-                            ),
-                        );
-                        return None;
-                    };
-                    let shape_of = |a: usize| nodes[a].ty.shape.clone();
-                    let checked = attention.score.label_sizes(&[&shape_of(q), &shape_of(k)]).and_then(|sizes| {
-                        let scores: Vec<i64> = sizes[..attention.score.result.len()].iter().map(|&(_, n)| n).collect();
-                        attention.combine.label_sizes(&[&scores, &shape_of(v)])
-                    });
-                    let sizes = match checked {
-                        Ok(sizes) => sizes,
-                        Err(e) => {
-                            self.error(op, format!("'temporal.attention': {e}"));
-                            return None;
-                        }
-                    };
-                    // Only the attended label may be dynamic (compiled code
-                    // keeps a row's buffers static).
-                    let n = attention.label();
-                    let labelled = [
-                        (&attention.score.operands[0], q),
-                        (&attention.score.operands[1], k),
-                        (&attention.combine.operands[1], v),
-                    ];
-                    if let Some(c) = labelled.iter().find_map(|(labels, node)| {
-                        labels
-                            .iter()
-                            .zip(&nodes[*node].ty.shape)
-                            .find(|(c, d)| **c != n && **d == DYNAMIC)
-                            .map(|(c, _)| *c)
-                    }) {
-                        self.error(
-                            op,
-                            format!("'temporal.attention': label '{c}' has a dynamic size; only the attended label '{n}' may"),
-                        );
-                        return None;
-                    }
-                    let shape: Vec<i64> = sizes[..attention.combine.result.len()].iter().map(|&(_, n)| n).collect();
-                    let element = ty.element;
-                    let same_element = [q, k, v, scale].iter().all(|&a| nodes[a].ty.element == element);
-                    let scalar = nodes[scale].ty.shape.iter().all(|&d| d == 1);
-                    if !same_element || !element.is_float() || !scalar || !ty.compatible(&PointType { shape, element })
-                    {
-                        let operands: Vec<String> = [q, k, v, scale].iter().map(|&a| nodes[a].ty.to_string()).collect();
-                        self.error(
-                            op,
-                            format!(
-                                "'temporal.attention' of {} cannot give {ty} (float operands of one type, a scalar scale)",
-                                operands.join(", ")
-                            ),
-                        );
-                        return None;
-                    }
-                    NodeKind::Attention(attention, [q, k, v, scale])
-                } else if name == "temporal.dynamic_slice" {
-                    let a = operand_nodes[0];
-                    let input = nodes[a].ty.clone();
-                    let Some(offsets) = op.attribute("offsets").ok().and_then(AffineMap::from_attribute) else {
-                        self.error(op, "temporal.dynamic_slice needs an affine_map attribute 'offsets'".into());
-                        return None;
-                    };
-                    if let Err(e) = crate::affine::check_divisions(&offsets.results) {
-                        self.error(op, format!("slice offsets: {e}"));
-                        return None;
-                    }
-                    let reader_domain = self.program.tensors[reader].domain.len();
-                    if offsets.num_dims != reader_domain
-                        || offsets.num_symbols != self.program.dims.len()
-                        || offsets.results.len() != input.shape.len()
-                    {
-                        self.error(
-                            op,
-                            format!(
-                                "slice offsets must map the reader's {reader_domain} domain variables and {} bounds to {} offsets (one per dimension of {input})",
-                                self.program.dims.len(),
-                                input.shape.len()
-                            ),
-                        );
-                        return None;
-                    }
-                    let fits = input.is_static()
-                        && ty.is_static()
-                        && ty.element == input.element
-                        && ty.shape.len() == input.shape.len()
-                        && ty.shape.iter().zip(&input.shape).all(|(&n, &m)| n <= m);
-                    if !fits {
-                        self.error(
-                            op,
-                            format!("'temporal.dynamic_slice' takes a static box of {ty} out of a static {input}"),
-                        );
-                        return None;
-                    }
-                    NodeKind::DynamicSlice(a, offsets)
-                } else {
-                    self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
-                    return None;
-                }
-            }
+            _ => self.other_node(op, &name, &operand_nodes, nodes, &ty, reader, location)?,
         };
         Some(Node { kind, ty, location })
+    }
+
+    /// `temporal.read`: a point of a tensor at an affine index.
+    #[allow(clippy::ptr_arg)]
+    fn read_node(&mut self, op: OperationRef<'c, '_>, reader: usize, ty: &PointType) -> Option<NodeKind> {
+        let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
+        let Some(index) = op.attribute("index").ok().and_then(AffineMap::from_attribute) else {
+            self.error(op, "temporal.read needs an affine_map attribute 'index'".into());
+            return None;
+        };
+        if let Err(e) = crate::affine::check_divisions(&index.results) {
+            self.error(op, format!("read index: {e}"));
+            return None;
+        }
+        let reader_domain = self.program.tensors[reader].domain.len();
+        let source_domain = self.program.tensors[source].domain.len();
+        let source_name = self.program.tensors[source].name.clone();
+        if index.num_dims != reader_domain || index.num_symbols != self.program.dims.len() {
+            self.error(
+                op,
+                format!(
+                    "index of a read by '{}' must have {reader_domain} dims (the reader's domain) and {} symbols (the bounds), has ({})[{}]",
+                    self.program.tensors[reader].name,
+                    self.program.dims.len(),
+                    index.num_dims,
+                    index.num_symbols
+                ),
+            );
+            return None;
+        }
+        if index.results.len() != source_domain {
+            self.error(
+                op,
+                format!(
+                    "read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}",
+                    index.results.len()
+                ),
+            );
+            return None;
+        }
+        if *ty != self.program.tensors[source].point {
+            self.error(
+                op,
+                format!("read of '{source_name}' must produce {}, produces {ty}", self.program.tensors[source].point),
+            );
+            return None;
+        }
+        Some(NodeKind::Read { source, index })
+    }
+
+    /// `temporal.read_range`: a box of points of a tensor.
+    #[allow(clippy::ptr_arg)]
+    fn read_range_node(&mut self, op: OperationRef<'c, '_>, reader: usize, ty: &PointType) -> Option<NodeKind> {
+        let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
+        let maps = |key: &str| op.attribute(key).ok().and_then(|a| array_attr(a, AffineMap::from_attribute));
+        let (Some(lower), Some(upper), Some(caps)) = (maps("lower"), maps("upper"), maps("caps")) else {
+            self.error(op, "temporal.read_range needs 'lower', 'upper' and 'caps': arrays of affine_maps".into());
+            return None;
+        };
+        if let Err(e) = crate::affine::check_divisions(lower.iter().chain(&upper).chain(&caps).flat_map(|m| &m.results))
+        {
+            self.error(op, format!("range bounds: {e}"));
+            return None;
+        }
+        let src = &self.program.tensors[source];
+        let (source_name, source_domain, source_point) = (src.name.clone(), src.domain.len(), src.point.clone());
+        let reader_domain = self.program.tensors[reader].domain.len();
+        let bounds = self.program.dims.len();
+        if lower.len() != source_domain || upper.len() != source_domain {
+            self.error(op, format!("read_range of '{source_name}' needs one lower and one upper map per source dimension ({source_domain})"));
+            return None;
+        }
+        if !caps.is_empty() && caps.len() != source_domain {
+            self.error(op, format!("read_range of '{source_name}' needs 'caps' empty or with one map per source dimension ({source_domain})"));
+            return None;
+        }
+        if upper.iter().zip(&caps).any(|(u, c)| !u.results.is_empty() && !c.results.is_empty()) {
+            self.error(
+                op,
+                "a read_range cap applies to point dimensions only; a range dimension's cap must have no results"
+                    .into(),
+            );
+            return None;
+        }
+        if let Some(m) =
+            lower.iter().chain(&upper).chain(&caps).find(|m| m.num_dims != reader_domain || m.num_symbols != bounds)
+        {
+            self.error(op, format!(
+                "read_range maps must have {reader_domain} dims (the reader's domain) and {bounds} symbols (the bounds), one has ({})[{}]",
+                m.num_dims, m.num_symbols
+            ));
+            return None;
+        }
+        if lower.iter().any(|m| m.results.is_empty()) {
+            self.error(op, "every lower map of a read_range needs at least one result".into());
+            return None;
+        }
+        let ranges = upper.iter().filter(|m| !m.results.is_empty()).count();
+        let mut expected = vec![DYNAMIC; ranges];
+        expected.extend(&source_point.shape);
+        let expected = PointType { shape: expected, element: source_point.element };
+        // A range dimension may state its length statically (the
+        // program is then valid for bounds that give that length,
+        // which is checked before running).
+        let fits = ty.element == expected.element
+            && ty.shape.len() == expected.shape.len()
+            && ty.shape[..ranges].iter().all(|&n| n == DYNAMIC || n >= 0)
+            && ty.shape[ranges..] == expected.shape[ranges..];
+        if !fits {
+            self.error(op, format!("read_range of '{source_name}' with {ranges} range dimension(s) must produce {expected}, produces {ty}"));
+            return None;
+        }
+        let caps = if caps.is_empty() {
+            vec![AffineMap { num_dims: reader_domain, num_symbols: bounds, results: Vec::new() }; source_domain]
+        } else {
+            caps
+        };
+        Some(NodeKind::ReadRange { source, lower, upper, caps })
+    }
+
+    /// Sums, maxima, means, argmax and cumulative sums along an axis.
+    #[allow(clippy::ptr_arg)]
+    fn reduction_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &String,
+        operand_nodes: &Vec<usize>,
+        nodes: &[Node<'c>],
+        ty: &PointType,
+    ) -> Option<NodeKind> {
+        let a = operand_nodes[0];
+        let Some(axis) = op.attribute("axis").ok().and_then(integer_attr) else {
+            self.error(op, format!("'{name}' needs an integer attribute 'axis'"));
+            return None;
+        };
+        let input = &nodes[a].ty;
+        if axis < 0 || axis as usize >= input.shape.len() {
+            self.error(op, format!("'{name}' axis {axis} is out of range for {input}"));
+            return None;
+        }
+        let kind = match name.as_str() {
+            "temporal.reduce_sum" => ReduceKind::Sum,
+            "temporal.reduce_max" => ReduceKind::Max,
+            "temporal.reduce_mean" => ReduceKind::Mean,
+            "temporal.argmax" => ReduceKind::ArgMax,
+            _ => ReduceKind::CumSum,
+        };
+        let mut shape = input.shape.clone();
+        if kind != ReduceKind::CumSum {
+            shape.remove(axis as usize);
+        }
+        let element = if kind == ReduceKind::ArgMax { ElementType::I64 } else { input.element };
+        let expected = PointType { shape, element };
+        if !ty.compatible(&expected) || input.element == ElementType::I1 {
+            self.error(op, format!("'{name}' of {input} along axis {axis} gives {expected}, not {ty}"));
+            return None;
+        }
+        if kind == ReduceKind::Mean && !input.element.is_float() {
+            self.error(op, format!("'{name}' needs floating-point values, got {input}"));
+            return None;
+        }
+        Some(NodeKind::Reduce(kind, a, axis as usize))
+    }
+
+    /// `temporal.constant`: dense elements of the result type.
+    #[allow(clippy::ptr_arg)]
+    fn constant_node(&mut self, op: OperationRef<'c, '_>, result_type: Type<'c>, ty: &PointType) -> Option<NodeKind> {
+        let Ok(value) = op.attribute("value") else {
+            self.error(op, "temporal.constant needs a 'value' attribute".into());
+            return None;
+        };
+        let same_type = unsafe {
+            mlirAttributeIsADenseElements(value.to_raw())
+                && mlirTypeEqual(mlirAttributeGetType(value.to_raw()), result_type.to_raw())
+        };
+        if !same_type {
+            self.error(op, format!("constant value must be dense elements of the result type {ty}"));
+            return None;
+        }
+        Some(NodeKind::Constant { text: value.to_string(), values: dense_values(value, ty.num_elements(), ty.element) })
+    }
+
+    /// Unary, binary, comparison, select and cast ops (NumPy broadcasting).
+    #[allow(clippy::ptr_arg)]
+    fn elementwise_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &String,
+        operand_nodes: &Vec<usize>,
+        nodes: &[Node<'c>],
+        ty: &PointType,
+    ) -> Option<NodeKind> {
+        let unary = match name.as_str() {
+            "temporal.neg" => Some(UnaryKind::Neg),
+            "temporal.exp" => Some(UnaryKind::Exp),
+            "temporal.log" => Some(UnaryKind::Log),
+            "temporal.sqrt" => Some(UnaryKind::Sqrt),
+            "temporal.tanh" => Some(UnaryKind::Tanh),
+            "temporal.sigmoid" => Some(UnaryKind::Sigmoid),
+            "temporal.relu" => Some(UnaryKind::Relu),
+            "temporal.sin" => Some(UnaryKind::Sin),
+            "temporal.cos" => Some(UnaryKind::Cos),
+            "temporal.abs" => Some(UnaryKind::Abs),
+            "temporal.not" => Some(UnaryKind::Not),
+            "temporal.stop_gradient" => Some(UnaryKind::StopGradient),
+            _ => None,
+        };
+        let binary = match name.as_str() {
+            "temporal.add" => Some(BinaryKind::Add),
+            "temporal.sub" => Some(BinaryKind::Sub),
+            "temporal.mul" => Some(BinaryKind::Mul),
+            "temporal.div" => Some(BinaryKind::Div),
+            "temporal.max" => Some(BinaryKind::Max),
+            "temporal.min" => Some(BinaryKind::Min),
+            "temporal.pow" => Some(BinaryKind::Pow),
+            "temporal.and" => Some(BinaryKind::And),
+            "temporal.or" => Some(BinaryKind::Or),
+            _ => None,
+        };
+        Some(if let Some(u) = unary {
+            let a = operand_nodes[0];
+            if !nodes[a].ty.compatible(&ty) {
+                self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
+                return None;
+            }
+            let boolean = ty.element == ElementType::I1;
+            let wrong = match u {
+                UnaryKind::Not => (!boolean).then_some("a boolean (i1)"),
+                UnaryKind::StopGradient => None,
+                UnaryKind::Neg | UnaryKind::Relu | UnaryKind::Abs => boolean.then_some("a numeric"),
+                _ => (!ty.element.is_float()).then_some("a floating-point"),
+            };
+            if let Some(kind) = wrong {
+                self.error(op, format!("'{name}' needs {kind} operand, got {ty}"));
+                return None;
+            }
+            NodeKind::Unary(u, a)
+        } else if let Some(b) = binary {
+            let (l, r) = (operand_nodes[0], operand_nodes[1]);
+            let (a, c) = (&nodes[l].ty, &nodes[r].ty);
+            let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
+            let fits = a.element == ty.element
+                && c.element == ty.element
+                && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
+            if !fits {
+                self.error(
+                    op,
+                    format!(
+                        "'{name}' needs operands and result of one type, got {} and {} -> {ty}",
+                        nodes[l].ty, nodes[r].ty
+                    ),
+                );
+                return None;
+            }
+            let boolean = ty.element == ElementType::I1;
+            let wrong = match b {
+                BinaryKind::And | BinaryKind::Or => (!boolean).then_some("boolean (i1)"),
+                BinaryKind::Pow => (!ty.element.is_float()).then_some("floating-point"),
+                _ => boolean.then_some("numeric"),
+            };
+            if let Some(kind) = wrong {
+                self.error(op, format!("'{name}' needs {kind} operands, got {ty}"));
+                return None;
+            }
+            NodeKind::Binary(b, l, r)
+        } else if name == "temporal.cmp" {
+            let (l, r) = (operand_nodes[0], operand_nodes[1]);
+            let Some(predicate) =
+                op.attribute("predicate").ok().and_then(string_attr).and_then(|t| Predicate::parse(&t))
+            else {
+                self.error(
+                    op,
+                    "temporal.cmp needs a 'predicate': one of \"eq\", \"ne\", \"lt\", \"le\", \"gt\", \"ge\"".into(),
+                );
+                return None;
+            };
+            let (a, c) = (&nodes[l].ty, &nodes[r].ty);
+            let shape = PointType::broadcast_shape(&[&a.shape, &c.shape]);
+            let operands_fit = a.element == c.element && shape.is_some();
+            let expected = PointType { shape: shape.unwrap_or_default(), element: ElementType::I1 };
+            if !operands_fit || !ty.compatible(&expected) || a.element == ElementType::I1 {
+                self.error(
+                    op,
+                    format!("'temporal.cmp' compares numbers of one type into booleans; got {a} and {c} -> {ty}"),
+                );
+                return None;
+            }
+            NodeKind::Compare(predicate, l, r)
+        } else if name == "temporal.select" {
+            let (c, a, b) = (operand_nodes[0], operand_nodes[1], operand_nodes[2]);
+            let condition = &nodes[c].ty;
+            let shape = PointType::broadcast_shape(&[&condition.shape, &nodes[a].ty.shape, &nodes[b].ty.shape]);
+            let fits = condition.element == ElementType::I1
+                && nodes[a].ty.element == ty.element
+                && nodes[b].ty.element == ty.element
+                && shape.is_some_and(|shape| PointType { shape, element: ty.element }.compatible(&ty));
+            if !fits {
+                self.error(op, format!(
+                    "'temporal.select' needs a boolean condition and values of the result type {ty}, got {condition}, {} and {}",
+                    nodes[a].ty, nodes[b].ty
+                ));
+                return None;
+            }
+            NodeKind::Select(c, a, b)
+        } else if name == "temporal.cast" {
+            let a = operand_nodes[0];
+            if nodes[a].ty.shape.len() != ty.shape.len()
+                || !(PointType { shape: nodes[a].ty.shape.clone(), element: ty.element }).compatible(&ty)
+            {
+                self.error(op, format!("'temporal.cast' keeps the shape: {} cannot become {ty}", nodes[a].ty));
+                return None;
+            }
+            NodeKind::Cast(a)
+        } else {
+            self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
+            return None;
+        })
+    }
+
+    /// Matrix products, einsums and tiled attention.
+    #[allow(clippy::ptr_arg)]
+    fn contraction_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &String,
+        operand_nodes: &Vec<usize>,
+        nodes: &[Node<'c>],
+        ty: &PointType,
+    ) -> Option<NodeKind> {
+        Some(if name == "temporal.matmul" {
+            let (l, r) = (operand_nodes[0], operand_nodes[1]);
+            let (a, b) = (&nodes[l].ty, &nodes[r].ty);
+            let expected = matmul_shape(&a.shape, &b.shape);
+            let ok = a.element == b.element
+                && expected.is_some_and(|shape| ty.compatible(&PointType { shape, element: a.element }));
+            if !ok || ty.element == ElementType::I1 {
+                self.error(op, format!("'temporal.matmul' cannot multiply {a} by {b} into {ty}"));
+                return None;
+            }
+            NodeKind::Matmul(l, r)
+        } else if name == "temporal.einsum" {
+            let spec = op.attribute("spec").ok().and_then(string_attr).unwrap_or_default();
+            let einsum = match Einsum::parse(&spec) {
+                Ok(e) => e,
+                Err(e) => {
+                    self.error(op, e);
+                    return None;
+                }
+            };
+            if operand_nodes.len() > 2 {
+                self.error(op, format!("'temporal.einsum' takes one or two operands, got {}", operand_nodes.len()));
+                return None;
+            }
+            let shapes: Vec<&[i64]> = operand_nodes.iter().map(|&a| nodes[a].ty.shape.as_slice()).collect();
+            let sizes = match einsum.label_sizes(&shapes) {
+                Ok(sizes) => sizes,
+                Err(e) => {
+                    self.error(op, e);
+                    return None;
+                }
+            };
+            let shape: Vec<i64> = sizes[..einsum.result.len()].iter().map(|&(_, n)| n).collect();
+            let same_element = operand_nodes.iter().all(|&a| nodes[a].ty.element == ty.element);
+            if !same_element
+                || ty.element == ElementType::I1
+                || !ty.compatible(&PointType { shape, element: ty.element })
+            {
+                let operands: Vec<String> = operand_nodes.iter().map(|&a| nodes[a].ty.to_string()).collect();
+                self.error(op, format!("'temporal.einsum' '{einsum}' of {} cannot give {ty}", operands.join(", ")));
+                return None;
+            }
+            NodeKind::Einsum(einsum, operand_nodes.clone())
+        } else if name == "temporal.attention" {
+            let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
+            let parsed = Einsum::parse(&text("score")).and_then(|score| {
+                let combine = Einsum::parse(&text("combine"))?;
+                let block = op.attribute("block").ok().and_then(integer_attr).unwrap_or(0);
+                Attention::new(score, combine, block)
+            });
+            let attention = match parsed {
+                Ok(a) => a,
+                Err(e) => {
+                    self.error(op, e);
+                    return None;
+                }
+            };
+            let &[q, k, v, scale] = operand_nodes.as_slice() else {
+                self.error(
+                    op,
+                    format!(
+                        "'temporal.attention' takes query, key, value and scale, got {} operands",
+                        operand_nodes.len()
+                    ),
+                );
+                return None;
+            };
+            let shape_of = |a: usize| nodes[a].ty.shape.clone();
+            let checked = attention.score.label_sizes(&[&shape_of(q), &shape_of(k)]).and_then(|sizes| {
+                let scores: Vec<i64> = sizes[..attention.score.result.len()].iter().map(|&(_, n)| n).collect();
+                attention.combine.label_sizes(&[&scores, &shape_of(v)])
+            });
+            let sizes = match checked {
+                Ok(sizes) => sizes,
+                Err(e) => {
+                    self.error(op, format!("'temporal.attention': {e}"));
+                    return None;
+                }
+            };
+            // Only the attended label may be dynamic (compiled code
+            // keeps a row's buffers static).
+            let n = attention.label();
+            let labelled = [
+                (&attention.score.operands[0], q),
+                (&attention.score.operands[1], k),
+                (&attention.combine.operands[1], v),
+            ];
+            if let Some(c) = labelled.iter().find_map(|(labels, node)| {
+                labels.iter().zip(&nodes[*node].ty.shape).find(|(c, d)| **c != n && **d == DYNAMIC).map(|(c, _)| *c)
+            }) {
+                self.error(
+                    op,
+                    format!("'temporal.attention': label '{c}' has a dynamic size; only the attended label '{n}' may"),
+                );
+                return None;
+            }
+            let shape: Vec<i64> = sizes[..attention.combine.result.len()].iter().map(|&(_, n)| n).collect();
+            let element = ty.element;
+            let same_element = [q, k, v, scale].iter().all(|&a| nodes[a].ty.element == element);
+            let scalar = nodes[scale].ty.shape.iter().all(|&d| d == 1);
+            if !same_element || !element.is_float() || !scalar || !ty.compatible(&PointType { shape, element }) {
+                let operands: Vec<String> = [q, k, v, scale].iter().map(|&a| nodes[a].ty.to_string()).collect();
+                self.error(
+                    op,
+                    format!(
+                        "'temporal.attention' of {} cannot give {ty} (float operands of one type, a scalar scale)",
+                        operands.join(", ")
+                    ),
+                );
+                return None;
+            }
+            NodeKind::Attention(attention, [q, k, v, scale])
+        } else {
+            self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
+            return None;
+        })
+    }
+
+    /// Movements, external calls, random values, gathers and dynamic slices.
+    #[allow(clippy::ptr_arg)]
+    fn other_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &String,
+        operand_nodes: &Vec<usize>,
+        nodes: &[Node<'c>],
+        ty: &PointType,
+        reader: usize,
+        location: Location<'c>,
+    ) -> Option<NodeKind> {
+        Some(if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
+            NodeKind::Move(movement?, operand_nodes.clone())
+        } else if name == "temporal.call" {
+            let Some(callee) = op.attribute("callee").ok().and_then(string_attr) else {
+                self.error(op, "temporal.call needs a string 'callee'".into());
+                return None;
+            };
+            if let Err(e) = check_name(&callee) {
+                self.error(op, format!("callee {e}"));
+                return None;
+            }
+            if let Some(&a) = operand_nodes.iter().find(|&&a| !nodes[a].ty.is_static()) {
+                self.error(
+                    op,
+                    format!("arguments of external call '{callee}' must have static shapes, got {}", nodes[a].ty),
+                );
+                return None;
+            }
+            if !ty.is_static() {
+                self.error(op, format!("external call '{callee}' must return a static shape, got {ty}"));
+                return None;
+            }
+            let site = self.program.call_sites.len();
+            self.program.call_sites.push(CallSite {
+                callee: callee.clone(),
+                args: operand_nodes.iter().map(|&a| nodes[a].ty.clone()).collect(),
+                result: ty.clone(),
+                tensor: reader,
+                location,
+            });
+            NodeKind::Call { callee, site, args: operand_nodes.clone() }
+        } else if name == "temporal.random" {
+            let seed = op.attribute("seed").ok().and_then(integer_attr);
+            let distribution = op.attribute("distribution").ok().and_then(string_attr);
+            let normal = match distribution.as_deref() {
+                Some("uniform") => false,
+                Some("normal") => true,
+                _ => {
+                    self.error(op, "temporal.random needs 'distribution' \"uniform\" or \"normal\"".into());
+                    return None;
+                }
+            };
+            let Some(seed) = seed else {
+                self.error(op, "temporal.random needs an integer 'seed'".into());
+                return None;
+            };
+            if !ty.element.is_float() || !ty.is_static() {
+                self.error(op, format!("temporal.random produces static floating-point values, not {ty}"));
+                return None;
+            }
+            NodeKind::Random { seed, normal }
+        } else if name == "temporal.gather" {
+            let (table, indices) = (operand_nodes[0], operand_nodes[1]);
+            let (t, i) = (&nodes[table].ty, &nodes[indices].ty);
+            let integer_indices = matches!(i.element, ElementType::I32 | ElementType::I64);
+            let expected = (!t.shape.is_empty()).then(|| {
+                let mut shape = i.shape.clone();
+                shape.extend(&t.shape[1..]);
+                PointType { shape, element: t.element }
+            });
+            if !integer_indices || !expected.is_some_and(|e| ty.compatible(&e)) {
+                self.error(
+                    op,
+                    format!("'temporal.gather' takes rows of {t} at integer indices {i}; it cannot give {ty}"),
+                );
+                return None;
+            }
+            NodeKind::Gather(table, indices)
+        } else if name == "temporal.dynamic_slice" {
+            let a = operand_nodes[0];
+            let input = nodes[a].ty.clone();
+            let Some(offsets) = op.attribute("offsets").ok().and_then(AffineMap::from_attribute) else {
+                self.error(op, "temporal.dynamic_slice needs an affine_map attribute 'offsets'".into());
+                return None;
+            };
+            if let Err(e) = crate::affine::check_divisions(&offsets.results) {
+                self.error(op, format!("slice offsets: {e}"));
+                return None;
+            }
+            let reader_domain = self.program.tensors[reader].domain.len();
+            if offsets.num_dims != reader_domain
+                || offsets.num_symbols != self.program.dims.len()
+                || offsets.results.len() != input.shape.len()
+            {
+                self.error(
+                    op,
+                    format!(
+                        "slice offsets must map the reader's {reader_domain} domain variables and {} bounds to {} offsets (one per dimension of {input})",
+                        self.program.dims.len(),
+                        input.shape.len()
+                    ),
+                );
+                return None;
+            }
+            let fits = input.is_static()
+                && ty.is_static()
+                && ty.element == input.element
+                && ty.shape.len() == input.shape.len()
+                && ty.shape.iter().zip(&input.shape).all(|(&n, &m)| n <= m);
+            if !fits {
+                self.error(op, format!("'temporal.dynamic_slice' takes a static box of {ty} out of a static {input}"));
+                return None;
+            }
+            NodeKind::DynamicSlice(a, offsets)
+        } else {
+            self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
+            return None;
+        })
     }
 }
 
