@@ -409,76 +409,10 @@ pub fn run_module_timed(
     drop(program);
 
     // Compile.
-    let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
-    let threads = if openmp { options.threads } else { 1 };
-    let text = lowering_text(context, module, options, threads)?;
-    let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
     let cuda = matches!(options.target, Target::Cuda { .. });
-    if cuda {
-        crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
-        crate::cuda_memory::reset_device_memory();
-    }
-    // The OpenMP runtime is loaded only when the lowered code uses it.
-    let calls_openmp = contains_op(module.as_operation(), "omp.");
-    let jit_failed = || {
-        let mut lines = collector.take();
-        lines.push("error: the JIT could not compile the lowered module".into());
-        lines
-    };
-    let engine =
-        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(jit_failed)?;
-
-    // Arguments: bounds, inputs, outputs.
-    let mut bound_values: Vec<i64> = bounds.clone();
-    // The compiled code only reads inputs, so their descriptors may point
-    // into the caller's arrays; on the GPU, inputs and outputs live in
-    // managed memory (copied in here, out after the run).
-    let managed: Vec<crate::cuda::Managed> = if cuda {
-        let mut buffers = Vec::new();
-        for a in inputs.iter().map(|a| &**a).chain(outputs.iter()) {
-            let bytes = a.data.len() * a.data.element().byte_size();
-            let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
-            // SAFETY: both hold `bytes` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(a.data.as_ptr(), buffer.as_mut_ptr(), bytes) };
-            buffers.push(buffer);
-        }
-        buffers
-    } else {
-        Vec::new()
-    };
-    let mut descriptors: Vec<Vec<i64>> = if cuda {
-        let shapes = inputs.iter().map(|a| &a.shape).chain(outputs.iter().map(|a| &a.shape));
-        shapes.zip(&managed).map(|(shape, m)| descriptor(m.as_mut_ptr(), shape)).collect()
-    } else {
-        inputs
-            .iter()
-            .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
-            .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
-            .collect()
-    };
-    let mut descriptor_pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
-    let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
-    arguments.extend(descriptor_pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
-    if !sites.is_empty() {
-        engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
-    }
-    if !cuda {
-        engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
-    }
-    if cuda {
-        for (name, pointer) in crate::cuda::symbols() {
-            engine.register_symbol(name, pointer);
-        }
-    }
-    // The JIT generates machine code on the first lookup of a symbol: look
-    // the entry up now, so that LLVM's code generation counts as compile time.
-    let entry = engine.lookup(&format!("_mlir_{ENTRY}")).ok_or_else(jit_failed)?;
-    if let Some(path) = &options.dump_object {
-        // LLVM only prints a failure to open the file: check it here.
-        std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;
-        unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
-        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {:#x})", entry as usize);
-    }
+    let (engine, _entry) = jit(context, module, options, !sites.is_empty())?;
+    let input_arrays: Vec<&HostArray> = inputs.iter().map(|a| &**a).collect();
+    let mut run = Arguments::new(&bounds, &input_arrays, &mut outputs, cuda)?;
     let compile = compile_start.elapsed();
     let execute_start = std::time::Instant::now();
     if cuda {
@@ -486,19 +420,10 @@ pub fn run_module_timed(
         unsafe { mlir_sys::mlirExecutionEngineInitialize(engine.raw) };
     }
     CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals: options.externals.clone(), sites, error: None }));
-    let invoked = engine.invoke(ENTRY, &mut arguments);
+    let invoked = engine.invoke(ENTRY, &mut run.arguments);
     let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
     if cuda {
-        crate::cuda::free_run_allocations();
-        if let Some(e) = crate::cuda::take_error() {
-            return Err(vec![format!("error: {e}")]);
-        }
-        let sizes: Vec<usize> = outputs.iter().map(|a| a.data.len() * a.data.element().byte_size()).collect();
-        for ((a, m), bytes) in outputs.iter_mut().zip(&managed[inputs.len()..]).zip(sizes) {
-            // SAFETY: both hold `bytes` bytes; the kernels have finished
-            // (`free_run_allocations` waited for them).
-            unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), a.data.as_mut_ptr(), bytes) };
-        }
+        run.copy_back(&mut outputs, inputs.len())?;
     }
     invoked.map_err(|e| vec![format!("error: {e}")])?;
     if let Some((site, e)) = call_error {
@@ -519,11 +444,128 @@ pub fn run_module_timed(
     let device = cuda.then(crate::cuda::device_name);
     let device_memory = cuda.then(crate::cuda_memory::device_memory);
     let timings = RunReport { compile, execute: execute_start.elapsed(), memory, device, device_memory };
-    drop(descriptors);
+    drop(run);
     for (output, input) in input_outputs {
         outputs[output].data = inputs[input].data.clone();
     }
     Ok((outputs, timings))
+}
+
+/// Lowers `module` (temporal, optimized) to the LLVM dialect and
+/// JIT-compiles it: the engine, with the runtime's symbols registered
+/// (external calls when the program makes some, the GEMM, the CUDA
+/// runtime's), and the entry's address (looked up now, so that LLVM's code
+/// generation counts as compile time). With `--dump-object`, the object
+/// code is written out.
+fn jit(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+    calls_externals: bool,
+) -> Result<(Engine, *mut ()), Vec<String>> {
+    let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
+    let threads = if openmp { options.threads } else { 1 };
+    let text = lowering_text(context, module, options, threads)?;
+    let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
+    let cuda = matches!(options.target, Target::Cuda { .. });
+    if cuda {
+        crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
+        crate::cuda_memory::reset_device_memory();
+    }
+    // The OpenMP runtime is loaded only when the lowered code uses it.
+    let calls_openmp = contains_op(module.as_operation(), "omp.");
+    let jit_failed = || {
+        let mut lines = collector.take();
+        lines.push("error: the JIT could not compile the lowered module".into());
+        lines
+    };
+    let engine =
+        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(jit_failed)?;
+    if calls_externals {
+        engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
+    }
+    if !cuda {
+        engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
+    }
+    if cuda {
+        for (name, pointer) in crate::cuda::symbols() {
+            engine.register_symbol(name, pointer);
+        }
+    }
+    // The JIT generates machine code on the first lookup of a symbol: look
+    // the entry up now, so that LLVM's code generation counts as compile time.
+    let entry = engine.lookup(&format!("_mlir_{ENTRY}")).ok_or_else(jit_failed)?;
+    if let Some(path) = &options.dump_object {
+        // LLVM only prints a failure to open the file: check it here.
+        std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;
+        unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
+        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {:#x})", entry as usize);
+    }
+    Ok((engine, entry as *mut ()))
+}
+
+/// The entry's arguments for one run: the bounds, then a memref descriptor
+/// per input and output. The compiled code only reads inputs, so their
+/// descriptors may point into the caller's arrays; on the GPU, inputs and
+/// outputs live in managed memory (copied in here, out by
+/// [`Arguments::copy_back`]). `arguments` points into the other fields'
+/// heap storage, which moving the struct does not move.
+struct Arguments {
+    _bounds: Vec<i64>,
+    managed: Vec<crate::cuda::Managed>,
+    _descriptors: Vec<Vec<i64>>,
+    _pointers: Vec<*mut i64>,
+    arguments: Vec<*mut ()>,
+}
+
+impl Arguments {
+    fn new(bounds: &[i64], inputs: &[&HostArray], outputs: &mut [HostArray], cuda: bool) -> Result<Self, Vec<String>> {
+        let mut bound_values: Vec<i64> = bounds.to_vec();
+        let managed: Vec<crate::cuda::Managed> = if cuda {
+            let mut buffers = Vec::new();
+            for a in inputs.iter().copied().chain(outputs.iter()) {
+                let bytes = a.data.len() * a.data.element().byte_size();
+                let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
+                // SAFETY: both hold `bytes` bytes.
+                unsafe { std::ptr::copy_nonoverlapping(a.data.as_ptr(), buffer.as_mut_ptr(), bytes) };
+                buffers.push(buffer);
+            }
+            buffers
+        } else {
+            Vec::new()
+        };
+        let mut descriptors: Vec<Vec<i64>> = if cuda {
+            let shapes = inputs.iter().map(|a| &a.shape).chain(outputs.iter().map(|a| &a.shape));
+            shapes.zip(&managed).map(|(shape, m)| descriptor(m.as_mut_ptr(), shape)).collect()
+        } else {
+            inputs
+                .iter()
+                .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
+                .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
+                .collect()
+        };
+        let mut pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
+        let mut arguments: Vec<*mut ()> = bound_values.iter_mut().map(|b| b as *mut i64 as *mut ()).collect();
+        arguments.extend(pointers.iter_mut().map(|p| p as *mut *mut i64 as *mut ()));
+        Ok(Arguments { _bounds: bound_values, managed, _descriptors: descriptors, _pointers: pointers, arguments })
+    }
+
+    /// On the GPU, after the run: frees the run's device allocations (after
+    /// the kernels finish), reports a CUDA error, copies the outputs (the
+    /// managed buffers after the `inputs` first ones) back.
+    fn copy_back(&self, outputs: &mut [HostArray], inputs: usize) -> Result<(), Vec<String>> {
+        crate::cuda::free_run_allocations();
+        if let Some(e) = crate::cuda::take_error() {
+            return Err(vec![format!("error: {e}")]);
+        }
+        let sizes: Vec<usize> = outputs.iter().map(|a| a.data.len() * a.data.element().byte_size()).collect();
+        for ((a, m), bytes) in outputs.iter_mut().zip(&self.managed[inputs..]).zip(sizes) {
+            // SAFETY: both hold `bytes` bytes; the kernels have finished
+            // (`free_run_allocations` waited for them).
+            unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), a.data.as_mut_ptr(), bytes) };
+        }
+        Ok(())
+    }
 }
 
 /// Expands gradients and runs the temporal optimizations of `options` on
