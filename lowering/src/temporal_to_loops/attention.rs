@@ -225,7 +225,7 @@ pub(super) fn build_attention<'c, 'a>(
     } else {
         loop_nest(b, &row_sizes, &(0..rows.len()).collect::<Vec<_>>())?
     };
-    let mut ivs: Vec<(char, Value)> = rows.iter().copied().zip(nest.iter().copied()).collect();
+    let ivs: Vec<(char, Value)> = rows.iter().copied().zip(nest.iter().copied()).collect();
     let (factor, scores, acc) = if plan.gpu {
         let alloca = |ty: Type<'c>| {
             let segments = DenseI32ArrayAttribute::new(inner.context(), &[0, 0]).into();
@@ -277,56 +277,19 @@ pub(super) fn build_attention<'c, 'a>(
         }
     };
     let (body, bi, carried, done) = inner.scf_for_carrying(first_block, end_block, c1, &[lowest, zero])?;
-    let (m, l) = (carried[0], carried[1]);
-    let start = body.arith("muli", bi, block_size)?;
-    let len = body.arith("minui", body.arith("subi", length, start)?, block_size)?;
-    // The block's scores and their maximum.
-    let (scoring, j, running, block_max) = body.scf_for_carrying(c0, len, c1, &[lowest])?;
-    ivs.push((n, scoring.arith("addi", start, j)?));
-    let operands = ([q, k], [spec.score.operands[0].as_slice(), spec.score.operands[1].as_slice()]);
-    let dot = dot_product(&scoring, plan.dot_width, &labels, operands, &ivs, (c0, c1, zero), e)?;
-    let scaled = scoring.arith("mulf", dot, factor)?;
-    scoring.store(scaled, scores, &[j])?;
-    scoring.yield_values("scf.yield", &[scoring.arith("maximumf", running[0], scaled)?])?;
-    // Rescale to the new maximum.
-    let new_max = body.arith("maximumf", m, block_max[0])?;
-    let alpha = body.unary("math.exp", body.arith("subf", m, new_max)?)?;
-    let rescaled = body.arith("mulf", l, alpha)?;
-    let (scaling, at) = loop_nest(&body, &extra_sizes, &extra_order)?;
-    let old = scaling.load(acc, &at, e)?;
-    scaling.store(scaling.arith("mulf", old, alpha)?, acc, &at)?;
-    // Accumulate the block's weighted values.
-    let (weighing, j2, sum, block_sum) = body.scf_for_carrying(c0, len, c1, &[rescaled])?;
-    let last = ivs.len() - 1;
-    ivs[last].1 = weighing.arith("addi", start, j2)?;
-    let score = weighing.load(scores, &[j2], e)?;
-    let weight = weighing.unary("math.exp", weighing.arith("subf", score, new_max)?)?;
-    let value_labels = spec.combine.operands[1].as_slice();
-    match plan.acc_width {
-        Some(width) => {
-            // acc += p * v[position, ...] as one vector multiply-add.
-            let vector = Type::vector(&[width as u64], e);
-            let mut all = ivs.clone();
-            all.push((extra[0], c0));
-            let value = weighing.vector_load(v.value, &index_of(value_labels, &all)?, vector)?;
-            let old = weighing.vector_load(acc, &[c0], vector)?;
-            let splat = weighing.value("vector.broadcast", &[weight], vector, &[])?;
-            let new = weighing.value("vector.fma", &[splat, value, old], vector, &[])?;
-            weighing.op("vector.store", &[new, acc, c0], &[], &[])?;
-        }
-        None => {
-            let (accumulating, at) = loop_nest(&weighing, &extra_sizes, &extra_order)?;
-            let mut all = ivs.clone();
-            all.extend(extra.iter().copied().zip(at.iter().copied()));
-            let value = accumulating.load(v.value, &index_of(value_labels, &all)?, e)?;
-            let old = accumulating.load(acc, &at, e)?;
-            let new = accumulating.arith("addf", old, accumulating.arith("mulf", weight, value)?)?;
-            accumulating.store(new, acc, &at)?;
-        }
-    }
-    weighing.yield_values("scf.yield", &[weighing.arith("addf", sum[0], weight)?])?;
-    body.yield_values("scf.yield", &[new_max, block_sum[0]])?;
-    ivs.pop();
+    let block = Block {
+        plan,
+        labels: &labels,
+        scores,
+        acc,
+        factor,
+        length,
+        block_size,
+        constants: (c0, c1, lowest, zero),
+        extra_sizes: &extra_sizes,
+        e,
+    };
+    block.build(&body, bi, (carried[0], carried[1]), &ivs)?;
 
     if let Some((partials, _, count)) = chunking {
         // The chunk's maximum, sum and accumulator, for the combination.
@@ -352,6 +315,92 @@ pub(super) fn build_attention<'c, 'a>(
     // An empty range sums no weighted values: 0, not 0 / 0.
     let result = storing.select(empty, zero, quotient)?;
     storing.store(result, target.value, &index_of(&spec.combine.result, &all)?)
+}
+
+/// One block of the attended range, inside the loop over blocks: what it
+/// reads and the values the row's code made.
+struct Block<'r, 'c, 'a> {
+    plan: &'r AttentionPlan,
+    labels: &'r Labels<'r, 'c, 'a>,
+    scores: Value<'c, 'a>,
+    acc: Value<'c, 'a>,
+    factor: Value<'c, 'a>,
+    length: Value<'c, 'a>,
+    block_size: Value<'c, 'a>,
+    /// 0 and 1 (indices), the lowest value and zero (elements).
+    constants: (Value<'c, 'a>, Value<'c, 'a>, Value<'c, 'a>, Value<'c, 'a>),
+    extra_sizes: &'r [Extent<'c, 'a>],
+    e: Type<'c>,
+}
+
+impl<'c, 'a> Block<'_, 'c, 'a> {
+    /// Block `bi` in `body`, with the running maximum and sum `(m, l)` at
+    /// the row's indices `ivs`: the block's scores and their maximum, the
+    /// accumulator rescaled to the new maximum, the block's weighted values
+    /// accumulated; `body` yields the new maximum and sum.
+    fn build(
+        &self,
+        body: &Builder<'c, 'a>,
+        bi: Value<'c, 'a>,
+        (m, l): (Value<'c, 'a>, Value<'c, 'a>),
+        ivs: &[(char, Value<'c, 'a>)],
+    ) -> Built<()> {
+        let Block { plan, labels, scores, acc, factor, length, block_size, extra_sizes, e, .. } = *self;
+        let (c0, c1, lowest, zero) = self.constants;
+        let spec = &plan.spec;
+        let [q, k, v] = labels.views;
+        let extra = &labels.extra;
+        let extra_order: Vec<usize> = (0..extra.len()).collect();
+        let mut ivs = ivs.to_vec();
+        let start = body.arith("muli", bi, block_size)?;
+        let len = body.arith("minui", body.arith("subi", length, start)?, block_size)?;
+        // The block's scores and their maximum.
+        let (scoring, j, running, block_max) = body.scf_for_carrying(c0, len, c1, &[lowest])?;
+        ivs.push((self.plan.spec.label(), scoring.arith("addi", start, j)?));
+        let operands = ([q, k], [spec.score.operands[0].as_slice(), spec.score.operands[1].as_slice()]);
+        let dot = dot_product(&scoring, plan.dot_width, labels, operands, &ivs, (c0, c1, zero), e)?;
+        let scaled = scoring.arith("mulf", dot, factor)?;
+        scoring.store(scaled, scores, &[j])?;
+        scoring.yield_values("scf.yield", &[scoring.arith("maximumf", running[0], scaled)?])?;
+        // Rescale to the new maximum.
+        let new_max = body.arith("maximumf", m, block_max[0])?;
+        let alpha = body.unary("math.exp", body.arith("subf", m, new_max)?)?;
+        let rescaled = body.arith("mulf", l, alpha)?;
+        let (scaling, at) = loop_nest(&body, extra_sizes, &extra_order)?;
+        let old = scaling.load(acc, &at, e)?;
+        scaling.store(scaling.arith("mulf", old, alpha)?, acc, &at)?;
+        // Accumulate the block's weighted values.
+        let (weighing, j2, sum, block_sum) = body.scf_for_carrying(c0, len, c1, &[rescaled])?;
+        let last = ivs.len() - 1;
+        ivs[last].1 = weighing.arith("addi", start, j2)?;
+        let score = weighing.load(scores, &[j2], e)?;
+        let weight = weighing.unary("math.exp", weighing.arith("subf", score, new_max)?)?;
+        let value_labels = spec.combine.operands[1].as_slice();
+        match plan.acc_width {
+            Some(width) => {
+                // acc += p * v[position, ...] as one vector multiply-add.
+                let vector = Type::vector(&[width as u64], e);
+                let mut all = ivs.clone();
+                all.push((extra[0], c0));
+                let value = weighing.vector_load(v.value, &index_of(value_labels, &all)?, vector)?;
+                let old = weighing.vector_load(acc, &[c0], vector)?;
+                let splat = weighing.value("vector.broadcast", &[weight], vector, &[])?;
+                let new = weighing.value("vector.fma", &[splat, value, old], vector, &[])?;
+                weighing.op("vector.store", &[new, acc, c0], &[], &[])?;
+            }
+            None => {
+                let (accumulating, at) = loop_nest(&weighing, extra_sizes, &extra_order)?;
+                let mut all = ivs.clone();
+                all.extend(extra.iter().copied().zip(at.iter().copied()));
+                let value = accumulating.load(v.value, &index_of(value_labels, &all)?, e)?;
+                let old = accumulating.load(acc, &at, e)?;
+                let new = accumulating.arith("addf", old, accumulating.arith("mulf", weight, value)?)?;
+                accumulating.store(new, acc, &at)?;
+            }
+        }
+        weighing.yield_values("scf.yield", &[weighing.arith("addf", sum[0], weight)?])?;
+        body.yield_values("scf.yield", &[new_max, block_sum[0]])
+    }
 }
 
 /// The index of a value labelled `labels` at the indices `ivs` (by label).
