@@ -63,14 +63,10 @@ use crate::splice::replace_module_body;
 use elementwise::Elementwise;
 use std::collections::HashMap;
 use std::fmt::Write;
-use tempo_passes::affine::{AffineExpr, AffineMap};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::fault::Origins;
 use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
-use tempo_passes::program::{
-    BinaryKind, DYNAMIC, ElementType, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, UnaryKind,
-    row_major_strides,
-};
+use tempo_passes::program::{DYNAMIC, ElementType, NodeKind, PointType, Program, row_major_strides};
 use tempo_passes::verify::verify_program;
 
 use melior::ir::OperationRef;
@@ -215,7 +211,7 @@ fn plain_type(point: &PointType) -> String {
     format!("memref<{}>", shape_prefix(&point.shape, point.element))
 }
 
-use tempo_passes::print::{exprs as mlir_exprs, header as map_header, set_text};
+use tempo_passes::print::{header as map_header, set_text};
 
 struct Emitter<'p, 'c> {
     program: &'p Program<'c>,

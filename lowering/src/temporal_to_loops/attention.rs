@@ -37,12 +37,14 @@
 //! guarantees it).
 
 use super::kernels::{Kernel, KernelOperands, TypedView, ViewArg, element_type, loop_nest};
-use super::*;
+use super::{Emitter, View, gpu_attention, memref_layout, reductions};
 use crate::ir_builder::{Builder, Compare, Extent};
 use melior::ir::attribute::{DenseI32ArrayAttribute, StridedLayoutAttribute};
 use melior::ir::r#type::MemRefType;
 use melior::ir::{Attribute, Type, Value};
+use std::fmt::Write;
 use tempo_passes::program::Attention;
+use tempo_passes::program::ElementType;
 
 type Built<T> = Result<T, String>;
 

@@ -4,7 +4,14 @@
 //! GPU's kernels of one point for single values, and the dispatch to each
 //! spatial op's lowering.
 
-use super::*;
+use super::{
+    Elementwise, Emitter, TestFaultKind, View, attention, broadcast_sizes, contractions, destinations, elementwise,
+    memref_layout, plain_type, reductions, row_fusion, scalar, transposed_view, view_type,
+};
+use std::collections::HashMap;
+use std::fmt::Write;
+use tempo_passes::affine::AffineExpr;
+use tempo_passes::program::{DYNAMIC, ElementType, Movement, NodeKind, PointType, ReduceKind};
 
 impl Emitter<'_, '_> {
     /// Breaks the code of the first op named `op` as the `test-fault`

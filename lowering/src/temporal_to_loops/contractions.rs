@@ -22,12 +22,14 @@
 //! `Einsum::label_sizes`) and dynamic sizes proved equal.
 
 use super::kernels::{EpilogueArg, Kernel, KernelOperands, Strategy, TypedView, element_type};
-use super::*;
+use super::{Emitter, View, library_gemm, matmul_kernel, memref_layout, scalar, transposed_view};
 use crate::ir_builder::Builder;
 use melior::ir::attribute::{ArrayAttribute, DenseI32ArrayAttribute};
 use melior::ir::operation::OperationBuilder;
 use melior::ir::{AffineExpr, AffineMap, Attribute, Block, BlockLike, Identifier, Region, RegionLike, Type, Value};
+use std::fmt::Write;
 use tempo_passes::program::Einsum;
+use tempo_passes::program::ElementType;
 
 /// An epilogue for the next matrix product (see `matmul_kernel`): the
 /// chain's leaves other than the product, which leaf the product is, and

@@ -15,8 +15,11 @@
 //! a destination; only on the CPU with fusion on (the GPU's memory
 //! placement follows buffers through fewer view ops).
 
-use super::*;
+use super::{Emitter, View, memref_layout, plain_type};
+use std::collections::HashMap;
+use std::fmt::Write;
 use tempo_passes::program::Branch;
+use tempo_passes::program::{Movement, NodeKind, PointType};
 
 /// The planned destinations: node to the view it is computed into, and
 /// which node each placed node's value is already part of.

@@ -14,10 +14,11 @@
 
 use super::kernels::{Config, Kernel, KernelOperands, TypedView};
 use super::scalar::Chain;
-use super::*;
+use super::{Emitter, View};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{AffineExpr, AffineMap, Value};
 use tempo_passes::program::Node;
+use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
 
 impl Emitter<'_, '_> {
     /// One elementwise op over `inputs` (of elements `input_elements`)

@@ -1,7 +1,9 @@
 //! External calls in `lower-temporal-to-loops`: arguments copied into
 //! contiguous buffers whose addresses go to the runtime's trampoline.
 
-use super::*;
+use super::{Elementwise, Emitter, View, plain_type};
+use std::fmt::Write;
+use tempo_passes::program::PointType;
 
 impl Emitter<'_, '_> {
     /// A call of external call site `site`: the arguments are copied into

@@ -19,9 +19,10 @@
 use super::attention::{index_of, row_position};
 use super::gpu_reduction::CHUNK;
 use super::kernels::{KernelOperands, TypedView, ViewArg, loop_nest};
-use super::*;
+use super::{Emitter, View};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{Type, Value};
+use std::fmt::Write;
 use tempo_passes::program::Attention;
 
 type Built<T> = Result<T, String>;

@@ -24,12 +24,13 @@
 //! `gpu-kernel-outlining` outlines the launch like the mapped loops.
 
 use super::kernels::{TypedView, element_type};
-use super::*;
+use super::{Emitter, View};
 use crate::ir_builder::{Builder, Compare};
 use melior::ir::attribute::{DenseI32ArrayAttribute, IntegerAttribute};
 use melior::ir::operation::OperationBuilder;
 use melior::ir::r#type::MemRefType;
 use melior::ir::{Attribute, Identifier, Type, Value};
+use tempo_passes::program::ElementType;
 
 /// Rows and columns of a tile (and threads per block dimension).
 pub(super) const TILE: i64 = 16;

@@ -27,10 +27,12 @@
 
 use super::kernels::{Kernel, KernelOperands, Size, TypedView, ViewArg, broadcast_at, element_type};
 use super::scalar::Chain;
-use super::*;
+use super::{Emitter, View, reductions};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::Value;
+use std::fmt::Write;
 use tempo_passes::program::Einsum;
+use tempo_passes::program::{ElementType, PointType, ReduceKind};
 
 /// Elements of the axis per chunk (one thread's serial part).
 pub(super) const CHUNK: i64 = 128;

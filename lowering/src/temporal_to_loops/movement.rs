@@ -3,9 +3,12 @@
 //! `Movement::source` says, or views where no copy is needed.
 
 use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, elementwise_loops};
-use super::*;
+use super::{Emitter, View, memref_layout, view_type};
 use crate::ir_builder::{Builder, Compare, Extent, element_of};
 use melior::ir::Value;
+use std::fmt::Write;
+use tempo_passes::affine::AffineMap;
+use tempo_passes::program::{ElementType, Movement, PointType};
 
 impl Emitter<'_, '_> {
     /// A size (SSA index or literal) as an SSA index.

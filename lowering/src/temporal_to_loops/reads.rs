@@ -2,7 +2,12 @@
 //! variables and the bounds, clamped into a source's extent, and views of
 //! the ranges of points a range read covers.
 
-use super::*;
+use super::{Emitter, View};
+use std::fmt::Write;
+use tempo_passes::affine::AffineExpr;
+use tempo_passes::affine::AffineMap;
+use tempo_passes::print::{exprs as mlir_exprs, header as map_header};
+use tempo_passes::program::{DYNAMIC, PointType};
 
 impl Emitter<'_, '_> {
     /// `op` (`affine.apply`, `affine.max`, `affine.min`) of `exprs` on the

@@ -4,9 +4,10 @@
 
 use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, loop_nest};
 use super::scalar::Chain;
-use super::*;
+use super::{Emitter, View, elementwise, lowest_literal, zero_literal};
 use crate::ir_builder::{Builder, Compare, Extent, FloatCompare};
 use melior::ir::{AffineExpr, AffineMap, Attribute, Value};
+use tempo_passes::program::{ElementType, PointType, ReduceKind};
 
 /// An elementwise chain fused into a reduction: its scalar steps and the
 /// views of its leaves.

@@ -50,10 +50,12 @@
 const PARALLEL_ROWS_GRAIN: i64 = 1 << 17;
 
 use super::kernels::{Config, Kernel, KernelOperands, TypedView, broadcast_at, element_type, loop_nest};
-use super::*;
+use super::{Elementwise, Emitter, View, elementwise, reductions, scalar};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::{Attribute, Value};
+use std::collections::HashMap;
 use tempo_passes::program::{Branch, Node};
+use tempo_passes::program::{DYNAMIC, Movement, NodeKind, PointType, ReduceKind};
 
 /// The shape class of a row group's member.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
