@@ -49,13 +49,7 @@ impl TempoPass for CheckPoints {
             }
         }
         let schedule = Schedule::new(&program)?;
-        check_points(&program, &schedule, &bounds).map_err(|e| {
-            let tensor = &program.tensors[e.tensor];
-            let location = match e.node {
-                Some((b, n)) => tensor.branches[b].nodes[n].location,
-                None => tensor.location,
-            };
-            vec![PassDiagnostic::new(location, e.message)]
-        })
+        check_points(&program, &schedule, &bounds)
+            .map_err(|e| vec![PassDiagnostic::new(e.location(&program), e.message)])
     }
 }

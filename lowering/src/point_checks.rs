@@ -28,6 +28,17 @@ pub struct PointError {
     pub node: Option<(usize, usize)>,
 }
 
+impl PointError {
+    /// Where the failure is reported: the read at fault, or the tensor.
+    pub fn location<'c>(&self, program: &Program<'c>) -> melior::ir::Location<'c> {
+        let tensor = &program.tensors[self.tensor];
+        match self.node {
+            Some((b, n)) => tensor.branches[b].nodes[n].location,
+            None => tensor.location,
+        }
+    }
+}
+
 impl std::fmt::Display for PointError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(&self.message)

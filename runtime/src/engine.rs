@@ -386,12 +386,7 @@ pub fn run_module_timed(
     let stores = store_reports(&program, &schedule, &bounds);
     let mut outputs = allocate_outputs(&stores, outputs)?;
     check_points(&program, &schedule, &bounds).map_err(|e| {
-        let tensor = &program.tensors[e.tensor];
-        let location = match e.node {
-            Some((b, n)) => tensor.branches[b].nodes[n].location,
-            None => tensor.location,
-        };
-        vec![format!("{}: error: {}", render_location(&location, &options.source_name), e.message)]
+        vec![format!("{}: error: {}", render_location(&e.location(&program), &options.source_name), e.message)]
     })?;
     // Outputs that are inputs: the compiled code does not touch them; they
     // are copies of the input arrays. (output position, input position)

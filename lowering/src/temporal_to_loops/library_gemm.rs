@@ -89,14 +89,12 @@ pub(super) fn build<'c, 'a>(
     let i64_type = b.integer_type(64);
     let module = b.module()?;
     declare(module, SYMBOL, &[i64_type; 13], &[])?;
-    let (bytes, kind) = match element {
-        ElementType::F64 => (8, 1),
-        _ => (4, 0),
-    };
+    // The element kind the runtime's GEMM takes: 0 for f32, 1 for f64.
+    let kind = i64::from(element == ElementType::F64);
     let e = element_type(b, element);
     let rank = c.sizes.len();
     let batched = rank == 3;
-    let bytes = b.index(bytes)?;
+    let bytes = b.index(element.byte_size() as i64)?;
     let (c0, c1) = (b.index(0)?, b.index(1)?);
     let kind = b.i64(kind)?;
     // Base address (of element 0, in bytes), sizes and strides of each
