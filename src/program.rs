@@ -785,7 +785,7 @@ impl Runner<'_> {
         let text = self.program.to_mlir()?;
         melior::utility::register_all_passes();
         let context = tempo_dialects::create_context();
-        let mut module = tempo_passes::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
+        let mut module = tempo_passes::support::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
         f(&context, &mut module).map_err(Error)
     }
 

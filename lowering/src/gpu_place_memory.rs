@@ -56,7 +56,7 @@ use melior::ir::{
 use std::collections::HashSet;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
-use tempo_passes::splice::replace_op_with_text;
+use tempo_passes::support::splice::replace_op_with_text;
 
 /// The `gpu-place-memory` pass.
 pub struct GpuPlaceMemory;
@@ -236,7 +236,10 @@ impl TempoPass for GpuPlaceMemory {
 /// Adds `func.func private @name` of `signature` to the module `op` unless
 /// a symbol of that name is there.
 fn declare(op: OperationRef, name: &str, signature: &str) -> Result<(), String> {
-    tempo_passes::splice::add_missing_symbols(op, &format!("module {{\n  func.func private @{name}{signature}\n}}"))
+    tempo_passes::support::splice::add_missing_symbols(
+        op,
+        &format!("module {{\n  func.func private @{name}{signature}\n}}"),
+    )
 }
 
 /// For a call of (or the declaration of) a block-store memory function

@@ -17,7 +17,6 @@ pub mod schedule;
 pub use schedule::store_selection;
 pub mod schedule_pass;
 pub mod select_stores_pass;
-pub use tempo_passes::splice;
 pub mod store_to_memref;
 pub mod temporal_to_loops;
 

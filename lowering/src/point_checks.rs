@@ -14,9 +14,9 @@
 //! points are bad, the error reported is the first in schedule order.
 
 use crate::schedule::{Schedule, Step};
-use tempo_passes::bits::Bits;
 use tempo_passes::program::{NodeKind, Program};
 use tempo_passes::rewrite::live_nodes;
+use tempo_passes::support::bits::Bits;
 
 /// A failed check, naming tensor and point.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -59,7 +59,6 @@ mod scalar;
 pub(crate) mod swaps;
 
 use crate::schedule::{Schedule, Step, Storage};
-use crate::splice::replace_module_body;
 use elementwise::Elementwise;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -67,6 +66,7 @@ use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::fault::Origins;
 use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
 use tempo_passes::program::{DYNAMIC, ElementType, NodeKind, PointType, Program, row_major_strides};
+use tempo_passes::support::splice::replace_module_body;
 use tempo_passes::verify::verify_program;
 
 use melior::ir::OperationRef;
@@ -875,7 +875,7 @@ fn zero_literal(element: ElementType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tempo_passes::affine::{Constraint, IntegerSet};
+    use tempo_passes::affine::{AffineExpr, Constraint, IntegerSet};
 
     #[test]
     fn view_types_are_row_major_strided() {

@@ -1,6 +1,6 @@
 //! Compiler faults reported at the user's program.
 //!
-//! Lowerings build code as MLIR text and parse it (see [`crate::splice`]).
+//! Lowerings build code as MLIR text and parse it (see [`crate::support::splice`]).
 //! A mistake in that text is a fault of the compiler, not of the user's
 //! program, yet MLIR reports it at a line of the generated module, which
 //! means nothing to the user (and used to carry the user's file name, so it

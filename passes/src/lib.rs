@@ -3,7 +3,6 @@
 //! pipeline parsing and execution, and located diagnostics.
 
 pub mod affine;
-pub mod bits;
 pub mod diagnostics;
 pub mod fault;
 pub mod optimize;
@@ -14,8 +13,7 @@ pub mod program;
 pub mod rewrite;
 pub mod sdg;
 pub mod shifts;
-pub mod source;
-pub mod splice;
+pub mod support;
 pub mod temporal_autodiff;
 pub mod temporal_dce;
 pub mod temporal_dedup;

@@ -10,7 +10,7 @@
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{ElementType, Movement, Node, NodeKind, PointType, Program};
-use crate::splice::replace_module_body;
+use crate::support::splice::replace_module_body;
 use melior::ir::{Location, OperationRef};
 use std::fmt::Write;
 

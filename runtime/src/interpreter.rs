@@ -29,12 +29,12 @@ use crate::externals::Externals;
 use melior::ir::Location;
 use std::collections::HashMap;
 use store::{CHUNK, PointStore};
-use tempo_passes::bits::Bits;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
     Attention, BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
 use tempo_passes::rewrite::live_nodes;
+use tempo_passes::support::bits::Bits;
 
 type Key = (usize, Vec<i64>);
 

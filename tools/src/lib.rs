@@ -5,7 +5,7 @@
 pub mod fuzz;
 
 use melior::{Context, ir::Module};
-pub use tempo_passes::source::parse_text;
+pub use tempo_passes::support::source::parse_text;
 
 /// Stack size of the thread the tools work on: MLIR's parser, verifier and
 /// printer recurse along long expression chains, which the nesting limit

@@ -618,6 +618,7 @@ pub(super) fn unit_inner_stride(ty: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn inner_strides_are_read_from_the_type() {

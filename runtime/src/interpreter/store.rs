@@ -17,8 +17,8 @@
 use super::values::slice;
 use crate::array::Data;
 use crate::memory::{bytes_of, check_fits};
-use tempo_passes::bits::Bits;
 use tempo_passes::program::ElementType;
+use tempo_passes::support::bits::Bits;
 
 /// Points per chunk of a tensor that is not an output.
 pub(super) const CHUNK: usize = 4096;
