@@ -357,44 +357,33 @@ impl<'c, 'a> Builder<'c, 'a> {
 
     /// `linalg.copy` of the view `from` into the view `to` (same shape).
     pub fn copy(&self, from: Value<'c, '_>, to: Value<'c, '_>) -> Built<()> {
-        let element = MemRefType::try_from(from.r#type())
-            .map_err(|_| "compiler fault: linalg.copy of a value that is not a memref".to_string())?
-            .element();
-        let region = Region::new();
-        let block = region.append_block(Block::new(&[(element, self.location), (element, self.location)]));
-        {
-            let inner = Builder::at_end(self.context, self.location, block);
-            let value: Value = block.argument(0).map_err(|e| e.to_string())?.into();
-            inner.op("linalg.yield", &[value], &[], &[])?;
-        }
-        let segments = DenseI32ArrayAttribute::new(self.context(), &[1, 1]).into();
-        let op = OperationBuilder::new("linalg.copy", self.location)
-            .add_operands(&[from, to])
-            .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
-            .add_regions([region])
-            .build()
-            .map_err(|e| format!("compiler fault: cannot build 'linalg.copy': {e}"))?;
-        self.insert(op);
-        Ok(())
+        self.input_to_output("linalg.copy", from, to)
     }
 
     /// `linalg.fill` of the view `target` with `value`.
     pub fn fill(&self, value: Value<'c, '_>, target: Value<'c, '_>) -> Built<()> {
-        let element = element_of(target)?;
+        self.input_to_output("linalg.fill", value, target)
+    }
+
+    /// A `linalg` op of one input and one output whose body yields the
+    /// input's element (`linalg.copy`, `linalg.fill`).
+    fn input_to_output(&self, name: &str, input: Value<'c, '_>, output: Value<'c, '_>) -> Built<()> {
+        let element = element_of(output)?;
+        let input_element = element_of(input).unwrap_or(input.r#type());
         let region = Region::new();
-        let block = region.append_block(Block::new(&[(value.r#type(), self.location), (element, self.location)]));
+        let block = region.append_block(Block::new(&[(input_element, self.location), (element, self.location)]));
         {
             let inner = Builder::at_end(self.context, self.location, block);
             let value: Value = block.argument(0).map_err(|e| e.to_string())?.into();
             inner.op("linalg.yield", &[value], &[], &[])?;
         }
         let segments = DenseI32ArrayAttribute::new(self.context(), &[1, 1]).into();
-        let op = OperationBuilder::new("linalg.fill", self.location)
-            .add_operands(&[value, target])
+        let op = OperationBuilder::new(name, self.location)
+            .add_operands(&[input, output])
             .add_attributes(&[(Identifier::new(self.context(), "operandSegmentSizes"), segments)])
             .add_regions([region])
             .build()
-            .map_err(|e| format!("compiler fault: cannot build 'linalg.fill': {e}"))?;
+            .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
         self.insert(op);
         Ok(())
     }
