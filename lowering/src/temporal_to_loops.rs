@@ -119,7 +119,7 @@ impl TempoPass for LowerTemporalToLoops {
             PassOption {
                 name: "test-fault",
                 kind: OptionKind::Text,
-                summary: "for testing fault reports: KIND:OP (KIND parse, verify or panic) breaks the code generated for the first op named OP (temporal.matmul) that way; the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
+                summary: "for testing fault reports: KIND:OP (KIND parse, verify, build or panic) breaks the code generated for the first op named OP (temporal.matmul) that way (build: its typed kernel fails to build); the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
             },
             PassOption {
                 name: "memory-budget",
@@ -255,7 +255,10 @@ struct Emitter<'p, 'c> {
     /// A fault to inject (the `test-fault` option), until injected.
     test_fault: Option<TestFault>,
     /// Spatial ops built as typed IR once the text is parsed (`kernels`).
-    kernels: Vec<kernels::Kernel>,
+    kernels: Vec<(kernels::Kernel, String)>,
+    /// The op whose next kernel is to fail to build (the `build` test
+    /// fault).
+    kernel_fault: Option<String>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -272,6 +275,8 @@ enum TestFaultKind {
     Parse,
     /// A line that parses but does not verify.
     Verify,
+    /// A typed kernel that fails to build.
+    Build,
     /// A panic while lowering the op.
     Panic,
 }
@@ -282,8 +287,13 @@ impl TestFault {
         let kind = match kind {
             "parse" => TestFaultKind::Parse,
             "verify" => TestFaultKind::Verify,
+            "build" => TestFaultKind::Build,
             "panic" => TestFaultKind::Panic,
-            _ => return Err(format!("test-fault expects KIND:OP with KIND parse, verify or panic, got '{value}'")),
+            _ => {
+                return Err(format!(
+                    "test-fault expects KIND:OP with KIND parse, verify, build or panic, got '{value}'"
+                ));
+            }
         };
         Ok(Self { kind, op: op.to_string() })
     }
@@ -310,6 +320,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
             origins: Origins::new(),
             test_fault: None,
             kernels: Vec::new(),
+            kernel_fault: None,
             store: vec![String::new(); program.tensors.len()],
             bound_args: (0..program.dims.len())
                 .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
@@ -357,7 +368,7 @@ impl<'p, 'c> Emitter<'p, 'c> {
 
     /// The generated module's text, the user ops its code lowers and the
     /// kernels its calls stand for.
-    fn emit(mut self) -> (String, Origins<'c>, Vec<kernels::Kernel>) {
+    fn emit(mut self) -> (String, Origins<'c>, Vec<(kernels::Kernel, String)>) {
         let program = self.program;
         let mut args: Vec<String> = self.bound_args.iter().map(|a| format!("{a}: index")).collect();
         for (i, t) in program.tensors.iter().enumerate() {

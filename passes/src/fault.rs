@@ -54,6 +54,12 @@ impl<'c> Origins<'c> {
         Self { list: Vec::new() }
     }
 
+    /// What the code written since the last marker lowers (`the program`
+    /// before any).
+    pub fn current(&self) -> &str {
+        self.list.last().map_or("the program", |(_, what)| what.as_str())
+    }
+
     /// Writes a marker line into `out`: the code that follows lowers `what`
     /// (an op name such as `temporal.matmul`, or a short description) at
     /// `location`. Also makes it the thread's [`current`] op.

@@ -27,6 +27,7 @@ impl Emitter<'_, '_> {
             Some(TestFaultKind::Verify) => {
                 let _ = writeln!(out, "{indent}%test_fault = \"arith.constant\"() {{value = 1 : i32}} : () -> i64");
             }
+            Some(TestFaultKind::Build) => self.kernel_fault = Some(op.to_string()),
             Some(TestFaultKind::Panic) => panic!("test fault injected while lowering '{op}'"),
             None => {}
         }

@@ -172,6 +172,9 @@ pub(super) enum Kernel {
     GpuMatmul { a: ViewArg, b: ViewArg, c: ViewArg, element: ElementType },
     /// An einsum as one `linalg.generic` (`contractions`).
     Einsum { spec: tempo_passes::program::Einsum, inputs: Vec<ViewArg>, target: ViewArg, element: ElementType },
+    /// A kernel that fails to build with this message (the `build` test
+    /// fault of `test-fault`).
+    Fault(String),
     /// Rows of a table at indices (`movement`).
     Gather { table: ViewArg, indices: ViewArg, index_element: ElementType, target: ViewArg, ty: PointType },
 }
@@ -314,6 +317,7 @@ impl Kernel {
                 let inputs: Vec<TypedView> = inputs.iter().map(|v| v.typed(operands)).collect();
                 super::contractions::build_einsum(b, spec, &inputs, &target.typed(operands), *element)
             }
+            Kernel::Fault(message) => Err(message.clone()),
             Kernel::Gather { table, indices, index_element, target, ty } => super::movement::build_gather(
                 b,
                 &table.typed(operands),
@@ -331,18 +335,24 @@ impl Emitter<'_, '_> {
     /// Writes the placeholder call of `kernel` with `operands`.
     pub(super) fn call_kernel(&mut self, operands: KernelOperands, kernel: Kernel, indent: &str, out: &mut String) {
         let n = self.kernels.len();
-        self.kernels.push(kernel);
+        let kernel = match self.kernel_fault.take() {
+            Some(op) => Kernel::Fault(format!("test fault injected while building the code of '{op}'")),
+            None => kernel,
+        };
+        self.kernels.push((kernel, self.origins.current().to_string()));
         let types = operands.types.join(", ");
         let _ = writeln!(self.globals, "  func.func private @{PREFIX}{n}({types})");
         let _ = writeln!(out, "{indent}func.call @{PREFIX}{n}({}) : ({types}) -> ()", operands.names.join(", "));
     }
 }
 
-/// Builds every kernel of `kernels` before its call in `module`, then
-/// erases the calls and their declarations.
+/// Builds every kernel of `kernels` (each with what it lowers) before its
+/// call in `module`, then erases the calls and their declarations. A
+/// kernel that fails to build is a compiler fault at the call's location
+/// (the user's op).
 pub(super) fn build<'c>(
     module: OperationRef<'c, '_>,
-    kernels: &[Kernel],
+    kernels: &[(Kernel, String)],
     config: Config,
 ) -> Result<(), PassDiagnostic<'c>> {
     if kernels.is_empty() {
@@ -379,9 +389,13 @@ pub(super) fn build<'c>(
             .and_then(|n| n.parse::<usize>().ok())
             .and_then(|n| kernels.get(n))
             .ok_or_else(|| fault(format!("compiler fault: no kernel '{callee}'")))?;
+        let (kernel, what) = kernel;
         let operands: Vec<Value> = call.operands().collect();
         let b = Builder::before(call).map_err(fault)?;
-        kernel.build(&b, &operands, config).map_err(fault)?;
+        kernel.build(&b, &operands, config).map_err(|message| {
+            let message = message.strip_prefix("compiler fault: ").unwrap_or(&message);
+            fault(format!("compiler fault while lowering '{what}': {message}; please report it with the input program"))
+        })?;
         erase(call);
     }
     for declaration in declarations {
