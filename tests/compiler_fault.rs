@@ -24,7 +24,7 @@ fn a_fault_names_the_op_and_writes_the_generated_module_to_a_file() {
     p.output(&y);
     let runner = || p.runner().bound("T", 3).seed(1);
     let fine = runner().run().expect("compiles without a fault");
-    unsafe { std::env::set_var("TEMPO_TEST_FAULT", "parse:temporal.mul") };
+    unsafe { std::env::set_var("TEMPO_TEST_FAULT", "verify:temporal.mul") };
     let error = runner().dump_on_error(&dir).run().expect_err("the injected fault fails the compilation").to_string();
     unsafe { std::env::remove_var("TEMPO_TEST_FAULT") };
     assert!(error.contains("error: compiler fault while lowering 'temporal.mul'"), "{error}");
@@ -35,7 +35,7 @@ fn a_fault_names_the_op_and_writes_the_generated_module_to_a_file() {
     assert_eq!(dumped.len(), 1);
     let path = dumped[0].path();
     assert!(error.contains(&path.display().to_string()), "the message names {}: {error}", path.display());
-    assert!(std::fs::read_to_string(&path).unwrap().contains("func.func @tempo_main"));
+    assert!(std::fs::read_to_string(&path).unwrap().contains("sym_name = \"tempo_main\""));
     assert_eq!(fine.len(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -74,6 +74,11 @@ impl<'c, 'a> Builder<'c, 'a> {
         Ok(Builder { context: op.context(), location: op.location(), block, anchor: Some(op) })
     }
 
+    /// The same insertion point, building ops at `location`.
+    pub fn at(&self, location: Location<'c>) -> Self {
+        Builder { location, ..*self }
+    }
+
     /// Appends to `block`.
     fn at_end(context: ContextRef<'c>, location: Location<'c>, block: BlockRef<'c, 'a>) -> Self {
         Builder { context, location, block, anchor: None }
@@ -753,9 +758,9 @@ pub fn declare_string(module: OperationRef<'_, '_>, name: &str, text: &str) -> B
     Ok(())
 }
 
-/// Adds the zero-initialized `memref.global @name : ty` (`ty` a static
-/// memref of integers) to `module` unless a symbol of that name is there.
-pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, ty: &str, tensor: &str) -> Built<()> {
+/// Adds the zero-initialized `memref.global @name : memref<size x i64>`
+/// to `module` unless a symbol of that name is there.
+pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, size: i64) -> Built<()> {
     // The reference points into `context_ref`, which outlives its uses here.
     let context_ref = module.context();
     let context = unsafe { context_ref.to_ref() };
@@ -763,9 +768,13 @@ pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, ty: &str, tensor:
     if has_symbol(body, name) {
         return Ok(());
     }
-    let memref = Type::parse(context, ty).ok_or("compiler fault: the global's type")?;
+    let i64_type: Type = IntegerType::new(context, 64).into();
+    let memref: Type = MemRefType::new(i64_type, &[size], None, None).into();
+    let tensor = melior::ir::r#type::RankedTensorType::new(&[size as u64], i64_type, None).into();
     let zeros =
-        Attribute::parse(context, &format!("dense<0> : {tensor}")).ok_or("compiler fault: the global's value")?;
+        melior::ir::attribute::DenseElementsAttribute::new(tensor, &[IntegerAttribute::new(i64_type, 0).into()])
+            .map_err(|e| format!("compiler fault: the global's value: {e}"))?
+            .into();
     let op = OperationBuilder::new("memref.global", module.location())
         .add_attributes(&[
             (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
@@ -807,4 +816,104 @@ pub fn has_symbol(block: BlockRef, name: &str) -> bool {
     tempo_dialects::block_operations(block).iter().any(|op| {
         op.attribute("sym_name").ok().and_then(|a| StringAttribute::try_from(a).ok()).is_some_and(|s| s.value() == name)
     })
+}
+
+/// The `affine` dialect's ops: loops over bounds given as affine maps,
+/// conditions given as integer sets, and index arithmetic.
+impl<'c, 'a> Builder<'c, 'a> {
+    /// `affine.for %iv = max(lower) to min(upper)` (step 1), each bound a
+    /// map of its operands (dims, then symbols): a builder inside (before
+    /// the `affine.yield`) and `%iv`.
+    pub fn affine_for(
+        &self,
+        lower: (melior::ir::AffineMap<'c>, &[Value<'c, '_>]),
+        upper: (melior::ir::AffineMap<'c>, &[Value<'c, '_>]),
+    ) -> Built<(Builder<'c, 'a>, Value<'c, 'a>)> {
+        let context = self.context();
+        let operands: Vec<Value> = lower.1.iter().chain(upper.1).copied().collect();
+        let segments = [lower.1.len() as i32, upper.1.len() as i32, 0];
+        let op = OperationBuilder::new("affine.for", self.location)
+            .add_operands(&operands)
+            .add_attributes(&[
+                (Identifier::new(context, "lowerBoundMap"), map_attribute(lower.0)),
+                (Identifier::new(context, "upperBoundMap"), map_attribute(upper.0)),
+                (Identifier::new(context, "step"), IntegerAttribute::new(self.index_type(), 1).into()),
+                (
+                    Identifier::new(context, "operandSegmentSizes"),
+                    DenseI32ArrayAttribute::new(context, &segments).into(),
+                ),
+            ])
+            .add_regions([self.region(&[self.index_type()], Some("affine.yield"))?])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'affine.for': {e}"))?;
+        let (_, mut inside) = self.inside(op, true)?;
+        let body = inside.pop().ok_or("compiler fault: affine.for without a body")?;
+        let iv = self.arguments(&body)?[0];
+        Ok((body, iv))
+    }
+
+    /// `affine.if condition(operands)` (dims, then symbols): builders in
+    /// the then block and, `with_else`, the else block (before their
+    /// `affine.yield`s).
+    pub fn affine_if(
+        &self,
+        condition: &tempo_passes::affine::IntegerSet,
+        operands: &[Value<'c, '_>],
+        with_else: bool,
+    ) -> Built<(Builder<'c, 'a>, Option<Builder<'c, 'a>>)> {
+        let set = integer_set(self.context(), condition)?;
+        let otherwise = if with_else { self.region(&[], Some("affine.yield"))? } else { Region::new() };
+        let op = OperationBuilder::new("affine.if", self.location)
+            .add_operands(operands)
+            .add_attributes(&[(Identifier::new(self.context(), "condition"), set)])
+            .add_regions([self.region(&[], Some("affine.yield"))?, otherwise])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'affine.if': {e}"))?;
+        let (_, mut inside) = self.inside(op, true)?;
+        let mut inside = inside.drain(..);
+        let then = inside.next().ok_or("compiler fault: affine.if without a then block")?;
+        Ok((then, inside.next()))
+    }
+
+    /// `affine.apply`, `affine.min` or `affine.max` (`name`) of `map` on
+    /// `operands` (dims, then symbols).
+    pub fn affine_value(
+        &self,
+        name: &str,
+        map: melior::ir::AffineMap<'c>,
+        operands: &[Value<'c, '_>],
+    ) -> Built<Value<'c, 'a>> {
+        self.value(name, operands, self.index_type(), &[("map", map_attribute(map))])
+    }
+}
+
+/// An affine map as an attribute.
+fn map_attribute(map: melior::ir::AffineMap) -> Attribute {
+    unsafe { Attribute::from_raw(mlir_sys::mlirAffineMapAttrGet(map.to_raw())) }
+}
+
+/// The MLIR form of an integer set of the `temporal` dialect's programs,
+/// as an attribute (`affine_set<...>`). A set without constraints is
+/// always true (`0 == 0`).
+pub fn integer_set<'c>(context: &'c Context, set: &tempo_passes::affine::IntegerSet) -> Built<Attribute<'c>> {
+    use tempo_passes::affine::{AffineExpr as E, Constraint};
+    let always = [Constraint { expr: E::Constant(0), is_equality: true }];
+    let constraints = if set.constraints.is_empty() { &always[..] } else { &set.constraints[..] };
+    let exprs: Vec<mlir_sys::MlirAffineExpr> =
+        constraints.iter().map(|c| affine_expr(context, &c.expr).to_raw()).collect();
+    let equalities: Vec<bool> = constraints.iter().map(|c| c.is_equality).collect();
+    unsafe {
+        let raw = mlir_sys::mlirIntegerSetGet(
+            context.to_raw(),
+            set.num_dims as isize,
+            set.num_symbols as isize,
+            exprs.len() as isize,
+            exprs.as_ptr(),
+            equalities.as_ptr(),
+        );
+        if raw.ptr.is_null() {
+            return Err("compiler fault: an integer set MLIR refuses".into());
+        }
+        Ok(Attribute::from_raw(mlir_sys::mlirIntegerSetAttrGet(raw)))
+    }
 }

@@ -5,7 +5,6 @@
 //! ([`point_checks`]).
 
 pub mod check_points_pass;
-pub mod generated_text;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod ir_builder;

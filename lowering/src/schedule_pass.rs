@@ -17,7 +17,6 @@
 //! one (see [`read_schedule`]), after checking that it is legal, so a
 //! schedule can also be written or edited by hand.
 
-use crate::generated_text::sanitize;
 use crate::schedule::{Nest, Schedule, Step};
 use melior::ir::{BlockLike, Location, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use std::fmt::Write;
@@ -358,4 +357,10 @@ fn compute_target<'c>(
         ));
     }
     Ok(t)
+}
+
+/// `name` as a valid SSA value name: characters other than ASCII letters,
+/// digits and `_` become `_`.
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }

@@ -35,8 +35,6 @@
 //! einsum), `elementwise`, `reductions`, `movement` (movements, slices,
 //! gathers), `random` and `external_call`.
 
-pub(crate) use crate::generated_text::{memref_layout, sanitize};
-
 mod approximations;
 mod attention;
 mod branch_body;
@@ -56,20 +54,27 @@ mod reads;
 mod reductions;
 mod row_fusion;
 mod scalar;
+mod stores;
 pub(crate) mod swaps;
+mod views;
 
-use crate::schedule::{Schedule, Step, Storage};
-use elementwise::Elementwise;
-use std::collections::HashMap;
-use std::fmt::Write;
+use crate::ir_builder::Builder;
+use crate::schedule::{Schedule, Step};
+use melior::Context;
+use melior::ir::{
+    Attribute, Block, BlockLike, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+    attribute::{ArrayAttribute, StringAttribute, TypeAttribute},
+    operation::{OperationBuilder, OperationLike},
+    r#type::FunctionType,
+};
+use std::collections::{HashMap, HashSet};
+use tempo_passes::affine::{AffineExpr, Constraint, IntegerSet};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
-use tempo_passes::fault::Origins;
+use tempo_passes::fault::{Origins, verify_built};
 use tempo_passes::pass::{OptionKind, PassOption, PassOptions, TempoPass};
-use tempo_passes::program::{DYNAMIC, ElementType, NodeKind, PointType, Program, row_major_strides};
-use tempo_passes::support::splice::replace_module_body;
+use tempo_passes::program::{NodeKind, Program};
+use tempo_passes::support::splice::remove_ops;
 use tempo_passes::verify::verify_program;
-
-use melior::ir::OperationRef;
 
 /// How many row groups (see `row_fusion`) the branches of `program` have:
 /// what the CPU lowering fuses into one loop nest per row.
@@ -119,7 +124,7 @@ impl TempoPass for LowerTemporalToLoops {
             PassOption {
                 name: "test-fault",
                 kind: OptionKind::Text,
-                summary: "for testing fault reports: KIND:OP (KIND parse, verify, build or panic) breaks the code generated for the first op named OP (temporal.matmul) that way (build: its typed kernel fails to build); the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
+                summary: "for testing fault reports: KIND:OP (KIND verify, build or panic) breaks the code generated for the first op named OP (temporal.matmul) that way (verify: an op that does not verify; build: an op that fails to build); the environment variable TEMPO_TEST_FAULT does the same where no option can be given",
             },
             PassOption {
                 name: "memory-budget",
@@ -166,69 +171,163 @@ impl TempoPass for LowerTemporalToLoops {
         // never evaluated (the language is demand-driven; the schedule and
         // the stores, chosen with their reads, stay valid without them).
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
-        let mut emitter = Emitter::new(&program, &schedule);
-        emitter.fast_math = fast_math;
-        emitter.library_gemm = library_gemm;
-        emitter.parallel = parallel;
-        emitter.gpu = gpu;
-        emitter.fuse = fuse;
-        emitter.test_fault = test_fault;
-        let config = kernels::Config { gpu, fast_math, parallel };
-        let (text, origins, kernels) = emitter.emit();
+        let options = Options { fast_math, library_gemm, parallel, gpu, fuse };
+        let (function, origins) = build(op, &program, &schedule, options, test_fault).map_err(|e| vec![e])?;
         drop(program);
         crate::schedule_pass::remove_schedule(op);
-        replace_module_body(op, &text, Some(&origins), |name| name.starts_with("temporal.")).map_err(|e| vec![e])?;
-        kernels::build(op, &kernels, config).map_err(|e| vec![e])
+        remove_ops(op, |name| name.starts_with("temporal.")).map_err(|e| vec![e])?;
+        verify_built(function, op, &origins, (op.location(), "the program")).map_err(|e| vec![e])
     }
 }
 
-use melior::ir::operation::OperationLike;
-
-/// The memref type of a point view: `memref<4x3xf32, strided<[3, 1], offset: ?>>`.
-pub fn view_type(point: &PointType) -> String {
-    let strides: Vec<String> = row_major_strides(&point.shape).iter().map(i64::to_string).collect();
-    format!("memref<{}, strided<[{}], offset: ?>>", shape_prefix(&point.shape, point.element), strides.join(", "))
+/// The pass's options that shape the code.
+#[derive(Clone, Copy)]
+struct Options {
+    fast_math: bool,
+    library_gemm: bool,
+    parallel: bool,
+    gpu: bool,
+    fuse: bool,
 }
 
-fn shape_prefix(shape: &[i64], element: ElementType) -> String {
-    let mut s = String::new();
-    for &d in shape {
-        if d == DYNAMIC {
-            s.push_str("?x");
-        } else {
-            let _ = write!(s, "{d}x");
-        }
+type Built<T> = Result<T, String>;
+
+/// Builds `@tempo_main` for `program` at the end of `module`: its
+/// arguments, the stores and the loop nests in `schedule`'s order. Returns
+/// the function and the user ops its code lowers; a failure to build is a
+/// compiler fault at the op being lowered.
+fn build<'c, 'a>(
+    module: OperationRef<'c, 'a>,
+    program: &Program<'c>,
+    schedule: &Schedule,
+    options: Options,
+    test_fault: Option<TestFault>,
+) -> Result<(OperationRef<'c, 'a>, Origins<'c>), PassDiagnostic<'c>> {
+    let fault = |message: String| PassDiagnostic::new(module.location(), message);
+    let location = program.location.unwrap_or(module.location());
+    let context_ref = module.context();
+    // The reference points into `context_ref`, which outlives its uses here.
+    let context = unsafe { context_ref.to_ref() };
+    let body = module
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| fault("compiler fault: a module without a body".into()))?;
+    // Arguments: the bounds, the inputs, the outputs.
+    let mut types: Vec<Type<'c>> = vec![Type::index(context); program.dims.len()];
+    let types_of = |i: usize| stores::store_type(context, program, schedule, i);
+    let inputs: Vec<usize> = (0..program.tensors.len()).filter(|&i| program.tensors[i].is_input).collect();
+    types.extend(inputs.iter().map(|&i| types_of(i)));
+    types.extend(program.outputs.iter().map(|&i| types_of(i)));
+    let function = body.append_operation(function(context, location, program, &types).map_err(fault)?);
+    let block = function
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| fault("compiler fault: a function without a body".into()))?;
+    let arguments: Vec<Value<'c, 'a>> = (0..types.len())
+        .map(|k| block.argument(k).map(Value::from))
+        .collect::<Result<_, _>>()
+        .map_err(|e| fault(e.to_string()))?;
+    // The entry block: constants and buffers made once, then the nests,
+    // then what is freed on exit, each before a marker op erased at the end.
+    let marker = |b: &Builder<'c, 'a>| b.index(0);
+    let exit_anchor =
+        block.terminator().ok_or_else(|| fault("compiler fault: a function without its return".into()))?;
+    let exit = Builder::before(exit_anchor).map_err(fault)?;
+    let body_marker = marker(&exit).map_err(fault)?;
+    let exit_marker = marker(&exit).map_err(fault)?;
+    let defining = |v: Value<'c, 'a>| unsafe { OperationRef::from_raw(mlir_sys::mlirOpResultGetOwner(v.to_raw())) };
+    let (body_anchor, exit_anchor) = (defining(body_marker), defining(exit_marker));
+    let entry = Builder::before(body_anchor).map_err(fault)?;
+    let nests = Builder::before(exit_anchor).map_err(fault)?;
+    let globals = Builder::before(function).map_err(fault)?;
+    let mut emitter = Emitter::new(program, schedule, context, Builders { globals, entry, exit }, &arguments, options);
+    emitter.test_fault = test_fault;
+    let built = emitter.emit(&nests);
+    let origins = std::mem::take(&mut emitter.origins);
+    if let Err(message) = built {
+        let (location, what) = origins.last().unwrap_or((location, "the program"));
+        let message = message.strip_prefix("compiler fault: ").unwrap_or(&message);
+        return Err(PassDiagnostic::new(
+            location,
+            format!("compiler fault while lowering '{what}': {message}; please report it with the input program"),
+        ));
     }
-    s + element.mlir()
+    kernels::erase(body_anchor);
+    kernels::erase(exit_anchor);
+    Ok((function, origins))
 }
 
-/// `memref<PREFIX x S x e>` with a leading dimension (`?` or a size).
-fn stacked_type(lead: &str, point: &PointType) -> String {
-    format!("memref<{lead}x{}>", shape_prefix(&point.shape, point.element))
+/// `func.func @tempo_main(types) attributes {llvm.emit_c_interface,
+/// tempo.bounds, tempo.inputs, tempo.outputs}` with an entry block holding
+/// its return.
+fn function<'c>(
+    context: &'c Context,
+    location: Location<'c>,
+    program: &Program<'c>,
+    types: &[Type<'c>],
+) -> Built<melior::ir::Operation<'c>> {
+    let names = |names: Vec<&str>| -> Attribute<'c> {
+        let items: Vec<Attribute> = names.into_iter().map(|n| StringAttribute::new(context, n).into()).collect();
+        ArrayAttribute::new(context, &items).into()
+    };
+    let bounds = names(program.dims.iter().map(|d| d.bound.as_str()).collect());
+    let inputs = names(program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str()).collect());
+    let outputs = names(program.outputs.iter().map(|&i| program.tensors[i].name.as_str()).collect());
+    let region = Region::new();
+    let arguments: Vec<(Type<'c>, Location<'c>)> = types.iter().map(|&t| (t, location)).collect();
+    let block = region.append_block(Block::new(&arguments));
+    let ret = OperationBuilder::new("func.return", location)
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build 'func.return': {e}"))?;
+    block.append_operation(ret);
+    let ty = FunctionType::new(context, types, &[]);
+    let attribute = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);
+    OperationBuilder::new("func.func", location)
+        .add_attributes(&[
+            attribute("sym_name", StringAttribute::new(context, ENTRY).into()),
+            attribute("function_type", TypeAttribute::new(ty.into()).into()),
+            attribute("llvm.emit_c_interface", Attribute::unit(context)),
+            attribute("tempo.bounds", bounds),
+            attribute("tempo.inputs", inputs),
+            attribute("tempo.outputs", outputs),
+        ])
+        .add_regions([region])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build the function: {e}"))
 }
 
-fn plain_type(point: &PointType) -> String {
-    format!("memref<{}>", shape_prefix(&point.shape, point.element))
+/// Where code made once goes: module symbols (before the function), the
+/// entry block's start (buffers, constants) and its end (deallocations).
+struct Builders<'c, 'a> {
+    globals: Builder<'c, 'a>,
+    entry: Builder<'c, 'a>,
+    exit: Builder<'c, 'a>,
 }
 
-use tempo_passes::print::{header as map_header, set_text};
-
-struct Emitter<'p, 'c> {
+struct Emitter<'p, 'c, 'a> {
     program: &'p Program<'c>,
     schedule: &'p Schedule,
-    globals: String,
-    entry: String,
-    body: String,
-    exit: String,
+    context: &'c Context,
+    /// Module symbols: constants' globals, before the function.
+    globals: Builder<'c, 'a>,
+    /// The entry block before the nests: buffers and values made once.
+    entry: Builder<'c, 'a>,
+    /// The entry block after the nests: deallocations.
+    exit: Builder<'c, 'a>,
     next_id: usize,
-    /// SSA name of each tensor's store (ring, full store, input or output argument).
-    store: Vec<String>,
-    /// SSA name of each bound argument, by dimension.
-    bound_args: Vec<String>,
-    /// SSA name of each dimension's current index inside a nest.
-    index_of: HashMap<usize, String>,
-    /// Contractions use fused multiply-add (see `contraction`), and on the
-    /// CPU `exp`, `tanh` and `sigmoid` on `f32` are polynomials
+    /// Each tensor's store (ring, full store, input or output argument).
+    store: Vec<Option<Value<'c, 'a>>>,
+    /// Each dimension's bound argument.
+    bound_args: Vec<Value<'c, 'a>>,
+    /// Index 0 and each dimension's last index (bound - 1), at entry.
+    zero_index: Value<'c, 'a>,
+    last_index: Vec<Value<'c, 'a>>,
+    /// Each dimension's current index inside a nest.
+    index_of: HashMap<usize, Value<'c, 'a>>,
+    /// Contractions use fused multiply-add (see `matmul_kernel`), and on
+    /// the CPU `exp`, `tanh` and `sigmoid` on `f32` are polynomials
     /// (`approximations`).
     fast_math: bool,
     /// With `fast_math`: large products call the runtime's GEMM.
@@ -242,23 +341,17 @@ struct Emitter<'p, 'c> {
     fuse: bool,
     /// The epilogue the next register-tiled contraction applies (taken by
     /// it; left in place where the kernel does not apply).
-    epilogue: Option<contractions::PendingEpilogue>,
-    /// For a dynamic size (the SSA name of a range read's length), an
+    epilogue: Option<contractions::PendingEpilogue<'c, 'a>>,
+    /// For a dynamic size (a range read's length, by [`views::key`]), an
     /// entry-block value it never exceeds.
-    size_caps: HashMap<String, String>,
+    size_caps: HashMap<usize, Value<'c, 'a>>,
     /// Lengths of range reads capped only by a bound (ranges that grow with
     /// a dimension, as a prefix does), not by a static width.
-    growing_lengths: std::collections::HashSet<String>,
-    /// The user ops the generated code lowers (markers before their code,
-    /// see `tempo_passes::fault`).
+    growing_lengths: HashSet<usize>,
+    /// The user ops the code built lowers, in order (for faults).
     origins: Origins<'c>,
     /// A fault to inject (the `test-fault` option), until injected.
     test_fault: Option<TestFault>,
-    /// Spatial ops built as typed IR once the text is parsed (`kernels`).
-    kernels: Vec<(kernels::Kernel, String)>,
-    /// The op whose next kernel is to fail to build (the `build` test
-    /// fault).
-    kernel_fault: Option<String>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -271,11 +364,9 @@ struct TestFault {
 
 #[derive(Clone, Copy, Debug)]
 enum TestFaultKind {
-    /// A line that does not parse.
-    Parse,
-    /// A line that parses but does not verify.
+    /// An op that does not verify.
     Verify,
-    /// A typed kernel that fails to build.
+    /// An op that fails to build.
     Build,
     /// A panic while lowering the op.
     Panic,
@@ -285,120 +376,110 @@ impl TestFault {
     fn parse(value: &str) -> Result<Self, String> {
         let (kind, op) = value.split_once(':').unwrap_or(("", ""));
         let kind = match kind {
-            "parse" => TestFaultKind::Parse,
             "verify" => TestFaultKind::Verify,
             "build" => TestFaultKind::Build,
             "panic" => TestFaultKind::Panic,
             _ => {
-                return Err(format!(
-                    "test-fault expects KIND:OP with KIND parse, verify, build or panic, got '{value}'"
-                ));
+                return Err(format!("test-fault expects KIND:OP with KIND verify, build or panic, got '{value}'"));
             }
         };
         Ok(Self { kind, op: op.to_string() })
     }
 }
 
-impl<'p, 'c> Emitter<'p, 'c> {
-    fn new(program: &'p Program<'c>, schedule: &'p Schedule) -> Self {
-        Self {
-            program,
-            schedule,
-            globals: String::new(),
-            entry: String::new(),
-            body: String::new(),
-            exit: String::new(),
-            next_id: 0,
-            fast_math: false,
-            library_gemm: false,
-            parallel: false,
-            gpu: false,
-            fuse: true,
-            epilogue: None,
-            size_caps: HashMap::new(),
-            growing_lengths: std::collections::HashSet::new(),
-            origins: Origins::new(),
-            test_fault: None,
-            kernels: Vec::new(),
-            kernel_fault: None,
-            store: vec![String::new(); program.tensors.len()],
-            bound_args: (0..program.dims.len())
-                .map(|d| format!("%bound{d}_{}", sanitize(&program.dims[d].bound)))
-                .collect(),
-            index_of: HashMap::new(),
-        }
-    }
-
-    fn fresh(&mut self, prefix: &str) -> String {
-        self.next_id += 1;
-        format!("%{prefix}{}", self.next_id)
-    }
-
-    fn symbols(&self) -> String {
-        self.bound_args.join(", ")
-    }
-
-    /// The dimensions of tensor `i`'s store before its point shape: per
-    /// domain position the store has (in domain order), its static size
-    /// (`None`: the dimension's bound, or a `blocks` store's reservation).
-    /// Inputs, outputs and `full` stores have every domain dimension.
-    fn store_dims(&self, i: usize) -> Vec<(usize, Option<usize>)> {
-        let t = &self.program.tensors[i];
-        let storage = self.schedule.storage[i];
-        match (storage, storage.slicing()) {
-            (Storage::Point, _) => Vec::new(),
-            (_, Some(slicing)) => slicing
-                .kept(t.domain.len())
-                .map(|k| (k, if k == slicing.along { storage.slots() } else { None }))
-                .collect(),
-            _ => (0..t.domain.len()).map(|k| (k, None)).collect(),
-        }
-    }
-
-    /// The memref type of tensor `i`'s store.
-    fn store_type(&self, i: usize) -> String {
-        let t = &self.program.tensors[i];
-        let dims = self.store_dims(i);
-        if dims.is_empty() {
-            return plain_type(&t.point);
-        }
-        let lead: Vec<String> = dims.iter().map(|(_, n)| n.map_or("?".to_string(), |n| n.to_string())).collect();
-        stacked_type(&lead.join("x"), &t.point)
-    }
-
-    /// The generated module's text, the user ops its code lowers and the
-    /// kernels its calls stand for.
-    fn emit(mut self) -> (String, Origins<'c>, Vec<(kernels::Kernel, String)>) {
-        let program = self.program;
-        let mut args: Vec<String> = self.bound_args.iter().map(|a| format!("{a}: index")).collect();
+impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
+    fn new(
+        program: &'p Program<'c>,
+        schedule: &'p Schedule,
+        context: &'c Context,
+        builders: Builders<'c, 'a>,
+        arguments: &[Value<'c, 'a>],
+        options: Options,
+    ) -> Self {
+        let Builders { globals, entry, exit } = builders;
+        let dims = program.dims.len();
+        let mut store = vec![None; program.tensors.len()];
+        let mut next = dims;
         for (i, t) in program.tensors.iter().enumerate() {
             if t.is_input {
-                let name = format!("%in{i}_{}", sanitize(&t.name));
-                args.push(format!("{name}: {}", self.store_type(i)));
-                self.store[i] = name;
+                store[i] = Some(arguments[next]);
+                next += 1;
             }
         }
         for &i in &program.outputs {
-            let name = format!("%out{i}_{}", sanitize(&program.tensors[i].name));
-            args.push(format!("{name}: {}", self.store_type(i)));
             // An input marked as output keeps being read from its input
             // array; the caller copies it to the output.
             if !program.tensors[i].is_input {
-                self.store[i] = name;
+                store[i] = Some(arguments[next]);
             }
+            next += 1;
         }
-        let _ = writeln!(self.entry, "    %zero_index = arith.constant 0 : index");
-        for d in 0..program.dims.len() {
-            let _ = writeln!(
-                self.entry,
-                "    %last{d} = affine.apply affine_map<()[s0] -> (s0 - 1)>()[{}]",
-                self.bound_args[d]
-            );
+        let bound_args = arguments[..dims].to_vec();
+        Self {
+            program,
+            schedule,
+            context,
+            globals,
+            entry,
+            exit,
+            next_id: 0,
+            store,
+            zero_index: bound_args.first().copied().unwrap_or(arguments[0]),
+            last_index: Vec::new(),
+            bound_args,
+            index_of: HashMap::new(),
+            fast_math: options.fast_math,
+            library_gemm: options.library_gemm,
+            parallel: options.parallel,
+            gpu: options.gpu,
+            fuse: options.fuse,
+            epilogue: None,
+            size_caps: HashMap::new(),
+            growing_lengths: HashSet::new(),
+            origins: Origins::new(),
+            test_fault: None,
         }
+    }
+
+    /// What the kinds' lowerings need of the options.
+    fn config(&self) -> kernels::Config {
+        kernels::Config { gpu: self.gpu, fast_math: self.fast_math, parallel: self.parallel }
+    }
+
+    /// The ops built from now on lower `what` at `location` (for faults).
+    fn enter(&mut self, location: Location<'c>, what: &str) {
+        self.origins.enter(location, what);
+    }
+
+    /// A fresh number for a module symbol.
+    fn fresh_id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// The operands of a map over the reader's variables `dims` and the
+    /// bounds.
+    fn with_symbols(&self, dims: &[Value<'c, 'a>]) -> Vec<Value<'c, 'a>> {
+        dims.iter().chain(&self.bound_args).copied().collect()
+    }
+
+    /// Builds the function's body: the constants at entry, then per nest
+    /// its stores' allocations, the nest (at `nests`) and the frees of the
+    /// stores it reads last.
+    fn emit(&mut self, nests: &Builder<'c, 'a>) -> Built<()> {
+        let program = self.program;
+        if let Some(location) = program.location {
+            self.enter(location, "the program");
+        }
+        self.zero_index = self.entry.index(0)?;
+        let last = affine_map_of(self.context, 0, 1, &[AffineExpr::Symbol(0) + -1]);
+        self.last_index = (0..program.dims.len())
+            .map(|d| self.entry.affine_value("affine.apply", last, &[self.bound_args[d]]))
+            .collect::<Built<_>>()?;
         // Stores live from just before the nest computing them to just after
         // the last nest reading them; `tempo_memory_stats` counts the bytes
         // of live stores ([live, peak]).
-        let _ = writeln!(self.globals, "  memref.global @{MEMORY_STATS} : memref<2xi64> = dense<0>");
+        crate::ir_builder::declare_zeros(self.globals.module()?, MEMORY_STATS, 2)?;
         let nest_of: HashMap<usize, usize> = self
             .schedule
             .nests
@@ -417,72 +498,33 @@ impl<'p, 'c> Emitter<'p, 'c> {
                 }
             }
         }
-        let stored: Vec<usize> = (0..program.tensors.len())
-            .filter(|&i| {
-                matches!(
-                    self.schedule.storage[i],
-                    Storage::Point | Storage::Ring(..) | Storage::Window(..) | Storage::Blocks(..) | Storage::Full
-                )
-            })
-            .collect();
-        // Tensors no nest computes (none today) would be allocated up front.
-        for &i in &stored {
-            self.store[i] = format!("%store{i}_{}", sanitize(&program.tensors[i].name));
-        }
+        let stored: Vec<usize> = (0..program.tensors.len()).filter(|&i| self.in_store(i)).collect();
         for (k, nest) in self.schedule.nests.iter().enumerate() {
             for &i in stored.iter().filter(|&&i| nest_of.get(&i) == Some(&k)) {
-                let mut text = String::new();
                 let tensor = &program.tensors[i];
-                self.origins.mark(tensor.location, &format!("the store of '{}'", tensor.name), "    ", &mut text);
-                self.allocate_store(i, &mut text);
-                self.body += &text;
+                self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
+                self.allocate_store(i, &nests.at(tensor.location))?;
             }
-            let mut code = String::new();
-            self.place(&nest.steps(program), "    ", &mut code);
-            self.body += &code;
+            self.place(&nest.steps(program), nests)?;
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
-                let mut text = String::new();
                 let tensor = &program.tensors[i];
-                self.origins.mark(tensor.location, &format!("the store of '{}'", tensor.name), "    ", &mut text);
-                self.free_store(i, &mut text);
-                self.body += &text;
+                self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
+                self.free_store(i, &nests.at(tensor.location))?;
             }
         }
-        let bounds: Vec<String> = program.dims.iter().map(|d| format!("\"{}\"", d.bound)).collect();
-        let inputs: Vec<String> =
-            program.tensors.iter().filter(|t| t.is_input).map(|t| format!("\"{}\"", t.name)).collect();
-        let outputs: Vec<String> =
-            program.outputs.iter().map(|&i| format!("\"{}\"", program.tensors[i].name)).collect();
-        // The code after the nests (deallocations) lowers no one op.
-        if let Some(location) = program.location {
-            let mut exit = String::new();
-            self.origins.mark(location, "the program", "    ", &mut exit);
-            self.exit.insert_str(0, &exit);
-        }
-        let text = format!(
-            "module {{\n{}  func.func @{ENTRY}({}) attributes {{llvm.emit_c_interface, tempo.bounds = [{}], tempo.inputs = [{}], tempo.outputs = [{}]}} {{\n{}{}{}    return\n  }}\n}}\n",
-            self.globals,
-            args.join(", "),
-            bounds.join(", "),
-            inputs.join(", "),
-            outputs.join(", "),
-            self.entry,
-            self.body,
-            self.exit
-        );
-        (text, self.origins, self.kernels)
+        Ok(())
     }
 
-    /// Emits `steps`: tensors in place, loops around their bodies.
-    fn place(&mut self, steps: &[Step], indent: &str, code: &mut String) {
+    /// Builds `steps`: tensors in place, loops around their bodies.
+    fn place(&mut self, steps: &[Step], b: &Builder<'c, 'a>) -> Built<()> {
+        let context = self.context;
+        let zero = affine_map_of(context, 0, 0, &[AffineExpr::Constant(0)]);
         for step in steps {
             match step {
-                Step::Compute(i) => self.tensor(*i, indent, code),
+                Step::Compute(i) => self.tensor(*i, b)?,
                 Step::Loop { dim: d, forward, body } => {
                     let d = *d;
-                    let bound = self.bound_args[d].clone();
-                    let var = format!("%{}{}", sanitize(&self.program.dims[d].name), self.next_id + 1);
-                    self.next_id += 1;
+                    let bound = self.bound_args[d];
                     // A retimed loop runs as many iterations past its bound
                     // as its latest tensor is late (`Nest::lags`).
                     let lags: Vec<i64> = body
@@ -494,66 +536,69 @@ impl<'p, 'c> Emitter<'p, 'c> {
                         .collect();
                     let latest = lags.iter().copied().max().unwrap_or(0);
                     if *forward && latest > 0 {
-                        let _ = writeln!(
-                            code,
-                            "{indent}affine.for {var} = 0 to affine_map<()[s0] -> (s0 + {latest})>()[{bound}] {{"
-                        );
-                        let inner = format!("{indent}  ");
+                        let upper = affine_map_of(context, 0, 1, &[AffineExpr::Symbol(0) + latest]);
+                        let (inner, var) = b.affine_for((zero, &[]), (upper, &[bound]))?;
                         for (step, lag) in body.iter().zip(lags) {
-                            let Step::Compute(t) = step else { unreachable!("a retimed loop is innermost") };
+                            let Step::Compute(t) = step else {
+                                return Err("compiler fault: a retimed loop is not innermost".into());
+                            };
                             // Iteration v computes point v - lag, when in bounds.
-                            let _ = writeln!(
-                                code,
-                                "{inner}affine.if affine_set<(d0)[s0] : (d0 - {lag} >= 0, s0 - 1 - d0 + {lag} >= 0)>({var})[{bound}] {{"
-                            );
-                            let point = if lag == 0 {
-                                var.clone()
-                            } else {
-                                let point = format!("{var}_late{t}");
-                                let _ = writeln!(
-                                    code,
-                                    "{inner}  {point} = affine.apply affine_map<(d0) -> (d0 - {lag})>({var})"
-                                );
-                                point
+                            let d0 = AffineExpr::Dim(0);
+                            let condition = IntegerSet {
+                                num_dims: 1,
+                                num_symbols: 1,
+                                constraints: vec![
+                                    Constraint::at_least_zero(d0.clone() + -lag),
+                                    Constraint::at_least_zero((AffineExpr::Symbol(0) + (lag - 1)) - d0.clone()),
+                                ],
+                            };
+                            let (then, _) = inner.affine_if(&condition, &[var, bound], false)?;
+                            let point = match lag {
+                                0 => var,
+                                _ => then.affine_value(
+                                    "affine.apply",
+                                    affine_map_of(context, 1, 0, &[d0 + -lag]),
+                                    &[var],
+                                )?,
                             };
                             self.index_of.insert(d, point);
-                            self.tensor(*t, &format!("{inner}  "), code);
-                            let _ = writeln!(code, "{inner}}}");
+                            self.tensor(*t, &then)?;
                         }
                         self.index_of.insert(d, var);
-                        let _ = writeln!(code, "{indent}}}");
                         continue;
                     }
-                    let inner = format!("{indent}  ");
-                    if *forward {
-                        let _ = writeln!(code, "{indent}affine.for {var} = 0 to {bound} {{");
+                    let to_bound = affine_map_of(context, 0, 1, &[AffineExpr::Symbol(0)]);
+                    let (inner, var) = if *forward {
+                        b.affine_for((zero, &[]), (to_bound, &[bound]))?
                     } else {
-                        let step = format!("{var}_step");
-                        let _ = writeln!(code, "{indent}affine.for {step} = 0 to {bound} {{");
-                        let _ = writeln!(
-                            code,
-                            "{indent}  {var} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({step})[{bound}]"
-                        );
-                    }
-                    self.index_of.insert(d, var.clone());
+                        let (inner, step) = b.affine_for((zero, &[]), (to_bound, &[bound]))?;
+                        let reverse = (AffineExpr::Symbol(0) + -1) - AffineExpr::Dim(0);
+                        let var = inner.affine_value(
+                            "affine.apply",
+                            affine_map_of(context, 1, 1, &[reverse]),
+                            &[step, bound],
+                        )?;
+                        (inner, var)
+                    };
+                    self.index_of.insert(d, var);
                     let swapped = self.swapped_in(d, body);
                     if !*forward {
                         for &(i, _) in swapped.iter().filter(|(_, reading)| *reading) {
-                            self.reload(i, &var, &bound, &inner, code);
+                            self.reload(i, var, bound, &inner)?;
                         }
                     }
-                    self.place(body, &inner, code);
+                    self.place(body, &inner)?;
                     for &(i, reading) in &swapped {
                         if reading {
-                            self.discard(i, &var, &inner, code);
+                            self.discard(i, var, &inner)?;
                         } else if *forward {
-                            self.spill(i, &var, &inner, code);
+                            self.spill(i, var, &inner)?;
                         }
                     }
-                    let _ = writeln!(code, "{indent}}}");
                 }
             }
         }
+        Ok(())
     }
 
     /// How many iterations late tensor `i` is computed ([`crate::schedule::Nest::lags`]).
@@ -561,158 +606,44 @@ impl<'p, 'c> Emitter<'p, 'c> {
         self.schedule.lag(i)
     }
 
-    /// The coordinates of tensor `i`'s store ops: one per domain dimension,
-    /// less those a sliced store drops.
-    fn store_coords(&self, i: usize, coords: &[String]) -> Vec<String> {
-        match self.schedule.storage[i].slicing() {
-            Some(slicing) => slicing.kept(coords.len()).map(|k| coords[k].clone()).collect(),
-            None => coords.to_vec(),
-        }
-    }
-
-    /// Whether tensor `i` lives in a store of the `store` dialect (not an
-    /// input or output buffer).
-    fn in_store(&self, i: usize) -> bool {
-        !matches!(self.schedule.storage[i], Storage::Input | Storage::Output)
-    }
-
-    fn allocate_store(&mut self, i: usize, out: &mut String) {
-        let t = &self.program.tensors[i];
-        let name = self.store[i].clone();
-        let ty = self.store_type(i);
-        let storage = self.schedule.storage[i];
-        let (kind, extent) = match storage {
-            Storage::Point => ("point", 1),
-            Storage::Ring(k, _) => ("ring", k),
-            Storage::Window(w, _) => ("window", w),
-            Storage::Blocks(b, _) => ("blocks", b),
-            _ => ("full", 0),
-        };
-        // Sizes of the store's dynamic dimensions, in order; where the
-        // store runs along one of them (`along`).
-        let dims = self.store_dims(i);
-        let sizes: Vec<String> =
-            dims.iter().filter(|(_, n)| n.is_none()).map(|&(k, _)| self.bound_args[t.domain[k]].clone()).collect();
-        let along = match storage.slicing() {
-            Some(slicing) if slicing.along_in_store() > 0 => format!(", along = {} : i64", slicing.along_in_store()),
-            _ => String::new(),
-        };
-        let size_types: Vec<&str> = sizes.iter().map(|_| "index").collect();
-        let names: Vec<&str> = t.domain.iter().map(|&d| self.program.dims[d].name.as_str()).collect();
-        let _ = writeln!(out, "    // store of '{}': {}", t.name, storage.describe(&names));
-        let along = if self.schedule.swaps.contains_key(&i) { along + ", swap_space = \"file\"" } else { along };
-        let _ = writeln!(
-            out,
-            "    {name} = \"store.alloc\"({}) {{kind = \"{kind}\", extent = {extent} : i64{along}}} : ({}) -> {ty}",
-            sizes.join(", "),
-            size_types.join(", ")
-        );
-    }
-
-    fn free_store(&mut self, i: usize, out: &mut String) {
-        let name = self.store[i].clone();
-        let ty = self.store_type(i);
-        let _ = writeln!(out, "    \"store.free\"({name}) : ({ty}) -> ()");
-    }
-
-    /// Emits the computation of tensor `i` at the current point of its nest.
-    fn tensor(&mut self, i: usize, indent: &str, out: &mut String) {
+    /// Builds the computation of tensor `i` at the current point of its nest.
+    fn tensor(&mut self, i: usize, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let tensor = &program.tensors[i];
-        let dims: Vec<String> = tensor.domain.iter().map(|d| self.index_of[d].clone()).collect();
-        let dims_text = dims.join(", ");
-        let symbols = self.symbols();
-        let _ = writeln!(out, "{indent}// {}[{}]", tensor.name, program.domain_names(i).join(", "));
-        let slot = self.point_view(i, &dims, true, indent, out);
-        let mut closers = Vec::new();
-        let mut inner = indent.to_string();
-        for (b, branch) in tensor.branches.iter().enumerate() {
-            let last = b + 1 == tensor.branches.len();
+        self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
+        let b = b.at(tensor.location);
+        let dims: Vec<Value<'c, 'a>> = tensor.domain.iter().map(|d| self.index_of[d]).collect();
+        let operands = self.with_symbols(&dims);
+        let slot = self.point_view(i, &dims, true, &b)?;
+        let mut inner = b;
+        for (k, branch) in tensor.branches.iter().enumerate() {
+            let last = k + 1 == tensor.branches.len();
             if branch.when.is_universe() {
-                self.branch(i, b, &slot, &inner, out);
+                self.branch(i, k, slot, &inner)?;
                 break;
             }
-            let _ = writeln!(out, "{inner}affine.if {}({dims_text})[{symbols}] {{", set_text(&branch.when));
-            self.branch(i, b, &slot, &format!("{inner}  "), out);
-            if last {
-                let _ = writeln!(out, "{inner}}}");
-            } else {
-                let _ = writeln!(out, "{inner}}} else {{");
-                closers.push(format!("{inner}}}"));
-                inner += "  ";
+            let (then, otherwise) = inner.affine_if(&branch.when, &operands, !last)?;
+            self.branch(i, k, slot, &then)?;
+            match otherwise {
+                Some(otherwise) => inner = otherwise,
+                None => break,
             }
         }
-        for closer in closers.into_iter().rev() {
-            let _ = writeln!(out, "{closer}");
-        }
         if self.in_store(i) && !tensor.domain.is_empty() {
-            let coords = self.store_coords(i, &dims);
-            let types: Vec<&str> = coords.iter().map(|_| "index").collect();
-            let _ = writeln!(
-                out,
-                "{indent}\"store.seal\"({}, {}) : ({}, {}) -> ()",
-                self.store[i],
-                coords.join(", "),
-                self.store_type(i),
-                types.join(", ")
-            );
+            self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
+            self.seal(i, &dims, &b)?;
         }
+        Ok(())
     }
 
-    fn cast(&mut self, value: &str, point: &PointType, indent: &str, out: &mut String) -> String {
-        let name = self.fresh("v");
-        let _ = writeln!(out, "{indent}{name} = memref.cast {value} : {} to {}", plain_type(point), view_type(point));
-        name
-    }
-
-    /// A view of one point of tensor `i` at `coords` (SSA indices, one per
-    /// domain dimension in domain order): `store.write` when `writing` the
-    /// point, `store.read` otherwise, or a subview of an input or output.
-    fn point_view(&mut self, i: usize, coords: &[String], writing: bool, indent: &str, out: &mut String) -> String {
-        let tensor = &self.program.tensors[i];
-        let store = self.store[i].clone();
-        if tensor.domain.is_empty() {
-            return self.cast(&store, &tensor.point, indent, out);
-        }
-        let name = self.fresh("v");
-        if self.in_store(i) {
-            let coords = self.store_coords(i, coords);
-            let op = if writing { "store.write" } else { "store.read" };
-            let types: Vec<&str> = coords.iter().map(|_| "index").collect();
-            let _ = writeln!(
-                out,
-                "{indent}{name} = \"{op}\"({store}, {}) : ({}, {}) -> {}",
-                coords.join(", "),
-                self.store_type(i),
-                types.join(", "),
-                view_type(&tensor.point)
-            );
-            return name;
-        }
-        let rank = tensor.point.shape.len();
-        let offsets: Vec<String> = coords.iter().cloned().chain((0..rank).map(|_| "0".into())).collect();
-        let sizes: Vec<String> =
-            coords.iter().map(|_| "1".to_string()).chain(tensor.point.shape.iter().map(i64::to_string)).collect();
-        let strides: Vec<String> = (0..offsets.len()).map(|_| "1".to_string()).collect();
-        let _ = writeln!(
-            out,
-            "{indent}{name} = memref.subview {store}[{}] [{}] [{}] : {} to {}",
-            offsets.join(", "),
-            sizes.join(", "),
-            strides.join(", "),
-            self.store_type(i),
-            view_type(&tensor.point)
-        );
-        name
-    }
-
-    /// Emits one branch body computing into `slot`.
-    fn branch(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
+    /// Builds one branch body computing into `slot`.
+    fn branch(&mut self, i: usize, k: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let reader = &program.tensors[i];
-        let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
-        let branch = &reader.branches[b];
-        self.origins.mark(branch.location, &format!("a definition of '{}'", reader.name), indent, out);
+        let reader_dims: Vec<Value<'c, 'a>> = reader.domain.iter().map(|d| self.index_of[d]).collect();
+        let branch = &reader.branches[k];
+        self.enter(branch.location, &format!("a definition of '{}'", reader.name));
+        let b = b.at(branch.location);
         // Reads along dimensions the reader does not loop over need those
         // dimensions to be non-empty; where one is empty the point cannot be
         // needed (the point checks ensure it) and the body is skipped.
@@ -727,185 +658,25 @@ impl<'p, 'c> Emitter<'p, 'c> {
             }
         }
         guarded.sort();
-        if !guarded.is_empty() {
-            let constraints: Vec<String> = guarded.iter().map(|d| format!("s{d} - 1 >= 0")).collect();
-            let _ = writeln!(
-                out,
-                "{indent}affine.if affine_set<{} : ({})>({})[{}] {{",
-                map_header(reader_dims.len(), program.dims.len()),
-                constraints.join(", "),
-                reader_dims.join(", "),
-                self.symbols()
-            );
-            self.branch_body(i, b, slot, &format!("{indent}  "), out);
-            let _ = writeln!(out, "{indent}}}");
-        } else {
-            self.branch_body(i, b, slot, indent, out);
+        if guarded.is_empty() {
+            return self.branch_body(i, k, slot, &b);
         }
-    }
-}
-
-impl Emitter<'_, '_> {
-    /// Opens `scf.for` loops over `sizes` (SSA indices or literals), in the
-    /// order `order` (dimension numbers, outer first). Returns the induction
-    /// variable of each dimension (by dimension number), the indentation
-    /// inside, and the constants 0 and 1.
-    fn open_loops(&mut self, sizes: &[String], order: &[usize], indent: &str, out: &mut String) -> LoopNest {
-        let zero = self.fresh("c");
-        let one = self.fresh("c");
-        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : index");
-        let _ = writeln!(out, "{indent}{one} = arith.constant 1 : index");
-        let mut ivs = vec![String::new(); sizes.len()];
-        let mut inner = indent.to_string();
-        for &k in order {
-            let size = self.index_value(&sizes[k], &inner, out);
-            let iv = self.fresh("k");
-            let _ = writeln!(out, "{inner}scf.for {iv} = {zero} to {size} step {one} {{");
-            ivs[k] = iv;
-            inner += "  ";
-        }
-        LoopNest { ivs, inner, depth: order.len() }
-    }
-}
-
-impl Emitter<'_, '_> {
-    /// Opens one `scf.parallel` loop over `sizes` (SSA indices or
-    /// literals); closed like [`Emitter::open_loops`]' nests.
-    fn open_parallel_loop(&mut self, sizes: &[String], indent: &str, out: &mut String) -> LoopNest {
-        let zero = self.fresh("c");
-        let one = self.fresh("c");
-        let _ = writeln!(out, "{indent}{zero} = arith.constant 0 : index");
-        let _ = writeln!(out, "{indent}{one} = arith.constant 1 : index");
-        let bounds: Vec<String> = sizes.iter().map(|s| self.index_value(s, indent, out)).collect();
-        let ivs: Vec<String> = sizes.iter().map(|_| self.fresh("k")).collect();
-        let zeros = vec![zero.clone(); sizes.len()];
-        let ones = vec![one.clone(); sizes.len()];
-        let _ = writeln!(
-            out,
-            "{indent}scf.parallel ({}) = ({}) to ({}) step ({}) {{",
-            ivs.join(", "),
-            zeros.join(", "),
-            bounds.join(", "),
-            ones.join(", ")
-        );
-        LoopNest { ivs, inner: format!("{indent}  "), depth: 1 }
-    }
-}
-
-/// Loops opened by [`Emitter::open_loops`].
-struct LoopNest {
-    ivs: Vec<String>,
-    inner: String,
-    depth: usize,
-}
-
-impl LoopNest {
-    /// Closes the loops.
-    fn close(mut self, out: &mut String) {
-        for _ in 0..self.depth {
-            self.inner.truncate(self.inner.len() - 2);
-            let _ = writeln!(out, "{}}}", self.inner);
-        }
-    }
-}
-
-/// The smallest value of an element type (-inf for floats), as MLIR text.
-fn lowest_literal(element: ElementType) -> String {
-    match element {
-        ElementType::F32 => "0xFF800000".to_string(),
-        ElementType::F64 => "0xFFF0000000000000".to_string(),
-        ElementType::I32 => i32::MIN.to_string(),
-        _ => i64::MIN.to_string(),
-    }
-}
-
-/// An SSA memref holding a value of a branch, with its type and the size of
-/// each dimension (an SSA index or a literal).
-#[derive(Clone)]
-struct View {
-    name: String,
-    ty: String,
-    sizes: Vec<String>,
-}
-
-/// `memref.transpose` of `input`: result dimension `i` is input dimension
-/// `permutation[i]`.
-fn transposed_view(input: &View, permutation: &[usize], name: String, indent: &str, out: &mut String) -> View {
-    let (dims, element, strides, offset) =
-        memref_layout(&input.ty).expect("views are memrefs with a strided or identity layout");
-    let shape: String = permutation.iter().map(|&k| format!("{}x", dims[k])).collect();
-    let permuted: Vec<&str> = permutation.iter().map(|&k| strides[k].as_str()).collect();
-    let ty = format!("memref<{shape}{element}, strided<[{}], offset: {offset}>>", permuted.join(", "));
-    let ds: Vec<String> = (0..permutation.len()).map(|k| format!("d{k}")).collect();
-    let results: Vec<String> = permutation.iter().map(|&k| format!("d{k}")).collect();
-    let _ = writeln!(
-        out,
-        "{indent}{name} = memref.transpose {} ({}) -> ({}) : {} to {ty}",
-        input.name,
-        ds.join(", "),
-        results.join(", "),
-        input.ty
-    );
-    View { name, ty, sizes: permutation.iter().map(|&k| input.sizes[k].clone()).collect() }
-}
-
-/// Sizes of an elementwise result under NumPy broadcasting: operands
-/// aligned at their last dimension, a static size 1 stretching to the
-/// others' size (which the verifier proved equal).
-fn broadcast_sizes(operands: &[&View]) -> Vec<String> {
-    let rank = operands.iter().map(|v| v.sizes.len()).max().unwrap_or(0);
-    let mut sizes = vec!["1".to_string(); rank];
-    for v in operands {
-        let skip = rank - v.sizes.len();
-        for (j, size) in v.sizes.iter().enumerate() {
-            // Prefer static sizes; otherwise any operand's dynamic size.
-            let slot = &mut sizes[skip + j];
-            if size != "1" && (*slot == "1" || size.parse::<i64>().is_ok()) {
-                *slot = size.clone();
-            }
-        }
-    }
-    sizes
-}
-
-impl View {
-    /// A view of static shape with the standard strided type.
-    fn fixed(name: String, point: &PointType) -> View {
-        View { name, ty: view_type(point), sizes: point.shape.iter().map(i64::to_string).collect() }
-    }
-}
-
-fn zero_literal(element: ElementType) -> &'static str {
-    match element {
-        ElementType::F32 | ElementType::F64 => "0.0",
-        ElementType::I1 => "false",
-        _ => "0",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tempo_passes::affine::{AffineExpr, Constraint, IntegerSet};
-
-    #[test]
-    fn view_types_are_row_major_strided() {
-        let p = PointType { shape: vec![4, 3], element: ElementType::F32 };
-        assert_eq!(view_type(&p), "memref<4x3xf32, strided<[3, 1], offset: ?>>");
-        let s = PointType { shape: vec![], element: ElementType::I64 };
-        assert_eq!(view_type(&s), "memref<i64, strided<[], offset: ?>>");
-    }
-
-    #[test]
-    fn sets_print_in_mlir_syntax() {
-        let set = IntegerSet {
-            num_dims: 1,
-            num_symbols: 1,
-            constraints: vec![Constraint {
-                expr: AffineExpr::Add(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Constant(-1))),
-                is_equality: false,
-            }],
+        let condition = IntegerSet {
+            num_dims: reader_dims.len(),
+            num_symbols: program.dims.len(),
+            constraints: guarded.iter().map(|&d| Constraint::at_least_zero(AffineExpr::Symbol(d) + -1)).collect(),
         };
-        assert_eq!(set_text(&set), "affine_set<(d0)[s0] : (d0 - 1 >= 0)>");
+        let (then, _) = b.affine_if(&condition, &self.with_symbols(&reader_dims), false)?;
+        self.branch_body(i, k, slot, &then)
     }
+}
+
+/// The MLIR affine map of `results` over `dims` dims and `symbols` symbols.
+fn affine_map_of<'c>(
+    context: &'c Context,
+    dims: usize,
+    symbols: usize,
+    results: &[AffineExpr],
+) -> melior::ir::AffineMap<'c> {
+    crate::ir_builder::affine_map(context, dims, symbols, results)
 }

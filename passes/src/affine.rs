@@ -324,6 +324,42 @@ pub struct Constraint {
     pub is_equality: bool,
 }
 
+impl Constraint {
+    /// `expr >= 0`.
+    pub fn at_least_zero(expr: AffineExpr) -> Self {
+        Constraint { expr, is_equality: false }
+    }
+
+    /// `expr == 0`.
+    pub fn equal_zero(expr: AffineExpr) -> Self {
+        Constraint { expr, is_equality: true }
+    }
+}
+
+/// `e + c` (`e` itself for `c = 0`).
+impl std::ops::Add<i64> for AffineExpr {
+    type Output = AffineExpr;
+    fn add(self, c: i64) -> AffineExpr {
+        if c == 0 { self } else { AffineExpr::Add(Box::new(self), Box::new(AffineExpr::Constant(c))) }
+    }
+}
+
+/// `e - f`.
+impl std::ops::Sub<AffineExpr> for AffineExpr {
+    type Output = AffineExpr;
+    fn sub(self, f: AffineExpr) -> AffineExpr {
+        AffineExpr::Add(Box::new(self), Box::new(AffineExpr::Mul(Box::new(f), Box::new(AffineExpr::Constant(-1)))))
+    }
+}
+
+/// `e mod n`.
+impl std::ops::Rem<i64> for AffineExpr {
+    type Output = AffineExpr;
+    fn rem(self, n: i64) -> AffineExpr {
+        AffineExpr::Mod(Box::new(self), Box::new(AffineExpr::Constant(n)))
+    }
+}
+
 /// An integer set (conjunction of constraints); no constraints = always true.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IntegerSet {

@@ -29,7 +29,7 @@ use crate::diagnostics::{PassDiagnostic, format_location};
 use melior::{
     Context,
     diagnostic::DiagnosticSeverity,
-    ir::{Location, Module, operation::OperationLike},
+    ir::{Location, Module, OperationRef, operation::OperationLike},
 };
 use std::{
     cell::RefCell,
@@ -67,6 +67,25 @@ impl<'c> Origins<'c> {
         let _ = writeln!(out, "{indent}{ORIGIN_MARKER}{}", self.list.len());
         set_current(location, what);
         self.list.push((location, what.to_string()));
+    }
+
+    /// Records that the ops built from now on lower `what` at `location`
+    /// (code built as typed IR, which carries the location itself: no
+    /// marker line). Also makes it the thread's [`current`] op.
+    pub fn enter(&mut self, location: Location<'c>, what: &str) {
+        set_current(location, what);
+        self.list.push((location, what.to_string()));
+    }
+
+    /// The op the code built last lowers, if any.
+    pub fn last(&self) -> Option<(Location<'c>, &str)> {
+        self.list.last().map(|(l, w)| (*l, w.as_str()))
+    }
+
+    /// What the code built at `location` lowers (the last op recorded
+    /// there).
+    pub fn at(&self, location: Location<'c>) -> Option<&str> {
+        self.list.iter().rev().find(|(l, _)| *l == location).map(|(_, w)| w.as_str())
     }
 
     /// The origin of generated line `line` (1-based), from the markers of
@@ -209,6 +228,58 @@ pub fn parse_generated<'c>(
         relocate(&module, text, origins, fallback.0);
     }
     Ok(module)
+}
+
+/// Verifies `op` (code built as typed IR, each op at the location of the
+/// user op it lowers) with MLIR's diagnostics captured. On failure
+/// returns a compiler fault at the failing op's location, naming the user
+/// op recorded there in `origins` (`fallback` where none is), and the file
+/// the module holding `op` is written to ([`dump_generated`]).
+pub fn verify_built<'c>(
+    op: OperationRef<'c, '_>,
+    module: OperationRef<'c, '_>,
+    origins: &Origins<'c>,
+    fallback: (Location<'c>, &str),
+) -> Result<(), PassDiagnostic<'c>> {
+    let context_ref = op.context();
+    // The reference points into `context_ref`, which outlives its uses here.
+    let context = unsafe { context_ref.to_ref() };
+    let captured: Rc<RefCell<Vec<(mlir_sys::MlirLocation, String)>>> = Rc::default();
+    let sink = captured.clone();
+    let handler = context.attach_diagnostic_handler(move |diagnostic| {
+        if matches!(diagnostic.severity(), DiagnosticSeverity::Error) {
+            sink.borrow_mut().push((diagnostic.location().to_raw(), diagnostic.to_string()));
+        }
+        true
+    });
+    let valid = op.verify();
+    // (Printing code that does not verify prints it generically; any
+    // diagnostic of that stays captured.)
+    let text = if valid { String::new() } else { module.to_string() };
+    context.detach_diagnostic_handler(handler);
+    if valid {
+        return Ok(());
+    }
+    let first = captured.borrow_mut().drain(..).next();
+    let (location, message) = match first {
+        Some((raw, message)) => {
+            let location = unsafe { Location::from_raw(raw) };
+            (location, message.lines().next().unwrap_or("").to_string())
+        }
+        None => (fallback.0, "no diagnostic".to_string()),
+    };
+    let (location, what) = match origins.at(location) {
+        Some(what) => (location, what),
+        None => fallback,
+    };
+    let path = dump_generated(&text);
+    Err(PassDiagnostic::new(
+        location,
+        format!(
+            "compiler fault while lowering '{what}': the generated code is not valid MLIR ({message}; the code is in {path}); \
+             please report it with the input program"
+        ),
+    ))
 }
 
 /// Gives every op of `module` (parsed from `text`) the location of the

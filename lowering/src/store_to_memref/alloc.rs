@@ -31,7 +31,7 @@ pub(super) fn lower<'c, 'a>(
 ) -> Result<Vec<mlir_sys::MlirValue>, String> {
     let b = Builder::before(op)?;
     let ty = Type::parse(b.context(), &info.ty).ok_or("compiler fault: the store type")?;
-    declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
+    declare_zeros(module, MEMORY_STATS, 2)?;
     let result = op.result(0).map_err(|_| "store.alloc has one result".to_string())?;
     let mut extras = Vec::new();
     let store = if info.kind != "blocks" {

@@ -20,7 +20,7 @@ pub(super) fn lower<'c, 'a>(
 ) -> Result<(), String> {
     let b = Builder::before(op)?;
     let (index, i64, i32, ptr) = (b.index_type(), b.integer_type(64), b.integer_type(32), b.pointer_type());
-    declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
+    declare_zeros(module, MEMORY_STATS, 2)?;
     let stats = statistics_type(&b)?;
     let store = values[0];
     if info.kind != "blocks" {

@@ -65,7 +65,7 @@ pub(super) fn lower<'c>(
     declare(module, "perror", &[ptr], &[])?;
     declare(module, "abort", &[], &[])?;
     declare_string(module, FAILURE, "tempo: the swap file of a store")?;
-    declare_zeros(module, MEMORY_STATS, "memref<2xi64>", "tensor<2xi64>")?;
+    declare_zeros(module, MEMORY_STATS, 2)?;
     let (store, first, end, table) = (values[0], values[1], values[2], values[3]);
     let geometry = Geometry::of(&b, info, store)?;
     if name == "store.reload" {

@@ -36,13 +36,13 @@
 //! `label_sizes`) and every label but `n` of static size (the pass
 //! guarantees it).
 
-use super::kernels::{Kernel, KernelOperands, TypedView, ViewArg, element_type, loop_nest};
-use super::{Emitter, View, gpu_attention, memref_layout, reductions};
+use super::kernels::{element_type, loop_nest};
+use super::views::{View, static_size, unit_inner_stride};
+use super::{Emitter, gpu_attention, reductions};
 use crate::ir_builder::{Builder, Compare, Extent};
 use melior::ir::attribute::{DenseI32ArrayAttribute, StridedLayoutAttribute};
 use melior::ir::r#type::MemRefType;
 use melior::ir::{Attribute, Type, Value};
-use std::fmt::Write;
 use tempo_passes::program::Attention;
 use tempo_passes::program::ElementType;
 
@@ -55,12 +55,8 @@ pub(super) struct AttentionPlan {
     pub gpu: bool,
     /// Rows spread over CPU threads (`parallel`).
     pub cpu_parallel: bool,
-    /// The block of scores and the accumulator row (CPU; with a leading
-    /// row dimension for `parallel`), allocated once at entry.
-    pub buffers: Option<[ViewArg; 2]>,
-    /// The partial maxima, sums and accumulators of the chunks and the
-    /// blocks per chunk (GPU, a growing range: `gpu_attention`).
-    pub chunks: Option<([ViewArg; 3], i64)>,
+    /// The blocks per chunk (GPU, a growing range: `gpu_attention`).
+    pub per_chunk: Option<i64>,
     /// The vector width of the dot product over the one summed label,
     /// where it is last in both operands with unit stride (CPU).
     pub dot_width: Option<i64>,
@@ -69,29 +65,30 @@ pub(super) struct AttentionPlan {
     pub acc_width: Option<i64>,
 }
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// `target = attention(q, k, v, scale)` (see [`build_attention`]): the
     /// buffers allocated at entry here, the rest built by the kernel.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn attention(
         &mut self,
         spec: &Attention,
-        [q, k, v, scale]: [&View; 4],
-        target: &View,
+        [q, k, v, scale]: [&View<'c, 'a>; 4],
+        target: &View<'c, 'a>,
         element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let e = element.mlir();
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let e = element_type(b, element);
         let n = spec.label();
         let rows: Vec<char> = spec.score.result.iter().copied().filter(|&c| c != n).collect();
         let summed = spec.score.summed();
         let extra: Vec<char> = spec.combine.result.iter().copied().filter(|c| !spec.score.result.contains(c)).collect();
-        let size_of = |c: char| label_size(spec, [q, k, v], c);
-        let static_size = |c: char| size_of(c).parse::<i64>().expect("labels other than the attended one are static");
+        let size_of = |c: char| label_size(spec, [&q.sizes, &k.sizes, &v.sizes], c);
+        let static_size = |c: char| match size_of(c) {
+            Extent::Static(n) => Ok(n),
+            Extent::Value(_) => Err(format!("compiler fault: attention label '{c}' is not static")),
+        };
         let block = spec.block;
-        let extra_shape: String = extra.iter().map(|&c| format!("{}x", static_size(c))).collect();
-        let row_count: i64 = rows.iter().map(|&c| static_size(c)).product();
+        let extra_dims: Vec<i64> = extra.iter().map(|&c| static_size(c)).collect::<Built<_>>()?;
+        let row_count: i64 = rows.iter().map(|&c| static_size(c)).collect::<Built<Vec<_>>>()?.iter().product();
         let cpu_parallel = !self.gpu && self.parallel && !rows.is_empty();
         let dot_width = match summed[..] {
             [d] if !self.gpu => vector_width(&size_of(d)).filter(|_| {
@@ -103,39 +100,36 @@ impl Emitter<'_, '_> {
             [c] if !self.gpu => vector_width(&size_of(c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], c)),
             _ => None,
         };
-        let mut operands = KernelOperands::default();
-        let views = [q, k, v, scale, target].map(|x| operands.view(x));
         // Buffers: one pair serves every row, except where rows run in
         // parallel: on the GPU each thread has its own (allocas, made by
         // the kernel), on CPU threads (`parallel`) each row has its slice of
         // buffers with a leading row dimension (an alloca in an OpenMP loop
         // body would need an alloca scope around multi-block code).
-        let buffers = (!self.gpu).then(|| {
-            let lead = if cpu_parallel { format!("{row_count}x") } else { String::new() };
-            [format!("memref<{lead}{block}x{e}>"), format!("memref<{lead}{extra_shape}{e}>")].map(|ty| {
-                let name = self.fresh("buf");
-                let _ = writeln!(self.entry, "    {name} = memref.alloc() : {ty}");
-                let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-                operands.view(&View { name, ty, sizes: Vec::new() })
-            })
-        });
-        let chunks = match self.growing_cap(&size_of(n)) {
-            Some(cap) if self.gpu => {
-                Some(self.attention_chunks(&cap, block, row_count, &extra_shape, e, &mut operands))
+        let buffers = if self.gpu {
+            None
+        } else {
+            let lead: Vec<i64> = if cpu_parallel { vec![row_count] } else { Vec::new() };
+            let scores: Vec<i64> = lead.iter().copied().chain([block]).collect();
+            let acc: Vec<i64> = lead.iter().copied().chain(extra_dims.iter().copied()).collect();
+            let entry = self.entry.at(b.location);
+            let mut made = Vec::new();
+            for dims in [scores, acc] {
+                let buffer = entry.alloc(MemRefType::new(e, &dims, None, None).into(), &[])?;
+                self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+                made.push(buffer);
             }
-            _ => None,
+            Some([made[0], made[1]])
         };
-        let plan = AttentionPlan {
-            spec: spec.clone(),
-            element,
-            gpu: self.gpu,
-            cpu_parallel,
-            buffers,
-            chunks,
-            dot_width,
-            acc_width,
+        let (chunks, per_chunk) = match self.growing_cap(&size_of(n)) {
+            Some(cap) if self.gpu => {
+                let (chunks, per_chunk) = self.attention_chunks(cap, block, row_count, &extra_dims, e, b)?;
+                (Some(chunks), Some(per_chunk))
+            }
+            _ => (None, None),
         };
-        self.call_kernel(operands, Kernel::Attention { views, plan }, indent, out);
+        let plan =
+            AttentionPlan { spec: spec.clone(), element, gpu: self.gpu, cpu_parallel, per_chunk, dot_width, acc_width };
+        build_attention(b, &plan, [q, k, v, scale, target], buffers, chunks)
     }
 }
 
@@ -144,7 +138,7 @@ impl Emitter<'_, '_> {
 /// result), with their sizes.
 struct Labels<'r, 'c, 'a> {
     spec: &'r Attention,
-    views: [&'r TypedView<'c, 'a>; 3],
+    views: [&'r View<'c, 'a>; 3],
     rows: Vec<char>,
     summed: Vec<char>,
     extra: Vec<char>,
@@ -153,11 +147,7 @@ struct Labels<'r, 'c, 'a> {
 impl<'c, 'a> Labels<'_, 'c, 'a> {
     fn size(&self, c: char) -> Extent<'c, 'a> {
         let [q, k, v] = self.views;
-        let spec = self.spec;
-        [(&spec.score.operands[0], q), (&spec.score.operands[1], k), (&spec.combine.operands[1], v)]
-            .iter()
-            .find_map(|(labels, view)| labels.iter().position(|&x| x == c).map(|p| view.sizes[p]))
-            .unwrap_or(Extent::Static(0))
+        label_size(self.spec, [&q.sizes, &k.sizes, &v.sizes], c)
     }
 
     fn static_size(&self, c: char) -> Built<i64> {
@@ -176,7 +166,7 @@ impl<'c, 'a> Labels<'_, 'c, 'a> {
 pub(super) fn build_attention<'c, 'a>(
     b: &Builder<'c, 'a>,
     plan: &AttentionPlan,
-    [q, k, v, scale, target]: [&TypedView<'c, 'a>; 5],
+    [q, k, v, scale, target]: [&View<'c, 'a>; 5],
     buffers: Option<[Value<'c, 'a>; 2]>,
     chunks: Option<[Value<'c, 'a>; 3]>,
 ) -> Built<()> {
@@ -204,9 +194,9 @@ pub(super) fn build_attention<'c, 'a>(
     let outer_factor = if plan.gpu { None } else { Some(read_scale(b)?) };
     let empty = b.compare(Compare::Eq, length, c0)?;
     let blocks = b.arith("ceildivui", length, block_size)?;
-    let chunking = match (chunks, plan.chunks.as_ref()) {
-        (Some(partials), Some((_, per_chunk))) => {
-            let per_chunk = b.index(*per_chunk)?;
+    let chunking = match (chunks, plan.per_chunk) {
+        (Some(partials), Some(per_chunk)) => {
+            let per_chunk = b.index(per_chunk)?;
             Some((partials, per_chunk, b.arith("ceildivui", blocks, per_chunk)?))
         }
         _ => None,
@@ -436,7 +426,7 @@ fn dot_product<'c, 'a>(
     b: &Builder<'c, 'a>,
     width: Option<i64>,
     labels: &Labels<'_, 'c, 'a>,
-    ([x, y], [lx, ly]): ([&TypedView<'c, 'a>; 2], [&[char]; 2]),
+    ([x, y], [lx, ly]): ([&View<'c, 'a>; 2], [&[char]; 2]),
     ivs: &[(char, Value<'c, 'a>)],
     (c0, c1, zero): (Value<'c, 'a>, Value<'c, 'a>, Value<'c, 'a>),
     e: Type<'c>,
@@ -476,21 +466,21 @@ fn dot_product<'c, 'a>(
 const MAX_VECTOR: i64 = 256;
 
 /// The static size `size` as a vector width, if at most [`MAX_VECTOR`].
-fn vector_width(size: &str) -> Option<i64> {
-    size.parse::<i64>().ok().filter(|&n| (1..=MAX_VECTOR).contains(&n))
+fn vector_width(size: &Extent) -> Option<i64> {
+    static_size(size).filter(|&n| (1..=MAX_VECTOR).contains(&n))
 }
 
 /// Whether `label` is the last of `labels` and `view` has unit stride there.
 fn contiguous_last(view: &View, labels: &[char], label: char) -> bool {
-    labels.last() == Some(&label)
-        && memref_layout(&view.ty).is_some_and(|(_, _, strides, _)| strides.last().is_some_and(|s| s == "1"))
+    labels.last() == Some(&label) && unit_inner_stride(view.ty())
 }
 
-/// The size of label `c` of `spec`, from the first of the query, key and
-/// value views (in that order) that has it.
-pub(super) fn label_size(spec: &Attention, [q, k, v]: [&View; 3], c: char) -> String {
+/// The size of label `c` of `spec`, from the first of the query's, key's
+/// and value's sizes (in that order) that has it (every label is in an
+/// operand: the verifier checked it).
+pub(super) fn label_size<'c, 'a>(spec: &Attention, [q, k, v]: [&[Extent<'c, 'a>]; 3], c: char) -> Extent<'c, 'a> {
     [(&spec.score.operands[0], q), (&spec.score.operands[1], k), (&spec.combine.operands[1], v)]
         .iter()
-        .find_map(|(labels, view)| labels.iter().position(|&x| x == c).map(|p| view.sizes[p].clone()))
-        .expect("every label is in an operand (checked by the verifier)")
+        .find_map(|(labels, sizes)| labels.iter().position(|&x| x == c).map(|p| sizes[p]))
+        .unwrap_or(Extent::Static(0))
 }

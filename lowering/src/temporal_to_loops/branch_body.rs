@@ -4,44 +4,81 @@
 //! GPU's kernels of one point for single values, and the dispatch to each
 //! spatial op's lowering.
 
+use super::elementwise::Elementwise;
+use super::views::{View, broadcast_sizes, layout, plain_type, reshaped, static_size, strided, view_type};
 use super::{
-    Elementwise, Emitter, TestFaultKind, View, attention, broadcast_sizes, contractions, destinations, elementwise,
-    memref_layout, plain_type, reductions, row_fusion, scalar, transposed_view, view_type,
+    Built, Emitter, TestFaultKind, attention, contractions, destinations, elementwise, reductions, row_fusion, scalar,
+};
+use crate::ir_builder::{Builder, Extent};
+use melior::ir::{
+    Attribute, Value,
+    attribute::{IntegerAttribute, StringAttribute, TypeAttribute},
+    operation::OperationBuilder,
 };
 use std::collections::HashMap;
-use std::fmt::Write;
 use tempo_passes::affine::AffineExpr;
 use tempo_passes::program::{DYNAMIC, ElementType, Movement, NodeKind, PointType, ReduceKind};
 
-impl Emitter<'_, '_> {
+/// A node's value while its branch is built: a view, or only the sizes of
+/// a value its users or its row group compute.
+#[derive(Clone)]
+pub(super) enum NodeValue<'c, 'a> {
+    View(View<'c, 'a>),
+    Sizes(Vec<Extent<'c, 'a>>),
+}
+
+impl<'c, 'a> NodeValue<'c, 'a> {
+    pub(super) fn sizes(&self) -> &[Extent<'c, 'a>] {
+        match self {
+            NodeValue::View(v) => &v.sizes,
+            NodeValue::Sizes(s) => s,
+        }
+    }
+
+    /// The view; a value without one is a compiler fault.
+    pub(super) fn view(&self) -> Built<&View<'c, 'a>> {
+        match self {
+            NodeValue::View(v) => Ok(v),
+            NodeValue::Sizes(_) => Err("compiler fault: a value computed by its users is read as a view".into()),
+        }
+    }
+
+    pub(super) fn as_view(&self) -> Option<&View<'c, 'a>> {
+        match self {
+            NodeValue::View(v) => Some(v),
+            NodeValue::Sizes(_) => None,
+        }
+    }
+}
+
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Breaks the code of the first op named `op` as the `test-fault`
     /// option asks.
-    fn inject_test_fault(&mut self, op: &str, indent: &str, out: &mut String) {
+    fn inject_test_fault(&mut self, op: &str, b: &Builder<'c, 'a>) -> Built<()> {
         if self.test_fault.as_ref().is_none_or(|f| f.op != op) {
-            return;
+            return Ok(());
         }
         match self.test_fault.take().map(|f| f.kind) {
-            Some(TestFaultKind::Parse) => {
-                let _ = writeln!(out, "{indent}%test_fault = memref.load [%test_fault_index] : memref<f32>");
-            }
             Some(TestFaultKind::Verify) => {
-                let _ = writeln!(out, "{indent}%test_fault = \"arith.constant\"() {{value = 1 : i32}} : () -> i64");
+                let value = IntegerAttribute::new(b.integer_type(32), 1).into();
+                b.op("arith.constant", &[], &[b.integer_type(64)], &[("value", value)])?;
+                Ok(())
             }
-            Some(TestFaultKind::Build) => self.kernel_fault = Some(op.to_string()),
+            Some(TestFaultKind::Build) => Err(format!("test fault injected while building the code of '{op}'")),
             Some(TestFaultKind::Panic) => panic!("test fault injected while lowering '{op}'"),
-            None => {}
+            None => Ok(()),
         }
     }
 
     /// The ops of one branch, computing into `slot`.
-    pub(super) fn branch_body(&mut self, i: usize, b: usize, slot: &str, indent: &str, out: &mut String) {
+    pub(super) fn branch_body(&mut self, i: usize, k: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let reader = &program.tensors[i];
-        let reader_dims: Vec<String> = reader.domain.iter().map(|d| self.index_of[d].clone()).collect();
-        let branch = &reader.branches[b];
-        let mut views: Vec<View> = Vec::new();
+        let reader_dims: Vec<Value<'c, 'a>> = reader.domain.iter().map(|d| self.index_of[d]).collect();
+        let branch = &reader.branches[k];
+        let mut views: Vec<NodeValue<'c, 'a>> = Vec::new();
         // Buffers of dynamic size, allocated in this body and freed at its end.
-        let mut dynamic_buffers: Vec<(String, String)> = Vec::new();
+        let mut dynamic_buffers: Vec<Value<'c, 'a>> = Vec::new();
         let Fusion { groups, member_of, inlined, users, epilogue_product, has_epilogue, destination } =
             self.fusion(branch);
         let candidates = destinations::Candidates {
@@ -51,11 +88,12 @@ impl Emitter<'_, '_> {
             has_epilogue: &has_epilogue,
             slot_operand: destination,
         };
-        let planned = self.plan_destinations(branch, slot, &candidates, indent, out);
+        let planned = self.plan_destinations(branch, slot, &candidates, b)?;
         for (n, node) in branch.nodes.iter().enumerate() {
             let op_name = node.kind.op_name();
-            self.origins.mark(node.location, &op_name, indent, out);
-            self.inject_test_fault(&op_name, indent, out);
+            self.enter(node.location, &op_name);
+            let b = &b.at(node.location);
+            self.inject_test_fault(&op_name, b)?;
             let is_result = n == branch.result;
             let view = match &node.kind {
                 NodeKind::Read { source, index } => {
@@ -66,83 +104,52 @@ impl Emitter<'_, '_> {
                         if let AffineExpr::Dim(k) = expr
                             && reader.domain[*k] == dim
                         {
-                            coords.push(reader_dims[*k].clone());
+                            coords.push(reader_dims[*k]);
                             continue;
                         }
                         // Other coordinates are clamped into the source's extent:
                         // the point checks guarantee they are in range wherever
                         // the point is needed, and clamping keeps the accesses of
                         // points nobody needs inside the store.
-                        let c = self.apply(
-                            "affine.apply",
-                            std::slice::from_ref(expr),
-                            index.num_dims,
-                            index.num_symbols,
-                            &reader_dims,
-                            indent,
-                            out,
-                        );
-                        coords.push(self.clamp(&c, "%zero_index", &format!("%last{dim}"), indent, out));
+                        let shape = (index.num_dims, index.num_symbols);
+                        let c = self.apply("affine.apply", std::slice::from_ref(expr), shape, &reader_dims, b)?;
+                        coords.push(self.clamp(c, self.zero_index, self.last_index[dim], b)?);
                     }
-                    let name = self.point_view(*source, &coords, false, indent, out);
-                    View::fixed(name, &node.ty)
+                    View::fixed(self.point_view(*source, &coords, false, b)?, &node.ty)
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
-                    self.range_view(*source, lower, upper, caps, &reader_dims, &node.ty, indent, out)
+                    self.range_view(*source, lower, upper, caps, &reader_dims, &node.ty, b)?
                 }
-                NodeKind::Constant { text, .. } => {
-                    let global = format!("__tempo_constant_{}", self.next_id + 1);
-                    let value = text.rsplit_once(" : ").map_or(text.as_str(), |(v, _)| v);
-                    let _ = writeln!(
-                        self.globals,
-                        "  memref.global \"private\" constant @{global} : {} = {value}",
-                        plain_type(&node.ty)
-                    );
-                    let name = self.fresh("c");
-                    let ty = plain_type(&node.ty);
-                    if self.gpu {
-                        // Kernels cannot read the host's globals: the value
-                        // is copied once, at entry, into memory they can.
-                        let global_value = self.fresh("c");
-                        let mut entry = String::new();
-                        let _ = writeln!(entry, "    {global_value} = memref.get_global @{global} : {ty}");
-                        let _ = writeln!(entry, "    {name} = memref.alloc() : {ty}");
-                        let _ = writeln!(entry, "    memref.copy {global_value}, {name} : {ty} to {ty}");
-                        let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-                        let view = self.cast(&name, &node.ty, "    ", &mut entry);
-                        self.entry += &entry;
-                        View::fixed(view, &node.ty)
-                    } else {
-                        let _ = writeln!(out, "{indent}{name} = memref.get_global @{global} : {ty}");
-                        View::fixed(self.cast(&name, &node.ty, indent, out), &node.ty)
-                    }
-                }
+                NodeKind::Constant { text, .. } => self.constant(text, &node.ty, b)?,
                 kind => {
-                    let sizes = self.result_sizes(n, branch, &views, indent, out);
+                    let sizes = self.result_sizes(n, branch, &views, b)?;
                     // An elementwise op fused into its only user has no
                     // buffer: the user computes it (see `elementwise`).
-                    if inlined[n] {
-                        views.push(View { name: String::new(), ty: String::new(), sizes });
-                        continue;
-                    }
-                    // A product with an epilogue is computed by its chain's
-                    // root, into the root's buffer.
-                    if has_epilogue[n] {
-                        views.push(View { name: String::new(), ty: String::new(), sizes });
+                    // Nor has a product with an epilogue: it is computed by
+                    // its chain's root, into the root's buffer.
+                    if inlined[n] || has_epilogue[n] {
+                        views.push(NodeValue::Sizes(sizes));
                         continue;
                     }
                     // Members of a row group: made (views and buffers) here,
                     // computed together at the group's last node.
                     if let Some(g) = member_of[n] {
                         let group = &groups[g];
-                        let view = if group.materialized.contains(&n) {
-                            self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out)
+                        let value = if group.materialized.contains(&n) {
+                            NodeValue::View(self.value_target(
+                                node,
+                                &sizes,
+                                is_result,
+                                slot,
+                                &mut dynamic_buffers,
+                                b,
+                            )?)
                         } else {
-                            View { name: String::new(), ty: String::new(), sizes }
+                            NodeValue::Sizes(sizes)
                         };
-                        views.push(view);
+                        views.push(value);
                         if n == group.end {
-                            self.row_group(group, &branch.nodes, &views, indent, out);
+                            self.row_group(group, &branch.nodes, &views, b)?;
                         }
                         continue;
                     }
@@ -150,8 +157,8 @@ impl Emitter<'_, '_> {
                     // (`memref.transpose`): no copy; its consumers read
                     // through the permuted strides.
                     if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
-                        let view = transposed_view(&views[operands[0]], permutation, self.fresh("perm"), indent, out);
-                        views.push(view);
+                        let view = super::views::transposed(b, views[operands[0]].view()?, permutation)?;
+                        views.push(NodeValue::View(view));
                         continue;
                     }
                     // Fused, so is a reshape of a contiguous value, and the
@@ -161,59 +168,43 @@ impl Emitter<'_, '_> {
                         let a = operands[0];
                         // Its operand was computed into its destination.
                         if planned.placed_in[a] == Some(n) {
-                            views.push(planned.view[&n].clone());
+                            let view = planned.view.get(&n).ok_or("compiler fault: a placed value without its view")?;
+                            views.push(NodeValue::View(view.clone()));
                             continue;
                         }
                         if is_result && destination == Some(a) {
-                            views.push(View::fixed(slot.to_string(), &node.ty));
+                            views.push(NodeValue::View(View::fixed(slot, &node.ty)));
                             continue;
                         }
-                        if !is_result {
-                            let from = &branch.nodes[a].ty;
-                            if let Some(view) = self.reshape_view(&views[a], from, &node.ty, indent, out) {
-                                views.push(view);
-                                continue;
-                            }
+                        if !is_result
+                            && let Some(source) = views[a].as_view()
+                            && let Some(view) = reshaped(b, source, &branch.nodes[a].ty, &node.ty)?
+                        {
+                            views.push(NodeValue::View(view));
+                            continue;
                         }
                     }
                     // So is a slice at point-dependent offsets (`memref.subview`).
                     if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
-                        let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
-                        views.push(view);
+                        let view = self.dynamic_slice(views[*a].view()?, offsets, &reader_dims, &node.ty, b)?;
+                        views.push(NodeValue::View(view));
                         continue;
                     }
                     let destination_view = match destination == Some(n) {
                         true => {
                             let result = &branch.nodes[branch.result].ty;
-                            let slot_view = View::fixed(slot.to_string(), result);
-                            self.reshape_view(&slot_view, result, &node.ty, indent, out)
+                            reshaped(b, &View::fixed(slot, result), result, &node.ty)?
                         }
                         false => None,
                     };
                     let target = match (planned.view.get(&n), destination_view) {
                         (Some(view), _) => view.clone(),
                         (None, Some(view)) => view,
-                        (None, None) => {
-                            self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, indent, out)
-                        }
+                        (None, None) => self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, b)?,
                     };
                     if let Some(&m) = epilogue_product.get(&n) {
-                        let NodeKind::Matmul(a, b) = branch.nodes[m].kind else { unreachable!("products are matmuls") };
-                        let chain = scalar::Chain::of(n, &branch.nodes, &inlined);
-                        let sum_argument =
-                            chain.leaves.iter().position(|&l| l == m).expect("the product is a leaf of its chain");
-                        let leaves = chain.leaves.iter().filter(|&&l| l != m).map(|&l| views[l].clone()).collect();
-                        self.epilogue = Some(contractions::PendingEpilogue { leaves, sum_argument, chain });
-                        let element = branch.nodes[m].ty.element;
-                        self.matmul(&views[a], &views[b], &target, element, indent, out);
-                        if self.epilogue.take().is_some() {
-                            // The kernel did not apply it: the chain runs
-                            // after the product, in place.
-                            views[m] =
-                                View { name: target.name.clone(), ty: target.ty.clone(), sizes: target.sizes.clone() };
-                            self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out);
-                        }
-                        views.push(target);
+                        self.product_with_epilogue(n, m, branch, &mut views, &inlined, &target, b)?;
+                        views.push(NodeValue::View(target));
                         continue;
                     }
                     let inputs = Inputs {
@@ -223,27 +214,99 @@ impl Emitter<'_, '_> {
                         planned: &planned,
                         reader_dims: &reader_dims,
                     };
-                    self.compute(n, &inputs, &target, &mut dynamic_buffers, indent, out);
-                    views.push(target);
+                    self.compute(n, &inputs, &target, &mut dynamic_buffers, b)?;
+                    views.push(NodeValue::View(target));
                     continue;
                 }
             };
             if is_result {
-                let slot_ty = view_type(&node.ty);
                 // (A single value is copied by a kernel of one thread on the GPU.)
-                let unit = (self.gpu && node.ty.shape.is_empty())
-                    .then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
-                let inner = unit.as_ref().map_or(indent, |u| u.inner.as_str());
-                let _ = writeln!(out, "{inner}linalg.copy ins({} : {}) outs({slot} : {slot_ty})", view.name, view.ty);
-                if let Some(unit) = unit {
-                    unit.close(out);
+                if self.gpu && node.ty.shape.is_empty() {
+                    let (inner, _) = b.scf_parallel(&[b.index(1)?])?;
+                    inner.copy(view.value, slot)?;
+                } else {
+                    b.copy(view.value, slot)?;
                 }
             }
-            views.push(view);
+            views.push(NodeValue::View(view));
         }
-        for (buffer, ty) in dynamic_buffers {
-            let _ = writeln!(out, "{indent}memref.dealloc {buffer} : {ty}");
+        for buffer in dynamic_buffers {
+            b.op("memref.dealloc", &[buffer], &[], &[])?;
         }
+        Ok(())
+    }
+
+    /// A constant: a private global (`memref.global`) holding its value,
+    /// viewed where it is read (for the GPU, copied once at entry into
+    /// memory its kernels can read).
+    fn constant(&mut self, text: &str, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+        let context = self.context;
+        let global = format!("__tempo_constant_{}", self.fresh_id());
+        let plain = plain_type(context, ty);
+        let value = Attribute::parse(context, text)
+            .ok_or_else(|| format!("compiler fault: the constant's value '{text}' is not an attribute"))?;
+        let named = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);
+        let op = OperationBuilder::new("memref.global", b.location)
+            .add_attributes(&[
+                named("sym_name", StringAttribute::new(context, &global).into()),
+                named("sym_visibility", StringAttribute::new(context, "private").into()),
+                named("type", TypeAttribute::new(plain).into()),
+                named("initial_value", value),
+                named("constant", Attribute::unit(context)),
+            ])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build the constant's global: {e}"))?;
+        self.globals.insert_op(op);
+        let view = view_type(context, ty);
+        if self.gpu {
+            // Kernels cannot read the host's globals.
+            let entry = self.entry.at(b.location);
+            let host = entry.global(&global, plain)?;
+            let copy = entry.alloc(plain, &[])?;
+            entry.op("memref.copy", &[host, copy], &[], &[])?;
+            self.exit.op("memref.dealloc", &[copy], &[], &[])?;
+            return Ok(View::fixed(entry.cast(copy, view)?, ty));
+        }
+        let host = b.global(&global, plain)?;
+        Ok(View::fixed(b.cast(host, view)?, ty))
+    }
+
+    /// Product `m` computed with the chain rooted at `n` as its epilogue
+    /// into `target` (or, where the kernel does not apply it, the chain
+    /// after the product, in place).
+    #[allow(clippy::too_many_arguments)]
+    fn product_with_epilogue(
+        &mut self,
+        n: usize,
+        m: usize,
+        branch: &tempo_passes::program::Branch,
+        views: &mut [NodeValue<'c, 'a>],
+        inlined: &[bool],
+        target: &View<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let NodeKind::Matmul(x, y) = branch.nodes[m].kind else {
+            return Err("compiler fault: an epilogue's product is not a matmul".into());
+        };
+        let chain = scalar::Chain::of(n, &branch.nodes, inlined);
+        let sum_argument = chain
+            .leaves
+            .iter()
+            .position(|&l| l == m)
+            .ok_or("compiler fault: the product is not a leaf of its chain")?;
+        let leaves =
+            chain.leaves.iter().filter(|&&l| l != m).map(|&l| views[l].view().cloned()).collect::<Built<Vec<_>>>()?;
+        self.epilogue = Some(contractions::PendingEpilogue { leaves, sum_argument, chain });
+        let element = branch.nodes[m].ty.element;
+        let (a, c) = (views[x].view()?.clone(), views[y].view()?.clone());
+        self.matmul(&a, &c, target, element, b)?;
+        if self.epilogue.take().is_some() {
+            // The kernel did not apply it: the chain runs after the
+            // product, in place.
+            views[m] = NodeValue::View(target.clone());
+            self.fused_elementwise(n, &branch.nodes, views, inlined, target, b)?;
+        }
+        Ok(())
     }
 }
 
@@ -269,15 +332,15 @@ struct Fusion {
 /// What the computation of a node reads: the branch, the views of the
 /// nodes before it, the inlined nodes, the destinations planned and the
 /// reader's point.
-struct Inputs<'r> {
+struct Inputs<'r, 'c, 'a> {
     branch: &'r tempo_passes::program::Branch<'r>,
-    views: &'r [View],
+    views: &'r [NodeValue<'c, 'a>],
     inlined: &'r [bool],
-    planned: &'r destinations::Destinations,
-    reader_dims: &'r [String],
+    planned: &'r destinations::Destinations<'c, 'a>,
+    reader_dims: &'r [Value<'c, 'a>],
 }
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Fusion's decisions for `branch`: row groups, elementwise chains
     /// inlined into their users, epilogues of products, and a result
     /// reshape's operand computed into the slot (none of it when fusion is
@@ -378,80 +441,76 @@ impl Emitter<'_, '_> {
         Fusion { groups, member_of, inlined, users, epilogue_product, has_epilogue, destination }
     }
 
-    /// The sizes (literals or index values) of node `n`'s result at this
-    /// point, from its operands' views.
+    /// The sizes of node `n`'s result at this point, from its operands'
+    /// views.
     fn result_sizes(
         &mut self,
         n: usize,
         branch: &tempo_passes::program::Branch,
-        views: &[View],
-        indent: &str,
-        out: &mut String,
-    ) -> Vec<String> {
+        views: &[NodeValue<'c, 'a>],
+        b: &Builder<'c, 'a>,
+    ) -> Built<Vec<Extent<'c, 'a>>> {
         let node = &branch.nodes[n];
-        match &node.kind {
-            NodeKind::Unary(_, a) | NodeKind::Cast(a) => views[*a].sizes.clone(),
-            NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => broadcast_sizes(&[&views[*a], &views[*c]]),
-            NodeKind::Select(c, a, b) => broadcast_sizes(&[&views[*c], &views[*a], &views[*b]]),
+        let sizes = |k: usize| views[k].sizes().to_vec();
+        let shape = || node.ty.shape.iter().map(|&d| Extent::Static(d)).collect::<Vec<_>>();
+        Ok(match &node.kind {
+            NodeKind::Unary(_, a) | NodeKind::Cast(a) => sizes(*a),
+            NodeKind::Binary(_, a, c) | NodeKind::Compare(_, a, c) => {
+                broadcast_sizes(&[views[*a].sizes(), views[*c].sizes()])
+            }
+            NodeKind::Select(c, a, x) => broadcast_sizes(&[views[*c].sizes(), views[*a].sizes(), views[*x].sizes()]),
             NodeKind::Move(movement, operands) => match movement {
-                Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes[k].clone()).collect(),
-                Movement::Flip(_) => views[operands[0]].sizes.clone(),
+                Movement::Permute(p) => p.iter().map(|&k| views[operands[0]].sizes()[k]).collect(),
+                Movement::Flip(_) => sizes(operands[0]),
                 Movement::Concat(axis) => {
-                    let (a, b) = (views[operands[0]].sizes.clone(), views[operands[1]].sizes.clone());
-                    let mut sizes = a.clone();
-                    sizes[*axis] = match (a[*axis].parse::<i64>(), b[*axis].parse::<i64>()) {
-                        (Ok(x), Ok(y)) => (x + y).to_string(),
-                        _ => {
-                            let x = self.index_value(&a[*axis], indent, out);
-                            let y = self.index_value(&b[*axis], indent, out);
-                            let total = self.fresh("i");
-                            let _ = writeln!(out, "{indent}{total} = arith.addi {x}, {y} : index");
-                            total
-                        }
+                    let (x, y) = (sizes(operands[0]), sizes(operands[1]));
+                    let mut result = x.clone();
+                    result[*axis] = match (x[*axis], y[*axis]) {
+                        (Extent::Static(p), Extent::Static(q)) => Extent::Static(p + q),
+                        (p, q) => Extent::Value(b.arith("addi", b.extent(p)?, b.extent(q)?)?),
                     };
-                    sizes
+                    result
                 }
                 // The dynamic size of a reshape or expand is the operand's.
                 Movement::Reshape => {
-                    let input = &views[operands[0]].sizes;
+                    let input = views[operands[0]].sizes();
                     let carried = branch.nodes[operands[0]].ty.shape.iter().position(|&d| d == DYNAMIC);
                     node.ty
                         .shape
                         .iter()
                         .map(|&d| match carried {
-                            Some(k) if d == DYNAMIC => input[k].clone(),
-                            _ => d.to_string(),
+                            Some(k) if d == DYNAMIC => input[k],
+                            _ => Extent::Static(d),
                         })
                         .collect()
                 }
                 Movement::Expand => {
-                    let input = &views[operands[0]].sizes;
+                    let input = views[operands[0]].sizes();
                     let skip = node.ty.shape.len() - input.len();
                     node.ty
                         .shape
                         .iter()
                         .enumerate()
-                        .map(|(k, &d)| if d == DYNAMIC { input[k - skip].clone() } else { d.to_string() })
+                        .map(|(k, &d)| if d == DYNAMIC { input[k - skip] } else { Extent::Static(d) })
                         .collect()
                 }
-                _ => node.ty.shape.iter().map(i64::to_string).collect(),
+                _ => shape(),
             },
-            NodeKind::Random { .. } | NodeKind::Call { .. } => node.ty.shape.iter().map(i64::to_string).collect(),
+            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::DynamicSlice(..) => shape(),
             NodeKind::Gather(table, indices) => {
-                let mut sizes = views[*indices].sizes.clone();
-                sizes.extend(views[*table].sizes[1..].iter().cloned());
-                sizes
+                let mut result = sizes(*indices);
+                result.extend(views[*table].sizes()[1..].iter().copied());
+                result
             }
             NodeKind::Matmul(a, c) => {
-                let (x, y) = (&views[*a].sizes, &views[*c].sizes);
+                let (x, y) = (views[*a].sizes(), views[*c].sizes());
                 match (x.len(), y.len()) {
-                    (2, 1) => vec![x[0].clone()],
-                    (1, _) => vec![y[1].clone()],
+                    (2, 1) => vec![x[0]],
+                    (1, _) => vec![y[1]],
                     (rx, ry) => {
-                        let batch = |s: &[String]| View { name: String::new(), ty: String::new(), sizes: s.to_vec() };
-                        let mut sizes = broadcast_sizes(&[&batch(&x[..rx - 2]), &batch(&y[..ry - 2])]);
-                        sizes.extend([x[rx - 2].clone(), y[ry - 1].clone()]);
-                        sizes
+                        let mut result = broadcast_sizes(&[&x[..rx - 2], &y[..ry - 2]]);
+                        result.extend([x[rx - 2], y[ry - 1]]);
+                        result
                     }
                 }
             }
@@ -459,29 +518,28 @@ impl Emitter<'_, '_> {
                 .result
                 .iter()
                 .map(|c| {
-                    let (k, d) = spec
-                        .operands
+                    spec.operands
                         .iter()
                         .enumerate()
-                        .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| (k, d)))
-                        .expect("a result label is in some operand");
-                    views[operands[k]].sizes[d].clone()
+                        .find_map(|(k, o)| o.iter().position(|x| x == c).map(|d| views[operands[k]].sizes()[d]))
+                        .ok_or_else(|| format!("compiler fault: the einsum's label '{c}' is in no operand"))
                 })
-                .collect(),
+                .collect::<Built<_>>()?,
             NodeKind::Attention(spec, [q, k, v, _]) => {
-                let operands = [&views[*q], &views[*k], &views[*v]];
+                let operands = [views[*q].sizes(), views[*k].sizes(), views[*v].sizes()];
                 spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
             }
-            NodeKind::DynamicSlice(..) => node.ty.shape.iter().map(i64::to_string).collect(),
             NodeKind::Reduce(kind, a, axis) => {
-                let mut s = views[*a].sizes.clone();
+                let mut s = sizes(*a);
                 if *kind != ReduceKind::CumSum {
                     s.remove(*axis);
                 }
                 s
             }
-            _ => unreachable!("reads and constants handled above"),
-        }
+            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } => {
+                return Err("compiler fault: a read or constant sized as computed".into());
+            }
+        })
     }
 
     /// Computes node `n` into `target` (a spatial op's lowering, chosen by
@@ -489,48 +547,48 @@ impl Emitter<'_, '_> {
     fn compute(
         &mut self,
         n: usize,
-        inputs: &Inputs,
-        target: &View,
-        dynamic_buffers: &mut Vec<(String, String)>,
-        indent: &str,
-        out: &mut String,
-    ) {
+        inputs: &Inputs<'_, 'c, 'a>,
+        target: &View<'c, 'a>,
+        dynamic_buffers: &mut Vec<Value<'c, 'a>>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
         let Inputs { branch, views, inlined, planned, reader_dims } = *inputs;
         let node = &branch.nodes[n];
         let kind = &node.kind;
+        let view = |k: usize| views[k].view();
         let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
-        // Argmax keeps its running maximum in a scratch buffer
-        // of the result's shape, allocated here (outside the
-        // kernel of a single value, below).
+        // Argmax keeps its running maximum in a scratch buffer of the
+        // result's shape, allocated here (outside the kernel of a single
+        // value, below).
         let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
-            let scratch = self.fresh("buf");
-            let shape: String =
-                node.ty.shape.iter().map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") }).collect();
-            let scratch_ty = format!("memref<{shape}{}>", branch.nodes[*a].ty.element.mlir());
-            let dynamic: Vec<&str> = node
+            let scratch_type = plain_type(
+                self.context,
+                &PointType { shape: node.ty.shape.clone(), element: branch.nodes[*a].ty.element },
+            );
+            let dynamic: Vec<Value> = node
                 .ty
                 .shape
                 .iter()
                 .zip(&target.sizes)
                 .filter(|(d, _)| **d == DYNAMIC)
-                .map(|(_, s)| s.as_str())
-                .collect();
-            let _ = writeln!(out, "{indent}{scratch} = memref.alloc({}) : {scratch_ty}", dynamic.join(", "));
-            dynamic_buffers.push((scratch.clone(), scratch_ty.clone()));
-            Some(View { name: scratch, ty: scratch_ty, sizes: target.sizes.clone() })
+                .map(|(_, s)| b.extent(*s))
+                .collect::<Built<_>>()?;
+            let scratch = b.alloc(scratch_type, &dynamic)?;
+            dynamic_buffers.push(scratch);
+            Some(View { value: scratch, sizes: target.sizes.clone() })
         } else {
             None
         };
-        // For the GPU, work whose result is a single value runs
-        // as a kernel of one thread (an `scf.parallel` of one
-        // point), so that host code never touches the data of
-        // stores, which can then live in device memory. External
-        // calls run on the host; tiled attention has its own loop.
-        // (Nor do reductions over growing ranges, which run in
-        // two stages of parallel loops: `gpu_reduction`.)
+        // For the GPU, work whose result is a single value runs as a
+        // kernel of one thread (an `scf.parallel` of one point), so that
+        // host code never touches the data of stores, which can then live
+        // in device memory. External calls run on the host; tiled
+        // attention has its own loop. (Nor do reductions over growing
+        // ranges, which run in two stages of parallel loops:
+        // `gpu_reduction`.)
         let split = match kind {
             NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
-                self.gpu_split_applies(&views[*a], *axis).is_some()
+                self.gpu_split_applies(views[*a].sizes(), *axis).is_some()
             }
             _ => false,
         };
@@ -538,190 +596,167 @@ impl Emitter<'_, '_> {
             && node.ty.shape.is_empty()
             && !split
             && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
-        let unit = single.then(|| self.open_parallel_loop(&["1".to_string()], indent, out));
-        let indent = unit.as_ref().map_or(indent, |u| u.inner.as_str()).to_string();
-        let indent = indent.as_str();
+        let unit = if single { Some(b.scf_parallel(&[b.index(1)?])?.0) } else { None };
+        let b = unit.as_ref().unwrap_or(b);
+        let config = self.config();
         match kind {
-            _ if fuses => self.fused_elementwise(n, &branch.nodes, &views, &inlined, &target, indent, out),
+            _ if fuses => self.fused_elementwise(n, &branch.nodes, views, inlined, target, b),
             NodeKind::Unary(op, a) => {
                 let elements = [branch.nodes[*a].ty.element];
-                self.elementwise(&[&views[*a]], &elements, &target, &node.ty, Elementwise::Unary(*op), indent, out)
+                self.elementwise(&[view(*a)?], &elements, target, &node.ty, Elementwise::Unary(*op), b)
             }
             NodeKind::Compare(predicate, a, c) => {
                 let elements = [branch.nodes[*a].ty.element, branch.nodes[*c].ty.element];
                 let op = Elementwise::Compare(*predicate);
-                self.elementwise(&[&views[*a], &views[*c]], &elements, &target, &node.ty, op, indent, out)
+                self.elementwise(&[view(*a)?, view(*c)?], &elements, target, &node.ty, op, b)
             }
-            NodeKind::Select(c, a, b) => {
+            NodeKind::Select(c, a, x) => {
                 let elements = [ElementType::I1, node.ty.element, node.ty.element];
-                let inputs = [&views[*c], &views[*a], &views[*b]];
-                self.elementwise(&inputs, &elements, &target, &node.ty, Elementwise::Select, indent, out)
+                let operands = [view(*c)?, view(*a)?, view(*x)?];
+                self.elementwise(&operands, &elements, target, &node.ty, Elementwise::Select, b)
             }
             NodeKind::Move(Movement::Concat(axis), operands) => {
                 // Operands computed into their parts need no copy.
-                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
+                let parts: Vec<View> = operands.iter().map(|&k| view(k).cloned()).collect::<Built<_>>()?;
                 let placed: Vec<bool> = operands.iter().map(|&k| planned.placed_in[k] == Some(n)).collect();
-                self.concat(*axis, &inputs, &placed, &target, indent, out);
+                super::movement::build_concat(b, *axis, &parts, &placed, target, config)
             }
             NodeKind::Move(movement, operands) => {
-                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
-                self.move_elements(movement, &inputs, &target, &node.ty, indent, out);
+                let parts: Vec<&View> = operands.iter().map(|&k| view(k)).collect::<Built<_>>()?;
+                // An arange has no operand: its target stands in.
+                let input = parts.first().copied().unwrap_or(target);
+                super::movement::build_move(b, movement, input, target, &node.ty, config)
             }
-            NodeKind::Random { seed, normal } => {
-                self.random(*seed, *normal, &reader_dims, &target, &node.ty, indent, out);
-            }
+            NodeKind::Random { seed, normal } => super::random::build(b, *seed, *normal, reader_dims, target, &node.ty),
             NodeKind::Call { site, args, .. } => {
-                let inputs: Vec<(&View, &PointType)> = args.iter().map(|&k| (&views[k], &branch.nodes[k].ty)).collect();
-                self.external_call(*site, &inputs, &target, &node.ty, indent, out);
+                let operands: Vec<(&View, &PointType)> =
+                    args.iter().map(|&k| Ok((view(k)?, &branch.nodes[k].ty))).collect::<Built<_>>()?;
+                self.external_call(*site, &operands, target, &node.ty, b)
             }
             NodeKind::Gather(table, indices) => {
                 let index_element = branch.nodes[*indices].ty.element;
-                self.gather(&views[*table], &views[*indices], index_element, &target, &node.ty, indent, out);
+                super::movement::build_gather(
+                    b,
+                    view(*table)?,
+                    view(*indices)?,
+                    index_element,
+                    target,
+                    &node.ty,
+                    config,
+                )
             }
             NodeKind::Cast(a) => {
                 let from = branch.nodes[*a].ty.element;
-                let op = Elementwise::Cast(from);
-                self.elementwise(&[&views[*a]], &[from], &target, &node.ty, op, indent, out)
+                self.elementwise(&[view(*a)?], &[from], target, &node.ty, Elementwise::Cast(from), b)
             }
             NodeKind::Binary(op, a, c) => self.elementwise(
-                &[&views[*a], &views[*c]],
+                &[view(*a)?, view(*c)?],
                 &[node.ty.element, node.ty.element],
-                &target,
+                target,
                 &node.ty,
                 Elementwise::Binary(*op),
-                indent,
-                out,
+                b,
             ),
-            NodeKind::Matmul(a, c) => {
-                self.matmul(&views[*a], &views[*c], &target, node.ty.element, indent, out);
-            }
+            NodeKind::Matmul(a, c) => self.matmul(view(*a)?, view(*c)?, target, node.ty.element, b),
             NodeKind::Einsum(spec, operands) => {
-                let inputs: Vec<&View> = operands.iter().map(|&k| &views[k]).collect();
-                self.einsum(spec, &inputs, &target, node.ty.element, indent, out);
+                let operands: Vec<&View> = operands.iter().map(|&k| view(k)).collect::<Built<_>>()?;
+                self.einsum(spec, &operands, target, node.ty.element, b)
             }
             NodeKind::Attention(spec, [q, k, v, scale]) => {
-                let inputs = [&views[*q], &views[*k], &views[*v], &views[*scale]];
-                self.attention(spec, inputs, &target, node.ty.element, indent, out);
+                let operands = [view(*q)?, view(*k)?, view(*v)?, view(*scale)?];
+                self.attention(spec, operands, target, node.ty.element, b)
             }
             NodeKind::DynamicSlice(a, offsets) => {
-                let view = self.dynamic_slice(&views[*a], offsets, &reader_dims, &node.ty, indent, out);
-                let _ = writeln!(
-                    out,
-                    "{indent}linalg.copy ins({} : {}) outs({} : {})",
-                    view.name, view.ty, target.name, target.ty
-                );
+                let slice = self.dynamic_slice(view(*a)?, offsets, reader_dims, &node.ty, b)?;
+                b.copy(slice.value, target.value)
             }
             NodeKind::Reduce(kind, a, axis) => {
                 let input_element = branch.nodes[*a].ty.element;
                 match kind {
-                    ReduceKind::CumSum => self.cumsum(&views[*a], *axis, &target, &node.ty, indent, out),
+                    ReduceKind::CumSum => {
+                        super::reductions::build_cumsum(b, view(*a)?, *axis, target, node.ty.element, config)
+                    }
                     ReduceKind::ArgMax => {
-                        let best = argmax_scratch.as_ref().expect("allocated above");
-                        self.argmax(&views[*a], *axis, best, &target, input_element, indent, out);
+                        let best = argmax_scratch.as_ref().ok_or("compiler fault: argmax without its scratch")?;
+                        super::reductions::build_argmax(b, view(*a)?, *axis, best, target, input_element)
                     }
                     _ if inlined[*a] => {
-                        let chain = scalar::Chain::of(*a, &branch.nodes, &inlined);
-                        let leaves = chain.leaves.iter().map(|&l| &views[l]).collect();
-                        let fused = reductions::Fused { chain, leaves };
-                        self.reduce(*kind, &views[*a], *axis, &target, &node.ty, Some(fused), indent, out)
+                        let chain = scalar::Chain::of(*a, &branch.nodes, inlined);
+                        let leaves = chain.leaves.iter().map(|&l| view(l).cloned()).collect::<Built<Vec<_>>>()?;
+                        let fused = reductions::Fused { leaves, chain: &chain };
+                        self.reduce(*kind, views[*a].sizes(), None, *axis, target, &node.ty, Some(fused), b)
                     }
-                    _ => self.reduce(*kind, &views[*a], *axis, &target, &node.ty, None, indent, out),
+                    _ => self.reduce(*kind, views[*a].sizes(), Some(view(*a)?), *axis, target, &node.ty, None, b),
                 }
             }
-            _ => unreachable!("reads and constants handled above"),
-        }
-        if let Some(unit) = unit {
-            unit.close(out);
+            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } => {
+                Err("compiler fault: a read or constant computed as an op".into())
+            }
         }
     }
-}
 
-impl Emitter<'_, '_> {
     /// The buffer node `node` (of this step's `sizes`) is computed into:
     /// the branch's slot for its result; otherwise a static buffer
     /// allocated once, a view of one allocated once for the largest its
     /// dynamic sizes can be, or one allocated for this step (added to
     /// `dynamic_buffers`, freed at the body's end).
-    #[allow(clippy::too_many_arguments)]
     fn value_target(
         &mut self,
         node: &tempo_passes::program::Node,
-        sizes: &[String],
+        sizes: &[Extent<'c, 'a>],
         is_result: bool,
-        slot: &str,
-        dynamic_buffers: &mut Vec<(String, String)>,
-        indent: &str,
-        out: &mut String,
-    ) -> View {
+        slot: Value<'c, 'a>,
+        dynamic_buffers: &mut Vec<Value<'c, 'a>>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<View<'c, 'a>> {
         if is_result {
-            View::fixed(slot.to_string(), &node.ty)
-        } else if node.ty.is_static() {
-            let buffer = self.fresh("buf");
-            let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(&node.ty));
-            let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(&node.ty));
-            let mut entry = String::new();
-            let view = self.cast(&buffer, &node.ty, "    ", &mut entry);
-            self.entry += &entry;
-            View::fixed(view, &node.ty)
-        } else {
-            let buffer = self.fresh("buf");
-            let ty = plain_type(&node.ty);
-            let dynamic: Vec<&str> =
-                node.ty.shape.iter().zip(sizes).filter(|(d, _)| **d == DYNAMIC).map(|(_, s)| s.as_str()).collect();
-            // Sized by the largest the dynamic sizes can be (a
-            // range read is no longer than its dimension's bound,
-            // or than the constant width of a window), it is
-            // allocated once outside the loops and viewed at this
-            // step's sizes; otherwise allocated for this step.
-            // (A size known statically, though the type says
-            // `?`, is its own cap.)
-            let caps: Option<Vec<String>> = dynamic
-                .iter()
-                .map(|s| match s.parse::<i64>() {
-                    Ok(n) => {
-                        let c = self.fresh("cap");
-                        let _ = writeln!(self.entry, "    {c} = arith.constant {n} : index");
-                        Some(c)
-                    }
-                    Err(_) => self.size_caps.get(*s).cloned(),
-                })
-                .collect();
-            match caps {
-                Some(caps) => {
-                    let _ = writeln!(self.entry, "    {buffer} = memref.alloc({}) : {ty}", caps.join(", "));
-                    let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {ty}");
-                    let (dims, element, strides, _) = memref_layout(&ty).expect("plain types are memrefs");
-                    // Sizes known statically are static in the view.
-                    let dims: Vec<String> = dims
-                        .iter()
-                        .zip(sizes)
-                        .map(|(d, s)| if s.parse::<i64>().is_ok() { s.clone() } else { d.clone() })
-                        .collect();
-                    let view_ty = format!("memref<{}x{element}, strided<[{}]>>", dims.join("x"), strides.join(", "));
-                    let view = self.fresh("view");
-                    let zeros: Vec<&str> = sizes.iter().map(|_| "0").collect();
-                    let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
-                    let _ = writeln!(
-                        out,
-                        "{indent}{view} = memref.subview {buffer}[{}] [{}] [{}] : {ty} to {view_ty}",
-                        zeros.join(", "),
-                        sizes.join(", "),
-                        ones.join(", ")
-                    );
-                    View { name: view, ty: view_ty, sizes: sizes.to_vec() }
-                }
-                None => {
-                    let operands: Vec<String> = dynamic.iter().map(|s| self.index_value(s, indent, out)).collect();
-                    let _ = writeln!(out, "{indent}{buffer} = memref.alloc({}) : {ty}", operands.join(", "));
-                    dynamic_buffers.push((buffer.clone(), ty.clone()));
-                    View { name: buffer, ty, sizes: sizes.to_vec() }
-                }
-            }
+            return Ok(View::fixed(slot, &node.ty));
         }
+        if node.ty.is_static() {
+            return self.static_buffer(&node.ty, b);
+        }
+        let ty = plain_type(self.context, &node.ty);
+        let dynamic: Vec<Extent<'c, 'a>> =
+            node.ty.shape.iter().zip(sizes).filter(|(d, _)| **d == DYNAMIC).map(|(_, s)| *s).collect();
+        // Sized by the largest the dynamic sizes can be (a range read is no
+        // longer than its dimension's bound, or than the constant width of
+        // a window), it is allocated once outside the loops and viewed at
+        // this step's sizes; otherwise allocated for this step. (A size
+        // known statically, though the type says `?`, is its own cap.)
+        let entry = self.entry.at(b.location);
+        let caps: Option<Vec<Value<'c, 'a>>> = dynamic
+            .iter()
+            .map(|s| match s {
+                Extent::Static(n) => entry.index(*n).ok(),
+                Extent::Value(v) => self.size_caps.get(&super::views::key(*v)).copied(),
+            })
+            .collect();
+        let Some(caps) = caps else {
+            let operands: Vec<Value> = dynamic.iter().map(|s| b.extent(*s)).collect::<Built<_>>()?;
+            let buffer = b.alloc(ty, &operands)?;
+            dynamic_buffers.push(buffer);
+            return Ok(View { value: buffer, sizes: sizes.to_vec() });
+        };
+        let buffer = entry.alloc(ty, &caps)?;
+        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        let l = layout(ty)?;
+        // Sizes known statically are static in the view.
+        let dims: Vec<i64> = l.dims.iter().zip(sizes).map(|(&d, s)| static_size(s).unwrap_or(d)).collect();
+        let view_ty = strided(self.context, l.element, &dims, &l.strides, 0);
+        let zeros = vec![Extent::Static(0); sizes.len()];
+        let value = b.subview(buffer, &zeros, sizes, view_ty)?;
+        Ok(View { value, sizes: sizes.to_vec() })
     }
-}
 
-impl Emitter<'_, '_> {
+    /// A buffer of static type `ty` allocated once (at the function's
+    /// entry, freed on exit), seen as a strided view.
+    pub(super) fn static_buffer(&mut self, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+        let entry = self.entry.at(b.location);
+        let buffer = entry.alloc(plain_type(self.context, ty), &[])?;
+        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        Ok(View::fixed(entry.cast(buffer, view_type(self.context, ty))?, ty))
+    }
+
     /// Whether reshapes of contiguous values are views (fused CPU code;
     /// the GPU's memory placement follows buffers through fewer view ops).
     pub(super) fn reshapes_are_views(&self) -> bool {

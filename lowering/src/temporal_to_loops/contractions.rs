@@ -21,36 +21,43 @@
 //! Assumes shapes as the verifier checked them (`matmul_shape`,
 //! `Einsum::label_sizes`) and dynamic sizes proved equal.
 
-use super::kernels::{EpilogueArg, Kernel, KernelOperands, Strategy, TypedView, element_type};
-use super::{Emitter, View, library_gemm, matmul_kernel, memref_layout, scalar, transposed_view};
-use crate::ir_builder::Builder;
+use super::kernels::{element_type, loop_nest};
+use super::views::{self, View, same, static_size, unit_inner_stride};
+use super::{Emitter, library_gemm, matmul_kernel, scalar};
+use crate::ir_builder::{Builder, Extent};
 use melior::ir::attribute::{ArrayAttribute, DenseI32ArrayAttribute};
 use melior::ir::operation::OperationBuilder;
 use melior::ir::{AffineExpr, AffineMap, Attribute, Block, BlockLike, Identifier, Region, RegionLike, Type, Value};
-use std::fmt::Write;
 use tempo_passes::program::Einsum;
 use tempo_passes::program::ElementType;
 
 /// An epilogue for the next matrix product (see `matmul_kernel`): the
 /// chain's leaves other than the product, which leaf the product is, and
 /// the chain.
-pub(super) struct PendingEpilogue {
-    pub leaves: Vec<View>,
+pub(super) struct PendingEpilogue<'c, 'a> {
+    pub leaves: Vec<View<'c, 'a>>,
     pub sum_argument: usize,
     pub chain: scalar::Chain,
 }
 
-impl Emitter<'_, '_> {
+/// How a matrix product is built.
+enum Strategy {
+    /// The register-tiled kernel, as planned.
+    Tiled(matmul_kernel::Plan),
+    /// A call of the runtime's GEMM.
+    Library { parallel: bool },
+}
+
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// `target = a @ b` (`target` is overwritten).
     pub(super) fn matmul(
         &mut self,
-        a: &View,
-        b: &View,
-        target: &View,
+        a: &View<'c, 'a>,
+        b: &View<'c, 'a>,
+        target: &View<'c, 'a>,
         element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
+        at: &Builder<'c, 'a>,
+    ) -> Built<()> {
         let (ra, rb) = (a.sizes.len(), b.sizes.len());
         // (For the GPU, a product summing a growing range, in two stages:
         // the same sums as the einsum of these labels.)
@@ -61,60 +68,25 @@ impl Emitter<'_, '_> {
             _ => None,
         };
         if let Some((la, lb, result)) = labels {
-            let spec = tempo_passes::program::Einsum { operands: vec![la, lb], result };
-            if self.gpu_split_einsum(&spec, &[a, b], target, element, indent, out) {
-                return;
+            let spec = Einsum { operands: vec![la, lb], result };
+            if self.gpu_split_einsum(&spec, &[a, b], target, element, at)? {
+                return Ok(());
             }
         }
-        let one_batch = ra == 3 && rb == 3 && (a.sizes[0] == b.sizes[0] || (a.sizes[0] != "1" && b.sizes[0] != "1"));
+        let unit = |e: &Extent| matches!(e, Extent::Static(1));
+        let one_batch =
+            ra == 3 && rb == 3 && (same(&a.sizes[0], &b.sizes[0]) || (!unit(&a.sizes[0]) && !unit(&b.sizes[0])));
         if matches!((ra, rb), (2, 2) | (1, 2) | (2, 1)) || one_batch {
-            self.matmul_kernel(a, b, target, element, indent, out);
-            return;
+            return self.matmul_kernel(a, b, target, element, at);
         }
         // Loops over the batch dimensions of the result.
         let batch = &target.sizes[..target.sizes.len() - 2];
         let order: Vec<usize> = (0..batch.len()).collect();
-        let nest = self.open_loops(batch, &order, indent, out);
-        let (ivs, inner) = (nest.ivs.clone(), nest.inner.clone());
-        let x = self.matrix_view(a, &ivs, batch, &inner, out);
-        let y = self.matrix_view(b, &ivs, batch, &inner, out);
-        let z = self.matrix_view(target, &ivs, batch, &inner, out);
-        self.matmul_kernel(&x, &y, &z, element, &inner, out);
-        nest.close(out);
-    }
-
-    /// The matrix (last two dimensions) of `v` at the batch index `ivs` of a
-    /// result with batch sizes `batch`: a rank-reduced subview; an operand
-    /// dimension of size 1 under a larger one, or missing, is not indexed.
-    fn matrix_view(&mut self, v: &View, ivs: &[String], batch: &[String], indent: &str, out: &mut String) -> View {
-        let own = v.sizes.len() - 2;
-        let skip = batch.len() - own;
-        let mut offsets: Vec<String> = (0..own)
-            .map(|d| if v.sizes[d] == "1" && batch[skip + d] != "1" { "0".to_string() } else { ivs[skip + d].clone() })
-            .collect();
-        offsets.extend(["0".to_string(), "0".to_string()]);
-        let mut sizes: Vec<String> = vec!["1".to_string(); own];
-        sizes.extend(v.sizes[own..].iter().cloned());
-        let (dims, element, strides, _) = memref_layout(&v.ty).expect("views are strided memrefs");
-        let ty = format!(
-            "memref<{}x{}x{element}, strided<[{}, {}], offset: ?>>",
-            dims[own],
-            dims[own + 1],
-            strides[own],
-            strides[own + 1]
-        );
-        let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
-        let name = self.fresh("mat");
-        let _ = writeln!(
-            out,
-            "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {ty}",
-            v.name,
-            offsets.join(", "),
-            sizes.join(", "),
-            ones.join(", "),
-            v.ty
-        );
-        View { name, ty, sizes: v.sizes[own..].to_vec() }
+        let (inner, ivs) = loop_nest(at, batch, &order)?;
+        let x = views::matrix(&inner, a, &ivs, batch)?;
+        let y = views::matrix(&inner, b, &ivs, batch)?;
+        let z = views::matrix(&inner, target, &ivs, batch)?;
+        self.matmul_kernel(&x, &y, &z, element, &inner)
     }
 
     /// A contraction of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)`
@@ -123,17 +95,16 @@ impl Emitter<'_, '_> {
     /// ops, or the shared-memory kernel of [`super::gpu_matmul`]).
     fn matmul_kernel(
         &mut self,
-        a: &View,
-        b: &View,
-        target: &View,
+        a: &View<'c, 'a>,
+        b: &View<'c, 'a>,
+        target: &View<'c, 'a>,
         element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
+        at: &Builder<'c, 'a>,
+    ) -> Built<()> {
         let epilogue = self.epilogue.take();
         let shape = |v: &View| matmul_kernel::Shape {
-            sizes: v.sizes.iter().map(|s| s.parse::<i64>().ok()).collect(),
-            unit_inner_stride: matmul_kernel::unit_inner_stride(&v.ty),
+            sizes: v.sizes.iter().map(static_size).collect(),
+            unit_inner_stride: unit_inner_stride(v.ty()),
         };
         let (sa, sb, sc) = (shape(a), shape(b), shape(target));
         let strategy = if !self.gpu
@@ -152,62 +123,53 @@ impl Emitter<'_, '_> {
                 .map(Strategy::Tiled)
         };
         if let Some(strategy) = strategy {
-            let mut operands = KernelOperands::default();
-            let (a, b, c) = (operands.view(a), operands.view(b), operands.view(target));
-            let epilogue = epilogue.map(|e| EpilogueArg {
-                leaves: e.leaves.iter().map(|v| operands.view(v)).collect(),
+            let approximate = self.config().approximate();
+            let epilogue = epilogue.as_ref().map(|e| matmul_kernel::Epilogue {
+                leaves: &e.leaves,
                 sum_argument: e.sum_argument,
-                chain: e.chain,
+                chain: &e.chain,
+                approximate,
             });
-            let kernel = Kernel::Matmul { a, b, c, element, strategy, epilogue };
-            self.call_kernel(operands, kernel, indent, out);
-            return;
+            return match strategy {
+                Strategy::Tiled(plan) => matmul_kernel::build(at, &plan, a, b, target, epilogue.as_ref()),
+                Strategy::Library { parallel } => {
+                    library_gemm::build(at, a, b, target, element, epilogue.as_ref(), parallel)
+                }
+            };
         }
         // Not applied: the caller computes it after the product.
         self.epilogue = epilogue;
-        let mut operands = KernelOperands::default();
-        let (a_arg, b_arg, c_arg) = (operands.view(a), operands.view(b), operands.view(target));
-        let kernel = match self.uses_gpu_matmul(a, b, element) {
-            true => Kernel::GpuMatmul { a: a_arg, b: b_arg, c: c_arg, element },
-            false => Kernel::NamedMatmul { a: a_arg, b: b_arg, c: c_arg, element },
-        };
-        self.call_kernel(operands, kernel, indent, out);
+        match self.uses_gpu_matmul(a, b, element) {
+            true => super::gpu_matmul::build_gpu_matmul(at, a, b, target, element),
+            false => build_named_matmul(at, a, b, target, element),
+        }
     }
 
     /// `target = einsum(spec, inputs)`.
     pub(super) fn einsum(
         &mut self,
         spec: &Einsum,
-        inputs: &[&View],
-        target: &View,
+        inputs: &[&View<'c, 'a>],
+        target: &View<'c, 'a>,
         element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
+        at: &Builder<'c, 'a>,
+    ) -> Built<()> {
         // (For the GPU, a sum over a growing range in two stages.)
-        if self.gpu_split_einsum(spec, inputs, target, element, indent, out) {
-            return;
+        if self.gpu_split_einsum(spec, inputs, target, element, at)? {
+            return Ok(());
         }
         if element.is_float()
             && let Some((pa, pb)) = matmul_permutations(spec)
         {
-            let mut permuted = |this: &mut Self, v: &View, p: &[usize]| {
-                if p.iter().enumerate().all(|(i, &k)| i == k) {
-                    View { name: v.name.clone(), ty: v.ty.clone(), sizes: v.sizes.clone() }
-                } else {
-                    let name = this.fresh("perm");
-                    transposed_view(v, p, name, indent, out)
-                }
+            let permuted = |v: &View<'c, 'a>, p: &[usize]| -> Built<View<'c, 'a>> {
+                if p.iter().enumerate().all(|(i, &k)| i == k) { Ok(v.clone()) } else { views::transposed(at, v, p) }
             };
-            let a = permuted(self, inputs[0], &pa);
-            let b = permuted(self, inputs[1], &pb);
-            self.matmul(&a, &b, target, element, indent, out);
-            return;
+            let a = permuted(inputs[0], &pa)?;
+            let b = permuted(inputs[1], &pb)?;
+            return self.matmul(&a, &b, target, element, at);
         }
-        let mut operands = KernelOperands::default();
-        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
-        let target = operands.view(target);
-        self.call_kernel(operands, Kernel::Einsum { spec: spec.clone(), inputs, target, element }, indent, out);
+        let inputs: Vec<View<'c, 'a>> = inputs.iter().map(|v| (*v).clone()).collect();
+        build_einsum(at, spec, &inputs, target, element)
     }
 }
 
@@ -219,9 +181,9 @@ type Built<T> = Result<T, String>;
 /// GPU, whose mapping parallelizes `linalg` ops.
 pub(super) fn build_named_matmul<'c, 'a>(
     b: &Builder<'c, 'a>,
-    a: &TypedView<'c, 'a>,
-    bm: &TypedView<'c, 'a>,
-    c: &TypedView<'c, 'a>,
+    a: &View<'c, 'a>,
+    bm: &View<'c, 'a>,
+    c: &View<'c, 'a>,
     element: ElementType,
 ) -> Built<()> {
     let context = b.context();
@@ -281,8 +243,8 @@ pub(super) fn build_named_matmul<'c, 'a>(
 pub(super) fn build_einsum<'c, 'a>(
     b: &Builder<'c, 'a>,
     spec: &Einsum,
-    inputs: &[TypedView<'c, 'a>],
-    target: &TypedView<'c, 'a>,
+    inputs: &[View<'c, 'a>],
+    target: &View<'c, 'a>,
     element: ElementType,
 ) -> Built<()> {
     let context = b.context();

@@ -15,16 +15,18 @@
 //! a destination; only on the CPU with fusion on (the GPU's memory
 //! placement follows buffers through fewer view ops).
 
-use super::{Emitter, View, memref_layout, plain_type};
+use super::views::{View, reshaped, static_part};
+use super::{Built, Emitter};
+use crate::ir_builder::Builder;
+use melior::ir::Value;
 use std::collections::HashMap;
-use std::fmt::Write;
 use tempo_passes::program::Branch;
-use tempo_passes::program::{Movement, NodeKind, PointType};
+use tempo_passes::program::{Movement, NodeKind};
 
 /// The planned destinations: node to the view it is computed into, and
 /// which node each placed node's value is already part of.
-pub(super) struct Destinations {
-    pub(super) view: HashMap<usize, View>,
+pub(super) struct Destinations<'c, 'a> {
+    pub(super) view: HashMap<usize, View<'c, 'a>>,
     pub(super) placed_in: Vec<Option<usize>>,
 }
 
@@ -39,21 +41,20 @@ pub(super) struct Candidates<'a> {
     pub(super) slot_operand: Option<usize>,
 }
 
-impl Emitter<'_, '_> {
-    /// Plans the destinations of `branch`'s values, emitting the views (and
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// Plans the destinations of `branch`'s values, building the views (and
     /// allocating the buffers of concatenations that are not the result).
     pub(super) fn plan_destinations(
         &mut self,
         branch: &Branch,
-        slot: &str,
+        slot: Value<'c, 'a>,
         c: &Candidates,
-        indent: &str,
-        out: &mut String,
-    ) -> Destinations {
+        b: &Builder<'c, 'a>,
+    ) -> Built<Destinations<'c, 'a>> {
         let nodes = &branch.nodes;
         let mut d = Destinations { view: HashMap::new(), placed_in: vec![None; nodes.len()] };
         if !self.reshapes_are_views() {
-            return d;
+            return Ok(d);
         }
         let static_shape = |k: usize| nodes[k].ty.shape.iter().all(|&s| s >= 0);
         let placeable = |k: usize| {
@@ -83,13 +84,13 @@ impl Emitter<'_, '_> {
             // the result, or a buffer of its own made now.
             let target = match d.view.get(&n) {
                 Some(view) => view.clone(),
-                None if n == branch.result => View::fixed(slot.to_string(), &nodes[n].ty),
+                None if n == branch.result => View::fixed(slot, &nodes[n].ty),
                 // The value a result reshape reads: the slot seen with its
                 // shape (as the body emits it).
                 None if c.slot_operand == Some(n) => {
                     let result = &nodes[branch.result].ty;
-                    let slot_view = View::fixed(slot.to_string(), result);
-                    let Some(view) = self.reshape_view(&slot_view, result, &nodes[n].ty, indent, out) else { continue };
+                    let slot_view = View::fixed(slot, result);
+                    let Some(view) = reshaped(b, &slot_view, result, &nodes[n].ty)? else { continue };
                     d.view.insert(n, view.clone());
                     view
                 }
@@ -97,7 +98,7 @@ impl Emitter<'_, '_> {
                     if !operands.iter().any(|&x| placeable(x) || self.placeable_reshape(nodes, x, c, &placeable)) {
                         continue;
                     }
-                    let view = self.static_buffer(&nodes[n].ty);
+                    let view = self.static_buffer(&nodes[n].ty, b)?;
                     d.view.insert(n, view.clone());
                     view
                 }
@@ -108,14 +109,14 @@ impl Emitter<'_, '_> {
                 let at = offset;
                 offset += part_ty.shape[*axis];
                 if placeable(x) {
-                    let part = self.static_part(&target, *axis, at, part_ty, indent, out);
+                    let part = static_part(b, &target, *axis, at, part_ty)?;
                     d.view.insert(x, part);
                     d.placed_in[x] = Some(n);
                 } else if self.placeable_reshape(nodes, x, c, &placeable) {
                     let NodeKind::Move(Movement::Reshape, inner) = &nodes[x].kind else { continue };
                     let a = inner[0];
-                    let part = self.static_part(&target, *axis, at, part_ty, indent, out);
-                    let Some(seen) = self.reshape_view(&part, part_ty, &nodes[a].ty, indent, out) else { continue };
+                    let part = static_part(b, &target, *axis, at, part_ty)?;
+                    let Some(seen) = reshaped(b, &part, part_ty, &nodes[a].ty)? else { continue };
                     d.view.insert(x, part);
                     d.view.insert(a, seen);
                     d.placed_in[x] = Some(n);
@@ -123,7 +124,7 @@ impl Emitter<'_, '_> {
                 }
             }
         }
-        d
+        Ok(d)
     }
 
     /// Whether `x` is a reshape, used once, of a placeable value (whose
@@ -145,47 +146,5 @@ impl Emitter<'_, '_> {
             }
             _ => false,
         }
-    }
-
-    /// A buffer of static type `ty` allocated once (at the function's
-    /// entry), seen as a strided view.
-    fn static_buffer(&mut self, ty: &PointType) -> View {
-        let buffer = self.fresh("buf");
-        let _ = writeln!(self.entry, "    {buffer} = memref.alloc() : {}", plain_type(ty));
-        let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {}", plain_type(ty));
-        let mut entry = String::new();
-        let view = self.cast(&buffer, ty, "    ", &mut entry);
-        self.entry += &entry;
-        View::fixed(view, ty)
-    }
-
-    /// The part of `whole` from `offset` along `axis`, of type `part`: a
-    /// sub-view with `whole`'s strides.
-    fn static_part(
-        &mut self,
-        whole: &View,
-        axis: usize,
-        offset: i64,
-        part: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) -> View {
-        let (_, element, strides, _) = memref_layout(&whole.ty).expect("views are strided memrefs");
-        let sizes: Vec<String> = part.shape.iter().map(i64::to_string).collect();
-        let offsets: Vec<String> =
-            (0..sizes.len()).map(|k| if k == axis { offset.to_string() } else { "0".to_string() }).collect();
-        let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
-        let ty = format!("memref<{}x{element}, strided<[{}], offset: ?>>", sizes.join("x"), strides.join(", "));
-        let name = self.fresh("part");
-        let _ = writeln!(
-            out,
-            "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {ty}",
-            whole.name,
-            offsets.join(", "),
-            sizes.join(", "),
-            ones.join(", "),
-            whole.ty
-        );
-        View { name, ty, sizes }
     }
 }

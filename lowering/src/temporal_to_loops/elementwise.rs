@@ -12,37 +12,51 @@
 //! chain of elementwise ops becomes one loop instead of several, with no
 //! temporaries between them.
 
-use super::kernels::{Config, Kernel, KernelOperands, TypedView};
+use super::Emitter;
+use super::branch_body::NodeValue;
+use super::kernels::Config;
 use super::scalar::Chain;
-use super::{Emitter, View};
+use super::views::View;
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{AffineExpr, AffineMap, Value};
 use tempo_passes::program::Node;
 use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// One elementwise op over `inputs` (of elements `input_elements`)
     /// into `target` (see [`build_elementwise`]).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn elementwise(
-        &mut self,
-        inputs: &[&View],
+        &self,
+        inputs: &[&View<'c, 'a>],
         input_elements: &[ElementType],
-        target: &View,
+        target: &View<'c, 'a>,
         point: &PointType,
         op: Elementwise,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let leaves = inputs.iter().map(|v| operands.view(v)).collect();
-        let target = operands.view(target);
+        b: &Builder<'c, 'a>,
+    ) -> Result<(), String> {
+        let leaves: Vec<View<'c, 'a>> = inputs.iter().map(|v| (*v).clone()).collect();
         let operand = match op {
             Elementwise::Cast(from) => from,
             _ => input_elements[0],
         };
         let chain = Chain::single(op, inputs.len(), point.element, operand);
-        self.call_kernel(operands, Kernel::Elementwise { leaves, target, chain }, indent, out);
+        build_elementwise(b, &leaves, target, &chain, self.config())
+    }
+
+    /// Node `root` with the chain of inlined elementwise nodes under it, as
+    /// one `linalg.generic` into `target` over the chain's leaves.
+    pub(super) fn fused_elementwise(
+        &self,
+        root: usize,
+        nodes: &[Node],
+        views: &[NodeValue<'c, 'a>],
+        inlined: &[bool],
+        target: &View<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Result<(), String> {
+        let chain = Chain::of(root, nodes, inlined);
+        let leaves = chain.leaves.iter().map(|&l| views[l].view().cloned()).collect::<Result<Vec<_>, _>>()?;
+        build_elementwise(b, &leaves, target, &chain, self.config())
     }
 }
 
@@ -51,8 +65,8 @@ impl Emitter<'_, '_> {
 /// NumPy does (a stretched dimension reads index 0).
 pub(super) fn build_elementwise<'c, 'a>(
     b: &Builder<'c, 'a>,
-    leaves: &[TypedView<'c, 'a>],
-    target: &TypedView<'c, 'a>,
+    leaves: &[View<'c, 'a>],
+    target: &View<'c, 'a>,
     chain: &Chain,
     config: Config,
 ) -> Result<(), String> {
@@ -70,7 +84,7 @@ pub(super) fn build_elementwise<'c, 'a>(
 /// size 1 under a larger result dimension reads index 0.
 pub(super) fn broadcast_maps<'c>(
     context: &'c melior::Context,
-    inputs: &[TypedView<'c, '_>],
+    inputs: &[View<'c, '_>],
     shape: &[Extent<'c, '_>],
 ) -> Vec<AffineMap<'c>> {
     let rank = shape.len();
@@ -134,25 +148,4 @@ pub(super) fn inlined_nodes(branch: &tempo_passes::program::Branch) -> Vec<bool>
             k != branch.result && uses[k] == 1 && operands_of(&branch.nodes[k].kind).is_some() && fusing_user
         })
         .collect()
-}
-
-impl Emitter<'_, '_> {
-    /// Node `root` with the chain of inlined elementwise nodes under it, as
-    /// one `linalg.generic` into `target` over the chain's leaves.
-    pub(super) fn fused_elementwise(
-        &mut self,
-        root: usize,
-        nodes: &[Node],
-        views: &[View],
-        inlined: &[bool],
-        target: &View,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let chain = Chain::of(root, nodes, inlined);
-        let mut operands = KernelOperands::default();
-        let leaves = chain.leaves.iter().map(|&l| operands.view(&views[l])).collect();
-        let target = operands.view(target);
-        self.call_kernel(operands, Kernel::Elementwise { leaves, target, chain }, indent, out);
-    }
 }

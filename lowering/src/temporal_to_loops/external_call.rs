@@ -1,11 +1,15 @@
 //! External calls in `lower-temporal-to-loops`: arguments copied into
 //! contiguous buffers whose addresses go to the runtime's trampoline.
 
-use super::{Elementwise, Emitter, View, plain_type};
-use std::fmt::Write;
+use super::elementwise::Elementwise;
+use super::views::{View, plain_type, view_type};
+use super::{Built, Emitter};
+use crate::ir_builder::{Builder, declare};
+use melior::ir::Value;
+use melior::ir::r#type::MemRefType;
 use tempo_passes::program::PointType;
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// A call of external call site `site`: the arguments are copied into
     /// contiguous buffers (allocated once), whose addresses sit in a table
     /// passed with the site number and the result buffer's address to the
@@ -14,62 +18,42 @@ impl Emitter<'_, '_> {
     pub(super) fn external_call(
         &mut self,
         site: usize,
-        args: &[(&View, &PointType)],
-        target: &View,
+        args: &[(&View<'c, 'a>, &PointType)],
+        target: &View<'c, 'a>,
         ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        if !self.globals.contains("@tempo_external_call") {
-            self.globals += "  func.func private @tempo_external_call(i64, i64, i64)\n";
-        }
-        let mut entry = String::new();
-        let address = |this: &mut Self, buffer: &str, buffer_type: &str, entry: &mut String| -> String {
-            let raw = this.fresh("p");
-            let _ = writeln!(
-                entry,
-                "    {raw} = memref.extract_aligned_pointer_as_index {buffer} : {buffer_type} -> index"
-            );
-            let word = this.fresh("p");
-            let _ = writeln!(entry, "    {word} = arith.index_cast {raw} : index to i64");
-            word
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let context = self.context;
+        let word = b.integer_type(64);
+        declare(b.module()?, "tempo_external_call", &[word, word, word], &[])?;
+        let entry = self.entry.at(b.location);
+        // The address of a buffer, as an integer.
+        let address = |buffer: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
+            let raw = entry.value("memref.extract_aligned_pointer_as_index", &[buffer], entry.index_type(), &[])?;
+            entry.index_cast(raw, word)
         };
-        let table = self.fresh("calltable");
-        let table_type = format!("memref<{}xi64>", args.len().max(1));
-        let _ = writeln!(entry, "    {table} = memref.alloc() : {table_type}");
-        let _ = writeln!(self.exit, "    memref.dealloc {table} : {table_type}");
+        let table_type = MemRefType::new(word, &[args.len().max(1) as i64], None, None).into();
+        let table = entry.alloc(table_type, &[])?;
+        self.exit.op("memref.dealloc", &[table], &[], &[])?;
         let mut arg_views = Vec::new();
         for (k, (_, arg_type)) in args.iter().enumerate() {
-            let buffer = self.fresh("callarg");
-            let buffer_type = plain_type(arg_type);
-            let _ = writeln!(entry, "    {buffer} = memref.alloc() : {buffer_type}");
-            let _ = writeln!(self.exit, "    memref.dealloc {buffer} : {buffer_type}");
-            let word = address(self, &buffer, &buffer_type, &mut entry);
-            let slot = self.fresh("c");
-            let _ = writeln!(entry, "    {slot} = arith.constant {k} : index");
-            let _ = writeln!(entry, "    memref.store {word}, {table}[{slot}] : {table_type}");
-            let view = self.cast(&buffer, arg_type, "    ", &mut entry);
-            arg_views.push(View::fixed(view, arg_type));
+            let buffer = entry.alloc(plain_type(context, arg_type), &[])?;
+            self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+            let at = entry.index(k as i64)?;
+            entry.store(address(buffer)?, table, &[at])?;
+            arg_views.push(View::fixed(entry.cast(buffer, view_type(context, arg_type))?, arg_type));
         }
-        let result = self.fresh("callresult");
-        let result_type = plain_type(ty);
-        let _ = writeln!(entry, "    {result} = memref.alloc() : {result_type}");
-        let _ = writeln!(self.exit, "    memref.dealloc {result} : {result_type}");
-        let result_word = address(self, &result, &result_type, &mut entry);
-        let table_word = address(self, &table, &table_type, &mut entry);
-        let result_view = View::fixed(self.cast(&result, ty, "    ", &mut entry), ty);
-        self.entry += &entry;
-
+        let result = entry.alloc(plain_type(context, ty), &[])?;
+        self.exit.op("memref.dealloc", &[result], &[], &[])?;
+        let result_word = address(result)?;
+        let table_word = address(table)?;
+        let result_view = View::fixed(entry.cast(result, view_type(context, ty))?, ty);
         for ((view, arg_type), buffer) in args.iter().zip(&arg_views) {
             let op = Elementwise::Cast(arg_type.element);
-            self.elementwise(&[view], &[arg_type.element], buffer, arg_type, op, indent, out);
+            self.elementwise(&[view], &[arg_type.element], buffer, arg_type, op, b)?;
         }
-        let site_word = self.fresh("site");
-        let _ = writeln!(out, "{indent}{site_word} = arith.constant {site} : i64");
-        let _ = writeln!(
-            out,
-            "{indent}func.call @tempo_external_call({site_word}, {table_word}, {result_word}) : (i64, i64, i64) -> ()"
-        );
-        self.elementwise(&[&result_view], &[ty.element], target, ty, Elementwise::Cast(ty.element), indent, out);
+        let site_word = b.i64(site as i64)?;
+        b.call("tempo_external_call", &[site_word, table_word, result_word], &[])?;
+        self.elementwise(&[&result_view], &[ty.element], target, ty, Elementwise::Cast(ty.element), b)
     }
 }

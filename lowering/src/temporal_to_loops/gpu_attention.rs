@@ -16,45 +16,44 @@
 //! the definition in real arithmetic, as the unsplit form is; the rounding
 //! differs.
 
+use super::Emitter;
 use super::attention::{index_of, row_position};
 use super::gpu_reduction::CHUNK;
-use super::kernels::{KernelOperands, TypedView, ViewArg, loop_nest};
-use super::{Emitter, View};
+use super::kernels::loop_nest;
+use super::views::{UNKNOWN, View};
 use crate::ir_builder::{Builder, Extent};
+use melior::ir::r#type::MemRefType;
 use melior::ir::{Type, Value};
-use std::fmt::Write;
 use tempo_passes::program::Attention;
 
 type Built<T> = Result<T, String>;
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// The partial buffers of `rows` rows over a range of at most `cap`
-    /// positions, allocated once at entry (added to `operands`), and the
-    /// blocks per chunk.
-    #[allow(clippy::too_many_arguments)]
+    /// positions (maxima, sums, accumulators of `extra` dims), allocated
+    /// once at entry, and the blocks per chunk.
     pub(super) fn attention_chunks(
         &mut self,
-        cap: &str,
+        cap: Value<'c, 'a>,
         block: i64,
         rows: i64,
-        extra_shape: &str,
-        e: &str,
-        operands: &mut KernelOperands,
-    ) -> ([ViewArg; 3], i64) {
+        extra: &[i64],
+        e: Type<'c>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<([Value<'c, 'a>; 3], i64)> {
         let per_chunk = (CHUNK / block).max(1);
-        let positions = per_chunk * block;
-        let (most, size) = (self.fresh("chunks"), self.fresh("chunk"));
-        let _ = writeln!(self.entry, "    {size} = arith.constant {positions} : index");
-        let _ = writeln!(self.entry, "    {most} = arith.ceildivui {cap}, {size} : index");
-        let row_ty = format!("memref<{rows}x?x{e}>");
-        let acc_ty = format!("memref<{rows}x?x{extra_shape}{e}>");
-        let partials = [row_ty.clone(), row_ty, acc_ty].map(|ty| {
-            let name = self.fresh("partial");
-            let _ = writeln!(self.entry, "    {name} = memref.alloc({most}) : {ty}");
-            let _ = writeln!(self.exit, "    memref.dealloc {name} : {ty}");
-            operands.view(&View { name, ty, sizes: Vec::new() })
-        });
-        (partials, per_chunk)
+        let entry = self.entry.at(b.location);
+        let size = entry.index(per_chunk * block)?;
+        let most = entry.arith("ceildivui", cap, size)?;
+        let row: Vec<i64> = vec![rows, UNKNOWN];
+        let acc: Vec<i64> = row.iter().chain(extra).copied().collect();
+        let mut partials = Vec::new();
+        for dims in [&row, &row, &acc] {
+            let partial = entry.alloc(MemRefType::new(e, dims, None, None).into(), &[most])?;
+            self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+            partials.push(partial);
+        }
+        Ok(([partials[0], partials[1], partials[2]], per_chunk))
     }
 }
 
@@ -80,7 +79,7 @@ pub(super) fn combine_chunks<'c, 'a>(
     row_dims: &[i64],
     extra: &[char],
     extra_dims: &[i64],
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     e: Type<'c>,
 ) -> Built<()> {
     let Combination { partials: [maxima, sums, accumulators], count, lowest, zero, empty } = *combination;

@@ -23,8 +23,9 @@
 //! flattened mapping of `linalg.matmul`, a thread per column).
 //! `gpu-kernel-outlining` outlines the launch like the mapped loops.
 
-use super::kernels::{TypedView, element_type};
-use super::{Emitter, View};
+use super::Emitter;
+use super::kernels::element_type;
+use super::views::{View, static_size};
 use crate::ir_builder::{Builder, Compare};
 use melior::ir::attribute::{DenseI32ArrayAttribute, IntegerAttribute};
 use melior::ir::operation::OperationBuilder;
@@ -35,14 +36,14 @@ use tempo_passes::program::ElementType;
 /// Rows and columns of a tile (and threads per block dimension).
 pub(super) const TILE: i64 = 16;
 
-impl Emitter<'_, '_> {
+impl Emitter<'_, '_, '_> {
     /// Whether `a @ b` of these views takes the shared-memory kernel.
     pub(super) fn uses_gpu_matmul(&self, a: &View, b: &View, element: ElementType) -> bool {
         self.gpu
             && element.is_float()
             && a.sizes.len() == 2
             && b.sizes.len() == 2
-            && a.sizes[0].parse::<i64>().ok().is_none_or(|m| m >= TILE)
+            && static_size(&a.sizes[0]).is_none_or(|m| m >= TILE)
     }
 }
 
@@ -52,9 +53,9 @@ type Built<T> = Result<T, String>;
 /// module's notes).
 pub(super) fn build_gpu_matmul<'c, 'a>(
     b: &Builder<'c, 'a>,
-    a: &TypedView<'c, 'a>,
-    bm: &TypedView<'c, 'a>,
-    target: &TypedView<'c, 'a>,
+    a: &View<'c, 'a>,
+    bm: &View<'c, 'a>,
+    target: &View<'c, 'a>,
     element: ElementType,
 ) -> Built<()> {
     let context = b.context();

@@ -25,12 +25,14 @@
 //! range's length and the results are static and few (at most
 //! [`MAX_RESULTS`]).
 
-use super::kernels::{Kernel, KernelOperands, Size, TypedView, ViewArg, broadcast_at, element_type};
+use super::kernels::{broadcast_at, element_type};
+use super::reductions::ReduceInput;
 use super::scalar::Chain;
-use super::{Emitter, View, reductions};
+use super::views::{UNKNOWN, View, key, static_size};
+use super::{Emitter, reductions};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::Value;
-use std::fmt::Write;
+use melior::ir::r#type::MemRefType;
 use tempo_passes::program::Einsum;
 use tempo_passes::program::{ElementType, PointType, ReduceKind};
 
@@ -40,121 +42,101 @@ pub(super) const CHUNK: i64 = 128;
 /// Results above which a thread per result already fills the GPU.
 pub(super) const MAX_RESULTS: i64 = 1024;
 
-impl Emitter<'_, '_> {
-    /// Whether a reduction of `input` along `axis` (not a cumulative sum or
-    /// argmax) takes the two stages: the cap of the axis's length and the
-    /// static sizes of the other dimensions.
-    pub(super) fn gpu_split_applies(&self, input: &View, axis: usize) -> Option<(String, Vec<i64>)> {
-        let cap = self.growing_cap(&input.sizes[axis])?;
-        let kept_sizes: Vec<i64> = (0..input.sizes.len())
-            .filter(|&k| k != axis)
-            .map(|k| input.sizes[k].parse::<i64>().ok())
-            .collect::<Option<_>>()?;
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// Whether a reduction of an input of `sizes` along `axis` (not a
+    /// cumulative sum or argmax) takes the two stages: the cap of the
+    /// axis's length and the static sizes of the other dimensions.
+    pub(super) fn gpu_split_applies(&self, sizes: &[Extent<'c, 'a>], axis: usize) -> Option<(Value<'c, 'a>, Vec<i64>)> {
+        let cap = self.growing_cap(&sizes[axis])?;
+        let kept_sizes: Vec<i64> =
+            (0..sizes.len()).filter(|&k| k != axis).map(|k| static_size(&sizes[k])).collect::<Option<_>>()?;
         (kept_sizes.iter().product::<i64>() <= MAX_RESULTS).then_some((cap, kept_sizes))
     }
 
     /// For the GPU, the cap of a range's length that grows with a dimension.
-    pub(super) fn growing_cap(&self, length: &str) -> Option<String> {
-        if !self.gpu || !self.growing_lengths.contains(length) {
+    pub(super) fn growing_cap(&self, length: &Extent<'c, 'a>) -> Option<Value<'c, 'a>> {
+        let Extent::Value(length) = length else { return None };
+        if !self.gpu || !self.growing_lengths.contains(&key(*length)) {
             return None;
         }
-        self.size_caps.get(length).cloned()
+        self.size_caps.get(&key(*length)).copied()
     }
 
     /// `target = kind(input along axis)` in two stages, where it applies
-    /// (see [`build_two_stages`]); whether it did. With `fused`, `input` is
-    /// an elementwise chain over those leaves.
-    #[allow(clippy::too_many_arguments)]
+    /// (see [`build_two_stages`]); whether it did.
     pub(super) fn gpu_split_reduce(
         &mut self,
         kind: ReduceKind,
-        input: &View,
+        input: &ReduceInput<'_, 'c, 'a>,
         axis: usize,
-        target: &View,
+        target: &View<'c, 'a>,
         ty: &PointType,
-        fused: Option<(&Chain, &[&View])>,
-        indent: &str,
-        out: &mut String,
-    ) -> bool {
-        let Some((cap, results)) = self.gpu_split_applies(input, axis) else { return false };
-        let mut operands = KernelOperands::default();
-        let (leaves, chain) = match fused {
-            Some((chain, leaves)) => (leaves.iter().map(|v| operands.view(v)).collect(), Some(chain.clone())),
-            None => (vec![operands.view(input)], None),
-        };
-        let shape = operands.sizes(&input.sizes);
-        let stages = Stages::Reduce { kind, leaves, chain, shape, axis };
-        self.two_stages(stages, &input.sizes[axis], &cap, results, ty.element, target, operands, indent, out);
-        true
+        b: &Builder<'c, 'a>,
+    ) -> Built<bool> {
+        let Some((cap, results)) = self.gpu_split_applies(input.shape, axis) else { return Ok(false) };
+        let stages = Stages::Reduce { kind, chain: input.chain, axis };
+        let partial = self.partial_results(cap, &results, ty.element, b)?;
+        let n = b.extent(input.shape[axis])?;
+        build_two_stages(b, &stages, input.leaves, input.shape, n, &results, ty.element, partial, target)?;
+        Ok(true)
     }
 
     /// `target = einsum(inputs)` in two stages where its only summed label
     /// is a growing range's length; whether it did.
     pub(super) fn gpu_split_einsum(
         &mut self,
-        spec: &tempo_passes::program::Einsum,
-        inputs: &[&View],
-        target: &View,
+        spec: &Einsum,
+        inputs: &[&View<'c, 'a>],
+        target: &View<'c, 'a>,
         element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) -> bool {
-        let [summed] = spec.summed()[..] else { return false };
+        b: &Builder<'c, 'a>,
+    ) -> Built<bool> {
+        let [summed] = spec.summed()[..] else { return Ok(false) };
         let found = spec
             .operands
             .iter()
             .zip(inputs)
-            .find_map(|(labels, v)| labels.iter().position(|&c| c == summed).map(|p| v.sizes[p].clone()));
-        let Some(length) = found else { return false };
-        let Some(cap) = self.growing_cap(&length) else { return false };
-        let Some(results) = target.sizes.iter().map(|s| s.parse::<i64>().ok()).collect::<Option<Vec<i64>>>() else {
-            return false;
+            .find_map(|(labels, v)| labels.iter().position(|&c| c == summed).map(|p| v.sizes[p]));
+        let Some(length) = found else { return Ok(false) };
+        let Some(cap) = self.growing_cap(&length) else { return Ok(false) };
+        let Some(results) = target.sizes.iter().map(static_size).collect::<Option<Vec<i64>>>() else {
+            return Ok(false);
         };
         if results.iter().product::<i64>() > MAX_RESULTS {
-            return false;
+            return Ok(false);
         }
-        let mut operands = KernelOperands::default();
-        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
-        let stages = Stages::Einsum { spec: spec.clone(), inputs };
-        self.two_stages(stages, &length, &cap, results, element, target, operands, indent, out);
-        true
+        let partial = self.partial_results(cap, &results, element, b)?;
+        let leaves: Vec<View<'c, 'a>> = inputs.iter().map(|v| (*v).clone()).collect();
+        let n = b.extent(length)?;
+        build_two_stages(b, &Stages::Einsum { spec }, &leaves, &[], n, &results, element, partial, target)?;
+        Ok(true)
     }
 
-    /// The kernel of the two stages, its partial results allocated once at
-    /// entry for the longest range (`cap`).
-    #[allow(clippy::too_many_arguments)]
-    fn two_stages(
+    /// The partial results of the two stages, allocated once at entry for
+    /// the longest range (`cap`): `memref<results x chunks x element>`.
+    fn partial_results(
         &mut self,
-        stages: Stages,
-        length: &str,
-        cap: &str,
-        results: Vec<i64>,
+        cap: Value<'c, 'a>,
+        results: &[i64],
         element: ElementType,
-        target: &View,
-        mut operands: KernelOperands,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let (partial, chunk_cap, chunk_size) = (self.fresh("partial"), self.fresh("chunks"), self.fresh("chunk"));
-        let shape: String = results.iter().map(|d| format!("{d}x")).collect();
-        let partial_ty = format!("memref<{shape}?x{}>", element.mlir());
-        let _ = writeln!(self.entry, "    {chunk_size} = arith.constant {CHUNK} : index");
-        let _ = writeln!(self.entry, "    {chunk_cap} = arith.ceildivui {cap}, {chunk_size} : index");
-        let _ = writeln!(self.entry, "    {partial} = memref.alloc({chunk_cap}) : {partial_ty}");
-        let _ = writeln!(self.exit, "    memref.dealloc {partial} : {partial_ty}");
-        let partial = operands.view(&View { name: partial, ty: partial_ty, sizes: Vec::new() });
-        let length = operands.sizes(std::slice::from_ref(&length.to_string()))[0];
-        let target = operands.view(target);
-        let kernel = Kernel::TwoStages { stages, length, results, element, partial, target };
-        self.call_kernel(operands, kernel, indent, out);
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        let entry = self.entry.at(b.location);
+        let chunk = entry.index(CHUNK)?;
+        let chunks = entry.arith("ceildivui", cap, chunk)?;
+        let dims: Vec<i64> = results.iter().copied().chain([UNKNOWN]).collect();
+        let ty = MemRefType::new(element_type(b, element), &dims, None, None).into();
+        let partial = entry.alloc(ty, &[chunks])?;
+        self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+        Ok(partial)
     }
 }
 
 /// What a two-stage reduction sums: a reduction of an input (or of a
 /// chain over its leaves) along `axis`, or an einsum's products.
-pub(super) enum Stages {
-    Reduce { kind: ReduceKind, leaves: Vec<ViewArg>, chain: Option<Chain>, shape: Vec<Size>, axis: usize },
-    Einsum { spec: Einsum, inputs: Vec<ViewArg> },
+pub(super) enum Stages<'r> {
+    Reduce { kind: ReduceKind, chain: Option<&'r Chain>, axis: usize },
+    Einsum { spec: &'r Einsum },
 }
 
 type Built<T> = Result<T, String>;
@@ -166,21 +148,21 @@ type Built<T> = Result<T, String>;
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_two_stages<'c, 'a>(
     b: &Builder<'c, 'a>,
-    stages: &Stages,
-    leaves: &[TypedView<'c, 'a>],
+    stages: &Stages<'_>,
+    leaves: &[View<'c, 'a>],
     shape: &[Extent<'c, 'a>],
     n: Value<'c, 'a>,
     results: &[i64],
     element: ElementType,
     partial: Value<'c, 'a>,
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
 ) -> Built<()> {
     let e = element_type(b, element);
     let kind = match stages {
         Stages::Reduce { kind, .. } => *kind,
         Stages::Einsum { .. } => ReduceKind::Sum,
     };
-    let (_, combine) = reductions::start_and_combine(kind, element);
+    let combine = reductions::combine_op(kind, element);
     let start = || match kind {
         ReduceKind::Max => reductions::lowest(b, element),
         _ => super::movement::zero(b, element),

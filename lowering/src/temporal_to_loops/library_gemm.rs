@@ -23,8 +23,9 @@
 //! layout, only `tempo_gemm` at run time: a tool that lowers with this
 //! option must provide that symbol (the plug-in's pipelines do not set it).
 
-use super::kernels::{TypedView, element_type};
+use super::kernels::element_type;
 use super::matmul_kernel::{Epilogue, Shape};
+use super::views::View;
 use crate::ir_builder::{Builder, Extent, declare};
 use melior::ir::{Type, Value, r#type::MemRefType};
 use tempo_passes::program::ElementType;
@@ -79,9 +80,9 @@ pub(super) fn applies(a: &Shape, b: &Shape, c: &Shape, element: ElementType) -> 
 /// over C. `@tempo_gemm` is declared in the module if it is not yet.
 pub(super) fn build<'c, 'a>(
     b: &Builder<'c, 'a>,
-    a: &TypedView<'c, 'a>,
-    bm: &TypedView<'c, 'a>,
-    c: &TypedView<'c, 'a>,
+    a: &View<'c, 'a>,
+    bm: &View<'c, 'a>,
+    c: &View<'c, 'a>,
     element: ElementType,
     epilogue: Option<&Epilogue<'_, 'c, 'a>>,
     parallel: bool,
@@ -99,7 +100,7 @@ pub(super) fn build<'c, 'a>(
     let kind = b.i64(kind)?;
     // Base address (of element 0, in bytes), sizes and strides of each
     // operand.
-    let operand = |x: &TypedView<'c, 'a>| -> Result<(Value<'c, 'a>, Vec<Value<'c, 'a>>, Vec<Value<'c, 'a>>), String> {
+    let operand = |x: &View<'c, 'a>| -> Result<(Value<'c, 'a>, Vec<Value<'c, 'a>>, Vec<Value<'c, 'a>>), String> {
         let index = b.index_type();
         let base = MemRefType::new(e, &[], None, None).into();
         let results: Vec<Type> = std::iter::once(base).chain(std::iter::repeat_n(index, 1 + 2 * rank)).collect();

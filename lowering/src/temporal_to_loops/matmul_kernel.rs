@@ -38,8 +38,9 @@
 //! dimension (row-major points and slices of them; a permuted view falls
 //! back to `linalg`), shapes as the verifier checked them.
 
-use super::kernels::{TypedView, broadcast_at, element_type};
+use super::kernels::{broadcast_at, element_type};
 use super::scalar::Chain;
+use super::views::View;
 use crate::ir_builder::{Builder, Compare, Extent};
 use melior::ir::{
     Attribute, Type, Value,
@@ -212,7 +213,7 @@ fn register_tile(static_m: Option<i64>, static_n: Option<i64>, vw: usize) -> (us
 pub(super) struct Epilogue<'r, 'c, 'a> {
     /// The chain's other leaves, in order, read at the element's index
     /// broadcast under NumPy rules.
-    pub leaves: &'r [TypedView<'c, 'a>],
+    pub leaves: &'r [View<'c, 'a>],
     /// Which leaf of the chain is the sum.
     pub sum_argument: usize,
     pub chain: &'r Chain,
@@ -250,9 +251,9 @@ struct Panels<'r, 'c, 'a> {
     plan: &'r Plan,
     e: Type<'c>,
     vector: Type<'c>,
-    a: &'r TypedView<'c, 'a>,
-    b: &'r TypedView<'c, 'a>,
-    c: &'r TypedView<'c, 'a>,
+    a: &'r View<'c, 'a>,
+    b: &'r View<'c, 'a>,
+    c: &'r View<'c, 'a>,
     /// The batch index, if any.
     lead: Option<Value<'c, 'a>>,
     k: Value<'c, 'a>,
@@ -279,9 +280,9 @@ struct Gather<'c, 'a> {
 pub(super) fn build<'c, 'a>(
     b: &Builder<'c, 'a>,
     plan: &Plan,
-    a: &TypedView<'c, 'a>,
-    bm: &TypedView<'c, 'a>,
-    c: &TypedView<'c, 'a>,
+    a: &View<'c, 'a>,
+    bm: &View<'c, 'a>,
+    c: &View<'c, 'a>,
     epilogue: Option<&Epilogue<'_, 'c, 'a>>,
 ) -> Built<()> {
     let context = b.context();
@@ -294,7 +295,7 @@ pub(super) fn build<'c, 'a>(
             bm.sizes.iter().filter_map(|s| if let Extent::Value(v) = s { Some(*v) } else { None }).collect();
         let buffer = b.alloc(MemRefType::new(e, &dims, None, None).into(), &dynamic)?;
         b.copy(bm.value, buffer)?;
-        Some(TypedView { value: buffer, sizes: bm.sizes.clone() })
+        Some(View { value: buffer, sizes: bm.sizes.clone() })
     } else {
         None
     };
@@ -608,23 +609,4 @@ fn prefetch<'c>(b: &Builder<'c, '_>, memref: Value<'c, '_>, index: &[Value<'c, '
         ("isDataCache", BoolAttribute::new(context, true).into()),
     ];
     b.op("memref.prefetch", &operands, &[], &attributes).map(|_| ())
-}
-
-/// Whether the innermost dimension of a memref type (as text) has unit
-/// stride (identity layout, or a `strided<[..., 1]>` layout).
-pub(super) fn unit_inner_stride(ty: &str) -> bool {
-    crate::generated_text::memref_layout(ty).is_some_and(|(_, _, strides, _)| strides.last().is_none_or(|s| s == "1"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inner_strides_are_read_from_the_type() {
-        assert!(unit_inner_stride("memref<4x8xf32>"));
-        assert!(unit_inner_stride("memref<4x8xf32, strided<[8, 1], offset: ?>>"));
-        assert!(!unit_inner_stride("memref<4x8xf32, strided<[1, 4], offset: ?>>"));
-        assert!(!unit_inner_stride("memref<4x8xf32, strided<[?, ?], offset: ?>>"));
-    }
 }

@@ -2,126 +2,32 @@
 //! `lower-temporal-to-loops`: loops copying each element from where
 //! `Movement::source` says, or views where no copy is needed.
 
-use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, elementwise_loops};
-use super::{Emitter, View, memref_layout, view_type};
+use super::Emitter;
+use super::kernels::{Config, element_type, elementwise_loops};
+use super::views::View;
 use crate::ir_builder::{Builder, Compare, Extent, element_of};
 use melior::ir::Value;
-use std::fmt::Write;
 use tempo_passes::affine::AffineMap;
 use tempo_passes::program::{ElementType, Movement, PointType};
 
-impl Emitter<'_, '_> {
-    /// A size (SSA index or literal) as an SSA index.
-    pub(super) fn index_value(&mut self, size: &str, indent: &str, out: &mut String) -> String {
-        if size.starts_with('%') {
-            return size.to_string();
-        }
-        let c = self.fresh("c");
-        let _ = writeln!(out, "{indent}{c} = arith.constant {size} : index");
-        c
-    }
-
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// The box of `operand` at the offsets `offsets` gives at the reader's
     /// point (`reader_dims`), of the static shape of `ty`: a subview.
     pub(super) fn dynamic_slice(
         &mut self,
-        operand: &View,
+        operand: &View<'c, 'a>,
         offsets: &AffineMap,
-        reader_dims: &[String],
+        reader_dims: &[Value<'c, 'a>],
         ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) -> View {
-        let at: Vec<String> = offsets
+        b: &Builder<'c, 'a>,
+    ) -> Result<View<'c, 'a>, String> {
+        let shape = (offsets.num_dims, offsets.num_symbols);
+        let at: Vec<Value<'c, 'a>> = offsets
             .results
             .iter()
-            .map(|e| {
-                self.apply(
-                    "affine.apply",
-                    std::slice::from_ref(e),
-                    offsets.num_dims,
-                    offsets.num_symbols,
-                    reader_dims,
-                    indent,
-                    out,
-                )
-            })
-            .collect();
-        let (_, element, strides, _) = memref_layout(&operand.ty).expect("views are strided memrefs");
-        let sizes: Vec<String> = ty.shape.iter().map(i64::to_string).collect();
-        let view_ty = format!("memref<{}x{element}, strided<[{}], offset: ?>>", sizes.join("x"), strides.join(", "));
-        let view_ty = if sizes.is_empty() { format!("memref<{element}, strided<[], offset: ?>>") } else { view_ty };
-        let ones: Vec<&str> = sizes.iter().map(|_| "1").collect();
-        let name = self.fresh("slice");
-        let _ = writeln!(
-            out,
-            "{indent}{name} = memref.subview {}[{}] [{}] [{}] : {} to {view_ty}",
-            operand.name,
-            at.join(", "),
-            sizes.join(", "),
-            ones.join(", "),
-            operand.ty
-        );
-        View { name, ty: view_ty, sizes }
-    }
-
-    /// Copies elements for a movement op (see [`build_move`]).
-    pub(super) fn move_elements(
-        &mut self,
-        movement: &Movement,
-        inputs: &[&View],
-        target: &View,
-        ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        if let Movement::Concat(axis) = movement {
-            self.concat(*axis, inputs, &[false, false], target, indent, out);
-            return;
-        }
-        let mut operands = KernelOperands::default();
-        // An arange has no operand: its target stands in.
-        let input = operands.view(inputs.first().copied().unwrap_or(target));
-        let target = operands.view(target);
-        let kernel = Kernel::Move { movement: movement.clone(), input, target, ty: ty.clone() };
-        self.call_kernel(operands, kernel, indent, out);
-    }
-
-    /// Concatenation along `axis` of `inputs` into `target`, but for the
-    /// operands already `placed` in their parts (see [`build_concat`]).
-    pub(super) fn concat(
-        &mut self,
-        axis: usize,
-        inputs: &[&View],
-        placed: &[bool],
-        target: &View,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let inputs = inputs.iter().map(|v| operands.view(v)).collect();
-        let target = operands.view(target);
-        let kernel = Kernel::Concat { axis, inputs, placed: placed.to_vec(), target };
-        self.call_kernel(operands, kernel, indent, out);
-    }
-
-    /// Rows of `table` at `indices` (see [`build_gather`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn gather(
-        &mut self,
-        table: &View,
-        indices: &View,
-        index_element: ElementType,
-        target: &View,
-        ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let (table, indices) = (operands.view(table), operands.view(indices));
-        let target = operands.view(target);
-        let kernel = Kernel::Gather { table, indices, index_element, target, ty: ty.clone() };
-        self.call_kernel(operands, kernel, indent, out);
+            .map(|e| self.apply("affine.apply", std::slice::from_ref(e), shape, reader_dims, b))
+            .collect::<Result<_, _>>()?;
+        super::views::slice(b, operand, &at, ty)
     }
 }
 
@@ -131,8 +37,8 @@ impl Emitter<'_, '_> {
 pub(super) fn build_move<'c, 'a>(
     b: &Builder<'c, 'a>,
     movement: &Movement,
-    input: &TypedView<'c, 'a>,
-    target: &TypedView<'c, 'a>,
+    input: &View<'c, 'a>,
+    target: &View<'c, 'a>,
     ty: &PointType,
     config: Config,
 ) -> Result<(), String> {
@@ -222,9 +128,9 @@ fn row_major_strides<'c, 'a>(b: &Builder<'c, 'a>, sizes: &[Extent<'c, 'a>]) -> R
 pub(super) fn build_concat<'c, 'a>(
     b: &Builder<'c, 'a>,
     axis: usize,
-    inputs: &[TypedView<'c, 'a>],
+    inputs: &[View<'c, 'a>],
     placed: &[bool],
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     config: Config,
 ) -> Result<(), String> {
     let first = b.extent(inputs[0].sizes[axis])?;
@@ -247,10 +153,10 @@ pub(super) fn build_concat<'c, 'a>(
 /// empty table): a loop nest over the result.
 pub(super) fn build_gather<'c, 'a>(
     b: &Builder<'c, 'a>,
-    table: &TypedView<'c, 'a>,
-    indices: &TypedView<'c, 'a>,
+    table: &View<'c, 'a>,
+    indices: &View<'c, 'a>,
     index_element: ElementType,
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     ty: &PointType,
     config: Config,
 ) -> Result<(), String> {
@@ -279,86 +185,5 @@ pub(super) fn zero<'c, 'a>(b: &Builder<'c, 'a>, element: ElementType) -> Result<
     match element {
         ElementType::F32 | ElementType::F64 => b.float(0.0, ty),
         _ => b.constant(0, ty),
-    }
-}
-
-impl Emitter<'_, '_> {
-    /// `source` (a point of type `from`) seen with the shape of `to`, no
-    /// copy: a `memref.collapse_shape` to one dimension, then a
-    /// `memref.expand_shape`. `None` unless `source` is a contiguous
-    /// row-major view of static, non-empty sizes (what the views of points
-    /// and buffers are; ranges of block stores and permuted views are not).
-    pub(super) fn reshape_view(
-        &mut self,
-        source: &View,
-        from: &PointType,
-        to: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) -> Option<View> {
-        let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
-        if source.ty != view_type(from) || !static_sizes(from) || !static_sizes(to) {
-            return None;
-        }
-        let count: i64 = from.shape.iter().product();
-        if count != to.shape.iter().product::<i64>() {
-            return None;
-        }
-        let flat_ty = PointType { shape: vec![count], element: from.element };
-        let flat = match from.shape.len() {
-            1 => source.name.clone(),
-            0 => {
-                let name = self.fresh("flat");
-                let _ = writeln!(
-                    out,
-                    "{indent}{name} = memref.expand_shape {} [] output_shape [1] : {} into {}",
-                    source.name,
-                    source.ty,
-                    view_type(&flat_ty)
-                );
-                name
-            }
-            rank => {
-                let name = self.fresh("flat");
-                let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
-                let _ = writeln!(
-                    out,
-                    "{indent}{name} = memref.collapse_shape {} [[{}]] : {} into {}",
-                    source.name,
-                    all.join(", "),
-                    source.ty,
-                    view_type(&flat_ty)
-                );
-                name
-            }
-        };
-        let name = match to.shape.len() {
-            1 => flat,
-            0 => {
-                let name = self.fresh("reshaped");
-                let _ = writeln!(
-                    out,
-                    "{indent}{name} = memref.collapse_shape {flat} [] : {} into {}",
-                    view_type(&flat_ty),
-                    view_type(to)
-                );
-                name
-            }
-            rank => {
-                let name = self.fresh("reshaped");
-                let all: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
-                let sizes: Vec<String> = to.shape.iter().map(i64::to_string).collect();
-                let _ = writeln!(
-                    out,
-                    "{indent}{name} = memref.expand_shape {flat} [[{}]] output_shape [{}] : {} into {}",
-                    all.join(", "),
-                    sizes.join(", "),
-                    view_type(&flat_ty),
-                    view_type(to)
-                );
-                name
-            }
-        };
-        Some(View::fixed(name, to))
     }
 }

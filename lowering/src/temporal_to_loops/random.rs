@@ -2,32 +2,11 @@
 //! the same bits as `tempo_passes::program::random_bits`, computed in the
 //! generated code, built as typed IR.
 
-use super::kernels::{Kernel, KernelOperands, TypedView, element_type};
-use super::{Emitter, View};
+use super::kernels::element_type;
+use super::views::View;
 use crate::ir_builder::Builder;
 use melior::ir::{AffineMap, Type, Value};
 use tempo_passes::program::{ElementType, PointType};
-
-impl Emitter<'_, '_> {
-    /// Seeded random values into `target` at the point `reader_dims`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn random(
-        &mut self,
-        seed: i64,
-        normal: bool,
-        reader_dims: &[String],
-        target: &View,
-        ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let target = operands.view(target);
-        let coordinates = reader_dims.iter().map(|d| operands.index(d)).collect();
-        let kernel = Kernel::Random { seed, normal, coordinates, target, ty: ty.clone() };
-        self.call_kernel(operands, kernel, indent, out);
-    }
-}
 
 /// Each element of `target` computed from the seed, the point's
 /// `coordinates` and the element's row-major position, with the
@@ -40,7 +19,7 @@ pub(super) fn build<'c, 'a>(
     seed: i64,
     normal: bool,
     coordinates: &[Value<'c, 'a>],
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     ty: &PointType,
 ) -> Result<(), String> {
     let i64_type = b.integer_type(64);

@@ -2,47 +2,55 @@
 //! variables and the bounds, clamped into a source's extent, and views of
 //! the ranges of points a range read covers.
 
-use super::{Emitter, View};
-use std::fmt::Write;
+use super::views::{UNKNOWN, View, key, strided};
+use super::{Built, Emitter};
+use crate::ir_builder::{Builder, Extent, affine_map};
+use melior::ir::{
+    Attribute, Value,
+    attribute::{ArrayAttribute, BoolAttribute},
+};
+use tempo_dialects::store;
 use tempo_passes::affine::AffineExpr;
 use tempo_passes::affine::AffineMap;
-use tempo_passes::print::{exprs as mlir_exprs, header as map_header};
 use tempo_passes::program::{DYNAMIC, PointType};
 
-impl Emitter<'_, '_> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// `op` (`affine.apply`, `affine.max`, `affine.min`) of `exprs` on the
     /// reader's variables and the bounds.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn apply(
         &mut self,
         op: &str,
         exprs: &[AffineExpr],
-        num_dims: usize,
-        num_symbols: usize,
-        reader_dims: &[String],
-        indent: &str,
-        out: &mut String,
-    ) -> String {
-        let c = self.fresh("i");
-        let results = mlir_exprs(exprs, num_dims, num_symbols);
-        let _ = writeln!(
-            out,
-            "{indent}{c} = {op} affine_map<{} -> ({})>({})[{}]",
-            map_header(num_dims, num_symbols),
-            results,
-            reader_dims.join(", "),
-            self.symbols()
-        );
-        c
+        (num_dims, num_symbols): (usize, usize),
+        reader_dims: &[Value<'c, 'a>],
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        let map = affine_map(self.context, num_dims, num_symbols, exprs);
+        b.affine_value(op, map, &self.with_symbols(reader_dims))
+    }
+
+    /// `op` of `map`'s results: `affine.apply` of one result, else `many`
+    /// (`affine.max` or `affine.min`).
+    fn apply_map(
+        &mut self,
+        map: &AffineMap,
+        many: &str,
+        reader_dims: &[Value<'c, 'a>],
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        let op = if map.results.len() > 1 { many } else { "affine.apply" };
+        self.apply(op, &map.results, (map.num_dims, map.num_symbols), reader_dims, b)
     }
 
     /// `min(max(value, low), high)` on indices.
-    pub(super) fn clamp(&mut self, value: &str, low: &str, high: &str, indent: &str, out: &mut String) -> String {
-        let raised = self.fresh("i");
-        let _ = writeln!(out, "{indent}{raised} = arith.maxsi {value}, {low} : index");
-        let clamped = self.fresh("i");
-        let _ = writeln!(out, "{indent}{clamped} = arith.minsi {raised}, {high} : index");
-        clamped
+    pub(super) fn clamp(
+        &mut self,
+        value: Value<'c, 'a>,
+        low: Value<'c, 'a>,
+        high: Value<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        b.arith("minsi", b.arith("maxsi", value, low)?, high)
     }
 
     /// A view of the box of points a range read selects, clamped into the
@@ -54,39 +62,31 @@ impl Emitter<'_, '_> {
         lower: &[AffineMap],
         upper: &[AffineMap],
         caps: &[AffineMap],
-        reader_dims: &[String],
+        reader_dims: &[Value<'c, 'a>],
         ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) -> View {
+        b: &Builder<'c, 'a>,
+    ) -> Built<View<'c, 'a>> {
         let program = self.program;
         let src = &program.tensors[source];
-        let mut offsets = Vec::new();
-        let mut sizes = Vec::new();
-        let mut kept_sizes = Vec::new();
+        let mut offsets: Vec<Value<'c, 'a>> = Vec::new();
+        let mut sizes: Vec<Extent<'c, 'a>> = Vec::new();
+        let mut kept_sizes: Vec<Extent<'c, 'a>> = Vec::new();
         for (((lo_map, hi_map), cap), &d) in lower.iter().zip(upper).zip(caps).zip(&src.domain) {
-            let op = if lo_map.results.len() > 1 { "affine.max" } else { "affine.apply" };
-            let mut lo = self.apply(op, &lo_map.results, lo_map.num_dims, lo_map.num_symbols, reader_dims, indent, out);
+            let mut lo = self.apply_map(lo_map, "affine.max", reader_dims, b)?;
             if hi_map.results.is_empty() {
                 if !cap.results.is_empty() {
-                    let op = if cap.results.len() > 1 { "affine.min" } else { "affine.apply" };
-                    let capped = self.apply(op, &cap.results, cap.num_dims, cap.num_symbols, reader_dims, indent, out);
-                    let lowered = self.fresh("i");
-                    let _ = writeln!(out, "{indent}{lowered} = arith.minsi {lo}, {capped} : index");
-                    lo = lowered;
+                    let capped = self.apply_map(cap, "affine.min", reader_dims, b)?;
+                    lo = b.arith("minsi", lo, capped)?;
                 }
-                let at = self.clamp(&lo, "%zero_index", &format!("%last{d}"), indent, out);
-                offsets.push(at);
-                sizes.push("1".to_string());
+                offsets.push(self.clamp(lo, self.zero_index, self.last_index[d], b)?);
+                sizes.push(Extent::Static(1));
                 continue;
             }
-            let bound = self.bound_args[d].clone();
-            let lo = self.clamp(&lo, "%zero_index", &bound, indent, out);
-            let op = if hi_map.results.len() > 1 { "affine.min" } else { "affine.apply" };
-            let hi = self.apply(op, &hi_map.results, hi_map.num_dims, hi_map.num_symbols, reader_dims, indent, out);
-            let hi = self.clamp(&hi, &lo, &bound, indent, out);
-            let len = self.fresh("i");
-            let _ = writeln!(out, "{indent}{len} = arith.subi {hi}, {lo} : index");
+            let bound = self.bound_args[d];
+            let lo = self.clamp(lo, self.zero_index, bound, b)?;
+            let hi = self.apply_map(hi_map, "affine.min", reader_dims, b)?;
+            let hi = self.clamp(hi, lo, bound, b)?;
+            let len = b.arith("subi", hi, lo)?;
             // The largest this length can be, as a value of the entry block:
             // the bound, or the smallest constant `upper - lower` (a window).
             let width = hi_map
@@ -100,25 +100,23 @@ impl Emitter<'_, '_> {
                 .min();
             let cap = match width {
                 Some(w) => {
-                    let (c, m) = (self.fresh("cap"), self.fresh("cap"));
-                    let _ = writeln!(self.entry, "    {c} = arith.constant {} : index", w.max(0));
-                    let _ = writeln!(self.entry, "    {m} = arith.minsi {c}, {bound} : index");
-                    m
+                    let c = self.entry.index(w.max(0))?;
+                    self.entry.arith("minsi", c, bound)?
                 }
                 None => {
-                    self.growing_lengths.insert(len.clone());
-                    bound.clone()
+                    self.growing_lengths.insert(key(len));
+                    bound
                 }
             };
-            self.size_caps.insert(len.clone(), cap);
+            self.size_caps.insert(key(len), cap);
             offsets.push(lo);
             // A length the type states statically (checked before running)
-            // is used as the literal.
+            // is used as the number.
             let len = match ty.shape.get(kept_sizes.len()) {
-                Some(&n) if n != DYNAMIC => n.to_string(),
-                _ => len,
+                Some(&n) if n != DYNAMIC => Extent::Static(n),
+                _ => Extent::Value(len),
             };
-            sizes.push(len.clone());
+            sizes.push(len);
             kept_sizes.push(len);
         }
         // Strides of the store (row-major over [store dimensions..., point]):
@@ -132,22 +130,20 @@ impl Emitter<'_, '_> {
             }
             let mut later = store_dims.iter().filter(|&&(j, _)| j > k);
             let stride = later.try_fold(point_elements, |acc, &(_, n)| n.map(|n| acc * n as i64));
-            kept_strides.push(stride.map_or("?".to_string(), |s| s.to_string()));
+            kept_strides.push(stride.unwrap_or(UNKNOWN));
         }
         let mut point_strides = vec![1i64; src.point.shape.len()];
         for k in (0..src.point.shape.len().saturating_sub(1)).rev() {
             point_strides[k] = point_strides[k + 1] * src.point.shape[k + 1];
         }
-        kept_strides.extend(point_strides.iter().map(i64::to_string));
-        let shape_text: String =
-            ty.shape.iter().map(|&d| if d == DYNAMIC { "?x".to_string() } else { format!("{d}x") }).collect();
-        let view_ty =
-            format!("memref<{shape_text}{}, strided<[{}], offset: ?>>", ty.element.mlir(), kept_strides.join(", "));
-        let store = self.store[source].clone();
-        let name = self.fresh("v");
+        kept_strides.extend(point_strides.iter().copied());
+        let dims: Vec<i64> = ty.shape.iter().map(|&d| if d == DYNAMIC { UNKNOWN } else { d }).collect();
+        let element = super::views::element_type(self.context, ty.element);
+        let view_ty = strided(self.context, element, &dims, &kept_strides, UNKNOWN);
+        let store = self.store_of(source)?;
+        kept_sizes.extend(src.point.shape.iter().map(|&d| Extent::Static(d)));
         if self.in_store(source) {
-            let mut ranged: Vec<&str> =
-                upper.iter().map(|m| if m.results.is_empty() { "false" } else { "true" }).collect();
+            let mut ranged: Vec<bool> = upper.iter().map(|m| !m.results.is_empty()).collect();
             let (mut offsets, mut sizes) = (offsets.clone(), sizes.clone());
             if let Some(slicing) = self.schedule.storage[source].slicing() {
                 // A sliced store has no dimension for the dropped positions
@@ -160,36 +156,25 @@ impl Emitter<'_, '_> {
             }
             let mut bounds = Vec::new();
             for ((offset, size), ranged) in offsets.iter().zip(&sizes).zip(&ranged) {
-                bounds.push(offset.clone());
-                if *ranged == "true" {
-                    bounds.push(size.clone());
+                bounds.push(*offset);
+                if *ranged {
+                    bounds.push(b.extent(*size)?);
                 }
             }
-            let types: Vec<&str> = bounds.iter().map(|_| "index").collect();
-            let _ = writeln!(
-                out,
-                "{indent}{name} = \"store.read_range\"({store}, {}) {{ranged = [{}]}} : ({}, {}) -> {view_ty}",
-                bounds.join(", "),
-                ranged.join(", "),
-                self.store_type(source),
-                types.join(", ")
-            );
-            kept_sizes.extend(src.point.shape.iter().map(i64::to_string));
-            return View { name, ty: view_ty, sizes: kept_sizes };
+            let flags: Vec<Attribute> = ranged.iter().map(|&r| BoolAttribute::new(self.context, r).into()).collect();
+            let flags = ArrayAttribute::new(self.context, &flags).into();
+            let op = b.insert_op(store::ReadRangeOp::build(self.context, b.location, store, &bounds, flags, view_ty));
+            let value = op.result(0).map_err(|e| format!("compiler fault: store.read_range: {e}"))?.into();
+            return Ok(View { value, sizes: kept_sizes });
         }
-        let all_offsets: Vec<String> =
-            offsets.iter().cloned().chain(src.point.shape.iter().map(|_| "0".to_string())).collect();
-        let all_sizes: Vec<String> = sizes.iter().cloned().chain(src.point.shape.iter().map(i64::to_string)).collect();
-        let strides: Vec<&str> = all_sizes.iter().map(|_| "1").collect();
-        let _ = writeln!(
-            out,
-            "{indent}{name} = memref.subview {store}[{}] [{}] [{}] : {} to {view_ty}",
-            all_offsets.join(", "),
-            all_sizes.join(", "),
-            strides.join(", "),
-            self.store_type(source)
-        );
-        kept_sizes.extend(src.point.shape.iter().map(i64::to_string));
-        View { name, ty: view_ty, sizes: kept_sizes }
+        let all_offsets: Vec<Extent> = offsets
+            .iter()
+            .map(|&o| Extent::Value(o))
+            .chain(src.point.shape.iter().map(|_| Extent::Static(0)))
+            .collect();
+        let all_sizes: Vec<Extent> =
+            sizes.iter().copied().chain(src.point.shape.iter().map(|&d| Extent::Static(d))).collect();
+        let value = b.subview(store, &all_offsets, &all_sizes, view_ty)?;
+        Ok(View { value, sizes: kept_sizes })
     }
 }

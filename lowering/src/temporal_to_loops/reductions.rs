@@ -2,57 +2,56 @@
 //! an axis (`linalg.generic` reductions), argmax (first maximum) and
 //! cumulative sums, each summing in the interpreter's order.
 
-use super::kernels::{Config, Kernel, KernelOperands, TypedView, element_type, loop_nest};
+use super::kernels::{Config, element_type, loop_nest};
 use super::scalar::Chain;
-use super::{Emitter, View, elementwise, lowest_literal, zero_literal};
+use super::views::View;
+use super::{Emitter, elementwise};
 use crate::ir_builder::{Builder, Compare, Extent, FloatCompare};
 use melior::ir::{AffineExpr, AffineMap, Attribute, Value};
 use tempo_passes::program::{ElementType, PointType, ReduceKind};
 
 /// An elementwise chain fused into a reduction: its scalar steps and the
 /// views of its leaves.
-pub(super) struct Fused<'v> {
-    pub chain: Chain,
-    pub leaves: Vec<&'v View>,
+pub(super) struct Fused<'r, 'c, 'a> {
+    pub chain: &'r Chain,
+    pub leaves: Vec<View<'c, 'a>>,
 }
 
-impl Emitter<'_, '_> {
-    /// Sum, maximum or mean of `input` along `axis` into `target` (see
-    /// [`build_reduce`]). With `fused`, `input` is an elementwise chain
-    /// fused into the reduction: its leaves are read and its value
-    /// computed per element.
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// Sum, maximum or mean along `axis` into `target` (see
+    /// [`build_reduce`]) of `input`, of `sizes`; with `fused`, of an
+    /// elementwise chain fused into the reduction: its leaves are read and
+    /// its value computed per element.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn reduce(
         &mut self,
         kind: ReduceKind,
-        input: &View,
+        sizes: &[Extent<'c, 'a>],
+        input: Option<&View<'c, 'a>>,
         axis: usize,
-        target: &View,
+        target: &View<'c, 'a>,
         ty: &PointType,
-        fused: Option<Fused>,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let split = fused.as_ref().map(|f| (&f.chain, f.leaves.as_slice()));
-        if self.gpu_split_reduce(kind, input, axis, target, ty, split, indent, out) {
-            return;
-        }
-        let mut operands = KernelOperands::default();
-        let (leaves, chain) = match fused {
-            Some(fused) => (fused.leaves.iter().map(|v| operands.view(v)).collect(), Some(fused.chain)),
-            None => (vec![operands.view(input)], None),
+        fused: Option<Fused<'_, 'c, 'a>>,
+        b: &Builder<'c, 'a>,
+    ) -> Result<(), String> {
+        let leaves: Vec<View<'c, 'a>> = match (&fused, input) {
+            (Some(f), _) => f.leaves.clone(),
+            (None, Some(v)) => vec![v.clone()],
+            (None, None) => return Err("compiler fault: a reduction of nothing".into()),
         };
-        let shape = operands.sizes(&input.sizes);
-        let target = operands.view(target);
-        let kernel = Kernel::Reduce { kind, leaves, chain, shape, axis, target, element: ty.element };
-        self.call_kernel(operands, kernel, indent, out);
+        let chain = fused.as_ref().map(|f| f.chain);
+        let input = ReduceInput { leaves: &leaves, chain, shape: sizes };
+        if self.gpu_split_reduce(kind, &input, axis, target, ty, b)? {
+            return Ok(());
+        }
+        build_reduce(b, kind, &input, axis, target, ty.element, self.config())
     }
 }
 
 /// The input of a reduction: one view, or a chain over its leaves; its
 /// sizes.
 pub(super) struct ReduceInput<'r, 'c, 'a> {
-    pub leaves: &'r [TypedView<'c, 'a>],
+    pub leaves: &'r [View<'c, 'a>],
     pub chain: Option<&'r Chain>,
     pub shape: &'r [Extent<'c, 'a>],
 }
@@ -67,12 +66,12 @@ pub(super) fn build_reduce<'c, 'a>(
     kind: ReduceKind,
     input: &ReduceInput<'_, 'c, 'a>,
     axis: usize,
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     element: ElementType,
     config: Config,
 ) -> Result<(), String> {
     let e = element_type(b, element);
-    let (_, combine) = start_and_combine(kind, element);
+    let combine = combine_op(kind, element);
     let start = match kind {
         ReduceKind::Max => lowest(b, element)?,
         _ => super::movement::zero(b, element)?,
@@ -113,50 +112,14 @@ pub(super) fn build_reduce<'c, 'a>(
     Ok(())
 }
 
-/// The starting value (a literal) and the combining op of a sum, maximum
-/// or mean of `element`s.
-pub(super) fn start_and_combine(kind: ReduceKind, element: ElementType) -> (String, &'static str) {
+/// The op combining two partial results of a sum, maximum or mean of
+/// `element`s.
+pub(super) fn combine_op(kind: ReduceKind, element: ElementType) -> &'static str {
     match (kind, element.is_float()) {
-        (ReduceKind::Max, true) => (lowest_literal(element), "arith.maximumf"),
-        (ReduceKind::Max, false) => (lowest_literal(element), "arith.maxsi"),
-        (_, true) => (zero_literal(element).to_string(), "arith.addf"),
-        (_, false) => (zero_literal(element).to_string(), "arith.addi"),
-    }
-}
-
-impl Emitter<'_, '_> {
-    /// Index of the first maximum of `input` along `axis` into `target`
-    /// (see [`build_argmax`]), keeping the running maximum in `best`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn argmax(
-        &mut self,
-        input: &View,
-        axis: usize,
-        best: &View,
-        target: &View,
-        element: ElementType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let (input, best, target) = (operands.view(input), operands.view(best), operands.view(target));
-        self.call_kernel(operands, Kernel::ArgMax { input, axis, best, target, element }, indent, out);
-    }
-
-    /// Running sum of `input` along `axis` into `target` (see
-    /// [`build_cumsum`]).
-    pub(super) fn cumsum(
-        &mut self,
-        input: &View,
-        axis: usize,
-        target: &View,
-        ty: &PointType,
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let (input, target) = (operands.view(input), operands.view(target));
-        self.call_kernel(operands, Kernel::CumSum { input, axis, target, element: ty.element }, indent, out);
+        (ReduceKind::Max, true) => "arith.maximumf",
+        (ReduceKind::Max, false) => "arith.maxsi",
+        (_, true) => "arith.addf",
+        (_, false) => "arith.addi",
     }
 }
 
@@ -188,10 +151,10 @@ fn reduction_maps<'c>(
 /// replacing the best only on a strictly greater element.
 pub(super) fn build_argmax<'c, 'a>(
     b: &Builder<'c, 'a>,
-    input: &TypedView<'c, 'a>,
+    input: &View<'c, 'a>,
     axis: usize,
-    best: &TypedView<'c, 'a>,
-    target: &TypedView<'c, 'a>,
+    best: &View<'c, 'a>,
+    target: &View<'c, 'a>,
     element: ElementType,
 ) -> Result<(), String> {
     b.fill(lowest(b, element)?, best.value)?;
@@ -215,9 +178,9 @@ pub(super) fn build_argmax<'c, 'a>(
 /// over the other dimensions), each element the previous sum plus itself.
 pub(super) fn build_cumsum<'c, 'a>(
     b: &Builder<'c, 'a>,
-    input: &TypedView<'c, 'a>,
+    input: &View<'c, 'a>,
     axis: usize,
-    target: &TypedView<'c, 'a>,
+    target: &View<'c, 'a>,
     element: ElementType,
     config: Config,
 ) -> Result<(), String> {

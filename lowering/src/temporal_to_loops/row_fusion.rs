@@ -49,8 +49,11 @@
 /// rows of 2,048, 2^17 elements, run 17% faster on 2 threads).
 const PARALLEL_ROWS_GRAIN: i64 = 1 << 17;
 
-use super::kernels::{Config, Kernel, KernelOperands, TypedView, broadcast_at, element_type, loop_nest};
-use super::{Elementwise, Emitter, View, elementwise, reductions, scalar};
+use super::branch_body::NodeValue;
+use super::elementwise::Elementwise;
+use super::kernels::{Config, broadcast_at, element_type, loop_nest};
+use super::views::View;
+use super::{Emitter, elementwise, reductions, scalar};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::{Attribute, Value};
 use std::collections::HashMap;
@@ -249,19 +252,17 @@ fn finish(
     Some(RowGroup { end, members, anchor, materialized })
 }
 
-impl Emitter<'_, '_> {
-    /// Emits `group` (all members' views and buffers already made; see
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// Builds `group` (all members' views and buffers already made; see
     /// [`build_row_group`]).
     pub(super) fn row_group(
         &mut self,
         group: &RowGroup,
         nodes: &[Node],
-        views: &[View],
-        indent: &str,
-        out: &mut String,
-    ) {
-        let mut operands = KernelOperands::default();
-        let anchor = operands.sizes(&views[group.anchor].sizes);
+        views: &[NodeValue<'c, 'a>],
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let anchor = views[group.anchor].sizes().to_vec();
         // The views it reads (operands of members) and stores (members
         // stored into buffers); members computed inline have none.
         let mut read: Vec<usize> = group.materialized.clone();
@@ -270,14 +271,10 @@ impl Emitter<'_, '_> {
         }
         read.sort();
         read.dedup();
-        let views = read.into_iter().filter(|&k| !views[k].name.is_empty()).map(|k| (k, operands.view(&views[k])));
-        let kernel = Kernel::RowGroup {
-            group: group.clone(),
-            nodes: nodes.iter().map(|n| (n.kind.clone(), n.ty.clone())).collect(),
-            views: views.collect(),
-            anchor,
-        };
-        self.call_kernel(operands, kernel, indent, out);
+        let views: HashMap<usize, View<'c, 'a>> =
+            read.into_iter().filter_map(|k| views[k].as_view().map(|v| (k, v.clone()))).collect();
+        let nodes: Vec<(NodeKind, PointType)> = nodes.iter().map(|n| (n.kind.clone(), n.ty.clone())).collect();
+        build_row_group(b, group, &nodes, &views, &anchor, self.config())
     }
 }
 
@@ -287,7 +284,7 @@ impl Emitter<'_, '_> {
 struct Row<'r, 'c, 'a> {
     group: &'r RowGroup,
     nodes: &'r [(NodeKind, PointType)],
-    views: &'r HashMap<usize, TypedView<'c, 'a>>,
+    views: &'r HashMap<usize, View<'c, 'a>>,
     rows: &'r [Extent<'c, 'a>],
     row_ivs: &'r [Value<'c, 'a>],
     n: Value<'c, 'a>,
@@ -323,7 +320,7 @@ impl<'c, 'a> Row<'_, 'c, 'a> {
         Ok((sizes, indices))
     }
 
-    fn view(&self, k: usize) -> Built<&TypedView<'c, 'a>> {
+    fn view(&self, k: usize) -> Built<&View<'c, 'a>> {
         self.views.get(&k).ok_or_else(|| format!("compiler fault: row group member {k} has no view"))
     }
 
@@ -387,7 +384,7 @@ pub(super) fn build_row_group<'c, 'a>(
     b: &Builder<'c, 'a>,
     group: &RowGroup,
     nodes: &[(NodeKind, PointType)],
-    views: &HashMap<usize, TypedView<'c, 'a>>,
+    views: &HashMap<usize, View<'c, 'a>>,
     anchor: &[Extent<'c, 'a>],
     config: Config,
 ) -> Built<()> {
@@ -431,7 +428,7 @@ pub(super) fn build_row_group<'c, 'a>(
                     ReduceKind::Max => reductions::lowest(&ind, ty.element)?,
                     _ => super::movement::zero(&ind, ty.element)?,
                 };
-                let (_, combine) = reductions::start_and_combine(*reduction, ty.element);
+                let combine = reductions::combine_op(*reduction, ty.element);
                 let (inner, j, carried, sums) = ind.scf_for_carrying(zero, n, one, &[start])?;
                 let value = row.value(&inner, *a, Context { form: Form::Wide, j: Some(j) }, &mut HashMap::new())?;
                 // With fast math the row's float reduction may be

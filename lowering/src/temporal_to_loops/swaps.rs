@@ -4,9 +4,12 @@
 //! iterations that complete a block, and the `store.reload` and
 //! `store.discard` around the backward iterations that enter and leave one.
 
-use super::Emitter;
+use super::{Built, Emitter};
+use crate::ir_builder::{Builder, affine_map};
 use crate::schedule::Step;
-use std::fmt::Write;
+use melior::ir::Value;
+use tempo_dialects::store;
+use tempo_passes::affine::{AffineExpr, Constraint, IntegerSet};
 use tempo_passes::pass::PassOptions;
 use tempo_passes::program::Program;
 
@@ -26,7 +29,7 @@ pub(crate) fn memory_budget(
     Ok(Some((budget, bounds)))
 }
 
-impl<'p, 'c> Emitter<'p, 'c> {
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// The swapped tensors a loop over `dim` with `body` writes (`false`)
     /// or reads back (`true`) ([`crate::schedule::swaps`]).
     pub(super) fn swapped_in(&self, dim: usize, body: &[Step]) -> Vec<(usize, bool)> {
@@ -48,58 +51,67 @@ impl<'p, 'c> Emitter<'p, 'c> {
     }
 
     /// `store.<op>` of swapped tensor `i`'s points `[lo, hi)`, given as
-    /// affine maps of the loop variable `var` (and the bound `s0`), when
-    /// `condition` (an integer set of the same) holds.
+    /// affine expressions of the loop variable `var` (`d0`) and the bound
+    /// (`s0`), when `condition` (constraints of the same) holds.
     fn swap_op(
         &mut self,
         i: usize,
         op: &str,
-        condition: &str,
-        range: (&str, &str),
-        at: (&str, &str),
-        indent: &str,
-        code: &mut String,
-    ) {
-        let operands = format!("({})[{}]", at.0, at.1);
-        let (store, ty) = (self.store[i].clone(), self.store_type(i));
-        let _ = writeln!(code, "{indent}affine.if affine_set<(d0)[s0] : ({condition})>{operands} {{");
-        let lo = self.fresh("swap_from");
-        let hi = self.fresh("swap_to");
-        let _ = writeln!(code, "{indent}  {lo} = affine.apply affine_map<(d0)[s0] -> ({})>{operands}", range.0);
-        let _ = writeln!(code, "{indent}  {hi} = affine.apply affine_map<(d0)[s0] -> ({})>{operands}", range.1);
-        let _ = writeln!(code, "{indent}  \"store.{op}\"({store}, {lo}, {hi}) : ({ty}, index, index) -> ()");
-        let _ = writeln!(code, "{indent}}}");
+        condition: Vec<Constraint>,
+        range: [AffineExpr; 2],
+        (var, bound): (Value<'c, 'a>, Value<'c, 'a>),
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let set = IntegerSet { num_dims: 1, num_symbols: 1, constraints: condition };
+        let (then, _) = b.affine_if(&set, &[var, bound], false)?;
+        let [lo, hi] =
+            range.map(|e| then.affine_value("affine.apply", affine_map(self.context, 1, 1, &[e]), &[var, bound]));
+        let (store, range) = (self.store_of(i)?, [lo?, hi?]);
+        let (context, location) = (self.context, then.location);
+        then.insert_op(match op {
+            "spill" => store::SpillOp::build(context, location, store, &range),
+            "reload" => store::ReloadOp::build(context, location, store, &range),
+            _ => store::DiscardOp::build(context, location, store, &range),
+        });
+        Ok(())
     }
 
     /// In the forward loop writing swapped tensor `i`, at the end of
     /// iteration `var`: spill the block its own reads (`reach` back) are
     /// past.
-    pub(super) fn spill(&mut self, i: usize, var: &str, indent: &str, code: &mut String) {
+    pub(super) fn spill(&mut self, i: usize, var: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let swap = &self.schedule.swaps[&i];
-        let (b, k) = (swap.block as i64, swap.reach);
-        let bound = self.bound_args[swap.dim].clone();
-        let condition = format!("(d0 + 1 - {k}) mod {b} == 0, d0 + 1 - {k} - {b} >= 0");
-        let range = (format!("d0 + 1 - {k} - {b}"), format!("d0 + 1 - {k}"));
-        self.swap_op(i, "spill", &condition, (&range.0, &range.1), (var, &bound), indent, code);
+        let (n, k) = (swap.block as i64, swap.reach);
+        let bound = self.bound_args[swap.dim];
+        let end = AffineExpr::Dim(0) + (1 - k);
+        let condition = vec![Constraint::equal_zero(end.clone() % n), Constraint::at_least_zero(end.clone() + -n)];
+        self.swap_op(i, "spill", condition, [end.clone() + -n, end], (var, bound), b)
     }
 
     /// In the backward loop reading swapped tensor `i`, before iteration
     /// `var`: reload the block it enters, if it was spilled.
-    pub(super) fn reload(&mut self, i: usize, var: &str, bound: &str, indent: &str, code: &mut String) {
+    pub(super) fn reload(
+        &mut self,
+        i: usize,
+        var: Value<'c, 'a>,
+        bound: Value<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
         let swap = &self.schedule.swaps[&i];
-        let (b, k) = (swap.block as i64, swap.reach);
-        let condition = format!("(d0 + 1) mod {b} == 0, s0 - {k} - d0 - 1 >= 0");
-        let range = (format!("d0 + 1 - {b}"), "d0 + 1".to_string());
-        self.swap_op(i, "reload", &condition, (&range.0, &range.1), (var, bound), indent, code);
+        let (n, k) = (swap.block as i64, swap.reach);
+        let end = AffineExpr::Dim(0) + 1;
+        let left = (AffineExpr::Symbol(0) + -k) - end.clone();
+        let condition = vec![Constraint::equal_zero(end.clone() % n), Constraint::at_least_zero(left)];
+        self.swap_op(i, "reload", condition, [end.clone() + -n, end], (var, bound), b)
     }
 
     /// In the backward loop reading swapped tensor `i`, after iteration
     /// `var`: discard the block it leaves.
-    pub(super) fn discard(&mut self, i: usize, var: &str, indent: &str, code: &mut String) {
+    pub(super) fn discard(&mut self, i: usize, var: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let swap = &self.schedule.swaps[&i];
-        let b = swap.block as i64;
-        let bound = self.bound_args[swap.dim].clone();
-        let range = ("d0".to_string(), format!("d0 + {b}"));
-        self.swap_op(i, "discard", &format!("d0 mod {b} == 0"), (&range.0, &range.1), (var, &bound), indent, code);
+        let n = swap.block as i64;
+        let bound = self.bound_args[swap.dim];
+        let condition = vec![Constraint::equal_zero(AffineExpr::Dim(0) % n)];
+        self.swap_op(i, "discard", condition, [AffineExpr::Dim(0), AffineExpr::Dim(0) + n], (var, bound), b)
     }
 }

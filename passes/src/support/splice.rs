@@ -25,6 +25,23 @@ pub fn replace_module_body<'c>(
     let context = module.context();
     let fallback = (module.location(), "the program");
     let parsed = parse_generated(unsafe { context.to_ref() }, text, origins, fallback, true)?;
+    remove_ops(module, remove)?;
+    let body = module
+        .region(0)
+        .ok()
+        .and_then(|r| r.first_block())
+        .ok_or_else(|| PassDiagnostic::new(module.location(), "compiler fault: module without a body"))?;
+    for op in block_operations(parsed.body()) {
+        unsafe {
+            mlirOperationRemoveFromParent(op.to_raw());
+            mlirBlockAppendOwnedOperation(body.to_raw(), op.to_raw());
+        }
+    }
+    Ok(())
+}
+
+/// Removes the top-level ops of `module` for which `remove(name)` holds.
+pub fn remove_ops<'c>(module: OperationRef<'c, '_>, remove: impl Fn(&str) -> bool) -> Result<(), PassDiagnostic<'c>> {
     let fault = |message: &str| PassDiagnostic::new(module.location(), format!("compiler fault: {message}"));
     let body = module.region(0).ok().and_then(|r| r.first_block()).ok_or_else(|| fault("module without a body"))?;
     // Destroy ops only once nothing uses their results (uses may sit in the
@@ -50,12 +67,6 @@ pub fn replace_module_body<'c>(
         });
         if pending.len() == before {
             return Err(fault("cannot remove the program: its values are used by ops that stay"));
-        }
-    }
-    for op in block_operations(parsed.body()) {
-        unsafe {
-            mlirOperationRemoveFromParent(op.to_raw());
-            mlirBlockAppendOwnedOperation(body.to_raw(), op.to_raw());
         }
     }
     Ok(())
