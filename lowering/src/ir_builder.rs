@@ -679,6 +679,19 @@ impl<'c, 'a> Builder<'c, 'a> {
     }
 }
 
+/// `memref<dims x element, strided<[strides], offset: offset>>` (MLIR's
+/// `i64::MIN` marks a dynamic size, stride or offset).
+pub fn strided_memref<'c>(
+    context: &'c Context,
+    element: Type<'c>,
+    dims: &[i64],
+    strides: &[i64],
+    offset: i64,
+) -> Type<'c> {
+    let layout = melior::ir::attribute::StridedLayoutAttribute::new(context, offset, strides).into();
+    MemRefType::new(element, dims, Some(layout), None).into()
+}
+
 /// The element type of a memref value.
 pub fn element_of<'c>(memref: Value<'c, '_>) -> Built<Type<'c>> {
     MemRefType::try_from(memref.r#type())

@@ -86,54 +86,109 @@ impl TempoPass for LowerStoreToMemref {
     }
 }
 
+/// The kinds of store (`kind` of `store.alloc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StoreKind {
+    Point,
+    Ring,
+    Window,
+    Blocks,
+    Full,
+}
+
+impl StoreKind {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "point" => StoreKind::Point,
+            "ring" => StoreKind::Ring,
+            "window" => StoreKind::Window,
+            "blocks" => StoreKind::Blocks,
+            "full" => StoreKind::Full,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            StoreKind::Point => "point",
+            StoreKind::Ring => "ring",
+            StoreKind::Window => "window",
+            StoreKind::Blocks => "blocks",
+            StoreKind::Full => "full",
+        }
+    }
+
+    /// Whether the store keeps a few slots along one dimension.
+    fn is_slotted(self) -> bool {
+        matches!(self, StoreKind::Ring | StoreKind::Window)
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What a store op needs to know about its store.
 #[derive(Clone, Debug)]
-struct StoreInfo {
-    kind: String,
+struct StoreInfo<'c> {
+    kind: StoreKind,
     extent: i64,
     /// The store dimension a ring, window or blocks runs along.
     along: usize,
-    /// The store's memref type, printed.
-    ty: String,
+    /// The store's memref type.
+    ty: Type<'c>,
     /// Leading dimensions indexing points (0 for `point` and rank-0 `full`).
     slot_rank: usize,
     /// The point shape (trailing dimensions).
     point: Vec<i64>,
-    element: String,
+    element: Type<'c>,
     element_bytes: i64,
     /// A `blocks` store with a swap space (`swap_space = "file"`).
     swap_space: bool,
 }
 
-impl StoreInfo {
+impl<'c> StoreInfo<'c> {
     fn point_elements(&self) -> i64 {
         self.point.iter().product()
     }
     fn point_bytes(&self) -> i64 {
         self.point_elements() * self.element_bytes
     }
-    /// The point type (`16xf32`) without the `memref<>`.
-    fn point_text(&self) -> String {
-        self.point.iter().map(|d| format!("{d}x")).collect::<String>() + &self.element
-    }
-    /// Strided layout of a view of one point.
-    fn point_view(&self) -> String {
-        format!("memref<{}, strided<[{}], offset: ?>>", self.point_text(), row_major(&self.point).join(", "))
+    /// `memref<lead x point shape x element>` with a row-major layout of
+    /// dynamic offset, the stride of a leading dimension (if any) one point.
+    fn points_view(&self, context: &'c melior::Context, lead: Option<i64>) -> Type<'c> {
+        let dims: Vec<i64> = lead.into_iter().chain(self.point.iter().copied()).collect();
+        let strides: Vec<i64> = lead
+            .map(|_| self.point_elements())
+            .into_iter()
+            .chain(tempo_passes::program::row_major_strides(&self.point))
+            .collect();
+        crate::ir_builder::strided_memref(context, self.element, &dims, &strides, i64::MIN)
     }
 }
 
-use tempo_passes::program::row_major_strides as strides_of;
-
-fn row_major(shape: &[i64]) -> Vec<String> {
-    strides_of(shape).iter().map(i64::to_string).collect()
-}
-
-fn element_bytes(element: &str) -> Option<i64> {
-    Some(match element {
-        "i1" | "i8" => 1,
-        "i16" | "f16" | "bf16" => 2,
-        "i32" | "f32" => 4,
-        "i64" | "f64" | "index" => 8,
+/// The bytes of an element of type `element`.
+fn element_bytes(element: Type) -> Option<i64> {
+    if element.is_index() {
+        return Some(8);
+    }
+    if element.is_f16() || element.is_bf16() {
+        return Some(2);
+    }
+    if element.is_f32() {
+        return Some(4);
+    }
+    if element.is_f64() {
+        return Some(8);
+    }
+    let width = melior::ir::r#type::IntegerType::try_from(element).ok()?.width();
+    Some(match width {
+        1 | 8 => 1,
+        16 => 2,
+        32 => 4,
+        64 => 8,
         _ => return None,
     })
 }
@@ -163,7 +218,7 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
     let mut ops = Vec::new();
     collect_store_ops(module, &mut ops);
     // The store of every op, read before anything changes.
-    let mut infos: Vec<StoreInfo> = Vec::new();
+    let mut infos: Vec<StoreInfo<'c>> = Vec::new();
     let mut store_of: Vec<usize> = Vec::new();
     let mut alloc_positions: Vec<(OperationRef, usize)> = Vec::new();
     for op in &ops {
@@ -200,7 +255,7 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
         if info.swap_space && gpu {
             return Err(fail("a store with a swap space (swap_space = \"file\") is for the CPU target".into()));
         }
-        if info.kind == "blocks" && name != "store.alloc" {
+        if info.kind == StoreKind::Blocks && name != "store.alloc" {
             let made = &extras[&k];
             inputs.push(unsafe { Value::from_raw(made[0]) });
             if info.swap_space && matches!(name.as_str(), "store.spill" | "store.reload" | "store.free") {
@@ -239,7 +294,7 @@ fn lower<'c>(module: OperationRef<'c, '_>, gpu: bool) -> PassResult<'c> {
     Ok(())
 }
 
-fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagnostic<'c>>> {
+fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo<'c>, Vec<PassDiagnostic<'c>>> {
     let fail = |m: &str| vec![PassDiagnostic::new(op.location(), m.to_string())];
     let kind = op
         .attribute("kind")
@@ -264,38 +319,39 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
             }
         })
         .collect();
-    let element = memref.element().to_string();
-    let element_bytes = element_bytes(&element).ok_or_else(|| fail("unsupported store element type"))?;
+    let element = memref.element();
+    let element_bytes = element_bytes(element).ok_or_else(|| fail("unsupported store element type"))?;
     let sizes = op.operand_count();
-    let slot_rank = match kind.as_str() {
-        "point" => 0,
-        "ring" | "window" => 1 + sizes,
-        "blocks" | "full" => sizes,
-        _ => return Err(fail(&format!("unknown store kind '{kind}' (point, ring, window, blocks, full)"))),
+    let kind = StoreKind::parse(&kind)
+        .ok_or_else(|| fail(&format!("unknown store kind '{kind}' (point, ring, window, blocks, full)")))?;
+    let slot_rank = match kind {
+        StoreKind::Point => 0,
+        StoreKind::Ring | StoreKind::Window => 1 + sizes,
+        StoreKind::Blocks | StoreKind::Full => sizes,
     };
     if slot_rank > rank {
         return Err(fail(&format!(
             "a '{kind}' store with {sizes} size operand(s) has at least {slot_rank} dimensions"
         )));
     }
-    if kind == "point" && sizes != 0 {
+    if kind == StoreKind::Point && sizes != 0 {
         return Err(fail("a 'point' store takes no size operands"));
     }
-    if kind == "blocks" && sizes == 0 {
+    if kind == StoreKind::Blocks && sizes == 0 {
         return Err(fail("a 'blocks' store takes one size operand per dimension, the along one's bound included"));
     }
     let along = match op.attribute("along") {
         Ok(a) => IntegerAttribute::try_from(a).map(|i| i.value()).map_err(|_| fail("'along' is an integer"))?,
         Err(_) => 0,
     };
-    let slotted = matches!(kind.as_str(), "ring" | "window" | "blocks");
+    let slotted = kind.is_slotted() || kind == StoreKind::Blocks;
     if along < 0 || (slotted && along as usize >= slot_rank) || (!slotted && along != 0) {
         return Err(fail(&format!("'along' = {along} is not a store dimension a '{kind}' store runs along")));
     }
     let along = along as usize;
-    let slots = match kind.as_str() {
-        "ring" => Some(extent),
-        "window" => Some(2 * extent),
+    let slots = match kind {
+        StoreKind::Ring => Some(extent),
+        StoreKind::Window => Some(2 * extent),
         _ => None,
     };
     if let Some(slots) = slots
@@ -309,7 +365,7 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
             if slots.is_some() { ", except the slots" } else { "" }
         )));
     }
-    if kind == "blocks" && extent < 1 {
+    if kind == StoreKind::Blocks && extent < 1 {
         return Err(fail("a 'blocks' store has at least one point per block"));
     }
     let point = dims[slot_rank..].to_vec();
@@ -319,28 +375,30 @@ fn alloc_info<'c>(op: &OperationRef<'c, '_>) -> Result<StoreInfo, Vec<PassDiagno
     let swap_space = match op.attribute("swap_space") {
         Err(_) => false,
         Ok(a) => match tempo_passes::program::string_attr(a).as_deref() {
-            Some("file") if kind == "blocks" && slot_rank == 1 => true,
+            Some("file") if kind == StoreKind::Blocks && slot_rank == 1 => true,
             Some("file") => return Err(fail("only one-dimensional 'blocks' stores have a swap space")),
             _ => return Err(fail("'swap_space' is \"file\" (a temporary file), the one kind of swap space")),
         },
     };
-    Ok(StoreInfo { kind, extent, along, ty: result.to_string(), slot_rank, point, element, element_bytes, swap_space })
+    Ok(StoreInfo { kind, extent, along, ty: result, slot_rank, point, element, element_bytes, swap_space })
 }
 
-/// The block table of a `blocks` store: per outer slice, the committed
-/// blocks `[lo, hi)`.
-const TABLE: &str = "memref<?x2xindex>";
+/// The type of the block table of a `blocks` store, `memref<?x2xindex>`:
+/// per outer slice, the committed blocks `[lo, hi)`.
+fn table_type(context: &melior::Context) -> Type<'_> {
+    MemRefType::new(Type::index(context), &[i64::MIN, 2], None, None).into()
+}
 
 /// Where coordinate `coord` of store dimension `d` lives: a ring's or
 /// window's along coordinate is its slot, `p mod k` (`arith.remui`:
 /// coordinates are within the domain, never negative); others as given.
 fn slot<'c, 'a>(
     b: &crate::ir_builder::Builder<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     d: usize,
     coord: Value<'c, 'a>,
 ) -> Result<Value<'c, 'a>, String> {
-    if d == info.along && matches!(info.kind.as_str(), "ring" | "window") {
+    if d == info.along && info.kind.is_slotted() {
         let slots = b.index(info.extent)?;
         b.arith("remui", coord, slots)
     } else {
@@ -350,16 +408,20 @@ fn slot<'c, 'a>(
 
 /// The `ranged` flags of a `store.read_range`.
 fn ranged_flags(op: &OperationRef) -> Result<Vec<bool>, String> {
-    op.attribute("ranged")
+    let refused = || "store.read_range needs 'ranged', an array of booleans".to_string();
+    let flags = op
+        .attribute("ranged")
         .ok()
-        .map(|a| {
-            let text = a.to_string();
-            text.trim_matches(|c| c == '[' || c == ']')
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| s == "true")
-                .collect()
+        .and_then(|a| melior::ir::attribute::ArrayAttribute::try_from(a).ok())
+        .ok_or_else(refused)?;
+    (0..flags.len())
+        .map(|k| {
+            let flag = flags.element(k).map_err(|_| refused())?;
+            if unsafe { mlir_sys::mlirAttributeIsABool(melior::ir::attribute::AttributeLike::to_raw(&flag)) } {
+                Ok(unsafe { mlir_sys::mlirBoolAttrGetValue(melior::ir::attribute::AttributeLike::to_raw(&flag)) })
+            } else {
+                Err(refused())
+            }
         })
-        .ok_or_else(|| "store.read_range needs 'ranged'".to_string())
+        .collect()
 }

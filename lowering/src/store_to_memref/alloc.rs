@@ -13,7 +13,7 @@
 //!   aborts.
 
 use super::blocks::{account, statistics_type};
-use super::{MEMORY_STATS, StoreInfo};
+use super::{MEMORY_STATS, StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
 use melior::ir::{OperationRef, Type, Value, ValueLike};
 
@@ -26,15 +26,15 @@ pub(super) const FAILURE: &str = "tempo_swap_failure";
 pub(super) fn lower<'c, 'a>(
     module: OperationRef<'c, '_>,
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     sizes: &[Value<'c, 'a>],
 ) -> Result<Vec<mlir_sys::MlirValue>, String> {
     let b = Builder::before(op)?;
-    let ty = Type::parse(b.context(), &info.ty).ok_or("compiler fault: the store type")?;
+    let ty = info.ty;
     declare_zeros(module, MEMORY_STATS, 2)?;
     let result = op.result(0).map_err(|_| "store.alloc has one result".to_string())?;
     let mut extras = Vec::new();
-    let store = if info.kind != "blocks" {
+    let store = if info.kind != StoreKind::Blocks {
         let store = b.alloc(ty, sizes)?;
         let bytes = store_bytes(&b, info, store)?;
         account(&b, statistics_type(&b)?, bytes, false)?;
@@ -55,16 +55,16 @@ pub(super) fn lower<'c, 'a>(
 /// times every sized dimension, times the point.
 pub(super) fn store_bytes<'c, 'a>(
     b: &Builder<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     store: Value<'c, '_>,
 ) -> Result<Value<'c, 'a>, String> {
-    let slots = match info.kind.as_str() {
-        "ring" => info.extent,
-        "window" => 2 * info.extent,
+    let slots = match info.kind {
+        StoreKind::Ring => info.extent,
+        StoreKind::Window => 2 * info.extent,
         _ => 1,
     };
     let mut size = b.index(slots * info.point_bytes())?;
-    for d in (0..info.slot_rank).filter(|&d| info.kind == "full" || d != info.along) {
+    for d in (0..info.slot_rank).filter(|&d| info.kind == StoreKind::Full || d != info.along) {
         let dim = b.dim(store, d)?;
         size = b.arith("muli", size, dim)?;
     }
@@ -75,7 +75,7 @@ pub(super) fn store_bytes<'c, 'a>(
 fn reserve<'c, 'a>(
     module: OperationRef<'c, '_>,
     b: &Builder<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     ty: Type<'c>,
     sizes: &[Value<'c, 'a>],
 ) -> Result<(Value<'c, 'a>, Value<'c, 'a>), String> {
@@ -111,9 +111,10 @@ fn reserve<'c, 'a>(
     let zero = b.i64(0)?;
     let reserved = b.call("mmap", &[null, length, no_access, flags, no_file, zero], &[ptr])?[0];
     let rank = info.slot_rank + info.point.len();
+    let (ptr, i64_type) = (b.pointer_type(), b.integer_type(64));
+    let sizes_type = melior::dialect::llvm::r#type::array(i64_type, rank as u32);
     let descriptor_ty =
-        Type::parse(b.context(), &format!("!llvm.struct<(ptr, ptr, i64, array<{rank} x i64>, array<{rank} x i64>)>"))
-            .ok_or("compiler fault: the descriptor type")?;
+        melior::dialect::llvm::r#type::r#struct(b.context(), &[ptr, ptr, i64_type, sizes_type, sizes_type], false);
     let mut descriptor = b.value("llvm.mlir.undef", &[], descriptor_ty, &[])?;
     let mut fields: Vec<(Value, Vec<i64>)> = vec![(reserved, vec![0]), (reserved, vec![1]), (zero, vec![2])];
     for d in 0..info.slot_rank {
@@ -134,7 +135,7 @@ fn reserve<'c, 'a>(
     for &size in sizes.iter().take(along) {
         outer = b.arith("muli", outer, size)?;
     }
-    let table_ty = Type::parse(b.context(), super::TABLE).ok_or("compiler fault: the table type")?;
+    let table_ty = super::table_type(b.context());
     let table = b.alloc(table_ty, &[outer])?;
     let start = b.index(0)?;
     b.for_sum(start, outer, start, &|b, row, unchanged| {

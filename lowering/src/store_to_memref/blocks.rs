@@ -28,7 +28,7 @@ pub(super) struct Geometry<'c, 'a> {
 
 impl<'c, 'a> Geometry<'c, 'a> {
     /// The geometry of `store` (a `blocks` store described by `info`).
-    pub fn of(b: &Builder<'c, 'a>, info: &StoreInfo, store: Value<'c, '_>) -> Result<Self, String> {
+    pub fn of(b: &Builder<'c, 'a>, info: &StoreInfo<'c>, store: Value<'c, '_>) -> Result<Self, String> {
         let i64 = b.integer_type(64);
         let (mut outer, mut inner) = (b.index(1)?, b.index(info.point_bytes())?);
         for d in 0..info.slot_rank {
@@ -59,7 +59,7 @@ impl<'c, 'a> Geometry<'c, 'a> {
 
 /// The type of the live/peak statistics global, `memref<2xi64>`.
 pub(super) fn statistics_type<'c>(b: &Builder<'c, '_>) -> Result<Type<'c>, String> {
-    Type::parse(b.context(), "memref<2xi64>").ok_or_else(|| "compiler fault: the statistics type".into())
+    Ok(melior::ir::r#type::MemRefType::new(b.integer_type(64), &[2], None, None).into())
 }
 
 /// Adds `bytes` (`i64`) to the live store bytes (subtracts when

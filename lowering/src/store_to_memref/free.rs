@@ -6,7 +6,7 @@
 
 use super::alloc::store_bytes;
 use super::blocks::{Geometry, account, statistics_type};
-use super::{MEMORY_STATS, StoreInfo};
+use super::{MEMORY_STATS, StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, declare, declare_zeros};
 use melior::ir::{OperationRef, Value};
 
@@ -15,7 +15,7 @@ use melior::ir::{OperationRef, Value};
 pub(super) fn lower<'c, 'a>(
     module: OperationRef<'c, '_>,
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     values: &[Value<'c, 'a>],
 ) -> Result<(), String> {
     let b = Builder::before(op)?;
@@ -23,7 +23,7 @@ pub(super) fn lower<'c, 'a>(
     declare_zeros(module, MEMORY_STATS, 2)?;
     let stats = statistics_type(&b)?;
     let store = values[0];
-    if info.kind != "blocks" {
+    if info.kind != StoreKind::Blocks {
         let bytes = store_bytes(&b, info, store)?;
         account(&b, stats, bytes, true)?;
         b.op("memref.dealloc", &[store], &[], &[])?;

@@ -4,7 +4,7 @@
 //! becomes its slot, `p mod k` (`arith.remui`: coordinates are within the
 //! domain, never negative); a point store is the point itself.
 
-use super::StoreInfo;
+use super::{StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{OperationRef, Value, ValueLike};
 
@@ -14,7 +14,7 @@ use melior::ir::{OperationRef, Value, ValueLike};
 /// points), replacing `op`'s result. The caller erases `op`.
 pub(super) fn lower<'c, 'a>(
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     ranged: Option<&[bool]>,
     store: Value<'c, 'a>,
     bounds: &[Value<'c, 'a>],
@@ -22,7 +22,7 @@ pub(super) fn lower<'c, 'a>(
     let b = Builder::before(op)?;
     let result = op.result(0).map_err(|_| "a read has one result".to_string())?;
     let view_ty = result.r#type();
-    let view = if info.kind == "point" || info.slot_rank == 0 {
+    let view = if info.kind == StoreKind::Point || info.slot_rank == 0 {
         if ranged.is_some_and(|r| r.iter().any(|&r| r)) || bounds.len() != ranged.map_or(bounds.len(), <[bool]>::len) {
             return Err("a range of a point store holds one point: every dimension is a point".into());
         }
@@ -43,7 +43,7 @@ pub(super) fn lower<'c, 'a>(
         if bounds.len() != expected {
             return Err(format!("store.read_range takes {expected} bounds here, not {}", bounds.len()));
         }
-        if info.kind == "ring" && flags.get(info.along) == Some(&true) {
+        if info.kind == StoreKind::Ring && flags.get(info.along) == Some(&true) {
             return Err("a range along a ring's slots is not contiguous; such stores are windows".into());
         }
         let (mut offsets, mut sizes) = (Vec::new(), Vec::new());

@@ -6,27 +6,27 @@
 //! one point (a kernel once mapped), so that no host code touches store
 //! data.
 
-use super::StoreInfo;
+use super::{StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Extent};
-use melior::ir::{OperationRef, Type, Value};
+use melior::ir::{OperationRef, Value};
 
 /// Lowers `store.seal` of `store` at `coords` before `op`; the caller
 /// erases `op`.
 pub(super) fn lower<'c, 'a>(
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     store: Value<'c, 'a>,
     coords: &[Value<'c, 'a>],
     gpu: bool,
 ) -> Result<(), String> {
-    if info.kind != "window" {
+    if info.kind != StoreKind::Window {
         return Ok(());
     }
     if coords.len() != info.slot_rank {
         return Err(format!("store.seal takes {} coordinates here, not {}", info.slot_rank, coords.len()));
     }
     let b = Builder::before(op)?;
-    let view = Type::parse(b.context(), &info.point_view()).ok_or("compiler fault: the point view type")?;
+    let view = info.points_view(b.context(), None);
     let slot = super::slot(&b, info, info.along, coords[info.along])?;
     let width = b.index(info.extent)?;
     let mirror = b.arith("addi", slot, width)?;

@@ -19,13 +19,13 @@
 
 use super::alloc::FAILURE;
 use super::blocks::{Geometry, account, block_span, grow};
-use super::{MEMORY_STATS, StoreInfo};
+use super::{MEMORY_STATS, StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
 use melior::ir::{OperationRef, Value, operation::OperationLike};
 
 /// Checks that `info` is a store these ops work on.
-fn check(info: &StoreInfo, op: &str, operands: usize) -> Result<(), String> {
-    if info.kind != "blocks" || info.slot_rank != 1 {
+fn check(info: &StoreInfo<'_>, op: &str, operands: usize) -> Result<(), String> {
+    if info.kind != StoreKind::Blocks || info.slot_rank != 1 {
         return Err(format!(
             "'{op}' works on one-dimensional 'blocks' stores; this is a '{}' store with {} point dimensions",
             info.kind, info.slot_rank
@@ -46,7 +46,7 @@ fn check(info: &StoreInfo, op: &str, operands: usize) -> Result<(), String> {
 pub(super) fn lower<'c>(
     module: OperationRef<'c, '_>,
     op: OperationRef<'c, '_>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     name: &str,
     values: &[Value<'c, '_>],
 ) -> Result<(), String> {

@@ -8,9 +8,10 @@
 //! which `swap_in` commits again before copying the points back and
 //! freeing the buffer.
 
-use super::StoreInfo;
 use super::blocks::{Geometry, account, block_span};
+use super::{StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Compare, Extent, declare};
+use melior::ir::r#type::MemRefType;
 use melior::ir::{
     Attribute, OperationRef, Type, Value, ValueLike, attribute::DenseI32ArrayAttribute, operation::OperationLike,
 };
@@ -21,12 +22,12 @@ use melior::ir::{
 pub(super) fn lower<'c, 'a>(
     module: OperationRef<'c, '_>,
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     values: &[Value<'c, 'a>],
     out: bool,
     gpu: bool,
 ) -> Result<(), String> {
-    if info.kind != "full" && info.kind != "blocks" || info.slot_rank != 1 {
+    if info.kind != StoreKind::Full && info.kind != StoreKind::Blocks || info.slot_rank != 1 {
         return Err(format!(
             "only one-dimensional 'full' and 'blocks' stores are swapped; a '{}' store holds a few points",
             info.kind
@@ -37,18 +38,12 @@ pub(super) fn lower<'c, 'a>(
         return Err("a swap takes the range [first, last) of points".into());
     }
     let b = Builder::before(op)?;
-    let host_text = format!("memref<?x{}>", info.point_text());
-    let host_ty = Type::parse(b.context(), &host_text).ok_or("compiler fault: the host buffer type")?;
+    let host_dims: Vec<i64> = std::iter::once(i64::MIN).chain(info.point.iter().copied()).collect();
+    let host_ty: Type = MemRefType::new(info.element, &host_dims, None, None).into();
     if out && op.result(0).map(|r| r.r#type()).ok() != Some(host_ty) {
-        return Err(format!("store.swap_out returns a {host_text}"));
+        return Err(format!("store.swap_out returns a {host_ty}"));
     }
-    let strides: Vec<String> =
-        std::iter::once(info.point_elements().to_string()).chain(super::row_major(&info.point)).collect();
-    let strided = Type::parse(
-        b.context(),
-        &format!("memref<?x{}, strided<[{}], offset: ?>>", info.point_text(), strides.join(", ")),
-    )
-    .ok_or("compiler fault: the points' view type")?;
+    let strided = info.points_view(b.context(), Some(i64::MIN));
     let store = values[0];
     let (first, last) = if out { (values[1], values[2]) } else { (values[2], values[3]) };
     let count = b.arith("subi", last, first)?;
@@ -57,7 +52,7 @@ pub(super) fn lower<'c, 'a>(
     let sizes: Vec<Extent> =
         std::iter::once(Extent::Value(count)).chain(info.point.iter().map(|&n| Extent::Static(n))).collect();
     let points = b.subview(store, &offsets, &sizes, strided)?;
-    let blocks = info.kind == "blocks";
+    let blocks = info.kind == StoreKind::Blocks;
     // The blocks wholly inside the range, [ceil(first / B), floor(last / B)):
     // released (`out`) or committed again.
     let table_at = if out { 3 } else { 4 };

@@ -3,8 +3,8 @@
 //! ring or window); a `blocks` store first commits the block holding the
 //! point in the point's outer slice ([`super::blocks::grow`]).
 
-use super::StoreInfo;
 use super::blocks::{Geometry, grow};
+use super::{StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Extent, declare};
 use melior::ir::{OperationRef, Value, ValueLike};
 
@@ -14,7 +14,7 @@ use melior::ir::{OperationRef, Value, ValueLike};
 pub(super) fn lower<'c, 'a>(
     module: OperationRef<'c, '_>,
     op: OperationRef<'c, 'a>,
-    info: &StoreInfo,
+    info: &StoreInfo<'c>,
     values: &[Value<'c, 'a>],
 ) -> Result<(), String> {
     let b = Builder::before(op)?;
@@ -25,7 +25,7 @@ pub(super) fn lower<'c, 'a>(
         b.cast(store, view_ty)?
     } else {
         let coords = &values[1..1 + info.slot_rank];
-        if info.kind == "blocks" {
+        if info.kind == StoreKind::Blocks {
             let (i32, i64, ptr) = (b.integer_type(32), b.integer_type(64), b.pointer_type());
             declare(module, "mprotect", &[ptr, i64, i32], &[i32])?;
             let table = *values.get(1 + info.slot_rank).ok_or("compiler fault: a blocks store without its table")?;
