@@ -311,8 +311,7 @@ impl<'c, 'a> Builder<'c, 'a> {
     /// `base + bytes` (an `i64` byte offset) as an `!llvm.ptr`.
     pub fn offset(&self, base: Value<'c, '_>, bytes: Value<'c, '_>) -> Built<Value<'c, 'a>> {
         // rawConstantIndices: one dynamic index (INT32_MIN marks it).
-        let indices = Attribute::parse(self.context(), "array<i32: -2147483648>")
-            .ok_or("compiler fault: the GEP index attribute")?;
+        let indices = DenseI32ArrayAttribute::new(self.context(), &[i32::MIN]).into();
         let element = TypeAttribute::new(self.integer_type(8)).into();
         self.value(
             "llvm.getelementptr",
@@ -749,8 +748,7 @@ pub fn declare_string(module: OperationRef<'_, '_>, name: &str, text: &str) -> B
         return Ok(());
     }
     let bytes = format!("{text}\0");
-    let array = Type::parse(context, &format!("!llvm.array<{} x i8>", bytes.len()))
-        .ok_or("compiler fault: the string's type")?;
+    let array = melior::dialect::llvm::r#type::array(IntegerType::new(context, 8).into(), bytes.len() as u32);
     let linkage = Attribute::parse(context, "#llvm.linkage<internal>").ok_or("compiler fault: the linkage")?;
     let op = OperationBuilder::new("llvm.mlir.global", module.location())
         .add_attributes(&[

@@ -1,11 +1,16 @@
 //! Compiler faults reported at the user's program.
 //!
-//! Lowerings build code as MLIR text and parse it (see [`crate::support::splice`]).
-//! A mistake in that text is a fault of the compiler, not of the user's
-//! program, yet MLIR reports it at a line of the generated module, which
-//! means nothing to the user (and used to carry the user's file name, so it
-//! looked like a line of their file). This module keeps faults at the
-//! user's op:
+//! Code a lowering builds as typed IR carries the location of the user op
+//! it lowers; [`verify_built`] verifies it and reports a failure at that
+//! op, naming it (the lowering records what it lowers where with
+//! [`Origins::enter`]), with the module written to a file rather than put
+//! in the message.
+//!
+//! Lowerings that still build code as MLIR text and parse it (the
+//! schedule's IR, the GPU's flattened loops; see [`crate::support::splice`])
+//! have the same problem in another form: MLIR reports a mistake in that
+//! text at a line of the generated module, which means nothing to the user.
+//! For them this module keeps faults at the user's op:
 //!
 //! - while emitting, a lowering writes an *origin marker* (a comment,
 //!   [`ORIGIN_MARKER`] and a number) before the code of each user op

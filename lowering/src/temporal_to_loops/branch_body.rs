@@ -74,153 +74,45 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     pub(super) fn branch_body(&mut self, i: usize, k: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let reader = &program.tensors[i];
-        let reader_dims: Vec<Value<'c, 'a>> = reader.domain.iter().map(|d| self.index_of[d]).collect();
         let branch = &reader.branches[k];
-        let mut views: Vec<NodeValue<'c, 'a>> = Vec::new();
-        // Buffers of dynamic size, allocated in this body and freed at its end.
-        let mut dynamic_buffers: Vec<Value<'c, 'a>> = Vec::new();
-        let Fusion { groups, member_of, inlined, users, epilogue_product, has_epilogue, destination } =
-            self.fusion(branch);
+        let fusion = self.fusion(branch);
         let candidates = destinations::Candidates {
-            users: &users,
-            member_of: &member_of,
-            inlined: &inlined,
-            has_epilogue: &has_epilogue,
-            slot_operand: destination,
+            users: &fusion.users,
+            member_of: &fusion.member_of,
+            inlined: &fusion.inlined,
+            has_epilogue: &fusion.has_epilogue,
+            slot_operand: fusion.destination,
         };
         let planned = self.plan_destinations(branch, slot, &candidates, b)?;
+        let mut body = Body {
+            branch,
+            reader_domain: &reader.domain,
+            reader_dims: reader.domain.iter().map(|d| self.index_of[d]).collect(),
+            fusion,
+            planned,
+            slot,
+            views: Vec::new(),
+            dynamic_buffers: Vec::new(),
+        };
         for (n, node) in branch.nodes.iter().enumerate() {
             let op_name = node.kind.op_name();
             self.enter(node.location, &op_name);
             let b = &b.at(node.location);
             self.inject_test_fault(&op_name, b)?;
-            let is_result = n == branch.result;
             let view = match &node.kind {
-                NodeKind::Read { source, index } => {
-                    let mut coords = Vec::new();
-                    let source_domain = &program.tensors[*source].domain;
-                    for (expr, &dim) in index.results.iter().zip(source_domain) {
-                        // The reader's own variable of the same dimension is in range.
-                        if let AffineExpr::Dim(k) = expr
-                            && reader.domain[*k] == dim
-                        {
-                            coords.push(reader_dims[*k]);
-                            continue;
-                        }
-                        // Other coordinates are clamped into the source's extent:
-                        // the point checks guarantee they are in range wherever
-                        // the point is needed, and clamping keeps the accesses of
-                        // points nobody needs inside the store.
-                        let shape = (index.num_dims, index.num_symbols);
-                        let c = self.apply("affine.apply", std::slice::from_ref(expr), shape, &reader_dims, b)?;
-                        coords.push(self.clamp(c, self.zero_index, self.last_index[dim], b)?);
-                    }
-                    View::fixed(self.point_view(*source, &coords, false, b)?, &node.ty)
-                }
+                NodeKind::Read { source, index } => View::fixed(self.read_point(&body, *source, index, b)?, &node.ty),
                 NodeKind::ReadRange { source, lower, upper, caps } => {
-                    self.range_view(*source, lower, upper, caps, &reader_dims, &node.ty, b)?
+                    self.range_view(*source, lower, upper, caps, &body.reader_dims, &node.ty, b)?
                 }
                 NodeKind::Constant { text, .. } => self.constant(text, &node.ty, b)?,
-                kind => {
-                    let sizes = self.result_sizes(n, branch, &views, b)?;
-                    // An elementwise op fused into its only user has no
-                    // buffer: the user computes it (see `elementwise`).
-                    // Nor has a product with an epilogue: it is computed by
-                    // its chain's root, into the root's buffer.
-                    if inlined[n] || has_epilogue[n] {
-                        views.push(NodeValue::Sizes(sizes));
-                        continue;
-                    }
-                    // Members of a row group: made (views and buffers) here,
-                    // computed together at the group's last node.
-                    if let Some(g) = member_of[n] {
-                        let group = &groups[g];
-                        let value = if group.materialized.contains(&n) {
-                            NodeValue::View(self.value_target(
-                                node,
-                                &sizes,
-                                is_result,
-                                slot,
-                                &mut dynamic_buffers,
-                                b,
-                            )?)
-                        } else {
-                            NodeValue::Sizes(sizes)
-                        };
-                        views.push(value);
-                        if n == group.end {
-                            self.row_group(group, &branch.nodes, &views, b)?;
-                        }
-                        continue;
-                    }
-                    // A permutation that is not the body's result is a view
-                    // (`memref.transpose`): no copy; its consumers read
-                    // through the permuted strides.
-                    if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
-                        let view = super::views::transposed(b, views[operands[0]].view()?, permutation)?;
-                        views.push(NodeValue::View(view));
-                        continue;
-                    }
-                    // Fused, so is a reshape of a contiguous value, and the
-                    // value a result reshape reads is computed straight into
-                    // the slot seen with its shape.
-                    if let (NodeKind::Move(Movement::Reshape, operands), true) = (kind, self.reshapes_are_views()) {
-                        let a = operands[0];
-                        // Its operand was computed into its destination.
-                        if planned.placed_in[a] == Some(n) {
-                            let view = planned.view.get(&n).ok_or("compiler fault: a placed value without its view")?;
-                            views.push(NodeValue::View(view.clone()));
-                            continue;
-                        }
-                        if is_result && destination == Some(a) {
-                            views.push(NodeValue::View(View::fixed(slot, &node.ty)));
-                            continue;
-                        }
-                        if !is_result
-                            && let Some(source) = views[a].as_view()
-                            && let Some(view) = reshaped(b, source, &branch.nodes[a].ty, &node.ty)?
-                        {
-                            views.push(NodeValue::View(view));
-                            continue;
-                        }
-                    }
-                    // So is a slice at point-dependent offsets (`memref.subview`).
-                    if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
-                        let view = self.dynamic_slice(views[*a].view()?, offsets, &reader_dims, &node.ty, b)?;
-                        views.push(NodeValue::View(view));
-                        continue;
-                    }
-                    let destination_view = match destination == Some(n) {
-                        true => {
-                            let result = &branch.nodes[branch.result].ty;
-                            reshaped(b, &View::fixed(slot, result), result, &node.ty)?
-                        }
-                        false => None,
-                    };
-                    let target = match (planned.view.get(&n), destination_view) {
-                        (Some(view), _) => view.clone(),
-                        (None, Some(view)) => view,
-                        (None, None) => self.value_target(node, &sizes, is_result, slot, &mut dynamic_buffers, b)?,
-                    };
-                    if let Some(&m) = epilogue_product.get(&n) {
-                        self.product_with_epilogue(n, m, branch, &mut views, &inlined, &target, b)?;
-                        views.push(NodeValue::View(target));
-                        continue;
-                    }
-                    let inputs = Inputs {
-                        branch,
-                        views: &views,
-                        inlined: &inlined,
-                        planned: &planned,
-                        reader_dims: &reader_dims,
-                    };
-                    self.compute(n, &inputs, &target, &mut dynamic_buffers, b)?;
-                    views.push(NodeValue::View(target));
+                _ => {
+                    self.computed(&mut body, n, b)?;
                     continue;
                 }
             };
-            if is_result {
-                // (A single value is copied by a kernel of one thread on the GPU.)
+            // A read or constant that is the result is copied into the
+            // slot (a single value by a kernel of one thread on the GPU).
+            if n == branch.result {
                 if self.gpu && node.ty.shape.is_empty() {
                     let (inner, _) = b.scf_parallel(&[b.index(1)?])?;
                     inner.copy(view.value, slot)?;
@@ -228,11 +120,128 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     b.copy(view.value, slot)?;
                 }
             }
-            views.push(NodeValue::View(view));
+            body.views.push(NodeValue::View(view));
         }
-        for buffer in dynamic_buffers {
+        for buffer in body.dynamic_buffers {
             b.op("memref.dealloc", &[buffer], &[], &[])?;
         }
+        Ok(())
+    }
+
+    /// The point of `source` a read at `index` gives at the reader's point.
+    fn read_point(
+        &mut self,
+        body: &Body<'_, 'c, 'a>,
+        source: usize,
+        index: &tempo_passes::affine::AffineMap,
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        let mut coords = Vec::new();
+        let source_domain = &self.program.tensors[source].domain;
+        for (expr, &dim) in index.results.iter().zip(source_domain) {
+            // The reader's own variable of the same dimension is in range.
+            if let AffineExpr::Dim(k) = expr
+                && body.reader_domain[*k] == dim
+            {
+                coords.push(body.reader_dims[*k]);
+                continue;
+            }
+            // Other coordinates are clamped into the source's extent: the
+            // point checks guarantee they are in range wherever the point is
+            // needed, and clamping keeps the accesses of points nobody needs
+            // inside the store.
+            let shape = (index.num_dims, index.num_symbols);
+            let c = self.apply("affine.apply", std::slice::from_ref(expr), shape, &body.reader_dims, b)?;
+            coords.push(self.clamp(c, self.zero_index, self.last_index[dim], b)?);
+        }
+        self.point_view(source, &coords, false, b)
+    }
+
+    /// Node `n`, computed by an op (not a read or constant): its value
+    /// (a view, or only sizes where its users or its group compute it)
+    /// joins `body`'s.
+    fn computed(&mut self, body: &mut Body<'_, 'c, 'a>, n: usize, b: &Builder<'c, 'a>) -> Built<()> {
+        let branch = body.branch;
+        let node = &branch.nodes[n];
+        let kind = &node.kind;
+        let is_result = n == branch.result;
+        let sizes = self.result_sizes(n, branch, &body.views, b)?;
+        let fusion = &body.fusion;
+        // An elementwise op fused into its only user has no buffer: the
+        // user computes it (see `elementwise`). Nor has a product with an
+        // epilogue: it is computed by its chain's root, into the root's
+        // buffer.
+        if fusion.inlined[n] || fusion.has_epilogue[n] {
+            body.views.push(NodeValue::Sizes(sizes));
+            return Ok(());
+        }
+        // Members of a row group: made (views and buffers) here, computed
+        // together at the group's last node.
+        if let Some(g) = fusion.member_of[n] {
+            let group = &fusion.groups[g];
+            let value = if group.materialized.contains(&n) {
+                NodeValue::View(self.value_target(node, &sizes, is_result, body.slot, &mut body.dynamic_buffers, b)?)
+            } else {
+                NodeValue::Sizes(sizes)
+            };
+            body.views.push(value);
+            if n == group.end {
+                self.row_group(group, &branch.nodes, &body.views, b)?;
+            }
+            return Ok(());
+        }
+        // A permutation that is not the body's result is a view
+        // (`memref.transpose`): no copy; its consumers read through the
+        // permuted strides.
+        if let (NodeKind::Move(Movement::Permute(permutation), operands), false) = (kind, is_result) {
+            let view = super::views::transposed(b, body.views[operands[0]].view()?, permutation)?;
+            body.views.push(NodeValue::View(view));
+            return Ok(());
+        }
+        // Fused, so is a reshape of a contiguous value, and the value a
+        // result reshape reads is computed straight into the slot seen with
+        // its shape.
+        if let (NodeKind::Move(Movement::Reshape, operands), true) = (kind, self.reshapes_are_views()) {
+            let a = operands[0];
+            let view = if body.planned.placed_in[a] == Some(n) {
+                // Its operand was computed into its destination.
+                Some(body.planned.view.get(&n).cloned().ok_or("compiler fault: a placed value without its view")?)
+            } else if is_result && fusion.destination == Some(a) {
+                Some(View::fixed(body.slot, &node.ty))
+            } else if let (false, Some(source)) = (is_result, body.views[a].as_view()) {
+                reshaped(b, source, &branch.nodes[a].ty, &node.ty)?
+            } else {
+                None
+            };
+            if let Some(view) = view {
+                body.views.push(NodeValue::View(view));
+                return Ok(());
+            }
+        }
+        // So is a slice at point-dependent offsets (`memref.subview`).
+        if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
+            let view = self.dynamic_slice(body.views[*a].view()?, offsets, &body.reader_dims, &node.ty, b)?;
+            body.views.push(NodeValue::View(view));
+            return Ok(());
+        }
+        let destination_view = match fusion.destination == Some(n) {
+            true => {
+                let result = &branch.nodes[branch.result].ty;
+                reshaped(b, &View::fixed(body.slot, result), result, &node.ty)?
+            }
+            false => None,
+        };
+        let target = match (body.planned.view.get(&n), destination_view) {
+            (Some(view), _) => view.clone(),
+            (None, Some(view)) => view,
+            (None, None) => self.value_target(node, &sizes, is_result, body.slot, &mut body.dynamic_buffers, b)?,
+        };
+        if let Some(&m) = fusion.epilogue_product.get(&n) {
+            self.product_with_epilogue(n, m, branch, &mut body.views, &fusion.inlined, &target, b)?;
+        } else {
+            self.compute(n, body, &target, b)?;
+        }
+        body.views.push(NodeValue::View(target));
         Ok(())
     }
 
@@ -329,15 +338,19 @@ struct Fusion {
     destination: Option<usize>,
 }
 
-/// What the computation of a node reads: the branch, the views of the
-/// nodes before it, the inlined nodes, the destinations planned and the
-/// reader's point.
-struct Inputs<'r, 'c, 'a> {
+/// A branch body being built: its branch, the reader's domain and point,
+/// what fusion decided, the destinations planned, the slot of the result,
+/// the values of the nodes so far and the buffers freed at its end.
+struct Body<'r, 'c, 'a> {
     branch: &'r tempo_passes::program::Branch<'r>,
-    views: &'r [NodeValue<'c, 'a>],
-    inlined: &'r [bool],
-    planned: &'r destinations::Destinations<'c, 'a>,
-    reader_dims: &'r [Value<'c, 'a>],
+    reader_domain: &'r [usize],
+    reader_dims: Vec<Value<'c, 'a>>,
+    fusion: Fusion,
+    planned: destinations::Destinations<'c, 'a>,
+    slot: Value<'c, 'a>,
+    views: Vec<NodeValue<'c, 'a>>,
+    /// Buffers of dynamic size, allocated in this body.
+    dynamic_buffers: Vec<Value<'c, 'a>>,
 }
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
@@ -543,16 +556,16 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     }
 
     /// Computes node `n` into `target` (a spatial op's lowering, chosen by
-    /// its kind); buffers of this step go to `dynamic_buffers`.
+    /// its kind); buffers of this step go to `body`'s.
     fn compute(
         &mut self,
         n: usize,
-        inputs: &Inputs<'_, 'c, 'a>,
+        body: &mut Body<'_, 'c, 'a>,
         target: &View<'c, 'a>,
-        dynamic_buffers: &mut Vec<Value<'c, 'a>>,
         b: &Builder<'c, 'a>,
     ) -> Built<()> {
-        let Inputs { branch, views, inlined, planned, reader_dims } = *inputs;
+        let (branch, views, reader_dims) = (body.branch, &body.views, &body.reader_dims);
+        let (inlined, planned) = (&body.fusion.inlined, &body.planned);
         let node = &branch.nodes[n];
         let kind = &node.kind;
         let view = |k: usize| views[k].view();
@@ -574,7 +587,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 .map(|(_, s)| b.extent(*s))
                 .collect::<Built<_>>()?;
             let scratch = b.alloc(scratch_type, &dynamic)?;
-            dynamic_buffers.push(scratch);
+            body.dynamic_buffers.push(scratch);
             Some(View { value: scratch, sizes: target.sizes.clone() })
         } else {
             None

@@ -3,7 +3,7 @@
 //!
 //! - A matmul of ranks `(2, 2)`, `(1, 2)`, `(2, 1)` or `(3, 3)` with one
 //!   batch size goes straight to the register-tiled kernel
-//!   ([`crate::contraction`]), or to a `linalg` named op where the kernel
+//!   ([`super::matmul_kernel`]), or to a `linalg` named op where the kernel
 //!   does not apply (integers).
 //! - Other batched matmuls loop over the result's batch dimensions
 //!   (`scf.for`) and multiply rank-reduced 2-D subviews of the operands (a
