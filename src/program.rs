@@ -480,130 +480,163 @@ struct BodyEmitter<'a> {
 }
 
 impl BodyEmitter<'_> {
+    /// The SSA name of `expr`'s value, its op (and its operands') written
+    /// first, once.
     fn emit(&mut self, expr: &Expr) -> String {
         let key = Rc::as_ptr(&expr.0);
         if let Some(name) = self.names.get(&key) {
             return name.clone();
         }
         let data = &expr.0;
-        let ty = &data.ty;
-        let loc = location_text(data.location);
-        let (op, operands, attributes) = match &data.node {
-            Node::Read { tensor, name, index } => {
-                let source = &self.program.tensors[tensor.0].tensor;
-                let mut coords = Vec::new();
-                for dim in &source.domain {
-                    match index.iter().find(|(d, _)| d == dim) {
-                        Some((_, e)) => coords.push(e.clone()),
-                        None => coords.push(Index::Var(dim.clone())),
-                    }
-                }
-                for (d, _) in index {
-                    if !source.domain.contains(d) {
-                        self.errors.push(format!(
-                            "{}: error: read of '{name}' indexes {} but '{name}' has domain [{}]",
-                            plain_location(data.location),
-                            if d.starts_with('#') {
-                                "the wrong number of dimensions".to_string()
-                            } else {
-                                format!("dimension '{d}'")
-                            },
-                            source.domain.join(", ")
-                        ));
-                    }
-                }
-                let mut used = Vec::new();
-                coords.iter().for_each(|c| c.vars(&mut used));
-                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-                    self.errors.push(format!(
-                        "{}: error: read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                        plain_location(data.location),
-                        self.reader.name
-                    ));
-                }
-                let results: Vec<String> = coords.iter().map(Index::to_string).collect();
-                let attrs = format!("{{index = affine_map<{} -> ({})>}}", self.header, results.join(", "));
-                let operand_text = format!("%t{}", tensor.0);
-                let _ = writeln!(
-                    self.text,
-                    "    %v{n} = \"temporal.read\"({operand_text}) {attrs} : (!temporal.rtensor) -> {ty} {loc}",
-                    n = self.names.len()
-                );
-                let name = format!("%v{}", self.names.len());
-                self.names.insert(key, name.clone());
-                return name;
-            }
-            Node::ReadRange { tensor, name, index } => {
-                let source = &self.program.tensors[tensor.0].tensor;
-                for (d, _) in index {
-                    if !source.domain.contains(d) {
-                        self.errors.push(format!(
-                            "{}: error: range read of '{name}' indexes dimension '{d}' but '{name}' has domain [{}]",
-                            plain_location(data.location),
-                            source.domain.join(", ")
-                        ));
-                    }
-                }
-                let mut lower = Vec::new();
-                let mut upper = Vec::new();
-                let mut caps = Vec::new();
-                let mut used = Vec::new();
-                for dim in &source.domain {
-                    let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
-                    let (lo, hi, cap) = match coordinate {
-                        Some(Coordinate::Range { lower, upper }) => (lower, upper, vec![]),
-                        Some(Coordinate::Clamped { at_least, at_most }) => (at_least, vec![], at_most),
-                        Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
-                        None => (vec![Index::Var(dim.clone())], vec![], vec![]),
-                    };
-                    if lo.is_empty()
-                        || (matches!(index.iter().find(|(d, _)| d == dim), Some((_, Coordinate::Range { .. })))
-                            && hi.is_empty())
-                    {
-                        self.errors.push(format!(
-                            "{}: error: range read of '{name}' needs at least one lower and one upper bound for dimension '{dim}'",
-                            plain_location(data.location)
-                        ));
-                    }
-                    lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
-                    let text = |es: &[Index]| es.iter().map(Index::to_string).collect::<Vec<_>>().join(", ");
-                    lower.push(format!("affine_map<{} -> ({})>", self.header, text(&lo)));
-                    upper.push(format!("affine_map<{} -> ({})>", self.header, text(&hi)));
-                    caps.push(format!("affine_map<{} -> ({})>", self.header, text(&cap)));
-                }
-                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-                    self.errors.push(format!(
-                        "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                        plain_location(data.location),
-                        self.reader.name
-                    ));
-                }
+        let name = match &data.node {
+            Node::Read { tensor, name, index } => self.read(data, *tensor, name, index),
+            Node::ReadRange { tensor, name, index } => self.read_range(data, *tensor, name, index),
+            Node::Call { callee, args } => self.call(data, callee, args),
+            node => {
+                let (op, operands, attributes) = self.op_of(data, node);
+                let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
+                let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();
                 let name = format!("%v{}", self.names.len());
                 let _ = writeln!(
                     self.text,
-                    "    {name} = \"temporal.read_range\"(%t{}) {{caps = [{}], lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
-                    tensor.0,
-                    caps.join(", "),
-                    lower.join(", "),
-                    upper.join(", ")
-                );
-                self.names.insert(key, name.clone());
-                return name;
-            }
-            Node::Call { callee, args } => {
-                let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
-                let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
-                let name = format!("%v{}", self.names.len());
-                let _ = writeln!(
-                    self.text,
-                    "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"}} : () -> {ty} {loc}",
+                    "    {name} = \"temporal.{op}\"({}) {attributes} : ({}) -> {} {}",
                     names.join(", "),
                     types.join(", "),
-                    escape(callee)
+                    data.ty,
+                    location_text(data.location)
                 );
-                self.names.insert(key, name.clone());
-                return name;
+                name
             }
+        };
+        self.names.insert(key, name.clone());
+        name
+    }
+
+    /// A `temporal.read` of tensor `tensor` (named `name`) at `index`.
+    fn read(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Index)]) -> String {
+        let (ty, loc) = (&data.ty, location_text(data.location));
+        let source = &self.program.tensors[tensor.0].tensor;
+        let mut coords = Vec::new();
+        for dim in &source.domain {
+            match index.iter().find(|(d, _)| d == dim) {
+                Some((_, e)) => coords.push(e.clone()),
+                None => coords.push(Index::Var(dim.clone())),
+            }
+        }
+        for (d, _) in index {
+            if !source.domain.contains(d) {
+                self.errors.push(format!(
+                    "{}: error: read of '{name}' indexes {} but '{name}' has domain [{}]",
+                    plain_location(data.location),
+                    if d.starts_with('#') {
+                        "the wrong number of dimensions".to_string()
+                    } else {
+                        format!("dimension '{d}'")
+                    },
+                    source.domain.join(", ")
+                ));
+            }
+        }
+        let mut used = Vec::new();
+        coords.iter().for_each(|c| c.vars(&mut used));
+        for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
+            self.errors.push(format!(
+                "{}: error: read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
+                plain_location(data.location),
+                self.reader.name
+            ));
+        }
+        let results: Vec<String> = coords.iter().map(Index::to_string).collect();
+        let attrs = format!("{{index = affine_map<{} -> ({})>}}", self.header, results.join(", "));
+        let operand_text = format!("%t{}", tensor.0);
+        let _ = writeln!(
+            self.text,
+            "    %v{n} = \"temporal.read\"({operand_text}) {attrs} : (!temporal.rtensor) -> {ty} {loc}",
+            n = self.names.len()
+        );
+        format!("%v{}", self.names.len())
+    }
+
+    /// A `temporal.read_range` of tensor `tensor` (named `name`) over `index`.
+    fn read_range(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Coordinate)]) -> String {
+        let (ty, loc) = (&data.ty, location_text(data.location));
+        let source = &self.program.tensors[tensor.0].tensor;
+        for (d, _) in index {
+            if !source.domain.contains(d) {
+                self.errors.push(format!(
+                    "{}: error: range read of '{name}' indexes dimension '{d}' but '{name}' has domain [{}]",
+                    plain_location(data.location),
+                    source.domain.join(", ")
+                ));
+            }
+        }
+        let mut lower = Vec::new();
+        let mut upper = Vec::new();
+        let mut caps = Vec::new();
+        let mut used = Vec::new();
+        for dim in &source.domain {
+            let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
+            let (lo, hi, cap) = match coordinate {
+                Some(Coordinate::Range { lower, upper }) => (lower, upper, vec![]),
+                Some(Coordinate::Clamped { at_least, at_most }) => (at_least, vec![], at_most),
+                Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
+                None => (vec![Index::Var(dim.clone())], vec![], vec![]),
+            };
+            if lo.is_empty()
+                || (matches!(index.iter().find(|(d, _)| d == dim), Some((_, Coordinate::Range { .. })))
+                    && hi.is_empty())
+            {
+                self.errors.push(format!(
+                    "{}: error: range read of '{name}' needs at least one lower and one upper bound for dimension '{dim}'",
+                    plain_location(data.location)
+                ));
+            }
+            lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
+            let text = |es: &[Index]| es.iter().map(Index::to_string).collect::<Vec<_>>().join(", ");
+            lower.push(format!("affine_map<{} -> ({})>", self.header, text(&lo)));
+            upper.push(format!("affine_map<{} -> ({})>", self.header, text(&hi)));
+            caps.push(format!("affine_map<{} -> ({})>", self.header, text(&cap)));
+        }
+        for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
+            self.errors.push(format!(
+                "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
+                plain_location(data.location),
+                self.reader.name
+            ));
+        }
+        let name = format!("%v{}", self.names.len());
+        let _ = writeln!(
+            self.text,
+            "    {name} = \"temporal.read_range\"(%t{}) {{caps = [{}], lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
+            tensor.0,
+            caps.join(", "),
+            lower.join(", "),
+            upper.join(", ")
+        );
+        name
+    }
+
+    /// A `temporal.call` of `callee` on `args`.
+    fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr]) -> String {
+        let (ty, loc) = (&data.ty, location_text(data.location));
+        let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
+        let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
+        let name = format!("%v{}", self.names.len());
+        let _ = writeln!(
+            self.text,
+            "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"}} : () -> {ty} {loc}",
+            names.join(", "),
+            types.join(", "),
+            escape(callee)
+        );
+        name
+    }
+
+    /// The op name, operands and attribute text of an op other than a
+    /// read or a call.
+    fn op_of(&mut self, data: &ExprData, node: &Node) -> (&'static str, Vec<Expr>, String) {
+        let ty = &data.ty;
+        match node {
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
             Node::Constant { values } => {
                 ("constant", vec![], format!("{{value = {}}}", tempo_passes::print::dense(values, ty)))
@@ -645,10 +678,10 @@ impl BodyEmitter<'_> {
                 offsets.iter().for_each(|c| c.vars(&mut used));
                 for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
                     self.errors.push(format!(
-                        "{}: error: slice offsets in a branch of '{}' use variable '{v}', which is not in the reader's domain",
-                        plain_location(data.location),
-                        self.reader.name
-                    ));
+                    "{}: error: slice offsets in a branch of '{}' use variable '{v}', which is not in the reader's domain",
+                    plain_location(data.location),
+                    self.reader.name
+                ));
                 }
                 let results: Vec<String> = offsets.iter().map(Index::to_string).collect();
                 (
@@ -657,18 +690,10 @@ impl BodyEmitter<'_> {
                     format!("{{offsets = affine_map<{} -> ({})>}}", self.header, results.join(", ")),
                 )
             }
-        };
-        let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
-        let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();
-        let name = format!("%v{}", self.names.len());
-        let _ = writeln!(
-            self.text,
-            "    {name} = \"temporal.{op}\"({}) {attributes} : ({}) -> {ty} {loc}",
-            names.join(", "),
-            types.join(", ")
-        );
-        self.names.insert(key, name.clone());
-        name
+            Node::Read { .. } | Node::ReadRange { .. } | Node::Call { .. } => {
+                unreachable!("written by their own functions")
+            }
+        }
     }
 }
 
