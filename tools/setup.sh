@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing the project needs, idempotently: the
 # Debian LLVM/MLIR 22 packages (quiet when already present). The build
-# environment (MLIR prefixes) lives in .cargo/config.toml.
+# environment (MLIR prefixes, one shared MLIR) lives in .cargo/config.toml;
+# MLIR's C API as a shared library (libMLIR-C.so, which Debian ships only
+# as archives) is linked from these packages by the build itself
+# (dialects/build.rs, into target/<profile>/mlir-c), so that `cargo clean`
+# never leaves the project without it.
 set -euo pipefail
 
 packages=(
