@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # ptxas and libdevice for the CUDA target's tests (no GPU needed).
 tools/setup-cuda.sh
-cargo build --workspace --bins --examples --release --quiet
+# The libraries too: libTempoCAPI.so (the C API, the mlir-opt plug-in).
+cargo build --workspace --lib --bins --examples --release --quiet
 cargo test --workspace --quiet
 /usr/lib/llvm-22/bin/lit -sv test
 # Fuzzing: a few hundred generated hostile inputs against the release

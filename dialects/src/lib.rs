@@ -46,8 +46,15 @@ pub fn create_context() -> Context {
     context
 }
 
-/// Loads the project's IRDL dialects into `context`. Call once per context.
-fn load_project_dialects(context: &Context) {
+/// Loads the project's IRDL dialects (`temporal`, `store`) into `context`
+/// unless they are there (loading twice into one context crashes MLIR).
+pub fn load_project_dialects(context: &Context) {
+    let loaded = |name: &str| unsafe {
+        !mlir_sys::mlirContextGetOrLoadDialect(context.to_raw(), melior::StringRef::new(name).to_raw()).ptr.is_null()
+    };
+    if loaded("temporal") && loaded("store") {
+        return;
+    }
     let module = Module::parse(context, &irdl_module_text())
         .expect("the generated IRDL text parses (checked by the dialect tests)");
     assert!(load_irdl_dialects(&module), "the generated IRDL loads");

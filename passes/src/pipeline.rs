@@ -155,7 +155,22 @@ pub fn add_to_pass_manager(
     add_elements(&manager.as_operation_pass_manager(), "builtin.module", registry, elements, 0)
 }
 
-fn add_elements(
+/// `elements` in MLIR's pipeline syntax (what MLIR's own parser reads).
+pub fn print_elements(elements: &[PipelineElement]) -> String {
+    let items: Vec<String> = elements
+        .iter()
+        .map(|element| match element {
+            PipelineElement::Pass { name, options } if options.is_empty() => name.clone(),
+            PipelineElement::Pass { name, options } => format!("{name}{{{options}}}"),
+            PipelineElement::Nested { anchor, elements } => format!("{anchor}({})", print_elements(elements)),
+        })
+        .collect();
+    items.join(",")
+}
+
+/// Adds `elements` to `manager`, nested under ops named `anchor`
+/// (`builtin.module` at the top).
+pub fn add_elements(
     manager: &OperationPassManager,
     anchor: &str,
     registry: &PassRegistry,
@@ -224,6 +239,52 @@ fn add_upstream(manager: &OperationPassManager, name: &str, options: &str) -> Re
     Ok(())
 }
 
+/// Runs `pass` on `op` as MLIR runs a pass: its diagnostics emitted
+/// through MLIR's handlers, a panic caught and reported as a compiler
+/// fault at the user op the pass was lowering (a panic must not unwind
+/// into MLIR's C++ frames). Whether it succeeded.
+pub fn run_reported(pass: &dyn TempoPass, op: OperationRef<'_, '_>, options: &PassOptions) -> bool {
+    crate::fault::clear_current();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.run(op, options)));
+    let diagnostics = match outcome {
+        Ok(Ok(())) => {
+            crate::fault::clear_current();
+            return true;
+        }
+        Ok(Err(diagnostics)) => {
+            crate::fault::clear_current();
+            diagnostics
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            // At the user op the pass was lowering, where it marked one.
+            let (location, lowering) = match crate::fault::current() {
+                Some((location, op)) => (location, format!(" while lowering '{op}'")),
+                None => (op.location(), String::new()),
+            };
+            crate::fault::clear_current();
+            vec![PassDiagnostic::new(
+                location,
+                format!(
+                    "compiler fault in pass '{}'{lowering}: {what}; please report it with the input program",
+                    pass.name()
+                ),
+            )]
+        }
+    };
+    for d in &diagnostics {
+        d.emit();
+    }
+    if diagnostics.is_empty() {
+        PassDiagnostic::new(op.location(), format!("pass '{}' failed", pass.name())).emit();
+    }
+    false
+}
+
 /// Wraps a Rust pass as an MLIR external pass.
 fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass::Pass {
     // Each external pass needs a unique, 8-aligned TypeID address.
@@ -233,47 +294,9 @@ fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass
     let anchor = pass.anchor();
     create_external(
         move |op: OperationRef<'_, '_>, handle: ExternalPass<'_>| {
-            // A panic must not unwind into MLIR (C++ frames): report it as an
-            // internal error of the pass instead.
-            crate::fault::clear_current();
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pass.run(op, &options)));
-            let diagnostics = match outcome {
-                Ok(Ok(())) => {
-                    crate::fault::clear_current();
-                    return;
-                }
-                Ok(Err(diagnostics)) => {
-                    crate::fault::clear_current();
-                    diagnostics
-                }
-                Err(panic) => {
-                    let what = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    // At the user op the pass was lowering, where it marked one.
-                    let (location, lowering) = match crate::fault::current() {
-                        Some((location, op)) => (location, format!(" while lowering '{op}'")),
-                        None => (op.location(), String::new()),
-                    };
-                    crate::fault::clear_current();
-                    vec![PassDiagnostic::new(
-                        location,
-                        format!(
-                            "compiler fault in pass '{}'{lowering}: {what}; please report it with the input program",
-                            pass.name()
-                        ),
-                    )]
-                }
-            };
-            for d in &diagnostics {
-                d.emit();
+            if !run_reported(pass.as_ref(), op, &options) {
+                handle.signal_failure();
             }
-            if diagnostics.is_empty() {
-                PassDiagnostic::new(op.location(), format!("pass '{}' failed", pass.name())).emit();
-            }
-            handle.signal_failure();
         },
         TypeId::create(id),
         name,
