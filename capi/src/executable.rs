@@ -1,2 +1,431 @@
 //! Compiling a temporal program once and running it many times from C,
-//! with tensors exchanged as DLPack `DLManagedTensor`s.
+//! with tensors exchanged as DLPack tensors (`DLManagedTensor`, the C
+//! tensor interface PyTorch, JAX and NumPy speak).
+//!
+//! An executable owns an MLIR context of its own: the host's module is
+//! copied into it (printed with its locations and parsed back), so the
+//! host's context and module are neither changed nor needed afterwards,
+//! and diagnostics still point at the host's source. Errors come back as
+//! messages (`char *`, freed with `tempoFreeError`), never as an abort.
+
+use melior::Context;
+use mlir_sys::{MlirModule, MlirStringRef};
+use std::ffi::{CStr, CString, c_char, c_void};
+use tempo_passes::program::{ElementType, PointType};
+use tempo_runtime::{Data, Executable, HostArray, RunOptions};
+
+/// DLPack's device (`DLDevice`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct DLDevice {
+    pub device_type: i32,
+    pub device_id: i32,
+}
+
+/// DLPack's element type (`DLDataType`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct DLDataType {
+    pub code: u8,
+    pub bits: u8,
+    pub lanes: u16,
+}
+
+/// DLPack's tensor (`DLTensor`).
+#[repr(C)]
+pub struct DLTensor {
+    pub data: *mut c_void,
+    pub device: DLDevice,
+    pub ndim: i32,
+    pub dtype: DLDataType,
+    pub shape: *mut i64,
+    pub strides: *mut i64,
+    pub byte_offset: u64,
+}
+
+/// DLPack's managed tensor (`DLManagedTensor`).
+#[repr(C)]
+pub struct DLManagedTensor {
+    pub dl_tensor: DLTensor,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
+}
+
+/// DLPack's CPU device type and type codes.
+const CPU: i32 = 1;
+const INT: u8 = 0;
+const FLOAT: u8 = 2;
+const BOOL: u8 = 6;
+
+/// A bound's value for a run.
+#[repr(C)]
+pub struct TempoBound {
+    pub name: *const c_char,
+    pub value: i64,
+}
+
+/// A compiled program and the context it lives in (the executable is
+/// dropped first: its modules and engine belong to the context).
+pub struct TempoExecutable {
+    executable: Option<Executable<'static>>,
+    inputs: Vec<(CString, PointType)>,
+    outputs: Vec<(CString, PointType)>,
+    bounds: Vec<CString>,
+    _context: Box<Context>,
+}
+
+impl Drop for TempoExecutable {
+    fn drop(&mut self) {
+        self.executable = None;
+    }
+}
+
+fn error_out(error: *mut *mut c_char, message: &str) {
+    if !error.is_null() {
+        let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        unsafe { *error = text.into_raw() };
+    }
+}
+
+/// Frees a message returned by the library.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoFreeError(error: *mut c_char) {
+    if !error.is_null() {
+        drop(unsafe { CString::from_raw(error) });
+    }
+}
+
+/// Runs `body`, turning a panic into a message: nothing unwinds into C.
+fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>) -> Option<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
+        Ok(Ok(value)) => Some(value),
+        Ok(Err(message)) => {
+            error_out(error, &message);
+            None
+        }
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            error_out(
+                error,
+                &format!("compiler fault in libTempoCAPI: {what}; please report it with the input program"),
+            );
+            None
+        }
+    }
+}
+
+/// The compile options of `text`: space-separated `O=0..3` (the
+/// optimization level, 2 by default), `fast-math`, `threads=N`,
+/// `memory-budget=BYTES`, `bound:NAME=VALUE` (bounds the optimizations may
+/// size for).
+fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
+    let mut options = RunOptions { source_name: source_name.to_string(), opt_level: 3, ..Default::default() };
+    options.optimization.level = 2;
+    for item in text.split_whitespace() {
+        let (key, value) = item.split_once('=').unwrap_or((item, ""));
+        let number = |what: &str| -> Result<u64, String> {
+            value.parse().map_err(|_| format!("option '{item}': {what} is a non-negative integer"))
+        };
+        match key {
+            "O" => {
+                let level = number("the level")?;
+                if level > 3 {
+                    return Err(format!("option '{item}': the level is 0 to 3"));
+                }
+                options.optimization.level = level as u8;
+            }
+            "fast-math" if value.is_empty() => options.fast_math = true,
+            "threads" => options.threads = number("the thread count")? as usize,
+            "memory-budget" => options.optimization.memory_budget = Some(number("the budget")?),
+            _ if key.starts_with("bound:") => {
+                options.bounds.insert(key["bound:".len()..].to_string(), number("a bound")? as i64);
+            }
+            _ => {
+                return Err(format!(
+                    "unknown option '{item}' (O=0..3, fast-math, threads=N, memory-budget=BYTES, bound:NAME=VALUE)"
+                ));
+            }
+        }
+    }
+    Ok(options)
+}
+
+fn c_string(text: &str) -> CString {
+    CString::new(text.replace('\0', " ")).unwrap_or_default()
+}
+
+/// Compiles the temporal program `source` (named `source_name` in
+/// diagnostics) in a context of its own.
+fn compile(source: &str, source_name: &str, option_text: &str) -> Result<Box<TempoExecutable>, String> {
+    let options = options(option_text, source_name)?;
+    let context = Box::new(tempo_dialects::create_context());
+    // SAFETY: the context is boxed (it does not move) and outlives the
+    // executable, which `TempoExecutable` drops first.
+    let context_ref: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
+    let mut module = tempo_passes::support::source::parse_text(context_ref, source, source_name, 1)
+        .map_err(|lines| lines.join("\n"))?;
+    let executable = Executable::compile(context_ref, &mut module, &options).map_err(|lines| lines.join("\n"))?;
+    let (inputs, outputs) = executable.interface().map_err(|lines| lines.join("\n"))?;
+    let named =
+        |list: Vec<(String, PointType, Vec<usize>)>| list.into_iter().map(|(n, p, _)| (c_string(&n), p)).collect();
+    let bounds = executable.bounds().map_err(|lines| lines.join("\n"))?.iter().map(|b| c_string(b)).collect();
+    Ok(Box::new(TempoExecutable {
+        executable: Some(executable),
+        inputs: named(inputs),
+        outputs: named(outputs),
+        bounds,
+        _context: context,
+    }))
+}
+
+fn text_of(pointer: *const c_char) -> Result<String, String> {
+    if pointer.is_null() {
+        return Ok(String::new());
+    }
+    unsafe { CStr::from_ptr(pointer) }.to_str().map(str::to_string).map_err(|_| "a string that is not UTF-8".into())
+}
+
+/// Compiles the temporal program `source` (MLIR text, named `sourceName`
+/// in diagnostics) with `options`; NULL and a message in `*error` when it
+/// cannot.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoCompileSource(
+    source: *const c_char,
+    source_name: *const c_char,
+    options: *const c_char,
+    error: *mut *mut c_char,
+) -> *mut TempoExecutable {
+    guarded(error, || compile(&text_of(source)?, &text_of(source_name)?, &text_of(options)?))
+        .map_or(std::ptr::null_mut(), Box::into_raw)
+}
+
+/// Compiles `module` (a temporal program in any context, left unchanged)
+/// with `options`; NULL and a message in `*error` when it cannot.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoCompile(
+    module: MlirModule,
+    options: *const c_char,
+    error: *mut *mut c_char,
+) -> *mut TempoExecutable {
+    guarded(error, || {
+        if module.ptr.is_null() {
+            return Err("tempoCompile: a null module".into());
+        }
+        // The module's text with its locations, so diagnostics keep
+        // pointing at the host's source.
+        let mut text = String::new();
+        unsafe extern "C" fn append(piece: MlirStringRef, data: *mut c_void) {
+            let text = unsafe { &mut *(data as *mut String) };
+            let bytes = unsafe { std::slice::from_raw_parts(piece.data as *const u8, piece.length) };
+            text.push_str(&String::from_utf8_lossy(bytes));
+        }
+        unsafe {
+            let flags = mlir_sys::mlirOpPrintingFlagsCreate();
+            mlir_sys::mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+            mlir_sys::mlirOpPrintingFlagsPrintGenericOpForm(flags);
+            mlir_sys::mlirOperationPrintWithFlags(
+                mlir_sys::mlirModuleGetOperation(module),
+                flags,
+                Some(append),
+                &mut text as *mut String as *mut c_void,
+            );
+            mlir_sys::mlirOpPrintingFlagsDestroy(flags);
+        }
+        compile(&text, "-", &text_of(options)?)
+    })
+    .map_or(std::ptr::null_mut(), Box::into_raw)
+}
+
+/// Frees an executable.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableDestroy(executable: *mut TempoExecutable) {
+    if !executable.is_null() {
+        drop(unsafe { Box::from_raw(executable) });
+    }
+}
+
+/// How many inputs, outputs and bounds the program has.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableNumInputs(executable: *const TempoExecutable) -> usize {
+    unsafe { executable.as_ref() }.map_or(0, |e| e.inputs.len())
+}
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableNumOutputs(executable: *const TempoExecutable) -> usize {
+    unsafe { executable.as_ref() }.map_or(0, |e| e.outputs.len())
+}
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableNumBounds(executable: *const TempoExecutable) -> usize {
+    unsafe { executable.as_ref() }.map_or(0, |e| e.bounds.len())
+}
+
+/// The name of input, output or bound `k` (NULL out of range); it lives
+/// as long as the executable.
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableInputName(executable: *const TempoExecutable, k: usize) -> *const c_char {
+    let name = unsafe { executable.as_ref() }.and_then(|e| e.inputs.get(k));
+    name.map_or(std::ptr::null(), |(n, _)| n.as_ptr())
+}
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableOutputName(executable: *const TempoExecutable, k: usize) -> *const c_char {
+    let name = unsafe { executable.as_ref() }.and_then(|e| e.outputs.get(k));
+    name.map_or(std::ptr::null(), |(n, _)| n.as_ptr())
+}
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoExecutableBoundName(executable: *const TempoExecutable, k: usize) -> *const c_char {
+    let name = unsafe { executable.as_ref() }.and_then(|e| e.bounds.get(k));
+    name.map_or(std::ptr::null(), |n| n.as_ptr())
+}
+
+/// DLPack's type of an element type.
+fn dtype(element: ElementType) -> DLDataType {
+    let (code, bits) = match element {
+        ElementType::F32 => (FLOAT, 32),
+        ElementType::F64 => (FLOAT, 64),
+        ElementType::I32 => (INT, 32),
+        ElementType::I64 => (INT, 64),
+        ElementType::I1 => (BOOL, 8),
+    };
+    DLDataType { code, bits, lanes: 1 }
+}
+
+/// A host array with the data of DLPack tensor `t` (on the CPU, of `element`,
+/// any strides), named `name`.
+fn read_tensor(name: &str, t: &DLTensor, element: ElementType) -> Result<HostArray, String> {
+    if t.device.device_type != CPU {
+        return Err(format!("input '{name}': a tensor on device type {}, not the CPU (1)", t.device.device_type));
+    }
+    let want = dtype(element);
+    let found = t.dtype;
+    let bool_as_uint8 = element == ElementType::I1 && found.code == 1 && found.bits == 8;
+    if !((found.code == want.code && found.bits == want.bits) || bool_as_uint8) || found.lanes != 1 {
+        return Err(format!(
+            "input '{name}': elements of DLPack type code {} with {} bits, not the program's {}",
+            found.code,
+            found.bits,
+            element.numpy()
+        ));
+    }
+    let rank = usize::try_from(t.ndim).map_err(|_| format!("input '{name}': a negative rank"))?;
+    let shape: Vec<i64> =
+        if rank == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, rank) }.to_vec() };
+    if shape.iter().any(|&d| d < 0) {
+        return Err(format!("input '{name}': a negative size in {shape:?}"));
+    }
+    let strides: Vec<i64> = if t.strides.is_null() {
+        tempo_passes::program::row_major_strides(&shape)
+    } else {
+        unsafe { std::slice::from_raw_parts(t.strides, rank) }.to_vec()
+    };
+    let count: usize = shape.iter().map(|&d| d as usize).product();
+    let size = element.byte_size();
+    let base = unsafe { (t.data as *const u8).add(t.byte_offset as usize) };
+    let mut bytes = vec![0u8; count * size];
+    if count > 0 {
+        if t.data.is_null() {
+            return Err(format!("input '{name}': no data"));
+        }
+        let mut index = vec![0i64; rank];
+        for k in 0..count {
+            let offset: i64 = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    base.offset((offset * size as i64) as isize),
+                    bytes[k * size..].as_mut_ptr(),
+                    size,
+                )
+            };
+            for d in (0..rank).rev() {
+                index[d] += 1;
+                if index[d] < shape[d] {
+                    break;
+                }
+                index[d] = 0;
+            }
+        }
+    }
+    let data = Data::from_bytes(element, &bytes)?;
+    Ok(HostArray { name: name.to_string(), shape: shape.iter().map(|&d| d as usize).collect(), data })
+}
+
+/// What a managed output tensor owns.
+struct Owned {
+    array: HostArray,
+    shape: Vec<i64>,
+}
+
+unsafe extern "C" fn delete_output(tensor: *mut DLManagedTensor) {
+    if tensor.is_null() {
+        return;
+    }
+    let tensor = unsafe { Box::from_raw(tensor) };
+    drop(unsafe { Box::from_raw(tensor.manager_ctx as *mut Owned) });
+}
+
+/// `array` as a DLPack tensor the caller owns (its deleter frees it).
+fn managed(array: HostArray) -> *mut DLManagedTensor {
+    let element = array.data.element();
+    let mut owned = Box::new(Owned { shape: array.shape.iter().map(|&d| d as i64).collect(), array });
+    let tensor = DLTensor {
+        data: owned.array.data.as_mut_ptr() as *mut c_void,
+        device: DLDevice { device_type: CPU, device_id: 0 },
+        ndim: owned.shape.len() as i32,
+        dtype: dtype(element),
+        shape: owned.shape.as_mut_ptr(),
+        strides: std::ptr::null_mut(),
+        byte_offset: 0,
+    };
+    let context = Box::into_raw(owned) as *mut c_void;
+    Box::into_raw(Box::new(DLManagedTensor { dl_tensor: tensor, manager_ctx: context, deleter: Some(delete_output) }))
+}
+
+/// Runs `executable` at `bounds` (every bound of the program, by name) on
+/// `inputs` (one per input, in the program's order; read during the call,
+/// not taken: the caller still owns them): on success `outputs[k]` holds
+/// output `k` as a new tensor the caller owns (free it with its deleter).
+/// False and a message in `*error` otherwise (no output is made).
+#[unsafe(no_mangle)]
+pub extern "C" fn tempoRun(
+    executable: *mut TempoExecutable,
+    bounds: *const TempoBound,
+    num_bounds: usize,
+    inputs: *const *const DLManagedTensor,
+    num_inputs: usize,
+    outputs: *mut *mut DLManagedTensor,
+    num_outputs: usize,
+    error: *mut *mut c_char,
+) -> bool {
+    guarded(error, || {
+        let this = unsafe { executable.as_ref() }.ok_or("tempoRun: a null executable")?;
+        let compiled = this.executable.as_ref().ok_or("tempoRun: an executable already freed")?;
+        if num_inputs != this.inputs.len() {
+            return Err(format!("tempoRun: the program has {} inputs, {num_inputs} given", this.inputs.len()));
+        }
+        if num_outputs != this.outputs.len() {
+            return Err(format!(
+                "tempoRun: the program has {} outputs, room for {num_outputs} given",
+                this.outputs.len()
+            ));
+        }
+        let mut run = RunOptions::default();
+        for k in 0..num_bounds {
+            let bound = unsafe { &*bounds.add(k) };
+            run.bounds.insert(text_of(bound.name)?, bound.value);
+        }
+        for (k, (name, point)) in this.inputs.iter().enumerate() {
+            let tensor = unsafe { (*inputs.add(k)).as_ref() }.ok_or_else(|| format!("tempoRun: input {k} is null"))?;
+            let name = name.to_string_lossy().into_owned();
+            let array = read_tensor(&name, &tensor.dl_tensor, point.element)?;
+            run.inputs.insert(name, array);
+        }
+        let (arrays, _) = compiled.run(&run).map_err(|lines| lines.join("\n"))?;
+        for (k, array) in arrays.into_iter().enumerate() {
+            unsafe { *outputs.add(k) = managed(array) };
+        }
+        Ok(())
+    })
+    .is_some()
+}

@@ -53,9 +53,11 @@ fn string_ref(text: &'static str) -> MlirStringRef {
 /// is how a host gets them.
 unsafe extern "C" fn insert_nothing(_: MlirDialectRegistry) {}
 
-/// Loads the project's dialects into `context` (both, once) and returns
-/// the one named `name`.
+/// Loads the project's dialects into `context` (both, once, and the gpu
+/// dialect, whose `gpu.yield` ends a definition's body) and returns the
+/// one named `name`.
 fn load(raw: MlirContext, name: &str) -> MlirDialect {
+    unsafe { mlir_sys::mlirDialectHandleLoadDialect(mlir_sys::mlirGetDialectHandle__gpu__(), raw) };
     let context = unsafe { melior::ContextRef::from_raw(raw) };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         tempo_dialects::load_project_dialects(unsafe { context.to_ref() })

@@ -62,6 +62,19 @@ impl Data {
         }
         true
     }
+    /// Elements of type `element` from their bytes (native byte order,
+    /// `i1` one byte each); the byte count must be a whole number of
+    /// elements.
+    pub fn from_bytes(element: ElementType, bytes: &[u8]) -> Result<Self, String> {
+        let size = element.byte_size();
+        if bytes.len() % size != 0 {
+            return Err(format!("{} bytes are not a whole number of {} elements", bytes.len(), element.numpy()));
+        }
+        let mut data = Self::try_zeros(element, bytes.len() / size)?;
+        // SAFETY: `data` holds exactly `bytes.len()` bytes of plain values.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), data.as_mut_ptr(), bytes.len()) };
+        Ok(data)
+    }
     /// Element type.
     pub fn element(&self) -> ElementType {
         match self {

@@ -366,84 +366,167 @@ pub fn run_module_timed(
     module: &mut Module,
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
-    // Compile time: everything before the entry runs (gradients,
-    // optimizations, checks, store sizing, lowering, code generation).
-    let compile_start = std::time::Instant::now();
-    optimize(context, module, options)?;
-    let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-    let mut schedule = Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+    Executable::compile(context, module, options)?.run(options)
+}
 
-    let Prepared { bounds, inputs, outputs } = prepare(&program, options)?;
-    if let (Target::Cpu, Some(budget)) = (&options.target, options.optimization.memory_budget) {
-        // The swap plan the lowering makes (lower-temporal-to-loops{memory-budget}).
-        let values: Vec<Option<i64>> = bounds.iter().map(|&b| Some(b)).collect();
-        schedule.plan_swaps(&program, budget, &values);
-    }
-    if program.outputs.is_empty() {
+/// A temporal program compiled once, to be run many times with new bounds
+/// and inputs ([`Executable::run`]). The code is the same for any bounds
+/// (they are arguments of the compiled function); the bounds given when
+/// compiling only steer optimizations that depend on sizes (a memory
+/// budget's tiling and swapping), which are correct at any bounds.
+pub struct Executable<'c> {
+    /// The optimized temporal program, kept for what each run checks
+    /// (bounds, inputs, points, store sizes). Dropped after the engine.
+    program: Module<'c>,
+    /// The compiled code; `None` when the program demands nothing.
+    engine: Option<Engine>,
+    /// The options compiled with (target, externals, source name).
+    options: RunOptions,
+    /// The external call sites: callee, argument and result types, and
+    /// where each is in the user's source.
+    sites: Vec<(String, Vec<PointType>, PointType)>,
+    site_locations: Vec<String>,
+    /// Outputs that are inputs (output position, input position): copies
+    /// of the input arrays, which the compiled code does not touch.
+    input_outputs: Vec<(usize, usize)>,
+    compile: std::time::Duration,
+}
+
+impl<'c> Executable<'c> {
+    /// Compiles `module` (a temporal program, transformed in place: the
+    /// optimizations, then the lowering to LLVM) with `options` (their
+    /// bounds and inputs are not needed yet).
+    pub fn compile(context: &Context, module: &mut Module<'c>, options: &RunOptions) -> Result<Self, Vec<String>> {
+        // Compile time: everything before the entry runs (gradients,
+        // optimizations, lowering, code generation).
+        let compile_start = std::time::Instant::now();
+        optimize(context, module, options)?;
+        let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+        Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+        check_externals(&program, options)?;
+        let input_outputs: Vec<(usize, usize)> = program
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|&(_, &t)| program.tensors[t].is_input)
+            .map(|(k, &t)| (k, program.tensors[..t].iter().filter(|x| x.is_input).count()))
+            .collect();
+        let site_locations: Vec<String> =
+            program.call_sites.iter().map(|s| render_location(&s.location, &options.source_name)).collect();
+        let sites: Vec<(String, Vec<PointType>, PointType)> =
+            program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
+        let demands = !program.outputs.is_empty();
+        drop(program);
+        let copy =
+            unsafe { melior::ir::Operation::from_raw(mlir_sys::mlirOperationClone(module.as_operation().to_raw())) };
+        let kept =
+            Module::from_operation(copy).ok_or_else(|| vec!["error: the program is not a module".to_string()])?;
         // Nothing is demanded, so nothing runs (as in the interpreter).
-        return Ok((Vec::new(), RunReport::default()));
+        let engine = match demands {
+            true => {
+                let (engine, _entry) = jit(context, module, options, !sites.is_empty())?;
+                if matches!(options.target, Target::Cuda { .. }) {
+                    // Loads the kernel modules (global constructors of the host code).
+                    unsafe { mlir_sys::mlirExecutionEngineInitialize(engine.raw) };
+                }
+                Some(engine)
+            }
+            false => None,
+        };
+        let mut compiled = options.clone();
+        compiled.inputs.clear();
+        Ok(Self {
+            program: kept,
+            engine,
+            options: compiled,
+            sites,
+            site_locations,
+            input_outputs,
+            compile: compile_start.elapsed(),
+        })
     }
-    let stores = store_reports(&program, &schedule, &bounds);
-    let mut outputs = allocate_outputs(&stores, outputs)?;
-    check_points(&program, &schedule, &bounds).map_err(|e| {
-        vec![format!("{}: error: {}", render_location(&e.location(&program), &options.source_name), e.message)]
-    })?;
-    // Outputs that are inputs: the compiled code does not touch them; they
-    // are copies of the input arrays. (output position, input position)
-    let input_outputs: Vec<(usize, usize)> = program
-        .outputs
-        .iter()
-        .enumerate()
-        .filter(|&(_, &t)| program.tensors[t].is_input)
-        .map(|(k, &t)| (k, program.tensors[..t].iter().filter(|x| x.is_input).count()))
-        .collect();
-    let site_locations: Vec<String> =
-        program.call_sites.iter().map(|s| render_location(&s.location, &options.source_name)).collect();
-    let sites: Vec<(String, Vec<PointType>, PointType)> =
-        program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
-    drop(program);
 
-    // Compile.
-    let cuda = matches!(options.target, Target::Cuda { .. });
-    let (engine, _entry) = jit(context, module, options, !sites.is_empty())?;
-    let input_arrays: Vec<&HostArray> = inputs.iter().map(|a| &**a).collect();
-    let mut run = Arguments::new(&bounds, &input_arrays, &mut outputs, cuda)?;
-    let compile = compile_start.elapsed();
-    let execute_start = std::time::Instant::now();
-    if cuda {
-        // Loads the kernel modules (global constructors of the host code).
-        unsafe { mlir_sys::mlirExecutionEngineInitialize(engine.raw) };
+    /// The program's bound names, in dimension order.
+    pub fn bounds(&self) -> Result<Vec<String>, Vec<String>> {
+        let program = self.program()?;
+        Ok(program.dims.iter().map(|d| d.bound.clone()).collect())
     }
-    CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals: options.externals.clone(), sites, error: None }));
-    let invoked = engine.invoke(ENTRY, &mut run.arguments);
-    let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
-    if cuda {
-        run.copy_back(&mut outputs, inputs.len())?;
+
+    /// The program's inputs (name, element type, shape at `bounds`, in
+    /// declaration order) and outputs (the same, in output order).
+    #[allow(clippy::type_complexity)]
+    pub fn interface(
+        &self,
+    ) -> Result<(Vec<(String, PointType, Vec<usize>)>, Vec<(String, PointType, Vec<usize>)>), Vec<String>> {
+        let program = self.program()?;
+        let slot = |t: &tempo_passes::program::Tensor| (t.name.clone(), t.point.clone(), t.domain.clone());
+        let inputs = program.tensors.iter().filter(|t| t.is_input).map(slot);
+        let outputs = program.outputs.iter().map(|&i| slot(&program.tensors[i]));
+        let as_dims = |(name, point, domain): (String, PointType, Vec<usize>)| (name, point, domain);
+        Ok((inputs.map(as_dims).collect(), outputs.map(as_dims).collect()))
     }
-    invoked.map_err(|e| vec![format!("error: {e}")])?;
-    if let Some((site, e)) = call_error {
-        return Err(vec![match site.and_then(|k| site_locations.get(k)) {
-            Some(location) => format!("{location}: error: {e}"),
-            None => format!("error: {e}"),
-        }]);
+
+    fn program(&self) -> Result<Program<'c>, Vec<String>> {
+        verify_program(self.program.as_operation()).map_err(|d| render(&d, &self.options.source_name))
     }
-    let stats = engine.lookup(MEMORY_STATS).map(|p| {
-        // SAFETY: the global is a `memref<2xi64>`: two i64 words.
-        unsafe { (*(p as *const i64), *(p as *const i64).add(1)) }
-    });
-    let memory = stats.map(|(live, peak)| MemoryReport {
-        peak_store_bytes: peak as u64,
-        live_store_bytes_at_exit: live as u64,
-        stores,
-    });
-    let device = cuda.then(crate::cuda::device_name);
-    let device_memory = cuda.then(crate::cuda_memory::device_memory);
-    let timings = RunReport { compile, execute: execute_start.elapsed(), memory, device, device_memory };
-    drop(run);
-    for (output, input) in input_outputs {
-        outputs[output].data = inputs[input].data.clone();
+
+    /// Runs the compiled code with `run`'s bounds, inputs and seed (the
+    /// rest of `run` is as compiled): the outputs, and how long compiling
+    /// (once) and this run took.
+    pub fn run(&self, run: &RunOptions) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
+        let program = self.program()?;
+        let mut schedule = Schedule::new(&program).map_err(|d| render(&d, &self.options.source_name))?;
+        let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
+        let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
+        let cuda = matches!(self.options.target, Target::Cuda { .. });
+        if let (Target::Cpu, Some(budget)) = (&self.options.target, self.options.optimization.memory_budget) {
+            // The swap plan the lowering made (lower-temporal-to-loops{memory-budget}).
+            let values: Vec<Option<i64>> = bounds.iter().map(|&b| Some(b)).collect();
+            schedule.plan_swaps(&program, budget, &values);
+        }
+        let stores = store_reports(&program, &schedule, &bounds);
+        let mut outputs = allocate_outputs(&stores, outputs)?;
+        check_points(&program, &schedule, &bounds).map_err(|e| {
+            vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
+        })?;
+        drop(program);
+        let input_arrays: Vec<&HostArray> = inputs.iter().map(|a| &**a).collect();
+        let mut arguments = Arguments::new(&bounds, &input_arrays, &mut outputs, cuda)?;
+        let execute_start = std::time::Instant::now();
+        let externals = run.externals.clone();
+        let sites = self.sites.clone();
+        CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals, sites, error: None }));
+        let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
+        let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
+        if cuda {
+            arguments.copy_back(&mut outputs, inputs.len())?;
+        }
+        invoked.map_err(|e| vec![format!("error: {e}")])?;
+        if let Some((site, e)) = call_error {
+            return Err(vec![match site.and_then(|k| self.site_locations.get(k)) {
+                Some(location) => format!("{location}: error: {e}"),
+                None => format!("error: {e}"),
+            }]);
+        }
+        let stats = engine.lookup(MEMORY_STATS).map(|p| {
+            // SAFETY: the global is a `memref<2xi64>`: two i64 words.
+            unsafe { (*(p as *const i64), *(p as *const i64).add(1)) }
+        });
+        let memory = stats.map(|(live, peak)| MemoryReport {
+            peak_store_bytes: peak as u64,
+            live_store_bytes_at_exit: live as u64,
+            stores,
+        });
+        let device = cuda.then(crate::cuda::device_name);
+        let device_memory = cuda.then(crate::cuda_memory::device_memory);
+        let timings =
+            RunReport { compile: self.compile, execute: execute_start.elapsed(), memory, device, device_memory };
+        drop(arguments);
+        for &(output, input) in &self.input_outputs {
+            outputs[output].data = inputs[input].data.clone();
+        }
+        Ok((outputs, timings))
     }
-    Ok((outputs, timings))
 }
 
 /// Lowers `module` (temporal, optimized) to the LLVM dialect and

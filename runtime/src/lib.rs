@@ -13,7 +13,7 @@ pub mod npy;
 
 pub use array::{Data, HostArray};
 pub use engine::{
-    MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target, emit_ptx, interpret_module, run_module,
-    run_module_timed,
+    Executable, MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target, emit_ptx, interpret_module,
+    run_module, run_module_timed,
 };
 pub use externals::{Callback, Externals};
