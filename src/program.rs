@@ -697,6 +697,42 @@ impl BodyEmitter<'_> {
     }
 }
 
+/// A program compiled once ([`Runner::compile`]), run many times.
+pub struct Compiled {
+    compiled: tempo_runtime::CompiledProgram,
+    /// The options compiled with (externals, target, threads).
+    base: RunOptions,
+}
+
+impl Compiled {
+    /// Runs the compiled code at `bounds` (every bound of the program) on
+    /// `inputs` (every input of the program, by name).
+    pub fn run(&self, bounds: &[(&str, i64)], inputs: &[HostArray]) -> Result<Vec<HostArray>, Error> {
+        self.run_with_report(bounds, inputs, None).map(|(outputs, _)| outputs)
+    }
+
+    /// Like [`Compiled::run`], with random inputs from `seed` where an input
+    /// is not given, and the run's report (its `compile` is the one
+    /// compilation's).
+    pub fn run_with_report(
+        &self,
+        bounds: &[(&str, i64)],
+        inputs: &[HostArray],
+        seed: Option<u64>,
+    ) -> Result<(Vec<HostArray>, RunReport), Error> {
+        let mut options = self.base.clone();
+        options.bounds = bounds.iter().map(|(name, value)| (name.to_string(), *value)).collect();
+        options.inputs = inputs.iter().map(|a| (a.name.clone(), a.clone())).collect();
+        options.seed = seed;
+        self.compiled.run(&options).map_err(Error)
+    }
+
+    /// The program's bound names, in dimension order.
+    pub fn bounds(&self) -> Result<Vec<String>, Error> {
+        self.compiled.executable().bounds().map_err(Error)
+    }
+}
+
 /// Configures and performs a run of a [`Program`].
 pub struct Runner<'p> {
     program: &'p Program,
@@ -788,6 +824,7 @@ impl Runner<'_> {
 
     fn options(&self) -> RunOptions {
         RunOptions {
+            front: tempo_runtime::Front::Rust,
             bounds: self.bounds.clone(),
             inputs: self.inputs.iter().map(|a| (a.name.clone(), a.clone())).collect(),
             seed: self.seed,
@@ -812,6 +849,17 @@ impl Runner<'_> {
         let context = tempo_dialects::create_context();
         let mut module = tempo_passes::support::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
         f(&context, &mut module).map_err(Error)
+    }
+
+    /// Compiles the program once, to run it many times with new bounds and
+    /// inputs ([`Compiled::run`]) without compiling again. The runner's
+    /// bounds, if any, are those the size-dependent optimizations (a memory
+    /// budget) plan for; its inputs and seed are not used.
+    pub fn compile(&self) -> Result<Compiled, Error> {
+        let text = self.program.to_mlir()?;
+        let options = self.options();
+        let compiled = tempo_runtime::CompiledProgram::compile(&text, "<program>", &options).map_err(Error)?;
+        Ok(Compiled { compiled, base: RunOptions { inputs: IndexMap::new(), ..options } })
     }
 
     /// Compiles the program to native code and runs it.

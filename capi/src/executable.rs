@@ -8,11 +8,10 @@
 //! and diagnostics still point at the host's source. Errors come back as
 //! messages (`char *`, freed with `tempoFreeError`), never as an abort.
 
-use melior::Context;
 use mlir_sys::{MlirModule, MlirStringRef};
 use std::ffi::{CStr, CString, c_char, c_void};
 use tempo_passes::program::{ElementType, PointType};
-use tempo_runtime::{Data, Executable, HostArray, RunOptions};
+use tempo_runtime::{CompiledProgram, Data, HostArray, RunOptions};
 
 /// DLPack's device (`DLDevice`).
 #[repr(C)]
@@ -64,20 +63,12 @@ pub struct TempoBound {
     pub value: i64,
 }
 
-/// A compiled program and the context it lives in (the executable is
-/// dropped first: its modules and engine belong to the context).
+/// A compiled program, with its inputs', outputs' and bounds' names.
 pub struct TempoExecutable {
-    executable: Option<Executable<'static>>,
+    compiled: CompiledProgram,
     inputs: Vec<(CString, PointType)>,
     outputs: Vec<(CString, PointType)>,
     bounds: Vec<CString>,
-    _context: Box<Context>,
-}
-
-impl Drop for TempoExecutable {
-    fn drop(&mut self) {
-        self.executable = None;
-    }
 }
 
 fn error_out(error: *mut *mut c_char, message: &str) {
@@ -123,7 +114,12 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
 /// `memory-budget=BYTES`, `bound:NAME=VALUE` (bounds the optimizations may
 /// size for).
 fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
-    let mut options = RunOptions { source_name: source_name.to_string(), opt_level: 3, ..Default::default() };
+    let mut options = RunOptions {
+        source_name: source_name.to_string(),
+        opt_level: 3,
+        front: tempo_runtime::Front::C,
+        ..Default::default()
+    };
     options.optimization.level = 2;
     for item in text.split_whitespace() {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
@@ -162,24 +158,14 @@ fn c_string(text: &str) -> CString {
 /// diagnostics) in a context of its own.
 fn compile(source: &str, source_name: &str, option_text: &str) -> Result<Box<TempoExecutable>, String> {
     let options = options(option_text, source_name)?;
-    let context = Box::new(tempo_dialects::create_context());
-    // SAFETY: the context is boxed (it does not move) and outlives the
-    // executable, which `TempoExecutable` drops first.
-    let context_ref: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
-    let mut module = tempo_passes::support::source::parse_text(context_ref, source, source_name, 1)
-        .map_err(|lines| lines.join("\n"))?;
-    let executable = Executable::compile(context_ref, &mut module, &options).map_err(|lines| lines.join("\n"))?;
+    let compiled = CompiledProgram::compile(source, source_name, &options).map_err(|lines| lines.join("\n"))?;
+    let executable = compiled.executable();
     let (inputs, outputs) = executable.interface().map_err(|lines| lines.join("\n"))?;
     let named =
         |list: Vec<(String, PointType, Vec<usize>)>| list.into_iter().map(|(n, p, _)| (c_string(&n), p)).collect();
     let bounds = executable.bounds().map_err(|lines| lines.join("\n"))?.iter().map(|b| c_string(b)).collect();
-    Ok(Box::new(TempoExecutable {
-        executable: Some(executable),
-        inputs: named(inputs),
-        outputs: named(outputs),
-        bounds,
-        _context: context,
-    }))
+    let (inputs, outputs) = (named(inputs), named(outputs));
+    Ok(Box::new(TempoExecutable { compiled, inputs, outputs, bounds }))
 }
 
 fn text_of(pointer: *const c_char) -> Result<String, String> {
@@ -400,7 +386,6 @@ pub extern "C" fn tempoRun(
 ) -> bool {
     guarded(error, || {
         let this = unsafe { executable.as_ref() }.ok_or("tempoRun: a null executable")?;
-        let compiled = this.executable.as_ref().ok_or("tempoRun: an executable already freed")?;
         if num_inputs != this.inputs.len() {
             return Err(format!("tempoRun: the program has {} inputs, {num_inputs} given", this.inputs.len()));
         }
@@ -410,7 +395,7 @@ pub extern "C" fn tempoRun(
                 this.outputs.len()
             ));
         }
-        let mut run = RunOptions::default();
+        let mut run = RunOptions { front: tempo_runtime::Front::C, ..Default::default() };
         for k in 0..num_bounds {
             let bound = unsafe { &*bounds.add(k) };
             run.bounds.insert(text_of(bound.name)?, bound.value);
@@ -421,7 +406,7 @@ pub extern "C" fn tempoRun(
             let array = read_tensor(&name, &tensor.dl_tensor, point.element)?;
             run.inputs.insert(name, array);
         }
-        let (arrays, _) = compiled.run(&run).map_err(|lines| lines.join("\n"))?;
+        let (arrays, _) = this.compiled.run(&run).map_err(|lines| lines.join("\n"))?;
         for (k, array) in arrays.into_iter().enumerate() {
             unsafe { *outputs.add(k) = managed(array) };
         }

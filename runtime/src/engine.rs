@@ -19,9 +19,48 @@ use tempo_passes::{
     verify::verify_program,
 };
 
+/// Who runs a program, so that messages name what that caller can change
+/// (a command-line flag, a method, an argument).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Front {
+    /// `tempo-run`: flags.
+    #[default]
+    CommandLine,
+    /// The Rust API (`Runner`, `Compiled`).
+    Rust,
+    /// The C API (`tempoRun`).
+    C,
+    /// The Python package.
+    Python,
+}
+
+impl Front {
+    /// How to give bound `name`.
+    fn give_bound(self, name: &str) -> String {
+        match self {
+            Front::CommandLine => format!("give it with --bound {name}=N"),
+            Front::Rust => format!("give it with .bound(\"{name}\", N)"),
+            Front::C => format!("give it in tempoRun's bounds, {{\"{name}\", N}}"),
+            Front::Python => format!("give it as {name}=N"),
+        }
+    }
+
+    /// How to give input `name`.
+    fn give_input(self, name: &str) -> String {
+        match self {
+            Front::CommandLine => format!("give it with --input {name}=FILE.npy or pass --seed N for random values"),
+            Front::Rust => format!("give it with .input(HostArray named \"{name}\") or .seed(N) for random values"),
+            Front::C => "give it in tempoRun's inputs, in the program's order".to_string(),
+            Front::Python => format!("give it as {name}=array or seed=N for random values"),
+        }
+    }
+}
+
 /// What a run needs besides the program.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
+    /// Who runs it (how messages phrase what to change).
+    pub front: Front,
     /// Bound values by bound name (`T` -> 10).
     pub bounds: IndexMap<String, i64>,
     /// Input arrays by tensor name.
@@ -193,8 +232,9 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
                 let at = program.dim_locations.get(bounds.len()).map(|l| render_location(l, &options.source_name));
                 let at = at.map_or(String::new(), |l| format!("{l}: "));
                 return Err(vec![format!(
-                    "{at}error: missing bound {} (give it with --bound {}=N)",
-                    dim.bound, dim.bound
+                    "{at}error: missing bound {} ({})",
+                    dim.bound,
+                    options.front.give_bound(&dim.bound)
                 )]);
             }
         }
@@ -269,11 +309,11 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
             }
             (None, None) => {
                 return Err(vec![format!(
-                    "error: missing input '{}' ({}{:?}): give it with --input {}=FILE.npy or pass --seed N for random values",
+                    "error: missing input '{}' ({}{:?}): {}",
                     slot.name,
                     slot.point.element.numpy(),
                     shape,
-                    slot.name
+                    options.front.give_input(&slot.name)
                 )]);
             }
         };

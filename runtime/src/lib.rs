@@ -2,6 +2,7 @@
 //! the reference interpreter, host arrays and `.npy` input/output.
 
 pub mod array;
+pub mod compiled;
 pub mod cuda;
 pub mod cuda_memory;
 pub mod engine;
@@ -12,8 +13,9 @@ pub mod memory;
 pub mod npy;
 
 pub use array::{Data, HostArray};
+pub use compiled::CompiledProgram;
 pub use engine::{
-    Executable, MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target, emit_ptx, interpret_module,
-    run_module, run_module_timed,
+    Executable, Front, MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target, emit_ptx,
+    interpret_module, run_module, run_module_timed,
 };
 pub use externals::{Callback, Externals};

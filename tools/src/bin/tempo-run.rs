@@ -161,6 +161,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         }
     };
     Ok(RunOptions {
+        front: tempo_runtime::Front::CommandLine,
         target,
         bounds,
         inputs,

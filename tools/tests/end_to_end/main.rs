@@ -26,6 +26,7 @@ pub fn example(name: &str) -> String {
 
 pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>) -> RunOptions {
     RunOptions {
+        front: Default::default(),
         bounds: bounds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         inputs: inputs.into_iter().map(|a| (a.name.clone(), a)).collect::<IndexMap<_, _>>(),
         seed,
