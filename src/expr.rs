@@ -50,6 +50,13 @@ impl Coordinate {
     }
 }
 
+/// A constant's elements: floats, or integers kept exact.
+#[derive(Clone, Debug)]
+pub(crate) enum Values {
+    Floats(Vec<f64>),
+    Integers(Vec<i64>),
+}
+
 #[derive(Debug)]
 pub(crate) enum Node {
     /// A point of `tensor`; dims without an index default to the reader's
@@ -68,7 +75,7 @@ pub(crate) enum Node {
     },
     Reduce(Reduce, Expr, usize),
     Constant {
-        values: Vec<f64>,
+        values: Values,
     },
     Unary(Unary, Expr),
     Binary(Binary, Expr, Expr),
@@ -120,13 +127,27 @@ impl Expr {
         // A dynamic type has no element count: keep one value (the verifier
         // reports the type).
         let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
-        Expr::new(Node::Constant { values }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Location::caller())
+    }
+
+    /// A constant filled with the integer `value`, of the given type: exact
+    /// for integer elements of any size (a float type converts it).
+    #[track_caller]
+    pub fn splat_int(value: i64, ty: PointType) -> Expr {
+        let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
+        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Location::caller())
     }
 
     /// A constant with the given row-major elements.
     #[track_caller]
     pub fn constant(values: Vec<f64>, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Location::caller())
+    }
+
+    /// A constant with the given row-major integer elements (exact).
+    #[track_caller]
+    pub fn constant_ints(values: Vec<i64>, ty: PointType) -> Expr {
+        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Location::caller())
     }
 
     #[track_caller]
@@ -536,9 +557,19 @@ impl Expr {
     /// scalar (broadcast) when the type has dynamic dimensions.
     #[track_caller]
     fn like(&self, value: f64) -> Expr {
+        Expr::splat(value, self.scalar_type())
+    }
+
+    /// The same with an integer `value` (exact for integer elements).
+    #[track_caller]
+    fn like_int(&self, value: i64) -> Expr {
+        Expr::splat_int(value, self.scalar_type())
+    }
+
+    /// This expression's type, or its scalar when it has dynamic sizes.
+    fn scalar_type(&self) -> PointType {
         let ty = &self.0.ty;
-        let ty = if ty.is_static() { ty.clone() } else { PointType { shape: vec![], element: ty.element } };
-        Expr::splat(value, ty)
+        if ty.is_static() { ty.clone() } else { PointType { shape: vec![], element: ty.element } }
     }
 }
 
@@ -587,6 +618,52 @@ macro_rules! binary_operator {
             fn $method(self, rhs: f64) -> Expr {
                 let c = self.like(rhs);
                 self.binary($op, c)
+            }
+        }
+        /// A scalar on the left: `1.0 - x`.
+        impl $trait<&Expr> for f64 {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: &Expr) -> Expr {
+                rhs.like(self).binary($op, rhs.clone())
+            }
+        }
+        impl $trait<Expr> for f64 {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: Expr) -> Expr {
+                rhs.like(self).binary($op, rhs)
+            }
+        }
+        /// With an integer: exact for integer elements of any size.
+        impl $trait<i64> for &Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: i64) -> Expr {
+                let c = self.like_int(rhs);
+                self.clone().binary($op, c)
+            }
+        }
+        impl $trait<i64> for Expr {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: i64) -> Expr {
+                let c = self.like_int(rhs);
+                self.binary($op, c)
+            }
+        }
+        impl $trait<&Expr> for i64 {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: &Expr) -> Expr {
+                rhs.like_int(self).binary($op, rhs.clone())
+            }
+        }
+        impl $trait<Expr> for i64 {
+            type Output = Expr;
+            #[track_caller]
+            fn $method(self, rhs: Expr) -> Expr {
+                rhs.like_int(self).binary($op, rhs)
             }
         }
     };

@@ -1,7 +1,7 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Coordinate, Expr, ExprData, Movement, Node};
+use crate::expr::{Coordinate, Expr, ExprData, Movement, Node, Values};
 use crate::index::{Cond, Index};
 use indexmap::IndexMap;
 use melior::ir::Module;
@@ -639,7 +639,11 @@ impl BodyEmitter<'_> {
         match node {
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
             Node::Constant { values } => {
-                ("constant", vec![], format!("{{value = {}}}", tempo_passes::print::dense(values, ty)))
+                let value = match values {
+                    Values::Floats(values) => tempo_passes::print::dense(values, ty),
+                    Values::Integers(values) => tempo_passes::print::dense_integers(values, ty),
+                };
+                ("constant", vec![], format!("{{value = {value}}}"))
             }
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),

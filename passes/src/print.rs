@@ -196,38 +196,55 @@ pub fn program_text(program: &Program) -> String {
 /// A dense attribute with exact element values (floats as bit patterns):
 /// `dense<[0x3F800000, ...]> : tensor<2xf32>`.
 pub fn dense(values: &[f64], ty: &PointType) -> String {
-    fn element(v: f64, e: ElementType) -> String {
-        match e {
-            ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
-            ElementType::F64 => format!("0x{:016X}", v.to_bits()),
-            ElementType::I1 => (v != 0.0).to_string(),
-            ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
-        }
+    let element = |v: f64| match ty.element {
+        ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
+        ElementType::F64 => format!("0x{:016X}", v.to_bits()),
+        ElementType::I1 => (v != 0.0).to_string(),
+        ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
+    };
+    dense_text(&values.iter().map(|&v| element(v)).collect::<Vec<_>>(), ty)
+}
+
+/// `dense<...> : ty` of integer `values` (exact, whatever their size; for
+/// a float type, converted to it).
+pub fn dense_integers(values: &[i64], ty: &PointType) -> String {
+    if ty.element.is_float() {
+        return dense(&values.iter().map(|&v| v as f64).collect::<Vec<_>>(), ty);
     }
-    fn nested(values: &[f64], shape: &[i64], e: ElementType) -> String {
+    let element = |v: i64| match ty.element {
+        ElementType::I1 => (v != 0).to_string(),
+        ElementType::I32 => (v as i32).to_string(),
+        _ => v.to_string(),
+    };
+    dense_text(&values.iter().map(|&v| element(v)).collect::<Vec<_>>(), ty)
+}
+
+/// `dense<...> : ty` of elements already printed.
+fn dense_text(elements: &[String], ty: &PointType) -> String {
+    fn nested(elements: &[String], shape: &[i64]) -> String {
         match shape.split_first() {
-            None => element(values.first().copied().unwrap_or(0.0), e),
+            None => elements.first().cloned().unwrap_or_else(|| "0".into()),
             Some((&n, rest)) => {
                 let stride: usize = rest.iter().product::<i64>() as usize;
                 let parts: Vec<String> =
-                    (0..n as usize).map(|i| nested(&values[i * stride..(i + 1) * stride], rest, e)).collect();
+                    (0..n as usize).map(|i| nested(&elements[i * stride..(i + 1) * stride], rest)).collect();
                 format!("[{}]", parts.join(", "))
             }
         }
     }
-    if values.len() != ty.num_elements() {
+    if elements.len() != ty.num_elements() {
         // Wrong element count: let MLIR report the mismatch.
         return format!("dense<[]> : {ty}");
     }
     // One value everywhere: the splat form (a parameter-sized constant of
     // an optimizer is one number, not megabytes of text).
-    if let [first, rest @ ..] = values
+    if let [first, rest @ ..] = elements
         && !rest.is_empty()
-        && rest.iter().all(|v| element(*v, ty.element) == element(*first, ty.element))
+        && rest.iter().all(|v| v == first)
     {
-        return format!("dense<{}> : {ty}", element(*first, ty.element));
+        return format!("dense<{first}> : {ty}");
     }
-    format!("dense<{}> : {ty}", nested(values, &ty.shape, ty.element))
+    format!("dense<{}> : {ty}", nested(elements, &ty.shape))
 }
 
 /// Replaces the temporal ops of `module` with `program` printed.

@@ -552,6 +552,12 @@ impl Attention {
 /// `?x16`).
 /// Row-major strides (in elements) of an array of `shape`: the last
 /// dimension's is 1, each other's the product of the sizes after it.
+/// The exact elements of an integer constant of `element` whose values
+/// are `values` (empty for floats).
+pub fn integers_of(values: &[f64], element: ElementType) -> Vec<i64> {
+    if element.is_float() { Vec::new() } else { values.iter().map(|&v| v as i64).collect() }
+}
+
 pub fn row_major_strides(shape: &[i64]) -> Vec<i64> {
     let mut strides = vec![1i64; shape.len()];
     for k in (0..shape.len().saturating_sub(1)).rev() {
@@ -714,10 +720,12 @@ pub enum NodeKind {
         normal: bool,
     },
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
-    /// row-major order (as f64; integers are exact up to 2^53).
+    /// row-major order (as f64; integers are exact up to 2^53), `integers`
+    /// the elements of an integer constant, exact (empty for floats).
     Constant {
         text: String,
         values: Vec<f64>,
+        integers: Vec<i64>,
     },
     Unary(UnaryKind, usize),
     Binary(BinaryKind, usize, usize),

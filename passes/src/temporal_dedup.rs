@@ -94,6 +94,7 @@ pub fn merge_common_subexpressions(program: &mut Program) -> bool {
 /// the optimizer's time on the training programs).
 fn kind_key(kind: &NodeKind) -> String {
     match kind {
+        NodeKind::Constant { integers, .. } if !integers.is_empty() => format!("Constant {integers:?}"),
         NodeKind::Constant { values, .. } => {
             let mut key = String::from("Constant");
             let mut k = 0;

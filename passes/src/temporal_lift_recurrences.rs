@@ -419,7 +419,8 @@ fn start(kind: ReduceKind, ty: &PointType) -> NodeKind {
         (_, _) => i64::MIN as f64,
     };
     let values = vec![value; ty.num_elements()];
-    NodeKind::Constant { text: dense(&values, ty), values }
+    let integers = crate::program::integers_of(&values, ty.element);
+    NodeKind::Constant { text: dense(&values, ty), values, integers }
 }
 
 /// Builds the recurrence tensor for `lift`.

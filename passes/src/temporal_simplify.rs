@@ -124,7 +124,7 @@ pub fn simplify(program: &mut Program, inexact: bool) -> bool {
 /// The value every element of a constant node has, if they all have one.
 fn splat(nodes: &[Node], k: usize) -> Option<f64> {
     match &nodes[k].kind {
-        NodeKind::Constant { values, .. } => {
+        NodeKind::Constant { values, integers, .. } if integers.iter().all(|v| v.unsigned_abs() <= 1 << 53) => {
             let first = *values.first()?;
             values.iter().all(|v| v.to_bits() == first.to_bits()).then_some(first)
         }
@@ -260,17 +260,21 @@ fn select_of_constant(nodes: &[Node], k: usize) -> Option<Action> {
     }
 }
 
-/// The values of a constant node.
+/// The values of a constant node, where an `f64` holds them exactly (not
+/// integers beyond 2^53).
 fn constant_values<'a>(nodes: &'a [Node], k: usize) -> Option<&'a [f64]> {
     match &nodes[k].kind {
-        NodeKind::Constant { values, .. } => Some(values),
+        NodeKind::Constant { values, integers, .. } if integers.iter().all(|v| v.unsigned_abs() <= 1 << 53) => {
+            Some(values)
+        }
         _ => None,
     }
 }
 
 /// A constant node of type `ty` with these values.
 fn constant(values: Vec<f64>, ty: &PointType) -> NodeKind {
-    NodeKind::Constant { text: dense(&values, ty), values }
+    let integers = crate::program::integers_of(&values, ty.element);
+    NodeKind::Constant { text: dense(&values, ty), values, integers }
 }
 
 /// Negation and add, sub, mul, div of constants of one type (or a scalar

@@ -344,7 +344,8 @@ fn apply(branch: &mut Branch, found: Found) {
         // The scores' node is dead after the rewrite: it becomes the scale.
         let element = branch.nodes[unit].ty.element;
         let text = format!("dense<1.0> : tensor<{}>", element.mlir());
-        branch.nodes[unit].kind = NodeKind::Constant { text, values: vec![1.0] };
+        let integers = crate::program::integers_of(&[1.0], element);
+        branch.nodes[unit].kind = NodeKind::Constant { text, values: vec![1.0], integers };
         branch.nodes[unit].ty = PointType { shape: Vec::new(), element };
         branch.nodes[unit].location = location;
     }

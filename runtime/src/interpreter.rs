@@ -524,8 +524,8 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     shape.extend(static_shape(&self.program.tensors[*source].point));
                     Value { shape, data: concat(node.ty.element, &parts) }
                 }
-                NodeKind::Constant { values, .. } => {
-                    Value { shape: static_shape(&node.ty), data: constant(values, node.ty.element) }
+                NodeKind::Constant { values, integers, .. } => {
+                    Value { shape: static_shape(&node.ty), data: constant(values, integers, node.ty.element) }
                 }
                 NodeKind::Unary(kind, a) => {
                     Value { shape: values[*a].shape.clone(), data: unary(*kind, &values[*a].data) }

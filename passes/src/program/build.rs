@@ -442,6 +442,31 @@ fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64>
     }
 }
 
+/// The elements of a dense integer attribute, exact (empty for floats).
+pub(crate) fn dense_integers(attr: Attribute, count: usize, element: ElementType) -> Vec<i64> {
+    use mlir_sys::{
+        mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetInt32Value, mlirDenseElementsAttrGetInt64Value,
+        mlirDenseElementsAttrIsSplat,
+    };
+    if element.is_float() {
+        return Vec::new();
+    }
+    unsafe {
+        let raw = attr.to_raw();
+        let splat = mlirDenseElementsAttrIsSplat(raw);
+        (0..count)
+            .map(|i| {
+                let i = if splat { 0 } else { i as isize };
+                match element {
+                    ElementType::I32 => mlirDenseElementsAttrGetInt32Value(raw, i) as i64,
+                    ElementType::I1 => mlirDenseElementsAttrGetBoolValue(raw, i) as i64,
+                    _ => mlirDenseElementsAttrGetInt64Value(raw, i),
+                }
+            })
+            .collect()
+    }
+}
+
 /// Runs `f` on the program of `module`, turning model errors into a pass result.
 pub fn with_program<'c>(
     module: OperationRef<'c, '_>,

@@ -40,7 +40,8 @@ impl<'c> Body<'c> {
     /// A scalar constant.
     pub fn scalar(&mut self, value: f64, element: ElementType) -> usize {
         let ty = PointType { shape: Vec::new(), element };
-        self.push(NodeKind::Constant { text: dense(&[value], &ty), values: vec![value] }, ty)
+        let integers = crate::program::integers_of(&[value], element);
+        self.push(NodeKind::Constant { text: dense(&[value], &ty), values: vec![value], integers }, ty)
     }
 
     /// `value` in every element of `ty` (a scalar broadcast, so that large

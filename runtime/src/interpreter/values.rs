@@ -212,10 +212,15 @@ pub(super) fn slice(data: &Data, start: usize, len: usize) -> Data {
     }
 }
 
-pub(super) fn constant(values: &[f64], element: ElementType) -> Data {
+/// A constant's data: `values`, or for integers `integers` when given
+/// (exact past 2^53).
+pub(super) fn constant(values: &[f64], integers: &[i64], element: ElementType) -> Data {
+    let exact = integers.len() == values.len() && !integers.is_empty();
     match element {
         ElementType::F32 => Data::F32(values.iter().map(|&v| v as f32).collect()),
         ElementType::F64 => Data::F64(values.to_vec()),
+        ElementType::I32 if exact => Data::I32(integers.iter().map(|&v| v as i32).collect()),
+        ElementType::I64 if exact => Data::I64(integers.to_vec()),
         ElementType::I32 => Data::I32(values.iter().map(|&v| v as i32).collect()),
         ElementType::I64 => Data::I64(values.iter().map(|&v| v as i64).collect()),
         ElementType::I1 => Data::Bool(values.iter().map(|&v| (v != 0.0) as u8).collect()),

@@ -282,7 +282,9 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(op, format!("constant value must be dense elements of the result type {ty}"));
             return None;
         }
-        Some(NodeKind::Constant { text: value.to_string(), values: dense_values(value, ty.num_elements(), ty.element) })
+        let values = dense_values(value, ty.num_elements(), ty.element);
+        let integers = dense_integers(value, ty.num_elements(), ty.element);
+        Some(NodeKind::Constant { text: value.to_string(), values, integers })
     }
 
     /// Unary, binary, comparison, select and cast ops (NumPy broadcasting).
