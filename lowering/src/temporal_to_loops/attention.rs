@@ -89,7 +89,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let block = spec.block;
         let extra_dims: Vec<i64> = extra.iter().map(|&c| static_size(c)).collect::<Built<_>>()?;
         let row_count: i64 = rows.iter().map(|&c| static_size(c)).collect::<Built<Vec<_>>>()?.iter().product();
-        let cpu_parallel = !self.gpu && self.parallel && !rows.is_empty();
+        // Rows over CPU threads where a block's work across the rows pays
+        // for a parallel region (a fork and join per block of every step).
+        let summed_size: i64 = summed.iter().map(|&c| static_size(c).unwrap_or(1)).product();
+        let block_work = row_count * block * (summed_size + extra_dims.iter().product::<i64>());
+        let cpu_parallel = !self.gpu && self.parallel && row_count > 1 && block_work >= PARALLEL_WORK;
         let dot_width = match summed[..] {
             [d] if !self.gpu => vector_width(&size_of(d)).filter(|_| {
                 contiguous_last(q, &spec.score.operands[0], d) && contiguous_last(k, &spec.score.operands[1], d)
@@ -464,6 +468,12 @@ fn dot_product<'c, 'a>(
 
 /// The longest vector the attention lowering uses for one label.
 const MAX_VECTOR: i64 = 256;
+
+/// Multiply-adds of one block across all rows below which the rows run on
+/// one thread: a parallel region's fork and join (a few microseconds) would
+/// cost more than it saves (a small model's decode was slower with its
+/// rows spread; GPT-2 small, 12 heads of 64, has 98,304 per block).
+const PARALLEL_WORK: i64 = 32 * 1024;
 
 /// The static size `size` as a vector width, if at most [`MAX_VECTOR`].
 fn vector_width(size: &Extent) -> Option<i64> {
