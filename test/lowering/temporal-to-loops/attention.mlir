@@ -48,13 +48,17 @@
 // GPU: math.exp
 // GPU: arith.divf
 
-// With CPU threads (parallel=true), the two rows are one scf.parallel loop
-// too, each working in its slice of buffers with a leading row dimension
-// (allocated once), keeping the vector code.
-// RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=THREADS
-// THREADS-DAG: %[[SCORES:.*]] = memref.alloc() : memref<2x2xf32>
-// THREADS-DAG: %[[ACC:.*]] = memref.alloc() : memref<2x2xf32>
+// With CPU threads (parallel=true), rows are one scf.parallel loop too
+// where a block's work across them pays for a parallel region (here 8 rows
+// of 64 wide keys and values, blocks of 32), each row working in its slice
+// of buffers with a leading row dimension (allocated once), keeping the
+// vector code. Two rows of 2 stay on one thread.
+// RUN: tempo-opt %S/Inputs/attention-wide.mlir --temporal-tile-ranges=block=32 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=THREADS
+// RUN: tempo-opt %S/../../passes/temporal-tile-ranges/attention.mlir --temporal-tile-ranges=block=2 | tempo-opt - --temporal-schedule --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=SMALL
+// THREADS-DAG: %[[SCORES:.*]] = memref.alloc() : memref<8x32xf32>
+// THREADS-DAG: %[[ACC:.*]] = memref.alloc() : memref<8x64xf32>
 // THREADS: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// THREADS: memref.subview %[[SCORES]][%{{.*}}, 0] [1, 2] [1, 1] : memref<2x2xf32> to memref<2xf32, strided<[1], offset: ?>>
-// THREADS: memref.subview %[[ACC]][%{{.*}}, 0] [1, 2] [1, 1] : memref<2x2xf32> to memref<2xf32, strided<[1], offset: ?>>
+// THREADS: memref.subview %[[SCORES]][%{{.*}}, 0] [1, 32] [1, 1] : memref<8x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+// THREADS: memref.subview %[[ACC]][%{{.*}}, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1], offset: ?>>
 // THREADS: vector.reduction <add>
+// SMALL-NOT: scf.parallel
