@@ -9,6 +9,9 @@ tools/setup-cuda.sh
 cargo build --workspace --lib --bins --examples --release --quiet
 cargo test --workspace --quiet
 /usr/lib/llvm-22/bin/lit -sv test
+# A crate outside the repository depending on tempo with only the
+# configuration the README gives.
+tools/check-dependent.sh
 # Fuzzing: a few hundred generated hostile inputs against the release
 # binaries; fails on any panic, signal, hang or compiled/interpreted
 # disagreement (reproducers in target/fuzz/failures).
