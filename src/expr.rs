@@ -74,6 +74,14 @@ pub(crate) enum Node {
         index: Vec<(String, Coordinate)>,
     },
     Reduce(Reduce, Expr, usize),
+    /// The reader's position along dimension `dim`.
+    Position {
+        dim: String,
+    },
+    /// The bound of dimension `dim`.
+    Bound {
+        dim: String,
+    },
     Constant {
         values: Values,
     },
@@ -112,7 +120,7 @@ pub(crate) struct ExprData {
 pub struct Expr(pub(crate) Rc<ExprData>);
 
 impl Expr {
-    fn new(node: Node, ty: PointType, location: &'static Location<'static>) -> Expr {
+    pub(crate) fn new(node: Node, ty: PointType, location: &'static Location<'static>) -> Expr {
         Expr(Rc::new(ExprData { node, ty, location }))
     }
 

@@ -10,7 +10,7 @@ use std::fmt::{self, Write};
 use std::ops::{Add, Mul, Sub};
 use std::panic::Location;
 use std::rc::Rc;
-use tempo_passes::program::PointType;
+use tempo_passes::program::{ElementType, PointType};
 use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
 
 /// Identifies a tensor within its program.
@@ -56,6 +56,23 @@ impl Dim {
     /// `var < other`.
     pub fn lt(&self, other: impl Into<Index>) -> Cond {
         self.var().lt(other)
+    }
+
+    /// The position along this dimension as a value, a scalar of `element`:
+    /// `t` at the point `t` (rotary embeddings, step counts), in a
+    /// definition of a tensor over this dimension.
+    #[track_caller]
+    pub fn position(&self, element: ElementType) -> Expr {
+        let ty = PointType { shape: Vec::new(), element };
+        Expr::new(Node::Position { dim: self.name.clone() }, ty, std::panic::Location::caller())
+    }
+
+    /// This dimension's bound as a value, a scalar of `element` (`1 / T`
+    /// is `1.0 / t.bound_value(F32)`).
+    #[track_caller]
+    pub fn bound_value(&self, element: ElementType) -> Expr {
+        let ty = PointType { shape: Vec::new(), element };
+        Expr::new(Node::Bound { dim: self.name.clone() }, ty, std::panic::Location::caller())
     }
 }
 
@@ -645,6 +662,8 @@ impl BodyEmitter<'_> {
                 };
                 ("constant", vec![], format!("{{value = {value}}}"))
             }
+            Node::Position { dim } => ("position", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
+            Node::Bound { dim } => ("bound", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
             Node::Compare(predicate, x, y) => {

@@ -213,6 +213,12 @@ tempo_dialect_macros::dialect! {
         /// and the element's position (a counter-based generator, splitmix64),
         /// so it does not depend on the schedule.
         op random { attributes { seed: integer, distribution: string } results { result: any } }
+        /// The reader's position along dimension `dim` (one of its domain's),
+        /// as a scalar of the result's element type: `t` at the point `t`.
+        op position { attributes { dim: string } results { result: any } }
+        /// The bound of dimension `dim` (the number of its points), as a
+        /// scalar of the result's element type: `T` for `t < T`.
+        op bound { attributes { dim: string } results { result: any } }
         /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
         op arange { results { result: any } }
         /// Calls the external function `callee` (a user callback registered

@@ -64,7 +64,7 @@ fn integers(values: impl IntoIterator<Item = i64>) -> String {
 }
 
 /// One body node as an op (`%v{k} = ...`).
-fn node_text(k: usize, node: &Node, nodes: &[Node]) -> String {
+fn node_text(k: usize, node: &Node, nodes: &[Node], dims: &[crate::program::Dim]) -> String {
     let ty = &node.ty;
     let loc = location(&node.location);
     let value = |i: usize| format!("%v{i}");
@@ -128,6 +128,8 @@ fn node_text(k: usize, node: &Node, nodes: &[Node]) -> String {
                 escape(callee)
             )
         }
+        NodeKind::Position(d) => generic("position", &[], format!("dim = \"{}\"", escape(&dims[*d].name))),
+        NodeKind::Bound(d) => generic("bound", &[], format!("dim = \"{}\"", escape(&dims[*d].name))),
         NodeKind::Random { seed, normal } => generic(
             "random",
             &[],
@@ -175,7 +177,7 @@ pub fn program_text(program: &Program) -> String {
         for branch in &t.branches {
             let _ = writeln!(out, "\"temporal.define\"(%t{i}) ({{");
             for (k, node) in branch.nodes.iter().enumerate() {
-                let _ = writeln!(out, "  {}", node_text(k, node, &branch.nodes));
+                let _ = writeln!(out, "  {}", node_text(k, node, &branch.nodes, &program.dims));
             }
             let _ = writeln!(
                 out,

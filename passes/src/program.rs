@@ -719,6 +719,11 @@ pub enum NodeKind {
         seed: i64,
         normal: bool,
     },
+    /// The reader's position along program dimension `dim` (in its domain),
+    /// a scalar.
+    Position(usize),
+    /// The bound of program dimension `dim`, a scalar.
+    Bound(usize),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53), `integers`
     /// the elements of an integer constant, exact (empty for floats).
@@ -759,6 +764,8 @@ impl NodeKind {
             Self::Call { .. } => "call",
             Self::Random { .. } => "random",
             Self::Constant { .. } => "constant",
+            Self::Position(_) => "position",
+            Self::Bound(_) => "bound",
             Self::Unary(kind, _) => kind.op_name(),
             Self::Binary(kind, ..) => kind.op_name(),
             Self::Matmul(..) => "matmul",

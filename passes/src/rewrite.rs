@@ -8,9 +8,12 @@ use crate::program::{Branch, NodeKind, Program};
 /// The nodes a node reads (indices into its branch), in operand order.
 pub fn operands(kind: &NodeKind) -> Vec<usize> {
     match kind {
-        NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Random { .. } | NodeKind::Constant { .. } => {
-            Vec::new()
-        }
+        NodeKind::Read { .. }
+        | NodeKind::ReadRange { .. }
+        | NodeKind::Random { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Position(_)
+        | NodeKind::Bound(_) => Vec::new(),
         NodeKind::Reduce(_, a, _) | NodeKind::Cast(a) | NodeKind::Unary(_, a) | NodeKind::DynamicSlice(a, _) => {
             vec![*a]
         }
@@ -41,7 +44,12 @@ pub fn users(branch: &crate::program::Branch) -> Vec<Vec<usize>> {
 pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
     let mut kind = kind.clone();
     match &mut kind {
-        NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Random { .. } | NodeKind::Constant { .. } => {}
+        NodeKind::Read { .. }
+        | NodeKind::ReadRange { .. }
+        | NodeKind::Random { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Position(_)
+        | NodeKind::Bound(_) => {}
         NodeKind::Reduce(_, a, _) | NodeKind::Cast(a) | NodeKind::Unary(_, a) | NodeKind::DynamicSlice(a, _) => {
             *a = f(*a)
         }

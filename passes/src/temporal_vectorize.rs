@@ -213,6 +213,8 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     | NodeKind::Call { .. }
                     | NodeKind::Gather(..)
                     | NodeKind::Attention(..)
+                    | NodeKind::Position(_)
+                    | NodeKind::Bound(_)
                         if inside =>
                     {
                         return false;
@@ -442,7 +444,12 @@ impl<'c> Batcher<'_, 'c> {
                 self.same(NodeKind::Einsum(spec, operands), &ty, any, location)
             }
             NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
-            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::Gather(..) | NodeKind::Attention(..) => {
+            NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::Gather(..)
+            | NodeKind::Attention(..)
+            | NodeKind::Position(_)
+            | NodeKind::Bound(_) => {
                 unreachable!("refused by vectorizable")
             }
         }

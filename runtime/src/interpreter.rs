@@ -524,6 +524,15 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     shape.extend(static_shape(&self.program.tensors[*source].point));
                     Value { shape, data: concat(node.ty.element, &parts) }
                 }
+                NodeKind::Position(d) => {
+                    let k = self.program.tensors[*tensor].domain.iter().position(|x| x == d);
+                    let at = k.map_or(0, |k| point[k]);
+                    Value { shape: Vec::new(), data: constant(&[at as f64], &[at], node.ty.element) }
+                }
+                NodeKind::Bound(d) => {
+                    let bound = self.bounds[*d];
+                    Value { shape: Vec::new(), data: constant(&[bound as f64], &[bound], node.ty.element) }
+                }
                 NodeKind::Constant { values, integers, .. } => {
                     Value { shape: static_shape(&node.ty), data: constant(values, integers, node.ty.element) }
                 }

@@ -509,7 +509,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 }
                 _ => shape(),
             },
-            NodeKind::Random { .. } | NodeKind::Call { .. } | NodeKind::DynamicSlice(..) => shape(),
+            NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::DynamicSlice(..)
+            | NodeKind::Position(_)
+            | NodeKind::Bound(_) => shape(),
             NodeKind::Gather(table, indices) => {
                 let mut result = sizes(*indices);
                 result.extend(views[*table].sizes()[1..].iter().copied());
@@ -641,6 +645,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 super::movement::build_move(b, movement, input, target, &node.ty, config)
             }
             NodeKind::Random { seed, normal } => super::random::build(b, *seed, *normal, reader_dims, target, &node.ty),
+            NodeKind::Position(d) => {
+                let index = *self.index_of.get(d).ok_or("compiler fault: a position along a dimension not looped")?;
+                b.store(index_as(b, index, node.ty.element)?, target.value, &[])
+            }
+            NodeKind::Bound(d) => b.store(index_as(b, self.bound_args[*d], node.ty.element)?, target.value, &[]),
             NodeKind::Call { site, args, .. } => {
                 let operands: Vec<(&View, &PointType)> =
                     args.iter().map(|&k| Ok((view(k)?, &branch.nodes[k].ty))).collect::<Built<_>>()?;
@@ -774,5 +783,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// the GPU's memory placement follows buffers through fewer view ops).
     pub(super) fn reshapes_are_views(&self) -> bool {
         self.fuse && !self.gpu
+    }
+}
+
+/// An index value as a scalar of `element` (integers by a cast, floats
+/// converted from the 64-bit integer).
+fn index_as<'c, 'a>(b: &Builder<'c, 'a>, index: Value<'c, 'a>, element: ElementType) -> Built<Value<'c, 'a>> {
+    let i64_value = b.index_cast(index, b.integer_type(64))?;
+    let ty = super::views::element_type(b.context(), element);
+    match element {
+        ElementType::I64 => Ok(i64_value),
+        ElementType::I32 | ElementType::I1 => b.index_cast(index, ty),
+        ElementType::F32 | ElementType::F64 => b.convert("arith.sitofp", i64_value, ty),
     }
 }

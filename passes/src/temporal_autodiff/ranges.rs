@@ -237,6 +237,8 @@ fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
             NodeKind::Read { .. }
             | NodeKind::ReadRange { .. }
             | NodeKind::Constant { .. }
+            | NodeKind::Position(_)
+            | NodeKind::Bound(_)
             | NodeKind::Random { .. } => Carry::Row,
         };
         carry.push(next);

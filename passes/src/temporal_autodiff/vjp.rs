@@ -17,7 +17,11 @@ pub(super) fn passes(nodes: &[crate::program::Node], n: usize, i: usize, operand
         return false;
     }
     match &nodes[n].kind {
-        NodeKind::Compare(..) | NodeKind::Random { .. } | NodeKind::Constant { .. } => false,
+        NodeKind::Compare(..)
+        | NodeKind::Random { .. }
+        | NodeKind::Constant { .. }
+        | NodeKind::Position(_)
+        | NodeKind::Bound(_) => false,
         NodeKind::Reduce(ReduceKind::ArgMax, ..) => false,
         NodeKind::Unary(UnaryKind::StopGradient | UnaryKind::Not, _) => false,
         NodeKind::Binary(BinaryKind::And | BinaryKind::Or, ..) => false,
@@ -549,6 +553,8 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         | NodeKind::ReadRange { .. }
         | NodeKind::Constant { .. }
         | NodeKind::Random { .. }
+        | NodeKind::Position(_)
+        | NodeKind::Bound(_)
         | NodeKind::Compare(..) => unreachable!("leaves and non-differentiable ops pass no gradient"),
     })
 }

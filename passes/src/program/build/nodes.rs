@@ -615,6 +615,31 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Random { seed, normal }
+        } else if name == "temporal.position" || name == "temporal.bound" {
+            let dim_name = op.attribute("dim").ok().and_then(string_attr);
+            let Some(dim) = dim_name.as_ref().and_then(|d| self.program.dims.iter().position(|x| &x.name == d)) else {
+                self.error(op, format!("'{name}' needs 'dim', the name of a dimension of the program"));
+                return None;
+            };
+            if !ty.shape.is_empty() {
+                self.error(op, format!("'{name}' gives a scalar, not {ty}"));
+                return None;
+            }
+            if name == "temporal.bound" {
+                NodeKind::Bound(dim)
+            } else if self.program.tensors[reader].domain.contains(&dim) {
+                NodeKind::Position(dim)
+            } else {
+                let reader_name = &self.program.tensors[reader].name;
+                self.error(
+                    op,
+                    format!(
+                        "position along '{}' in a definition of '{reader_name}', whose domain does not have it",
+                        self.program.dims[dim].name
+                    ),
+                );
+                return None;
+            }
         } else if name == "temporal.gather" {
             let (table, indices) = (operand_nodes[0], operand_nodes[1]);
             let (t, i) = (&nodes[table].ty, &nodes[indices].ty);
