@@ -57,3 +57,20 @@ fn api_errors_name_the_api() {
     assert!(missing_input.contains("missing input 'x'") && missing_input.contains(".input("), "{missing_input}");
     assert!(!missing_input.contains("--input"), "{missing_input}");
 }
+
+#[test]
+fn an_unused_dimension_needs_no_bound() {
+    let mut p = rnn();
+    // Declared, but no tensor, read or condition depends on it.
+    let _layers = p.dim("l", "L");
+    let inputs = [array("x", &[2, 8], 1), array("w", &[8, 8], 2)];
+    let mut runner = p.runner().bound("T", 2);
+    for input in &inputs {
+        runner = runner.input(input.clone());
+    }
+    let compiled = runner.run().expect("runs without L");
+    assert_eq!(compiled[0].data, runner.interpret().expect("interprets without L")[0].data);
+    // A dimension that is used still needs its bound.
+    let missing = p.runner().bound("L", 2).seed(1).run().unwrap_err().to_string();
+    assert!(missing.contains("missing bound T"), "{missing}");
+}

@@ -63,6 +63,17 @@ impl AffineExpr {
         }
     }
 
+    /// Whether the expression names symbol `s`.
+    pub fn uses_symbol(&self, s: usize) -> bool {
+        match self {
+            Self::Symbol(k) => *k == s,
+            Self::Dim(_) | Self::Constant(_) => false,
+            Self::Add(a, b) | Self::Mul(a, b) | Self::Mod(a, b) | Self::FloorDiv(a, b) | Self::CeilDiv(a, b) => {
+                a.uses_symbol(s) || b.uses_symbol(s)
+            }
+        }
+    }
+
     /// Whether the expression names a dimension variable.
     pub fn uses_dims(&self) -> bool {
         match self {

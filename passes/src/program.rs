@@ -4,7 +4,7 @@
 //! and the runtime checks read programs through this model; building it
 //! performs the structural and type checks of `temporal-verify`.
 
-use crate::affine::{AffineMap, IntegerSet};
+use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
 use melior::ir::{
     Attribute, Location, OperationRef, RegionLike, Type, Value, ValueLike, attribute::AttributeLike,
@@ -849,6 +849,30 @@ impl<'c> Program<'c> {
     pub fn domain_names(&self, tensor: usize) -> Vec<String> {
         self.tensors[tensor].domain.iter().map(|&d| self.dims[d].name.clone()).collect()
     }
+    /// Whether anything depends on dimension `d`'s bound: a tensor over
+    /// it, or a condition, read or slice naming its bound symbol, or its
+    /// bound as a value. A run may leave the bound of an unused dimension
+    /// out.
+    pub fn uses_bound(&self, d: usize) -> bool {
+        let in_exprs = |exprs: &[AffineExpr]| exprs.iter().any(|e| e.uses_symbol(d));
+        let in_maps = |maps: &[AffineMap]| maps.iter().any(|m| in_exprs(&m.results));
+        self.tensors.iter().any(|t| {
+            t.domain.contains(&d)
+                || t.branches.iter().any(|b| {
+                    b.when.constraints.iter().any(|c| c.expr.uses_symbol(d))
+                        || b.nodes.iter().any(|n| match &n.kind {
+                            NodeKind::Read { index, .. } => in_exprs(&index.results),
+                            NodeKind::ReadRange { lower, upper, caps, .. } => {
+                                in_maps(lower) || in_maps(upper) || in_maps(caps)
+                            }
+                            NodeKind::DynamicSlice(_, offsets) => in_exprs(&offsets.results),
+                            NodeKind::Bound(k) | NodeKind::Position(k) => *k == d,
+                            _ => false,
+                        })
+                })
+        })
+    }
+
     /// Bound symbol names, in symbol order.
     pub fn bound_names(&self) -> Vec<String> {
         self.dims.iter().map(|d| d.bound.clone()).collect()

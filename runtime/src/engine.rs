@@ -223,10 +223,12 @@ pub struct Prepared<'o> {
 pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepared<'o>, Vec<String>> {
     // Bounds: every bound given, nothing unknown, non-negative.
     let mut bounds = Vec::new();
-    for dim in &program.dims {
+    for (d, dim) in program.dims.iter().enumerate() {
         match options.bounds.get(&dim.bound) {
             Some(&v) if v >= 0 => bounds.push(v),
             Some(&v) => return Err(vec![format!("error: bound {} = {v} must be >= 0", dim.bound)]),
+            // Nothing depends on it: any value does.
+            None if !program.uses_bound(d) => bounds.push(0),
             None => {
                 // At the dimension declaring the bound.
                 let at = program.dim_locations.get(bounds.len()).map(|l| render_location(l, &options.source_name));
