@@ -8,8 +8,8 @@
 
 use crate::index::Index;
 use crate::program::{Tensor, TensorId};
+use crate::site::Site;
 use std::ops::{Add, Div, Mul, Neg, Sub};
-use std::panic::Location;
 use std::rc::Rc;
 pub use tempo_passes::program::{BinaryKind as Binary, Movement, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
 use tempo_passes::program::{DYNAMIC, ElementType, PointType};
@@ -112,7 +112,7 @@ pub(crate) enum Node {
 pub(crate) struct ExprData {
     pub(crate) node: Node,
     pub(crate) ty: PointType,
-    pub(crate) location: &'static Location<'static>,
+    pub(crate) location: Site,
 }
 
 /// A point expression.
@@ -120,7 +120,7 @@ pub(crate) struct ExprData {
 pub struct Expr(pub(crate) Rc<ExprData>);
 
 impl Expr {
-    pub(crate) fn new(node: Node, ty: PointType, location: &'static Location<'static>) -> Expr {
+    pub(crate) fn new(node: Node, ty: PointType, location: Site) -> Expr {
         Expr(Rc::new(ExprData { node, ty, location }))
     }
 
@@ -135,7 +135,7 @@ impl Expr {
         // A dynamic type has no element count: keep one value (the verifier
         // reports the type).
         let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
-        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Site::caller())
     }
 
     /// A constant filled with the integer `value`, of the given type: exact
@@ -143,31 +143,31 @@ impl Expr {
     #[track_caller]
     pub fn splat_int(value: i64, ty: PointType) -> Expr {
         let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
-        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Site::caller())
     }
 
     /// A constant with the given row-major elements.
     #[track_caller]
     pub fn constant(values: Vec<f64>, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Site::caller())
     }
 
     /// A constant with the given row-major integer elements (exact).
     #[track_caller]
     pub fn constant_ints(values: Vec<i64>, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Location::caller())
+        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Site::caller())
     }
 
     #[track_caller]
     pub(crate) fn read(tensor: &Tensor, index: Vec<(String, Index)>) -> Expr {
         let node = Node::Read { tensor: tensor.id, name: tensor.name.clone(), index };
-        Expr::new(node, tensor.point.clone(), Location::caller())
+        Expr::new(node, tensor.point.clone(), Site::caller())
     }
 
     #[track_caller]
     fn unary(self, op: Unary) -> Expr {
         let ty = self.0.ty.clone();
-        Expr::new(Node::Unary(op, self), ty, Location::caller())
+        Expr::new(Node::Unary(op, self), ty, Site::caller())
     }
 
     #[track_caller]
@@ -175,7 +175,7 @@ impl Expr {
         // NumPy broadcasting; shapes that do not broadcast are reported with
         // a location when the program is emitted.
         let ty = PointType { shape: broadcast(&[&self, &rhs]), element: self.0.ty.element };
-        Expr::new(Node::Binary(op, self, rhs), ty, Location::caller())
+        Expr::new(Node::Binary(op, self, rhs), ty, Site::caller())
     }
 
     #[track_caller]
@@ -191,7 +191,7 @@ impl Expr {
         let mut shape = vec![DYNAMIC; ranges];
         shape.extend(&tensor.point.shape);
         let ty = PointType { shape, element: tensor.point.element };
-        Expr::new(Node::ReadRange { tensor: tensor.id, name: tensor.name.clone(), index }, ty, Location::caller())
+        Expr::new(Node::ReadRange { tensor: tensor.id, name: tensor.name.clone(), index }, ty, Site::caller())
     }
 
     #[track_caller]
@@ -201,7 +201,7 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Reduce(kind, self.clone(), axis), ty, Location::caller())
+        Expr::new(Node::Reduce(kind, self.clone(), axis), ty, Site::caller())
     }
 
     /// Sum along `axis` (removed from the shape).
@@ -230,20 +230,20 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: ElementType::I64 };
-        Expr::new(Node::Reduce(Reduce::ArgMax, self.clone(), axis), ty, Location::caller())
+        Expr::new(Node::Reduce(Reduce::ArgMax, self.clone(), axis), ty, Site::caller())
     }
 
     /// Running sum along `axis` (same shape).
     #[track_caller]
     pub fn cumsum(&self, axis: usize) -> Expr {
-        Expr::new(Node::Reduce(Reduce::CumSum, self.clone(), axis), self.0.ty.clone(), Location::caller())
+        Expr::new(Node::Reduce(Reduce::CumSum, self.clone(), axis), self.0.ty.clone(), Site::caller())
     }
 
     #[track_caller]
     fn moved(&self, movement: Movement, others: &[&Expr], shape: Vec<i64>) -> Expr {
         let ty = PointType { shape, element: self.0.ty.element };
         let operands = std::iter::once(self.clone()).chain(others.iter().map(|e| (*e).clone())).collect();
-        Expr::new(Node::Move(movement, operands), ty, Location::caller())
+        Expr::new(Node::Move(movement, operands), ty, Site::caller())
     }
 
     /// Result dimension `i` is dimension `permutation[i]`.
@@ -297,7 +297,7 @@ impl Expr {
         let mut shape = indices.0.ty.shape.clone();
         shape.extend(self.0.ty.shape.iter().skip(1));
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Location::caller())
+        Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Site::caller())
     }
 
     /// Calls the external function `callee` on `args`, returning a value of
@@ -306,27 +306,27 @@ impl Expr {
     #[track_caller]
     pub fn call(callee: &str, args: &[&Expr], result: PointType) -> Expr {
         let args = args.iter().map(|&a| a.clone()).collect();
-        Expr::new(Node::Call { callee: callee.to_string(), args }, result, Location::caller())
+        Expr::new(Node::Call { callee: callee.to_string(), args }, result, Site::caller())
     }
 
     /// Seeded uniform values in [0, 1) of type `ty` (floats), a pure function
     /// of the seed, the point and the element position.
     #[track_caller]
     pub fn random_uniform(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Random { seed, normal: false }, ty, Location::caller())
+        Expr::new(Node::Random { seed, normal: false }, ty, Site::caller())
     }
 
     /// Seeded standard normal values of type `ty` (floats).
     #[track_caller]
     pub fn random_normal(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Random { seed, normal: true }, ty, Location::caller())
+        Expr::new(Node::Random { seed, normal: true }, ty, Site::caller())
     }
 
     /// `[0, 1, ..., n-1]` as a vector of `element`.
     #[track_caller]
     pub fn arange(n: i64, element: ElementType) -> Expr {
         let ty = PointType { shape: vec![n], element };
-        Expr::new(Node::Move(Movement::Arange, vec![]), ty, Location::caller())
+        Expr::new(Node::Move(Movement::Arange, vec![]), ty, Site::caller())
     }
 
     /// The rank of the value.
@@ -486,7 +486,7 @@ impl Expr {
     #[track_caller]
     pub fn compare(&self, predicate: Predicate, other: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, other]), element: ElementType::I1 };
-        Expr::new(Node::Compare(predicate, self.clone(), other.clone()), ty, Location::caller())
+        Expr::new(Node::Compare(predicate, self.clone(), other.clone()), ty, Site::caller())
     }
     /// `self < other`, elementwise.
     #[track_caller]
@@ -502,13 +502,13 @@ impl Expr {
     #[track_caller]
     pub fn select(&self, on_true: &Expr, on_false: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, on_true, on_false]), element: on_true.0.ty.element };
-        Expr::new(Node::Select(self.clone(), on_true.clone(), on_false.clone()), ty, Location::caller())
+        Expr::new(Node::Select(self.clone(), on_true.clone(), on_false.clone()), ty, Site::caller())
     }
     /// Converts every element to `element`.
     #[track_caller]
     pub fn cast(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: self.0.ty.shape.clone(), element };
-        Expr::new(Node::Cast(self.clone()), ty, Location::caller())
+        Expr::new(Node::Cast(self.clone()), ty, Site::caller())
     }
 
     /// Elementwise maximum.
@@ -531,7 +531,7 @@ impl Expr {
         // Ill-shaped: keep the left type; the verifier reports it.
         let shape = tempo_passes::program::matmul_shape(&a.shape, &b.shape).unwrap_or_else(|| a.shape.clone());
         let ty = PointType { shape, element: a.element };
-        Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Location::caller())
+        Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Site::caller())
     }
 
     /// Einstein summation of one or two operands: `Expr::einsum("hqd,nhd->hqn",
@@ -548,7 +548,7 @@ impl Expr {
             .unwrap_or_default();
         let ty = PointType { shape, element };
         let operands = operands.iter().map(|&o| o.clone()).collect();
-        Expr::new(Node::Einsum(spec.to_string(), operands), ty, Location::caller())
+        Expr::new(Node::Einsum(spec.to_string(), operands), ty, Site::caller())
     }
 
     /// The static box of `sizes` at `offsets` that depend on the point
@@ -558,7 +558,7 @@ impl Expr {
     pub fn slice_at<I: Into<Index>>(&self, offsets: impl IntoIterator<Item = I>, sizes: &[i64]) -> Expr {
         let offsets = offsets.into_iter().map(Into::into).collect();
         let ty = PointType { shape: sizes.to_vec(), element: self.0.ty.element };
-        Expr::new(Node::DynamicSlice(self.clone(), offsets), ty, Location::caller())
+        Expr::new(Node::DynamicSlice(self.clone(), offsets), ty, Site::caller())
     }
 
     /// A constant filled with `value` of this expression's type, or a

@@ -31,12 +31,13 @@ mod index;
 pub mod optim;
 mod program;
 pub mod rl;
+pub mod site;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
 pub use program::{Compiled, Dim, Error, Program, Runner, Tensor, TensorId};
 pub use tempo_passes::program::{DYNAMIC, ElementType, PointType};
-pub use tempo_runtime::{Data, HostArray, MemoryReport, RunReport, StoreReport, Target};
+pub use tempo_runtime::{Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target};
 
 #[cfg(test)]
 mod tests {

@@ -3,12 +3,12 @@
 
 use crate::expr::{Coordinate, Expr, ExprData, Movement, Node, Values};
 use crate::index::{Cond, Index};
+use crate::site::Site;
 use indexmap::IndexMap;
 use melior::ir::Module;
 use std::collections::HashMap;
 use std::fmt::{self, Write};
 use std::ops::{Add, Mul, Sub};
-use std::panic::Location;
 use std::rc::Rc;
 use tempo_passes::program::{ElementType, PointType};
 use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
@@ -64,7 +64,7 @@ impl Dim {
     #[track_caller]
     pub fn position(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(Node::Position { dim: self.name.clone() }, ty, std::panic::Location::caller())
+        Expr::new(Node::Position { dim: self.name.clone() }, ty, Site::caller())
     }
 
     /// This dimension's bound as a value, a scalar of `element` (`1 / T`
@@ -72,7 +72,7 @@ impl Dim {
     #[track_caller]
     pub fn bound_value(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(Node::Bound { dim: self.name.clone() }, ty, std::panic::Location::caller())
+        Expr::new(Node::Bound { dim: self.name.clone() }, ty, Site::caller())
     }
 }
 
@@ -186,14 +186,14 @@ enum DeclKind {
 struct TensorDecl {
     tensor: Tensor,
     kind: DeclKind,
-    location: &'static Location<'static>,
+    location: Site,
 }
 
 struct Define {
     target: TensorId,
     when: Cond,
     value: Expr,
-    location: &'static Location<'static>,
+    location: Site,
 }
 
 /// Errors found while emitting or running a program, one line each
@@ -242,7 +242,7 @@ fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-fn location_text(location: &Location) -> String {
+fn location_text(location: &Site) -> String {
     format!("loc(\"{}\":{}:{})", escape(location.file()), location.line(), location.column())
 }
 
@@ -250,6 +250,11 @@ impl Program {
     /// An empty program.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The bound names of the program's dimensions, in order.
+    pub fn bounds(&self) -> Vec<String> {
+        self.dims.iter().map(|d| d.bound.clone()).collect()
     }
 
     /// Declares a dimension `name` ranging over `0..bound`. Names must be
@@ -268,7 +273,7 @@ impl Program {
     #[track_caller]
     fn declare(&mut self, name: &str, domain: Vec<String>, point: PointType, kind: DeclKind) -> Tensor {
         let tensor = Tensor { id: TensorId(self.tensors.len()), name: name.into(), domain, point };
-        self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Location::caller() });
+        self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Site::caller() });
         tensor
     }
 
@@ -340,7 +345,7 @@ impl Program {
     /// does), the point is `value`.
     #[track_caller]
     pub fn define(&mut self, tensor: &Tensor, when: Cond, value: Expr) {
-        self.defines.push(Define { target: tensor.id, when, value, location: Location::caller() });
+        self.defines.push(Define { target: tensor.id, when, value, location: Site::caller() });
     }
 
     /// Adds a branch that holds wherever no earlier one does.
@@ -415,7 +420,7 @@ impl Program {
                     of.0,
                     wrt.0,
                     escape(&t.name),
-                    location_text(decl.location)
+                    location_text(&decl.location)
                 ),
                 DeclKind::Input | DeclKind::Tensor => writeln!(
                     text,
@@ -424,7 +429,7 @@ impl Program {
                     escape(&t.name),
                     domain.join(", "),
                     t.point,
-                    location_text(decl.location)
+                    location_text(&decl.location)
                 ),
             };
         }
@@ -436,7 +441,7 @@ impl Program {
             for v in used.iter().filter(|v| !reader.domain.contains(v)) {
                 errors.push(format!(
                     "{}: error: the condition of a branch of '{}' uses '{v}', which is not in its domain",
-                    crate::program::plain_location(define.location),
+                    crate::program::plain_location(&define.location),
                     reader.name
                 ));
             }
@@ -456,7 +461,7 @@ impl Program {
                 body.text,
                 define.value.0.ty,
                 define.when.constraints_text(),
-                location_text(define.location)
+                location_text(&define.location)
             );
         }
         for o in &self.outputs {
@@ -478,11 +483,12 @@ impl Program {
             dump_on_error: None,
             fast_math: false,
             threads: 0,
+            front: tempo_runtime::Front::Rust,
         }
     }
 }
 
-pub(crate) fn plain_location(location: &Location) -> String {
+pub(crate) fn plain_location(location: &Site) -> String {
     format!("{}:{}:{}", location.file(), location.line(), location.column())
 }
 
@@ -520,7 +526,7 @@ impl BodyEmitter<'_> {
                     names.join(", "),
                     types.join(", "),
                     data.ty,
-                    location_text(data.location)
+                    location_text(&data.location)
                 );
                 name
             }
@@ -531,7 +537,7 @@ impl BodyEmitter<'_> {
 
     /// A `temporal.read` of tensor `tensor` (named `name`) at `index`.
     fn read(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Index)]) -> String {
-        let (ty, loc) = (&data.ty, location_text(data.location));
+        let (ty, loc) = (&data.ty, location_text(&data.location));
         let source = &self.program.tensors[tensor.0].tensor;
         let mut coords = Vec::new();
         for dim in &source.domain {
@@ -544,7 +550,7 @@ impl BodyEmitter<'_> {
             if !source.domain.contains(d) {
                 self.errors.push(format!(
                     "{}: error: read of '{name}' indexes {} but '{name}' has domain [{}]",
-                    plain_location(data.location),
+                    plain_location(&data.location),
                     if d.starts_with('#') {
                         "the wrong number of dimensions".to_string()
                     } else {
@@ -559,7 +565,7 @@ impl BodyEmitter<'_> {
         for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
             self.errors.push(format!(
                 "{}: error: read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                plain_location(data.location),
+                plain_location(&data.location),
                 self.reader.name
             ));
         }
@@ -576,13 +582,13 @@ impl BodyEmitter<'_> {
 
     /// A `temporal.read_range` of tensor `tensor` (named `name`) over `index`.
     fn read_range(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Coordinate)]) -> String {
-        let (ty, loc) = (&data.ty, location_text(data.location));
+        let (ty, loc) = (&data.ty, location_text(&data.location));
         let source = &self.program.tensors[tensor.0].tensor;
         for (d, _) in index {
             if !source.domain.contains(d) {
                 self.errors.push(format!(
                     "{}: error: range read of '{name}' indexes dimension '{d}' but '{name}' has domain [{}]",
-                    plain_location(data.location),
+                    plain_location(&data.location),
                     source.domain.join(", ")
                 ));
             }
@@ -605,7 +611,7 @@ impl BodyEmitter<'_> {
             {
                 self.errors.push(format!(
                     "{}: error: range read of '{name}' needs at least one lower and one upper bound for dimension '{dim}'",
-                    plain_location(data.location)
+                    plain_location(&data.location)
                 ));
             }
             lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
@@ -617,7 +623,7 @@ impl BodyEmitter<'_> {
         for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
             self.errors.push(format!(
                 "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                plain_location(data.location),
+                plain_location(&data.location),
                 self.reader.name
             ));
         }
@@ -635,7 +641,7 @@ impl BodyEmitter<'_> {
 
     /// A `temporal.call` of `callee` on `args`.
     fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr]) -> String {
-        let (ty, loc) = (&data.ty, location_text(data.location));
+        let (ty, loc) = (&data.ty, location_text(&data.location));
         let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
         let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
         let name = format!("%v{}", self.names.len());
@@ -702,7 +708,7 @@ impl BodyEmitter<'_> {
                 for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
                     self.errors.push(format!(
                     "{}: error: slice offsets in a branch of '{}' use variable '{v}', which is not in the reader's domain",
-                    plain_location(data.location),
+                    plain_location(&data.location),
                     self.reader.name
                 ));
                 }
@@ -767,6 +773,7 @@ pub struct Runner<'p> {
     dump_on_error: Option<std::path::PathBuf>,
     fast_math: bool,
     threads: usize,
+    front: tempo_runtime::Front,
 }
 
 impl Runner<'_> {
@@ -847,7 +854,7 @@ impl Runner<'_> {
 
     fn options(&self) -> RunOptions {
         RunOptions {
-            front: tempo_runtime::Front::Rust,
+            front: self.front,
             bounds: self.bounds.clone(),
             inputs: self.inputs.iter().map(|a| (a.name.clone(), a.clone())).collect(),
             seed: self.seed,
@@ -872,6 +879,14 @@ impl Runner<'_> {
         let context = tempo_dialects::create_context();
         let mut module = tempo_passes::support::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
         f(&context, &mut module).map_err(Error)
+    }
+
+    /// Phrases messages for another front end over this API (the Python
+    /// package): what its users pass, not Rust methods.
+    #[doc(hidden)]
+    pub fn front(mut self, front: tempo_runtime::Front) -> Self {
+        self.front = front;
+        self
     }
 
     /// Compiles the program once, to run it many times with new bounds and

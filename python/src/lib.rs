@@ -1,0 +1,681 @@
+//! `tempo._tempo`: the Python package's classes, a thin layer over the Rust
+//! API (`tempo::Program`, `Expr`, `Runner::compile`): nothing here builds or
+//! checks programs itself. Every op a Python line builds carries that
+//! line's file and line number (`tempo::site`), so errors point at the
+//! user's Python source, and come back as `tempo.TempoError`.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PySlice, PyTuple};
+use std::rc::Rc;
+use tempo::{Coordinate, Data, ElementType, Expr, HostArray, Index, PointType};
+
+pyo3::create_exception!(
+    _tempo,
+    TempoError,
+    pyo3::exceptions::PyException,
+    "A program refused, or a run that failed; the message names the Python line."
+);
+
+/// The Python file and line running now (the caller of a method).
+fn caller(py: Python<'_>) -> (String, u32) {
+    let frame = py.import("sys").and_then(|sys| sys.getattr("_getframe")?.call1((0,)));
+    let found = frame.and_then(|f| {
+        let file: String = f.getattr("f_code")?.getattr("co_filename")?.extract()?;
+        let line: u32 = f.getattr("f_lineno")?.extract()?;
+        Ok((file, line))
+    });
+    found.unwrap_or_else(|_| ("<python>".into(), 0))
+}
+
+/// Runs `f` with the ops it builds located at the Python caller's line.
+fn located<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
+    let (file, line) = caller(py);
+    tempo::site::at(&file, line, f)
+}
+
+fn element_of(dtype: &str) -> PyResult<ElementType> {
+    Ok(match dtype {
+        "float32" | "f32" => ElementType::F32,
+        "float64" | "f64" => ElementType::F64,
+        "int32" | "i32" => ElementType::I32,
+        "int64" | "i64" => ElementType::I64,
+        "bool" | "i1" => ElementType::I1,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown dtype '{dtype}' (float32, float64, int32, int64, bool)"
+            )));
+        }
+    })
+}
+
+fn numpy_name(element: ElementType) -> &'static str {
+    match element {
+        ElementType::F32 => "float32",
+        ElementType::F64 => "float64",
+        ElementType::I32 => "int32",
+        ElementType::I64 => "int64",
+        ElementType::I1 => "bool",
+    }
+}
+
+fn error(e: tempo::Error) -> PyErr {
+    TempoError::new_err(e.to_string())
+}
+
+/// A temporal dimension: a variable in `0..bound`.
+#[pyclass(unsendable, name = "Dim", module = "tempo")]
+#[derive(Clone)]
+struct PyDim {
+    dim: tempo::Dim,
+}
+
+/// An affine index over dimension variables and bounds (`t - 1`, `T - 1 - t`).
+#[pyclass(unsendable, name = "Index", module = "tempo")]
+#[derive(Clone)]
+struct PyIndex {
+    index: Index,
+}
+
+/// A conjunction of affine conditions (`t == 0`, `(t >= 1) & (t < T)`).
+#[pyclass(unsendable, name = "Cond", module = "tempo")]
+#[derive(Clone)]
+struct PyCond {
+    cond: tempo::Cond,
+}
+
+fn index_of(value: &Bound<'_, PyAny>) -> PyResult<Index> {
+    if let Ok(d) = value.extract::<PyRef<PyDim>>() {
+        return Ok(d.dim.var());
+    }
+    if let Ok(i) = value.extract::<PyRef<PyIndex>>() {
+        return Ok(i.index.clone());
+    }
+    if let Ok(n) = value.extract::<i64>() {
+        return Ok(Index::from(n));
+    }
+    Err(PyTypeError::new_err("an index is a Dim, an Index or an int"))
+}
+
+macro_rules! index_arithmetic {
+    ($class:ident, $own:expr, { $($extra:tt)* }) => {
+        #[pymethods]
+        impl $class {
+            $($extra)*
+
+            fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyIndex> {
+                Ok(PyIndex { index: ($own)(self) + index_of(other)? })
+            }
+            fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyIndex> {
+                Ok(PyIndex { index: index_of(other)? + ($own)(self) })
+            }
+            fn __sub__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyIndex> {
+                Ok(PyIndex { index: ($own)(self) - index_of(other)? })
+            }
+            fn __rsub__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyIndex> {
+                Ok(PyIndex { index: index_of(other)? - ($own)(self) })
+            }
+            fn __mul__(&self, k: i64) -> PyIndex {
+                PyIndex { index: ($own)(self) * k }
+            }
+            fn __rmul__(&self, k: i64) -> PyIndex {
+                PyIndex { index: ($own)(self) * k }
+            }
+            fn __mod__(&self, k: i64) -> PyIndex {
+                PyIndex { index: ($own)(self).modulo(k) }
+            }
+            fn __floordiv__(&self, k: i64) -> PyIndex {
+                PyIndex { index: ($own)(self).floordiv(k) }
+            }
+            fn __neg__(&self) -> PyIndex {
+                PyIndex { index: -($own)(self) }
+            }
+            fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyCond> {
+                Ok(PyCond { cond: ($own)(self).eq(index_of(other)?) })
+            }
+            fn __ge__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyCond> {
+                Ok(PyCond { cond: ($own)(self).ge(index_of(other)?) })
+            }
+            fn __gt__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyCond> {
+                Ok(PyCond { cond: ($own)(self).gt(index_of(other)?) })
+            }
+            fn __le__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyCond> {
+                Ok(PyCond { cond: ($own)(self).le(index_of(other)?) })
+            }
+            fn __lt__(&self, other: &Bound<'_, PyAny>) -> PyResult<PyCond> {
+                Ok(PyCond { cond: ($own)(self).lt(index_of(other)?) })
+            }
+            fn __repr__(&self) -> String {
+                ($own)(self).to_string()
+            }
+        }
+    };
+}
+
+index_arithmetic!(PyDim, |d: &PyDim| d.dim.var(), {
+    /// The dimension's bound (`T`) as an index.
+    #[getter]
+    fn bound(&self) -> PyIndex {
+        PyIndex { index: self.dim.bound() }
+    }
+    #[getter]
+    fn name(&self) -> String {
+        self.dim.name().to_string()
+    }
+    /// The position along this dimension as a value (a scalar of `dtype`).
+    #[pyo3(signature = (dtype = "float32"))]
+    fn position(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
+        let element = element_of(dtype)?;
+        Ok(PyExpr { expr: located(py, || self.dim.position(element)) })
+    }
+    /// The bound as a value (a scalar of `dtype`).
+    #[pyo3(signature = (dtype = "float32"))]
+    fn bound_value(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
+        let element = element_of(dtype)?;
+        Ok(PyExpr { expr: located(py, || self.dim.bound_value(element)) })
+    }
+});
+index_arithmetic!(PyIndex, |i: &PyIndex| i.index.clone(), {});
+
+#[pymethods]
+impl PyCond {
+    fn __and__(&self, other: &PyCond) -> PyCond {
+        PyCond { cond: self.cond.clone().and(other.cond.clone()) }
+    }
+}
+
+/// A value of a definition: reads, constants and ops on them.
+#[pyclass(unsendable, name = "Expr", module = "tempo")]
+#[derive(Clone)]
+struct PyExpr {
+    expr: Expr,
+}
+
+/// The right operand of an elementwise op: an expression or a number.
+enum Operand {
+    Expr(Expr),
+    Float(f64),
+    Int(i64),
+}
+
+fn operand(value: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    if let Ok(e) = value.extract::<PyRef<PyExpr>>() {
+        return Ok(Operand::Expr(e.expr.clone()));
+    }
+    if value.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err("a bool is not an operand here"));
+    }
+    if let Ok(n) = value.extract::<i64>() {
+        return Ok(Operand::Int(n));
+    }
+    if let Ok(x) = value.extract::<f64>() {
+        return Ok(Operand::Float(x));
+    }
+    Err(PyTypeError::new_err("an operand is an Expr, an int or a float"))
+}
+
+/// `other` as an expression beside `like`: itself, or a number as a scalar
+/// of `like`'s element type (broadcast as NumPy does).
+fn operand_expr(other: &Bound<'_, PyAny>, like: &Expr) -> PyResult<Expr> {
+    let scalar = PointType { shape: Vec::new(), element: like.point_type().element };
+    Ok(match operand(other)? {
+        Operand::Expr(e) => e,
+        Operand::Float(x) => Expr::splat(x, scalar),
+        Operand::Int(n) => Expr::splat_int(n, scalar),
+    })
+}
+
+/// `a op b`, or `b op a` when `reversed`, located at the Python caller.
+fn binary(
+    py: Python<'_>,
+    a: &Expr,
+    other: &Bound<'_, PyAny>,
+    reversed: bool,
+    op: fn(&Expr, &Expr) -> Expr,
+) -> PyResult<PyExpr> {
+    let b = operand_expr(other, a)?;
+    let expr = located(py, || if reversed { op(&b, a) } else { op(a, &b) });
+    Ok(PyExpr { expr })
+}
+
+/// Normalizes a possibly negative `axis` of a value of `rank`.
+fn axis_of(axis: i64, rank: usize) -> PyResult<usize> {
+    let a = if axis < 0 { axis + rank as i64 } else { axis };
+    if a < 0 || a as usize >= rank.max(1) {
+        return Err(PyValueError::new_err(format!("axis {axis} of a value of rank {rank}")));
+    }
+    Ok(a as usize)
+}
+
+#[pymethods]
+impl PyExpr {
+    fn __add__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a + b)
+    }
+    fn __radd__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, true, |a, b| a + b)
+    }
+    fn __sub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a - b)
+    }
+    fn __rsub__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, true, |a, b| a - b)
+    }
+    fn __mul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a * b)
+    }
+    fn __rmul__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, true, |a, b| a * b)
+    }
+    fn __truediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a / b)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, true, |a, b| a / b)
+    }
+
+    fn __neg__(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || -&self.expr) }
+    }
+    fn __matmul__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.matmul(&other.expr)) }
+    }
+    fn __lt__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.less(&other.expr)) }
+    }
+    fn __gt__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.greater(&other.expr)) }
+    }
+    /// The point's shape (a dynamic size is -1).
+    #[getter]
+    fn shape(&self) -> Vec<i64> {
+        self.expr.point_type().shape.clone()
+    }
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        numpy_name(self.expr.point_type().element)
+    }
+    fn exp(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.exp()) }
+    }
+    fn log(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.log()) }
+    }
+    fn sqrt(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.sqrt()) }
+    }
+    fn tanh(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.tanh()) }
+    }
+    fn sigmoid(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.sigmoid()) }
+    }
+    fn relu(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.relu()) }
+    }
+    fn sin(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.sin()) }
+    }
+    fn cos(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.cos()) }
+    }
+    fn abs(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.abs()) }
+    }
+    fn stop_gradient(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.stop_gradient()) }
+    }
+    /// Sum along `axis` (the last by default), keeping it as size 1 with
+    /// `keepdims`.
+    #[pyo3(signature = (axis = -1, keepdims = false))]
+    fn sum(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        let expr = located(py, || if keepdims { self.expr.sum_keepdims(axis) } else { self.expr.sum(axis) });
+        Ok(PyExpr { expr })
+    }
+    #[pyo3(signature = (axis = -1, keepdims = false))]
+    fn max(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        let expr = located(py, || if keepdims { self.expr.max_keepdims(axis) } else { self.expr.max_along(axis) });
+        Ok(PyExpr { expr })
+    }
+    #[pyo3(signature = (axis = -1, keepdims = false))]
+    fn mean(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        let expr = located(py, || if keepdims { self.expr.mean_keepdims(axis) } else { self.expr.mean(axis) });
+        Ok(PyExpr { expr })
+    }
+    /// Layer normalization along `axis` (no scale or shift).
+    #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    fn layer_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        Ok(PyExpr { expr: located(py, || self.expr.layer_norm_along(axis, eps)) })
+    }
+    /// RMS normalization along `axis` (no scale).
+    #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    fn rms_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        Ok(PyExpr { expr: located(py, || self.expr.rms_norm_along(axis, eps)) })
+    }
+    /// The box at `offsets` of `sizes`.
+    fn slice(&self, py: Python<'_>, offsets: Vec<i64>, sizes: Vec<i64>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.slice(&offsets, &sizes)) }
+    }
+    fn concat(&self, py: Python<'_>, other: &PyExpr, axis: usize) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.concat(&other.expr, axis)) }
+    }
+    /// Rows of this table at integer `indices`.
+    fn gather(&self, py: Python<'_>, indices: &PyExpr) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.gather(&indices.expr)) }
+    }
+    #[pyo3(signature = (axis = -1))]
+    fn argmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        Ok(PyExpr { expr: located(py, || self.expr.argmax(axis)) })
+    }
+    #[pyo3(signature = (axis = -1))]
+    fn softmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        Ok(PyExpr { expr: located(py, || self.expr.softmax_along(axis)) })
+    }
+    fn reshape(&self, py: Python<'_>, shape: Vec<i64>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.reshape(&shape)) }
+    }
+    fn permute(&self, py: Python<'_>, permutation: Vec<usize>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.permute(&permutation)) }
+    }
+    fn astype(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
+        let element = element_of(dtype)?;
+        Ok(PyExpr { expr: located(py, || self.expr.cast(element)) })
+    }
+}
+
+/// `einsum(spec, *operands)`: a contraction in NumPy's notation.
+#[pyfunction]
+#[pyo3(signature = (spec, *operands))]
+fn einsum(py: Python<'_>, spec: &str, operands: Vec<PyRef<PyExpr>>) -> PyExpr {
+    let operands: Vec<&Expr> = operands.iter().map(|o| &o.expr).collect();
+    PyExpr { expr: located(py, || Expr::einsum(spec, &operands)) }
+}
+
+/// `where(condition, a, b)`: `a` where `condition` holds, else `b`.
+#[pyfunction(name = "where")]
+fn select(py: Python<'_>, condition: &PyExpr, a: &PyExpr, b: &PyExpr) -> PyExpr {
+    PyExpr { expr: located(py, || condition.expr.select(&a.expr, &b.expr)) }
+}
+
+/// A condition that always holds.
+#[pyfunction]
+fn always() -> PyCond {
+    PyCond { cond: tempo::Cond::always() }
+}
+
+/// A recurrent tensor: an input or a tensor defined by conditional
+/// definitions over its domain.
+#[pyclass(unsendable, name = "Tensor", module = "tempo")]
+struct PyTensor {
+    tensor: tempo::Tensor,
+    domain: Vec<tempo::Dim>,
+}
+
+#[pymethods]
+impl PyTensor {
+    /// A read: `x[t - 1]` one point, `k[0:t + 1]` a range (a slice along a
+    /// dimension), `w[()]` a tensor of no dimension.
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![key.clone()],
+        };
+        if items.len() != self.domain.len() {
+            return Err(PyValueError::new_err(format!(
+                "'{}' has {} dimensions, {} coordinates given",
+                self.tensor.name(),
+                self.domain.len(),
+                items.len()
+            )));
+        }
+        let ranged = items.iter().any(|i| i.is_instance_of::<PySlice>());
+        if !ranged {
+            let index: Vec<Index> = items.iter().map(index_of).collect::<PyResult<_>>()?;
+            return Ok(PyExpr { expr: located(py, || self.tensor.at(index)) });
+        }
+        let mut coordinates = Vec::new();
+        for (item, dim) in items.iter().zip(&self.domain) {
+            let coordinate = match item.cast::<PySlice>() {
+                Ok(slice) => {
+                    if !slice.getattr("step")?.is_none() {
+                        return Err(PyValueError::new_err("a range read takes no step"));
+                    }
+                    let lo = slice.getattr("start")?;
+                    let hi = slice.getattr("stop")?;
+                    let lo = if lo.is_none() { Index::from(0) } else { index_of(&lo)? };
+                    let hi = if hi.is_none() { dim.bound() } else { index_of(&hi)? };
+                    Coordinate::range(lo, hi)
+                }
+                Err(_) => Coordinate::Point(index_of(item)?),
+            };
+            coordinates.push((dim, coordinate));
+        }
+        Ok(PyExpr { expr: located(py, || self.tensor.read_box(coordinates)) })
+    }
+    #[getter]
+    fn name(&self) -> String {
+        self.tensor.name().to_string()
+    }
+}
+
+/// A program of recurrent tensors.
+#[pyclass(unsendable, name = "Program", module = "tempo")]
+struct PyProgram {
+    program: tempo::Program,
+}
+
+fn point_type(shape: Vec<i64>, dtype: &str) -> PyResult<PointType> {
+    Ok(PointType { shape, element: element_of(dtype)? })
+}
+
+/// The compile options of keyword arguments.
+struct Settings {
+    opt: u8,
+    fast_math: bool,
+    threads: usize,
+}
+
+#[pymethods]
+impl PyProgram {
+    #[new]
+    fn new() -> Self {
+        PyProgram { program: tempo::Program::new() }
+    }
+    /// A dimension `name` of bound `bound` (`p.dim("t", "T")`).
+    fn dim(&mut self, name: &str, bound: &str) -> PyDim {
+        PyDim { dim: self.program.dim(name, bound) }
+    }
+    /// An input over `domain` with points of `shape` and `dtype`.
+    #[pyo3(signature = (name, domain, shape, dtype = "float32"))]
+    fn input(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        domain: Vec<PyRef<PyDim>>,
+        shape: Vec<i64>,
+        dtype: &str,
+    ) -> PyResult<PyTensor> {
+        let dims: Vec<tempo::Dim> = domain.iter().map(|d| d.dim.clone()).collect();
+        let refs: Vec<&tempo::Dim> = dims.iter().collect();
+        let ty = point_type(shape, dtype)?;
+        let tensor = located(py, || self.program.input(name, &refs, ty));
+        Ok(PyTensor { tensor, domain: dims })
+    }
+    /// A tensor over `domain`, defined by `define`/`otherwise`.
+    #[pyo3(signature = (name, domain, shape, dtype = "float32"))]
+    fn tensor(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        domain: Vec<PyRef<PyDim>>,
+        shape: Vec<i64>,
+        dtype: &str,
+    ) -> PyResult<PyTensor> {
+        let dims: Vec<tempo::Dim> = domain.iter().map(|d| d.dim.clone()).collect();
+        let refs: Vec<&tempo::Dim> = dims.iter().collect();
+        let ty = point_type(shape, dtype)?;
+        let tensor = located(py, || self.program.tensor(name, &refs, ty));
+        Ok(PyTensor { tensor, domain: dims })
+    }
+    /// `tensor` is `value` where `when` holds (the first definition that
+    /// holds, in order, gives a point its value).
+    fn define(&mut self, py: Python<'_>, tensor: &PyTensor, when: &PyCond, value: &PyExpr) {
+        located(py, || self.program.define(&tensor.tensor, when.cond.clone(), value.expr.clone()))
+    }
+    /// `tensor` is `value` wherever no earlier definition holds.
+    fn otherwise(&mut self, py: Python<'_>, tensor: &PyTensor, value: &PyExpr) {
+        located(py, || self.program.otherwise(&tensor.tensor, value.expr.clone()))
+    }
+    fn output(&mut self, tensor: &PyTensor) {
+        self.program.output(&tensor.tensor)
+    }
+    /// The gradient of the sum of `of`'s points with respect to each point
+    /// of `wrt`, a tensor named `name`.
+    fn grad(&mut self, py: Python<'_>, name: &str, of: &PyTensor, wrt: &PyTensor) -> PyTensor {
+        let tensor = located(py, || self.program.grad(name, &of.tensor, &wrt.tensor));
+        PyTensor { domain: wrt.domain.clone(), tensor }
+    }
+    /// The program as temporal MLIR.
+    fn mlir(&self) -> PyResult<String> {
+        self.program.to_mlir().map_err(error)
+    }
+    /// Compiles once: `opt` (0 to 3), `fast_math`, `threads` (0: every core).
+    #[pyo3(signature = (opt = 2, fast_math = false, threads = 0))]
+    fn compile(&self, opt: u8, fast_math: bool, threads: usize) -> PyResult<PyExecutable> {
+        let settings = Settings { opt, fast_math, threads };
+        let runner = self
+            .program
+            .runner()
+            .front(tempo::Front::Python)
+            .optimize(settings.opt)
+            .fast_math(settings.fast_math)
+            .threads(settings.threads);
+        let compiled = runner.compile().map_err(error)?;
+        let bounds = compiled.bounds().map_err(error)?;
+        Ok(PyExecutable { compiled: Rc::new(compiled), bounds })
+    }
+    /// Evaluates the program with the reference interpreter: bounds and
+    /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
+    /// given. Returns `{output name: numpy array}`.
+    #[pyo3(signature = (seed = None, **arguments))]
+    fn interpret<'py>(
+        &self,
+        py: Python<'py>,
+        seed: Option<u64>,
+        arguments: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let bound_names: Vec<String> = self.program.bounds();
+        let (bounds, inputs) = split_arguments(py, &bound_names, arguments)?;
+        let mut runner = self.program.runner().front(tempo::Front::Python);
+        for (name, value) in &bounds {
+            runner = runner.bound(name, *value);
+        }
+        for input in inputs {
+            runner = runner.input(input);
+        }
+        if let Some(seed) = seed {
+            runner = runner.seed(seed);
+        }
+        let outputs = runner.interpret().map_err(error)?;
+        arrays(py, outputs)
+    }
+}
+
+/// A program compiled once, run many times.
+#[pyclass(unsendable, name = "Executable", module = "tempo")]
+struct PyExecutable {
+    compiled: Rc<tempo::Compiled>,
+    bounds: Vec<String>,
+}
+
+/// Keyword arguments as bounds (ints named like a bound) and inputs
+/// (arrays).
+fn split_arguments(
+    py: Python<'_>,
+    bound_names: &[String],
+    arguments: Option<&Bound<'_, PyDict>>,
+) -> PyResult<(Vec<(String, i64)>, Vec<HostArray>)> {
+    let mut bounds = Vec::new();
+    let mut inputs = Vec::new();
+    let Some(arguments) = arguments else { return Ok((bounds, inputs)) };
+    let numpy = py.import("numpy")?;
+    for (key, value) in arguments.iter() {
+        let name: String = key.extract()?;
+        if bound_names.contains(&name) {
+            bounds.push((name, value.extract::<i64>()?));
+            continue;
+        }
+        // A NumPy array (or anything NumPy takes): C order, its bytes.
+        let array = numpy.call_method1("ascontiguousarray", (value,))?;
+        let dtype: String = array.getattr("dtype")?.str()?.extract()?;
+        let element = element_of(&dtype)
+            .map_err(|_| TempoError::new_err(format!("input '{name}': arrays of {dtype} are not supported")))?;
+        let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+        let bytes: Vec<u8> = array.call_method0("tobytes")?.extract()?;
+        let data = Data::from_bytes(element, &bytes).map_err(TempoError::new_err)?;
+        inputs.push(HostArray { name, shape, data });
+    }
+    Ok((bounds, inputs))
+}
+
+/// Outputs as `{name: numpy array}`.
+fn arrays<'py>(py: Python<'py>, outputs: Vec<HostArray>) -> PyResult<Bound<'py, PyDict>> {
+    let numpy = py.import("numpy")?;
+    let result = PyDict::new(py);
+    for output in outputs {
+        let element = output.data.element();
+        let size = output.data.len() * element.byte_size();
+        let bytes = unsafe { std::slice::from_raw_parts(output.data.as_ptr(), size) };
+        let flat = numpy.call_method1("frombuffer", (PyBytes::new(py, bytes), numpy_name(element)))?;
+        let shaped = flat.call_method1("reshape", (PyTuple::new(py, &output.shape)?,))?.call_method0("copy")?;
+        result.set_item(output.name, shaped)?;
+    }
+    Ok(result)
+}
+
+#[pymethods]
+impl PyExecutable {
+    /// Runs the compiled code: bounds and inputs as keyword arguments
+    /// (`T=10, x=array`), `seed` for random inputs not given. Returns
+    /// `{output name: numpy array}`.
+    #[pyo3(signature = (seed = None, **arguments))]
+    fn run<'py>(
+        &self,
+        py: Python<'py>,
+        seed: Option<u64>,
+        arguments: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let (bounds, inputs) = split_arguments(py, &self.bounds, arguments)?;
+        let bounds: Vec<(&str, i64)> = bounds.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let (outputs, _) = self.compiled.run_with_report(&bounds, &inputs, seed).map_err(error)?;
+        arrays(py, outputs)
+    }
+    /// The program's bound names.
+    #[getter]
+    fn bounds(&self) -> Vec<String> {
+        self.bounds.clone()
+    }
+}
+
+#[pymodule]
+fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyProgram>()?;
+    m.add_class::<PyDim>()?;
+    m.add_class::<PyIndex>()?;
+    m.add_class::<PyCond>()?;
+    m.add_class::<PyTensor>()?;
+    m.add_class::<PyExpr>()?;
+    m.add_class::<PyExecutable>()?;
+    m.add_function(wrap_pyfunction!(einsum, m)?)?;
+    m.add_function(wrap_pyfunction!(select, m)?)?;
+    m.add_function(wrap_pyfunction!(always, m)?)?;
+    m.add("TempoError", m.py().get_type::<TempoError>())?;
+    Ok(())
+}

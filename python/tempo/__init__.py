@@ -1,0 +1,49 @@
+"""Tempo: recurrent-tensor programs, compiled with MLIR.
+
+Build a program of tensors over temporal dimensions, each defined by
+conditional definitions that read other tensors at affine offsets
+(``x[t - 1]``) or over ranges (``k[0:t + 1]``); compile it once and run it
+many times with NumPy arrays::
+
+    import numpy as np, tempo
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    x = p.input("x", [t], [3])
+    s = p.tensor("s", [t], [3])
+    p.define(s, t == 0, x[t])
+    p.otherwise(s, s[t - 1] + x[t])
+    p.output(s)
+    exe = p.compile()
+    out = exe.run(T=5, x=np.ones((5, 3), np.float32))["s"]
+
+The classes are the Rust API's (``tempo._tempo``): nothing is built or
+checked twice. Errors are ``tempo.TempoError`` naming the Python line.
+"""
+
+from ._tempo import (  # noqa: F401
+    Cond,
+    Dim,
+    Executable,
+    Expr,
+    Index,
+    Program,
+    Tensor,
+    TempoError,
+    always,
+    einsum,
+    where,
+)
+
+__all__ = [
+    "Cond",
+    "Dim",
+    "Executable",
+    "Expr",
+    "Index",
+    "Program",
+    "Tensor",
+    "TempoError",
+    "always",
+    "einsum",
+    "where",
+]
