@@ -612,7 +612,14 @@ fn split_arguments(
             bounds.push((name, value.extract::<i64>()?));
             continue;
         }
-        // A NumPy array (or anything NumPy takes): C order, its bytes.
+        // A NumPy array, a DLPack tensor (PyTorch, JAX: seen through NumPy
+        // without a copy), or anything NumPy takes: C order, its bytes.
+        let ndarray = numpy.getattr("ndarray")?;
+        let value = if !value.is_instance(&ndarray)? && value.hasattr("__dlpack__")? {
+            numpy.call_method1("from_dlpack", (&value,))?
+        } else {
+            value
+        };
         let array = numpy.call_method1("ascontiguousarray", (value,))?;
         let dtype: String = array.getattr("dtype")?.str()?.extract()?;
         let element = element_of(&dtype)

@@ -105,3 +105,27 @@ def test_missing_inputs_are_named_for_python():
     exe = rnn().compile()
     with pytest.raises(tempo.TempoError, match="missing input 'x'.*x=array"):
         exe.run(T=2, w=np.zeros((8, 8), np.float32))
+
+
+class DLPackOnly:
+    """A tensor seen only through the DLPack protocol (as PyTorch's and
+    JAX's are): inputs take it; outputs, NumPy arrays, give it back."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_tensors_in_and_out():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 8)) * 0.3).astype(np.float32)
+    exe = rnn().compile()
+    through_dlpack = exe.run(T=4, x=DLPackOnly(x), w=DLPackOnly(w))["h"]
+    assert np.array_equal(through_dlpack, exe.run(T=4, x=x, w=w)["h"])
+    assert np.array_equal(np.from_dlpack(DLPackOnly(through_dlpack)), through_dlpack)
