@@ -95,11 +95,7 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
             None
         }
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let what = tempo_passes::fault::panic_message(panic.as_ref());
             error_out(
                 error,
                 &format!("compiler fault in libTempoCAPI: {what}; please report it with the input program"),

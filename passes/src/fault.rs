@@ -126,6 +126,16 @@ fn set_current(location: Location, what: &str) {
     CURRENT.with(|c| *c.borrow_mut() = Some((location.to_raw(), what.to_string())));
 }
 
+/// The message a panic carried (a `String` or `&str` payload; empty for
+/// others).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 /// Forgets the thread's current op (at the start of each pass).
 pub fn clear_current() {
     CURRENT.with(|c| *c.borrow_mut() = None);

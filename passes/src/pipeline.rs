@@ -256,11 +256,7 @@ pub fn run_reported(pass: &dyn TempoPass, op: OperationRef<'_, '_>, options: &Pa
             diagnostics
         }
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let what = crate::fault::panic_message(panic.as_ref());
             // At the user op the pass was lowering, where it marked one.
             let (location, lowering) = match crate::fault::current() {
                 Some((location, op)) => (location, format!(" while lowering '{op}'")),

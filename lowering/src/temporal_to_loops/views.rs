@@ -14,7 +14,7 @@ use crate::ir_builder::{Builder, Extent};
 use melior::Context;
 use melior::ir::{
     Attribute, Type, Value, ValueLike,
-    attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute, StridedLayoutAttribute},
+    attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
     r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeLike},
 };
 use tempo_passes::program::{DYNAMIC, ElementType, PointType};
@@ -92,17 +92,7 @@ fn row_major(dims: &[i64]) -> Vec<i64> {
     strides
 }
 
-/// `memref<dims x element, strided<[strides], offset: offset>>`.
-pub(super) fn strided<'c>(
-    context: &'c Context,
-    element: Type<'c>,
-    dims: &[i64],
-    strides: &[i64],
-    offset: i64,
-) -> Type<'c> {
-    let layout = StridedLayoutAttribute::new(context, offset, strides).into();
-    MemRefType::new(element, dims, Some(layout), None).into()
-}
+pub(super) use crate::ir_builder::strided_memref as strided;
 
 /// The memref type of a point view: `memref<4x3xf32, strided<[3, 1], offset: ?>>`.
 pub(super) fn view_type<'c>(context: &'c Context, point: &PointType) -> Type<'c> {

@@ -421,9 +421,11 @@ mod nodes;
 /// Elements of a dense attribute, row-major, as f64 (splats expanded).
 fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64> {
     use mlir_sys::{
-        mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetDoubleValue, mlirDenseElementsAttrGetFloatValue,
-        mlirDenseElementsAttrGetInt32Value, mlirDenseElementsAttrGetInt64Value, mlirDenseElementsAttrIsSplat,
+        mlirDenseElementsAttrGetDoubleValue, mlirDenseElementsAttrGetFloatValue, mlirDenseElementsAttrIsSplat,
     };
+    if !element.is_float() {
+        return dense_integers(attr, count, element).into_iter().map(|v| v as f64).collect();
+    }
     unsafe {
         let raw = attr.to_raw();
         let splat = mlirDenseElementsAttrIsSplat(raw);
@@ -432,10 +434,7 @@ fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64>
                 let i = if splat { 0 } else { i as isize };
                 match element {
                     ElementType::F32 => mlirDenseElementsAttrGetFloatValue(raw, i) as f64,
-                    ElementType::F64 => mlirDenseElementsAttrGetDoubleValue(raw, i),
-                    ElementType::I32 => mlirDenseElementsAttrGetInt32Value(raw, i) as f64,
-                    ElementType::I64 => mlirDenseElementsAttrGetInt64Value(raw, i) as f64,
-                    ElementType::I1 => mlirDenseElementsAttrGetBoolValue(raw, i) as i64 as f64,
+                    _ => mlirDenseElementsAttrGetDoubleValue(raw, i),
                 }
             })
             .collect()
