@@ -756,6 +756,26 @@ impl Compiled {
         self.compiled.run(&options).map_err(Error)
     }
 
+    /// Like [`Compiled::run_with_report`], with inputs read in place from
+    /// memory the caller owns (`views`, by tensor name: not copied).
+    ///
+    /// # Safety
+    /// Each view's `data` must point at its `shape`'s elements of its type,
+    /// row-major, valid and unchanged until this returns.
+    pub unsafe fn run_in_place(
+        &self,
+        bounds: &[(&str, i64)],
+        views: Vec<(String, tempo_runtime::ArrayView)>,
+        seed: Option<u64>,
+    ) -> Result<(Vec<HostArray>, RunReport), Error> {
+        let mut options = self.base.clone();
+        options.bounds = bounds.iter().map(|(name, value)| (name.to_string(), *value)).collect();
+        options.inputs = IndexMap::new();
+        options.input_views = views.into_iter().collect();
+        options.seed = seed;
+        self.compiled.run(&options).map_err(Error)
+    }
+
     /// The program's bound names, in dimension order.
     pub fn bounds(&self) -> Result<Vec<String>, Error> {
         self.compiled.executable().bounds().map_err(Error)
@@ -857,6 +877,7 @@ impl Runner<'_> {
             front: self.front,
             bounds: self.bounds.clone(),
             inputs: self.inputs.iter().map(|a| (a.name.clone(), a.clone())).collect(),
+            input_views: IndexMap::new(),
             seed: self.seed,
             opt_level: 2,
             source_name: "<program>".into(),

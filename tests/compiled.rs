@@ -74,3 +74,23 @@ fn an_unused_dimension_needs_no_bound() {
     let missing = p.runner().bound("L", 2).seed(1).run().unwrap_err().to_string();
     assert!(missing.contains("missing bound T"), "{missing}");
 }
+
+#[test]
+fn inputs_read_in_place_are_the_arrays() {
+    let p = rnn();
+    let compiled = p.runner().compile().unwrap();
+    let x = array("x", &[4, 8], 5);
+    let w = array("w", &[8, 8], 6);
+    let view =
+        |a: &HostArray| tempo::ArrayView { shape: a.shape.clone(), element: a.data.element(), data: a.data.as_ptr() };
+    let views = vec![("x".to_string(), view(&x)), ("w".to_string(), view(&w))];
+    // SAFETY: the views point into `x` and `w`, alive and unchanged here.
+    let (in_place, _) = unsafe { compiled.run_in_place(&[("T", 4)], views, None) }.unwrap();
+    let copied = compiled.run(&[("T", 4)], &[x.clone(), w.clone()]).unwrap();
+    assert_eq!(in_place[0].data, copied[0].data);
+    // A view of the wrong shape is refused like an array would be.
+    let short =
+        vec![("x".to_string(), tempo::ArrayView { shape: vec![3, 8], ..view(&x) }), ("w".to_string(), view(&w))];
+    let error = unsafe { compiled.run_in_place(&[("T", 4)], short, None) }.unwrap_err().to_string();
+    assert!(error.contains("input 'x' must be float32[4, 8], got float32[3, 8]"), "{error}");
+}

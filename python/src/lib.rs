@@ -572,7 +572,8 @@ impl PyProgram {
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let bound_names: Vec<String> = self.program.bounds();
-        let (bounds, inputs) = split_arguments(py, &bound_names, arguments)?;
+        let (bounds, views, _keep) = split_arguments(py, &bound_names, arguments)?;
+        let inputs = arrays_of(&views);
         let mut runner = self.program.runner().front(tempo::Front::Python);
         for (name, value) in &bounds {
             runner = runner.bound(name, *value);
@@ -595,26 +596,30 @@ struct PyExecutable {
     bounds: Vec<String>,
 }
 
-/// Keyword arguments as bounds (ints named like a bound) and inputs
-/// (arrays).
-fn split_arguments(
-    py: Python<'_>,
+/// Keyword arguments as bounds (ints named like a bound) and inputs:
+/// NumPy arrays (or DLPack tensors, or anything NumPy takes) in C order,
+/// returned with the arrays that hold their memory.
+#[allow(clippy::type_complexity)]
+fn split_arguments<'py>(
+    py: Python<'py>,
     bound_names: &[String],
-    arguments: Option<&Bound<'_, PyDict>>,
-) -> PyResult<(Vec<(String, i64)>, Vec<HostArray>)> {
+    arguments: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Vec<(String, i64)>, Vec<(String, tempo::ArrayView)>, Vec<Bound<'py, PyAny>>)> {
     let mut bounds = Vec::new();
-    let mut inputs = Vec::new();
-    let Some(arguments) = arguments else { return Ok((bounds, inputs)) };
+    let mut views = Vec::new();
+    let mut keep = Vec::new();
+    let Some(arguments) = arguments else { return Ok((bounds, views, keep)) };
     let numpy = py.import("numpy")?;
+    let ndarray = numpy.getattr("ndarray")?;
     for (key, value) in arguments.iter() {
         let name: String = key.extract()?;
         if bound_names.contains(&name) {
             bounds.push((name, value.extract::<i64>()?));
             continue;
         }
-        // A NumPy array, a DLPack tensor (PyTorch, JAX: seen through NumPy
-        // without a copy), or anything NumPy takes: C order, its bytes.
-        let ndarray = numpy.getattr("ndarray")?;
+        // A DLPack tensor (PyTorch, JAX) is seen through NumPy, without a
+        // copy; a C-order array is used in place (ascontiguousarray copies
+        // only what is not).
         let value = if !value.is_instance(&ndarray)? && value.hasattr("__dlpack__")? {
             numpy.call_method1("from_dlpack", (&value,))?
         } else {
@@ -625,11 +630,28 @@ fn split_arguments(
         let element = element_of(&dtype)
             .map_err(|_| TempoError::new_err(format!("input '{name}': arrays of {dtype} are not supported")))?;
         let shape: Vec<usize> = array.getattr("shape")?.extract()?;
-        let bytes: Vec<u8> = array.call_method0("tobytes")?.extract()?;
-        let data = Data::from_bytes(element, &bytes).map_err(TempoError::new_err)?;
-        inputs.push(HostArray { name, shape, data });
+        let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
+        views.push((name, tempo::ArrayView { shape, element, data: address as *const u8 }));
+        keep.push(array);
     }
-    Ok((bounds, inputs))
+    Ok((bounds, views, keep))
+}
+
+/// The views' elements copied into arrays (for the interpreter).
+fn arrays_of(views: &[(String, tempo::ArrayView)]) -> Vec<HostArray> {
+    views
+        .iter()
+        .map(|(name, view)| {
+            let bytes = view.shape.iter().product::<usize>() * view.element.byte_size();
+            // SAFETY: the view points into an array kept alive by the caller.
+            let data = unsafe { std::slice::from_raw_parts(view.data, bytes) };
+            HostArray {
+                name: name.clone(),
+                shape: view.shape.clone(),
+                data: Data::from_bytes(view.element, data).unwrap_or_else(|_| Data::F32(Vec::new())),
+            }
+        })
+        .collect()
 }
 
 /// Outputs as `{name: numpy array}`.
@@ -659,9 +681,12 @@ impl PyExecutable {
         seed: Option<u64>,
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (bounds, inputs) = split_arguments(py, &self.bounds, arguments)?;
+        let (bounds, views, keep) = split_arguments(py, &self.bounds, arguments)?;
         let bounds: Vec<(&str, i64)> = bounds.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-        let (outputs, _) = self.compiled.run_with_report(&bounds, &inputs, seed).map_err(error)?;
+        // SAFETY: `keep` holds the arrays the views point into, C-ordered,
+        // until the run returns.
+        let (outputs, _) = unsafe { self.compiled.run_in_place(&bounds, views, seed) }.map_err(error)?;
+        drop(keep);
         arrays(py, outputs)
     }
     /// The program's bound names.

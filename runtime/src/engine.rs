@@ -56,6 +56,67 @@ impl Front {
     }
 }
 
+/// An input in the caller's memory: row-major elements of `element` at
+/// `data`, of `shape`. Whoever puts one in [`RunOptions::input_views`]
+/// keeps the memory alive and unchanged until the run returns.
+#[derive(Clone, Debug)]
+pub struct ArrayView {
+    pub shape: Vec<usize>,
+    pub element: ElementType,
+    pub data: *const u8,
+}
+
+/// An input of a run: an array, or a view of the caller's memory.
+pub enum Input<'o> {
+    Array(std::borrow::Cow<'o, HostArray>),
+    View(&'o ArrayView),
+}
+
+impl Input<'_> {
+    /// The first element's address.
+    fn data(&self) -> *const u8 {
+        match self {
+            Input::Array(a) => a.data.as_ptr(),
+            Input::View(v) => v.data,
+        }
+    }
+    fn shape(&self) -> &[usize] {
+        match self {
+            Input::Array(a) => &a.shape,
+            Input::View(v) => &v.shape,
+        }
+    }
+    fn bytes(&self) -> usize {
+        match self {
+            Input::Array(a) => a.data.len() * a.data.element().byte_size(),
+            Input::View(v) => v.shape.iter().product::<usize>() * v.element.byte_size(),
+        }
+    }
+    /// The elements, copied.
+    pub fn to_data(&self) -> Data {
+        match self {
+            Input::Array(a) => a.data.clone(),
+            Input::View(v) => {
+                // SAFETY: the view's owner keeps `bytes` bytes at `data`
+                // alive during the run (`ArrayView`).
+                let bytes = unsafe { std::slice::from_raw_parts(v.data, self.bytes()) };
+                Data::from_bytes(v.element, bytes).unwrap_or_else(|_| Data::zeros(v.element, 0))
+            }
+        }
+    }
+    /// The input as an array (a view's elements copied).
+    pub fn to_array(&self, name: &str) -> std::borrow::Cow<'_, HostArray> {
+        match self {
+            Input::Array(a) => std::borrow::Cow::Borrowed(a.as_ref()),
+            Input::View(v) => std::borrow::Cow::Owned(HostArray {
+                name: name.to_string(),
+                shape: v.shape.clone(),
+                data: self.to_data(),
+            }),
+        }
+    }
+}
+
 /// What a run needs besides the program.
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -65,6 +126,9 @@ pub struct RunOptions {
     pub bounds: IndexMap<String, i64>,
     /// Input arrays by tensor name.
     pub inputs: IndexMap<String, HostArray>,
+    /// Inputs read in place from the caller's memory (not copied), by
+    /// tensor name: what a front end passes for its arrays (NumPy's).
+    pub input_views: IndexMap<String, ArrayView>,
     /// Seed for inputs not given in `inputs`; without it they are an error.
     pub seed: Option<u64>,
     /// LLVM optimization level (0-3).
@@ -212,9 +276,9 @@ pub struct Prepared<'o> {
     pub bounds: Vec<i64>,
     /// One array per input tensor, in declaration order.
     /// One array per input tensor, in declaration order: the caller's
-    /// arrays themselves (weights are used in place, never copied), or
-    /// seeded random ones.
-    pub inputs: Vec<std::borrow::Cow<'o, HostArray>>,
+    /// arrays or memory themselves (weights are used in place, never
+    /// copied), or seeded random ones.
+    pub inputs: Vec<Input<'o>>,
     /// Name, shape and element type of each output, in output order.
     pub outputs: Vec<(String, Vec<usize>, ElementType)>,
 }
@@ -280,7 +344,7 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
             .and_then(|bytes| total.checked_add(bytes))
     });
     check_fits(input_bytes, "the program's inputs for these bounds").map_err(|e| vec![format!("error: {e}")])?;
-    for name in options.inputs.keys() {
+    for name in options.inputs.keys().chain(options.input_views.keys()) {
         if !input_slots.iter().any(|s| &s.name == name) {
             let known: Vec<&str> = input_slots.iter().map(|s| s.name.as_str()).collect();
             return Err(vec![format!(
@@ -292,6 +356,20 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
     let mut inputs = Vec::new();
     for slot in &input_slots {
         let shape = shape_of(slot);
+        if let Some(view) = options.input_views.get(&slot.name) {
+            if view.shape != shape || view.element != slot.point.element {
+                return Err(vec![format!(
+                    "error: input '{}' must be {}{:?}, got {}{:?}",
+                    slot.name,
+                    slot.point.element.numpy(),
+                    shape,
+                    view.element.numpy(),
+                    view.shape
+                )]);
+            }
+            inputs.push(Input::View(view));
+            continue;
+        }
         let array = match (options.inputs.get(&slot.name), options.seed) {
             (Some(a), _) => {
                 if a.shape != shape || a.data.element() != slot.point.element {
@@ -304,10 +382,10 @@ pub fn prepare<'o>(program: &Program, options: &'o RunOptions) -> Result<Prepare
                         a.shape
                     )]);
                 }
-                std::borrow::Cow::Borrowed(a)
+                Input::Array(std::borrow::Cow::Borrowed(a))
             }
             (None, Some(seed)) => {
-                std::borrow::Cow::Owned(HostArray::random(&slot.name, shape, slot.point.element, seed))
+                Input::Array(std::borrow::Cow::Owned(HostArray::random(&slot.name, shape, slot.point.element, seed)))
             }
             (None, None) => {
                 return Err(vec![format!(
@@ -532,8 +610,7 @@ impl<'c> Executable<'c> {
             vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
         })?;
         drop(program);
-        let input_arrays: Vec<&HostArray> = inputs.iter().map(|a| &**a).collect();
-        let mut arguments = Arguments::new(&bounds, &input_arrays, &mut outputs, cuda)?;
+        let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, cuda)?;
         let execute_start = std::time::Instant::now();
         let externals = run.externals.clone();
         let sites = self.sites.clone();
@@ -565,7 +642,7 @@ impl<'c> Executable<'c> {
             RunReport { compile: self.compile, execute: execute_start.elapsed(), memory, device, device_memory };
         drop(arguments);
         for &(output, input) in &self.input_outputs {
-            outputs[output].data = inputs[input].data.clone();
+            outputs[output].data = inputs[input].to_data();
         }
         Ok((outputs, timings))
     }
@@ -639,15 +716,18 @@ struct Arguments {
 }
 
 impl Arguments {
-    fn new(bounds: &[i64], inputs: &[&HostArray], outputs: &mut [HostArray], cuda: bool) -> Result<Self, Vec<String>> {
+    fn new(bounds: &[i64], inputs: &[Input], outputs: &mut [HostArray], cuda: bool) -> Result<Self, Vec<String>> {
         let mut bound_values: Vec<i64> = bounds.to_vec();
         let managed: Vec<crate::cuda::Managed> = if cuda {
             let mut buffers = Vec::new();
-            for a in inputs.iter().copied().chain(outputs.iter()) {
-                let bytes = a.data.len() * a.data.element().byte_size();
+            let sources = inputs
+                .iter()
+                .map(|a| (a.data(), a.bytes()))
+                .chain(outputs.iter().map(|a| (a.data.as_ptr(), a.data.len() * a.data.element().byte_size())));
+            for (data, bytes) in sources {
                 let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
                 // SAFETY: both hold `bytes` bytes.
-                unsafe { std::ptr::copy_nonoverlapping(a.data.as_ptr(), buffer.as_mut_ptr(), bytes) };
+                unsafe { std::ptr::copy_nonoverlapping(data, buffer.as_mut_ptr(), bytes) };
                 buffers.push(buffer);
             }
             buffers
@@ -655,12 +735,12 @@ impl Arguments {
             Vec::new()
         };
         let mut descriptors: Vec<Vec<i64>> = if cuda {
-            let shapes = inputs.iter().map(|a| &a.shape).chain(outputs.iter().map(|a| &a.shape));
+            let shapes = inputs.iter().map(|a| a.shape()).chain(outputs.iter().map(|a| a.shape.as_slice()));
             shapes.zip(&managed).map(|(shape, m)| descriptor(m.as_mut_ptr(), shape)).collect()
         } else {
             inputs
                 .iter()
-                .map(|a| descriptor(a.data.as_ptr() as *mut u8, &a.shape))
+                .map(|a| descriptor(a.data() as *mut u8, a.shape()))
                 .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
                 .collect()
         };
@@ -975,10 +1055,14 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     // the compiler accept exactly the same programs.
     Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
+    // (Views of the caller's memory are copied: the interpreter takes arrays.)
+    let names = program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str());
+    let arrays: Vec<std::borrow::Cow<HostArray>> =
+        prepared.inputs.iter().zip(names).map(|(input, name)| input.to_array(name)).collect();
     crate::interpreter::interpret(
         &program,
         &prepared.bounds,
-        &prepared.inputs.iter().map(|a| a.as_ref()).collect::<Vec<&HostArray>>(),
+        &arrays.iter().map(|a| a.as_ref()).collect::<Vec<&HostArray>>(),
         &options.externals,
         &options.source_name,
     )

@@ -165,6 +165,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         target,
         bounds,
         inputs,
+        input_views: Default::default(),
         seed: cli.seed,
         opt_level: cli.opt_level as usize,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
