@@ -518,6 +518,23 @@ fn generated_programs_exercise_row_fusion() {
     assert!(fused >= 20, "only {fused} of 200 generated programs have a row group");
 }
 
+/// General programs use positions and bounds as values (temporal.position,
+/// temporal.bound) in a fair share of programs.
+#[test]
+fn generated_programs_use_positions_and_bounds() {
+    use tempo_passes::program::NodeKind;
+    let uses = count_programs(GeneralGenerator::program, |program| {
+        program
+            .tensors
+            .iter()
+            .flat_map(|t| &t.branches)
+            .flat_map(|b| &b.nodes)
+            .any(|n| matches!(n.kind, NodeKind::Position(_) | NodeKind::Bound(_)))
+    });
+    eprintln!("{uses} of 200 use a position or bound");
+    assert!(uses >= 20, "only {uses} of 200 general programs use a position or bound");
+}
+
 /// The generator makes softmax attention over ranges that grow with a
 /// dimension (what temporal-tile-ranges tiles) in a fair share of programs,
 /// so the -O3 variants above exercise the tiled lowering.

@@ -295,6 +295,22 @@ impl GeneralGenerator {
                 );
                 return v;
             }
+            if !domain.is_empty() && g.rng.random_bool(0.05) {
+                // A position or bound as a value (a rotary angle's step, a
+                // 1/T): scaled by a constant of the point's type.
+                let scalar = format!("tensor<{}>", g.element);
+                let (op, dim) = match g.rng.random_bool(0.7) {
+                    true => ("position", DIMS[*domain.choose(&mut g.rng).expect("non-empty")].0),
+                    false => ("bound", DIMS[g.rng.random_range(0..DIMS.len())].0),
+                };
+                let value = g.fresh();
+                let _ = writeln!(body, "  {value} = \"temporal.{op}\"() {{dim = \"{dim}\"}} : () -> {scalar}");
+                let scale = g.constant(body);
+                let v = g.fresh();
+                let ty = &g.point;
+                let _ = writeln!(body, "  {v} = \"temporal.mul\"({scale}, {value}) : ({ty}, {scalar}) -> {ty}");
+                return v;
+            }
             for _attempt in 0..8 {
                 let pick = g.rng.random_range(0..3);
                 let (source, source_domain, own) = match pick {
