@@ -37,7 +37,9 @@ pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32
 pub use index::{Cond, Index};
 pub use program::{Compiled, Dim, Error, Program, Runner, Tensor, TensorId};
 pub use tempo_passes::program::{DYNAMIC, ElementType, PointType};
-pub use tempo_runtime::{ArrayView, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target};
+pub use tempo_runtime::{
+    ArrayView, ArrayViewMut, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target,
+};
 
 #[cfg(test)]
 mod tests {

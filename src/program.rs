@@ -757,21 +757,26 @@ impl Compiled {
     }
 
     /// Like [`Compiled::run_with_report`], with inputs read in place from
-    /// memory the caller owns (`views`, by tensor name: not copied).
+    /// memory the caller owns (`views`, by tensor name: not copied) and
+    /// outputs written into the caller's memory (`outputs`, by name; those
+    /// come back with their shape and no data).
     ///
     /// # Safety
     /// Each view's `data` must point at its `shape`'s elements of its type,
-    /// row-major, valid and unchanged until this returns.
+    /// row-major, valid and unchanged until this returns; each output's at
+    /// room for as many, not otherwise used until this returns.
     pub unsafe fn run_in_place(
         &self,
         bounds: &[(&str, i64)],
         views: Vec<(String, tempo_runtime::ArrayView)>,
+        outputs: Vec<(String, tempo_runtime::ArrayViewMut)>,
         seed: Option<u64>,
     ) -> Result<(Vec<HostArray>, RunReport), Error> {
         let mut options = self.base.clone();
         options.bounds = bounds.iter().map(|(name, value)| (name.to_string(), *value)).collect();
         options.inputs = IndexMap::new();
         options.input_views = views.into_iter().collect();
+        options.output_views = outputs.into_iter().collect();
         options.seed = seed;
         self.compiled.run(&options).map_err(Error)
     }
@@ -779,6 +784,12 @@ impl Compiled {
     /// The program's bound names, in dimension order.
     pub fn bounds(&self) -> Result<Vec<String>, Error> {
         self.compiled.executable().bounds().map_err(Error)
+    }
+
+    /// Each output's name, point type and domain (dimension numbers, in
+    /// the order of [`Compiled::bounds`]), in output order.
+    pub fn outputs(&self) -> Result<Vec<(String, PointType, Vec<usize>)>, Error> {
+        Ok(self.compiled.executable().interface().map_err(Error)?.1)
     }
 }
 
@@ -878,6 +889,7 @@ impl Runner<'_> {
             bounds: self.bounds.clone(),
             inputs: self.inputs.iter().map(|a| (a.name.clone(), a.clone())).collect(),
             input_views: IndexMap::new(),
+            output_views: IndexMap::new(),
             seed: self.seed,
             opt_level: 2,
             source_name: "<program>".into(),

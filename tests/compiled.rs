@@ -85,12 +85,42 @@ fn inputs_read_in_place_are_the_arrays() {
         |a: &HostArray| tempo::ArrayView { shape: a.shape.clone(), element: a.data.element(), data: a.data.as_ptr() };
     let views = vec![("x".to_string(), view(&x)), ("w".to_string(), view(&w))];
     // SAFETY: the views point into `x` and `w`, alive and unchanged here.
-    let (in_place, _) = unsafe { compiled.run_in_place(&[("T", 4)], views, None) }.unwrap();
+    let (in_place, _) = unsafe { compiled.run_in_place(&[("T", 4)], views, Vec::new(), None) }.unwrap();
     let copied = compiled.run(&[("T", 4)], &[x.clone(), w.clone()]).unwrap();
     assert_eq!(in_place[0].data, copied[0].data);
     // A view of the wrong shape is refused like an array would be.
     let short =
         vec![("x".to_string(), tempo::ArrayView { shape: vec![3, 8], ..view(&x) }), ("w".to_string(), view(&w))];
-    let error = unsafe { compiled.run_in_place(&[("T", 4)], short, None) }.unwrap_err().to_string();
+    let error = unsafe { compiled.run_in_place(&[("T", 4)], short, Vec::new(), None) }.unwrap_err().to_string();
     assert!(error.contains("input 'x' must be float32[4, 8], got float32[3, 8]"), "{error}");
+}
+
+#[test]
+fn outputs_written_in_place_are_the_arrays() {
+    let p = rnn();
+    let compiled = p.runner().compile().unwrap();
+    let (x, w) = (array("x", &[5, 8], 8), array("w", &[8, 8], 9));
+    let copied = compiled.run(&[("T", 5)], &[x.clone(), w.clone()]).unwrap();
+    let (name, point, domain) = compiled.outputs().unwrap().remove(0);
+    assert_eq!((name.as_str(), point.shape.as_slice(), domain.as_slice()), ("h", &[8i64][..], &[0usize][..]));
+    let view =
+        |a: &HostArray| tempo::ArrayView { shape: a.shape.clone(), element: a.data.element(), data: a.data.as_ptr() };
+    let views = vec![("x".to_string(), view(&x)), ("w".to_string(), view(&w))];
+    let mut memory = vec![0f32; 5 * 8];
+    let target = |memory: &mut Vec<f32>, shape: Vec<usize>| tempo::ArrayViewMut {
+        shape,
+        element: tempo::ElementType::F32,
+        data: memory.as_mut_ptr() as *mut u8,
+    };
+    let outputs = vec![("h".to_string(), target(&mut memory, vec![5, 8]))];
+    // SAFETY: the views point into `x` and `w`, the output into `memory`,
+    // all alive and otherwise unused until the run returns.
+    let (returned, _) = unsafe { compiled.run_in_place(&[("T", 5)], views.clone(), outputs, None) }.unwrap();
+    assert_eq!(returned[0].shape, vec![5, 8]);
+    assert!(returned[0].data.is_empty(), "an output written in place comes back without data");
+    assert_eq!(Data::F32(memory.clone()), copied[0].data);
+    // Memory of the wrong shape is refused.
+    let wrong = vec![("h".to_string(), target(&mut memory, vec![4, 8]))];
+    let error = unsafe { compiled.run_in_place(&[("T", 5)], views, wrong, None) }.unwrap_err().to_string();
+    assert!(error.contains("output 'h' is float32[5, 8], its memory is for float32[4, 8]"), "{error}");
 }

@@ -559,7 +559,8 @@ impl PyProgram {
             .threads(settings.threads);
         let compiled = runner.compile().map_err(error)?;
         let bounds = compiled.bounds().map_err(error)?;
-        Ok(PyExecutable { compiled: Rc::new(compiled), bounds })
+        let outputs = compiled.outputs().map_err(error)?;
+        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, outputs })
     }
     /// Evaluates the program with the reference interpreter: bounds and
     /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
@@ -594,6 +595,8 @@ impl PyProgram {
 struct PyExecutable {
     compiled: Rc<tempo::Compiled>,
     bounds: Vec<String>,
+    /// Each output's name, point type and domain (bound positions).
+    outputs: Vec<(String, PointType, Vec<usize>)>,
 }
 
 /// Keyword arguments as bounds (ints named like a bound) and inputs:
@@ -682,12 +685,40 @@ impl PyExecutable {
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (bounds, views, keep) = split_arguments(py, &self.bounds, arguments)?;
+        // The outputs' arrays, made here and written by the run in place
+        // (when every bound they are sized by is given; otherwise the run
+        // reports the missing one and nothing is made).
+        let value_of = |d: usize| bounds.iter().find(|(n, _)| *n == self.bounds[d]).map(|(_, v)| *v);
+        let numpy = py.import("numpy")?;
+        let mut made: Vec<(String, Bound<'py, PyAny>)> = Vec::new();
+        let mut targets = Vec::new();
+        for (name, point, domain) in &self.outputs {
+            let lead: Option<Vec<usize>> = domain.iter().map(|&d| value_of(d).map(|v| v.max(0) as usize)).collect();
+            let Some(lead) = lead else {
+                made.clear();
+                targets.clear();
+                break;
+            };
+            let shape: Vec<usize> = lead.into_iter().chain(point.shape.iter().map(|&n| n as usize)).collect();
+            let array = numpy.call_method1("empty", (PyTuple::new(py, &shape)?, numpy_name(point.element)))?;
+            let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
+            targets
+                .push((name.clone(), tempo::ArrayViewMut { shape, element: point.element, data: address as *mut u8 }));
+            made.push((name.clone(), array));
+        }
         let bounds: Vec<(&str, i64)> = bounds.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-        // SAFETY: `keep` holds the arrays the views point into, C-ordered,
-        // until the run returns.
-        let (outputs, _) = unsafe { self.compiled.run_in_place(&bounds, views, seed) }.map_err(error)?;
+        // SAFETY: `keep` holds the arrays the input views point into, and
+        // `made` those the outputs are written into, until the run returns.
+        let (outputs, _) = unsafe { self.compiled.run_in_place(&bounds, views, targets, seed) }.map_err(error)?;
         drop(keep);
-        arrays(py, outputs)
+        if made.is_empty() {
+            return arrays(py, outputs);
+        }
+        let result = PyDict::new(py);
+        for (name, array) in made {
+            result.set_item(name, array)?;
+        }
+        Ok(result)
     }
     /// The program's bound names.
     #[getter]

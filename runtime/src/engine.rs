@@ -66,6 +66,16 @@ pub struct ArrayView {
     pub data: *const u8,
 }
 
+/// Memory of the caller an output is written into: room for `shape`'s
+/// elements of `element`, row-major, at `data`, which whoever puts it in
+/// [`RunOptions::output_views`] keeps alive until the run returns.
+#[derive(Clone, Debug)]
+pub struct ArrayViewMut {
+    pub shape: Vec<usize>,
+    pub element: ElementType,
+    pub data: *mut u8,
+}
+
 /// An input of a run: an array, or a view of the caller's memory.
 pub enum Input<'o> {
     Array(std::borrow::Cow<'o, HostArray>),
@@ -129,6 +139,10 @@ pub struct RunOptions {
     /// Inputs read in place from the caller's memory (not copied), by
     /// tensor name: what a front end passes for its arrays (NumPy's).
     pub input_views: IndexMap<String, ArrayView>,
+    /// Outputs written straight into the caller's memory (not allocated
+    /// and copied), by tensor name; such an output comes back from the run
+    /// with its shape and no data.
+    pub output_views: IndexMap<String, ArrayViewMut>,
     /// Seed for inputs not given in `inputs`; without it they are an error.
     pub seed: Option<u64>,
     /// LLVM optimization level (0-3).
@@ -605,12 +619,32 @@ impl<'c> Executable<'c> {
             schedule.plan_swaps(&program, budget, &values);
         }
         let stores = store_reports(&program, &schedule, &bounds);
-        let mut outputs = allocate_outputs(&stores, outputs)?;
+        // Outputs written into the caller's memory, checked like inputs.
+        let mut targets: Vec<Option<*mut u8>> = Vec::new();
+        for (name, shape, element) in &outputs {
+            targets.push(match run.output_views.get(name) {
+                Some(view) if &view.shape == shape && view.element == *element => Some(view.data),
+                Some(view) => {
+                    return Err(vec![format!(
+                        "error: output '{name}' is {}{shape:?}, its memory is for {}{:?}",
+                        element.numpy(),
+                        view.element.numpy(),
+                        view.shape
+                    )]);
+                }
+                None => None,
+            });
+        }
+        if let Some(name) = run.output_views.keys().find(|n| !outputs.iter().any(|(o, _, _)| o == *n)) {
+            return Err(vec![format!("error: '{name}' is not an output of the program")]);
+        }
+        let viewed: Vec<&str> = run.output_views.keys().map(String::as_str).collect();
+        let mut outputs = allocate_outputs(&stores, outputs, &viewed)?;
         check_points(&program, &schedule, &bounds).map_err(|e| {
             vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
         })?;
         drop(program);
-        let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, cuda)?;
+        let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
         let externals = run.externals.clone();
         let sites = self.sites.clone();
@@ -618,7 +652,7 @@ impl<'c> Executable<'c> {
         let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
         let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
         if cuda {
-            arguments.copy_back(&mut outputs, inputs.len())?;
+            arguments.copy_back(&mut outputs, &targets, inputs.len())?;
         }
         invoked.map_err(|e| vec![format!("error: {e}")])?;
         if let Some((site, e)) = call_error {
@@ -642,7 +676,14 @@ impl<'c> Executable<'c> {
             RunReport { compile: self.compile, execute: execute_start.elapsed(), memory, device, device_memory };
         drop(arguments);
         for &(output, input) in &self.input_outputs {
-            outputs[output].data = inputs[input].to_data();
+            match targets[output] {
+                // SAFETY: the target holds the output's bytes, which are the
+                // input's (same shape and type).
+                Some(target) => unsafe {
+                    std::ptr::copy_nonoverlapping(inputs[input].data(), target, inputs[input].bytes())
+                },
+                None => outputs[output].data = inputs[input].to_data(),
+            }
         }
         Ok((outputs, timings))
     }
@@ -716,14 +757,24 @@ struct Arguments {
 }
 
 impl Arguments {
-    fn new(bounds: &[i64], inputs: &[Input], outputs: &mut [HostArray], cuda: bool) -> Result<Self, Vec<String>> {
+    fn new(
+        bounds: &[i64],
+        inputs: &[Input],
+        outputs: &mut [HostArray],
+        targets: &[Option<*mut u8>],
+        cuda: bool,
+    ) -> Result<Self, Vec<String>> {
         let mut bound_values: Vec<i64> = bounds.to_vec();
+        // Each output's memory (the caller's, where given) and bytes.
+        let output_bytes = |a: &HostArray| a.shape.iter().product::<usize>() * a.data.element().byte_size();
+        let output_memory: Vec<(*mut u8, usize)> =
+            outputs.iter_mut().zip(targets).map(|(a, t)| (t.unwrap_or(a.data.as_mut_ptr()), output_bytes(a))).collect();
         let managed: Vec<crate::cuda::Managed> = if cuda {
             let mut buffers = Vec::new();
             let sources = inputs
                 .iter()
                 .map(|a| (a.data(), a.bytes()))
-                .chain(outputs.iter().map(|a| (a.data.as_ptr(), a.data.len() * a.data.element().byte_size())));
+                .chain(output_memory.iter().map(|&(data, bytes)| (data as *const u8, bytes)));
             for (data, bytes) in sources {
                 let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
                 // SAFETY: both hold `bytes` bytes.
@@ -741,7 +792,7 @@ impl Arguments {
             inputs
                 .iter()
                 .map(|a| descriptor(a.data() as *mut u8, a.shape()))
-                .chain(outputs.iter_mut().map(|a| descriptor(a.data.as_mut_ptr(), &a.shape)))
+                .chain(outputs.iter().zip(&output_memory).map(|(a, &(data, _))| descriptor(data, &a.shape)))
                 .collect()
         };
         let mut pointers: Vec<*mut i64> = descriptors.iter_mut().map(|d| d.as_mut_ptr()).collect();
@@ -753,16 +804,22 @@ impl Arguments {
     /// On the GPU, after the run: frees the run's device allocations (after
     /// the kernels finish), reports a CUDA error, copies the outputs (the
     /// managed buffers after the `inputs` first ones) back.
-    fn copy_back(&self, outputs: &mut [HostArray], inputs: usize) -> Result<(), Vec<String>> {
+    fn copy_back(
+        &self,
+        outputs: &mut [HostArray],
+        targets: &[Option<*mut u8>],
+        inputs: usize,
+    ) -> Result<(), Vec<String>> {
         crate::cuda::free_run_allocations();
         if let Some(e) = crate::cuda::take_error() {
             return Err(vec![format!("error: {e}")]);
         }
-        let sizes: Vec<usize> = outputs.iter().map(|a| a.data.len() * a.data.element().byte_size()).collect();
-        for ((a, m), bytes) in outputs.iter_mut().zip(&self.managed[inputs..]).zip(sizes) {
+        for ((a, m), target) in outputs.iter_mut().zip(&self.managed[inputs..]).zip(targets) {
+            let bytes = a.shape.iter().product::<usize>() * a.data.element().byte_size();
+            let to = target.unwrap_or(a.data.as_mut_ptr());
             // SAFETY: both hold `bytes` bytes; the kernels have finished
             // (`free_run_allocations` waited for them).
-            unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), a.data.as_mut_ptr(), bytes) };
+            unsafe { std::ptr::copy_nonoverlapping(m.as_mut_ptr(), to, bytes) };
         }
         Ok(())
     }
@@ -912,6 +969,7 @@ pub fn emit_ptx(
 fn allocate_outputs(
     stores: &[StoreReport],
     outputs: Vec<(String, Vec<usize>, ElementType)>,
+    viewed: &[&str],
 ) -> Result<Vec<HostArray>, Vec<String>> {
     // Sizes saturate at u64::MAX (more than any machine has).
     let mut parts: Vec<(String, u64)> = Vec::new();
@@ -935,7 +993,8 @@ fn allocate_outputs(
     outputs
         .into_iter()
         .map(|(name, shape, element)| {
-            let len = shape.iter().product();
+            // An output the caller gave memory for needs none here.
+            let len = if viewed.contains(&name.as_str()) { 0 } else { shape.iter().product() };
             let data = Data::try_zeros(element, len).map_err(|e| vec![format!("error: output '{name}': {e}")])?;
             Ok(HostArray { name, shape, data })
         })

@@ -15,7 +15,7 @@ pub mod npy;
 pub use array::{Data, HostArray};
 pub use compiled::CompiledProgram;
 pub use engine::{
-    ArrayView, Executable, Front, Input, MemoryReport, Optimization, RunOptions, RunReport, StoreReport, Target,
-    emit_ptx, interpret_module, run_module, run_module_timed,
+    ArrayView, ArrayViewMut, Executable, Front, Input, MemoryReport, Optimization, RunOptions, RunReport, StoreReport,
+    Target, emit_ptx, interpret_module, run_module, run_module_timed,
 };
 pub use externals::{Callback, Externals};

@@ -166,6 +166,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         bounds,
         inputs,
         input_views: Default::default(),
+        output_views: Default::default(),
         seed: cli.seed,
         opt_level: cli.opt_level as usize,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },

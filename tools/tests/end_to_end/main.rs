@@ -30,6 +30,7 @@ pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>
         bounds: bounds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         inputs: inputs.into_iter().map(|a| (a.name.clone(), a)).collect::<IndexMap<_, _>>(),
         input_views: Default::default(),
+        output_views: Default::default(),
         seed,
         opt_level: 2,
         source_name: "test".into(),
