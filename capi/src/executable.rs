@@ -333,6 +333,32 @@ fn read_tensor(name: &str, t: &DLTensor, element: ElementType) -> Result<HostArr
     Ok(HostArray { name: name.to_string(), shape: shape.iter().map(|&d| d as usize).collect(), data })
 }
 
+/// Tensor `t` as a view the run reads in place: on the CPU, of exactly
+/// `element`'s DLPack type, row-major (no strides, or row-major ones) with
+/// data; `None` otherwise.
+fn view_of(t: &DLTensor, element: ElementType) -> Option<tempo_runtime::ArrayView> {
+    let want = dtype(element);
+    if t.device.device_type != CPU || t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1 {
+        return None;
+    }
+    let rank = usize::try_from(t.ndim).ok()?;
+    let shape: Vec<i64> =
+        if rank == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, rank) }.to_vec() };
+    if shape.iter().any(|&d| d < 0) || t.data.is_null() {
+        return None;
+    }
+    if !t.strides.is_null() {
+        let strides = unsafe { std::slice::from_raw_parts(t.strides, rank) };
+        let row_major = tempo_passes::program::row_major_strides(&shape);
+        // (A stride along a dimension of size 1 does not matter.)
+        if strides.iter().zip(&row_major).zip(&shape).any(|((s, r), &d)| s != r && d != 1) {
+            return None;
+        }
+    }
+    let data = unsafe { (t.data as *const u8).add(t.byte_offset as usize) };
+    Some(tempo_runtime::ArrayView { shape: shape.iter().map(|&d| d as usize).collect(), element, data })
+}
+
 /// What a managed output tensor owns.
 struct Owned {
     array: HostArray,
@@ -399,8 +425,17 @@ pub extern "C" fn tempoRun(
         for (k, (name, point)) in this.inputs.iter().enumerate() {
             let tensor = unsafe { (*inputs.add(k)).as_ref() }.ok_or_else(|| format!("tempoRun: input {k} is null"))?;
             let name = name.to_string_lossy().into_owned();
-            let array = read_tensor(&name, &tensor.dl_tensor, point.element)?;
-            run.inputs.insert(name, array);
+            // A row-major CPU tensor of the program's type is read in
+            // place; others (strided, bytes for booleans) are copied.
+            match view_of(&tensor.dl_tensor, point.element) {
+                Some(view) => {
+                    run.input_views.insert(name, view);
+                }
+                None => {
+                    let array = read_tensor(&name, &tensor.dl_tensor, point.element)?;
+                    run.inputs.insert(name, array);
+                }
+            }
         }
         let (arrays, _) = this.compiled.run(&run).map_err(|lines| lines.join("\n"))?;
         for (k, array) in arrays.into_iter().enumerate() {

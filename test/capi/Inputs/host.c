@@ -166,6 +166,26 @@ static void attention(const char *examples) {
     check(worst < 1e-4, "attention matches the reference computed here");
     out->deleter(out);
   }
+  /* The same x stored column-major (strides in elements): read through its
+   * strides, the same result as the row-major run read in place. */
+  float columns[D][T];
+  for (int t = 0; t < T; ++t)
+    for (int d = 0; d < D; ++d)
+      columns[d][t] = x[t][d];
+  int64_t column_strides[2] = {1, T};
+  DLManagedTensor xc = tensor(columns, x_shape, 2, kDLFloat, 32);
+  xc.dl_tensor.strides = column_strides;
+  const DLManagedTensor *strided_inputs[4] = {&xc, &wt, &wt, &wt};
+  TempoBound steps = {"T", T};
+  DLManagedTensor *row_major = NULL, *strided = NULL;
+  bool both = tempoRun(exe, &steps, 1, inputs, 4, &row_major, 1, &error) &&
+              tempoRun(exe, &steps, 1, strided_inputs, 4, &strided, 1, &error);
+  check(both && memcmp(row_major->dl_tensor.data, strided->dl_tensor.data, sizeof(float) * T * D) == 0,
+        "a strided input gives the row-major input's result");
+  if (both) {
+    row_major->deleter(row_major);
+    strided->deleter(strided);
+  }
   /* An input of the wrong element type is refused with a message. */
   double wrong[T][D] = {{0}};
   DLManagedTensor bad = tensor(wrong, x_shape, 2, kDLFloat, 64);
