@@ -329,21 +329,15 @@ impl PyExpr {
     /// `keepdims`.
     #[pyo3(signature = (axis = -1, keepdims = false))]
     fn sum(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
-        let axis = axis_of(axis, self.expr.rank())?;
-        let expr = located(py, || if keepdims { self.expr.sum_keepdims(axis) } else { self.expr.sum(axis) });
-        Ok(PyExpr { expr })
+        self.reduce(py, axis, keepdims, Expr::sum, Expr::sum_keepdims)
     }
     #[pyo3(signature = (axis = -1, keepdims = false))]
     fn max(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
-        let axis = axis_of(axis, self.expr.rank())?;
-        let expr = located(py, || if keepdims { self.expr.max_keepdims(axis) } else { self.expr.max_along(axis) });
-        Ok(PyExpr { expr })
+        self.reduce(py, axis, keepdims, Expr::max_along, Expr::max_keepdims)
     }
     #[pyo3(signature = (axis = -1, keepdims = false))]
     fn mean(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
-        let axis = axis_of(axis, self.expr.rank())?;
-        let expr = located(py, || if keepdims { self.expr.mean_keepdims(axis) } else { self.expr.mean(axis) });
-        Ok(PyExpr { expr })
+        self.reduce(py, axis, keepdims, Expr::mean, Expr::mean_keepdims)
     }
     /// Layer normalization along `axis` (no scale or shift).
     #[pyo3(signature = (eps = 1e-5, axis = -1))]
@@ -387,6 +381,23 @@ impl PyExpr {
     fn astype(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
         let element = element_of(dtype)?;
         Ok(PyExpr { expr: located(py, || self.expr.cast(element)) })
+    }
+}
+
+impl PyExpr {
+    /// A reduction along `axis` (negative from the end): `plain`, or
+    /// `kept` keeping the axis as size 1.
+    fn reduce(
+        &self,
+        py: Python<'_>,
+        axis: i64,
+        keepdims: bool,
+        plain: fn(&Expr, usize) -> Expr,
+        kept: fn(&Expr, usize) -> Expr,
+    ) -> PyResult<PyExpr> {
+        let axis = axis_of(axis, self.expr.rank())?;
+        let reduce = if keepdims { kept } else { plain };
+        Ok(PyExpr { expr: located(py, || reduce(&self.expr, axis)) })
     }
 }
 

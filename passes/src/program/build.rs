@@ -418,26 +418,23 @@ impl<'c, 'v> Builder<'c, 'v> {
 
 mod nodes;
 
+/// `count` elements of a dense attribute, row-major (a splat's one value
+/// repeated), each read by `read` at its position.
+fn elements<T>(attr: Attribute, count: usize, read: impl Fn(mlir_sys::MlirAttribute, isize) -> T) -> Vec<T> {
+    let raw = attr.to_raw();
+    let splat = unsafe { mlir_sys::mlirDenseElementsAttrIsSplat(raw) };
+    (0..count).map(|i| read(raw, if splat { 0 } else { i as isize })).collect()
+}
+
 /// Elements of a dense attribute, row-major, as f64 (splats expanded).
 fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64> {
-    use mlir_sys::{
-        mlirDenseElementsAttrGetDoubleValue, mlirDenseElementsAttrGetFloatValue, mlirDenseElementsAttrIsSplat,
-    };
-    if !element.is_float() {
-        return dense_integers(attr, count, element).into_iter().map(|v| v as f64).collect();
-    }
-    unsafe {
-        let raw = attr.to_raw();
-        let splat = mlirDenseElementsAttrIsSplat(raw);
-        (0..count)
-            .map(|i| {
-                let i = if splat { 0 } else { i as isize };
-                match element {
-                    ElementType::F32 => mlirDenseElementsAttrGetFloatValue(raw, i) as f64,
-                    _ => mlirDenseElementsAttrGetDoubleValue(raw, i),
-                }
-            })
-            .collect()
+    use mlir_sys::{mlirDenseElementsAttrGetDoubleValue, mlirDenseElementsAttrGetFloatValue};
+    match element {
+        ElementType::F32 => {
+            elements(attr, count, |raw, i| unsafe { mlirDenseElementsAttrGetFloatValue(raw, i) } as f64)
+        }
+        ElementType::F64 => elements(attr, count, |raw, i| unsafe { mlirDenseElementsAttrGetDoubleValue(raw, i) }),
+        _ => dense_integers(attr, count, element).into_iter().map(|v| v as f64).collect(),
     }
 }
 
@@ -445,24 +442,14 @@ fn dense_values(attr: Attribute, count: usize, element: ElementType) -> Vec<f64>
 pub(crate) fn dense_integers(attr: Attribute, count: usize, element: ElementType) -> Vec<i64> {
     use mlir_sys::{
         mlirDenseElementsAttrGetBoolValue, mlirDenseElementsAttrGetInt32Value, mlirDenseElementsAttrGetInt64Value,
-        mlirDenseElementsAttrIsSplat,
     };
-    if element.is_float() {
-        return Vec::new();
-    }
-    unsafe {
-        let raw = attr.to_raw();
-        let splat = mlirDenseElementsAttrIsSplat(raw);
-        (0..count)
-            .map(|i| {
-                let i = if splat { 0 } else { i as isize };
-                match element {
-                    ElementType::I32 => mlirDenseElementsAttrGetInt32Value(raw, i) as i64,
-                    ElementType::I1 => mlirDenseElementsAttrGetBoolValue(raw, i) as i64,
-                    _ => mlirDenseElementsAttrGetInt64Value(raw, i),
-                }
-            })
-            .collect()
+    match element {
+        ElementType::F32 | ElementType::F64 => Vec::new(),
+        ElementType::I32 => {
+            elements(attr, count, |raw, i| unsafe { mlirDenseElementsAttrGetInt32Value(raw, i) } as i64)
+        }
+        ElementType::I1 => elements(attr, count, |raw, i| unsafe { mlirDenseElementsAttrGetBoolValue(raw, i) } as i64),
+        ElementType::I64 => elements(attr, count, |raw, i| unsafe { mlirDenseElementsAttrGetInt64Value(raw, i) }),
     }
 }
 
