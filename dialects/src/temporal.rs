@@ -83,6 +83,21 @@ tempo_dialect_macros::dialect! {
             results { value: any }
         }
 
+        /// Reads one point of `source` at coordinates given by data: the
+        /// `coordinates` are scalar integers computed in the body
+        /// (`tensor<i64>` or `tensor<i32>`), and `index` maps the reader's
+        /// domain variables followed by one variable per coordinate operand
+        /// (dims) and the bounds (symbols) to one coordinate per source
+        /// dimension: `h[left[n]]` is `index = (n, c0)[N] -> (c0)` with the
+        /// value `left[n]` as operand. Each coordinate is checked against
+        /// its bound at run time, and a point that needs itself through such
+        /// reads (a cycle in the data) is an error.
+        op read_at {
+            operands { source: rtensor, coordinates: variadic any }
+            attributes { index: affine_map }
+            results { value: any }
+        }
+
         /// Reads a box of points of `source`: for each source dimension an
         /// interval `[max(lower results), min(upper results))`, where `lower`
         /// and `upper` are arrays with one `affine_map` per source dimension

@@ -886,6 +886,90 @@ impl<'c, 'a> Builder<'c, 'a> {
         Ok((then, inside.next()))
     }
 
+    /// `scf.if condition` without results: builders in the then block and,
+    /// `with_else`, the else block (both already terminated).
+    pub fn scf_if_else(
+        &self,
+        condition: Value<'c, '_>,
+        with_else: bool,
+    ) -> Built<(Builder<'c, 'a>, Option<Builder<'c, 'a>>)> {
+        let otherwise = if with_else { self.region(&[], Some("scf.yield"))? } else { Region::new() };
+        let op = OperationBuilder::new("scf.if", self.location)
+            .add_operands(&[condition])
+            .add_regions([self.region(&[], Some("scf.yield"))?, otherwise])
+            .build()
+            .map_err(|e| format!("compiler fault: cannot build 'scf.if': {e}"))?;
+        let (_, mut inside) = self.inside(op, true)?;
+        let mut inside = inside.drain(..);
+        let then = inside.next().ok_or("compiler fault: scf.if without a then block")?;
+        Ok((then, inside.next()))
+    }
+
+    /// The value of `expr` (an index) computed with `arith` ops on `dims`
+    /// and `symbols` (index values): for values that are not valid affine
+    /// dimensions or symbols (loaded from memory inside a loop). `mod` is
+    /// the non-negative remainder and `floordiv`/`ceildiv` round down/up,
+    /// as in affine maps.
+    pub fn arith_expr(
+        &self,
+        expr: &tempo_passes::affine::AffineExpr,
+        dims: &[Value<'c, 'a>],
+        symbols: &[Value<'c, 'a>],
+    ) -> Built<Value<'c, 'a>> {
+        use tempo_passes::affine::AffineExpr as E;
+        let pair = |a: &E, b: &E| -> Built<(Value<'c, 'a>, Value<'c, 'a>)> {
+            Ok((self.arith_expr(a, dims, symbols)?, self.arith_expr(b, dims, symbols)?))
+        };
+        let operand = |values: &[Value<'c, 'a>], k: usize, what: &str| -> Built<Value<'c, 'a>> {
+            values.get(k).copied().ok_or_else(|| format!("compiler fault: affine {what} {k} has no value"))
+        };
+        match expr {
+            E::Dim(k) => operand(dims, *k, "dimension"),
+            E::Symbol(k) => operand(symbols, *k, "symbol"),
+            E::Constant(c) => self.index(*c),
+            E::Add(a, b) => {
+                let (x, y) = pair(a, b)?;
+                self.arith("addi", x, y)
+            }
+            E::Mul(a, b) => {
+                let (x, y) = pair(a, b)?;
+                self.arith("muli", x, y)
+            }
+            E::FloorDiv(a, b) => {
+                let (x, y) = pair(a, b)?;
+                self.arith("floordivsi", x, y)
+            }
+            E::CeilDiv(a, b) => {
+                let (x, y) = pair(a, b)?;
+                self.arith("ceildivsi", x, y)
+            }
+            E::Mod(a, b) => {
+                let (x, y) = pair(a, b)?;
+                let r = self.arith("remsi", x, y)?;
+                let negative = self.compare(Compare::Slt, r, self.index(0)?)?;
+                self.select(negative, self.arith("addi", r, y)?, r)
+            }
+        }
+    }
+
+    /// Whether every constraint of `set` holds (an `i1`), computed with
+    /// `arith` ops ([`Builder::arith_expr`]).
+    pub fn arith_set(
+        &self,
+        set: &tempo_passes::affine::IntegerSet,
+        dims: &[Value<'c, 'a>],
+        symbols: &[Value<'c, 'a>],
+    ) -> Built<Value<'c, 'a>> {
+        let mut all = self.constant(1, self.integer_type(1))?;
+        for c in &set.constraints {
+            let v = self.arith_expr(&c.expr, dims, symbols)?;
+            let zero = self.index(0)?;
+            let holds = self.compare(if c.is_equality { Compare::Eq } else { Compare::Sge }, v, zero)?;
+            all = self.arith("andi", all, holds)?;
+        }
+        Ok(all)
+    }
+
     /// `affine.apply`, `affine.min` or `affine.max` (`name`) of `map` on
     /// `operands` (dims, then symbols).
     pub fn affine_value(

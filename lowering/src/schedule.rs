@@ -50,6 +50,7 @@ pub use tree::Step;
 use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use tempo_passes::data_reads::data_groups;
 use tempo_passes::diagnostics::PassDiagnostic;
 use tempo_passes::program::Program;
 pub(crate) use tempo_passes::shifts::{Edge, Shift, in_past, read_edges, touches_present};
@@ -174,6 +175,7 @@ impl Schedule {
 
     /// Schedules `program`, or explains why no schedule exists.
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
+        data_groups(program).map_err(|d| vec![d])?;
         let edges = read_edges(program);
         let nests = sink::sink(program, &edges, order_nests(program, &edges)?);
         let storage = store_selection::select_stores(program, &nests, &edges);
@@ -190,6 +192,7 @@ impl Schedule {
         nests: Vec<Nest>,
         location: Location<'c>,
     ) -> Result<Self, Vec<PassDiagnostic<'c>>> {
+        data_groups(program).map_err(|d| vec![d])?;
         let edges = read_edges(program);
         let fail = |message: String| vec![PassDiagnostic::new(location, message)];
         let mut nest_of = HashMap::new();
@@ -332,6 +335,32 @@ fn order_group<'c>(
     Ok(nests)
 }
 
+/// The nest of a data group (reads through data on a cycle,
+/// [`tempo_passes::data_reads`]) when `tensors` are exactly its tensors: one
+/// loop over the group's dimension, which the lowering runs depth by depth
+/// (its order is the data's), the tensors in the group's order.
+fn data_nest(program: &Program, tensors: &[usize]) -> Option<Nest> {
+    let mut sorted = tensors.to_vec();
+    sorted.sort();
+    data_groups(program).ok()?.into_iter().find_map(|g| {
+        let mut members = g.tensors.clone();
+        members.sort();
+        (members == sorted).then(|| Nest {
+            dims: vec![g.dim],
+            forward: vec![true],
+            body: g.tensors,
+            inner: Vec::new(),
+            lags: Default::default(),
+        })
+    })
+}
+
+/// Whether `nest` is the nest of a data group ([`data_nest`]).
+pub(crate) fn is_data_nest(program: &Program, nest: &Nest) -> bool {
+    nest.inner.is_empty()
+        && data_nest(program, &nest.body).is_some_and(|d| d.dims == nest.dims && d.forward == nest.forward)
+}
+
 /// How many loops a tensor sits in: the size of its domain.
 fn depth(program: &Program, t: usize) -> usize {
     program.tensors[t].domain.len()
@@ -369,6 +398,9 @@ fn check_shape<'c>(
     location: Location<'c>,
 ) -> Result<(), PassDiagnostic<'c>> {
     let fail = |message: &str| Err(PassDiagnostic::new(location, message.to_string()));
+    if outer.is_empty() && is_data_nest(program, nest) {
+        return Ok(());
+    }
     if nest.dims.len() != nest.forward.len() {
         return fail("a nest has a direction per loop");
     }
@@ -417,6 +449,9 @@ fn check_nest<'c, 'e>(
 where
     'c: 'e,
 {
+    if is_data_nest(program, nest) {
+        return Ok(());
+    }
     // (The shape of a sequence nest is checked by whoever builds or reads it.)
     if nest.inner.is_empty() {
         check_structure(program, &nest.dims, &nest.body)?;
@@ -481,6 +516,11 @@ fn nest_for<'c>(
     outer: &[(usize, bool)],
     carry: bool,
 ) -> Result<Nest, PassDiagnostic<'c>> {
+    if outer.is_empty()
+        && let Some(nest) = data_nest(program, tensors)
+    {
+        return Ok(nest);
+    }
     let deepest = *tensors.iter().max_by_key(|&&t| (depth(program, t), std::cmp::Reverse(t))).expect("non-empty");
     let mut orders = loop_orders(program, tensors, &program.tensors[deepest].domain);
     orders.retain(|order| order.iter().zip(outer).all(|(&d, &(o, _))| d == o) && order.len() >= outer.len());

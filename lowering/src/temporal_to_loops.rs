@@ -38,6 +38,7 @@
 mod approximations;
 mod attention;
 mod branch_body;
+pub mod by_depth;
 mod contractions;
 mod destinations;
 mod elementwise;
@@ -352,6 +353,12 @@ struct Emitter<'p, 'c, 'a> {
     origins: Origins<'c>,
     /// A fault to inject (the `test-fault` option), until injected.
     test_fault: Option<TestFault>,
+    /// Whether the reader's variables are computed values (a point of a
+    /// data group, loaded from the order of its depths) rather than affine
+    /// loop variables: coordinates and conditions are then built with
+    /// `arith` ops instead of affine ones ([`Emitter::apply`],
+    /// [`Emitter::when`]).
+    arith_indices: bool,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -438,6 +445,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             growing_lengths: HashSet::new(),
             origins: Origins::new(),
             test_fault: None,
+            arith_indices: false,
         }
     }
 
@@ -490,7 +498,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         let mut last_use: HashMap<usize, usize> = HashMap::new();
         for (reader, t) in program.tensors.iter().enumerate() {
             for node in t.branches.iter().flat_map(|b| &b.nodes) {
-                if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &node.kind
+                if let NodeKind::Read { source, .. }
+                | NodeKind::ReadRange { source, .. }
+                | NodeKind::ReadAt { source, .. } = &node.kind
                     && let (Some(&r), Some(&s)) = (nest_of.get(&reader), nest_of.get(source))
                 {
                     let last = last_use.entry(*source).or_insert(s);
@@ -499,13 +509,17 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             }
         }
         let stored: Vec<usize> = (0..program.tensors.len()).filter(|&i| self.in_store(i)).collect();
+        let groups = tempo_passes::data_reads::data_groups(program).map_err(|d| d.message)?;
         for (k, nest) in self.schedule.nests.iter().enumerate() {
             for &i in stored.iter().filter(|&&i| nest_of.get(&i) == Some(&k)) {
                 let tensor = &program.tensors[i];
                 self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
                 self.allocate_store(i, &nests.at(tensor.location))?;
             }
-            self.place(&nest.steps(program), nests)?;
+            match groups.iter().find(|g| crate::schedule::is_data_nest(program, nest) && g.tensors[0] == nest.body[0]) {
+                Some(group) => self.by_depth(group, nests)?,
+                None => self.place(&nest.steps(program), nests)?,
+            }
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
                 let tensor = &program.tensors[i];
                 self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
@@ -613,7 +627,6 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
         let b = b.at(tensor.location);
         let dims: Vec<Value<'c, 'a>> = tensor.domain.iter().map(|d| self.index_of[d]).collect();
-        let operands = self.with_symbols(&dims);
         let slot = self.point_view(i, &dims, true, &b)?;
         let mut inner = b;
         for (k, branch) in tensor.branches.iter().enumerate() {
@@ -622,7 +635,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                 self.branch(i, k, slot, &inner)?;
                 break;
             }
-            let (then, otherwise) = inner.affine_if(&branch.when, &operands, !last)?;
+            let (then, otherwise) = self.when(&branch.when, &dims, !last, &inner)?;
             self.branch(i, k, slot, &then)?;
             match otherwise {
                 Some(otherwise) => inner = otherwise,
@@ -666,8 +679,26 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             num_symbols: program.dims.len(),
             constraints: guarded.iter().map(|&d| Constraint::at_least_zero(AffineExpr::Symbol(d) + -1)).collect(),
         };
-        let (then, _) = b.affine_if(&condition, &self.with_symbols(&reader_dims), false)?;
+        let (then, _) = self.when(&condition, &reader_dims, false, &b)?;
         self.branch_body(i, k, slot, &then)
+    }
+
+    /// `if condition` over the reader's variables `dims` and the bounds
+    /// (`affine.if`, or `scf.if` of `arith` ops where the variables are
+    /// not affine): builders in the then block and, `with_else`, the else
+    /// block.
+    fn when(
+        &mut self,
+        condition: &IntegerSet,
+        dims: &[Value<'c, 'a>],
+        with_else: bool,
+        b: &Builder<'c, 'a>,
+    ) -> Built<(Builder<'c, 'a>, Option<Builder<'c, 'a>>)> {
+        if self.arith_indices {
+            let holds = b.arith_set(condition, dims, &self.bound_args)?;
+            return b.scf_if_else(holds, with_else);
+        }
+        b.affine_if(condition, &self.with_symbols(dims), with_else)
     }
 }
 

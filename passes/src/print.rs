@@ -79,6 +79,18 @@ fn node_text(k: usize, node: &Node, nodes: &[Node], dims: &[crate::program::Dim]
             "%v{k} = \"temporal.read\"(%t{source}) {{index = {}}} : (!temporal.rtensor) -> {ty} {loc}",
             map_text(index)
         ),
+        NodeKind::ReadAt { source, index, data } => {
+            let names: Vec<String> = data.iter().map(|&i| value(i)).collect();
+            let types: Vec<String> = data.iter().map(|&i| nodes[i].ty.to_string()).collect();
+            format!(
+                "%v{k} = \"temporal.read_at\"(%t{source}{}{}) {{index = {}}} : (!temporal.rtensor{}{}) -> {ty} {loc}",
+                if names.is_empty() { "" } else { ", " },
+                names.join(", "),
+                map_text(index),
+                if types.is_empty() { "" } else { ", " },
+                types.join(", ")
+            )
+        }
         NodeKind::ReadRange { source, lower, upper, caps } => {
             let list = |maps: &[AffineMap]| maps.iter().map(map_text).collect::<Vec<_>>().join(", ");
             format!(

@@ -674,6 +674,15 @@ pub enum NodeKind {
         source: usize,
         index: AffineMap,
     },
+    /// A point of tensor `source` at coordinates given by data: `index`
+    /// maps the reader's domain variables followed by one variable per
+    /// `data` node (scalar integers of the branch), and the bounds, to one
+    /// coordinate per source dimension (`h[left[n]]`).
+    ReadAt {
+        source: usize,
+        index: AffineMap,
+        data: Vec<usize>,
+    },
     /// A box of points of `source`: per source dimension, the interval
     /// `[max(lower), min(upper))`, or the point `min(max(lower), caps...)`
     /// where `upper` has no results. `caps` has one map per source
@@ -743,6 +752,7 @@ impl NodeKind {
     pub fn op_name(&self) -> String {
         let short = match self {
             Self::Read { .. } => "read",
+            Self::ReadAt { .. } => "read_at",
             Self::ReadRange { .. } => "read_range",
             Self::Reduce(kind, ..) => kind.op_name(),
             Self::Compare(..) => "cmp",

@@ -22,7 +22,7 @@ pub fn operands(kind: &NodeKind) -> Vec<usize> {
         }
         NodeKind::Select(c, a, b) => vec![*c, *a, *b],
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.clone(),
-        NodeKind::Call { args, .. } => args.clone(),
+        NodeKind::Call { args, .. } | NodeKind::ReadAt { data: args, .. } => args.clone(),
         NodeKind::Attention(_, list) => list.to_vec(),
     }
 }
@@ -63,7 +63,7 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
             *b = f(*b);
         }
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
-        NodeKind::Call { args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
+        NodeKind::Call { args, .. } | NodeKind::ReadAt { data: args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
         NodeKind::Attention(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
     }
     kind
@@ -72,7 +72,9 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
 /// The tensor a node reads points of, if it is a read.
 pub fn source(kind: &NodeKind) -> Option<usize> {
     match kind {
-        NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } => Some(*source),
+        NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } | NodeKind::ReadAt { source, .. } => {
+            Some(*source)
+        }
         _ => None,
     }
 }

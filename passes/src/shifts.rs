@@ -167,7 +167,8 @@ pub fn touches_present(shift: Shift) -> bool {
     shift.0.is_none_or(|lo| lo <= 0) && shift.1.is_none_or(|hi| hi >= 0)
 }
 
-/// Every read between computed tensors, with its shift summary.
+/// Every read between computed tensors, with its shift summary (a read
+/// through data has none: it may name any point).
 pub fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
     let mut edges = Vec::new();
     for (reader, tensor) in program.tensors.iter().enumerate() {
@@ -187,6 +188,22 @@ pub fn read_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
                 }
             }
             for node in &branch.nodes {
+                // A read through data may name any point: unbounded.
+                if let NodeKind::ReadAt { source, .. } = node.kind {
+                    if !program.tensors[source].is_input {
+                        edges.push(Edge {
+                            reader,
+                            source,
+                            shifts: None,
+                            spans: false,
+                            spanned: Vec::new(),
+                            fixed: None,
+                            location: node.location,
+                            text: format!("a read through data of '{}'", program.tensors[source].name),
+                        });
+                    }
+                    continue;
+                }
                 // Per source dimension: the reader's results that bound
                 // the coordinate from below (max) and above (min, exclusive;
                 // `None` for a point).

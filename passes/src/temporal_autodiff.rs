@@ -277,6 +277,28 @@ fn check<'c>(program: &Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagn
             ),
         ));
     }
+    let on_paths = active(program, of, wrt);
+    for (r, tensor) in program.tensors.iter().enumerate().filter(|(r, _)| on_paths[*r]) {
+        for branch in &tensor.branches {
+            let reaching = vjp::reaching(&branch.nodes, branch.result);
+            for (node, _) in branch.nodes.iter().zip(reaching).filter(|(_, reaches)| *reaches) {
+                if let NodeKind::ReadAt { source, .. } = node.kind
+                    && on_paths[source]
+                {
+                    return Err(PassDiagnostic::new(
+                        node.location,
+                        format!(
+                            "temporal.grad: not yet: the gradient of '{}' with respect to '{}' passes through this read                              through data of '{}' by '{}'",
+                            program.tensors[of].name,
+                            program.tensors[wrt].name,
+                            program.tensors[source].name,
+                            program.tensors[r].name
+                        ),
+                    ));
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -153,6 +153,8 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
             }
             for node in &branch.nodes {
                 match &node.kind {
+                    // A read through data may be of any point along `d`.
+                    NodeKind::ReadAt { source, .. } if over(*source) => return false,
                     NodeKind::Read { source, index } => {
                         let src = &program.tensors[*source];
                         let along = src.domain.iter().position(|&x| x == d);
@@ -211,6 +213,7 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     // runs later in the pipeline); it is not batched here.
                     NodeKind::Random { .. }
                     | NodeKind::Call { .. }
+                    | NodeKind::ReadAt { .. }
                     | NodeKind::Gather(..)
                     | NodeKind::Attention(..)
                     | NodeKind::Position(_)
@@ -446,6 +449,7 @@ impl<'c> Batcher<'_, 'c> {
             NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::ReadAt { .. }
             | NodeKind::Gather(..)
             | NodeKind::Attention(..)
             | NodeKind::Position(_)

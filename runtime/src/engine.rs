@@ -524,6 +524,9 @@ pub struct Executable<'c> {
     /// of the input arrays, which the compiled code does not touch.
     input_outputs: Vec<(usize, usize)>,
     compile: std::time::Duration,
+    /// The location of each read through data, rendered (for its run-time
+    /// errors, [`crate::depth_order`]).
+    read_locations: Vec<String>,
 }
 
 impl<'c> Executable<'c> {
@@ -547,6 +550,10 @@ impl<'c> Executable<'c> {
             .collect();
         let site_locations: Vec<String> =
             program.call_sites.iter().map(|s| render_location(&s.location, &options.source_name)).collect();
+        let read_locations: Vec<String> = tempo_passes::data_reads::read_sites(&program)
+            .iter()
+            .map(|&(t, k, n)| render_location(&program.tensors[t].branches[k].nodes[n].location, &options.source_name))
+            .collect();
         let sites: Vec<(String, Vec<PointType>, PointType)> =
             program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
         let demands = !program.outputs.is_empty();
@@ -575,6 +582,7 @@ impl<'c> Executable<'c> {
             options: compiled,
             sites,
             site_locations,
+            read_locations,
             input_outputs,
             compile: compile_start.elapsed(),
         })
@@ -649,12 +657,20 @@ impl<'c> Executable<'c> {
         let externals = run.externals.clone();
         let sites = self.sites.clone();
         CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals, sites, error: None }));
+        crate::depth_order::clear_error();
         let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
         let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
+        let data_error = crate::depth_order::take_error();
         if cuda {
             arguments.copy_back(&mut outputs, &targets, inputs.len())?;
         }
         invoked.map_err(|e| vec![format!("error: {e}")])?;
+        if let Some((site, e)) = data_error {
+            return Err(vec![match self.read_locations.get(site) {
+                Some(location) => format!("{location}: error: {e}"),
+                None => format!("error: {e}"),
+            }]);
+        }
         if let Some((site, e)) = call_error {
             return Err(vec![match site.and_then(|k| self.site_locations.get(k)) {
                 Some(location) => format!("{location}: error: {e}"),
@@ -725,6 +741,9 @@ fn jit(
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
     }
+    use tempo_lowering::temporal_to_loops::by_depth::{DATA_READ_ERROR, DEPTH_ORDER};
+    engine.register_symbol(DEPTH_ORDER, crate::depth_order::tempo_depth_order as *mut ());
+    engine.register_symbol(DATA_READ_ERROR, crate::depth_order::tempo_data_read_error as *mut ());
     if cuda {
         for (name, pointer) in crate::cuda::symbols() {
             engine.register_symbol(name, pointer);

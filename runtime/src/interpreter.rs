@@ -29,6 +29,7 @@ use crate::externals::Externals;
 use melior::ir::Location;
 use std::collections::HashMap;
 use store::{CHUNK, PointStore};
+use tempo_passes::affine::AffineMap;
 use tempo_passes::diagnostics::render_location;
 use tempo_passes::program::{
     Attention, BinaryKind, DYNAMIC, Einsum, ElementType, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
@@ -100,6 +101,10 @@ impl Interpreter<'_, '_> {
 
 /// Advances `point` to the next point of the box `[0, extents)` in
 /// row-major order; false after the last one.
+fn static_shape(t: &PointType) -> Vec<usize> {
+    t.shape.iter().map(|&d| d as usize).collect()
+}
+
 fn next_point(point: &mut [i64], extents: &[i64]) -> bool {
     for k in (0..point.len()).rev() {
         point[k] += 1;
@@ -135,6 +140,9 @@ fn concat(element: ElementType, parts: &[Data]) -> Data {
     out
 }
 
+/// The flag of [`Frame::branch`] saying the reads through data are expanded.
+const DATA_READS_MADE: u32 = 1 << 31;
+
 struct Interpreter<'p, 'c> {
     program: &'p Program<'c>,
     bounds: &'p [i64],
@@ -153,7 +161,8 @@ struct Interpreter<'p, 'c> {
 
 /// A point on the evaluation stack: its tensor, its row-major index in
 /// the tensor's domain, and the branch chosen once it is expanded
-/// (`u32::MAX` before).
+/// (`u32::MAX` before; [`DATA_READS_MADE`] set once the points its reads
+/// through data name are on the stack too).
 struct Frame {
     tensor: u32,
     branch: u32,
@@ -323,6 +332,17 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 }
             }
         }
+        // A read through data names its point only once the data is
+        // computed: its reads cannot be counted ahead, so nothing is dropped.
+        let through_data = (0..program.tensors.len()).filter(|&t| reachable[t]).any(|t| {
+            program.tensors[t]
+                .branches
+                .iter()
+                .any(|b| b.nodes.iter().any(|n| matches!(n.kind, NodeKind::ReadAt { .. })))
+        });
+        if through_data {
+            return;
+        }
         let reachable_counted =
             |i: usize| reachable[i] && !program.tensors[i].is_input && self.stores[i].counts_reads();
         if !(0..program.tensors.len()).any(reachable_counted) {
@@ -460,8 +480,30 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     }
                     stack.push(frame(&need, &self.stores));
                 }
+            } else if top.branch & DATA_READS_MADE == 0 {
+                // The ordinary reads are known: the data of the reads
+                // through data can be computed, and the points they name
+                // are needed next.
+                top.branch |= DATA_READS_MADE;
+                let needs = self.data_reads(&key, top.branch as usize & !(DATA_READS_MADE as usize))?;
+                for need in needs {
+                    if self.known(&need) {
+                        continue;
+                    }
+                    if self.stores[need.0].is_busy(&need.1) {
+                        return Err(self.at_tensor(
+                            need.0,
+                            format!(
+                                "point {} depends on itself through reads through data (the data has a cycle at {})",
+                                self.point_name(&need),
+                                self.point_name(&key)
+                            ),
+                        ));
+                    }
+                    stack.push(frame(&need, &self.stores));
+                }
             } else {
-                let branch = top.branch as usize;
+                let branch = (top.branch & !DATA_READS_MADE) as usize;
                 stack.pop();
                 made.clear();
                 let value = self.compute(&key, branch, &mut made)?;
@@ -492,11 +534,112 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     /// The value of point `key` by branch `branch`; the reads it makes of
     /// stores that count them are added to `made` (tensor, row-major index).
     fn compute(&self, key: &Key, branch: usize, made: &mut Vec<(usize, usize)>) -> Result<Data, String> {
-        let (tensor, point) = key;
+        let (tensor, _) = key;
         let live = &self.live[*tensor][branch];
+        let mut values = self.evaluate(key, branch, live, made)?;
+        let branch = &self.program.tensors[*tensor].branches[branch];
+        let result = values.swap_remove(branch.result);
+        let expected = static_shape(&self.program.tensors[*tensor].point);
+        if result.shape != expected {
+            return Err(self.at(
+                branch.location,
+                format!(
+                    "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
+                    self.point_name(key),
+                    result.shape
+                ),
+            ));
+        }
+        Ok(result.data)
+    }
+
+    /// The points the live reads through data of branch `b` name at `key`
+    /// (in node order), each checked against its source's bounds (errors at
+    /// the read): the nodes their coordinates come from are evaluated (the
+    /// verifier makes sure they involve no read through data and no call).
+    fn data_reads(&self, key: &Key, b: usize) -> Result<Vec<Key>, String> {
+        let (tensor, point) = key;
+        let branch = &self.program.tensors[*tensor].branches[b];
+        let live = &self.live[*tensor][b];
+        let reads: Vec<usize> = (0..branch.nodes.len())
+            .filter(|&k| live[k] && matches!(branch.nodes[k].kind, NodeKind::ReadAt { .. }))
+            .collect();
+        if reads.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut needed = vec![false; branch.nodes.len()];
+        for &k in &reads {
+            for a in tempo_passes::rewrite::operands(&branch.nodes[k].kind) {
+                needed[a] = true;
+            }
+        }
+        for k in (0..branch.nodes.len()).rev() {
+            if needed[k] {
+                for a in tempo_passes::rewrite::operands(&branch.nodes[k].kind) {
+                    needed[a] = true;
+                }
+            }
+        }
+        let values = self.evaluate(key, b, &needed, &mut Vec::new())?;
+        let mut needs = Vec::new();
+        for k in reads {
+            let node = &branch.nodes[k];
+            let NodeKind::ReadAt { source, index, data } = &node.kind else { unreachable!("selected above") };
+            let coords = self.data_coordinates(key, index, data, &values).map_err(|e| self.at(node.location, e))?;
+            let src = &self.program.tensors[*source];
+            for (&c, &d) in coords.iter().zip(&src.domain) {
+                if c < 0 || c >= self.bounds[d] {
+                    return Err(self.at(
+                        node.location,
+                        self.program.out_of_bounds(
+                            &format!("read through data of '{}'", src.name),
+                            &self.point_name(key),
+                            d,
+                            &format!("{} = {c}", self.program.dims[d].name),
+                            self.bounds[d],
+                        ),
+                    ));
+                }
+            }
+            let _ = point;
+            needs.push((*source, coords));
+        }
+        Ok(needs)
+    }
+
+    /// The coordinates a read through data names at `key`: `index` at the
+    /// point's variables followed by the data values.
+    fn data_coordinates(
+        &self,
+        key: &Key,
+        index: &AffineMap,
+        data: &[usize],
+        values: &[Value],
+    ) -> Result<Vec<i64>, String> {
+        let mut variables = key.1.clone();
+        for &k in data {
+            variables.push(match &values[k].data {
+                Data::I64(v) => v[0],
+                Data::I32(v) => i64::from(v[0]),
+                _ => unreachable!("the verifier checks coordinates are integers"),
+            });
+        }
+        index.eval(&variables, self.bounds).map_err(|e| format!("at {}: {}", self.point_name(key), e.0))
+    }
+
+    /// The values of the nodes of branch `branch` at `key` marked in `live`
+    /// (the others are empty); the reads made of stores that count them
+    /// are added to `made` (tensor, row-major index).
+    fn evaluate(
+        &self,
+        key: &Key,
+        branch: usize,
+        live: &[bool],
+        made: &mut Vec<(usize, usize)>,
+    ) -> Result<Vec<Value>, String> {
+        let (tensor, point) = key;
         let branch = &self.program.tensors[*tensor].branches[branch];
         let mut values: Vec<Value> = Vec::with_capacity(branch.nodes.len());
-        let static_shape = |t: &PointType| t.shape.iter().map(|&d| d as usize).collect::<Vec<_>>();
         for (node, &live) in branch.nodes.iter().zip(live) {
             if !live {
                 // Not evaluated: no live node uses it.
@@ -509,6 +652,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     if self.counting {
                         made.push((*source, self.stores[*source].index(&coords)));
                     }
+                    Value { shape: static_shape(&node.ty), data: self.value(&(*source, coords))? }
+                }
+                NodeKind::ReadAt { source, index, data } => {
+                    let coords =
+                        self.data_coordinates(key, index, data, &values).map_err(|e| self.at(node.location, e))?;
                     Value { shape: static_shape(&node.ty), data: self.value(&(*source, coords))? }
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
@@ -661,19 +809,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             };
             values.push(value);
         }
-        let result = values.swap_remove(branch.result);
-        let expected = static_shape(&self.program.tensors[*tensor].point);
-        if result.shape != expected {
-            return Err(self.at(
-                branch.location,
-                format!(
-                    "at {}: the branch computes a value of shape {:?}, but the tensor's points have shape {expected:?}",
-                    self.point_name(key),
-                    result.shape
-                ),
-            ));
-        }
-        Ok(result.data)
+        Ok(values)
     }
 }
 

@@ -172,6 +172,13 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             e
         })
         .collect();
+    // The tensors of a data group are computed depth by depth, in an order
+    // only the data gives: every point is kept.
+    let by_depth: Vec<usize> = nests
+        .iter()
+        .filter(|nest| super::is_data_nest(program, nest))
+        .flat_map(|nest| nest.body.iter().copied())
+        .collect();
     (0..program.tensors.len())
         .map(|i| {
             let tensor = &program.tensors[i];
@@ -181,7 +188,7 @@ pub(crate) fn select_stores(program: &Program, nests: &[Nest], edges: &[Edge]) -
             if program.outputs.contains(&i) {
                 return Storage::Output;
             }
-            if tensor.domain.is_empty() {
+            if tensor.domain.is_empty() || by_depth.contains(&i) {
                 return Storage::Full;
             }
             let layout = &layouts[nest_of[&i]];

@@ -104,6 +104,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 NodeKind::ReadRange { source, lower, upper, caps } => {
                     self.range_view(*source, lower, upper, caps, &body.reader_dims, &node.ty, b)?
                 }
+                NodeKind::ReadAt { .. } => self.read_at_view(node, &branch.nodes, &body.views, &body.reader_dims, b)?,
                 NodeKind::Constant { text, .. } => self.constant(text, &node.ty, b)?,
                 _ => {
                     self.computed(&mut body, n, b)?;
@@ -441,6 +442,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     branch.nodes[a].kind,
                     NodeKind::Read { .. }
                         | NodeKind::ReadRange { .. }
+                        | NodeKind::ReadAt { .. }
                         | NodeKind::Constant { .. }
                         | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
                         | NodeKind::DynamicSlice(..)
@@ -553,7 +555,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 }
                 s
             }
-            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } => {
+            NodeKind::Read { .. }
+            | NodeKind::ReadRange { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Constant { .. } => {
                 return Err("compiler fault: a read or constant sized as computed".into());
             }
         })
@@ -711,9 +716,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     _ => self.reduce(*kind, views[*a].sizes(), Some(view(*a)?), *axis, target, &node.ty, None, b),
                 }
             }
-            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } => {
-                Err("compiler fault: a read or constant computed as an op".into())
-            }
+            NodeKind::Read { .. }
+            | NodeKind::ReadRange { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Constant { .. } => Err("compiler fault: a read or constant computed as an op".into()),
         }
     }
 

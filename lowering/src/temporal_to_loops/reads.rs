@@ -25,6 +25,18 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         reader_dims: &[Value<'c, 'a>],
         b: &Builder<'c, 'a>,
     ) -> Built<Value<'c, 'a>> {
+        if self.arith_indices {
+            let values: Vec<Value<'c, 'a>> =
+                exprs.iter().map(|e| b.arith_expr(e, reader_dims, &self.bound_args)).collect::<Built<_>>()?;
+            let fold = match op {
+                "affine.max" => "maxsi",
+                "affine.min" => "minsi",
+                _ => "",
+            };
+            let mut values = values.into_iter();
+            let first = values.next().ok_or("compiler fault: an affine map without results")?;
+            return values.try_fold(first, |acc, v| b.arith(fold, acc, v));
+        }
         let map = affine_map(self.context, num_dims, num_symbols, exprs);
         b.affine_value(op, map, &self.with_symbols(reader_dims))
     }

@@ -234,6 +234,7 @@ fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
             NodeKind::DynamicSlice(..) => unsupported("a dynamic_slice of the range"),
             NodeKind::Attention(..) => unsupported("an attention inside an attention"),
             NodeKind::Call { .. } => unsupported("an external call on the range"),
+            NodeKind::ReadAt { .. } => unsupported("a read through data at coordinates from the range"),
             NodeKind::Read { .. }
             | NodeKind::ReadRange { .. }
             | NodeKind::Constant { .. }

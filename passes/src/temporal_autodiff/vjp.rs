@@ -519,6 +519,9 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         NodeKind::Call { callee, .. } => {
             return Err(unsupported(body, n, &format!("the external call '{callee}', which has no gradient")));
         }
+        NodeKind::ReadAt { .. } => {
+            return Err(unsupported(body, n, "a read through data (its coordinates are integers)"));
+        }
         NodeKind::DynamicSlice(a, offsets) => {
             // Zeros around the cotangent at the offsets `o`, one dimension
             // at a time: padded with N zeros on each side, the window of

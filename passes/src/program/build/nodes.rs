@@ -53,6 +53,9 @@ impl<'c, 'v> Builder<'c, 'v> {
             if name == "temporal.read" || name == "temporal.read_range" {
                 break;
             }
+            if name == "temporal.read_at" && i == 0 {
+                continue;
+            }
             match values.iter().position(|x| x.to_raw().ptr == v.to_raw().ptr) {
                 Some(n) => operand_nodes.push(n),
                 None => {
@@ -66,6 +69,7 @@ impl<'c, 'v> Builder<'c, 'v> {
         }
         let kind = match name.as_str() {
             "temporal.read" => self.read_node(op, reader, &ty)?,
+            "temporal.read_at" => self.read_at_node(op, reader, &ty, &operand_nodes, nodes)?,
             "temporal.read_range" => self.read_range_node(op, reader, &ty)?,
             "temporal.reduce_sum"
             | "temporal.reduce_max"
@@ -151,6 +155,72 @@ impl<'c, 'v> Builder<'c, 'v> {
             return None;
         }
         Some(NodeKind::Read { source, index })
+    }
+
+    /// `temporal.read_at`: a point of a tensor at coordinates given by
+    /// data (scalar integers of the body) and the reader's variables.
+    fn read_at_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        reader: usize,
+        ty: &PointType,
+        data: &[usize],
+        nodes: &[Node<'c>],
+    ) -> Option<NodeKind> {
+        let source = self.tensor_of(op.operand(0).expect("IRDL checked"), op)?;
+        let Some(index) = op.attribute("index").ok().and_then(AffineMap::from_attribute) else {
+            self.error(op, "temporal.read_at needs an affine_map attribute 'index'".into());
+            return None;
+        };
+        if let Err(e) = crate::affine::check_divisions(&index.results) {
+            self.error(op, format!("read index: {e}"));
+            return None;
+        }
+        for (k, &n) in data.iter().enumerate() {
+            let t = &nodes[n].ty;
+            if !t.shape.is_empty() || !matches!(t.element, ElementType::I64 | ElementType::I32) {
+                self.error(
+                    op,
+                    format!("coordinate operand #{k} of temporal.read_at must be a scalar integer (tensor<i64> or tensor<i32>), is {t}"),
+                );
+                return None;
+            }
+        }
+        let reader_domain = self.program.tensors[reader].domain.len();
+        let source_domain = self.program.tensors[source].domain.len();
+        let source_name = self.program.tensors[source].name.clone();
+        let dims = reader_domain + data.len();
+        if index.num_dims != dims || index.num_symbols != self.program.dims.len() {
+            self.error(
+                op,
+                format!(
+                    "index of a read through data by '{}' must have {dims} dims (the reader's domain, then one per coordinate operand) and {} symbols (the bounds), has ({})[{}]",
+                    self.program.tensors[reader].name,
+                    self.program.dims.len(),
+                    index.num_dims,
+                    index.num_symbols
+                ),
+            );
+            return None;
+        }
+        if index.results.len() != source_domain {
+            self.error(
+                op,
+                format!(
+                    "read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}",
+                    index.results.len()
+                ),
+            );
+            return None;
+        }
+        if *ty != self.program.tensors[source].point {
+            self.error(
+                op,
+                format!("read of '{source_name}' must produce {}, produces {ty}", self.program.tensors[source].point),
+            );
+            return None;
+        }
+        Some(NodeKind::ReadAt { source, index, data: data.to_vec() })
     }
 
     /// `temporal.read_range`: a box of points of a tensor.

@@ -1,0 +1,247 @@
+//! Reads through data in `lower-temporal-to-loops`, and the nests of data
+//! groups (cycles through such reads, [`tempo_passes::data_reads`]), which
+//! run depth by depth.
+//!
+//! A read through data loads its coordinate operands, computes the
+//! coordinates with `arith` ops (the values are data, not affine), checks
+//! each against its bound (a run-time error of the read's site,
+//! `tempo_data_read_error`, reported after the run) and clamps it so that
+//! memory is never touched out of the store.
+//!
+//! A data group's nest (one loop over its dimension `n` in the schedule)
+//! becomes:
+//! 1. a loop over every point `p` of `n` writing, per tensor of the group,
+//!    the branch that defines it (its conditions evaluated) and, per read
+//!    through data of the group (a *column*), the coordinate it reads
+//!    (the value of the point its coordinate operand reads: the coordinate
+//!    operand of such a read is a read at `p` of a tensor outside the
+//!    group, `temporal-depth-targets` makes sure of it);
+//! 2. a call of the runtime's `tempo_depth_order`, which checks every
+//!    coordinate a taken read names, computes each point's depth (0 where
+//!    no read through data of the group is taken, else one more than the
+//!    deepest point read), refuses cycles in the data, and orders the
+//!    points by depth, then by the branches they take: *segments* of points
+//!    of one depth and one choice of branches;
+//! 3. a loop over the segments, in order, computing their points. Points
+//!    of one segment do not read each other (they have the same depth), so
+//!    they may run in any order or together.
+
+use super::views::{View, view_type};
+use super::{Built, Emitter};
+use crate::ir_builder::{Builder, Compare, declare};
+use melior::ir::{Value, r#type::MemRefType};
+use tempo_passes::data_reads::{DataGroup, read_sites};
+use tempo_passes::program::{ElementType, Node, NodeKind};
+
+/// The runtime's function ordering a data group's points by depth.
+pub const DEPTH_ORDER: &str = "tempo_depth_order";
+/// The runtime's function recording a read through data out of bounds.
+pub const DATA_READ_ERROR: &str = "tempo_data_read_error";
+
+/// One read through data of a group's tensor of another (or the same)
+/// tensor of the group.
+struct Column {
+    /// Position of the reading tensor in the group's order.
+    member: usize,
+    branch: usize,
+    /// The tensor whose point at `p` is the coordinate.
+    target: usize,
+    /// The read's number among the program's reads through data.
+    site: usize,
+}
+
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// The view of the point a read through data (`node`, with the views
+    /// of its branch so far in `views`) names at the reader's variables
+    /// `reader_dims`.
+    pub(super) fn read_at_view(
+        &mut self,
+        node: &Node<'c>,
+        nodes: &[Node<'c>],
+        views: &[super::branch_body::NodeValue<'c, 'a>],
+        reader_dims: &[Value<'c, 'a>],
+        b: &Builder<'c, 'a>,
+    ) -> Built<View<'c, 'a>> {
+        let NodeKind::ReadAt { source, index, data } = &node.kind else {
+            return Err("compiler fault: a read through data expected".into());
+        };
+        if self.gpu {
+            return Err("not yet: reads through data on the GPU target".into());
+        }
+        let program = self.program;
+        let site = read_sites(program)
+            .iter()
+            .position(|&(t, k, n)| std::ptr::eq(&program.tensors[t].branches[k].nodes[n], node))
+            .unwrap_or(usize::MAX);
+        let mut dims = reader_dims.to_vec();
+        for &a in data {
+            let element = match nodes[a].ty.element {
+                ElementType::I32 => b.integer_type(32),
+                _ => b.integer_type(64),
+            };
+            let value = b.load(views[a].view()?.value, &[], element)?;
+            dims.push(b.index_cast(value, b.index_type())?);
+        }
+        let word = b.integer_type(64);
+        declare(b.module()?, DATA_READ_ERROR, &[word, word, word, word], &[])?;
+        let src = &program.tensors[*source];
+        let mut coords = Vec::new();
+        for (k, (expr, &d)) in index.results.iter().zip(&src.domain).enumerate() {
+            let c = b.arith_expr(expr, &dims, &self.bound_args)?;
+            let below = b.compare(Compare::Slt, c, self.zero_index)?;
+            let above = b.compare(Compare::Sgt, c, self.last_index[d])?;
+            let outside = b.arith("ori", below, above)?;
+            let (then, _) = b.scf_if_else(outside, false)?;
+            let args = [
+                then.i64(site as i64)?,
+                then.i64(k as i64)?,
+                then.index_cast(c, word)?,
+                then.index_cast(self.bound_args[d], word)?,
+            ];
+            then.call(DATA_READ_ERROR, &args, &[])?;
+            coords.push(self.clamp(c, self.zero_index, self.last_index[d], b)?);
+        }
+        let value = self.point_view(*source, &coords, false, b)?;
+        Ok(View::fixed(value, &node.ty))
+    }
+
+    /// The reads through data of `group` between its tensors, checked to
+    /// take their coordinate from a point of a tensor outside the group at
+    /// the reader's own point.
+    fn columns(&self, group: &DataGroup) -> Built<Vec<Column>> {
+        let program = self.program;
+        let sites = read_sites(program);
+        let mut columns = Vec::new();
+        for (member, &t) in group.tensors.iter().enumerate() {
+            for (k, branch) in program.tensors[t].branches.iter().enumerate() {
+                let live = tempo_passes::rewrite::live_nodes(branch);
+                for (n, node) in branch.nodes.iter().enumerate() {
+                    let NodeKind::ReadAt { source, index, data } = &node.kind else { continue };
+                    if !live[n] || !group.contains(*source) {
+                        continue;
+                    }
+                    let target = match (&index.results[..], &data[..]) {
+                        ([tempo_passes::affine::AffineExpr::Dim(1)], [a]) => match &branch.nodes[*a].kind {
+                            NodeKind::Read { source: target, index }
+                                if !group.contains(*target)
+                                    && matches!(index.results[..], [tempo_passes::affine::AffineExpr::Dim(0)])
+                                    && program.tensors[*target].domain == [group.dim] =>
+                            {
+                                Some(*target)
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(target) = target else {
+                        return Err(format!(
+                            "compiler fault: the read through data of '{}' by '{}' is not in the form temporal-depth-targets gives (a coordinate read at the reader's point)",
+                            program.tensors[*source].name, program.tensors[t].name
+                        ));
+                    };
+                    let site = sites.iter().position(|&s| s == (t, k, n)).unwrap_or(usize::MAX);
+                    columns.push(Column { member, branch: k, target, site });
+                }
+            }
+        }
+        Ok(columns)
+    }
+
+    /// Builds the nest of data group `group` (see the module's doc).
+    pub(super) fn by_depth(&mut self, group: &DataGroup, b: &Builder<'c, 'a>) -> Built<()> {
+        if self.gpu {
+            return Err("not yet: cycles through reads through data on the GPU target".into());
+        }
+        let program = self.program;
+        let context = self.context;
+        let d = group.dim;
+        let n = self.bound_args[d];
+        let columns = self.columns(group)?;
+        let word = b.integer_type(64);
+        let index = b.index_type();
+        let buffer_type = MemRefType::new(word, &[i64::MIN], None, None).into();
+        let (zero, one) = (b.index(0)?, b.index(1)?);
+        let mut buffers = Vec::new();
+        let mut alloc = |size: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
+            let buffer = b.alloc(buffer_type, &[size])?;
+            buffers.push(buffer);
+            Ok(buffer)
+        };
+        let branch_ids: Vec<Value<'c, 'a>> = group.tensors.iter().map(|_| alloc(n)).collect::<Built<_>>()?;
+        let targets: Vec<Value<'c, 'a>> = columns.iter().map(|_| alloc(n)).collect::<Built<_>>()?;
+        let order = alloc(n)?;
+        let three = b.index(3)?;
+        let segments = alloc(b.arith("muli", n, three)?)?;
+        // The table of the runtime call: counts, then per column (member,
+        // branch, coordinates' address, site), then per tensor (branches'
+        // address, number of branches).
+        let entries = 2 + 4 * columns.len() + 2 * group.tensors.len();
+        let table_type = MemRefType::new(word, &[entries as i64], None, None).into();
+        let table = b.alloc(table_type, &[])?;
+        let address = |buffer: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
+            let raw = b.value("memref.extract_aligned_pointer_as_index", &[buffer], index, &[])?;
+            b.index_cast(raw, word)
+        };
+        let mut entries: Vec<Value<'c, 'a>> = vec![b.i64(columns.len() as i64)?, b.i64(group.tensors.len() as i64)?];
+        for (c, column) in columns.iter().enumerate() {
+            entries.push(b.i64(column.member as i64)?);
+            entries.push(b.i64(column.branch as i64)?);
+            entries.push(address(targets[c])?);
+            entries.push(b.i64(column.site as i64)?);
+        }
+        for (m, &t) in group.tensors.iter().enumerate() {
+            entries.push(address(branch_ids[m])?);
+            entries.push(b.i64(program.tensors[t].branches.len() as i64)?);
+        }
+        for (k, &value) in entries.iter().enumerate() {
+            b.store(value, table, &[b.index(k as i64)?])?;
+        }
+        let saved = std::mem::replace(&mut self.arith_indices, true);
+        // 1. Branches and coordinates of every point.
+        let (each, p) = b.scf_for(zero, n, one)?;
+        self.index_of.insert(d, p);
+        for (m, &t) in group.tensors.iter().enumerate() {
+            let branches = &program.tensors[t].branches;
+            let mut chosen = each.i64(branches.len() as i64)?;
+            for (k, branch) in branches.iter().enumerate().rev() {
+                let holds = each.arith_set(&branch.when, &[p], &self.bound_args)?;
+                chosen = each.select(holds, each.i64(k as i64)?, chosen)?;
+            }
+            each.store(chosen, branch_ids[m], &[p])?;
+        }
+        for (c, column) in columns.iter().enumerate() {
+            let point = self.point_view(column.target, &[p], false, &each)?;
+            let element = program.tensors[column.target].point.element;
+            let value = match element {
+                ElementType::I32 => each.convert("arith.extsi", each.load(point, &[], b.integer_type(32))?, word)?,
+                _ => each.load(point, &[], word)?,
+            };
+            each.store(value, targets[c], &[p])?;
+        }
+        // 2. The order of the points by depth.
+        declare(b.module()?, super::by_depth::DEPTH_ORDER, &[word, word, word, word], &[word])?;
+        let count = b.index_cast(n, word)?;
+        let found = b.call(DEPTH_ORDER, &[address(table)?, count, address(order)?, address(segments)?], &[word])?[0];
+        // A failure (-1) runs no segment.
+        let found = b.arith("maxsi", found, b.i64(0)?)?;
+        let found = b.index_cast(found, index)?;
+        // 3. The segments, in order; their points one by one.
+        let (segment, s) = b.scf_for(zero, found, one)?;
+        let at = segment.arith("muli", s, segment.index(3)?)?;
+        let low = segment.index_cast(segment.load(segments, &[at], word)?, index)?;
+        let at_high = segment.arith("addi", at, segment.index(1)?)?;
+        let high = segment.index_cast(segment.load(segments, &[at_high], word)?, index)?;
+        let (point, j) = segment.scf_for(low, high, segment.index(1)?)?;
+        let p = point.index_cast(point.load(order, &[j], word)?, index)?;
+        self.index_of.insert(d, p);
+        for &t in &group.tensors {
+            self.tensor(t, &point)?;
+        }
+        self.arith_indices = saved;
+        for buffer in buffers.into_iter().chain([table]) {
+            b.op("memref.dealloc", &[buffer], &[], &[])?;
+        }
+        let _ = (context, view_type);
+        Ok(())
+    }
+}
