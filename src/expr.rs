@@ -66,6 +66,12 @@ pub(crate) enum Node {
         name: String,
         index: Vec<(String, Index)>,
     },
+    /// A point of `tensor` at coordinates given by data: one scalar integer
+    /// expression per domain dimension (a read through data).
+    ReadAt {
+        tensor: TensorId,
+        coords: Vec<Expr>,
+    },
     /// A box of points: per named dimension a point or a clamped range;
     /// unnamed dimensions default to the reader's variable.
     ReadRange {
@@ -162,6 +168,11 @@ impl Expr {
     pub(crate) fn read(tensor: &Tensor, index: Vec<(String, Index)>) -> Expr {
         let node = Node::Read { tensor: tensor.id, name: tensor.name.clone(), index };
         Expr::new(node, tensor.point.clone(), Site::caller())
+    }
+
+    #[track_caller]
+    pub(crate) fn read_at(tensor: &Tensor, coords: Vec<Expr>) -> Expr {
+        Expr::new(Node::ReadAt { tensor: tensor.id, coords }, tensor.point.clone(), Site::caller())
     }
 
     #[track_caller]

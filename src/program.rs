@@ -142,6 +142,17 @@ impl Tensor {
         Expr::read(self, pairs)
     }
 
+    /// Reads the point whose coordinates are values of the program (a read
+    /// through data): one scalar integer expression per domain dimension,
+    /// in domain order. `h.at_data([&left.here()])` reads `h[left[n]]`,
+    /// the child of node `n` in a tree. Coordinates are checked against
+    /// the bounds at run time; a point that needs itself through such
+    /// reads is a run-time error.
+    #[track_caller]
+    pub fn at_data<'e>(&self, coords: impl IntoIterator<Item = &'e Expr>) -> Expr {
+        Expr::read_at(self, coords.into_iter().cloned().collect())
+    }
+
     /// Reads the point at the reader's own variables of the same names
     /// (`x.here()` in a definition over `t` reads `x[t]`).
     #[track_caller]
@@ -514,6 +525,7 @@ impl BodyEmitter<'_> {
         let name = match &data.node {
             Node::Read { tensor, name, index } => self.read(data, *tensor, name, index),
             Node::ReadRange { tensor, name, index } => self.read_range(data, *tensor, name, index),
+            Node::ReadAt { tensor, coords } => self.read_at(data, *tensor, coords),
             Node::Call { callee, args } => self.call(data, callee, args),
             node => {
                 let (op, operands, attributes) = self.op_of(data, node);
@@ -639,6 +651,40 @@ impl BodyEmitter<'_> {
         name
     }
 
+    /// A `temporal.read_at` of tensor `tensor` at the values `coords`.
+    fn read_at(&mut self, data: &ExprData, tensor: TensorId, coords: &[Expr]) -> String {
+        let (ty, loc) = (&data.ty, location_text(&data.location));
+        let source = &self.program.tensors[tensor.0].tensor;
+        if coords.len() != source.domain.len() {
+            self.errors.push(format!(
+                "{}: error: read through data of '{}' gives {} coordinates, but it has domain [{}]",
+                plain_location(&data.location),
+                source.name,
+                coords.len(),
+                source.domain.join(", ")
+            ));
+        }
+        let names: Vec<String> = coords.iter().map(|o| self.emit(o)).collect();
+        let types: Vec<String> = coords.iter().map(|o| format!(", {}", o.0.ty)).collect();
+        // The reader's variables, then one per coordinate operand.
+        let data_vars: Vec<String> = (0..coords.len()).map(|k| format!("data_{k}_")).collect();
+        let (dims, symbols) = self.header.split_once(')').unwrap_or((self.header, ""));
+        let header = match dims.trim_start_matches('(').is_empty() {
+            true => format!("({}){symbols}", data_vars.join(", ")),
+            false => format!("{dims}, {}){symbols}", data_vars.join(", ")),
+        };
+        let name = format!("%v{}", self.names.len());
+        let _ = writeln!(
+            self.text,
+            "    {name} = \"temporal.read_at\"(%t{}{}) {{index = affine_map<{header} -> ({})>}} : (!temporal.rtensor{}) -> {ty} {loc}",
+            tensor.0,
+            names.iter().map(|n| format!(", {n}")).collect::<String>(),
+            data_vars.join(", "),
+            types.concat()
+        );
+        name
+    }
+
     /// A `temporal.call` of `callee` on `args`.
     fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr]) -> String {
         let (ty, loc) = (&data.ty, location_text(&data.location));
@@ -719,7 +765,7 @@ impl BodyEmitter<'_> {
                     format!("{{offsets = affine_map<{} -> ({})>}}", self.header, results.join(", ")),
                 )
             }
-            Node::Read { .. } | Node::ReadRange { .. } | Node::Call { .. } => {
+            Node::Read { .. } | Node::ReadRange { .. } | Node::ReadAt { .. } | Node::Call { .. } => {
                 unreachable!("written by their own functions")
             }
         }

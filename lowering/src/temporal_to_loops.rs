@@ -359,6 +359,9 @@ struct Emitter<'p, 'c, 'a> {
     /// `arith` ops instead of affine ones ([`Emitter::apply`],
     /// [`Emitter::when`]).
     arith_indices: bool,
+    /// While the points of one segment of a data group are computed
+    /// together ([`by_depth::Batch`]).
+    batch: Option<by_depth::Batch<'c, 'a>>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -446,6 +449,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             origins: Origins::new(),
             test_fault: None,
             arith_indices: false,
+            batch: None,
         }
     }
 

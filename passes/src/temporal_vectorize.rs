@@ -35,7 +35,7 @@ use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::replace_program;
-use crate::program::{Branch, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
+use crate::program::{Branch, DYNAMIC, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
 use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 
@@ -447,13 +447,20 @@ impl<'c> Batcher<'_, 'c> {
                 self.same(NodeKind::Einsum(spec, operands), &ty, any, location)
             }
             NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
+            // Only in batches of data groups ([`batched_branch`]): the
+            // lowering gathers the points and positions of the batch.
+            NodeKind::ReadAt { source, index, data } => {
+                let data = data.iter().map(|&a| new[a]).collect();
+                let kind = NodeKind::ReadAt { source: *source, index: index.clone(), data };
+                self.same(kind, &ty, true, location)
+            }
+            NodeKind::Position(p) if *p == d => self.same(NodeKind::Position(d), &ty, true, location),
+            NodeKind::Bound(_) => self.push(node.kind.clone(), ty, false, location),
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
-            | NodeKind::ReadAt { .. }
             | NodeKind::Gather(..)
             | NodeKind::Attention(..)
-            | NodeKind::Position(_)
-            | NodeKind::Bound(_) => {
+            | NodeKind::Position(_) => {
                 unreachable!("refused by vectorizable")
             }
         }
@@ -517,8 +524,9 @@ impl<'c> Batcher<'_, 'c> {
             // Batched rows by a shared matrix: one matmul of n*m rows.
             (true, false) if shape(self, x).len() == 3 => {
                 let (m, k) = (shape(self, x)[1], shape(self, x)[2]);
-                let rows = reshape(self, x, vec![n * m, k]);
-                let out_shape = matmul_shape(&[n * m, k], &shape(self, y)).expect("verified");
+                let nm = if n == DYNAMIC { DYNAMIC } else { n * m };
+                let rows = reshape(self, x, vec![nm, k]);
+                let out_shape = matmul_shape(&[nm, k], &shape(self, y)).expect("verified");
                 let product =
                     self.push(NodeKind::Matmul(rows, y), PointType { shape: out_shape, element }, true, location);
                 let to = self.batched_type(ty).shape;
@@ -555,6 +563,73 @@ impl<'c> Batcher<'_, 'c> {
             }
         }
     }
+}
+
+/// Branch `k` of tensor `t` of a data group over dimension `d` (its only
+/// one), computed for a batch of points of `d` at once: every value that
+/// varies with the point gets a leading dimension of dynamic size (the
+/// batch), as `temporal-vectorize` batches a dimension. The lowering
+/// gives the batch's values to the nodes that vary: a read of a tensor
+/// over `d` at the point itself (`x[n]`) or through data (`s[left[n]]`)
+/// gathers the batch's points, a position is the batch's positions.
+///
+/// `None` when the branch has an op without a batched form here (range
+/// reads, dynamic slices, random values, calls, gathers, attention,
+/// matmuls of other ranks), reads a tensor over `d` elsewhere than at the
+/// point or through data of the group (`members`), or reads through data
+/// a tensor outside the group (whose coordinates are not checked before).
+pub fn batched_branch<'c>(
+    program: &Program<'c>,
+    t: usize,
+    k: usize,
+    d: usize,
+    members: &[usize],
+) -> Option<Branch<'c>> {
+    let tensor = &program.tensors[t];
+    if tensor.domain != [d] {
+        return None;
+    }
+    let branch = &tensor.branches[k];
+    for node in &branch.nodes {
+        let ok = match &node.kind {
+            NodeKind::Read { source, index } => {
+                let src = &program.tensors[*source];
+                if src.domain.contains(&d) {
+                    src.domain == [d] && matches!(index.results[..], [AffineExpr::Dim(0)])
+                } else {
+                    !index.results.iter().any(|e| uses_dim(e, 0))
+                }
+            }
+            NodeKind::ReadAt { source, index, data } => {
+                members.contains(source) && matches!(index.results[..], [AffineExpr::Dim(1)]) && data.len() == 1
+            }
+            NodeKind::Matmul(a, b) => {
+                let ranks = (branch.nodes[*a].ty.shape.len(), branch.nodes[*b].ty.shape.len());
+                matches!(ranks, (2, 2) | (1, 2) | (2, 1))
+            }
+            NodeKind::ReadRange { .. }
+            | NodeKind::DynamicSlice(..)
+            | NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::Gather(..)
+            | NodeKind::Attention(..) => false,
+            NodeKind::Position(p) => *p == d,
+            _ => true,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    let vectorized = vec![true; program.tensors.len()];
+    let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size: DYNAMIC, program };
+    let mut new = Vec::with_capacity(branch.nodes.len());
+    for node in &branch.nodes {
+        let k = batcher.node(node, &new, d, 0, &vectorized);
+        new.push(k);
+    }
+    let result = batcher.expanded(new[branch.result], branch.location);
+    let when = IntegerSet { num_dims: 0, num_symbols: branch.when.num_symbols, constraints: Vec::new() };
+    Some(Branch { when, nodes: batcher.nodes, result, location: branch.location })
 }
 
 /// Vectorizes dimension `d` of size `size` (checked by [`vectorizable`]).

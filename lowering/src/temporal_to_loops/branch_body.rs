@@ -74,7 +74,18 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     pub(super) fn branch_body(&mut self, i: usize, k: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let reader = &program.tensors[i];
-        let branch = &reader.branches[k];
+        self.body_of(&reader.branches[k], &reader.domain, slot, b)
+    }
+
+    /// The ops of `branch` (of a tensor over `reader_domain`), computing
+    /// into `slot`.
+    pub(super) fn body_of(
+        &mut self,
+        branch: &tempo_passes::program::Branch<'c>,
+        reader_domain: &[usize],
+        slot: Value<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
         let fusion = self.fusion(branch);
         let candidates = destinations::Candidates {
             users: &fusion.users,
@@ -86,8 +97,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let planned = self.plan_destinations(branch, slot, &candidates, b)?;
         let mut body = Body {
             branch,
-            reader_domain: &reader.domain,
-            reader_dims: reader.domain.iter().map(|d| self.index_of[d]).collect(),
+            reader_domain,
+            reader_dims: reader_domain.iter().map(|d| self.index_of[d]).collect(),
             fusion,
             planned,
             slot,
@@ -99,7 +110,16 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             self.enter(node.location, &op_name);
             let b = &b.at(node.location);
             self.inject_test_fault(&op_name, b)?;
+            let batch = self.batch.as_ref().map(|batch| batch.dim);
             let view = match &node.kind {
+                NodeKind::Read { source, .. } if batch.is_some_and(|d| self.program.tensors[*source].domain == [d]) => {
+                    self.gather(*source, None, &node.ty, b)?
+                }
+                NodeKind::ReadAt { source, data, .. } if batch.is_some() => {
+                    let rows = body.views[data[0]].view()?.value;
+                    self.gather(*source, Some((rows, branch.nodes[data[0]].ty.element)), &node.ty, b)?
+                }
+                NodeKind::Position(_) if batch.is_some() => self.batch_positions(&node.ty, b)?,
                 NodeKind::Read { source, index } => View::fixed(self.read_point(&body, *source, index, b)?, &node.ty),
                 NodeKind::ReadRange { source, lower, upper, caps } => {
                     self.range_view(*source, lower, upper, caps, &body.reader_dims, &node.ty, b)?
@@ -502,11 +522,30 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 Movement::Expand => {
                     let input = views[operands[0]].sizes();
                     let skip = node.ty.shape.len() - input.len();
+                    // A new dynamic leading dimension is a batch's
+                    // (`temporal_vectorize::batched_branch`).
+                    let batch = self.batch.map(|batch| Extent::Value(batch.count));
                     node.ty
                         .shape
                         .iter()
                         .enumerate()
-                        .map(|(k, &d)| if d == DYNAMIC { input[k - skip] } else { Extent::Static(d) })
+                        .map(|(k, &d)| match (d == DYNAMIC, k >= skip) {
+                            (true, true) => Ok(input[k - skip]),
+                            (true, false) => {
+                                batch.ok_or_else(|| "compiler fault: an expand to a new dynamic size".to_string())
+                            }
+                            (false, _) => Ok(Extent::Static(d)),
+                        })
+                        .collect::<Built<_>>()?
+                }
+                // A dynamic size of a slice is the operand's (from 0).
+                Movement::Slice(_) => {
+                    let input = views[operands[0]].sizes();
+                    node.ty
+                        .shape
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &d)| if d == DYNAMIC { input[k] } else { Extent::Static(d) })
                         .collect()
                 }
                 _ => shape(),
@@ -738,6 +777,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         b: &Builder<'c, 'a>,
     ) -> Built<View<'c, 'a>> {
         if is_result {
+            if !node.ty.is_static() {
+                return Ok(View { value: slot, sizes: sizes.to_vec() });
+            }
             return Ok(View::fixed(slot, &node.ty));
         }
         if node.ty.is_static() {

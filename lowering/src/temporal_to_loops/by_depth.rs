@@ -26,17 +26,28 @@
 //!    of one segment do not read each other (they have the same depth), so
 //!    they may run in any order or together.
 
-use super::views::{View, view_type};
+use super::views::{View, plain_type, view_type};
 use super::{Built, Emitter};
-use crate::ir_builder::{Builder, Compare, declare};
+use crate::ir_builder::{Builder, Compare, Extent, declare};
 use melior::ir::{Value, r#type::MemRefType};
 use tempo_passes::data_reads::{DataGroup, read_sites};
-use tempo_passes::program::{ElementType, Node, NodeKind};
+use tempo_passes::program::{DYNAMIC, ElementType, Node, NodeKind, PointType};
 
 /// The runtime's function ordering a data group's points by depth.
 pub const DEPTH_ORDER: &str = "tempo_depth_order";
 /// The runtime's function recording a read through data out of bounds.
 pub const DATA_READ_ERROR: &str = "tempo_data_read_error";
+
+/// The points of one segment of a data group, computed together: the
+/// group's dimension, its points in order (`memref<?xi64>`), and the
+/// segment's first position in that order and number of points.
+#[derive(Clone, Copy)]
+pub(super) struct Batch<'c, 'a> {
+    pub dim: usize,
+    pub order: Value<'c, 'a>,
+    pub low: Value<'c, 'a>,
+    pub count: Value<'c, 'a>,
+}
 
 /// One read through data of a group's tensor of another (or the same)
 /// tensor of the group.
@@ -103,6 +114,130 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         let value = self.point_view(*source, &coords, false, b)?;
         Ok(View::fixed(value, &node.ty))
+    }
+
+    /// Computes the points of tensor `t` of `batch` by `branch` (batched,
+    /// [`tempo_passes::temporal_vectorize::batched_branch`]) into a buffer
+    /// of the batch's rows, then writes each row to its point's slot.
+    fn batched_tensor(
+        &mut self,
+        t: usize,
+        branch: &tempo_passes::program::Branch<'c>,
+        batch: Batch<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<()> {
+        let program = self.program;
+        let tensor = &program.tensors[t];
+        self.enter(branch.location, &format!("a definition of '{}'", tensor.name));
+        let b = b.at(branch.location);
+        let point = &tensor.point;
+        let rows_type = PointType {
+            shape: std::iter::once(DYNAMIC).chain(point.shape.iter().copied()).collect(),
+            element: point.element,
+        };
+        self.batch = Some(batch);
+        let slot = self.batch_buffer(&rows_type, &b)?;
+        let built = self.body_of(branch, &[], slot.value, &b);
+        self.batch = None;
+        built?;
+        let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
+        let at = each.arith("addi", batch.low, j)?;
+        let p = each.index_cast(each.load(batch.order, &[at], each.integer_type(64))?, each.index_type())?;
+        let target = self.point_view(t, &[p], true, &each)?;
+        let row = self.row(slot.value, j, point, &each)?;
+        each.copy(row, target)?;
+        if self.in_store(t) {
+            self.seal(t, &[p], &each)?;
+        }
+        Ok(())
+    }
+
+    /// A buffer of `rows` (`[?, point...]`) for the current batch: allocated
+    /// once for as many rows as the group's dimension has points, viewed at
+    /// the batch's size.
+    fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+        let batch = self.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
+        let entry = self.entry.at(b.location);
+        let buffer = entry.alloc(plain_type(self.context, rows), &[self.bound_args[batch.dim]])?;
+        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        let sizes: Vec<Extent<'c, 'a>> = std::iter::once(Extent::Value(batch.count))
+            .chain(rows.shape[1..].iter().map(|&s| Extent::Static(s)))
+            .collect();
+        let zeros = vec![Extent::Static(0); sizes.len()];
+        // Row-major, at offset 0 (the point's sizes are static).
+        let dims: Vec<i64> = std::iter::once(super::views::UNKNOWN).chain(rows.shape[1..].iter().copied()).collect();
+        let mut strides = vec![1i64; dims.len()];
+        for k in (0..dims.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * dims[k + 1];
+        }
+        let element = super::views::element_type(self.context, rows.element);
+        let ty = super::views::strided(self.context, element, &dims, &strides, 0);
+        let value = b.subview(buffer, &zeros, &sizes, ty)?;
+        Ok(View { value, sizes })
+    }
+
+    /// Row `j` of `rows` (a view `[?, point...]`), as a point view.
+    fn row(
+        &self,
+        rows: Value<'c, 'a>,
+        j: Value<'c, 'a>,
+        point: &PointType,
+        b: &Builder<'c, 'a>,
+    ) -> Built<Value<'c, 'a>> {
+        let offsets: Vec<Extent<'c, 'a>> =
+            std::iter::once(Extent::Value(j)).chain(point.shape.iter().map(|_| Extent::Static(0))).collect();
+        let sizes: Vec<Extent<'c, 'a>> =
+            std::iter::once(Extent::Static(1)).chain(point.shape.iter().map(|&s| Extent::Static(s))).collect();
+        b.subview(rows, &offsets, &sizes, view_type(self.context, point))
+    }
+
+    /// The points of `source` the batch reads, one row each: at the batch's
+    /// own points, or at the points `data` (a view of the batch's
+    /// coordinates, of integer type `element`) names.
+    pub(super) fn gather(
+        &mut self,
+        source: usize,
+        data: Option<(Value<'c, 'a>, ElementType)>,
+        rows: &PointType,
+        b: &Builder<'c, 'a>,
+    ) -> Built<View<'c, 'a>> {
+        let batch = self.batch.ok_or("compiler fault: a gather outside a batch")?;
+        let view = self.batch_buffer(rows, b)?;
+        let word = b.integer_type(64);
+        let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
+        let p = match data {
+            None => each.load(batch.order, &[each.arith("addi", batch.low, j)?], word)?,
+            Some((values, ElementType::I32)) => {
+                each.convert("arith.extsi", each.load(values, &[j], each.integer_type(32))?, word)?
+            }
+            Some((values, _)) => each.load(values, &[j], word)?,
+        };
+        let p = each.index_cast(p, each.index_type())?;
+        // Coordinates through data were checked before the group ran;
+        // clamping keeps every access inside the store regardless.
+        let p = self.clamp(p, self.zero_index, self.last_index[batch.dim], &each)?;
+        let point = PointType { shape: rows.shape[1..].to_vec(), element: rows.element };
+        let from = self.point_view(source, &[p], false, &each)?;
+        let to = self.row(view.value, j, &point, &each)?;
+        each.copy(from, to)?;
+        Ok(view)
+    }
+
+    /// The batch's positions along its dimension, as values of `ty` (`[?]`).
+    pub(super) fn batch_positions(&mut self, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+        let batch = self.batch.ok_or("compiler fault: positions outside a batch")?;
+        let view = self.batch_buffer(ty, b)?;
+        let word = b.integer_type(64);
+        let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
+        let p = each.load(batch.order, &[each.arith("addi", batch.low, j)?], word)?;
+        let element = super::views::element_type(self.context, ty.element);
+        let value = match ty.element {
+            ElementType::I64 => p,
+            ElementType::I32 | ElementType::I1 => each.convert("arith.trunci", p, element)?,
+            ElementType::F32 | ElementType::F64 => each.convert("arith.sitofp", p, element)?,
+        };
+        each.store(value, view.value, &[j])?;
+        Ok(view)
     }
 
     /// The reads through data of `group` between its tensors, checked to
@@ -231,11 +366,44 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let low = segment.index_cast(segment.load(segments, &[at], word)?, index)?;
         let at_high = segment.arith("addi", at, segment.index(1)?)?;
         let high = segment.index_cast(segment.load(segments, &[at_high], word)?, index)?;
-        let (point, j) = segment.scf_for(low, high, segment.index(1)?)?;
-        let p = point.index_cast(point.load(order, &[j], word)?, index)?;
-        self.index_of.insert(d, p);
-        for &t in &group.tensors {
-            self.tensor(t, &point)?;
+        let batched: Option<Vec<Vec<_>>> = group
+            .tensors
+            .iter()
+            .map(|&t| {
+                (0..program.tensors[t].branches.len())
+                    .map(|k| tempo_passes::temporal_vectorize::batched_branch(program, t, k, d, &group.tensors))
+                    .collect()
+            })
+            .collect();
+        match batched {
+            Some(branches) if self.fuse => {
+                let key = segment.load(segments, &[segment.arith("addi", at, segment.index(2)?)?], word)?;
+                let count = segment.arith("subi", high, low)?;
+                self.size_caps.insert(super::views::key(count), n);
+                let batch = Batch { dim: d, order, low, count };
+                // The choice of branches is a number in mixed radix (one
+                // digit per tensor, `branches + 1` values each).
+                let radices: Vec<i64> =
+                    group.tensors.iter().map(|&t| program.tensors[t].branches.len() as i64 + 1).collect();
+                for (m, &t) in group.tensors.iter().enumerate() {
+                    let below: i64 = radices[m + 1..].iter().product();
+                    let digit = segment.arith("divsi", key, segment.i64(below)?)?;
+                    let digit = segment.arith("remsi", digit, segment.i64(radices[m])?)?;
+                    for (k, branch) in branches[m].iter().enumerate() {
+                        let taken = segment.compare(Compare::Eq, digit, segment.i64(k as i64)?)?;
+                        let (then, _) = segment.scf_if_else(taken, false)?;
+                        self.batched_tensor(t, branch, batch, &then)?;
+                    }
+                }
+            }
+            _ => {
+                let (point, j) = segment.scf_for(low, high, segment.index(1)?)?;
+                let p = point.index_cast(point.load(order, &[j], word)?, index)?;
+                self.index_of.insert(d, p);
+                for &t in &group.tensors {
+                    self.tensor(t, &point)?;
+                }
+            }
         }
         self.arith_indices = saved;
         for buffer in buffers.into_iter().chain([table]) {

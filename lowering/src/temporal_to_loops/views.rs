@@ -206,6 +206,9 @@ pub(super) fn reshaped<'c, 'a>(
 ) -> Built<Option<View<'c, 'a>>> {
     let context = b.context();
     let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
+    if from.shape.first() == Some(&DYNAMIC) && to.shape.first() == Some(&DYNAMIC) {
+        return reshaped_rows(b, source, from, to);
+    }
     if source.ty() != view_type(context, from) || !static_sizes(from) || !static_sizes(to) {
         return Ok(None);
     }
@@ -243,6 +246,75 @@ pub(super) fn reshaped<'c, 'a>(
         )?,
     };
     Ok(Some(View::fixed(value, to)))
+}
+
+/// A reshape of rows `[?, a...]` to `[?, b...]` (static `a` and `b` of
+/// one size, the rows kept, as in a batch of points): a view when the
+/// rows are contiguous (`memref.collapse_shape` of the row, then
+/// `memref.expand_shape`), else `None`.
+fn reshaped_rows<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    source: &View<'c, 'a>,
+    from: &PointType,
+    to: &PointType,
+) -> Built<Option<View<'c, 'a>>> {
+    let context = b.context();
+    let (tail_from, tail_to) = (&from.shape[1..], &to.shape[1..]);
+    if tail_from.iter().chain(tail_to).any(|&d| d <= 0) {
+        return Ok(None);
+    }
+    let count: i64 = tail_from.iter().product();
+    if count != tail_to.iter().product::<i64>() || tail_from.is_empty() || tail_to.is_empty() {
+        return Ok(None);
+    }
+    let l = layout(source.ty())?;
+    let mut expected = vec![1i64; from.shape.len()];
+    for k in (0..from.shape.len() - 1).rev() {
+        expected[k] = expected[k + 1] * from.shape[k + 1];
+    }
+    if l.strides != expected {
+        return Ok(None);
+    }
+    let groups = |rank: usize| -> Attribute<'c> {
+        let rest: Vec<i64> = (1..rank as i64).collect();
+        ArrayAttribute::new(context, &[integers(context, &[0]), integers(context, &rest)]).into()
+    };
+    let flat_type = strided(context, l.element, &[UNKNOWN, count], &[count, 1], l.offset);
+    let flat = match tail_from.len() {
+        1 => source.value,
+        _ => b.value(
+            "memref.collapse_shape",
+            &[source.value],
+            flat_type,
+            &[("reassociation", groups(from.shape.len()))],
+        )?,
+    };
+    let mut strides = vec![1i64; to.shape.len()];
+    for k in (0..to.shape.len() - 1).rev() {
+        strides[k] = strides[k + 1] * to.shape[k + 1];
+    }
+    let dims: Vec<i64> = std::iter::once(UNKNOWN).chain(tail_to.iter().copied()).collect();
+    let value = match tail_to.len() {
+        1 => flat,
+        _ => {
+            let rows = b.extent(source.sizes[0])?;
+            let op = melior::ir::operation::OperationBuilder::new("memref.expand_shape", b.location)
+                .add_operands(&[flat, rows])
+                .add_results(&[strided(context, l.element, &dims, &strides, l.offset)])
+                .add_attributes(&[
+                    (melior::ir::Identifier::new(context, "reassociation"), groups(to.shape.len())),
+                    (
+                        melior::ir::Identifier::new(context, "static_output_shape"),
+                        DenseI64ArrayAttribute::new(context, &dims).into(),
+                    ),
+                ])
+                .build()
+                .map_err(|e| format!("compiler fault: cannot build 'memref.expand_shape': {e}"))?;
+            b.insert_op(op).result(0).map_err(|e| e.to_string())?.into()
+        }
+    };
+    let sizes = std::iter::once(source.sizes[0]).chain(tail_to.iter().map(|&d| Extent::Static(d))).collect();
+    Ok(Some(View { value, sizes }))
 }
 
 /// The part of `whole` from `offset` along `axis`, of type `part`: a
