@@ -27,12 +27,19 @@ pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), convert-scf
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
-/// contractions, fusion of the spatial work (`fuse`), and the number of
+/// contractions, fusion of the spatial work (`fuse`), computing the points
+/// of one depth of a data group together (`batch_by_depth`), the number of
 /// threads (1: no parallel loops; 0: the OpenMP runtime's default, one per
 /// core), and a memory budget in bytes with the run's bound values
 /// (`T=10,B=3`): stores past it are swapped to a file
 /// (`lower-temporal-to-loops{memory-budget=...}`).
-pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize, memory_budget: Option<(u64, &str)>) -> String {
+pub fn temporal_to_llvm(
+    fast_math: bool,
+    fuse: bool,
+    batch_by_depth: bool,
+    threads: usize,
+    memory_budget: Option<(u64, &str)>,
+) -> String {
     let mut options = Vec::new();
     let budget = memory_budget.map(|(bytes, bounds)| format!("memory-budget={bytes} bounds={bounds}"));
     if let Some(budget) = &budget {
@@ -46,6 +53,9 @@ pub fn temporal_to_llvm(fast_math: bool, fuse: bool, threads: usize, memory_budg
     }
     if !fuse {
         options.push("fuse=false");
+    }
+    if !batch_by_depth {
+        options.push("batch-by-depth=false");
     }
     if threads != 1 {
         options.push("parallel=true");

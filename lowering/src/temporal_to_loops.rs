@@ -138,6 +138,11 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "bound values for memory-budget, NAME=VALUE separated by commas (a dimension without one counts as exceeding the budget)",
             },
             PassOption {
+                name: "batch-by-depth",
+                kind: OptionKind::Flag(true),
+                summary: "on by default: the points of one depth of a cycle through reads through data (and one choice of branches) are computed together, as batched values; false: one by one in the order of their depths (results are the same either way)",
+            },
+            PassOption {
                 name: "fuse",
                 kind: OptionKind::Flag(true),
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
@@ -172,7 +177,8 @@ impl TempoPass for LowerTemporalToLoops {
         // never evaluated (the language is demand-driven; the schedule and
         // the stores, chosen with their reads, stay valid without them).
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
-        let options = Options { fast_math, library_gemm, parallel, gpu, fuse };
+        let batch_by_depth = options.flag("batch-by-depth");
+        let options = Options { fast_math, library_gemm, parallel, gpu, fuse, batch_by_depth };
         let (function, origins) = build(op, &program, &schedule, options, test_fault).map_err(|e| vec![e])?;
         drop(program);
         crate::schedule_pass::remove_schedule(op);
@@ -186,6 +192,7 @@ impl TempoPass for LowerTemporalToLoops {
 struct Options {
     fast_math: bool,
     library_gemm: bool,
+    batch_by_depth: bool,
     parallel: bool,
     gpu: bool,
     fuse: bool,
@@ -333,6 +340,7 @@ struct Emitter<'p, 'c, 'a> {
     fast_math: bool,
     /// With `fast_math`: large products call the runtime's GEMM.
     library_gemm: bool,
+    batch_by_depth: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
     /// Contractions as `linalg` named ops (for the GPU mapping).
@@ -440,6 +448,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             index_of: HashMap::new(),
             fast_math: options.fast_math,
             library_gemm: options.library_gemm,
+            batch_by_depth: options.batch_by_depth,
             parallel: options.parallel,
             gpu: options.gpu,
             fuse: options.fuse,

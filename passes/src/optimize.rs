@@ -54,6 +54,18 @@ pub const O3_PASSES: &[&str] = &[
 /// lowering, `fuse`).
 pub const FUSION: &str = "fusion";
 
+/// The name `--disable-pass` takes for the batching of data groups by
+/// `lower-temporal-to-loops` (its `batch-by-depth` option): without it,
+/// the points of one depth run one by one.
+pub const DEPTH_BATCHING: &str = "depth-batching";
+
+/// Whether `lower-temporal-to-loops` computes the points of one depth of a
+/// data group together, with the passes named in `disabled` left out (at
+/// every level, `-O0` included: it changes no result).
+pub fn depth_batching_enabled(disabled: &[String]) -> bool {
+    !disabled.iter().any(|d| d == DEPTH_BATCHING)
+}
+
 /// Whether `lower-temporal-to-loops` fuses at optimization `level` with the
 /// passes named in `disabled` left out.
 pub fn fusion_enabled(level: u8, disabled: &[String]) -> bool {
@@ -95,9 +107,9 @@ pub fn optimization_pipeline_within(
         _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
     };
     for name in disabled {
-        if !O3_PASSES.contains(&name.as_str()) && name != FUSION {
+        if !O3_PASSES.contains(&name.as_str()) && name != FUSION && name != DEPTH_BATCHING {
             return Err(format!(
-                "'{name}' is not a temporal optimization pass (one of {}) or '{FUSION}'",
+                "'{name}' is not a temporal optimization pass (one of {}), '{FUSION}' or '{DEPTH_BATCHING}'",
                 unique(O3_PASSES).join(", ")
             ));
         }

@@ -922,7 +922,8 @@ fn lowering_text(
             let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let bounds = bounds.join(",");
             let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, threads, budget)
+            let batch = tempo_passes::optimize::depth_batching_enabled(&options.optimization.disabled);
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget)
         }
         Target::Cuda { chip, threads_per_block } => {
             tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?))

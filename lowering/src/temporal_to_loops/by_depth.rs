@@ -376,7 +376,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             })
             .collect();
         match batched {
-            Some(branches) if self.fuse => {
+            Some(branches) if self.batch_by_depth => {
                 let key = segment.load(segments, &[segment.arith("addi", at, segment.index(2)?)?], word)?;
                 let count = segment.arith("subi", high, low)?;
                 self.size_caps.insert(super::views::key(count), n);

@@ -186,6 +186,25 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
         }
+        // The coordinates are computed before the point they name is
+        // needed: not from another read through data, nor a call.
+        let mut needed = vec![false; nodes.len()];
+        data.iter().for_each(|&n| needed[n] = true);
+        for k in (0..nodes.len()).rev() {
+            if needed[k] {
+                if matches!(nodes[k].kind, NodeKind::ReadAt { .. } | NodeKind::Call { .. }) {
+                    self.error(
+                        op,
+                        format!(
+                            "the coordinates of a read through data come from '{}': they may not come from a read through data or an external call",
+                            nodes[k].kind.op_name()
+                        ),
+                    );
+                    return None;
+                }
+                crate::rewrite::operands(&nodes[k].kind).into_iter().for_each(|a| needed[a] = true);
+            }
+        }
         let reader_domain = self.program.tensors[reader].domain.len();
         let source_domain = self.program.tensors[source].domain.len();
         let source_name = self.program.tensors[source].name.clone();

@@ -1,0 +1,191 @@
+"""TreeLSTM over batches of random binary trees (ACRoBat's workload): this
+project against PyTorch eager (one tree at a time, what users write) and
+DyNet with dynamic auto-batching.
+
+    bench/dynamic/setup.sh             # toolchain, then PyTorch, DyNet, NumPy, matplotlib in bench/.venv
+    bench/.venv/bin/python bench/dynamic/run.py [--quick] [--repeat N]
+
+For each batch (8 or 64 trees of 20 to 50 leaves) and hidden size (64,
+128, 256) it writes the batch with trees.py, emits the program with
+`examples/tree_lstm.rs --mlir`, and runs, interleaved (one of each per
+round), each in its own process:
+- `tempo-run` with `--fast-math` (children read through data, the nodes of
+  one depth computed together: batched), and again with
+  `--disable-pass depth-batching` (the same order, one node at a time);
+  the time is the compiled code's execution (`--timings`), outputs kept in
+  memory and not printed;
+- `baselines.py torch` (one thread, per tree) and `baselines.py dynet`
+  (auto-batching on; every node's h and c read back, as our output holds
+  them, and only the roots' h, as the issue's figures were taken).
+Every system's result is checked against the NumPy reference (ours through
+--output-dir once per case). Reported: medians in ms per batch, the ratios,
+and the load average. Results go to bench/dynamic/results.json,
+results.md (also copied into bench/README.md) and ms_per_batch.png.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
+EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "tree_lstm")
+PYTHON = sys.executable
+NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
+
+SYSTEMS = ["tempo", "tempo_per_node", "torch", "dynet", "dynet_roots"]
+LABELS = {
+    "tempo": "tempo (batched by depth)",
+    "tempo_per_node": "tempo (one node at a time)",
+    "torch": "PyTorch eager (per tree)",
+    "dynet": "DyNet auto-batch (all nodes read)",
+    "dynet_roots": "DyNet auto-batch (roots read)",
+}
+
+
+def build():
+    subprocess.run(["cargo", "build", "--release", "--bin", "tempo-run", "--example", "tree_lstm"], cwd=ROOT, check=True)
+
+
+def tempo_command(program, batch, bounds, extra):
+    cmd = [TEMPO_RUN, program, "--fast-math", "--bound", f"N={bounds['N']}", "--bound", f"NL={bounds['NL']}"]
+    for name in NAMES:
+        cmd += ["--input", f"{name}={os.path.join(batch, name + '.npy')}"]
+    return cmd + extra
+
+
+def run_tempo(program, batch, bounds, per_node):
+    extra = ["--format", "none", "--timings"] + (["--disable-pass", "depth-batching"] if per_node else [])
+    out = subprocess.run(tempo_command(program, batch, bounds, extra), capture_output=True, text=True, check=True)
+    ms = re.search(r"execute ([0-9.]+) ms", out.stderr)
+    return float(ms.group(1))
+
+
+def check_tempo(program, batch, bounds, reference):
+    with tempfile.TemporaryDirectory() as out:
+        extra = ["--format", "none", "--output-dir", out]
+        subprocess.run(tempo_command(program, batch, bounds, extra), check=True, capture_output=True)
+        s = np.load(os.path.join(out, "s.npy"))
+    return float(np.abs(s - reference).max())
+
+
+def run_baseline(system, batch, repeat):
+    args = {"torch": ["torch", "--threads", "1"], "dynet": ["dynet"], "dynet_roots": ["dynet", "--roots-only"]}[system]
+    cmd = [PYTHON, os.path.join(HERE, "baselines.py"), args[0], batch, "--repeat", str(repeat), "--check"] + args[1:]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    line = json.loads(out.stdout.strip().splitlines()[-1])
+    return line["ms_all"], line.get("max_abs_error")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="one small case, one round")
+    p.add_argument("--repeat", type=int, default=3, help="rounds (each system runs 3 times per round)")
+    args = p.parse_args()
+    build()
+    sys.path.insert(0, HERE)
+    import baselines
+    import trees
+
+    cases = [(8, 64)] if args.quick else [(t, h) for t in (8, 64) for h in (64, 128, 256)]
+    rounds = 1 if args.quick else args.repeat
+    results = []
+    work = tempfile.mkdtemp(prefix="tempo-dynamic-")
+    for trees_n, hidden in cases:
+        batch = os.path.join(work, f"t{trees_n}h{hidden}")
+        data = trees.make_batch(trees_n, hidden=hidden, seed=1)
+        trees.write(batch, data)
+        bounds = json.load(open(os.path.join(batch, "bounds.json")))
+        program = os.path.join(work, f"tree_lstm_{hidden}.mlir")
+        with open(program, "w") as f:
+            subprocess.run([EXAMPLE, "--hidden", str(hidden), "--mlir"], stdout=f, check=True)
+        reference = baselines.reference(baselines.load(batch))
+        samples = {s: [] for s in SYSTEMS}
+        errors = {"tempo": check_tempo(program, batch, bounds, reference)}
+        for _ in range(rounds):
+            for system in SYSTEMS:
+                if system.startswith("tempo"):
+                    for _ in range(3):
+                        samples[system].append(run_tempo(program, batch, bounds, system == "tempo_per_node"))
+                else:
+                    ms, error = run_baseline(system, batch, 3)
+                    samples[system] += ms
+                    errors[system] = error
+        medians = {s: statistics.median(v) for s, v in samples.items()}
+        row = {
+            "trees": trees_n,
+            "hidden": hidden,
+            "nodes": bounds["N"],
+            "ms": medians,
+            "samples": samples,
+            "max_abs_error": errors,
+            "load": os.getloadavg()[0],
+        }
+        results.append(row)
+        print(json.dumps({k: row[k] for k in ("trees", "hidden", "ms", "max_abs_error", "load")}), flush=True)
+    write(results, args.quick)
+
+
+def write(results, quick):
+    machine = f"{os.cpu_count()} cores"
+    json.dump({"machine": machine, "results": results}, open(os.path.join(HERE, "results.json"), "w"), indent=1)
+    lines = [
+        "| trees | nodes | H | tempo batched | tempo per node | PyTorch eager | DyNet (all read) | DyNet (roots read) "
+        "| vs DyNet all | vs DyNet roots | vs PyTorch | batched vs per node | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in results:
+        m = r["ms"]
+        lines.append(
+            f"| {r['trees']} | {r['nodes']} | {r['hidden']} | {m['tempo']:.1f} | {m['tempo_per_node']:.1f} | "
+            f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet_roots']:.1f} | {m['dynet'] / m['tempo']:.1f}x | "
+            f"{m['dynet_roots'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | "
+            f"{m['tempo_per_node'] / m['tempo']:.2f}x | {r['load']:.2f} |"
+        )
+    table = "\n".join(lines) + "\n"
+    open(os.path.join(HERE, "results.md"), "w").write(table)
+    if not quick:
+        readme = os.path.join(ROOT, "bench", "README.md")
+        text = open(readme).read()
+        begin, end = "<!-- dynamic -->", "<!-- /dynamic -->"
+        if begin in text and end in text:
+            text = text[: text.index(begin) + len(begin)] + "\n" + table + text[text.index(end) :]
+            open(readme, "w").write(text)
+    plot(results)
+
+
+def plot(results):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, trees_n in zip(axes, (8, 64)):
+        rows = [r for r in results if r["trees"] == trees_n]
+        if not rows:
+            continue
+        width = 0.16
+        for k, system in enumerate(SYSTEMS):
+            xs = [i + (k - 2) * width for i in range(len(rows))]
+            ax.bar(xs, [r["ms"][system] for r in rows], width, label=LABELS[system])
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels([f"H={r['hidden']}" for r in rows])
+        ax.set_yscale("log")
+        ax.set_title(f"TreeLSTM, batch of {trees_n} trees (forward)")
+        ax.set_ylabel("ms per batch (median, log scale)")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(HERE, "ms_per_batch.png"), dpi=120)
+
+
+if __name__ == "__main__":
+    main()
