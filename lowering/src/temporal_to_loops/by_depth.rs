@@ -38,16 +38,23 @@ pub const DEPTH_ORDER: &str = "tempo_depth_order";
 /// The runtime's function recording a read through data out of bounds.
 pub const DATA_READ_ERROR: &str = "tempo_data_read_error";
 
-/// The points of one segment of a data group, computed together: the
-/// group's dimension, its points in order (`memref<?xi64>`), and the
-/// segment's first position in that order and number of points.
+/// The points of (a chunk of) one segment of a data group, computed
+/// together: the group's dimension, its points in order (`memref<?xi64>`),
+/// and the chunk's first position in that order and number of points.
 #[derive(Clone, Copy)]
 pub(super) struct Batch<'c, 'a> {
     pub dim: usize,
     pub order: Value<'c, 'a>,
     pub low: Value<'c, 'a>,
     pub count: Value<'c, 'a>,
+    /// The most points a batch has (valid at the function's entry).
+    pub cap: Value<'c, 'a>,
 }
+
+/// The bytes of a batch's widest value (see [`Emitter::by_depth`]).
+const CHUNK_BYTES: i64 = 1 << 18;
+const MIN_CHUNK_ROWS: i64 = 16;
+const MAX_CHUNK_ROWS: i64 = 4096;
 
 /// One read through data of a group's tensor of another (or the same)
 /// tensor of the group.
@@ -158,7 +165,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
         let batch = self.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
         let entry = self.entry.at(b.location);
-        let buffer = entry.alloc(plain_type(self.context, rows), &[self.bound_args[batch.dim]])?;
+        let buffer = entry.alloc(plain_type(self.context, rows), &[batch.cap])?;
         self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
         let sizes: Vec<Extent<'c, 'a>> = std::iter::once(Extent::Value(batch.count))
             .chain(rows.shape[1..].iter().map(|&s| Extent::Static(s)))
@@ -378,9 +385,27 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         match batched {
             Some(branches) if self.batch_by_depth => {
                 let key = segment.load(segments, &[segment.arith("addi", at, segment.index(2)?)?], word)?;
-                let count = segment.arith("subi", high, low)?;
-                self.size_caps.insert(super::views::key(count), n);
-                let batch = Batch { dim: d, order, low, count };
+                // A segment runs in chunks of at most `rows` points, so
+                // that the batch's values stay in cache (each is at most
+                // CHUNK_BYTES) while its products are still matrices.
+                let widest = branches
+                    .iter()
+                    .flatten()
+                    .flat_map(|branch| &branch.nodes)
+                    .map(|node| {
+                        let row: i64 = node.ty.shape.iter().filter(|&&s| s != DYNAMIC).product();
+                        row * node.ty.element.byte_size() as i64
+                    })
+                    .max()
+                    .unwrap_or(1)
+                    .max(1);
+                let rows = (CHUNK_BYTES / widest).clamp(MIN_CHUNK_ROWS, MAX_CHUNK_ROWS);
+                let (chunk, first) = segment.scf_for(low, high, segment.index(rows)?)?;
+                let count = chunk.arith("minsi", chunk.arith("subi", high, first)?, chunk.index(rows)?)?;
+                let cap = self.entry.index(rows)?;
+                self.size_caps.insert(super::views::key(count), cap);
+                let batch = Batch { dim: d, order, low: first, count, cap };
+                let segment = chunk;
                 // The choice of branches is a number in mixed radix (one
                 // digit per tensor, `branches + 1` values each).
                 let radices: Vec<i64> =
