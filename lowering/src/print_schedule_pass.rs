@@ -111,7 +111,11 @@ pub fn pretty(program: &Program, schedule: &Schedule) -> String {
         if crate::schedule::is_data_nest(program, nest) {
             // A data group: its points in the order of their depths.
             let dim = &program.dims[nest.dims[0]];
-            let _ = writeln!(out, "  for {} in 0..{} by depth (the order of the data, known at run time):", dim.name, dim.bound);
+            let _ = writeln!(
+                out,
+                "  for {} in 0..{} by depth (the order of the data, known at run time):",
+                dim.name, dim.bound
+            );
             let body: Vec<Step> = nest.body.iter().map(|&t| Step::Compute(t)).collect();
             items(program, schedule, &body, 1, &mut out);
             continue;

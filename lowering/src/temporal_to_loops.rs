@@ -138,14 +138,14 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "bound values for memory-budget, NAME=VALUE separated by commas (a dimension without one counts as exceeding the budget)",
             },
             PassOption {
-                name: "batch-by-depth",
-                kind: OptionKind::Flag(true),
-                summary: "on by default: the points of one depth of a cycle through reads through data (and one choice of branches) are computed together, as batched values; false: one by one in the order of their depths (results are the same either way)",
-            },
-            PassOption {
                 name: "fuse",
                 kind: OptionKind::Flag(true),
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
+            },
+            PassOption {
+                name: "batch-by-depth",
+                kind: OptionKind::Flag(true),
+                summary: "on by default: the points of one depth of a cycle through reads through data (and one choice of branches) are computed together, as batched values; false: one by one in the order of their depths (results are the same either way)",
             },
         ]
     }
