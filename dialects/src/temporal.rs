@@ -68,6 +68,19 @@ tempo_dialect_macros::dialect! {
             results { handle: rtensor }
         }
 
+        /// Ends dimension `dim` where `done` first holds: `done` has
+        /// scalar `i1` points over `dim` alone, and the dimension's extent
+        /// in a run is `L = 1 + min{t : done[t]}` (its bound when `done`
+        /// never holds), the bound being the most it may take. The program
+        /// then means what it means with bound `L` (points after the stop
+        /// are not computed, outputs have `L` points along `dim`, ranges
+        /// `x[0:T]` end at the stop). `done` and what it reads may not use
+        /// the bound and may not read ahead along `dim`.
+        op stop {
+            operands { done: rtensor }
+            attributes { dim: string }
+        }
+
         /// Marks a recurrent tensor as a program output (all of its domain).
         op output {
             operands { source: rtensor }

@@ -55,6 +55,7 @@ mod reads;
 mod reductions;
 mod row_fusion;
 mod scalar;
+pub mod stops;
 mod stores;
 pub(crate) mod swaps;
 mod views;
@@ -370,6 +371,11 @@ struct Emitter<'p, 'c, 'a> {
     /// While the points of one segment of a data group are computed
     /// together ([`by_depth::Batch`]).
     batch: Option<by_depth::Batch<'c, 'a>>,
+    /// While the nest computing a stop's tensor is built: the stop's
+    /// number, its dimension and its tensor ([`stops`]).
+    stop: Option<(usize, usize, usize)>,
+    /// Per stop, its `[stopped, length]` buffer.
+    stop_states: HashMap<usize, Value<'c, 'a>>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -459,6 +465,8 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             test_fault: None,
             arith_indices: false,
             batch: None,
+            stop: None,
+            stop_states: HashMap::new(),
         }
     }
 
@@ -529,9 +537,19 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                 self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
                 self.allocate_store(i, &nests.at(tensor.location))?;
             }
+            let stop = program.stops.iter().position(|s| nest.body.contains(&s.done));
+            if let Some(k) = stop {
+                self.check_stop_nest(k, nest)?;
+                let stop = &program.stops[k];
+                self.stop = Some((k, stop.dim, stop.done));
+            }
             match groups.iter().find(|g| crate::schedule::is_data_nest(program, nest) && g.tensors[0] == nest.body[0]) {
                 Some(group) => self.by_depth(group, nests)?,
                 None => self.place(&nest.steps(program), nests)?,
+            }
+            if let Some(k) = stop {
+                self.stop = None;
+                self.after_stop(k, nests)?;
             }
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
                 let tensor = &program.tensors[i];
@@ -592,6 +610,12 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                             self.tensor(*t, &then)?;
                         }
                         self.index_of.insert(d, var);
+                        continue;
+                    }
+                    if let Some((k, dim, done)) = self.stop
+                        && dim == d
+                    {
+                        self.stop_loop(k, d, done, body, b)?;
                         continue;
                     }
                     let to_bound = affine_map_of(context, 0, 1, &[AffineExpr::Symbol(0)]);

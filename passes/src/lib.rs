@@ -14,6 +14,7 @@ pub mod program;
 pub mod rewrite;
 pub mod sdg;
 pub mod shifts;
+pub mod stops;
 pub mod support;
 pub mod temporal_autodiff;
 pub mod temporal_dce;

@@ -204,6 +204,15 @@ pub fn program_text(program: &Program) -> String {
     for &o in &program.outputs {
         let _ = writeln!(out, "\"temporal.output\"(%t{o}) : (!temporal.rtensor) -> ()");
     }
+    for stop in &program.stops {
+        let _ = writeln!(
+            out,
+            "\"temporal.stop\"(%t{}) {{dim = \"{}\"}} : (!temporal.rtensor) -> () {}",
+            stop.done,
+            program.dims[stop.dim].name,
+            location(&stop.location)
+        );
+    }
     out
 }
 

@@ -830,6 +830,17 @@ pub struct Program<'c> {
     pub call_sites: Vec<CallSite<'c>>,
     /// `temporal.grad` declarations (until `temporal-autodiff` expands them).
     pub grads: Vec<GradDecl<'c>>,
+    /// Data-dependent stops (`temporal.stop`), at most one per dimension.
+    pub stops: Vec<Stop<'c>>,
+}
+
+/// One `temporal.stop`: dimension `dim` ends where tensor `done` (scalar
+/// `i1` points over `dim` alone) first holds.
+#[derive(Clone, Debug)]
+pub struct Stop<'c> {
+    pub dim: usize,
+    pub done: usize,
+    pub location: Location<'c>,
 }
 
 /// One `temporal.grad`: tensor `tensor` holds the gradient of `of` with

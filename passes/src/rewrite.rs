@@ -69,6 +69,16 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
     kind
 }
 
+/// The tensor a node reads points of, if it is a read, to change it.
+pub fn source_mut(kind: &mut NodeKind) -> Option<&mut usize> {
+    match kind {
+        NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } | NodeKind::ReadAt { source, .. } => {
+            Some(source)
+        }
+        _ => None,
+    }
+}
+
 /// The tensor a node reads points of, if it is a read.
 pub fn source(kind: &NodeKind) -> Option<usize> {
     match kind {
@@ -95,14 +105,16 @@ pub fn retain_tensors(program: &mut Program, keep: &[bool]) {
     for tensor in &mut program.tensors {
         for branch in &mut tensor.branches {
             for node in &mut branch.nodes {
-                match &mut node.kind {
-                    NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } => *source = new_index[*source],
-                    _ => {}
+                if let Some(source) = source_mut(&mut node.kind) {
+                    *source = new_index[*source];
                 }
             }
         }
     }
     program.outputs = program.outputs.iter().map(|&o| new_index[o]).collect();
+    for stop in &mut program.stops {
+        stop.done = new_index[stop.done];
+    }
     program.call_sites.retain(|site| keep[site.tensor]);
     for site in &mut program.call_sites {
         site.tensor = new_index[site.tensor];

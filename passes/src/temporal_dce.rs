@@ -45,7 +45,8 @@ pub fn eliminate_dead_code(program: &mut Program) -> bool {
     let changed = remove_dead_nodes(program);
     // Tensors reachable from the outputs through reads.
     let mut needed = vec![false; program.tensors.len()];
-    let mut work: Vec<usize> = program.outputs.clone();
+    // The outputs, and what ends a dimension (it decides their extent).
+    let mut work: Vec<usize> = program.outputs.iter().copied().chain(program.stops.iter().map(|s| s.done)).collect();
     while let Some(t) = work.pop() {
         if std::mem::replace(&mut needed[t], true) {
             continue;

@@ -119,7 +119,7 @@ fn signature(program: &Program, t: usize, class: &[usize]) -> String {
         text += &format!(" when {:?} result {} :", branch.when, branch.result);
         for node in &branch.nodes {
             let mut kind = node.kind.clone();
-            if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &mut kind {
+            if let Some(source) = crate::rewrite::source_mut(&mut kind) {
                 *source = class[*source];
             }
             text += &format!(" {} {:?};", kind_key(&kind), node.ty);
@@ -193,10 +193,13 @@ pub fn merge_duplicate_tensors(program: &mut Program) -> bool {
     }
     for tensor in &mut program.tensors {
         for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
-            if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &mut node.kind {
+            if let Some(source) = crate::rewrite::source_mut(&mut node.kind) {
                 *source = representative[*source];
             }
         }
+    }
+    for stop in &mut program.stops {
+        stop.done = representative[stop.done];
     }
     let keep: Vec<bool> = (0..n).map(|t| representative[t] == t).collect();
     retain_tensors(program, &keep);

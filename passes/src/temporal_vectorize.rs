@@ -661,7 +661,7 @@ fn apply(program: &mut Program, d: usize, size: i64) {
             continue;
         }
         for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
-            if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = &mut node.kind {
+            if let Some(source) = crate::rewrite::source_mut(&mut node.kind) {
                 *source = batched_of[*source];
             }
         }

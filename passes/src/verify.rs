@@ -45,6 +45,7 @@ pub fn verify_program<'c>(module: OperationRef<'c, '_>) -> Result<Program<'c>, V
     if !unexpanded.is_empty() {
         return Err(unexpanded);
     }
+    crate::stops::check_stops(&program).map_err(|d| vec![d])?;
     let sdg = Sdg::build(&program);
     if let Some((cycle, location)) = sdg.zero_distance_cycle() {
         let names: Vec<&str> = cycle.iter().map(|&t| program.tensors[t].name.as_str()).collect();

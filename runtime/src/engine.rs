@@ -651,6 +651,21 @@ impl<'c> Executable<'c> {
         check_points(&program, &schedule, &bounds).map_err(|e| {
             vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
         })?;
+        // Outputs over a stopped dimension: (output, axis, stop).
+        let stopped: Vec<(usize, usize, usize)> = program
+            .outputs
+            .iter()
+            .enumerate()
+            .flat_map(|(o, &t)| {
+                let domain = &program.tensors[t].domain;
+                program
+                    .stops
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(k, s)| domain.iter().position(|&d| d == s.dim).map(|axis| (o, axis, k)))
+            })
+            .collect();
+        let stops = program.stops.len();
         drop(program);
         let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
@@ -701,7 +716,50 @@ impl<'c> Executable<'c> {
                 None => outputs[output].data = inputs[input].to_data(),
             }
         }
+        if stops > 0 {
+            let lengths = engine.lookup(tempo_lowering::temporal_to_loops::stops::STOP_LENGTHS).map(|p| {
+                // SAFETY: the global is a `memref<Kxi64>`, one word per stop.
+                (0..stops).map(|k| unsafe { *(p as *const i64).add(k) }).collect::<Vec<i64>>()
+            });
+            for &(o, axis, k) in &stopped {
+                if let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied()
+                    && targets[o].is_none()
+                {
+                    truncate(&mut outputs[o], axis, length.max(0) as usize);
+                }
+            }
+        }
         Ok((outputs, timings))
+    }
+}
+
+/// Keeps the first `length` entries of `array` along `axis` (a stopped
+/// dimension's points up to its stop).
+fn truncate(array: &mut HostArray, axis: usize, length: usize) {
+    let Some(&extent) = array.shape.get(axis) else { return };
+    if length >= extent {
+        return;
+    }
+    let outer: usize = array.shape[..axis].iter().product();
+    let inner: usize = array.shape[axis + 1..].iter().product();
+    let element = array.data.element();
+    let mut kept = Data::zeros(element, outer * length * inner);
+    for o in 0..outer {
+        let from = slice_data(&array.data, o * extent * inner, length * inner);
+        kept.write_at(o * length * inner, &from);
+    }
+    array.shape[axis] = length;
+    array.data = kept;
+}
+
+/// `len` elements of `data` from `start`.
+fn slice_data(data: &Data, start: usize, len: usize) -> Data {
+    match data {
+        Data::F32(v) => Data::F32(v[start..start + len].to_vec()),
+        Data::F64(v) => Data::F64(v[start..start + len].to_vec()),
+        Data::I32(v) => Data::I32(v[start..start + len].to_vec()),
+        Data::I64(v) => Data::I64(v[start..start + len].to_vec()),
+        Data::Bool(v) => Data::Bool(v[start..start + len].to_vec()),
     }
 }
 

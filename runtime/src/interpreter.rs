@@ -52,10 +52,40 @@ pub fn interpret(
     externals: &Externals,
     source_name: &str,
 ) -> Result<Vec<HostArray>, String> {
-    let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
+    // Each stop ends its dimension where its tensor first holds: found
+    // point by point, then the program runs with that length as the bound
+    // (`passes/src/stops.rs` makes sure the tensor does not depend on it).
+    let mut bounds = bounds.to_vec();
+    for stop in &program.stops {
+        bounds[stop.dim] = stop_length(program, &bounds, stop, inputs, externals, source_name)?;
+    }
+    let mut interpreter = Interpreter::new(program, &bounds, inputs, externals, source_name);
     interpreter.count_reads();
     interpreter.evaluate_outputs()?;
     Ok(interpreter.outputs())
+}
+
+/// Where `stop`'s dimension ends with bound values `bounds`: one past the
+/// first point of its tensor that holds, or the bound.
+fn stop_length(
+    program: &Program,
+    bounds: &[i64],
+    stop: &tempo_passes::program::Stop,
+    inputs: &[&HostArray],
+    externals: &Externals,
+    source_name: &str,
+) -> Result<i64, String> {
+    let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
+    for t in 0..bounds[stop.dim] {
+        let key = (stop.done, vec![t]);
+        interpreter.demand(key.clone())?;
+        if let Data::Bool(flags) = interpreter.value(&key)?
+            && flags.first().is_some_and(|&f| f != 0)
+        {
+            return Ok(t + 1);
+        }
+    }
+    Ok(bounds[stop.dim])
 }
 
 impl Interpreter<'_, '_> {
@@ -326,7 +356,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             }
             for (branch, live) in program.tensors[t].branches.iter().zip(&self.live[t]) {
                 for (node, _) in branch.nodes.iter().zip(live).filter(|(_, live)| **live) {
-                    if let NodeKind::Read { source, .. } | NodeKind::ReadRange { source, .. } = node.kind {
+                    if let Some(source) = tempo_passes::rewrite::source(&node.kind) {
                         work.push(source);
                     }
                 }
@@ -524,9 +554,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         let array = self.inputs[tensor];
         let t = &self.program.tensors[*tensor];
         let size = t.point.num_elements();
+        // The array's own extents (a stop may have shortened a dimension
+        // below the extent the inputs were given at).
         let mut offset = 0usize;
-        for (&d, &c) in t.domain.iter().zip(point) {
-            offset = offset * self.bounds[d] as usize + c as usize;
+        for (k, &c) in point.iter().enumerate() {
+            offset = offset * array.shape.get(k).copied().unwrap_or(1) + c as usize;
         }
         slice(&array.data, offset * size, size)
     }

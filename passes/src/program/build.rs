@@ -71,6 +71,8 @@ impl<'c> Program<'c> {
                         builder.program.outputs.push(t);
                     }
                 }
+            } else if let Some(stop) = temporal::StopOp::try_from(*op) {
+                builder.stop(stop);
             } else if is_temporal(*op)
                 && temporal::DimOp::try_from(*op).is_none()
                 && temporal::InputOp::try_from(*op).is_none()
@@ -334,6 +336,40 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(user, "operand is not the handle of a declared temporal.tensor or temporal.input".into());
         }
         found
+    }
+
+    /// `temporal.stop`: a dimension ending where a tensor first holds.
+    fn stop(&mut self, stop: temporal::StopOp<'c, 'v>) {
+        let op = stop.operation();
+        let Some(done) = self.tensor_of(stop.done(), op) else { return };
+        let Some(name) = op.attribute("dim").ok().and_then(string_attr) else {
+            self.error(op, "temporal.stop needs a string attribute 'dim'".into());
+            return;
+        };
+        let Some(dim) = self.program.dims.iter().position(|d| d.name == name) else {
+            self.error(op, format!("temporal.stop: no dimension '{name}'"));
+            return;
+        };
+        let tensor = &self.program.tensors[done];
+        if tensor.domain != [dim] {
+            let message = format!(
+                "temporal.stop: '{}' must be over '{name}' alone (its first point that holds ends '{name}'), is over ({})",
+                tensor.name,
+                self.program.domain_names(done).join(", ")
+            );
+            self.error(op, message);
+            return;
+        }
+        if !tensor.point.shape.is_empty() || tensor.point.element != ElementType::I1 {
+            let message = format!("temporal.stop: '{}' must have tensor<i1> points, has {}", tensor.name, tensor.point);
+            self.error(op, message);
+            return;
+        }
+        if self.program.stops.iter().any(|s| s.dim == dim) {
+            self.error(op, format!("temporal.stop: '{name}' already has a stop"));
+            return;
+        }
+        self.program.stops.push(Stop { dim, done, location: op.location() });
     }
 
     fn define(&mut self, define: temporal::DefineOp<'c, 'v>) {

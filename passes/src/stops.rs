@@ -1,0 +1,125 @@
+//! Data-dependent stops (`temporal.stop`): the rules that give them a
+//! meaning, checked by `temporal-verify`.
+//!
+//! A stop ends dimension `d` at `L = 1 + min{t : done[t]}` (the bound `T`
+//! when `done` never holds), and the program means what it means with
+//! bound `L`. For that to be well defined, `done[t]` must not depend on
+//! `L`: `done` and every tensor it reads, directly or not (its *cone*),
+//! - do not use `d`'s bound (no `T` in their conditions, coordinates,
+//!   ranges, slices, and no `temporal.bound` of `d`), so that their values
+//!   are the same under `T` and under `L`;
+//! - read along `d` only the past or the present (`x[t]`, `x[t-1]`,
+//!   `x[0:t+1]`; not `x[t+1]`, and not through data), so that finding `L`
+//!   needs no point after it;
+//! - read tensors over `d` only from tensors over `d`.
+//!
+//! Then `done[0], done[1], ...` can be computed in order until the first
+//! that holds, and everything else with bound `L`: the interpreter does
+//! exactly that, and the compiled code stops the loop that computes `done`
+//! there (points after it are not computed) and runs everything after it
+//! with `L` as the bound.
+
+use crate::diagnostics::PassDiagnostic;
+use crate::program::{NodeKind, Program};
+use crate::shifts::read_edges;
+
+/// The tensors `done` reads, directly or not, and itself.
+pub fn cone(program: &Program, done: usize) -> Vec<bool> {
+    let mut inside = vec![false; program.tensors.len()];
+    let mut work = vec![done];
+    while let Some(t) = work.pop() {
+        if std::mem::replace(&mut inside[t], true) {
+            continue;
+        }
+        for node in program.tensors[t].branches.iter().flat_map(|b| &b.nodes) {
+            if let Some(s) = crate::rewrite::source(&node.kind) {
+                work.push(s);
+            }
+        }
+    }
+    inside
+}
+
+/// Checks every stop of `program` (see the module's doc).
+pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> {
+    for stop in &program.stops {
+        let d = stop.dim;
+        let dim = &program.dims[d];
+        let inside = cone(program, stop.done);
+        let done = &program.tensors[stop.done].name;
+        let why = format!(
+            "'{done}' decides where '{}' stops, so what it is computed from must not depend on where it stops",
+            dim.name
+        );
+        for (t, tensor) in program.tensors.iter().enumerate().filter(|(t, _)| inside[*t]) {
+            for branch in &tensor.branches {
+                if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
+                    return Err(PassDiagnostic::new(
+                        branch.location,
+                        format!("this condition of '{}' uses the bound {}: {why}", tensor.name, dim.bound),
+                    ));
+                }
+                for node in &branch.nodes {
+                    let maps: Vec<&crate::affine::AffineMap> = match &node.kind {
+                        NodeKind::Read { index, .. } | NodeKind::ReadAt { index, .. } => vec![index],
+                        NodeKind::ReadRange { lower, upper, caps, .. } => {
+                            lower.iter().chain(upper).chain(caps).collect()
+                        }
+                        NodeKind::DynamicSlice(_, offsets) => vec![offsets],
+                        _ => Vec::new(),
+                    };
+                    let uses_bound = maps.iter().any(|m| m.results.iter().any(|e| e.uses_symbol(d)))
+                        || matches!(node.kind, NodeKind::Bound(b) if b == d);
+                    if uses_bound {
+                        return Err(PassDiagnostic::new(
+                            node.location,
+                            format!("this op of '{}' uses the bound {}: {why}", tensor.name, dim.bound),
+                        ));
+                    }
+                    if let Some(s) = crate::rewrite::source(&node.kind)
+                        && program.tensors[s].domain.contains(&d)
+                    {
+                        if !tensor.domain.contains(&d) {
+                            return Err(PassDiagnostic::new(
+                                node.location,
+                                format!(
+                                    "'{}', not over '{}', reads '{}', which is: {why}",
+                                    tensor.name, dim.name, program.tensors[s].name
+                                ),
+                            ));
+                        }
+                        if matches!(node.kind, NodeKind::ReadAt { .. }) {
+                            return Err(PassDiagnostic::new(
+                                node.location,
+                                format!(
+                                    "'{}' reads '{}' through data along '{}': {why} (only the past and the present may be read)",
+                                    tensor.name, program.tensors[s].name, dim.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            let _ = t;
+        }
+        for e in read_edges(program) {
+            if !inside[e.reader] || !program.tensors[e.source].domain.contains(&d) {
+                continue;
+            }
+            let ahead = match e.shifts.as_ref().and_then(|s| s.get(&d)) {
+                Some(&(_, Some(high))) => high > 0,
+                _ => true,
+            };
+            if ahead {
+                return Err(PassDiagnostic::new(
+                    e.location,
+                    format!(
+                        "read {} by '{}' may reach ahead along '{}': {why} (only the past and the present may be read)",
+                        e.text, program.tensors[e.reader].name, dim.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
