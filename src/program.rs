@@ -240,6 +240,8 @@ pub struct Program {
     defines: Vec<Define>,
     outputs: Vec<TensorId>,
     externals: Externals,
+    /// Data-dependent stops: the tensor that ends the dimension, where.
+    stops: Vec<(TensorId, String, Site)>,
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -398,6 +400,17 @@ impl Program {
         self.outputs.push(tensor.id);
     }
 
+    /// Ends dimension `dim` where `done` (scalar `i1` points over `dim`
+    /// alone) first holds: its bound is then the most it may take, and the
+    /// program means what it means with the length found as the bound
+    /// (`temporal.stop`: decode until an end token, an episode until
+    /// `done`). What `done` is computed from may not use the bound nor read
+    /// ahead along `dim`.
+    #[track_caller]
+    pub fn stop(&mut self, done: &Tensor, dim: &Dim) {
+        self.stops.push((done.id, dim.name.clone(), Site::caller()));
+    }
+
     /// The program as temporal-dialect MLIR (generic form), readable by
     /// `tempo-opt` and by stock `mlir-opt --irdl-file=...`.
     pub fn to_mlir(&self) -> Result<String, Error> {
@@ -477,6 +490,15 @@ impl Program {
         }
         for o in &self.outputs {
             let _ = writeln!(text, "  \"temporal.output\"(%t{}) : (!temporal.rtensor) -> ()", o.0);
+        }
+        for (done, dim, site) in &self.stops {
+            let _ = writeln!(
+                text,
+                "  \"temporal.stop\"(%t{}) {{dim = \"{}\"}} : (!temporal.rtensor) -> () {}",
+                done.0,
+                escape(dim),
+                location_text(site)
+            );
         }
         text.push_str("}\n");
         if errors.is_empty() { Ok(text) } else { Err(Error(errors)) }
