@@ -178,6 +178,7 @@ impl TempoPass for LowerTemporalToLoops {
         // never evaluated (the language is demand-driven; the schedule and
         // the stores, chosen with their reads, stay valid without them).
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
+        stops::refuse_unsupported(&program, &schedule, gpu)?;
         let batch_by_depth = options.flag("batch-by-depth");
         let options = Options { fast_math, library_gemm, parallel, gpu, fuse, batch_by_depth };
         let (function, origins) = build(op, &program, &schedule, options, test_fault).map_err(|e| vec![e])?;
@@ -539,7 +540,6 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             }
             let stop = program.stops.iter().position(|s| nest.body.contains(&s.done));
             if let Some(k) = stop {
-                self.check_stop_nest(k, nest)?;
                 let stop = &program.stops[k];
                 self.stop = Some((k, stop.dim, stop.done));
             }

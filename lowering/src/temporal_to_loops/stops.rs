@@ -13,33 +13,54 @@
 
 use super::{Built, Emitter};
 use crate::ir_builder::{Builder, Compare, declare_zeros};
-use crate::schedule::{Nest, Step};
+use crate::schedule::{Schedule, Step};
 use melior::ir::r#type::MemRefType;
-use tempo_passes::program::NodeKind;
+use tempo_passes::diagnostics::PassDiagnostic;
+use tempo_passes::program::{NodeKind, Program};
 
 /// The global holding each stop's length after a run.
 pub const STOP_LENGTHS: &str = "tempo_stop_lengths";
 
-impl<'c, 'a> Emitter<'_, 'c, 'a> {
-    /// Checks that stop `k`'s tensor is computed by a nest this lowering
-    /// can stop: a plain nest whose outer loop runs over the stopped
-    /// dimension, forward, not retimed, without swaps, whose tensors over
-    /// that dimension do not use its bound (not known until the stop).
-    pub(super) fn check_stop_nest(&mut self, k: usize, nest: &Nest) -> Built<()> {
-        let program = self.program;
-        let stop = &program.stops[k];
+/// What this lowering cannot compile yet of stops and reads through data,
+/// refused at the user's op before any code is built: either on the GPU
+/// target, and a stop whose tensor is computed in a nest it cannot stop (a
+/// plain nest whose outer loop runs over the stopped dimension, forward,
+/// not retimed, without swaps, whose tensors over that dimension do not
+/// use its bound, which is not known until the stop).
+pub(super) fn refuse_unsupported<'c>(
+    program: &Program<'c>,
+    schedule: &Schedule,
+    gpu: bool,
+) -> Result<(), Vec<PassDiagnostic<'c>>> {
+    let fail = |location, message: String| Err(vec![PassDiagnostic::new(location, message)]);
+    if gpu {
+        let read = program
+            .tensors
+            .iter()
+            .flat_map(|t| &t.branches)
+            .flat_map(|b| &b.nodes)
+            .find(|n| matches!(n.kind, NodeKind::ReadAt { .. }));
+        if let Some(node) = read {
+            return fail(node.location, "not yet: reads through data (temporal.read_at) on the GPU target".into());
+        }
+        if let Some(stop) = program.stops.first() {
+            return fail(stop.location, "not yet: data-dependent stops (temporal.stop) on the GPU target".into());
+        }
+    }
+    for stop in &program.stops {
         let d = stop.dim;
         let dim = &program.dims[d];
         let done = &program.tensors[stop.done].name;
-        self.enter(stop.location, &format!("the stop of '{}'", dim.name));
-        let fail = |why: String| -> Built<()> {
-            Err(format!("not yet: the loop computing '{done}', which stops '{}', {why}", dim.name))
-        };
+        let Some(nest) = schedule.nests.iter().find(|n| n.body.contains(&stop.done)) else { continue };
+        let why = |why: String| format!("not yet: the loop computing '{done}', which stops '{}', {why}", dim.name);
         if !nest.inner.is_empty() || nest.dims.first() != Some(&d) || !nest.forward[0] {
-            return fail(format!("must run over '{}' forward as the outer loop of its nest", dim.name));
+            return fail(
+                stop.location,
+                why(format!("must run over '{}' forward as the outer loop of its nest", dim.name)),
+            );
         }
-        if nest.body.iter().any(|&t| self.schedule.lag(t) != 0 || self.schedule.swaps.contains_key(&t)) {
-            return fail("is retimed or swaps stores to a file".into());
+        if nest.body.iter().any(|&t| schedule.lag(t) != 0 || schedule.swaps.contains_key(&t)) {
+            return fail(stop.location, why("is retimed or swaps stores to a file".into()));
         }
         for &t in nest.body.iter().filter(|&&t| program.tensors[t].domain.contains(&d)) {
             let tensor = &program.tensors[t];
@@ -57,16 +78,21 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     _ => false,
                 });
                 if in_condition || in_nodes {
-                    return fail(format!(
-                        "also computes '{}', which uses the bound {} (only known at the stop): compute it in a loop of its own",
-                        tensor.name, dim.bound
-                    ));
+                    return fail(
+                        branch.location,
+                        why(format!(
+                            "also computes '{}', which uses the bound {} (only known at the stop): compute it after the stop",
+                            tensor.name, dim.bound
+                        )),
+                    );
                 }
             }
         }
-        Ok(())
     }
+    Ok(())
+}
 
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// The loop over the stopped dimension `d` of stop `k` (tensor `done`)
     /// around `body`, guarded (see the module's doc).
     pub(super) fn stop_loop(
