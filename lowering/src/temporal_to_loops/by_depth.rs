@@ -12,10 +12,9 @@
 //! becomes:
 //! 1. a loop over every point `p` of `n` writing, per tensor of the group,
 //!    the branch that defines it (its conditions evaluated) and, per read
-//!    through data of the group (a *column*), the coordinate it reads
-//!    (the value of the point its coordinate operand reads: the coordinate
-//!    operand of such a read is a read at `p` of a tensor outside the
-//!    group, `temporal-depth-targets` makes sure of it);
+//!    through data of the group (a *column*), the coordinate it reads: its
+//!    coordinate operands computed by the ops they come from, alone (they
+//!    read nothing of the group, `data_groups` checks it), then its map;
 //! 2. a call of the runtime's `tempo_depth_order`, which checks every
 //!    coordinate a taken read names, computes each point's depth (0 where
 //!    no read through data of the group is taken, else one more than the
@@ -61,9 +60,10 @@ const MAX_CHUNK_ROWS: i64 = 4096;
 struct Column {
     /// Position of the reading tensor in the group's order.
     member: usize,
+    /// The reading tensor, its branch and the read's node there.
+    tensor: usize,
     branch: usize,
-    /// The tensor whose point at `p` is the coordinate.
-    target: usize,
+    node: usize,
     /// The read's number among the program's reads through data.
     site: usize,
 }
@@ -247,10 +247,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         Ok(view)
     }
 
-    /// The reads through data of `group` between its tensors, checked to
-    /// take their coordinate from a point of a tensor outside the group at
-    /// the reader's own point.
-    fn columns(&self, group: &DataGroup) -> Built<Vec<Column>> {
+    /// The live reads through data of `group` between its tensors.
+    fn columns(&self, group: &DataGroup) -> Vec<Column> {
         let program = self.program;
         let sites = read_sites(program);
         let mut columns = Vec::new();
@@ -258,35 +256,58 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             for (k, branch) in program.tensors[t].branches.iter().enumerate() {
                 let live = tempo_passes::rewrite::live_nodes(branch);
                 for (n, node) in branch.nodes.iter().enumerate() {
-                    let NodeKind::ReadAt { source, index, data } = &node.kind else { continue };
-                    if !live[n] || !group.contains(*source) {
-                        continue;
+                    if let NodeKind::ReadAt { source, .. } = &node.kind
+                        && live[n]
+                        && group.contains(*source)
+                    {
+                        let site = sites.iter().position(|&s| s == (t, k, n)).unwrap_or(usize::MAX);
+                        columns.push(Column { member, tensor: t, branch: k, node: n, site });
                     }
-                    let target = match (&index.results[..], &data[..]) {
-                        ([tempo_passes::affine::AffineExpr::Dim(1)], [a]) => match &branch.nodes[*a].kind {
-                            NodeKind::Read { source: target, index }
-                                if !group.contains(*target)
-                                    && matches!(index.results[..], [tempo_passes::affine::AffineExpr::Dim(0)])
-                                    && program.tensors[*target].domain == [group.dim] =>
-                            {
-                                Some(*target)
-                            }
-                            _ => None,
-                        },
-                        _ => None,
-                    };
-                    let Some(target) = target else {
-                        return Err(format!(
-                            "compiler fault: the read through data of '{}' by '{}' is not in the form temporal-depth-targets gives (a coordinate read at the reader's point)",
-                            program.tensors[*source].name, program.tensors[t].name
-                        ));
-                    };
-                    let site = sites.iter().position(|&s| s == (t, k, n)).unwrap_or(usize::MAX);
-                    columns.push(Column { member, branch: k, target, site });
                 }
             }
         }
-        Ok(columns)
+        columns
+    }
+
+    /// The coordinate read `column` names at the current point (an index):
+    /// its data operands computed by the ops they come from (which read
+    /// nothing of the group, `data_groups` checks), then its index map.
+    fn column_coordinate(&mut self, column: &Column, d: usize, b: &Builder<'c, 'a>) -> Built<Value<'c, 'a>> {
+        let program = self.program;
+        let branch = &program.tensors[column.tensor].branches[column.branch];
+        let NodeKind::ReadAt { index, data, .. } = &branch.nodes[column.node].kind else {
+            return Err("compiler fault: a column that is not a read through data".into());
+        };
+        let mut dims = vec![self.index_of[&d]];
+        for &a in data {
+            // The ops `a` is computed from, alone, as a branch of its own.
+            let mut needed = vec![false; a + 1];
+            needed[a] = true;
+            for k in (0..=a).rev() {
+                if needed[k] {
+                    tempo_passes::rewrite::operands(&branch.nodes[k].kind).into_iter().for_each(|o| needed[o] = true);
+                }
+            }
+            let mut renumbered = vec![usize::MAX; a + 1];
+            let mut nodes = Vec::new();
+            for k in (0..=a).filter(|&k| needed[k]) {
+                renumbered[k] = nodes.len();
+                let mut node = branch.nodes[k].clone();
+                node.kind = tempo_passes::rewrite::map_operands(&node.kind, |o| renumbered[o]);
+                nodes.push(node);
+            }
+            let result = nodes.len() - 1;
+            let ty = nodes[result].ty.clone();
+            let alone =
+                tempo_passes::program::Branch { when: branch.when.clone(), nodes, result, location: branch.location };
+            let slot = self.static_buffer(&ty, b)?;
+            self.body_of(&alone, &[d], slot.value, b)?;
+            let element = if ty.element == ElementType::I32 { b.integer_type(32) } else { b.integer_type(64) };
+            let value = b.load(slot.value, &[], element)?;
+            dims.push(b.index_cast(value, b.index_type())?);
+        }
+        let expr = index.results.first().ok_or("compiler fault: a read through data without a coordinate")?;
+        b.arith_expr(expr, &dims, &self.bound_args)
     }
 
     /// Builds the nest of data group `group` (see the module's doc).
@@ -298,7 +319,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let context = self.context;
         let d = group.dim;
         let n = self.bound_args[d];
-        let columns = self.columns(group)?;
+        let columns = self.columns(group);
         let word = b.integer_type(64);
         let index = b.index_type();
         let buffer_type = MemRefType::new(word, &[i64::MIN], None, None).into();
@@ -352,13 +373,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             each.store(chosen, branch_ids[m], &[p])?;
         }
         for (c, column) in columns.iter().enumerate() {
-            let point = self.point_view(column.target, &[p], false, &each)?;
-            let element = program.tensors[column.target].point.element;
-            let value = match element {
-                ElementType::I32 => each.convert("arith.extsi", each.load(point, &[], b.integer_type(32))?, word)?,
-                _ => each.load(point, &[], word)?,
-            };
-            each.store(value, targets[c], &[p])?;
+            let coordinate = self.column_coordinate(column, d, &each)?;
+            each.store(each.index_cast(coordinate, word)?, targets[c], &[p])?;
         }
         // 2. The order of the points by depth.
         declare(b.module()?, super::by_depth::DEPTH_ORDER, &[word, word, word, word], &[word])?;
