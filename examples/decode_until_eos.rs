@@ -21,8 +21,11 @@
 //!
 //! ```text
 //! cargo run --release --example decode_until_eos -- [--steps T]
-//!     [--width D] [--vocab V] [--eos-at K] [--repeat R] [--mlir]
+//!     [--width D] [--vocab V] [--eos-at K] [--repeat R] [--mlir [--masked]]
 //! ```
+//!
+//! With `--mlir` it prints the program (the masked one with `--masked`),
+//! for `tempo-run` with the inputs as `.npy` files (`bench/dynamic/`).
 //!
 //! It decodes `T` steps at most with seeded weights, compiled and with the
 //! interpreter (which must agree exactly on the tokens), and prints the
@@ -128,7 +131,8 @@ fn main() -> Result<(), tempo::Error> {
     let config = Config { width: value("--width", 64), vocab: value("--vocab", 256) };
     let (steps, eos_at, repeat) = (value("--steps", 64), value("--eos-at", 12), value("--repeat", 5).max(1));
     if args.iter().any(|a| a == "--mlir") {
-        print!("{}", stopping_decoder(config).to_mlir()?);
+        let masked = args.iter().any(|a| a == "--masked");
+        print!("{}", if masked { masked_decoder(config) } else { stopping_decoder(config) }.to_mlir()?);
         return Ok(());
     }
     let inputs = inputs(config, steps, eos_at, 7);

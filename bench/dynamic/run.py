@@ -38,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
 EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "tree_lstm")
+DECODE = os.path.join(ROOT, "target", "release", "examples", "decode_until_eos")
 PYTHON = sys.executable
 NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
 
@@ -52,7 +53,11 @@ LABELS = {
 
 
 def build():
-    subprocess.run(["cargo", "build", "--release", "--bin", "tempo-run", "--example", "tree_lstm"], cwd=ROOT, check=True)
+    subprocess.run(
+        ["cargo", "build", "--release", "--bin", "tempo-run", "--example", "tree_lstm", "--example", "decode_until_eos"],
+        cwd=ROOT,
+        check=True,
+    )
 
 
 def tempo_command(program, batch, bounds, extra):
@@ -83,6 +88,56 @@ def run_baseline(system, batch, repeat):
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     line = json.loads(out.stdout.strip().splitlines()[-1])
     return line["ms_all"], line.get("max_abs_error")
+
+
+def decode_inputs(directory, width, vocab, steps, eos_at, seed=1):
+    """Weights of the RNN decoder of examples/decode_until_eos.rs, and a bias
+    that makes EOS (token 1) the argmax from step `eos_at` on (never before)."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(directory, exist_ok=True)
+    scale = 2.0 / np.sqrt(width)
+    for name, shape in [("E", (vocab, width)), ("Wx", (width, width)), ("Wh", (width, width)), ("Wo", (width, vocab))]:
+        np.save(os.path.join(directory, name + ".npy"), (rng.uniform(-scale, scale, shape)).astype(np.float32))
+    bias = np.zeros((steps, vocab), np.float32)
+    bias[:, 0] = -1e4
+    bias[:eos_at, 1] = -1e4
+    bias[eos_at:, 1] = 1e4
+    np.save(os.path.join(directory, "bias.npy"), bias)
+
+
+def run_decode(program, directory, steps):
+    cmd = [TEMPO_RUN, program, "--bound", f"T={steps}", "--format", "none", "--timings", "--fast-math"]
+    for name in ["E", "Wx", "Wh", "Wo", "bias"]:
+        cmd += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return float(re.search(r"execute ([0-9.]+) ms", out.stderr).group(1))
+
+
+def decode_bench(work, rounds, quick):
+    """Greedy decode until EOS against the masked fixed-length decode, at
+    several positions of EOS (the tokens produced), interleaved."""
+    width, vocab, steps = 256, 1024, 512
+    programs = {}
+    for kind, extra in [("until_eos", []), ("masked", ["--masked"])]:
+        path = os.path.join(work, f"decode_{kind}.mlir")
+        with open(path, "w") as f:
+            subprocess.run([DECODE, "--width", str(width), "--vocab", str(vocab), "--mlir"] + extra, stdout=f, check=True)
+        programs[kind] = path
+    rows = []
+    for eos_at in ([8] if quick else [8, 32, 128, 511]):
+        directory = os.path.join(work, f"decode_{eos_at}")
+        decode_inputs(directory, width, vocab, steps, eos_at)
+        samples = {k: [] for k in programs}
+        for _ in range(rounds):
+            for kind, program in programs.items():
+                for _ in range(3):
+                    samples[kind].append(run_decode(program, directory, steps))
+        row = {"tokens": eos_at + 1, "steps": steps, "width": width, "vocab": vocab,
+               "ms": {k: statistics.median(v) for k, v in samples.items()}, "samples": samples,
+               "load": os.getloadavg()[0]}
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("tokens", "ms", "load")}), flush=True)
+    return rows
 
 
 def main():
@@ -131,12 +186,13 @@ def main():
         }
         results.append(row)
         print(json.dumps({k: row[k] for k in ("trees", "hidden", "ms", "max_abs_error", "load")}), flush=True)
-    write(results, args.quick)
+    decode = decode_bench(work, rounds, args.quick)
+    write(results, decode, args.quick)
 
 
-def write(results, quick):
+def write(results, decode, quick):
     machine = f"{os.cpu_count()} cores"
-    json.dump({"machine": machine, "results": results}, open(os.path.join(HERE, "results.json"), "w"), indent=1)
+    json.dump({"machine": machine, "results": results, "decode": decode}, open(os.path.join(HERE, "results.json"), "w"), indent=1)
     lines = [
         "| trees | nodes | H | tempo batched | tempo per node | PyTorch eager | DyNet (all read) | DyNet (roots read) "
         "| vs DyNet all | vs DyNet roots | vs PyTorch | batched vs per node | load |",
@@ -149,6 +205,20 @@ def write(results, quick):
             f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet_roots']:.1f} | {m['dynet'] / m['tempo']:.1f}x | "
             f"{m['dynet_roots'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | "
             f"{m['tempo_per_node'] / m['tempo']:.2f}x | {r['load']:.2f} |"
+        )
+    lines += [
+        "",
+        "Greedy decode until EOS (RNN language model, width 256, vocabulary 1024, at most 512 steps) against the same "
+        "model decoded for all 512 steps with the tokens after EOS masked; `--fast-math`, ms per decode:",
+        "",
+        "| tokens produced | until EOS | masked, 512 steps | ratio | until EOS per token (us) | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in decode:
+        m = r["ms"]
+        lines.append(
+            f"| {r['tokens']} | {m['until_eos']:.2f} | {m['masked']:.2f} | {m['masked'] / m['until_eos']:.1f}x | "
+            f"{1000 * m['until_eos'] / r['tokens']:.1f} | {r['load']:.2f} |"
         )
     table = "\n".join(lines) + "\n"
     open(os.path.join(HERE, "results.md"), "w").write(table)

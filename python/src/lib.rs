@@ -191,6 +191,14 @@ struct PyExpr {
     expr: Expr,
 }
 
+impl PyExpr {
+    fn compared(&self, py: Python<'_>, predicate: tempo::Predicate, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        let other = operand_expr(other, &self.expr)?;
+        Ok(PyExpr { expr: located(py, || self.expr.compare(predicate, &other)) })
+    }
+}
+
+
 /// The right operand of an elementwise op: an expression or a number.
 enum Operand {
     Expr(Expr),
@@ -280,11 +288,22 @@ impl PyExpr {
     fn __matmul__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.matmul(&other.expr)) }
     }
-    fn __lt__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
-        PyExpr { expr: located(py, || self.expr.less(&other.expr)) }
+    /// Elementwise comparisons (booleans), with a value or a number.
+    fn __lt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        self.compared(py, tempo::Predicate::Lt, other)
     }
-    fn __gt__(&self, py: Python<'_>, other: &PyExpr) -> PyExpr {
-        PyExpr { expr: located(py, || self.expr.greater(&other.expr)) }
+    fn __gt__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        self.compared(py, tempo::Predicate::Gt, other)
+    }
+    fn __le__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        self.compared(py, tempo::Predicate::Le, other)
+    }
+    fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        self.compared(py, tempo::Predicate::Ge, other)
+    }
+    /// Elementwise equality (booleans): `tok.equals(EOS)`.
+    fn equals(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        self.compared(py, tempo::Predicate::Eq, other)
     }
     /// The point's shape (a dynamic size is -1).
     #[getter]
@@ -432,7 +451,9 @@ struct PyTensor {
 #[pymethods]
 impl PyTensor {
     /// A read: `x[t - 1]` one point, `k[0:t + 1]` a range (a slice along a
-    /// dimension), `w[()]` a tensor of no dimension.
+    /// dimension), `w[()]` a tensor of no dimension, `h[left[n]]` a point
+    /// whose coordinates are values of the program (scalar integers: a read
+    /// through data).
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
@@ -445,6 +466,17 @@ impl PyTensor {
                 self.domain.len(),
                 items.len()
             )));
+        }
+        let values = items.iter().filter(|i| i.is_instance_of::<PyExpr>()).count();
+        if values > 0 {
+            if values != items.len() {
+                return Err(PyValueError::new_err(
+                    "a read through data gives every coordinate as a value (an index such as `t - 1` is `t.position()` arithmetic then)",
+                ));
+            }
+            let exprs: Vec<tempo::Expr> =
+                items.iter().map(|i| i.cast::<PyExpr>().map(|e| e.borrow().expr.clone())).collect::<Result<_, _>>()?;
+            return Ok(PyExpr { expr: located(py, || self.tensor.at_data(&exprs)) });
         }
         let ranged = items.iter().any(|i| i.is_instance_of::<PySlice>());
         if !ranged {
@@ -546,6 +578,11 @@ impl PyProgram {
     }
     fn output(&mut self, tensor: &PyTensor) {
         self.program.output(&tensor.tensor)
+    }
+    /// Ends dimension `dim` where `done` (bool points over `dim` alone)
+    /// first holds: decode until an end token (`temporal.stop`).
+    fn stop(&mut self, py: Python<'_>, done: &PyTensor, dim: &PyDim) {
+        located(py, || self.program.stop(&done.tensor, &dim.dim))
     }
     /// The gradient of the sum of `of`'s points with respect to each point
     /// of `wrt`, a tensor named `name`.
@@ -727,7 +764,17 @@ impl PyExecutable {
         }
         let result = PyDict::new(py);
         for (name, array) in made {
-            result.set_item(name, array)?;
+            // A stopped dimension: the part the run produced.
+            let produced = outputs.iter().find(|o| o.name == name).map(|o| o.shape.clone());
+            let full: Vec<usize> = array.getattr("shape")?.extract()?;
+            match produced {
+                Some(shape) if shape.len() == full.len() && shape != full => {
+                    let parts: Vec<Bound<'py, PySlice>> =
+                        shape.iter().map(|&n| PySlice::new(py, 0, n as isize, 1)).collect();
+                    result.set_item(name, array.get_item(PyTuple::new(py, parts)?)?)?;
+                }
+                _ => result.set_item(name, array)?,
+            }
         }
         Ok(result)
     }

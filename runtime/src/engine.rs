@@ -722,10 +722,18 @@ impl<'c> Executable<'c> {
                 (0..stops).map(|k| unsafe { *(p as *const i64).add(k) }).collect::<Vec<i64>>()
             });
             for &(o, axis, k) in &stopped {
-                if let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied()
-                    && targets[o].is_none()
-                {
-                    truncate(&mut outputs[o], axis, length.max(0) as usize);
+                let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied() else { continue };
+                let length = length.max(0) as usize;
+                match targets[o] {
+                    None => truncate(&mut outputs[o], axis, length),
+                    // Written in the caller's memory: its shape says how
+                    // much of it the run produced (the first `length`
+                    // entries along the axis).
+                    Some(_) => {
+                        if let Some(extent) = outputs[o].shape.get_mut(axis) {
+                            *extent = (*extent).min(length);
+                        }
+                    }
                 }
             }
         }

@@ -53,6 +53,8 @@ pub(super) struct Batch<'c, 'a> {
 /// The bytes of a batch's widest value (see [`Emitter::by_depth`]).
 const CHUNK_BYTES: i64 = 1 << 18;
 const MIN_CHUNK_ROWS: i64 = 16;
+/// Segments of fewer points run one point at a time.
+const MIN_BATCH: i64 = 32;
 const MAX_CHUNK_ROWS: i64 = 4096;
 
 /// One read through data of a group's tensor of another (or the same)
@@ -398,9 +400,26 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     .collect()
             })
             .collect();
+        // Points one by one: every segment without a batched form, and
+        // small segments (a batch's fixed costs, gathers and loops, are
+        // not paid back by a few rows).
+        let one_by_one = |this: &mut Self, at: &Builder<'c, 'a>| -> Built<()> {
+            let (point, j) = at.scf_for(low, high, at.index(1)?)?;
+            let p = point.index_cast(point.load(order, &[j], word)?, index)?;
+            this.index_of.insert(d, p);
+            for &t in &group.tensors {
+                this.tensor(t, &point)?;
+            }
+            Ok(())
+        };
         match batched {
             Some(branches) if self.batch_by_depth => {
-                let key = segment.load(segments, &[segment.arith("addi", at, segment.index(2)?)?], word)?;
+                let size = segment.arith("subi", high, low)?;
+                let small = segment.compare(Compare::Slt, size, segment.index(MIN_BATCH)?)?;
+                let (few, many) = segment.scf_if_else(small, true)?;
+                let many = many.ok_or("compiler fault: scf.if without its else block")?;
+                one_by_one(self, &few)?;
+                let key = many.load(segments, &[many.arith("addi", at, many.index(2)?)?], word)?;
                 // A segment runs in chunks of at most `rows` points, so
                 // that the batch's values stay in cache (each is at most
                 // CHUNK_BYTES) while its products are still matrices.
@@ -416,35 +435,27 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     .unwrap_or(1)
                     .max(1);
                 let rows = (CHUNK_BYTES / widest).clamp(MIN_CHUNK_ROWS, MAX_CHUNK_ROWS);
-                let (chunk, first) = segment.scf_for(low, high, segment.index(rows)?)?;
+                let (chunk, first) = many.scf_for(low, high, many.index(rows)?)?;
                 let count = chunk.arith("minsi", chunk.arith("subi", high, first)?, chunk.index(rows)?)?;
                 let cap = self.entry.index(rows)?;
                 self.size_caps.insert(super::views::key(count), cap);
                 let batch = Batch { dim: d, order, low: first, count, cap };
-                let segment = chunk;
                 // The choice of branches is a number in mixed radix (one
                 // digit per tensor, `branches + 1` values each).
                 let radices: Vec<i64> =
                     group.tensors.iter().map(|&t| program.tensors[t].branches.len() as i64 + 1).collect();
                 for (m, &t) in group.tensors.iter().enumerate() {
                     let below: i64 = radices[m + 1..].iter().product();
-                    let digit = segment.arith("divsi", key, segment.i64(below)?)?;
-                    let digit = segment.arith("remsi", digit, segment.i64(radices[m])?)?;
+                    let digit = chunk.arith("divsi", key, chunk.i64(below)?)?;
+                    let digit = chunk.arith("remsi", digit, chunk.i64(radices[m])?)?;
                     for (k, branch) in branches[m].iter().enumerate() {
-                        let taken = segment.compare(Compare::Eq, digit, segment.i64(k as i64)?)?;
-                        let (then, _) = segment.scf_if_else(taken, false)?;
+                        let taken = chunk.compare(Compare::Eq, digit, chunk.i64(k as i64)?)?;
+                        let (then, _) = chunk.scf_if_else(taken, false)?;
                         self.batched_tensor(t, branch, batch, &then)?;
                     }
                 }
             }
-            _ => {
-                let (point, j) = segment.scf_for(low, high, segment.index(1)?)?;
-                let p = point.index_cast(point.load(order, &[j], word)?, index)?;
-                self.index_of.insert(d, p);
-                for &t in &group.tensors {
-                    self.tensor(t, &point)?;
-                }
-            }
+            _ => one_by_one(self, &segment)?,
         }
         self.arith_indices = saved;
         for buffer in buffers.into_iter().chain([table]) {
