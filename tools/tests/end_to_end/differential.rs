@@ -7,7 +7,7 @@
 //! `TEMPO_RANDOM_PROGRAMS=N` (default 300) for a longer run, e.g.
 //! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
 
-use crate::generators::{GeneralGenerator, Generator, ModelGenerator};
+use crate::generators::{DynamicGenerator, GeneralGenerator, Generator, ModelGenerator};
 use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -321,6 +321,49 @@ fn random_model_programs_agree_with_the_interpreter() {
         let variant = variants[seed as usize % variants.len()].clone();
         assert!(check_optimized(&program, &bounds, seed, &program, variant), "model program {seed} must run");
     }
+}
+
+/// Random programs with dynamic structure (`generators/dynamic.rs`): tree
+/// cells (sums, gates, GRU-like and LSTM-like pairs) over complete trees
+/// numbered forward or backward, children read through data at numbers
+/// computed in the cell, by tensors of their own or as offsets, and the
+/// root read through data; and RNN loops stopped where a statistic of the
+/// state passes a threshold, read whole, reversed and at their last step
+/// after the stop. Each agrees with the interpreter at the default level,
+/// one by one (`depth-batching` off) and, in rotation, one more
+/// configuration. `TEMPO_DYNAMIC_PROGRAMS=N` (default 40 of each) for a
+/// longer run; `TEMPO_SHOW_DYNAMIC_PROGRAM=SEED` prints a tree program.
+#[test]
+fn random_dynamic_programs_agree_with_the_interpreter() {
+    if let Ok(seed) = std::env::var("TEMPO_SHOW_DYNAMIC_PROGRAM") {
+        eprintln!("{}", DynamicGenerator::tree(seed.parse().expect("a seed")));
+    }
+    let count: u64 = std::env::var("TEMPO_DYNAMIC_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let variants = optimization_variants();
+    let one_by_one = Optimization {
+        level: 2,
+        disabled: vec![tempo_passes::optimize::DEPTH_BATCHING.to_string()],
+        memory_budget: None,
+    };
+    let (mut trees, mut stops) = (0, 0);
+    for seed in 0..count {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7ee5);
+        let tree = DynamicGenerator::tree(seed);
+        let bounds = [("N", rng.random_range(1..48))];
+        if check_both(&tree, &bounds, seed, &tree) {
+            trees += 1;
+            check_optimized(&tree, &bounds, seed, &tree, one_by_one.clone());
+            check_optimized(&tree, &bounds, seed, &tree, variants[seed as usize % variants.len()].clone());
+        }
+        let stopping = DynamicGenerator::stopping(seed);
+        let bounds = [("T", rng.random_range(1..16))];
+        if check_both(&stopping, &bounds, seed, &stopping) {
+            stops += 1;
+            check_optimized(&stopping, &bounds, seed, &stopping, variants[seed as usize % variants.len()].clone());
+        }
+    }
+    eprintln!("{trees} of {count} tree programs and {stops} of {count} stopping loops ran");
+    assert!(trees * 10 >= count * 9 && stops * 10 >= count * 9, "only {trees} trees and {stops} stops of {count} ran");
 }
 
 /// A program of `examples/corpus/`: file name, text and bounds.

@@ -5,7 +5,9 @@
 //! [`ModelGenerator`] over `t` (and a batch `b`) from the layers real models
 //! are made of: gates, MLPs, SwiGLU, LSTM and GRU cells, attention with
 //! grouped heads and rotary embeddings, embeddings fed back from an argmax
-//! (`model`).
+//! (`model`), [`DynamicGenerator`] with dynamic structure: tree cells whose
+//! children are read through data, loops with data-dependent stops
+//! (`dynamic`).
 
 use crate::differential::HEADER;
 use rand::{Rng, SeedableRng, seq::IndexedRandom};
@@ -272,7 +274,9 @@ impl Generator {
     }
 }
 
+mod dynamic;
 mod general;
 mod model;
+pub(crate) use dynamic::DynamicGenerator;
 pub(crate) use general::GeneralGenerator;
 pub(crate) use model::ModelGenerator;
