@@ -21,9 +21,13 @@
 //!
 //! ```text
 //! cargo run --release --example decode_until_eos -- [--steps T]
-//!     [--width D] [--vocab V] [--eos-at K] [--repeat R] [--mlir [--masked]]
+//!     [--width D] [--vocab V] [--eos-at K] [--batch B] [--repeat R]
+//!     [--mlir [--masked]]
 //! ```
 //!
+//! With `--batch B`, `B` sequences are decoded together (the batch in the
+//! point, [`stopping_batch_decoder`]), sequence `i` ending at step
+//! `K (i + 1) / B`: mixed lengths, the steps ending with the longest.
 //! With `--mlir` it prints the program (the masked one with `--masked`),
 //! for `tempo-run` with the inputs as `.npy` files (`bench/dynamic/`).
 //!
@@ -83,6 +87,59 @@ fn decoder(c: Config, stop: bool) -> Program {
     p
 }
 
+/// A batch of `batch` sequences decoded together, the batch in the point
+/// (`[B, D]` states, one product of `B` rows per step): each sequence's
+/// tokens after its own `EOS` are masked to `EOS` (`fin[t]` says which
+/// sequences have ended), and with `stop` the steps end once every
+/// sequence has (`done[t] = all(fin[t])`): work follows the longest
+/// sequence of the batch, lanes of ended sequences computed and masked.
+fn batched_decoder(c: Config, batch: i64, stop: bool) -> Program {
+    let (d, v, b) = (c.width, c.vocab, batch);
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let e = p.input("E", &[], f32s(&[v, d]));
+    let wx = p.input("Wx", &[], f32s(&[d, d]));
+    let wh = p.input("Wh", &[], f32s(&[d, d]));
+    let wo = p.input("Wo", &[], f32s(&[d, v]));
+    let bias = p.input("bias", &[&t], f32s(&[b, v]));
+    let prev = p.tensor("prev", &[&t], i64s(&[b]));
+    let h = p.tensor("h", &[&t], f32s(&[b, d]));
+    let raw = p.tensor("raw", &[&t], i64s(&[b]));
+    let flag = tempo::PointType { shape: vec![b], element: ElementType::I1 };
+    let fin = p.tensor("fin", &[&t], flag);
+    let tok = p.tensor("tok", &[&t], i64s(&[b]));
+    let eos = || Expr::splat_int(EOS, i64s(&[]));
+    p.define(&prev, t.eq(0), Expr::splat_int(BOS, i64s(&[b])));
+    p.otherwise(&prev, raw.at([&t - 1]));
+    let embedded = e.here().gather(&prev.here()).matmul(&wx.here());
+    p.define(&h, t.eq(0), embedded.tanh());
+    p.otherwise(&h, (embedded + h.at([&t - 1]).matmul(&wh.here())).tanh());
+    p.define(&raw, t.ge(0), (h.here().matmul(&wo.here()) + bias.here()).argmax(1));
+    let ends = raw.here().compare(Predicate::Eq, &eos());
+    p.define(&fin, t.eq(0), ends.clone());
+    p.otherwise(&fin, fin.at([&t - 1]).or(&ends));
+    p.define(&tok, t.eq(0), raw.here());
+    p.otherwise(&tok, fin.at([&t - 1]).select(&eos(), &raw.here()));
+    if stop {
+        let done = p.tensor("done", &[&t], tempo::PointType { shape: vec![], element: ElementType::I1 });
+        let ended = fin.here().cast(ElementType::I64).sum(0);
+        p.define(&done, t.ge(0), ended.compare(Predicate::Eq, &Expr::splat_int(b, i64s(&[]))));
+        p.stop(&done, &t);
+    }
+    p.output(&tok);
+    p
+}
+
+/// [`batched_decoder`] that stops once every sequence has ended.
+pub fn stopping_batch_decoder(c: Config, batch: i64) -> Program {
+    batched_decoder(c, batch, true)
+}
+
+/// [`batched_decoder`] for all `T` steps.
+pub fn masked_batch_decoder(c: Config, batch: i64) -> Program {
+    batched_decoder(c, batch, false)
+}
+
 /// The decoder that stops at the first `EOS`.
 pub fn stopping_decoder(c: Config) -> Program {
     decoder(c, true)
@@ -91,6 +148,26 @@ pub fn stopping_decoder(c: Config) -> Program {
 /// The fixed-length decoder: all `T` steps, tokens after `EOS` masked.
 pub fn masked_decoder(c: Config) -> Program {
     decoder(c, false)
+}
+
+/// Seeded weights, and a bias per sequence of a batch that makes `EOS` win
+/// from step `eos_at[i]` on for sequence `i` (`[T, B, V]`; a single
+/// sequence's is `[T, V]`).
+pub fn batch_inputs(c: Config, steps: i64, eos_at: &[i64], seed: u64) -> Vec<HostArray> {
+    let v = c.vocab as usize;
+    let mut inputs = inputs(c, steps, 0, seed);
+    let b = eos_at.len();
+    let mut bias = vec![0f32; steps as usize * b * v];
+    for t in 0..steps as usize {
+        for (i, &at) in eos_at.iter().enumerate() {
+            let row = (t * b + i) * v;
+            bias[row + EOS as usize] = if (t as i64) < at { -1e4 } else { 1e4 };
+            bias[row + BOS as usize] = -1e4;
+        }
+    }
+    let shape = vec![steps as usize, b, v];
+    inputs[4] = HostArray { name: "bias".into(), shape, data: Data::F32(bias) };
+    inputs
 }
 
 /// Seeded weights, and a bias that makes `EOS` win from step `eos_at` on.
@@ -130,12 +207,26 @@ fn main() -> Result<(), tempo::Error> {
     };
     let config = Config { width: value("--width", 64), vocab: value("--vocab", 256) };
     let (steps, eos_at, repeat) = (value("--steps", 64), value("--eos-at", 12), value("--repeat", 5).max(1));
+    let batch = value("--batch", 0);
+    let masked = args.iter().any(|a| a == "--masked");
     if args.iter().any(|a| a == "--mlir") {
-        let masked = args.iter().any(|a| a == "--masked");
-        print!("{}", if masked { masked_decoder(config) } else { stopping_decoder(config) }.to_mlir()?);
+        let program = match (batch > 0, masked) {
+            (false, false) => stopping_decoder(config),
+            (false, true) => masked_decoder(config),
+            (true, false) => stopping_batch_decoder(config, batch),
+            (true, true) => masked_batch_decoder(config, batch),
+        };
+        print!("{}", program.to_mlir()?);
         return Ok(());
     }
-    let inputs = inputs(config, steps, eos_at, 7);
+    // A batch: sequence i ends at step eos_at * (i + 1) / B (mixed lengths).
+    let (stopping, fixed_length, inputs) = if batch > 0 {
+        let ends: Vec<i64> = (0..batch).map(|i| eos_at * (i + 1) / batch).collect();
+        let inputs = batch_inputs(config, steps, &ends, 7);
+        (stopping_batch_decoder(config, batch), masked_batch_decoder(config, batch), inputs)
+    } else {
+        (stopping_decoder(config), masked_decoder(config), inputs(config, steps, eos_at, 7))
+    };
     let bounds = [("T", steps)];
     let time = |program: &Program| -> Result<(Vec<i64>, f64), tempo::Error> {
         let mut runner = program.runner().bound("T", steps);
@@ -159,10 +250,12 @@ fn main() -> Result<(), tempo::Error> {
         let Data::I64(tokens) = &outputs[0].data else { unreachable!("tok is i64") };
         Ok((tokens.clone(), times[times.len() / 2]))
     };
-    let (tokens, until_eos) = time(&stopping_decoder(config))?;
-    let (masked, fixed) = time(&masked_decoder(config))?;
+    let (tokens, until_eos) = time(&stopping)?;
+    let (masked, fixed) = time(&fixed_length)?;
+    let lanes = batch.max(1) as usize;
+    let produced = tokens.len() / lanes;
     println!("tokens {tokens:?}");
-    println!("{} tokens produced of at most {steps} (EOS at step {})", tokens.len(), tokens.len() - 1);
+    println!("{produced} steps of at most {steps} ({lanes} sequence(s); the last EOS at step {})", produced - 1);
     println!(
         "decode until EOS {:.3} ms, masked fixed-length decode of {steps} steps {:.3} ms (median of {repeat})",
         until_eos * 1e3,
@@ -196,6 +289,31 @@ mod tests {
             assert_eq!(compiled[0].data, interpreted[0].data);
             let Data::I64(tokens) = &compiled[0].data else { panic!() };
             assert_eq!(tokens.iter().position(|&k| k == EOS), (eos_at < steps).then_some(expected - 1));
+        }
+    }
+
+    #[test]
+    fn a_batch_of_mixed_lengths_stops_with_its_longest_sequence() {
+        let config = Config { width: 8, vocab: 16 };
+        let (steps, ends) = (12, [2, 7, 4]);
+        let inputs = batch_inputs(config, steps, &ends, 5);
+        let run = |program: &Program| {
+            let mut runner = program.runner().bound("T", steps);
+            for input in &inputs {
+                runner = runner.input(input.clone());
+            }
+            let (compiled, interpreted) = (runner.run().unwrap(), runner.interpret().unwrap());
+            assert_eq!(compiled[0].data, interpreted[0].data);
+            compiled.into_iter().next().unwrap()
+        };
+        let stopped = run(&stopping_batch_decoder(config, 3));
+        let masked = run(&masked_batch_decoder(config, 3));
+        assert_eq!(stopped.shape, vec![8, 3]);
+        let (Data::I64(s), Data::I64(m)) = (&stopped.data, &masked.data) else { panic!() };
+        assert_eq!(s[..], m[..s.len()]);
+        for (lane, &end) in ends.iter().enumerate() {
+            let first = (0..8).find(|&t| s[t * 3 + lane] == EOS);
+            assert_eq!(first, Some(end as usize), "lane {lane}");
         }
     }
 }

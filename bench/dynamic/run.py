@@ -92,17 +92,21 @@ def run_baseline(system, batch, repeat):
 
 def decode_inputs(directory, width, vocab, steps, eos_at, seed=1):
     """Weights of the RNN decoder of examples/decode_until_eos.rs, and a bias
-    that makes EOS (token 1) the argmax from step `eos_at` on (never before)."""
+    that makes EOS (token 1) the argmax from step `eos_at` on (never before):
+    `eos_at` a number (one sequence, bias [T, V]) or a list (a batch, one
+    end per sequence, bias [T, B, V])."""
     rng = np.random.default_rng(seed)
     os.makedirs(directory, exist_ok=True)
     scale = 2.0 / np.sqrt(width)
     for name, shape in [("E", (vocab, width)), ("Wx", (width, width)), ("Wh", (width, width)), ("Wo", (width, vocab))]:
         np.save(os.path.join(directory, name + ".npy"), (rng.uniform(-scale, scale, shape)).astype(np.float32))
-    bias = np.zeros((steps, vocab), np.float32)
-    bias[:, 0] = -1e4
-    bias[:eos_at, 1] = -1e4
-    bias[eos_at:, 1] = 1e4
-    np.save(os.path.join(directory, "bias.npy"), bias)
+    ends = eos_at if isinstance(eos_at, list) else [eos_at]
+    bias = np.zeros((steps, len(ends), vocab), np.float32)
+    bias[:, :, 0] = -1e4
+    for lane, end in enumerate(ends):
+        bias[:end, lane, 1] = -1e4
+        bias[end:, lane, 1] = 1e4
+    np.save(os.path.join(directory, "bias.npy"), bias if isinstance(eos_at, list) else bias[:, 0])
 
 
 def run_decode(program, directory, steps):
@@ -116,27 +120,38 @@ def run_decode(program, directory, steps):
 def decode_bench(work, rounds, quick):
     """Greedy decode until EOS against the masked fixed-length decode, at
     several positions of EOS (the tokens produced), interleaved."""
-    width, vocab, steps = 256, 1024, 512
-    programs = {}
-    for kind, extra in [("until_eos", []), ("masked", ["--masked"])]:
+    width, vocab, steps, batch = 256, 1024, 512, 8
+
+    def emit(kind, extra):
         path = os.path.join(work, f"decode_{kind}.mlir")
         with open(path, "w") as f:
             subprocess.run([DECODE, "--width", str(width), "--vocab", str(vocab), "--mlir"] + extra, stdout=f, check=True)
-        programs[kind] = path
+        return path
+
+    single = {"until_eos": emit("until_eos", []), "masked": emit("masked", ["--masked"])}
+    batched = {
+        "until_eos": emit("batch_until_eos", ["--batch", str(batch)]),
+        "masked": emit("batch_masked", ["--batch", str(batch), "--masked"]),
+    }
     rows = []
-    for eos_at in ([8] if quick else [8, 32, 128, 511]):
-        directory = os.path.join(work, f"decode_{eos_at}")
-        decode_inputs(directory, width, vocab, steps, eos_at)
+    cases = [(k, None) for k in ([8] if quick else [8, 32, 128, 511])]
+    # A batch of 8 sequences of mixed lengths (ends spread up to the longest).
+    cases += [(k, batch) for k in ([64] if quick else [64, 256])]
+    for eos_at, lanes in cases:
+        programs = batched if lanes else single
+        ends = [eos_at * (i + 1) // lanes for i in range(lanes)] if lanes else eos_at
+        directory = os.path.join(work, f"decode_{eos_at}_{lanes}")
+        decode_inputs(directory, width, vocab, steps, ends)
         samples = {k: [] for k in programs}
         for _ in range(rounds):
             for kind, program in programs.items():
                 for _ in range(3):
                     samples[kind].append(run_decode(program, directory, steps))
-        row = {"tokens": eos_at + 1, "steps": steps, "width": width, "vocab": vocab,
+        row = {"tokens": eos_at + 1, "batch": lanes or 1, "ends": ends, "steps": steps, "width": width, "vocab": vocab,
                "ms": {k: statistics.median(v) for k, v in samples.items()}, "samples": samples,
                "load": os.getloadavg()[0]}
         rows.append(row)
-        print(json.dumps({k: row[k] for k in ("tokens", "ms", "load")}), flush=True)
+        print(json.dumps({k: row[k] for k in ("tokens", "batch", "ms", "load")}), flush=True)
     return rows
 
 
@@ -211,13 +226,13 @@ def write(results, decode, quick):
         "Greedy decode until EOS (RNN language model, width 256, vocabulary 1024, at most 512 steps) against the same "
         "model decoded for all 512 steps with the tokens after EOS masked; `--fast-math`, ms per decode:",
         "",
-        "| tokens produced | until EOS | masked, 512 steps | ratio | until EOS per token (us) | load |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| sequences | steps produced (longest) | until EOS | masked, 512 steps | ratio | until EOS per step (us) | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in decode:
         m = r["ms"]
         lines.append(
-            f"| {r['tokens']} | {m['until_eos']:.2f} | {m['masked']:.2f} | {m['masked'] / m['until_eos']:.1f}x | "
+            f"| {r['batch']} | {r['tokens']} | {m['until_eos']:.2f} | {m['masked']:.2f} | {m['masked'] / m['until_eos']:.1f}x | "
             f"{1000 * m['until_eos'] / r['tokens']:.1f} | {r['load']:.2f} |"
         )
     table = "\n".join(lines) + "\n"

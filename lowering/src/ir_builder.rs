@@ -771,6 +771,46 @@ pub fn declare_string(module: OperationRef<'_, '_>, name: &str, text: &str) -> B
 
 /// Adds the zero-initialized `memref.global @name : memref<size x i64>`
 /// to `module` unless a symbol of that name is there.
+/// Declares the global `memref<shape x element>` named `name`, zeros (in
+/// the program's zero-initialized data: its pages are touched once per
+/// process, not per run), unless the module has it.
+pub fn declare_zero_buffer<'c>(
+    module: OperationRef<'c, '_>,
+    name: &str,
+    element: Type<'c>,
+    shape: &[i64],
+) -> Built<Type<'c>> {
+    let context_ref = module.context();
+    let context = unsafe { context_ref.to_ref() };
+    let memref: Type = MemRefType::new(element, shape, None, None).into();
+    let body = module_body(module)?;
+    if has_symbol(body, name) {
+        return Ok(memref);
+    }
+    let dims: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let tensor = melior::ir::r#type::RankedTensorType::new(&dims, element, None).into();
+    use melior::ir::r#type::TypeLike;
+    let zero: Attribute = if !element.is_integer() {
+        melior::ir::attribute::FloatAttribute::new(context, element, 0.0).into()
+    } else {
+        IntegerAttribute::new(element, 0).into()
+    };
+    let zeros = melior::ir::attribute::DenseElementsAttribute::new(tensor, &[zero])
+        .map_err(|e| format!("compiler fault: the global's value: {e}"))?
+        .into();
+    let op = OperationBuilder::new("memref.global", module.location())
+        .add_attributes(&[
+            (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
+            (Identifier::new(context, "sym_visibility"), StringAttribute::new(context, "private").into()),
+            (Identifier::new(context, "type"), TypeAttribute::new(memref).into()),
+            (Identifier::new(context, "initial_value"), zeros),
+        ])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot declare '{name}': {e}"))?;
+    prepend(body, op);
+    Ok(memref)
+}
+
 pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, size: i64) -> Built<()> {
     // The reference points into `context_ref`, which outlives its uses here.
     let context_ref = module.context();

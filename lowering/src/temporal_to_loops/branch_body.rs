@@ -785,6 +785,13 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if node.ty.is_static() {
             return self.static_buffer(&node.ty, b);
         }
+        // A batch's rows (of a data group's segment): a global buffer.
+        if let Some(batch) = self.batch
+            && matches!(sizes.first(), Some(Extent::Value(v)) if super::views::key(*v) == super::views::key(batch.count))
+            && node.ty.shape[1..].iter().all(|&d| d > 0)
+        {
+            return self.batch_buffer(&node.ty, b);
+        }
         let ty = plain_type(self.context, &node.ty);
         let dynamic: Vec<Extent<'c, 'a>> =
             node.ty.shape.iter().zip(sizes).filter(|(d, _)| **d == DYNAMIC).map(|(_, s)| *s).collect();

@@ -25,7 +25,7 @@
 //!    of one segment do not read each other (they have the same depth), so
 //!    they may run in any order or together.
 
-use super::views::{View, plain_type, view_type};
+use super::views::{View, view_type};
 use super::{Built, Emitter};
 use crate::ir_builder::{Builder, Compare, Extent, declare};
 use melior::ir::{Value, r#type::MemRefType};
@@ -46,15 +46,15 @@ pub(super) struct Batch<'c, 'a> {
     pub order: Value<'c, 'a>,
     pub low: Value<'c, 'a>,
     pub count: Value<'c, 'a>,
-    /// The most points a batch has (valid at the function's entry).
-    pub cap: Value<'c, 'a>,
+    /// The most points a batch has.
+    pub rows: i64,
 }
 
 /// The bytes of a batch's widest value (see [`Emitter::by_depth`]).
 const CHUNK_BYTES: i64 = 1 << 18;
 const MIN_CHUNK_ROWS: i64 = 16;
 /// Segments of fewer points run one point at a time.
-const MIN_BATCH: i64 = 32;
+const MIN_BATCH: i64 = 8;
 const MAX_CHUNK_ROWS: i64 = 4096;
 
 /// One read through data of a group's tensor of another (or the same)
@@ -161,14 +161,18 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         Ok(())
     }
 
-    /// A buffer of `rows` (`[?, point...]`) for the current batch: allocated
-    /// once for as many rows as the group's dimension has points, viewed at
-    /// the batch's size.
-    fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+    /// A buffer of `rows` (`[?, point...]`) for the current batch: a global
+    /// of as many rows as a chunk has at most (zeros in the program's data,
+    /// so that its pages are touched once, not at every run), viewed at the
+    /// batch's size.
+    pub(super) fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
         let batch = self.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
         let entry = self.entry.at(b.location);
-        let buffer = entry.alloc(plain_type(self.context, rows), &[batch.cap])?;
-        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        let name = format!("tempo_batch_{}", self.fresh_id());
+        let shape: Vec<i64> = std::iter::once(batch.rows).chain(rows.shape[1..].iter().copied()).collect();
+        let element = super::views::element_type(self.context, rows.element);
+        let ty = crate::ir_builder::declare_zero_buffer(self.globals.module()?, &name, element, &shape)?;
+        let buffer = entry.global(&name, ty)?;
         let sizes: Vec<Extent<'c, 'a>> = std::iter::once(Extent::Value(batch.count))
             .chain(rows.shape[1..].iter().map(|&s| Extent::Static(s)))
             .collect();
@@ -439,7 +443,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 let count = chunk.arith("minsi", chunk.arith("subi", high, first)?, chunk.index(rows)?)?;
                 let cap = self.entry.index(rows)?;
                 self.size_caps.insert(super::views::key(count), cap);
-                let batch = Batch { dim: d, order, low: first, count, cap };
+                let batch = Batch { dim: d, order, low: first, count, rows };
                 // The choice of branches is a number in mixed radix (one
                 // digit per tensor, `branches + 1` values each).
                 let radices: Vec<i64> =
