@@ -1,6 +1,8 @@
-"""TreeLSTM over batches of random binary trees (ACRoBat's workload): this
-project against PyTorch eager (one tree at a time, what users write) and
-DyNet with dynamic auto-batching.
+"""ACRoBat's dynamic workloads on this machine: a TreeLSTM over batches of
+random binary trees and a bidirectional RNN over sequences of mixed
+lengths (this project against PyTorch eager, one sample at a time, what
+users write, and DyNet with dynamic auto-batching), and greedy decoding
+until EOS against the masked fixed-length decode.
 
     bench/dynamic/setup.sh             # toolchain, then PyTorch, DyNet, NumPy, matplotlib in bench/.venv
     bench/.venv/bin/python bench/dynamic/run.py [--quick] [--repeat N]
@@ -39,6 +41,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
 EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "tree_lstm")
 DECODE = os.path.join(ROOT, "target", "release", "examples", "decode_until_eos")
+BIRNN = os.path.join(ROOT, "target", "release", "examples", "birnn")
+BIRNN_NAMES = ["x", "prev", "next", "Wx", "Wh", "bf", "Ux", "Uh", "bb"]
 PYTHON = sys.executable
 NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
 
@@ -54,7 +58,10 @@ LABELS = {
 
 def build():
     subprocess.run(
-        ["cargo", "build", "--release", "--bin", "tempo-run", "--example", "tree_lstm", "--example", "decode_until_eos"],
+        [
+            "cargo", "build", "--release", "--bin", "tempo-run",
+            "--example", "tree_lstm", "--example", "decode_until_eos", "--example", "birnn",
+        ],
         cwd=ROOT,
         check=True,
     )
@@ -88,6 +95,55 @@ def run_baseline(system, batch, repeat):
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     line = json.loads(out.stdout.strip().splitlines()[-1])
     return line["ms_all"], line.get("max_abs_error")
+
+
+def birnn_bench(work, rounds, quick):
+    """The BiRNN over sequences of mixed lengths (10 to 50 tokens):
+    tempo batched by depth (the position in the sequence) and one token at
+    a time, PyTorch eager per sequence, DyNet auto-batching, interleaved."""
+    rows = []
+    for seqs, hidden in ([(8, 64)] if quick else [(s, h) for s in (8, 64) for h in (64, 256)]):
+        batch = os.path.join(work, f"birnn_s{seqs}h{hidden}")
+        subprocess.run(
+            [PYTHON, os.path.join(HERE, "birnn.py"), "make", batch, "--seqs", str(seqs), "--hidden", str(hidden)],
+            check=True, capture_output=True,
+        )
+        bounds = json.load(open(os.path.join(batch, "bounds.json")))
+        program = os.path.join(work, f"birnn_{hidden}.mlir")
+        with open(program, "w") as f:
+            subprocess.run([BIRNN, "--hidden", str(hidden), "--mlir"], stdout=f, check=True)
+
+        def tempo(per_node):
+            cmd = [TEMPO_RUN, program, "--fast-math", "--bound", f"N={bounds['N']}", "--format", "none", "--timings"]
+            for name in BIRNN_NAMES:
+                cmd += ["--input", f"{name}={os.path.join(batch, name + '.npy')}"]
+            if per_node:
+                cmd += ["--disable-pass", "depth-batching"]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            return float(re.search(r"execute ([0-9.]+) ms", out.stderr).group(1))
+
+        def baseline(system, extra):
+            cmd = [PYTHON, os.path.join(HERE, "birnn.py"), system, batch, "--repeat", "3", "--check"] + extra
+            line = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+            return line["ms_all"], line.get("max_abs_error")
+
+        samples = {s: [] for s in SYSTEMS}
+        errors = {}
+        for _ in range(rounds):
+            for _ in range(3):
+                samples["tempo"].append(tempo(False))
+                samples["tempo_per_node"].append(tempo(True))
+            for system, args in [("torch", ["torch", ["--threads", "1"]]), ("dynet", ["dynet", []]),
+                                 ("dynet_roots", ["dynet", ["--roots-only"]])]:
+                ms, error = baseline(*args)
+                samples[system] += ms
+                errors[system] = error
+        row = {"seqs": seqs, "hidden": hidden, "tokens": bounds["tokens"],
+               "ms": {k: statistics.median(v) for k, v in samples.items()}, "samples": samples,
+               "max_abs_error": errors, "load": os.getloadavg()[0]}
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("seqs", "hidden", "ms", "load")}), flush=True)
+    return rows
 
 
 def decode_inputs(directory, width, vocab, steps, eos_at, seed=1):
@@ -201,13 +257,18 @@ def main():
         }
         results.append(row)
         print(json.dumps({k: row[k] for k in ("trees", "hidden", "ms", "max_abs_error", "load")}), flush=True)
+    birnn = birnn_bench(work, rounds, args.quick)
     decode = decode_bench(work, rounds, args.quick)
-    write(results, decode, args.quick)
+    write(results, birnn, decode, args.quick)
 
 
-def write(results, decode, quick):
+def write(results, birnn, decode, quick):
     machine = f"{os.cpu_count()} cores"
-    json.dump({"machine": machine, "results": results, "decode": decode}, open(os.path.join(HERE, "results.json"), "w"), indent=1)
+    json.dump(
+        {"machine": machine, "results": results, "birnn": birnn, "decode": decode},
+        open(os.path.join(HERE, "results.json"), "w"),
+        indent=1,
+    )
     lines = [
         "| trees | nodes | H | tempo batched | tempo per node | PyTorch eager | DyNet (all read) | DyNet (roots read) "
         "| vs DyNet all | vs DyNet roots | vs PyTorch | batched vs per node | load |",
@@ -220,6 +281,21 @@ def write(results, decode, quick):
             f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet_roots']:.1f} | {m['dynet'] / m['tempo']:.1f}x | "
             f"{m['dynet_roots'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | "
             f"{m['tempo_per_node'] / m['tempo']:.2f}x | {r['load']:.2f} |"
+        )
+    lines += [
+        "",
+        "Bidirectional RNN over sequences of 10 to 50 tokens (`examples/birnn.rs`; the same systems, ms per batch):",
+        "",
+        "| sequences | tokens | H | tempo batched | tempo per token | PyTorch eager | DyNet (all read) | DyNet (ends read) "
+        "| vs DyNet all | vs DyNet ends | vs PyTorch | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in birnn:
+        m = r["ms"]
+        lines.append(
+            f"| {r['seqs']} | {r['tokens']} | {r['hidden']} | {m['tempo']:.2f} | {m['tempo_per_node']:.2f} | "
+            f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet_roots']:.1f} | {m['dynet'] / m['tempo']:.1f}x | "
+            f"{m['dynet_roots'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | {r['load']:.2f} |"
         )
     lines += [
         "",

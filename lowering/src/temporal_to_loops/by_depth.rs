@@ -54,7 +54,7 @@ pub(super) struct Batch<'c, 'a> {
 const CHUNK_BYTES: i64 = 1 << 18;
 const MIN_CHUNK_ROWS: i64 = 16;
 /// Segments of fewer points run one point at a time.
-const MIN_BATCH: i64 = 8;
+const MIN_BATCH: i64 = 32;
 const MAX_CHUNK_ROWS: i64 = 4096;
 
 /// One read through data of a group's tensor of another (or the same)
