@@ -753,22 +753,11 @@ fn truncate(array: &mut HostArray, axis: usize, length: usize) {
     let element = array.data.element();
     let mut kept = Data::zeros(element, outer * length * inner);
     for o in 0..outer {
-        let from = slice_data(&array.data, o * extent * inner, length * inner);
+        let from = crate::interpreter::slice(&array.data, o * extent * inner, length * inner);
         kept.write_at(o * length * inner, &from);
     }
     array.shape[axis] = length;
     array.data = kept;
-}
-
-/// `len` elements of `data` from `start`.
-fn slice_data(data: &Data, start: usize, len: usize) -> Data {
-    match data {
-        Data::F32(v) => Data::F32(v[start..start + len].to_vec()),
-        Data::F64(v) => Data::F64(v[start..start + len].to_vec()),
-        Data::I32(v) => Data::I32(v[start..start + len].to_vec()),
-        Data::I64(v) => Data::I64(v[start..start + len].to_vec()),
-        Data::Bool(v) => Data::Bool(v[start..start + len].to_vec()),
-    }
 }
 
 /// Lowers `module` (temporal, optimized) to the LLVM dialect and

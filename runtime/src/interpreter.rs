@@ -312,21 +312,8 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             }
             if let NodeKind::Read { source, index } = &node.kind {
                 let coords = index.eval(point, self.bounds).map_err(eval_error(node.location))?;
-                let src = &self.program.tensors[*source];
-                for (&c, &d) in coords.iter().zip(&src.domain) {
-                    if c < 0 || c >= self.bounds[d] {
-                        return Err(self.at(
-                            node.location,
-                            self.program.out_of_bounds(
-                                &format!("read {}", self.program.describe_read(*tensor, *source, index)),
-                                &self.point_name(key),
-                                d,
-                                &format!("{} = {c}", self.program.dims[d].name),
-                                self.bounds[d],
-                            ),
-                        ));
-                    }
-                }
+                let what = format!("read {}", self.program.describe_read(*tensor, *source, index));
+                self.check_in_bounds(key, *source, &coords, &what, node.location)?;
                 needs.push((*source, coords));
             }
         }
@@ -495,43 +482,29 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 let (branch, needs) = self.expand(&key)?;
                 top.branch = branch as u32;
                 self.stores[tensor].set_busy(name, &key.1, true).map_err(|e| self.at_tensor(tensor, e))?;
-                for need in needs {
-                    if self.known(&need) {
-                        continue;
-                    }
-                    if self.stores[need.0].is_busy(&need.1) {
-                        return Err(self.at_tensor(
-                            need.0,
-                            format!(
-                                "point {} depends on itself (a cycle through reads that do not move in time)",
-                                self.point_name(&need)
-                            ),
-                        ));
-                    }
-                    stack.push(frame(&need, &self.stores));
-                }
+                let cycle = |need: &Key| {
+                    format!(
+                        "point {} depends on itself (a cycle through reads that do not move in time)",
+                        self.point_name(need)
+                    )
+                };
+                let pushed = self.unknown_needs(needs, cycle)?;
+                stack.extend(pushed.iter().map(|need| frame(need, &self.stores)));
             } else if top.branch & DATA_READS_MADE == 0 {
                 // The ordinary reads are known: the data of the reads
                 // through data can be computed, and the points they name
                 // are needed next.
                 top.branch |= DATA_READS_MADE;
                 let needs = self.data_reads(&key, top.branch as usize & !(DATA_READS_MADE as usize))?;
-                for need in needs {
-                    if self.known(&need) {
-                        continue;
-                    }
-                    if self.stores[need.0].is_busy(&need.1) {
-                        return Err(self.at_tensor(
-                            need.0,
-                            format!(
-                                "point {} depends on itself through reads through data (the data has a cycle at {})",
-                                self.point_name(&need),
-                                self.point_name(&key)
-                            ),
-                        ));
-                    }
-                    stack.push(frame(&need, &self.stores));
-                }
+                let cycle = |need: &Key| {
+                    format!(
+                        "point {} depends on itself through reads through data (the data has a cycle at {})",
+                        self.point_name(need),
+                        self.point_name(&key)
+                    )
+                };
+                let pushed = self.unknown_needs(needs, cycle)?;
+                stack.extend(pushed.iter().map(|need| frame(need, &self.stores)));
             } else {
                 let branch = (top.branch & !DATA_READS_MADE) as usize;
                 stack.pop();
@@ -548,6 +521,23 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             }
         }
         Ok(())
+    }
+
+    /// The points of `needs` not known yet, to evaluate next; one being
+    /// evaluated already is a cycle, an error at its tensor (`cycle` says
+    /// which).
+    fn unknown_needs(&self, needs: Vec<Key>, cycle: impl Fn(&Key) -> String) -> Result<Vec<Key>, String> {
+        let mut unknown = Vec::new();
+        for need in needs {
+            if self.known(&need) {
+                continue;
+            }
+            if self.stores[need.0].is_busy(&need.1) {
+                return Err(self.at_tensor(need.0, cycle(&need)));
+            }
+            unknown.push(need);
+        }
+        Ok(unknown)
     }
 
     fn input_point(&self, (tensor, point): &Key) -> Data {
@@ -590,9 +580,9 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     /// the read): the nodes their coordinates come from are evaluated (the
     /// verifier makes sure they involve no read through data and no call).
     fn data_reads(&self, key: &Key, b: usize) -> Result<Vec<Key>, String> {
-        let (tensor, point) = key;
-        let branch = &self.program.tensors[*tensor].branches[b];
-        let live = &self.live[*tensor][b];
+        let tensor = key.0;
+        let branch = &self.program.tensors[tensor].branches[b];
+        let live = &self.live[tensor][b];
         let reads: Vec<usize> = (0..branch.nodes.len())
             .filter(|&k| live[k] && matches!(branch.nodes[k].kind, NodeKind::ReadAt { .. }))
             .collect();
@@ -618,25 +608,31 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             let node = &branch.nodes[k];
             let NodeKind::ReadAt { source, index, data } = &node.kind else { unreachable!("selected above") };
             let coords = self.data_coordinates(key, index, data, &values).map_err(|e| self.at(node.location, e))?;
-            let src = &self.program.tensors[*source];
-            for (&c, &d) in coords.iter().zip(&src.domain) {
-                if c < 0 || c >= self.bounds[d] {
-                    return Err(self.at(
-                        node.location,
-                        self.program.out_of_bounds(
-                            &format!("read through data of '{}'", src.name),
-                            &self.point_name(key),
-                            d,
-                            &format!("{} = {c}", self.program.dims[d].name),
-                            self.bounds[d],
-                        ),
-                    ));
-                }
-            }
-            let _ = point;
+            let what = format!("read through data of '{}'", self.program.tensors[*source].name);
+            self.check_in_bounds(key, *source, &coords, &what, node.location)?;
             needs.push((*source, coords));
         }
         Ok(needs)
+    }
+
+    /// Whether `coords` is a point of `source`: otherwise an error at the
+    /// read (at `location`, `what` it is) made at `key`.
+    fn check_in_bounds(
+        &self,
+        key: &Key,
+        source: usize,
+        coords: &[i64],
+        what: &str,
+        location: Location<'c>,
+    ) -> Result<(), String> {
+        for (&c, &d) in coords.iter().zip(&self.program.tensors[source].domain) {
+            if c < 0 || c >= self.bounds[d] {
+                let at = format!("{} = {c}", self.program.dims[d].name);
+                let message = self.program.out_of_bounds(what, &self.point_name(key), d, &at, self.bounds[d]);
+                return Err(self.at(location, message));
+            }
+        }
+        Ok(())
     }
 
     /// The coordinates a read through data names at `key`: `index` at the
@@ -849,4 +845,5 @@ mod store;
 #[cfg(test)]
 mod tests;
 mod values;
+pub(crate) use values::slice;
 use values::*;

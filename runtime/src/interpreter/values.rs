@@ -202,7 +202,8 @@ pub(super) fn broadcast(a: &Value, b: &Value) -> Result<(Value, Value), String> 
     Ok((broadcast_to(a, &shape), broadcast_to(b, &shape)))
 }
 
-pub(super) fn slice(data: &Data, start: usize, len: usize) -> Data {
+/// `len` elements of `data` from `start`.
+pub(crate) fn slice(data: &Data, start: usize, len: usize) -> Data {
     match data {
         Data::F32(v) => Data::F32(v[start..start + len].to_vec()),
         Data::F64(v) => Data::F64(v[start..start + len].to_vec()),

@@ -121,14 +121,36 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(op, format!("read index: {e}"));
             return None;
         }
+        self.check_point_read(op, reader, source, &index, 0, ty)?;
+        Some(NodeKind::Read { source, index })
+    }
+
+    /// The checks a point read and a read through data share: `index` has
+    /// the reader's domain (and `data` more) dims and the bounds as
+    /// symbols, gives one coordinate per source dimension, and the op's
+    /// type is the source's point type.
+    fn check_point_read(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        reader: usize,
+        source: usize,
+        index: &AffineMap,
+        data: usize,
+        ty: &PointType,
+    ) -> Option<()> {
         let reader_domain = self.program.tensors[reader].domain.len();
         let source_domain = self.program.tensors[source].domain.len();
         let source_name = self.program.tensors[source].name.clone();
-        if index.num_dims != reader_domain || index.num_symbols != self.program.dims.len() {
+        let dims = reader_domain + data;
+        if index.num_dims != dims || index.num_symbols != self.program.dims.len() {
+            let (what, which) = match data {
+                0 => ("a read", "the reader's domain"),
+                _ => ("a read through data", "the reader's domain, then one per coordinate operand"),
+            };
             self.error(
                 op,
                 format!(
-                    "index of a read by '{}' must have {reader_domain} dims (the reader's domain) and {} symbols (the bounds), has ({})[{}]",
+                    "index of {what} by '{}' must have {dims} dims ({which}) and {} symbols (the bounds), has ({})[{}]",
                     self.program.tensors[reader].name,
                     self.program.dims.len(),
                     index.num_dims,
@@ -154,7 +176,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             );
             return None;
         }
-        Some(NodeKind::Read { source, index })
+        Some(())
     }
 
     /// `temporal.read_at`: a point of a tensor at coordinates given by
@@ -205,40 +227,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 crate::rewrite::operands(&nodes[k].kind).into_iter().for_each(|a| needed[a] = true);
             }
         }
-        let reader_domain = self.program.tensors[reader].domain.len();
-        let source_domain = self.program.tensors[source].domain.len();
-        let source_name = self.program.tensors[source].name.clone();
-        let dims = reader_domain + data.len();
-        if index.num_dims != dims || index.num_symbols != self.program.dims.len() {
-            self.error(
-                op,
-                format!(
-                    "index of a read through data by '{}' must have {dims} dims (the reader's domain, then one per coordinate operand) and {} symbols (the bounds), has ({})[{}]",
-                    self.program.tensors[reader].name,
-                    self.program.dims.len(),
-                    index.num_dims,
-                    index.num_symbols
-                ),
-            );
-            return None;
-        }
-        if index.results.len() != source_domain {
-            self.error(
-                op,
-                format!(
-                    "read of '{source_name}' must give {source_domain} coordinates (its domain), gives {}",
-                    index.results.len()
-                ),
-            );
-            return None;
-        }
-        if *ty != self.program.tensors[source].point {
-            self.error(
-                op,
-                format!("read of '{source_name}' must produce {}, produces {ty}", self.program.tensors[source].point),
-            );
-            return None;
-        }
+        self.check_point_read(op, reader, source, &index, data.len(), ty)?;
         Some(NodeKind::ReadAt { source, index, data: data.to_vec() })
     }
 

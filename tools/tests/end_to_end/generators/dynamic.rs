@@ -22,6 +22,15 @@
 
 use super::*;
 
+/// Declares `%name`, an input or a computed tensor over `domain`.
+fn decl(out: &mut String, name: &str, domain: &str, ty: &str, input: bool) {
+    let op = if input { "input" } else { "tensor" };
+    let _ = writeln!(
+        out,
+        "  %{name} = \"temporal.{op}\"() {{sym_name = \"{name}\", domain = [{domain}], element = {ty}}} : () -> !temporal.rtensor"
+    );
+}
+
 pub(crate) struct DynamicGenerator {
     rng: ChaCha8Rng,
     next: usize,
@@ -78,13 +87,6 @@ impl DynamicGenerator {
         let v = format!("tensor<{width}xf32>");
         let hdr = "(n)[N]";
         let mut out = String::from("module {\n  \"temporal.dim\"() {sym_name = \"n\", bound = \"N\"} : () -> ()\n");
-        let decl = |out: &mut String, name: &str, domain: &str, ty: &str, input: bool| {
-            let op = if input { "input" } else { "tensor" };
-            let _ = writeln!(
-                out,
-                "  %{name} = \"temporal.{op}\"() {{sym_name = \"{name}\", domain = [{domain}], element = {ty}}} : () -> !temporal.rtensor"
-            );
-        };
         decl(&mut out, "x", "\"n\"", &v, true);
         decl(&mut out, "W", "", &format!("tensor<{width}x{width}xf32>"), true);
         decl(&mut out, "U", "", &format!("tensor<{width}x{width}xf32>"), true);
@@ -275,13 +277,6 @@ impl DynamicGenerator {
         let hdr = "(t)[T]";
         let i64t = "tensor<i64>";
         let mut out = String::from("module {\n  \"temporal.dim\"() {sym_name = \"t\", bound = \"T\"} : () -> ()\n");
-        let decl = |out: &mut String, name: &str, domain: &str, ty: &str, input: bool| {
-            let op = if input { "input" } else { "tensor" };
-            let _ = writeln!(
-                out,
-                "  %{name} = \"temporal.{op}\"() {{sym_name = \"{name}\", domain = [{domain}], element = {ty}}} : () -> !temporal.rtensor"
-            );
-        };
         decl(&mut out, "x", "\"t\"", &v, true);
         decl(&mut out, "W", "", &w_ty, true);
         decl(&mut out, "h", "\"t\"", &v, false);
