@@ -1,8 +1,9 @@
 """ACRoBat's dynamic workloads on this machine: a TreeLSTM over batches of
 random binary trees and a bidirectional RNN over sequences of mixed
 lengths (this project against PyTorch eager, one sample at a time, what
-users write, and DyNet with dynamic auto-batching), and greedy decoding
-until EOS against the masked fixed-length decode.
+users write, and DyNet with dynamic auto-batching), greedy decoding until
+EOS against the masked fixed-length decode, and an early-exit stack of
+layers against the full stack.
 
     bench/dynamic/setup.sh             # toolchain, then PyTorch, DyNet, NumPy, matplotlib in bench/.venv
     bench/.venv/bin/python bench/dynamic/run.py [--quick] [--repeat N]
@@ -42,6 +43,7 @@ TEMPO_RUN = os.path.join(ROOT, "target", "release", "tempo-run")
 EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "tree_lstm")
 DECODE = os.path.join(ROOT, "target", "release", "examples", "decode_until_eos")
 BIRNN = os.path.join(ROOT, "target", "release", "examples", "birnn")
+EARLY_EXIT = os.path.join(ROOT, "target", "release", "examples", "early_exit")
 BIRNN_NAMES = ["x", "prev", "next", "Wx", "Wh", "bf", "Ux", "Uh", "bb"]
 PYTHON = sys.executable
 NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
@@ -61,6 +63,7 @@ def build():
         [
             "cargo", "build", "--release", "--bin", "tempo-run",
             "--example", "tree_lstm", "--example", "decode_until_eos", "--example", "birnn",
+            "--example", "early_exit",
         ],
         cwd=ROOT,
         check=True,
@@ -143,6 +146,49 @@ def birnn_bench(work, rounds, quick):
                "max_abs_error": errors, "load": os.getloadavg()[0]}
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("seqs", "hidden", "ms", "load")}), flush=True)
+    return rows
+
+
+def early_exit_bench(work, rounds, quick):
+    """The early-exit stack (examples/early_exit.rs: 48 layers of width 256,
+    a batch of 8 samples, 16 classes) stopping once every sample has exited,
+    at several exit depths, against the full stack, interleaved."""
+    layers, width, batch, classes = 48, 256, 8, 16
+    programs = {}
+    for kind, extra in [("early", []), ("full", ["--full"])]:
+        path = os.path.join(work, f"early_exit_{kind}.mlir")
+        with open(path, "w") as f:
+            subprocess.run([EARLY_EXIT, "--width", str(width), "--batch", str(batch), "--mlir"] + extra, stdout=f,
+                           check=True)
+        programs[kind] = path
+    rng = np.random.default_rng(1)
+    scale = 0.5 / np.sqrt(width)
+    rows = []
+    for exit_at in ([2] if quick else [2, 8, 24, 47]):
+        directory = os.path.join(work, f"early_exit_{exit_at}")
+        os.makedirs(directory, exist_ok=True)
+        boost = np.zeros((layers, classes), np.float32)
+        boost[exit_at:, 0] = 100.0
+        arrays = {
+            "x": rng.uniform(-1, 1, (batch, width)), "W": rng.uniform(-scale, scale, (layers, width, width)),
+            "b": rng.uniform(-0.1, 0.1, (layers, width)), "Wc": rng.uniform(-0.01 * scale, 0.01 * scale, (width, classes)),
+            "boost": boost,
+        }
+        for name, array in arrays.items():
+            np.save(os.path.join(directory, name + ".npy"), array.astype(np.float32))
+        samples = {k: [] for k in programs}
+        for _ in range(rounds):
+            for kind, program in programs.items():
+                for _ in range(3):
+                    cmd = [TEMPO_RUN, program, "--bound", f"L={layers}", "--format", "none", "--timings", "--fast-math"]
+                    for name in arrays:
+                        cmd += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
+                    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                    samples[kind].append(float(re.search(r"execute ([0-9.]+) ms", out.stderr).group(1)))
+        row = {"layers": exit_at + 1, "of": layers, "ms": {k: statistics.median(v) for k, v in samples.items()},
+               "samples": samples, "load": os.getloadavg()[0]}
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("layers", "ms", "load")}), flush=True)
     return rows
 
 
@@ -259,13 +305,14 @@ def main():
         print(json.dumps({k: row[k] for k in ("trees", "hidden", "ms", "max_abs_error", "load")}), flush=True)
     birnn = birnn_bench(work, rounds, args.quick)
     decode = decode_bench(work, rounds, args.quick)
-    write(results, birnn, decode, args.quick)
+    early = early_exit_bench(work, rounds, args.quick)
+    write(results, birnn, decode, early, args.quick)
 
 
-def write(results, birnn, decode, quick):
+def write(results, birnn, decode, early, quick):
     machine = f"{os.cpu_count()} cores"
     json.dump(
-        {"machine": machine, "results": results, "birnn": birnn, "decode": decode},
+        {"machine": machine, "results": results, "birnn": birnn, "decode": decode, "early_exit": early},
         open(os.path.join(HERE, "results.json"), "w"),
         indent=1,
     )
@@ -310,6 +357,19 @@ def write(results, birnn, decode, quick):
         lines.append(
             f"| {r['batch']} | {r['tokens']} | {m['until_eos']:.2f} | {m['masked']:.2f} | {m['masked'] / m['until_eos']:.1f}x | "
             f"{1000 * m['until_eos'] / r['tokens']:.1f} | {r['load']:.2f} |"
+        )
+    lines += [
+        "",
+        "Early exit over a stack of 48 layers (width 256, a batch of 8 samples; `examples/early_exit.rs`), the layers "
+        "stopping once every sample is confident, against the full stack; `--fast-math`, ms per forward pass:",
+        "",
+        "| layers computed | early exit | full stack | ratio | load |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in early:
+        m = r["ms"]
+        lines.append(
+            f"| {r['layers']} of {r['of']} | {m['early']:.2f} | {m['full']:.2f} | {m['full'] / m['early']:.1f}x | {r['load']:.2f} |"
         )
     table = "\n".join(lines) + "\n"
     open(os.path.join(HERE, "results.md"), "w").write(table)
