@@ -27,6 +27,8 @@
 
 use tempo::{Data, Expr, HostArray, Program, f32s, i64s};
 
+mod run_common;
+
 /// The BiRNN of hidden size `hidden`; the output is `s`, `[N, 2, H]`.
 pub fn birnn(hidden: i64) -> Program {
     let h = hidden;
@@ -100,13 +102,7 @@ pub fn random_batch(seqs: usize, lengths: (usize, usize), hidden: i64, seed: u64
 
 fn main() -> Result<(), tempo::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str, default: i64| -> i64 {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|k| args.get(k + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
+    let value = |name: &str, default: i64| run_common::flag(&args, name, default);
     let (seqs, hidden, seed, repeat) =
         (value("--seqs", 64), value("--hidden", 64), value("--seed", 1), value("--repeat", 5));
     let lengths = (value("--min-len", 10) as usize, value("--max-len", 50).max(value("--min-len", 10)) as usize);
@@ -121,18 +117,8 @@ fn main() -> Result<(), tempo::Error> {
     for input in &inputs {
         runner = runner.input(input.clone());
     }
-    let compiled = runner.compile()?;
     let bounds = [("N", nodes)];
-    let mut outputs = compiled.run(&bounds, &inputs)?;
-    let mut times = Vec::new();
-    for _ in 0..repeat.max(1) {
-        let start = std::time::Instant::now();
-        outputs = compiled.run(&bounds, &inputs)?;
-        times.push(start.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
-    let median = times[times.len() / 2];
-    let interpreted = runner.interpret()?;
+    let (outputs, median, interpreted) = run_common::timed_and_interpreted(&runner, &bounds, &inputs, repeat)?;
     let worst = (0..outputs[0].data.len())
         .map(|k| (outputs[0].data.get_f64(k) - interpreted[0].data.get_f64(k)).abs())
         .fold(0.0f64, f64::max);
@@ -140,7 +126,7 @@ fn main() -> Result<(), tempo::Error> {
     println!(
         "execute {:.3} ms per batch (median of {}); largest difference from the interpreter {worst:.2e}",
         median * 1e3,
-        times.len()
+        repeat.max(1)
     );
     println!("sequences/s {:.0}", seqs as f64 / median);
     let tolerance = if fast_math { 1e-4 } else { 0.0 };

@@ -38,6 +38,8 @@
 
 use tempo::{Data, ElementType, Expr, HostArray, Predicate, Program, f32s, i64s};
 
+mod run_common;
+
 /// Token numbers of the toy vocabulary.
 pub const BOS: i64 = 0;
 pub const EOS: i64 = 1;
@@ -198,13 +200,7 @@ pub fn inputs(c: Config, steps: i64, eos_at: i64, seed: u64) -> Vec<HostArray> {
 
 fn main() -> Result<(), tempo::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str, default: i64| -> i64 {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|k| args.get(k + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
+    let value = |name: &str, default: i64| run_common::flag(&args, name, default);
     let config = Config { width: value("--width", 64), vocab: value("--vocab", 256) };
     let (steps, eos_at, repeat) = (value("--steps", 64), value("--eos-at", 12), value("--repeat", 5).max(1));
     let batch = value("--batch", 0);
@@ -233,22 +229,13 @@ fn main() -> Result<(), tempo::Error> {
         for input in &inputs {
             runner = runner.input(input.clone());
         }
-        let compiled = runner.compile()?;
-        let mut outputs = compiled.run(&bounds, &inputs)?;
-        let mut times = Vec::new();
-        for _ in 0..repeat {
-            let start = std::time::Instant::now();
-            outputs = compiled.run(&bounds, &inputs)?;
-            times.push(start.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        let interpreted = runner.interpret()?;
+        let (outputs, median, interpreted) = run_common::timed_and_interpreted(&runner, &bounds, &inputs, repeat)?;
         if interpreted[0].data != outputs[0].data || interpreted[0].shape != outputs[0].shape {
             eprintln!("error: the compiled decode differs from the interpreter's");
             std::process::exit(1);
         }
         let Data::I64(tokens) = &outputs[0].data else { unreachable!("tok is i64") };
-        Ok((tokens.clone(), times[times.len() / 2]))
+        Ok((tokens.clone(), median))
     };
     let (tokens, until_eos) = time(&stopping)?;
     let (masked, fixed) = time(&fixed_length)?;

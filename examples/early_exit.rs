@@ -27,6 +27,8 @@
 
 use tempo::{Data, ElementType, Expr, HostArray, Predicate, Program, f32s, i64s};
 
+mod run_common;
+
 /// The model's shape.
 #[derive(Clone, Copy, Debug)]
 pub struct Config {
@@ -104,13 +106,7 @@ pub fn inputs(c: Config, layers: i64, exit_at: i64, seed: u64) -> Vec<HostArray>
 
 fn main() -> Result<(), tempo::Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str, default: i64| -> i64 {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|k| args.get(k + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
+    let value = |name: &str, default: i64| run_common::flag(&args, name, default);
     let config = Config { width: value("--width", 256), classes: 16, batch: value("--batch", 8) };
     let (layers, exit_at, repeat) = (value("--layers", 48), value("--exit-at", 6), value("--repeat", 5).max(1));
     if args.iter().any(|a| a == "--mlir") {
@@ -124,21 +120,12 @@ fn main() -> Result<(), tempo::Error> {
         for input in &inputs {
             runner = runner.input(input.clone());
         }
-        let compiled = runner.compile()?;
-        let mut outputs = compiled.run(&bounds, &inputs)?;
-        let mut times = Vec::new();
-        for _ in 0..repeat {
-            let start = std::time::Instant::now();
-            outputs = compiled.run(&bounds, &inputs)?;
-            times.push(start.elapsed().as_secs_f64());
-        }
-        times.sort_by(f64::total_cmp);
-        let interpreted = runner.interpret()?;
+        let (outputs, median, interpreted) = run_common::timed_and_interpreted(&runner, &bounds, &inputs, repeat)?;
         if interpreted.iter().zip(&outputs).any(|(i, c)| i.data != c.data) {
             eprintln!("error: the compiled stack differs from the interpreter's");
             std::process::exit(1);
         }
-        Ok((outputs, times[times.len() / 2]))
+        Ok((outputs, median))
     };
     let (exiting, early) = time(&early_exit(config, true))?;
     let (full, all) = time(&early_exit(config, false))?;

@@ -51,7 +51,7 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
             "'{done}' decides where '{}' stops, so what it is computed from must not depend on where it stops",
             dim.name
         );
-        for (t, tensor) in program.tensors.iter().enumerate().filter(|(t, _)| inside[*t]) {
+        for (_, tensor) in program.tensors.iter().enumerate().filter(|(t, _)| inside[*t]) {
             for branch in &tensor.branches {
                 if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
                     return Err(PassDiagnostic::new(
@@ -100,7 +100,6 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
                     }
                 }
             }
-            let _ = t;
         }
         for e in read_edges(program) {
             if !inside[e.reader] || !program.tensors[e.source].domain.contains(&d) {

@@ -322,7 +322,6 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             return Err("not yet: cycles through reads through data on the GPU target".into());
         }
         let program = self.program;
-        let context = self.context;
         let d = group.dim;
         let n = self.bound_args[d];
         let columns = self.columns(group);
@@ -465,7 +464,6 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         for buffer in buffers.into_iter().chain([table]) {
             b.op("memref.dealloc", &[buffer], &[], &[])?;
         }
-        let _ = (context, view_type);
         Ok(())
     }
 }
