@@ -377,6 +377,11 @@ struct Emitter<'p, 'c, 'a> {
     stop: Option<(usize, usize, usize)>,
     /// Per stop, its `[stopped, length]` buffer.
     stop_states: HashMap<usize, Value<'c, 'a>>,
+    /// Per ragged stop, its buffers ([`stops`]).
+    ragged: HashMap<usize, stops::Ragged<'c, 'a>>,
+    /// The ragged stops whose nests are built: later tensors over their
+    /// batch dimensions see their lengths.
+    ragged_done: Vec<usize>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -468,6 +473,8 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             batch: None,
             stop: None,
             stop_states: HashMap::new(),
+            ragged: HashMap::new(),
+            ragged_done: Vec::new(),
         }
     }
 
@@ -542,6 +549,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             if let Some(k) = stop {
                 let stop = &program.stops[k];
                 self.stop = Some((k, stop.dim, stop.done));
+                if stop.is_ragged(program) {
+                    self.ragged_setup(k, nests)?;
+                }
             }
             match groups.iter().find(|g| crate::schedule::is_data_nest(program, nest) && g.tensors[0] == nest.body[0]) {
                 Some(group) => self.by_depth(group, nests)?,
@@ -614,6 +624,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                     }
                     if let Some((k, dim, done)) = self.stop
                         && dim == d
+                        && !self.ragged.contains_key(&k)
                     {
                         self.stop_loop(k, d, done, body, b)?;
                         continue;
@@ -638,7 +649,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                             self.reload(i, var, bound, &inner)?;
                         }
                     }
-                    self.place(body, &inner)?;
+                    if !self.ragged_body(d, body, &inner)? {
+                        self.place(body, &inner)?;
+                    }
                     for &(i, reading) in &swapped {
                         if reading {
                             self.discard(i, var, &inner)?;
@@ -657,8 +670,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         self.schedule.lag(i)
     }
 
-    /// Builds the computation of tensor `i` at the current point of its nest.
-    fn tensor(&mut self, i: usize, b: &Builder<'c, 'a>) -> Built<()> {
+    /// Builds the computation of tensor `i` at the current point of its
+    /// nest (through [`Emitter::tensor`], which handles ragged stops).
+    fn tensor_at(&mut self, i: usize, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let tensor = &program.tensors[i];
         self.enter(tensor.location, &format!("the store of '{}'", tensor.name));

@@ -835,12 +835,27 @@ pub struct Program<'c> {
 }
 
 /// One `temporal.stop`: dimension `dim` ends where tensor `done` (scalar
-/// `i1` points over `dim` alone) first holds.
+/// `i1` points over `dim` and, for a ragged stop, batch dimensions) first
+/// holds: per point of the batch dimensions, its own length.
 #[derive(Clone, Debug)]
 pub struct Stop<'c> {
     pub dim: usize,
     pub done: usize,
     pub location: Location<'c>,
+}
+
+impl Stop<'_> {
+    /// The batch dimensions of the stop: those of `done` other than the
+    /// stopped one, in `done`'s order (empty: one length for the run).
+    pub fn batch(&self, program: &Program) -> Vec<usize> {
+        program.tensors[self.done].domain.iter().copied().filter(|&d| d != self.dim).collect()
+    }
+
+    /// Whether the stop gives each point of its batch dimensions its own
+    /// length (`done` over more than the stopped dimension).
+    pub fn is_ragged(&self, program: &Program) -> bool {
+        program.tensors[self.done].domain.len() > 1
+    }
 }
 
 /// One `temporal.grad`: tensor `tensor` holds the gradient of `of` with

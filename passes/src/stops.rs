@@ -18,6 +18,18 @@
 //! exactly that, and the compiled code stops the loop that computes `done`
 //! there (points after it are not computed) and runs everything after it
 //! with `L` as the bound.
+//!
+//! A *ragged* stop has `done` over batch dimensions `b` besides `d`
+//! (`done[b, t]`): each point `b` has its own length
+//! `L(b) = 1 + min{t : done[b, t]}`, and a tensor over every batch
+//! dimension has, at `b`, the points `t < L(b)` along `d` and sees `L(b)`
+//! as `d`'s bound. So that each `b` has one length (besides the rules
+//! above, for `done`'s cone):
+//! - computed tensors over `d` are over every batch dimension;
+//! - a read of a computed tensor over `d` is at the reader's own point
+//!   along every batch dimension (not through data);
+//! - only tensors over every batch dimension use `d`'s bound;
+//! - a batch dimension is not stopped itself.
 
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{NodeKind, Program};
@@ -43,6 +55,9 @@ pub fn cone(program: &Program, done: usize) -> Vec<bool> {
 /// Checks every stop of `program` (see the module's doc).
 pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> {
     for stop in &program.stops {
+        if stop.is_ragged(program) {
+            check_ragged(program, stop)?;
+        }
         let d = stop.dim;
         let dim = &program.dims[d];
         let inside = cone(program, stop.done);
@@ -118,6 +133,111 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
                     ),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// The rules of a ragged stop (see the module's doc).
+fn check_ragged<'c>(program: &Program<'c>, stop: &crate::program::Stop<'c>) -> Result<(), PassDiagnostic<'c>> {
+    let d = stop.dim;
+    let batch = stop.batch(program);
+    let dim = &program.dims[d].name;
+    let names: Vec<&str> = batch.iter().map(|&b| program.dims[b].name.as_str()).collect();
+    let why = format!(
+        "'{}' gives each point of ({}) its own length along '{dim}'",
+        program.tensors[stop.done].name,
+        names.join(", ")
+    );
+    if let Some(other) = program.stops.iter().find(|s| batch.contains(&s.dim)) {
+        return Err(PassDiagnostic::new(
+            other.location,
+            format!(
+                "not yet: a stop of '{}', a batch dimension of a ragged stop ({why})",
+                program.dims[other.dim].name
+            ),
+        ));
+    }
+    let over_batch = |t: usize| batch.iter().all(|b| program.tensors[t].domain.contains(b));
+    for (t, tensor) in program.tensors.iter().enumerate() {
+        if tensor.is_input {
+            continue;
+        }
+        if tensor.domain.contains(&d) && !over_batch(t) {
+            return Err(PassDiagnostic::new(
+                tensor.location,
+                format!(
+                    "'{}' is over '{dim}' but not over ({}): {why}, so it must be over them too",
+                    tensor.name,
+                    names.join(", ")
+                ),
+            ));
+        }
+        if over_batch(t) {
+            continue;
+        }
+        for branch in &tensor.branches {
+            if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
+                return Err(PassDiagnostic::new(
+                    branch.location,
+                    format!(
+                        "this condition of '{}', not over ({}), uses the bound of '{dim}': {why}",
+                        tensor.name,
+                        names.join(", ")
+                    ),
+                ));
+            }
+            for node in &branch.nodes {
+                let maps: Vec<&crate::affine::AffineMap> = match &node.kind {
+                    NodeKind::Read { index, .. } | NodeKind::ReadAt { index, .. } => vec![index],
+                    NodeKind::ReadRange { lower, upper, caps, .. } => lower.iter().chain(upper).chain(caps).collect(),
+                    NodeKind::DynamicSlice(_, offsets) => vec![offsets],
+                    _ => Vec::new(),
+                };
+                if maps.iter().any(|m| m.results.iter().any(|e| e.uses_symbol(d)))
+                    || matches!(node.kind, NodeKind::Bound(b) if b == d)
+                {
+                    return Err(PassDiagnostic::new(
+                        node.location,
+                        format!(
+                            "this op of '{}', not over ({}), uses the bound of '{dim}': {why}",
+                            tensor.name,
+                            names.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    for branch_node in program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes) {
+        if let NodeKind::ReadAt { source, .. } = branch_node.kind
+            && program.tensors[source].domain.contains(&d)
+            && !program.tensors[source].is_input
+        {
+            return Err(PassDiagnostic::new(
+                branch_node.location,
+                format!("not yet: a read through data of '{}', over '{dim}': {why}", program.tensors[source].name),
+            ));
+        }
+    }
+    for e in read_edges(program) {
+        if !program.tensors[e.source].domain.contains(&d) {
+            continue;
+        }
+        let source = &program.tensors[e.source];
+        let own = |b: usize| {
+            let k = source.domain.iter().position(|&x| x == b);
+            matches!(e.shifts.as_ref().and_then(|s| s.get(&b)), Some(&(Some(0), Some(0))))
+                && k.is_some_and(|k| !e.spanned.contains(&k))
+        };
+        if let Some(&b) = batch.iter().find(|&&b| !own(b)) {
+            return Err(PassDiagnostic::new(
+                e.location,
+                format!(
+                    "read {} by '{}' must be at its own '{}': {why}",
+                    e.text, program.tensors[e.reader].name, program.dims[b].name
+                ),
+            ));
         }
     }
     Ok(())

@@ -126,7 +126,9 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
     let over = |t: usize| program.tensors[t].domain.contains(&d);
     let computed: Vec<usize> =
         (0..program.tensors.len()).filter(|&t| over(t) && !program.tensors[t].is_input).collect();
-    if computed.is_empty() {
+    // A stop's dimensions stay loops (a ragged batch: each of its points
+    // stops on its own).
+    if computed.is_empty() || program.stops.iter().any(|s| over(s.done)) {
         return false;
     }
     for (t, tensor) in program.tensors.iter().enumerate() {

@@ -254,6 +254,10 @@ pub struct RunReport {
     /// Where the CUDA target put its buffers, and the device memory mapped
     /// under growing block stores.
     pub device_memory: Option<crate::cuda_memory::DeviceMemory>,
+    /// Per data-dependent stop (`temporal.stop`, in program order), where
+    /// its dimension ended: one length, or for a ragged stop one per point
+    /// of its batch dimensions (row-major). Compiled runs only.
+    pub stop_lengths: Vec<Vec<i64>>,
 }
 
 /// The stores of a compiled run.
@@ -666,6 +670,27 @@ impl<'c> Executable<'c> {
             })
             .collect();
         let stops = program.stops.len();
+        // Outputs over a ragged stop's dimension and batch dimensions:
+        // (output, axis, the batch dimensions' axes and bounds, stop).
+        let ragged: Vec<(usize, usize, Vec<usize>, Vec<usize>, usize)> = program
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !program.tensors[**t].is_input)
+            .flat_map(|(o, &t)| {
+                let domain = &program.tensors[t].domain;
+                let program = &program;
+                let bounds = &bounds;
+                program.stops.iter().enumerate().filter(|(_, s)| s.is_ragged(program)).filter_map(move |(k, s)| {
+                    let axis = domain.iter().position(|&d| d == s.dim)?;
+                    let batch = s.batch(program);
+                    let axes = batch.iter().map(|b| domain.iter().position(|d| d == b)).collect::<Option<Vec<_>>>()?;
+                    let extents = batch.iter().map(|&b| bounds[b].max(0) as usize).collect();
+                    Some((o, axis, axes, extents, k))
+                })
+            })
+            .collect();
+        let domain_lengths: Vec<usize> = program.outputs.iter().map(|&t| program.tensors[t].domain.len()).collect();
         drop(program);
         let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
@@ -673,6 +698,7 @@ impl<'c> Executable<'c> {
         let sites = self.sites.clone();
         CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals, sites, error: None }));
         crate::depth_order::clear_error();
+        crate::ragged::clear();
         let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
         let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
         let data_error = crate::depth_order::take_error();
@@ -703,8 +729,15 @@ impl<'c> Executable<'c> {
         });
         let device = cuda.then(crate::cuda::device_name);
         let device_memory = cuda.then(crate::cuda_memory::device_memory);
-        let timings =
-            RunReport { compile: self.compile, execute: execute_start.elapsed(), memory, device, device_memory };
+        let timings = RunReport {
+            compile: self.compile,
+            execute: execute_start.elapsed(),
+            memory,
+            device,
+            device_memory,
+            stop_lengths: Vec::new(),
+        };
+        let mut timings = timings;
         drop(arguments);
         for &(output, input) in &self.input_outputs {
             match targets[output] {
@@ -721,6 +754,45 @@ impl<'c> Executable<'c> {
                 // SAFETY: the global is a `memref<Kxi64>`, one word per stop.
                 (0..stops).map(|k| unsafe { *(p as *const i64).add(k) }).collect::<Vec<i64>>()
             });
+            let handed = crate::ragged::take();
+            timings.stop_lengths = (0..stops)
+                .map(|k| match handed.iter().find(|(s, _)| *s == k) {
+                    Some((_, per_point)) => per_point.clone(),
+                    None => lengths.as_ref().and_then(|l| l.get(k)).map(|&l| vec![l]).unwrap_or_default(),
+                })
+                .collect();
+            // Points past a ragged stop's lengths are zero (the code did
+            // not compute them), in the full layout before truncation.
+            for (o, axis, axes, extents, k) in &ragged {
+                let Some((_, per_point)) = handed.iter().find(|(s, _)| s == k) else { continue };
+                let shape = &outputs[*o].shape;
+                let point_len: usize = shape[domain_lengths[*o]..].iter().product();
+                let ranges = crate::ragged::past_lengths(
+                    &shape[..domain_lengths[*o]],
+                    point_len,
+                    *axis,
+                    axes,
+                    extents,
+                    per_point,
+                );
+                let element = outputs[*o].data.element();
+                for (first, count) in ranges {
+                    match targets[*o] {
+                        // SAFETY: the caller's memory holds the output's
+                        // elements (its shape and type were checked).
+                        Some(target) => unsafe {
+                            std::ptr::write_bytes(
+                                target.add(first * element.byte_size()),
+                                0,
+                                count * element.byte_size(),
+                            )
+                        },
+                        None => {
+                            outputs[*o].data.write_at(first, &Data::zeros(element, count));
+                        }
+                    }
+                }
+            }
             for &(o, axis, k) in &stopped {
                 let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied() else { continue };
                 let length = length.max(0) as usize;
@@ -799,6 +871,10 @@ fn jit(
     use tempo_lowering::temporal_to_loops::by_depth::{DATA_READ_ERROR, DEPTH_ORDER};
     engine.register_symbol(DEPTH_ORDER, crate::depth_order::tempo_depth_order as *mut ());
     engine.register_symbol(DATA_READ_ERROR, crate::depth_order::tempo_data_read_error as *mut ());
+    engine.register_symbol(
+        tempo_lowering::temporal_to_loops::stops::RAGGED_LENGTHS,
+        crate::ragged::tempo_ragged_lengths as *mut (),
+    );
     if cuda {
         for (name, pointer) in crate::cuda::symbols() {
             engine.register_symbol(name, pointer);

@@ -55,37 +55,99 @@ pub fn interpret(
     // Each stop ends its dimension where its tensor first holds: found
     // point by point, then the program runs with that length as the bound
     // (`passes/src/stops.rs` makes sure the tensor does not depend on it).
+    // A ragged stop gives each point of its batch dimensions its own
+    // length; the dimension's bound is then the longest.
+    let (outputs, _) = interpret_with_lengths(program, bounds, inputs, externals, source_name)?;
+    Ok(outputs)
+}
+
+/// [`interpret`], and each stop's lengths: one per point of its batch
+/// dimensions (row-major; one value for a stop without batch dimensions).
+/// Outputs over a ragged stop's dimension and its batch dimensions are
+/// zero at the points past their length.
+pub fn interpret_with_lengths(
+    program: &Program,
+    bounds: &[i64],
+    inputs: &[&HostArray],
+    externals: &Externals,
+    source_name: &str,
+) -> Result<(Vec<HostArray>, Vec<Vec<i64>>), String> {
     let mut bounds = bounds.to_vec();
+    let mut ragged = Vec::new();
+    let mut lengths = Vec::new();
     for stop in &program.stops {
-        bounds[stop.dim] = stop_length(program, &bounds, stop, inputs, externals, source_name)?;
+        let found = stop_lengths(program, &bounds, stop, inputs, externals, source_name)?;
+        bounds[stop.dim] = if stop.is_ragged(program) {
+            ragged.push(Ragged { dim: stop.dim, batch: stop.batch(program), lengths: found.clone() });
+            found.iter().copied().max().unwrap_or(0)
+        } else {
+            found[0]
+        };
+        lengths.push(found);
     }
     let mut interpreter = Interpreter::new(program, &bounds, inputs, externals, source_name);
+    interpreter.ragged = ragged;
     interpreter.count_reads();
     interpreter.evaluate_outputs()?;
-    Ok(interpreter.outputs())
+    Ok((interpreter.outputs(), lengths))
+}
+
+/// The lengths of a ragged stop's dimension, per point of its batch
+/// dimensions (row-major over their bounds).
+struct Ragged {
+    dim: usize,
+    batch: Vec<usize>,
+    lengths: Vec<i64>,
 }
 
 /// Where `stop`'s dimension ends with bound values `bounds`: one past the
-/// first point of its tensor that holds, or the bound.
-fn stop_length(
+/// first point of its tensor that holds, or the bound; per point of its
+/// batch dimensions (row-major), one value without any.
+fn stop_lengths(
     program: &Program,
     bounds: &[i64],
     stop: &tempo_passes::program::Stop,
     inputs: &[&HostArray],
     externals: &Externals,
     source_name: &str,
-) -> Result<i64, String> {
+) -> Result<Vec<i64>, String> {
     let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
-    for t in 0..bounds[stop.dim] {
-        let key = (stop.done, vec![t]);
-        interpreter.demand(key.clone())?;
-        if let Data::Bool(flags) = interpreter.value(&key)?
-            && flags.first().is_some_and(|&f| f != 0)
-        {
-            return Ok(t + 1);
+    let domain = &program.tensors[stop.done].domain;
+    let batch = stop.batch(program);
+    let extents: Vec<i64> = batch.iter().map(|&b| bounds[b]).collect();
+    let mut lengths = Vec::new();
+    let mut at = vec![0i64; batch.len()];
+    if extents.iter().any(|&e| e <= 0) {
+        return Ok(lengths);
+    }
+    loop {
+        let mut length = bounds[stop.dim];
+        for t in 0..bounds[stop.dim] {
+            let point: Vec<i64> =
+                domain
+                    .iter()
+                    .map(|&d| {
+                        if d == stop.dim {
+                            t
+                        } else {
+                            at[batch.iter().position(|&b| b == d).expect("a batch dimension")]
+                        }
+                    })
+                    .collect();
+            let key = (stop.done, point);
+            interpreter.demand(key.clone())?;
+            if let Data::Bool(flags) = interpreter.value(&key)?
+                && flags.first().is_some_and(|&f| f != 0)
+            {
+                length = t + 1;
+                break;
+            }
+        }
+        lengths.push(length);
+        if !next_point(&mut at, &extents) {
+            return Ok(lengths);
         }
     }
-    Ok(bounds[stop.dim])
 }
 
 impl Interpreter<'_, '_> {
@@ -96,7 +158,11 @@ impl Interpreter<'_, '_> {
             let mut point = vec![0i64; extents.len()];
             if extents.iter().all(|&e| e > 0) {
                 loop {
-                    self.demand((o, point.clone()))?;
+                    // Past a ragged stop's length, points do not exist
+                    // (the output holds zeros there).
+                    if self.exists(o, &point) {
+                        self.demand((o, point.clone()))?;
+                    }
                     if !next_point(&mut point, &extents) {
                         break;
                     }
@@ -176,6 +242,9 @@ const DATA_READS_MADE: u32 = 1 << 31;
 struct Interpreter<'p, 'c> {
     program: &'p Program<'c>,
     bounds: &'p [i64],
+    /// Ragged stops' lengths: a tensor over a ragged stop's batch
+    /// dimensions sees its point's length as the bound of the stopped one.
+    ragged: Vec<Ragged>,
     /// Input arrays by tensor index.
     inputs: HashMap<usize, &'p HostArray>,
     /// Computed points, one store per tensor (unused for inputs).
@@ -220,6 +289,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         Self {
             program,
             bounds,
+            ragged: Vec::new(),
             inputs: input_tensors.zip(inputs.iter().copied()).collect(),
             stores,
             externals,
@@ -227,6 +297,48 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             live: program.tensors.iter().map(|t| t.branches.iter().map(live_nodes).collect()).collect(),
             counting: false,
         }
+    }
+
+    /// The length of ragged stop `r` at `point` of a tensor over `domain`
+    /// (`None` if it is not over every batch dimension of the stop).
+    fn ragged_length(&self, r: &Ragged, domain: &[usize], point: &[i64]) -> Option<i64> {
+        let mut flat = 0i64;
+        for &b in &r.batch {
+            let k = domain.iter().position(|&x| x == b)?;
+            flat = flat * self.bounds[b] + point[k];
+        }
+        r.lengths.get(flat as usize).copied()
+    }
+
+    /// The bound values a tensor sees at `point` (the symbols of its maps):
+    /// the run's, with a ragged stop's length at the point for its
+    /// dimension where the tensor is over its batch dimensions.
+    fn symbols(&self, tensor: usize, point: &[i64]) -> std::borrow::Cow<'_, [i64]> {
+        let domain = &self.program.tensors[tensor].domain;
+        let mut symbols: Option<Vec<i64>> = None;
+        for r in &self.ragged {
+            if let Some(length) = self.ragged_length(r, domain, point) {
+                symbols.get_or_insert_with(|| self.bounds.to_vec())[r.dim] = length;
+            }
+        }
+        symbols.map_or(std::borrow::Cow::Borrowed(self.bounds), std::borrow::Cow::Owned)
+    }
+
+    /// The extent along `d` of `tensor` at `point` (its coordinates along
+    /// the other dimensions are the ones that matter).
+    fn bound_of(&self, tensor: usize, point: &[i64], d: usize) -> i64 {
+        let domain = &self.program.tensors[tensor].domain;
+        self.ragged
+            .iter()
+            .filter(|r| r.dim == d)
+            .find_map(|r| self.ragged_length(r, domain, point))
+            .unwrap_or(self.bounds[d])
+    }
+
+    /// Whether `point` of `tensor` exists: inside every ragged length.
+    fn exists(&self, tensor: usize, point: &[i64]) -> bool {
+        let domain = &self.program.tensors[tensor].domain;
+        domain.iter().zip(point).all(|(&d, &c)| c < self.bound_of(tensor, point, d))
     }
 
     /// A diagnostic at `location` in the program's source.
@@ -278,7 +390,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         };
         let mut chosen = None;
         for (b, branch) in t.branches.iter().enumerate() {
-            if branch.when.contains(point, self.bounds).map_err(eval_error(branch.location))? {
+            if branch.when.contains(point, &self.symbols(*tensor, point)).map_err(eval_error(branch.location))? {
                 chosen = Some(b);
                 break;
             }
@@ -311,7 +423,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 continue;
             }
             if let NodeKind::Read { source, index } = &node.kind {
-                let coords = index.eval(point, self.bounds).map_err(eval_error(node.location))?;
+                let coords = index.eval(point, &self.symbols(*tensor, point)).map_err(eval_error(node.location))?;
                 let what = format!("read {}", self.program.describe_read(*tensor, *source, index));
                 self.check_in_bounds(key, *source, &coords, &what, node.location)?;
                 needs.push((*source, coords));
@@ -388,6 +500,9 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 continue;
             }
             for flat in 0..self.stores[o].points().unwrap_or(0) {
+                if !self.exists(o, &self.stores[o].point(flat)) {
+                    continue;
+                }
                 stack.push((o, flat));
                 while let Some((t, flat)) = stack.pop() {
                     if needed[t].is_none() {
@@ -443,20 +558,27 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         let point = &key.1;
         let eval_error = |e: tempo_passes::affine::EvalError| format!("at {}: {}", self.point_name(key), e.0);
         let src = &self.program.tensors[source];
+        let symbols = self.symbols(key.0, point);
         let mut intervals = Vec::new();
-        for (((lo_map, hi_map), cap), &d) in lower.iter().zip(upper).zip(caps).zip(&src.domain) {
-            let (lo, hi, is_range) = tempo_passes::affine::coordinate_interval(lo_map, hi_map, cap, point, self.bounds)
-                .map_err(eval_error)?;
-            if hi > lo && (lo < 0 || hi > self.bounds[d]) {
+        for ((lo_map, hi_map), cap) in lower.iter().zip(upper).zip(caps) {
+            let (lo, hi, is_range) =
+                tempo_passes::affine::coordinate_interval(lo_map, hi_map, cap, point, &symbols).map_err(eval_error)?;
+            intervals.push((lo, hi, is_range));
+        }
+        let corner: Vec<i64> = intervals.iter().map(|&(lo, _, _)| lo).collect();
+        for (interval, &d) in intervals.iter_mut().zip(&src.domain) {
+            let (lo, hi, _) = *interval;
+            let bound = self.bound_of(source, &corner, d);
+            if hi > lo && (lo < 0 || hi > bound) {
                 return Err(self.program.out_of_bounds(
                     &format!("range read of '{}'", src.name),
                     &self.point_name(key),
                     d,
                     &format!("{} in {lo}..{hi}", self.program.dims[d].name),
-                    self.bounds[d],
+                    bound,
                 ));
             }
-            intervals.push((lo, hi.max(lo), is_range));
+            interval.1 = hi.max(lo);
         }
         Ok(intervals)
     }
@@ -626,9 +748,10 @@ impl<'p, 'c> Interpreter<'p, 'c> {
         location: Location<'c>,
     ) -> Result<(), String> {
         for (&c, &d) in coords.iter().zip(&self.program.tensors[source].domain) {
-            if c < 0 || c >= self.bounds[d] {
+            let bound = self.bound_of(source, coords, d);
+            if c < 0 || c >= bound {
                 let at = format!("{} = {c}", self.program.dims[d].name);
-                let message = self.program.out_of_bounds(what, &self.point_name(key), d, &at, self.bounds[d]);
+                let message = self.program.out_of_bounds(what, &self.point_name(key), d, &at, bound);
                 return Err(self.at(location, message));
             }
         }
@@ -652,7 +775,9 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 _ => unreachable!("the verifier checks coordinates are integers"),
             });
         }
-        index.eval(&variables, self.bounds).map_err(|e| format!("at {}: {}", self.point_name(key), e.0))
+        index
+            .eval(&variables, &self.symbols(key.0, &key.1))
+            .map_err(|e| format!("at {}: {}", self.point_name(key), e.0))
     }
 
     /// The values of the nodes of branch `branch` at `key` marked in `live`
@@ -667,6 +792,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
     ) -> Result<Vec<Value>, String> {
         let (tensor, point) = key;
         let branch = &self.program.tensors[*tensor].branches[branch];
+        let symbols = self.symbols(*tensor, point);
         let mut values: Vec<Value> = Vec::with_capacity(branch.nodes.len());
         for (node, &live) in branch.nodes.iter().zip(live) {
             if !live {
@@ -676,7 +802,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
             }
             let value = match &node.kind {
                 NodeKind::Read { source, index } => {
-                    let coords = index.eval(point, self.bounds).expect("evaluated when expanded");
+                    let coords = index.eval(point, &symbols).expect("evaluated when expanded");
                     if self.counting {
                         made.push((*source, self.stores[*source].index(&coords)));
                     }
@@ -706,7 +832,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     Value { shape: Vec::new(), data: constant(&[at as f64], &[at], node.ty.element) }
                 }
                 NodeKind::Bound(d) => {
-                    let bound = self.bounds[*d];
+                    let bound = symbols[*d];
                     Value { shape: Vec::new(), data: constant(&[bound as f64], &[bound], node.ty.element) }
                 }
                 NodeKind::Constant { values, integers, .. } => {
@@ -794,7 +920,7 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 }
                 NodeKind::DynamicSlice(a, offsets) => {
                     let located = |e: String| self.at(node.location, format!("at {}: {e}", self.point_name(key)));
-                    let at = offsets.eval(point, self.bounds).map_err(|e| located(e.0))?;
+                    let at = offsets.eval(point, &symbols).map_err(|e| located(e.0))?;
                     let operand = &values[*a];
                     let size = static_shape(&node.ty);
                     let inside =

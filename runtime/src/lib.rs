@@ -12,6 +12,7 @@ pub mod gemm;
 pub mod interpreter;
 pub mod memory;
 pub mod npy;
+pub mod ragged;
 
 pub use array::{Data, HostArray};
 pub use compiled::CompiledProgram;

@@ -351,9 +351,9 @@ impl<'c, 'v> Builder<'c, 'v> {
             return;
         };
         let tensor = &self.program.tensors[done];
-        if tensor.domain != [dim] {
+        if !tensor.domain.contains(&dim) {
             let message = format!(
-                "temporal.stop: '{}' must be over '{name}' alone (its first point that holds ends '{name}'), is over ({})",
+                "temporal.stop: '{}' must be over '{name}' (its first point that holds ends '{name}'), is over ({})",
                 tensor.name,
                 self.program.domain_names(done).join(", ")
             );
