@@ -177,7 +177,9 @@ impl Schedule {
     pub fn new<'c>(program: &Program<'c>) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         data_groups(program).map_err(|d| vec![d])?;
         let edges = read_edges(program);
-        let nests = sink::sink(program, &edges, order_nests(program, &edges)?);
+        // What uses a stopped dimension's bound runs after the stop.
+        let ordering: Vec<Edge> = edges.iter().cloned().chain(tempo_passes::stops::stop_edges(program)).collect();
+        let nests = sink::sink(program, &ordering, order_nests(program, &ordering)?);
         let storage = store_selection::select_stores(program, &nests, &edges);
         Ok(Self { nests, storage, swaps: BTreeMap::new() })
     }
@@ -194,6 +196,7 @@ impl Schedule {
     ) -> Result<Self, Vec<PassDiagnostic<'c>>> {
         data_groups(program).map_err(|d| vec![d])?;
         let edges = read_edges(program);
+        let ordering: Vec<Edge> = edges.iter().cloned().chain(tempo_passes::stops::stop_edges(program)).collect();
         let fail = |message: String| vec![PassDiagnostic::new(location, message)];
         let mut nest_of = HashMap::new();
         for (k, nest) in nests.iter().enumerate() {
@@ -213,7 +216,7 @@ impl Schedule {
         {
             return Err(fail(format!("the schedule does not compute '{}'", program.tensors[t].name)));
         }
-        for e in edges.iter().filter(|e| !program.tensors[e.source].is_input) {
+        for e in ordering.iter().filter(|e| !program.tensors[e.source].is_input) {
             if nest_of[&e.source] > nest_of[&e.reader] {
                 return Err(vec![PassDiagnostic::new(
                     e.location,

@@ -33,7 +33,8 @@
 
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{NodeKind, Program};
-use crate::shifts::read_edges;
+use crate::shifts::{Edge, read_edges};
+use melior::ir::Location;
 
 /// The tensors `done` reads, directly or not, and itself.
 pub fn cone(program: &Program, done: usize) -> Vec<bool> {
@@ -241,4 +242,74 @@ fn check_ragged<'c>(program: &Program<'c>, stop: &crate::program::Stop<'c>) -> R
         }
     }
     Ok(())
+}
+
+/// Where tensor `t` uses the bound of dimension `d` (a condition, a
+/// coordinate, a range or slice, `temporal.bound`), if it does.
+pub fn uses_bound<'c>(program: &Program<'c>, t: usize, d: usize) -> Option<Location<'c>> {
+    for branch in &program.tensors[t].branches {
+        if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
+            return Some(branch.location);
+        }
+        for node in &branch.nodes {
+            let uses = match &node.kind {
+                NodeKind::Read { index, .. } | NodeKind::ReadAt { index, .. } => {
+                    index.results.iter().any(|e| e.uses_symbol(d))
+                }
+                NodeKind::ReadRange { lower, upper, caps, .. } => {
+                    lower.iter().chain(upper).chain(caps).any(|m| m.results.iter().any(|e| e.uses_symbol(d)))
+                }
+                NodeKind::DynamicSlice(_, offsets) => offsets.results.iter().any(|e| e.uses_symbol(d)),
+                NodeKind::Bound(b) => *b == d,
+                _ => false,
+            };
+            if uses {
+                return Some(node.location);
+            }
+        }
+    }
+    None
+}
+
+/// Ordering edges for the scheduler: each tensor outside a stop's cone
+/// that uses the stopped dimension's bound reads, in effect, the stop's
+/// length, so it comes after `done` is computed to the stop (as a read of
+/// `done` from its own point to the end along the stopped dimension, at
+/// its own point along the others they share).
+pub fn stop_edges<'c>(program: &Program<'c>) -> Vec<Edge<'c>> {
+    let mut edges = Vec::new();
+    for stop in &program.stops {
+        let inside = cone(program, stop.done);
+        let done = &program.tensors[stop.done];
+        for (t, tensor) in program.tensors.iter().enumerate() {
+            if inside[t] || tensor.is_input {
+                continue;
+            }
+            let Some(location) = uses_bound(program, t, stop.dim) else { continue };
+            let shifts = done
+                .domain
+                .iter()
+                .filter(|d| tensor.domain.contains(d))
+                .map(|&d| (d, if d == stop.dim { (Some(0), None) } else { (Some(0), Some(0)) }))
+                .collect();
+            let spanned: Vec<usize> = done
+                .domain
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| **d == stop.dim || !tensor.domain.contains(d))
+                .map(|(k, _)| k)
+                .collect();
+            edges.push(Edge {
+                reader: t,
+                source: stop.done,
+                shifts: Some(shifts),
+                spans: true,
+                spanned,
+                fixed: None,
+                location,
+                text: format!("the length '{}' gives '{}'", done.name, program.dims[stop.dim].name),
+            });
+        }
+    }
+    edges
 }

@@ -60,32 +60,6 @@ fn contains(steps: &[Step], t: usize) -> bool {
     })
 }
 
-/// Where tensor `t` uses the bound of dimension `d` (a condition, a
-/// coordinate, a range or slice, `temporal.bound`), if it does.
-fn uses_bound<'c>(program: &Program<'c>, t: usize, d: usize) -> Option<melior::ir::Location<'c>> {
-    for branch in &program.tensors[t].branches {
-        if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
-            return Some(branch.location);
-        }
-        for node in &branch.nodes {
-            let uses = match &node.kind {
-                NodeKind::Read { index, .. } | NodeKind::ReadAt { index, .. } => {
-                    index.results.iter().any(|e| e.uses_symbol(d))
-                }
-                NodeKind::ReadRange { lower, upper, caps, .. } => {
-                    lower.iter().chain(upper).chain(caps).any(|m| m.results.iter().any(|e| e.uses_symbol(d)))
-                }
-                NodeKind::DynamicSlice(_, offsets) => offsets.results.iter().any(|e| e.uses_symbol(d)),
-                NodeKind::Bound(b) => *b == d,
-                _ => false,
-            };
-            if uses {
-                return Some(node.location);
-            }
-        }
-    }
-    None
-}
 
 /// What this lowering cannot compile yet of stops and reads through data,
 /// refused at the user's op before any code is built: either on the GPU
@@ -144,7 +118,7 @@ pub(super) fn refuse_unsupported<'c>(
                 .position(|&t| program.tensors[t].domain.len() < domain.len())
                 .map_or(nest.body.len(), |k| at + k);
             for &t in &nest.body[..end] {
-                if let Some(location) = uses_bound(program, t, d) {
+                if let Some(location) = tempo_passes::stops::uses_bound(program, t, d) {
                     return fail(
                         location,
                         why(format!(
@@ -166,29 +140,14 @@ pub(super) fn refuse_unsupported<'c>(
             return fail(stop.location, why("is retimed or swaps stores to a file".into()));
         }
         for &t in nest.body.iter().filter(|&&t| program.tensors[t].domain.contains(&d)) {
-            let tensor = &program.tensors[t];
-            for branch in &tensor.branches {
-                let in_condition = branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d));
-                let in_nodes = branch.nodes.iter().any(|node| match &node.kind {
-                    NodeKind::Read { index, .. } | NodeKind::ReadAt { index, .. } => {
-                        index.results.iter().any(|e| e.uses_symbol(d))
-                    }
-                    NodeKind::ReadRange { lower, upper, caps, .. } => {
-                        lower.iter().chain(upper).chain(caps).any(|m| m.results.iter().any(|e| e.uses_symbol(d)))
-                    }
-                    NodeKind::DynamicSlice(_, offsets) => offsets.results.iter().any(|e| e.uses_symbol(d)),
-                    NodeKind::Bound(b) => *b == d,
-                    _ => false,
-                });
-                if in_condition || in_nodes {
-                    return fail(
-                        branch.location,
-                        why(format!(
-                            "also computes '{}', which uses the bound {} (only known at the stop): compute it after the stop",
-                            tensor.name, dim.bound
-                        )),
-                    );
-                }
+            if let Some(location) = tempo_passes::stops::uses_bound(program, t, d) {
+                return fail(
+                    location,
+                    why(format!(
+                        "also computes '{}', which uses the bound {} (only known at the stop): compute it after the stop",
+                        program.tensors[t].name, dim.bound
+                    )),
+                );
             }
         }
     }

@@ -12,6 +12,9 @@
 // RUN: tempo-run %s --bound T=20 -O 3 | FileCheck %s
 // RUN: tempo-run %s --bound T=5 | FileCheck %s --check-prefix=SHORT
 // RUN: tempo-run %s --bound T=5 --interpret | FileCheck %s --check-prefix=SHORT
+// RUN: tempo-run %S/Inputs/stop-bound-after.mlir --bound T=20 | FileCheck %s --check-prefix=AFTER
+// RUN: tempo-run %S/Inputs/stop-bound-after.mlir --bound T=20 -O 0 | FileCheck %s --check-prefix=AFTER
+// RUN: tempo-run %S/Inputs/stop-bound-after.mlir --bound T=20 --interpret | FileCheck %s --check-prefix=AFTER
 // RUN: tempo-opt %s --temporal-dce --temporal-verify | FileCheck %s --check-prefix=KEPT
 // RUN: not tempo-opt --split-input-file %S/Inputs/stop-errors.mlir --temporal-verify 2>&1 | FileCheck %S/Inputs/stop-errors.mlir
 
@@ -19,6 +22,8 @@
 // CHECK-NEXT: total: int64[] = 255
 // SHORT: x: int64[5] = [1, 2, 4, 8, 16]
 // SHORT-NEXT: total: int64[] = 31
+// AFTER: r: int64[8] = [8, 9, 10, 11, 12, 13, 14, 15]
+// AFTER-NEXT: x: int64[8] = [1, 2, 4, 8, 16, 32, 64, 128]
 // KEPT: "temporal.stop"(%{{.*}}) {dim = "t"}
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
