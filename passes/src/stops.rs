@@ -221,24 +221,45 @@ fn check_ragged<'c>(program: &Program<'c>, stop: &crate::program::Stop<'c>) -> R
             ));
         }
     }
-    for e in read_edges(program) {
-        if !program.tensors[e.source].domain.contains(&d) {
-            continue;
-        }
-        let source = &program.tensors[e.source];
-        let own = |b: usize| {
-            let k = source.domain.iter().position(|&x| x == b);
-            matches!(e.shifts.as_ref().and_then(|s| s.get(&b)), Some(&(Some(0), Some(0))))
-                && k.is_some_and(|k| !e.spanned.contains(&k))
-        };
-        if let Some(&b) = batch.iter().find(|&&b| !own(b)) {
-            return Err(PassDiagnostic::new(
-                e.location,
-                format!(
-                    "read {} by '{}' must be at its own '{}': {why}",
-                    e.text, program.tensors[e.reader].name, program.dims[b].name
+    // Reads of tensors over `d`: at the reader's own point along each
+    // batch dimension (a point coordinate that is the reader's variable).
+    for (reader, tensor) in program.tensors.iter().enumerate() {
+        for node in tensor.branches.iter().flat_map(|b| &b.nodes) {
+            let (source, coordinates): (usize, Vec<Option<&crate::affine::AffineExpr>>) = match &node.kind {
+                NodeKind::Read { source, index } => (*source, index.results.iter().map(Some).collect()),
+                NodeKind::ReadRange { source, lower, upper, .. } => (
+                    *source,
+                    lower
+                        .iter()
+                        .zip(upper)
+                        .map(|(l, u)| (u.results.is_empty()).then(|| l.results.first()).flatten())
+                        .collect(),
                 ),
-            ));
+                _ => continue,
+            };
+            let src = &program.tensors[source];
+            if !src.domain.contains(&d) || src.is_input {
+                continue;
+            }
+            for &b in &batch {
+                let Some(k) = src.domain.iter().position(|&x| x == b) else { continue };
+                let own = tensor.domain.iter().position(|&x| x == b);
+                let at_own = matches!((coordinates.get(k).copied().flatten(), own), (Some(crate::affine::AffineExpr::Dim(i)), Some(o)) if *i == o);
+                if !at_own {
+                    return Err(PassDiagnostic::new(
+                        node.location,
+                        format!(
+                            "read {} by '{}' must be at its own '{}': {why}",
+                            match &node.kind {
+                                NodeKind::Read { index, .. } => program.describe_read(reader, source, index),
+                                _ => format!("a range of '{}'", src.name),
+                            },
+                            tensor.name,
+                            program.dims[b].name
+                        ),
+                    ));
+                }
+            }
         }
     }
     Ok(())

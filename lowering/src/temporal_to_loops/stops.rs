@@ -60,7 +60,6 @@ fn contains(steps: &[Step], t: usize) -> bool {
     })
 }
 
-
 /// What this lowering cannot compile yet of stops and reads through data,
 /// refused at the user's op before any code is built: either on the GPU
 /// target, and a stop whose tensor is computed in a nest it cannot stop (a

@@ -356,7 +356,10 @@ fn random_dynamic_programs_agree_with_the_interpreter() {
             check_optimized(&tree, &bounds, seed, &tree, variants[seed as usize % variants.len()].clone());
         }
         let stopping = DynamicGenerator::stopping(seed);
-        let bounds = [("T", rng.random_range(1..16))];
+        let mut bounds = vec![("T", rng.random_range(1..16))];
+        if stopping.contains("sym_name = \"b\"") {
+            bounds.push(("B", rng.random_range(0..5)));
+        }
         if check_both(&stopping, &bounds, seed, &stopping) {
             stops += 1;
             check_optimized(&stopping, &bounds, seed, &stopping, variants[seed as usize % variants.len()].clone());

@@ -16,7 +16,9 @@
 //!   sum, a maximum, an argmax compared with a token, the counter) first
 //!   passes a threshold; after the loop, reductions of the whole range
 //!   `h[0:T]`, a reversed copy `h[T - 1 - t]` and a last-step read, which
-//!   all see the stop.
+//!   all see the stop. One in two is ragged: over a batch `b` too (in
+//!   either order), each `b` stopping on its own (the counter starts at
+//!   `b`), read per `b` after the loop.
 //!
 //! Every program is well-formed; inputs are random (`--seed`).
 
@@ -267,44 +269,71 @@ impl DynamicGenerator {
         self.op("sub", &[(&last, i64t), (&child, i64t)], "", i64t)
     }
 
-    /// A random stopping loop (see the module's doc) over `t < T`.
+    /// A random stopping loop (see the module's doc) over `t < T`, ragged
+    /// (over a batch `b < B` as well, in either order) one time in two.
     pub(crate) fn stopping(seed: u64) -> String {
         let mut g = Self::new(seed);
         let width = g.rng.random_range(1..6i64);
         let statistic = g.rng.random_range(0..4);
+        let ragged = g.rng.random_bool(0.5);
+        let t_first = g.rng.random_bool(0.5);
         let v = format!("tensor<{width}xf32>");
         let w_ty = format!("tensor<{width}x{width}xf32>");
-        let hdr = "(t)[T]";
         let i64t = "tensor<i64>";
-        let mut out = String::from("module {\n  \"temporal.dim\"() {sym_name = \"t\", bound = \"T\"} : () -> ()\n");
-        decl(&mut out, "x", "\"t\"", &v, true);
+        let rt = "!temporal.rtensor";
+        // Domains, headers and coordinates with or without the batch.
+        let over_t = match (ragged, t_first) {
+            (false, _) => "\"t\"",
+            (true, true) => "\"t\", \"b\"",
+            (true, false) => "\"b\", \"t\"",
+        };
+        let hdr = match (ragged, t_first) {
+            (false, _) => "(t)[T]".to_string(),
+            (true, true) => "(t, b)[B, T]".to_string(),
+            (true, false) => "(b, t)[B, T]".to_string(),
+        };
+        let after_hdr = if ragged { "(b)[B, T]".to_string() } else { "()[T]".to_string() };
+        let at = |x: &str| match (ragged, t_first) {
+            (false, _) => x.to_string(),
+            (true, true) => format!("{x}, b"),
+            (true, false) => format!("b, {x}"),
+        };
+        let index = |x: &str| format!("index = affine_map<{hdr} -> ({})>", at(x));
+        let mut out = String::from("module {\n");
+        if ragged {
+            out.push_str("  \"temporal.dim\"() {sym_name = \"b\", bound = \"B\"} : () -> ()\n");
+        }
+        out.push_str("  \"temporal.dim\"() {sym_name = \"t\", bound = \"T\"} : () -> ()\n");
+        let over_b = if ragged { "\"b\"" } else { "" };
+        decl(&mut out, "x", over_t, &v, true);
         decl(&mut out, "W", "", &w_ty, true);
-        decl(&mut out, "h", "\"t\"", &v, false);
-        decl(&mut out, "count", "\"t\"", i64t, false);
-        decl(&mut out, "done", "\"t\"", "tensor<i1>", false);
-        decl(&mut out, "total", "", "tensor<f32>", false);
-        decl(&mut out, "back", "\"t\"", &v, false);
-        decl(&mut out, "last", "", &v, false);
+        decl(&mut out, "h", over_t, &v, false);
+        decl(&mut out, "count", over_t, i64t, false);
+        decl(&mut out, "done", over_t, "tensor<i1>", false);
+        decl(&mut out, "total", over_b, "tensor<f32>", false);
+        decl(&mut out, "back", over_t, &v, false);
+        decl(&mut out, "last", over_b, &v, false);
         // h[t] = tanh(h[t-1] W + x[t]), h[0] = tanh(x[0]).
-        let x = g.op("read", &[("%x", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t)>", &v);
+        let x = g.op("read", &[("%x", rt)], &index("t"), &v);
         let h0 = g.op("tanh", &[(&x, &v)], "", &v);
-        g.define(&mut out, "h", &h0, &v, hdr, "t == 0");
-        let p = g.op("read", &[("%h", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t - 1)>", &v);
-        let w = g.op("read", &[("%W", "!temporal.rtensor")], "index = affine_map<(t)[T] -> ()>", &w_ty);
+        g.define(&mut out, "h", &h0, &v, &hdr, "t == 0");
+        let p = g.op("read", &[("%h", rt)], &index("t - 1"), &v);
+        let w = g.op("read", &[("%W", rt)], &format!("index = affine_map<{hdr} -> ()>"), &w_ty);
         let pw = g.op("matmul", &[(&p, &v), (&w, &w_ty)], "", &v);
-        let x = g.op("read", &[("%x", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t)>", &v);
+        let x = g.op("read", &[("%x", rt)], &index("t"), &v);
         let z = g.op("add", &[(&pw, &v), (&x, &v)], "", &v);
         let h = g.op("tanh", &[(&z, &v)], "", &v);
-        g.define(&mut out, "h", &h, &v, hdr, "0 == 0");
-        // count[t] = count[t-1] + 1.
-        let zero = g.constant("0", i64t);
-        g.define(&mut out, "count", &zero, i64t, hdr, "t == 0");
-        let p = g.op("read", &[("%count", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t - 1)>", i64t);
+        g.define(&mut out, "h", &h, &v, &hdr, "0 == 0");
+        // count[t] = count[t-1] + 1, from 0 (from b in a ragged batch, so
+        // that each b stops at its own step).
+        let start = if ragged { g.op("position", &[], "dim = \"b\"", i64t) } else { g.constant("0", i64t) };
+        g.define(&mut out, "count", &start, i64t, &hdr, "t == 0");
+        let p = g.op("read", &[("%count", rt)], &index("t - 1"), i64t);
         let one = g.constant("1", i64t);
         let c = g.op("add", &[(&p, i64t), (&one, i64t)], "", i64t);
-        g.define(&mut out, "count", &c, i64t, hdr, "0 == 0");
+        g.define(&mut out, "count", &c, i64t, &hdr, "0 == 0");
         // done[t]: a statistic of h[t] (or the counter) past a threshold.
-        let hv = g.op("read", &[("%h", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t)>", &v);
+        let hv = g.op("read", &[("%h", rt)], &index("t"), &v);
         let threshold = g.rng.random_range(-0.5..0.9f64);
         let done = match statistic {
             0 => {
@@ -324,27 +353,43 @@ impl DynamicGenerator {
                 g.op("cmp", &[(&a, i64t), (&token, i64t)], "predicate = \"eq\"", "tensor<i1>")
             }
             _ => {
-                let k = g.op("read", &[("%count", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (t)>", i64t);
+                let k = g.op("read", &[("%count", rt)], &index("t"), i64t);
                 let c = g.rng.random_range(0..8).to_string();
                 let c = g.constant(&c, i64t);
                 g.op("cmp", &[(&k, i64t), (&c, i64t)], "predicate = \"ge\"", "tensor<i1>")
             }
         };
-        g.define(&mut out, "done", &done, "tensor<i1>", hdr, "0 == 0");
+        g.define(&mut out, "done", &done, "tensor<i1>", &hdr, "0 == 0");
         // After the loop: the sum over h[0:T], h reversed, and the last step.
+        let (lower, upper) = match (ragged, t_first) {
+            (false, _) => ("affine_map<()[T] -> (0)>".to_string(), "affine_map<()[T] -> (T)>".to_string()),
+            (true, true) => (
+                format!("affine_map<{after_hdr} -> (0)>, affine_map<{after_hdr} -> (b)>"),
+                format!("affine_map<{after_hdr} -> (T)>, affine_map<{after_hdr} -> ()>"),
+            ),
+            (true, false) => (
+                format!("affine_map<{after_hdr} -> (b)>, affine_map<{after_hdr} -> (0)>"),
+                format!("affine_map<{after_hdr} -> ()>, affine_map<{after_hdr} -> (T)>"),
+            ),
+        };
         let all = g.op(
             "read_range",
-            &[("%h", "!temporal.rtensor")],
-            "caps = [], lower = [affine_map<()[T] -> (0)>], upper = [affine_map<()[T] -> (T)>]",
+            &[("%h", rt)],
+            &format!("caps = [], lower = [{lower}], upper = [{upper}]"),
             &format!("tensor<?x{width}xf32>"),
         );
         let s = g.op("reduce_sum", &[(&all, &format!("tensor<?x{width}xf32>"))], "axis = 0 : i64", &v);
         let s = g.op("reduce_sum", &[(&s, &v)], "axis = 0 : i64", "tensor<f32>");
-        g.define(&mut out, "total", &s, "tensor<f32>", "()[T]", "0 == 0");
-        let r = g.op("read", &[("%h", "!temporal.rtensor")], "index = affine_map<(t)[T] -> (T - 1 - t)>", &v);
-        g.define(&mut out, "back", &r, &v, hdr, "0 == 0");
-        let l = g.op("read", &[("%h", "!temporal.rtensor")], "index = affine_map<()[T] -> (T - 1)>", &v);
-        g.define(&mut out, "last", &l, &v, "()[T]", "0 == 0");
+        g.define(&mut out, "total", &s, "tensor<f32>", &after_hdr, "0 == 0");
+        let r = g.op("read", &[("%h", rt)], &index("T - 1 - t"), &v);
+        g.define(&mut out, "back", &r, &v, &hdr, "0 == 0");
+        let last = match (ragged, t_first) {
+            (false, _) => "T - 1",
+            (true, true) => "T - 1, b",
+            (true, false) => "b, T - 1",
+        };
+        let l = g.op("read", &[("%h", rt)], &format!("index = affine_map<{after_hdr} -> ({last})>"), &v);
+        g.define(&mut out, "last", &l, &v, &after_hdr, "0 == 0");
         for name in ["h", "count", "total", "back", "last"] {
             let _ = writeln!(out, "  \"temporal.output\"(%{name}) : (!temporal.rtensor) -> ()");
         }
