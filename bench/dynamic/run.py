@@ -1,6 +1,7 @@
 """ACRoBat's dynamic workloads on this machine: a TreeLSTM over batches of
-random binary trees and a bidirectional RNN over sequences of mixed
-lengths (this project against PyTorch eager, one sample at a time, what
+random binary trees, a bidirectional RNN over sequences of mixed lengths
+and a nested RNN over sequences of inner sequences of mixed lengths (this
+project against PyTorch eager, one sample at a time, what
 users write, and DyNet with dynamic auto-batching), greedy decoding until
 EOS against the masked fixed-length decode, and an early-exit stack of
 layers against the full stack.
@@ -15,8 +16,9 @@ round), each in its own process:
 - `tempo-run` with `--fast-math` (children read through data, the nodes of
   one depth computed together: batched), and again with
   `--disable-pass depth-batching` (the same order, one node at a time);
-  the time is the compiled code's execution (`--timings`), outputs kept in
-  memory and not printed;
+  the time is the compiled code's execution (`--timings`, the median of 5
+  runs after a warm-up run, `--repeat 5`), outputs kept in memory and not
+  printed;
 - `baselines.py torch` (one thread, per tree) and `baselines.py dynet`
   (auto-batching on; every node's h and c read back, as our output holds
   them, and only the roots' h, as the issue's figures were taken).
@@ -44,8 +46,12 @@ EXAMPLE = os.path.join(ROOT, "target", "release", "examples", "tree_lstm")
 DECODE = os.path.join(ROOT, "target", "release", "examples", "decode_until_eos")
 BIRNN = os.path.join(ROOT, "target", "release", "examples", "birnn")
 EARLY_EXIT = os.path.join(ROOT, "target", "release", "examples", "early_exit")
+NESTED = os.path.join(ROOT, "target", "release", "examples", "nested_rnn")
 BIRNN_NAMES = ["x", "prev", "next", "Wx", "Wh", "bf", "Ux", "Uh", "bb"]
 PYTHON = sys.executable
+# Each tempo-run process compiles once, runs once to warm up, then this many
+# times, and reports the median (as the baselines warm up before timing).
+TEMPO_REPEAT = "5"
 NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
 
 SYSTEMS = ["tempo", "tempo_per_node", "torch", "dynet", "dynet_roots"]
@@ -63,7 +69,7 @@ def build():
         [
             "cargo", "build", "--release", "--bin", "tempo-run",
             "--example", "tree_lstm", "--example", "decode_until_eos", "--example", "birnn",
-            "--example", "early_exit",
+            "--example", "early_exit", "--example", "nested_rnn",
         ],
         cwd=ROOT,
         check=True,
@@ -78,7 +84,7 @@ def tempo_command(program, batch, bounds, extra):
 
 
 def run_tempo(program, batch, bounds, per_node):
-    extra = ["--format", "none", "--timings"] + (["--disable-pass", "depth-batching"] if per_node else [])
+    extra = ["--format", "none", "--timings", "--repeat", TEMPO_REPEAT] + (["--disable-pass", "depth-batching"] if per_node else [])
     out = subprocess.run(tempo_command(program, batch, bounds, extra), capture_output=True, text=True, check=True)
     ms = re.search(r"execute ([0-9.]+) ms", out.stderr)
     return float(ms.group(1))
@@ -117,7 +123,7 @@ def birnn_bench(work, rounds, quick):
             subprocess.run([BIRNN, "--hidden", str(hidden), "--mlir"], stdout=f, check=True)
 
         def tempo(per_node):
-            cmd = [TEMPO_RUN, program, "--fast-math", "--bound", f"N={bounds['N']}", "--format", "none", "--timings"]
+            cmd = [TEMPO_RUN, program, "--fast-math", "--bound", f"N={bounds['N']}", "--format", "none", "--timings", "--repeat", TEMPO_REPEAT]
             for name in BIRNN_NAMES:
                 cmd += ["--input", f"{name}={os.path.join(batch, name + '.npy')}"]
             if per_node:
@@ -146,6 +152,79 @@ def birnn_bench(work, rounds, quick):
                "max_abs_error": errors, "load": os.getloadavg()[0]}
         rows.append(row)
         print(json.dumps({k: row[k] for k in ("seqs", "hidden", "ms", "load")}), flush=True)
+    return rows
+
+
+def nested_bench(work, rounds, quick):
+    """The nested RNN (4 inner sequences of 10 to 50 tokens per sample,
+    examples/nested_rnn.rs): tempo batched by depth (tokens and inner
+    sequences read through data), tempo with the inner loops stopped per
+    inner sequence (a ragged stop, one token at a time), PyTorch eager per
+    sample, DyNet auto-batching, interleaved; every result checked against
+    the NumPy reference."""
+    sys.path.insert(0, HERE)
+    import nested_rnn
+
+    rows = []
+    for samples, hidden in ([(8, 64)] if quick else [(s, h) for s in (8, 64) for h in (64, 256)]):
+        batch = os.path.join(work, f"nested_s{samples}h{hidden}")
+        subprocess.run(
+            [PYTHON, os.path.join(HERE, "nested_rnn.py"), "make", batch, "--samples", str(samples), "--hidden",
+             str(hidden)],
+            check=True, capture_output=True,
+        )
+        bounds = json.load(open(os.path.join(batch, "bounds.json")))
+        reference = nested_rnn.reference(nested_rnn.load(batch))
+        programs = {}
+        for kind, extra in [("tempo", ["--by-depth"]), ("tempo_stopped", [])]:
+            programs[kind] = os.path.join(work, f"nested_{kind}_{hidden}.mlir")
+            with open(programs[kind], "w") as f:
+                subprocess.run([NESTED, "--hidden", str(hidden), "--mlir"] + extra, stdout=f, check=True)
+
+        def command(kind):
+            cmd = [TEMPO_RUN, programs[kind], "--fast-math"]
+            if kind == "tempo":
+                cmd += ["--bound", f"K={bounds['K']}", "--bound", f"M={bounds['M']}"]
+                names = nested_rnn.DEPTH_NAMES
+            else:
+                cmd += ["--bound", f"N={bounds['N']}", "--bound", f"I={bounds['I']}", "--bound", f"J={bounds['J']}"]
+                names = nested_rnn.NAMES
+            for name in names:
+                cmd += ["--input", f"{name}={os.path.join(batch, name + '.npy')}"]
+            return cmd
+
+        errors = {}
+        for kind in programs:
+            with tempfile.TemporaryDirectory() as out:
+                subprocess.run(command(kind) + ["--format", "none", "--output-dir", out], check=True, capture_output=True)
+                g = np.load(os.path.join(out, "g.npy"))
+            g = g[1:].reshape(reference.shape) if kind == "tempo" else g
+            errors[kind] = float(np.abs(g - reference).max())
+
+        def tempo(kind):
+            out = subprocess.run(command(kind) + ["--format", "none", "--timings", "--repeat", TEMPO_REPEAT], capture_output=True, text=True,
+                                 check=True)
+            return float(re.search(r"execute ([0-9.]+) ms", out.stderr).group(1))
+
+        def baseline(system, extra):
+            cmd = [PYTHON, os.path.join(HERE, "nested_rnn.py"), system, batch, "--repeat", "3", "--check"] + extra
+            line = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+            return line["ms_all"], line.get("max_abs_error")
+
+        samples_ms = {s: [] for s in ("tempo", "tempo_stopped", "torch", "dynet")}
+        for _ in range(rounds):
+            for kind in programs:
+                for _ in range(3):
+                    samples_ms[kind].append(tempo(kind))
+            for system, extra in [("torch", ["--threads", "1"]), ("dynet", [])]:
+                ms, error = baseline(system, extra)
+                samples_ms[system] += ms
+                errors[system] = error
+        row = {"samples": samples, "hidden": hidden, "tokens": bounds["tokens"],
+               "ms": {k: statistics.median(v) for k, v in samples_ms.items()}, "runs": samples_ms,
+               "max_abs_error": errors, "load": os.getloadavg()[0]}
+        rows.append(row)
+        print(json.dumps({k: row[k] for k in ("samples", "hidden", "ms", "max_abs_error", "load")}), flush=True)
     return rows
 
 
@@ -180,7 +259,7 @@ def early_exit_bench(work, rounds, quick):
         for _ in range(rounds):
             for kind, program in programs.items():
                 for _ in range(3):
-                    cmd = [TEMPO_RUN, program, "--bound", f"L={layers}", "--format", "none", "--timings", "--fast-math"]
+                    cmd = [TEMPO_RUN, program, "--bound", f"L={layers}", "--format", "none", "--timings", "--repeat", TEMPO_REPEAT, "--fast-math"]
                     for name in arrays:
                         cmd += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
                     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -212,7 +291,7 @@ def decode_inputs(directory, width, vocab, steps, eos_at, seed=1):
 
 
 def run_decode(program, directory, steps):
-    cmd = [TEMPO_RUN, program, "--bound", f"T={steps}", "--format", "none", "--timings", "--fast-math"]
+    cmd = [TEMPO_RUN, program, "--bound", f"T={steps}", "--format", "none", "--timings", "--repeat", TEMPO_REPEAT, "--fast-math"]
     for name in ["E", "Wx", "Wh", "Wo", "bias"]:
         cmd += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -304,15 +383,17 @@ def main():
         results.append(row)
         print(json.dumps({k: row[k] for k in ("trees", "hidden", "ms", "max_abs_error", "load")}), flush=True)
     birnn = birnn_bench(work, rounds, args.quick)
+    nested = nested_bench(work, rounds, args.quick)
     decode = decode_bench(work, rounds, args.quick)
     early = early_exit_bench(work, rounds, args.quick)
-    write(results, birnn, decode, early, args.quick)
+    write(results, birnn, nested, decode, early, args.quick)
 
 
-def write(results, birnn, decode, early, quick):
+def write(results, birnn, nested, decode, early, quick):
     machine = f"{os.cpu_count()} cores"
     json.dump(
-        {"machine": machine, "results": results, "birnn": birnn, "decode": decode, "early_exit": early},
+        {"machine": machine, "results": results, "birnn": birnn, "nested_rnn": nested, "decode": decode,
+         "early_exit": early},
         open(os.path.join(HERE, "results.json"), "w"),
         indent=1,
     )
@@ -343,6 +424,22 @@ def write(results, birnn, decode, early, quick):
             f"| {r['seqs']} | {r['tokens']} | {r['hidden']} | {m['tempo']:.2f} | {m['tempo_per_node']:.2f} | "
             f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet_roots']:.1f} | {m['dynet'] / m['tempo']:.1f}x | "
             f"{m['dynet_roots'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | {r['load']:.2f} |"
+        )
+    lines += [
+        "",
+        "Nested RNN, 4 inner sequences of 10 to 50 tokens per sample (`examples/nested_rnn.rs`; tempo batched by depth, "
+        "and with each inner loop stopped at its own length (a ragged stop, one token at a time); ms per batch):",
+        "",
+        "| samples | tokens | H | tempo batched | tempo stopped loops | PyTorch eager | DyNet auto-batch "
+        "| vs DyNet | vs PyTorch | load |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in nested:
+        m = r["ms"]
+        lines.append(
+            f"| {r['samples']} | {r['tokens']} | {r['hidden']} | {m['tempo']:.2f} | {m['tempo_stopped']:.2f} | "
+            f"{m['torch']:.1f} | {m['dynet']:.1f} | {m['dynet'] / m['tempo']:.1f}x | {m['torch'] / m['tempo']:.1f}x | "
+            f"{r['load']:.2f} |"
         )
     lines += [
         "",

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tempo-run PROGRAM.mlir --bound T=10 [--input x=x.npy]... [--seed N]
-//!           [--output-dir DIR] [--format text|json|none] [--interpret] [--timings] [--stats] [-O LEVEL]
+//!           [--output-dir DIR] [--format text|json|none] [--interpret] [--timings] [--repeat N] [--stats] [-O LEVEL]
 //! ```
 //! Prints every output (name, dtype, shape, values), one per line; with
 //! `--format json` one JSON object per line. `--output-dir` also writes
@@ -51,6 +51,11 @@ struct Cli {
     /// Print compile and execution times to stderr.
     #[arg(long)]
     timings: bool,
+    /// Compile once and run N times after one warm-up run (compiled runs):
+    /// --timings then reports the median execution time (N = 1: one run,
+    /// no warm-up).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeat: usize,
     /// Print each tensor's store (kind and bytes) and the peak bytes of
     /// live stores to stderr (compiled runs).
     #[arg(long)]
@@ -220,6 +225,8 @@ fn run() -> ExitCode {
     let result = if cli.interpret {
         let start = std::time::Instant::now();
         interpret_module(&module, &options).map(|o| (o, RunReport { execute: start.elapsed(), ..Default::default() }))
+    } else if cli.repeat > 1 {
+        repeated(&context, &mut module, &options, cli.repeat)
     } else {
         run_module_timed(&context, &mut module, &options)
     };
@@ -301,4 +308,24 @@ fn run() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Compiles `module` once, runs it once to warm up and `repeat` times more:
+/// the last outputs, with the median execution time as the report's.
+fn repeated(
+    context: &melior::Context,
+    module: &mut melior::ir::Module,
+    options: &RunOptions,
+    repeat: usize,
+) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
+    let executable = tempo_runtime::Executable::compile(context, module, options)?;
+    let mut last = executable.run(options)?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        last = executable.run(options)?;
+        times.push(last.1.execute);
+    }
+    times.sort();
+    last.1.execute = times[times.len() / 2];
+    Ok(last)
 }
