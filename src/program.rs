@@ -400,12 +400,16 @@ impl Program {
         self.outputs.push(tensor.id);
     }
 
-    /// Ends dimension `dim` where `done` (scalar `i1` points over `dim`
-    /// alone) first holds: its bound is then the most it may take, and the
+    /// Ends dimension `dim` where `done` (scalar `i1` points over `dim`)
+    /// first holds: its bound is then the most it may take, and the
     /// program means what it means with the length found as the bound
     /// (`temporal.stop`: decode until an end token, an episode until
     /// `done`). What `done` is computed from may not use the bound nor read
-    /// ahead along `dim`.
+    /// ahead along `dim`. When `done` is over other dimensions too (a
+    /// ragged stop, `done[b, t]`), each of their points has its own length:
+    /// tensors over them see it as the bound, outputs are as long as the
+    /// longest with zeros past each point's length, and the compiled run
+    /// reports the lengths (`RunReport::stop_lengths`).
     #[track_caller]
     pub fn stop(&mut self, done: &Tensor, dim: &Dim) {
         self.stops.push((done.id, dim.name.clone(), Site::caller()));

@@ -230,11 +230,13 @@ def nested_bench(work, rounds, quick):
 
 def early_exit_bench(work, rounds, quick):
     """The early-exit stack (examples/early_exit.rs: 48 layers of width 256,
-    a batch of 8 samples, 16 classes) stopping once every sample has exited,
-    at several exit depths, against the full stack, interleaved."""
+    a batch of 8 samples, 16 classes) stopping once every sample has exited
+    (the batch in the point, lanes masked), and stopping per sample (a
+    ragged stop, a sample per point), at several exit depths (sample s exits
+    at layer K + s P), against the full stack, interleaved."""
     layers, width, batch, classes = 48, 256, 8, 16
     programs = {}
-    for kind, extra in [("early", []), ("full", ["--full"])]:
+    for kind, extra in [("early", []), ("per_sample", ["--per-sample"]), ("full", ["--full"])]:
         path = os.path.join(work, f"early_exit_{kind}.mlir")
         with open(path, "w") as f:
             subprocess.run([EARLY_EXIT, "--width", str(width), "--batch", str(batch), "--mlir"] + extra, stdout=f,
@@ -243,31 +245,41 @@ def early_exit_bench(work, rounds, quick):
     rng = np.random.default_rng(1)
     scale = 0.5 / np.sqrt(width)
     rows = []
-    for exit_at in ([2] if quick else [2, 8, 24, 47]):
-        directory = os.path.join(work, f"early_exit_{exit_at}")
+    for exit_at, spread in ([(2, 0)] if quick else [(2, 0), (8, 0), (24, 0), (47, 0), (2, 5)]):
+        directory = os.path.join(work, f"early_exit_{exit_at}_{spread}")
         os.makedirs(directory, exist_ok=True)
-        boost = np.zeros((layers, classes), np.float32)
-        boost[exit_at:, 0] = 100.0
+        boost = np.zeros((layers, batch, classes), np.float32)
+        exits = [min(exit_at + s * spread, layers - 1) for s in range(batch)]
+        for s, e in enumerate(exits):
+            boost[e:, s, 0] = 100.0
         arrays = {
             "x": rng.uniform(-1, 1, (batch, width)), "W": rng.uniform(-scale, scale, (layers, width, width)),
             "b": rng.uniform(-0.1, 0.1, (layers, width)), "Wc": rng.uniform(-0.01 * scale, 0.01 * scale, (width, classes)),
             "boost": boost,
         }
+        # The per-sample program's x [S, 1, D] and boost [S, L, 1, K].
+        per_sample = dict(arrays, x=arrays["x"][:, None, :], boost=boost.transpose(1, 0, 2)[:, :, None, :])
         for name, array in arrays.items():
             np.save(os.path.join(directory, name + ".npy"), array.astype(np.float32))
+            np.save(os.path.join(directory, name + "_s.npy"), per_sample[name].astype(np.float32))
         samples = {k: [] for k in programs}
         for _ in range(rounds):
             for kind, program in programs.items():
                 for _ in range(3):
-                    cmd = [TEMPO_RUN, program, "--bound", f"L={layers}", "--format", "none", "--timings", "--repeat", TEMPO_REPEAT, "--fast-math"]
+                    cmd = [TEMPO_RUN, program, "--bound", f"L={layers}", "--format", "none", "--timings", "--repeat",
+                           TEMPO_REPEAT, "--fast-math"]
+                    suffix = "_s" if kind == "per_sample" else ""
+                    if kind == "per_sample":
+                        cmd += ["--bound", f"S={batch}"]
                     for name in arrays:
-                        cmd += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
+                        cmd += ["--input", f"{name}={os.path.join(directory, name + suffix + '.npy')}"]
                     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
                     samples[kind].append(float(re.search(r"execute ([0-9.]+) ms", out.stderr).group(1)))
-        row = {"layers": exit_at + 1, "of": layers, "ms": {k: statistics.median(v) for k, v in samples.items()},
-               "samples": samples, "load": os.getloadavg()[0]}
+        row = {"exits": [e + 1 for e in exits], "layers": max(exits) + 1, "of": layers,
+               "ms": {k: statistics.median(v) for k, v in samples.items()}, "samples": samples,
+               "load": os.getloadavg()[0]}
         rows.append(row)
-        print(json.dumps({k: row[k] for k in ("layers", "ms", "load")}), flush=True)
+        print(json.dumps({k: row[k] for k in ("layers", "exits", "ms", "load")}), flush=True)
     return rows
 
 
@@ -458,15 +470,20 @@ def write(results, birnn, nested, decode, early, quick):
     lines += [
         "",
         "Early exit over a stack of 48 layers (width 256, a batch of 8 samples; `examples/early_exit.rs`), the layers "
-        "stopping once every sample is confident, against the full stack; `--fast-math`, ms per forward pass:",
+        "stopping once every sample is confident (the batch in the point, exited lanes masked) and per sample (a ragged "
+        "stop, each sample its own layers), against the full stack; `--fast-math`, ms per forward pass:",
         "",
-        "| layers computed | early exit | full stack | ratio | load |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| layers computed (per sample) | early exit, batch | early exit, per sample | full stack | full / batch "
+        "| load |",
+        "| :--- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in early:
         m = r["ms"]
+        exits = r["exits"]
+        which = f"{exits[0]}" if len(set(exits)) == 1 else f"{exits[0]} to {exits[-1]} (sum {sum(exits)})"
         lines.append(
-            f"| {r['layers']} of {r['of']} | {m['early']:.2f} | {m['full']:.2f} | {m['full'] / m['early']:.1f}x | {r['load']:.2f} |"
+            f"| {which} of {r['of']} | {m['early']:.2f} | {m['per_sample']:.2f} | {m['full']:.2f} | "
+            f"{m['full'] / m['early']:.1f}x | {r['load']:.2f} |"
         )
     table = "\n".join(lines) + "\n"
     open(os.path.join(HERE, "results.md"), "w").write(table)

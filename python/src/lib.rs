@@ -579,8 +579,10 @@ impl PyProgram {
     fn output(&mut self, tensor: &PyTensor) {
         self.program.output(&tensor.tensor)
     }
-    /// Ends dimension `dim` where `done` (bool points over `dim` alone)
-    /// first holds: decode until an end token (`temporal.stop`).
+    /// Ends dimension `dim` where `done` (bool points over `dim`) first
+    /// holds: decode until an end token (`temporal.stop`). Over other
+    /// dimensions too (`done[b, t]`), each of their points stops on its own
+    /// and outputs hold zeros past each point's length.
     fn stop(&mut self, py: Python<'_>, done: &PyTensor, dim: &PyDim) {
         located(py, || self.program.stop(&done.tensor, &dim.dim))
     }

@@ -64,3 +64,26 @@ def test_a_stop_ends_the_dimension_where_its_condition_first_holds():
     assert exe.run(T=20)["x"].tolist() == [1, 2, 4, 8, 16, 32, 64, 128]
     assert exe.run(T=5)["x"].tolist() == [1, 2, 4, 8, 16]
     assert doubling_until(100).interpret(T=20)["x"].tolist() == [1, 2, 4, 8, 16, 32, 64, 128]
+
+
+def test_a_ragged_stop_ends_each_sequence_at_its_own_length():
+    # x[b, t] doubles from b + 1 until it reaches 100: lengths 8, 7, 7, 6;
+    # last[b] reads x[b, T - 1], each b's own last point.
+    p = tempo.Program()
+    b = p.dim("b", "B")
+    t = p.dim("t", "T")
+    x = p.tensor("x", [b, t], [], "int64")
+    done = p.tensor("done", [b, t], [], "bool")
+    last = p.tensor("last", [b], [], "int64")
+    p.define(x, t == 0, b.position("int64") + 1)
+    p.otherwise(x, x[b, t - 1] * 2)
+    p.define(done, t >= 0, x[b, t] >= 100)
+    p.stop(done, t)
+    p.define(last, b >= 0, x[b, t.bound - 1])
+    p.output(x)
+    p.output(last)
+    expected = [[1, 2, 4, 8, 16, 32, 64, 128], [2, 4, 8, 16, 32, 64, 128, 0],
+                [3, 6, 12, 24, 48, 96, 192, 0], [4, 8, 16, 32, 64, 128, 0, 0]]
+    for out in (p.compile().run(B=4, T=20), p.interpret(B=4, T=20)):
+        assert out["x"].tolist() == expected
+        assert out["last"].tolist() == [128, 128, 192, 128]

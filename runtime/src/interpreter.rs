@@ -65,7 +65,7 @@ pub fn interpret(
 /// dimensions (row-major; one value for a stop without batch dimensions).
 /// Outputs over a ragged stop's dimension and its batch dimensions are
 /// zero at the points past their length.
-pub fn interpret_with_lengths(
+fn interpret_with_lengths(
     program: &Program,
     bounds: &[i64],
     inputs: &[&HostArray],

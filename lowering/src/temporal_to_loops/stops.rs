@@ -323,11 +323,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     pub(super) fn tensor(&mut self, i: usize, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let domain = &program.tensors[i].domain;
+        // Only tensors over the stopped dimension or using its bound need
+        // the point's length.
         let applying: Vec<usize> = self
             .ragged_done
             .iter()
             .copied()
             .filter(|k| self.ragged[k].batch.iter().all(|d| domain.contains(d)))
+            .filter(|&k| {
+                let d = program.stops[k].dim;
+                domain.contains(&d) || tempo_passes::stops::uses_bound(program, i, d).is_some()
+            })
             .collect();
         if applying.is_empty() {
             return self.tensor_at(i, b);
