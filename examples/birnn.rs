@@ -58,16 +58,9 @@ pub fn birnn(hidden: i64) -> Program {
 /// A batch of `seqs` sequences of random lengths in `lengths`: the bound
 /// `N` (tokens + 1) and the inputs of [`birnn`].
 pub fn random_batch(seqs: usize, lengths: (usize, usize), hidden: i64, seed: u64) -> (i64, Vec<HostArray>) {
-    let mut state = seed;
-    let mut next_random = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut rng = run_common::Rng(seed);
     let sizes: Vec<usize> =
-        (0..seqs).map(|_| lengths.0 + (next_random() % (lengths.1 - lengths.0 + 1) as u64) as usize).collect();
+        (0..seqs).map(|_| lengths.0 + rng.below((lengths.1 - lengths.0 + 1) as u64) as usize).collect();
     let nodes = 1 + sizes.iter().sum::<usize>();
     let (mut prev, mut next) = (vec![0i64; nodes], vec![0i64; nodes]);
     let mut at = 1;
@@ -80,9 +73,7 @@ pub fn random_batch(seqs: usize, lengths: (usize, usize), hidden: i64, seed: u64
     }
     let h = hidden as usize;
     let mut floats = |name: &str, shape: Vec<usize>, scale: f32| {
-        let data = (0..shape.iter().product::<usize>())
-            .map(|_| ((next_random() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * scale)
-            .collect();
+        let data = (0..shape.iter().product::<usize>()).map(|_| rng.uniform(scale)).collect();
         HostArray { name: name.into(), shape, data: Data::F32(data) }
     };
     let a = 1.0 / (h as f32).sqrt();

@@ -148,21 +148,12 @@ pub fn random_batch(
     hidden: i64,
     seed: u64,
 ) -> (Vec<(&'static str, i64)>, Vec<HostArray>) {
-    let mut state = seed;
-    let mut next_random = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut rng = run_common::Rng(seed);
     let span = (lengths.1 - lengths.0 + 1).max(1) as u64;
-    let len: Vec<i64> = (0..samples * outer).map(|_| lengths.0 + (next_random() % span) as i64).collect();
+    let len: Vec<i64> = (0..samples * outer).map(|_| lengths.0 + rng.below(span) as i64).collect();
     let longest = len.iter().copied().max().unwrap_or(1).max(1);
     let (n, o, j, h) = (samples as usize, outer as usize, longest as usize, hidden as usize);
-    let mut uniform = |count: usize, scale: f32| -> Vec<f32> {
-        (0..count).map(|_| ((next_random() >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0) * scale).collect()
-    };
+    let mut uniform = |count: usize, scale: f32| -> Vec<f32> { (0..count).map(|_| rng.uniform(scale)).collect() };
     let a = 1.0 / (hidden as f32).sqrt();
     let array =
         |name: &str, shape: Vec<usize>, data: Vec<f32>| HostArray { name: name.into(), shape, data: Data::F32(data) };

@@ -72,30 +72,11 @@ pub fn tree_lstm(hidden: i64) -> Program {
     p
 }
 
-/// A small deterministic generator (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn uniform(&mut self, a: f32) -> f32 {
-        ((self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * a
-    }
-}
-
 /// A batch of `trees` random binary trees of 20 to 50 leaves (adjacent
 /// subtrees merged at random, like parse trees): the bounds `N`, `NL` and
 /// the inputs of [`tree_lstm`].
 pub fn random_batch(trees: usize, hidden: i64, seed: u64) -> (i64, i64, Vec<HostArray>) {
-    let mut rng = Rng(seed);
+    let mut rng = run_common::Rng(seed);
     let sizes: Vec<usize> = (0..trees).map(|_| 20 + rng.below(31) as usize).collect();
     let total_leaves: usize = sizes.iter().sum();
     let nodes = 2 * total_leaves - trees;

@@ -1,7 +1,8 @@
 //! What the examples that time their compiled runs share (`tree_lstm`,
-//! `birnn`, `decode_until_eos`, `early_exit`): integer flags of the command
-//! line, and a program compiled once, run after a warm-up, timed, and
-//! interpreted for comparison.
+//! `birnn`, `nested_rnn`, `decode_until_eos`, `early_exit`): integer flags
+//! of the command line, a program compiled once, run after a warm-up,
+//! timed, and interpreted for comparison, and a small deterministic random
+//! generator for their batches.
 
 use tempo::{HostArray, Runner};
 
@@ -31,4 +32,27 @@ pub fn timed_and_interpreted(
     times.sort_by(f64::total_cmp);
     let interpreted = runner.interpret()?;
     Ok((outputs, times[times.len() / 2], interpreted))
+}
+
+/// A small deterministic generator (splitmix64).
+#[allow(dead_code)] // not every example draws random batches
+pub struct Rng(pub u64);
+
+#[allow(dead_code)]
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    /// Uniform in `(-a, a)`.
+    pub fn uniform(&mut self, a: f32) -> f32 {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * a
+    }
 }

@@ -53,8 +53,12 @@ pub(super) struct Batch<'c, 'a> {
 /// The bytes of a batch's widest value (see [`Emitter::by_depth`]).
 const CHUNK_BYTES: i64 = 1 << 18;
 const MIN_CHUNK_ROWS: i64 = 16;
-/// Segments of fewer points run one point at a time.
-const MIN_BATCH: i64 = 32;
+/// Segments of fewer points run one point at a time. Measured warm
+/// (`tempo-run --repeat`) on the TreeLSTM, BiRNN and nested RNN of
+/// `bench/dynamic` at hidden sizes 64 and 256, batching pays off from two
+/// points on (a BiRNN of 8 sequences at H = 256: 1.5 ms batching every
+/// segment of 2 or more, 4.2 ms batching only those of 32 or more).
+const MIN_BATCH: i64 = 2;
 const MAX_CHUNK_ROWS: i64 = 4096;
 
 /// One read through data of a group's tensor of another (or the same)

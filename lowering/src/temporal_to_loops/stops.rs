@@ -62,10 +62,12 @@ fn contains(steps: &[Step], t: usize) -> bool {
 
 /// What this lowering cannot compile yet of stops and reads through data,
 /// refused at the user's op before any code is built: either on the GPU
-/// target, and a stop whose tensor is computed in a nest it cannot stop (a
-/// plain nest whose outer loop runs over the stopped dimension, forward,
-/// not retimed, without swaps, whose tensors over that dimension do not
-/// use its bound, which is not known until the stop).
+/// target, and a stop whose tensor is computed in a nest it cannot stop.
+/// It can stop a plain nest, not retimed, without swaps, whose outer loop
+/// runs over the stopped dimension forward (for a ragged stop: whose outer
+/// loops run over `done`'s dimensions, the stopped one forward), and whose
+/// tensors computed before the length is known (before `done`, or in its
+/// loop) do not use the stopped dimension's bound.
 pub(super) fn refuse_unsupported<'c>(
     program: &Program<'c>,
     schedule: &Schedule,
@@ -93,57 +95,43 @@ pub(super) fn refuse_unsupported<'c>(
         let Some(nest) = schedule.nests.iter().find(|n| n.body.contains(&stop.done)) else { continue };
         let why = |why: String| format!("not yet: the loop computing '{done}', which stops '{}', {why}", dim.name);
         let domain = &program.tensors[stop.done].domain;
-        if stop.is_ragged(program) {
+        // The nest's shape: for a ragged stop, its outer loops over
+        // `done`'s dimensions (any order, the stopped one forward);
+        // otherwise its outer loop over the stopped dimension, forward.
+        let (shape, needs) = if stop.is_ragged(program) {
             let outer = &nest.dims[..domain.len().min(nest.dims.len())];
             let forward = nest.dims.iter().position(|&x| x == d).is_some_and(|k| nest.forward[k]);
-            if !nest.inner.is_empty() || !domain.iter().all(|x| outer.contains(x)) || !forward {
-                return fail(
-                    stop.location,
-                    why(format!(
-                        "must run in a nest whose outer loops are over ({}), '{}' forward",
-                        program.domain_names(stop.done).join(", "),
-                        dim.name
-                    )),
-                );
-            }
-            if nest.body.iter().any(|&t| schedule.lag(t) != 0 || schedule.swaps.contains_key(&t)) {
-                return fail(stop.location, why("is retimed or swaps stores to a file".into()));
-            }
-            // Tensors computed before the stop's length is known: before
-            // `done`, or in its loop (up to the first shallower tensor).
-            let at = nest.body.iter().position(|&t| t == stop.done).unwrap_or(0);
-            let end = nest.body[at..]
-                .iter()
-                .position(|&t| program.tensors[t].domain.len() < domain.len())
-                .map_or(nest.body.len(), |k| at + k);
-            for &t in &nest.body[..end] {
-                if let Some(location) = tempo_passes::stops::uses_bound(program, t, d) {
-                    return fail(
-                        location,
-                        why(format!(
-                            "also computes '{}' before the stop, which uses the bound {} (only known at the stop): compute it after the stop",
-                            program.tensors[t].name, dim.bound
-                        )),
-                    );
-                }
-            }
-            continue;
-        }
-        if !nest.inner.is_empty() || nest.dims.first() != Some(&d) || !nest.forward[0] {
-            return fail(
-                stop.location,
-                why(format!("must run over '{}' forward as the outer loop of its nest", dim.name)),
-            );
+            let names = program.domain_names(stop.done).join(", ");
+            (
+                domain.iter().all(|x| outer.contains(x)) && forward,
+                format!("must run in a nest whose outer loops are over ({names}), '{}' forward", dim.name),
+            )
+        } else {
+            (
+                nest.dims.first() == Some(&d) && nest.forward[0],
+                format!("must run over '{}' forward as the outer loop of its nest", dim.name),
+            )
+        };
+        if !nest.inner.is_empty() || !shape {
+            return fail(stop.location, why(needs));
         }
         if nest.body.iter().any(|&t| schedule.lag(t) != 0 || schedule.swaps.contains_key(&t)) {
             return fail(stop.location, why("is retimed or swaps stores to a file".into()));
         }
-        for &t in nest.body.iter().filter(|&&t| program.tensors[t].domain.contains(&d)) {
+        // Tensors computed before the stop's length is known: before
+        // `done` or in its loop (up to the first tensor shallower than
+        // `done`, which closes the loop).
+        let at = nest.body.iter().position(|&t| t == stop.done).unwrap_or(0);
+        let end = nest.body[at..]
+            .iter()
+            .position(|&t| program.tensors[t].domain.len() < domain.len())
+            .map_or(nest.body.len(), |k| at + k);
+        for &t in &nest.body[..end] {
             if let Some(location) = tempo_passes::stops::uses_bound(program, t, d) {
                 return fail(
                     location,
                     why(format!(
-                        "also computes '{}', which uses the bound {} (only known at the stop): compute it after the stop",
+                        "also computes '{}' before the stop, which uses the bound {} (only known at the stop): compute it after the stop",
                         program.tensors[t].name, dim.bound
                     )),
                 );
@@ -187,6 +175,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         hit.store(hit.i64(1)?, state, &[hit.index(0)?])?;
         let next = hit.arith("addi", t, hit.index(1)?)?;
         hit.store(hit.index_cast(next, word)?, state, &[hit.index(1)?])?;
+        // What the nest computes after this loop sees the length.
+        let length = b.index_cast(b.load(state, &[one], word)?, b.index_type())?;
+        self.bound_args[d] = length;
+        self.last_index[d] = b.arith("subi", length, one)?;
         Ok(())
     }
 
