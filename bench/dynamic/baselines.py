@@ -29,10 +29,10 @@ s[n, 0] = h[n], s[n, 1] = c[n].
 import argparse
 import json
 import os
-import statistics
-import time
 
 import numpy as np
+
+import timing
 
 NAMES = ["x", "left", "right", "W", "bw", "U", "bu"]
 # DyNet's auto-batching mode, read when dynet is first imported.
@@ -175,11 +175,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("system", choices=["reference", "torch", "dynet"])
     p.add_argument("dir")
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--no-autobatch", action="store_true")
+    timing.add_run_options(p)
     p.add_argument("--roots-only", action="store_true")
-    p.add_argument("--check", action="store_true")
     a = p.parse_args()
     b = load(a.dir)
     if a.system == "reference":
@@ -190,14 +187,8 @@ def main():
         AUTOBATCH, ROOTS_ONLY = not a.no_autobatch, a.roots_only
         run, name = dynet_autobatch(b), "dynet-autobatch" if AUTOBATCH else "dynet"
         name += "-roots" if ROOTS_ONLY else ""
-    s = run()  # warm-up
-    ms = []
-    for _ in range(a.repeat):
-        start = time.perf_counter()
-        s = run()
-        ms.append((time.perf_counter() - start) * 1e3)
-    out = {"system": name, "ms_per_batch_median": round(statistics.median(ms), 3),
-           "ms_all": [round(t, 3) for t in ms], "trees": int(b["roots"].shape[0]),
+    s, times = timing.timed(run, a.repeat)
+    out = {"system": name, **times, "trees": int(b["roots"].shape[0]),
            "nodes": int(b["left"].shape[0]), "hidden": int(b["x"].shape[1])}
     if a.system == "torch":
         out["threads"] = a.threads

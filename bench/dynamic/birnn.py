@@ -39,10 +39,10 @@ the result is s [N, 2, H] f32, s[n, 0] = hf[n], s[n, 1] = hb[n] (row 0 zeros).
 import argparse
 import json
 import os
-import statistics
-import time
 
 import numpy as np
+
+import timing
 
 NAMES = ["x", "prev", "next", "Wx", "Wh", "bf", "Ux", "Uh", "bb"]
 # DyNet's auto-batching mode, read when dynet is first imported.
@@ -223,11 +223,8 @@ def main():
     p.add_argument("--max-len", type=int, default=50)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--no-autobatch", action="store_true")
+    timing.add_run_options(p)
     p.add_argument("--roots-only", action="store_true")
-    p.add_argument("--check", action="store_true")
     a = p.parse_args()
     if a.system == "make":
         batch = make_batch(a.seqs, a.min_len, a.max_len, a.hidden, a.seed)
@@ -243,15 +240,9 @@ def main():
         AUTOBATCH, ROOTS_ONLY = not a.no_autobatch, a.roots_only
         run, name = dynet_autobatch(b), "dynet-autobatch" if AUTOBATCH else "dynet"
         name += "-roots" if ROOTS_ONLY else ""
-    s = run()  # warm-up
-    ms = []
-    for _ in range(a.repeat):
-        start = time.perf_counter()
-        s = run()
-        ms.append((time.perf_counter() - start) * 1e3)
+    s, times = timing.timed(run, a.repeat)
     bounds = bounds_of(b)
-    out = {"system": name, "ms_per_batch_median": round(statistics.median(ms), 3),
-           "ms_all": [round(t, 3) for t in ms], "seqs": bounds["seqs"],
+    out = {"system": name, **times, "seqs": bounds["seqs"],
            "tokens": bounds["tokens"], "hidden": int(b["x"].shape[1])}
     if a.system == "torch":
         out["threads"] = a.threads

@@ -36,10 +36,10 @@ the result is g [N, I, 1, H] f32 (the program's output of
 import argparse
 import json
 import os
-import statistics
-import time
 
 import numpy as np
+
+import timing
 
 NAMES = ["x", "len", "W", "U", "V", "Z", "bh", "bg"]
 # The inputs of the program batched by depth (`nested_rnn.rs --by-depth`).
@@ -201,10 +201,7 @@ def main():
     p.add_argument("--max-len", type=int, default=50)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--no-autobatch", action="store_true")
-    p.add_argument("--check", action="store_true")
+    timing.add_run_options(p)
     a = p.parse_args()
     if a.system == "make":
         batch = make_batch(a.samples, a.outer, a.min_len, a.max_len, a.hidden, a.seed)
@@ -219,15 +216,9 @@ def main():
     else:
         AUTOBATCH = not a.no_autobatch
         run, name = dynet_autobatch(b), "dynet-autobatch" if AUTOBATCH else "dynet"
-    g = run()  # warm-up
-    ms = []
-    for _ in range(a.repeat):
-        start = time.perf_counter()
-        g = run()
-        ms.append((time.perf_counter() - start) * 1e3)
+    g, times = timing.timed(run, a.repeat)
     bounds = bounds_of(b)
-    out = {"system": name, "ms_per_batch_median": round(statistics.median(ms), 3),
-           "ms_all": [round(t, 3) for t in ms], "samples": bounds["N"],
+    out = {"system": name, **times, "samples": bounds["N"],
            "tokens": bounds["tokens"], "hidden": int(b["x"].shape[-1])}
     if a.system == "torch":
         out["threads"] = a.threads
