@@ -610,7 +610,7 @@ impl PyProgram {
         let compiled = runner.compile().map_err(error)?;
         let bounds = compiled.bounds().map_err(error)?;
         let outputs = compiled.outputs().map_err(error)?;
-        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, outputs })
+        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, outputs, stop_lengths: Default::default() })
     }
     /// Evaluates the program with the reference interpreter: bounds and
     /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
@@ -647,6 +647,8 @@ struct PyExecutable {
     bounds: Vec<String>,
     /// Each output's name, point type and domain (bound positions).
     outputs: Vec<(String, PointType, Vec<usize>)>,
+    /// Where each data-dependent stop ended in the last run.
+    stop_lengths: std::cell::RefCell<Vec<Vec<i64>>>,
 }
 
 /// Keyword arguments as bounds (ints named like a bound) and inputs:
@@ -759,8 +761,9 @@ impl PyExecutable {
         let bounds: Vec<(&str, i64)> = bounds.iter().map(|(n, v)| (n.as_str(), *v)).collect();
         // SAFETY: `keep` holds the arrays the input views point into, and
         // `made` those the outputs are written into, until the run returns.
-        let (outputs, _) = unsafe { self.compiled.run_in_place(&bounds, views, targets, seed) }.map_err(error)?;
+        let (outputs, report) = unsafe { self.compiled.run_in_place(&bounds, views, targets, seed) }.map_err(error)?;
         drop(keep);
+        *self.stop_lengths.borrow_mut() = report.stop_lengths;
         if made.is_empty() {
             return arrays(py, outputs);
         }
@@ -784,6 +787,13 @@ impl PyExecutable {
     #[getter]
     fn bounds(&self) -> Vec<String> {
         self.bounds.clone()
+    }
+    /// Where each data-dependent stop (`Program.stop`, in order) ended in
+    /// the last run: one length, or for a stop over more dimensions one
+    /// per point of the others (row-major).
+    #[getter]
+    fn stop_lengths(&self) -> Vec<Vec<i64>> {
+        self.stop_lengths.borrow().clone()
     }
 }
 

@@ -84,6 +84,8 @@ def test_a_ragged_stop_ends_each_sequence_at_its_own_length():
     p.output(last)
     expected = [[1, 2, 4, 8, 16, 32, 64, 128], [2, 4, 8, 16, 32, 64, 128, 0],
                 [3, 6, 12, 24, 48, 96, 192, 0], [4, 8, 16, 32, 64, 128, 0, 0]]
-    for out in (p.compile().run(B=4, T=20), p.interpret(B=4, T=20)):
+    exe = p.compile()
+    for out in (exe.run(B=4, T=20), p.interpret(B=4, T=20)):
         assert out["x"].tolist() == expected
         assert out["last"].tolist() == [128, 128, 192, 128]
+    assert exe.stop_lengths == [[8, 7, 7, 6]]
