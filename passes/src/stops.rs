@@ -30,6 +30,13 @@
 //!   along every batch dimension (not through data);
 //! - only tensors over every batch dimension use `d`'s bound;
 //! - a batch dimension is not stopped itself.
+//!
+//! And `done`'s cone may use the lengths of earlier points: a tensor of it
+//! over every batch dimension may use `d`'s bound (and read tensors over
+//! `d` at it) when every path of reads from `done` to it moves strictly
+//! back along one batch dimension and stays put along the others
+//! ([`known_lengths`]), so that `done[b, ..]` needs only lengths of points
+//! before `b`, found first.
 
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{NodeKind, Program};
@@ -67,7 +74,11 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
             "'{done}' decides where '{}' stops, so what it is computed from must not depend on where it stops",
             dim.name
         );
-        for (_, tensor) in program.tensors.iter().enumerate().filter(|(t, _)| inside[*t]) {
+        // A ragged stop's lengths may be used where only earlier batch
+        // points' lengths are needed (see `known_lengths`).
+        let known = if stop.is_ragged(program) { known_lengths(program, stop, &inside) } else { Vec::new() };
+        let past = |t: usize| known.get(t).copied().unwrap_or(false);
+        for (_, tensor) in program.tensors.iter().enumerate().filter(|(t, _)| inside[*t] && !past(*t)) {
             for branch in &tensor.branches {
                 if branch.when.constraints.iter().any(|c| c.expr.uses_symbol(d)) {
                     return Err(PassDiagnostic::new(
@@ -118,7 +129,7 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
             }
         }
         for e in read_edges(program) {
-            if !inside[e.reader] || !program.tensors[e.source].domain.contains(&d) {
+            if !inside[e.reader] || past(e.reader) || !program.tensors[e.source].domain.contains(&d) {
                 continue;
             }
             let ahead = match e.shifts.as_ref().and_then(|s| s.get(&d)) {
@@ -137,6 +148,92 @@ pub fn check_stops<'c>(program: &Program<'c>) -> Result<(), PassDiagnostic<'c>> 
         }
     }
     Ok(())
+}
+
+/// For a ragged stop, the tensors of `done`'s cone (`inside`) that may use
+/// the stopped dimension's lengths, and read tensors over it at those
+/// lengths: those whose point `b` that `done[b', t]` needs is always
+/// strictly before `b'` along one batch dimension `k` (and `b'` along the
+/// others), so that the lengths they see are known before `done[b', 0]`
+/// is computed (a decode whose next token reads the previous token's
+/// output at its own exit layer). Every read on the way, from `done` to
+/// the tensor, is between tensors over every batch dimension, at the same
+/// point along the others and a bounded shift along `k`; the largest sum
+/// of shifts along `k` over those paths is at most -1.
+fn known_lengths(program: &Program, stop: &crate::program::Stop, inside: &[bool]) -> Vec<bool> {
+    let n = program.tensors.len();
+    let batch = stop.batch(program);
+    let over_batch = |t: usize| batch.iter().all(|b| program.tensors[t].domain.contains(b));
+    let users: Vec<usize> =
+        (0..n).filter(|&t| inside[t] && t != stop.done && uses_bound(program, t, stop.dim).is_some()).collect();
+    let edges: Vec<Edge> = read_edges(program).into_iter().filter(|e| inside[e.reader] && inside[e.source]).collect();
+    let mut known = vec![false; n];
+    for &u in users.iter().filter(|&&u| over_batch(u)) {
+        // The tensors on paths from `done` to `u`: reachable from `done`
+        // and reaching `u` (reads point from reader to source).
+        let reach = |from: usize, forward: bool| {
+            let mut seen = vec![false; n];
+            let mut work = vec![from];
+            while let Some(t) = work.pop() {
+                if std::mem::replace(&mut seen[t], true) {
+                    continue;
+                }
+                for e in &edges {
+                    match forward {
+                        true if e.reader == t => work.push(e.source),
+                        false if e.source == t => work.push(e.reader),
+                        _ => {}
+                    }
+                }
+            }
+            seen
+        };
+        let (from_done, to_u) = (reach(stop.done, true), reach(u, false));
+        let on_path: Vec<&Edge> = edges
+            .iter()
+            .filter(|e| from_done[e.reader] && to_u[e.reader] && from_done[e.source] && to_u[e.source])
+            .collect();
+        known[u] = batch.iter().any(|&k| {
+            // Each edge's largest shift along `k`, when it stays at its
+            // point along the other batch dimensions.
+            let weights: Option<Vec<(usize, usize, i64)>> = on_path
+                .iter()
+                .map(|e| {
+                    if !over_batch(e.reader) || !over_batch(e.source) {
+                        return None;
+                    }
+                    let shifts = e.shifts.as_ref()?;
+                    let same = batch.iter().filter(|&&j| j != k).all(|j| shifts.get(j) == Some(&(Some(0), Some(0))));
+                    let high = shifts.get(&k)?.1?;
+                    same.then_some((e.reader, e.source, high))
+                })
+                .collect();
+            let Some(weights) = weights else { return false };
+            // Longest paths from `done` (Bellman-Ford): still improving
+            // after n rounds means a cycle of positive shift.
+            let mut best: Vec<Option<i64>> = vec![None; n];
+            best[stop.done] = Some(0);
+            for round in 0..=n {
+                let mut changed = false;
+                for &(r, src, w) in &weights {
+                    if let Some(at) = best[r]
+                        && best[src].is_none_or(|b| at + w > b)
+                    {
+                        best[src] = Some(at + w);
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+                if round == n {
+                    return false;
+                }
+            }
+            best[u].is_some_and(|b| b <= -1)
+        });
+    }
+    known
 }
 
 /// The rules of a ragged stop (see the module's doc).

@@ -76,7 +76,7 @@ fn interpret_with_lengths(
     let mut ragged = Vec::new();
     let mut lengths = Vec::new();
     for stop in &program.stops {
-        let found = stop_lengths(program, &bounds, stop, inputs, externals, source_name)?;
+        let found = stop_lengths(program, &bounds, &ragged, stop, inputs, externals, source_name)?;
         bounds[stop.dim] = if stop.is_ragged(program) {
             ragged.push(Ragged { dim: stop.dim, batch: stop.batch(program), lengths: found.clone() });
             found.iter().copied().max().unwrap_or(0)
@@ -100,18 +100,31 @@ struct Ragged {
     lengths: Vec<i64>,
 }
 
-/// Where `stop`'s dimension ends with bound values `bounds`: one past the
-/// first point of its tensor that holds, or the bound; per point of its
-/// batch dimensions (row-major), one value without any.
+/// Where `stop`'s dimension ends with bound values `bounds` (and the
+/// lengths of earlier ragged stops, `earlier`): one past the first point of
+/// its tensor that holds, or the bound; per point of its batch dimensions
+/// (row-major), one value without any. A ragged stop's points go in
+/// order, each seeing the lengths of those before it (what `done` may read
+/// of them, `passes/src/stops.rs`).
 fn stop_lengths(
     program: &Program,
     bounds: &[i64],
+    earlier: &[Ragged],
     stop: &tempo_passes::program::Stop,
     inputs: &[&HostArray],
     externals: &Externals,
     source_name: &str,
 ) -> Result<Vec<i64>, String> {
     let mut interpreter = Interpreter::new(program, bounds, inputs, externals, source_name);
+    interpreter.ragged = earlier
+        .iter()
+        .map(|r| Ragged { dim: r.dim, batch: r.batch.clone(), lengths: r.lengths.clone() })
+        .chain(stop.is_ragged(program).then(|| Ragged {
+            dim: stop.dim,
+            batch: stop.batch(program),
+            lengths: Vec::new(),
+        }))
+        .collect();
     let domain = &program.tensors[stop.done].domain;
     let batch = stop.batch(program);
     let extents: Vec<i64> = batch.iter().map(|&b| bounds[b]).collect();
@@ -144,6 +157,9 @@ fn stop_lengths(
             }
         }
         lengths.push(length);
+        if let Some(own) = interpreter.ragged.last_mut().filter(|_| stop.is_ragged(program)) {
+            own.lengths.push(length);
+        }
         if !next_point(&mut at, &extents) {
             return Ok(lengths);
         }

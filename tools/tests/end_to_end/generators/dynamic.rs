@@ -18,7 +18,9 @@
 //!   `h[0:T]`, a reversed copy `h[T - 1 - t]` and a last-step read, which
 //!   all see the stop. One in two is ragged: over a batch `b` too (in
 //!   either order), each `b` stopping on its own (the counter starts at
-//!   `b`), read per `b` after the loop.
+//!   `b`), read per `b` after the loop; in half of those each `b` starts
+//!   from the last state of `b - 1` (read at its own length), so where `b`
+//!   stops depends on where `b - 1` did.
 //!
 //! Every program is well-formed; inputs are random (`--seed`).
 
@@ -277,6 +279,7 @@ impl DynamicGenerator {
         let statistic = g.rng.random_range(0..4);
         let ragged = g.rng.random_bool(0.5);
         let t_first = g.rng.random_bool(0.5);
+        let carry = ragged && g.rng.random_bool(0.5);
         let v = format!("tensor<{width}xf32>");
         let w_ty = format!("tensor<{width}x{width}xf32>");
         let i64t = "tensor<i64>";
@@ -316,7 +319,18 @@ impl DynamicGenerator {
         // h[t] = tanh(h[t-1] W + x[t]), h[0] = tanh(x[0]).
         let x = g.op("read", &[("%x", rt)], &index("t"), &v);
         let h0 = g.op("tanh", &[(&x, &v)], "", &v);
-        g.define(&mut out, "h", &h0, &v, &hdr, "t == 0");
+        if carry {
+            // Each b starts from the previous b's last state, read at its
+            // own length: where b stops depends on where b - 1 stopped.
+            g.define(&mut out, "h", &h0, &v, &hdr, "t == 0, b == 0");
+            let x = g.op("read", &[("%x", rt)], &index("t"), &v);
+            let before = g.op("read", &[("%last", rt)], &format!("index = affine_map<{hdr} -> (b - 1)>"), &v);
+            let z = g.op("add", &[(&x, &v), (&before, &v)], "", &v);
+            let h0 = g.op("tanh", &[(&z, &v)], "", &v);
+            g.define(&mut out, "h", &h0, &v, &hdr, "t == 0");
+        } else {
+            g.define(&mut out, "h", &h0, &v, &hdr, "t == 0");
+        }
         let p = g.op("read", &[("%h", rt)], &index("t - 1"), &v);
         let w = g.op("read", &[("%W", rt)], &format!("index = affine_map<{hdr} -> ()>"), &w_ty);
         let pw = g.op("matmul", &[(&p, &v), (&w, &w_ty)], "", &v);
