@@ -260,6 +260,17 @@ pub struct RunReport {
     pub stop_lengths: Vec<Vec<i64>>,
 }
 
+/// An output over a ragged stop's dimension and batch dimensions: its
+/// number, the stopped dimension's axis, the batch dimensions' axes and
+/// bounds (in the stop's order), and the stop's number.
+struct RaggedOutput {
+    output: usize,
+    axis: usize,
+    batch_axes: Vec<usize>,
+    batch_extents: Vec<usize>,
+    stop: usize,
+}
+
 /// The stores of a compiled run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryReport {
@@ -670,9 +681,8 @@ impl<'c> Executable<'c> {
             })
             .collect();
         let stops = program.stops.len();
-        // Outputs over a ragged stop's dimension and batch dimensions:
-        // (output, axis, the batch dimensions' axes and bounds, stop).
-        let ragged: Vec<(usize, usize, Vec<usize>, Vec<usize>, usize)> = program
+        // Outputs over a ragged stop's dimension and batch dimensions.
+        let ragged: Vec<RaggedOutput> = program
             .outputs
             .iter()
             .enumerate()
@@ -686,7 +696,7 @@ impl<'c> Executable<'c> {
                     let batch = s.batch(program);
                     let axes = batch.iter().map(|b| domain.iter().position(|d| d == b)).collect::<Option<Vec<_>>>()?;
                     let extents = batch.iter().map(|&b| bounds[b].max(0) as usize).collect();
-                    Some((o, axis, axes, extents, k))
+                    Some(RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k })
                 })
             })
             .collect();
@@ -763,7 +773,7 @@ impl<'c> Executable<'c> {
                 .collect();
             // Points past a ragged stop's lengths are zero (the code did
             // not compute them), in the full layout before truncation.
-            for (o, axis, axes, extents, k) in &ragged {
+            for RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k } in &ragged {
                 let Some((_, per_point)) = handed.iter().find(|(s, _)| s == k) else { continue };
                 let shape = &outputs[*o].shape;
                 let point_len: usize = shape[domain_lengths[*o]..].iter().product();
