@@ -72,10 +72,7 @@ pub fn random_batch(seqs: usize, lengths: (usize, usize), hidden: i64, seed: u64
         at += len;
     }
     let h = hidden as usize;
-    let mut floats = |name: &str, shape: Vec<usize>, scale: f32| {
-        let data = (0..shape.iter().product::<usize>()).map(|_| rng.uniform(scale)).collect();
-        HostArray { name: name.into(), shape, data: Data::F32(data) }
-    };
+    let mut floats = |name: &str, shape: Vec<usize>, scale: f32| rng.floats(name, shape, scale);
     let a = 1.0 / (h as f32).sqrt();
     let inputs = vec![
         floats("x", vec![nodes, h], 1.0),

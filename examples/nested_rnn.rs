@@ -153,19 +153,16 @@ pub fn random_batch(
     let len: Vec<i64> = (0..samples * outer).map(|_| lengths.0 + rng.below(span) as i64).collect();
     let longest = len.iter().copied().max().unwrap_or(1).max(1);
     let (n, o, j, h) = (samples as usize, outer as usize, longest as usize, hidden as usize);
-    let mut uniform = |count: usize, scale: f32| -> Vec<f32> { (0..count).map(|_| rng.uniform(scale)).collect() };
     let a = 1.0 / (hidden as f32).sqrt();
-    let array =
-        |name: &str, shape: Vec<usize>, data: Vec<f32>| HostArray { name: name.into(), shape, data: Data::F32(data) };
     let inputs = vec![
-        array("x", vec![n, o, j, 1, h], uniform(n * o * j * h, 1.0)),
+        rng.floats("x", vec![n, o, j, 1, h], 1.0),
         HostArray { name: "len".into(), shape: vec![n, o], data: Data::I64(len) },
-        array("W", vec![h, h], uniform(h * h, a)),
-        array("U", vec![h, h], uniform(h * h, a)),
-        array("V", vec![h, h], uniform(h * h, a)),
-        array("Z", vec![h, h], uniform(h * h, a)),
-        array("bh", vec![h], uniform(h, 0.1)),
-        array("bg", vec![h], uniform(h, 0.1)),
+        rng.floats("W", vec![h, h], a),
+        rng.floats("U", vec![h, h], a),
+        rng.floats("V", vec![h, h], a),
+        rng.floats("Z", vec![h, h], a),
+        rng.floats("bh", vec![h], 0.1),
+        rng.floats("bg", vec![h], 0.1),
     ];
     (vec![("N", samples), ("I", outer), ("J", longest)], inputs)
 }

@@ -4,7 +4,7 @@
 //! timed, and interpreted for comparison, and a small deterministic random
 //! generator for their batches.
 
-use tempo::{HostArray, Runner};
+use tempo::{Data, HostArray, Runner};
 
 /// The value of `--name VALUE` in `args`, or `default`.
 pub fn flag(args: &[String], name: &str, default: i64) -> i64 {
@@ -54,5 +54,10 @@ impl Rng {
     /// Uniform in `(-a, a)`.
     pub fn uniform(&mut self, a: f32) -> f32 {
         ((self.next() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 * a
+    }
+    /// An `f32` array `name` of `shape`, uniform in `(-a, a)`.
+    pub fn floats(&mut self, name: &str, shape: Vec<usize>, a: f32) -> HostArray {
+        let data = (0..shape.iter().product::<usize>()).map(|_| self.uniform(a)).collect();
+        HostArray { name: name.into(), shape, data: Data::F32(data) }
     }
 }

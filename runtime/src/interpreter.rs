@@ -56,25 +56,10 @@ pub fn interpret(
     // point by point, then the program runs with that length as the bound
     // (`passes/src/stops.rs` makes sure the tensor does not depend on it).
     // A ragged stop gives each point of its batch dimensions its own
-    // length; the dimension's bound is then the longest.
-    let (outputs, _) = interpret_with_lengths(program, bounds, inputs, externals, source_name)?;
-    Ok(outputs)
-}
-
-/// [`interpret`], and each stop's lengths: one per point of its batch
-/// dimensions (row-major; one value for a stop without batch dimensions).
-/// Outputs over a ragged stop's dimension and its batch dimensions are
-/// zero at the points past their length.
-fn interpret_with_lengths(
-    program: &Program,
-    bounds: &[i64],
-    inputs: &[&HostArray],
-    externals: &Externals,
-    source_name: &str,
-) -> Result<(Vec<HostArray>, Vec<Vec<i64>>), String> {
+    // length; the dimension's bound is then the longest, and outputs over
+    // it and the batch dimensions are zero past each point's length.
     let mut bounds = bounds.to_vec();
     let mut ragged = Vec::new();
-    let mut lengths = Vec::new();
     for stop in &program.stops {
         let found = stop_lengths(program, &bounds, &ragged, stop, inputs, externals, source_name)?;
         bounds[stop.dim] = if stop.is_ragged(program) {
@@ -83,13 +68,12 @@ fn interpret_with_lengths(
         } else {
             found[0]
         };
-        lengths.push(found);
     }
     let mut interpreter = Interpreter::new(program, &bounds, inputs, externals, source_name);
     interpreter.ragged = ragged;
     interpreter.count_reads();
     interpreter.evaluate_outputs()?;
-    Ok((interpreter.outputs(), lengths))
+    Ok(interpreter.outputs())
 }
 
 /// The lengths of a ragged stop's dimension, per point of its batch

@@ -50,6 +50,8 @@ pub(super) struct Ragged<'c, 'a> {
     live: Value<'c, 'a>,
     /// The batch dimensions.
     batch: Vec<usize>,
+    /// How many points the batch dimensions have (`index`).
+    count: Value<'c, 'a>,
 }
 
 /// Whether `steps` compute tensor `t`, in loops or not.
@@ -229,7 +231,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let (each, j) = b.scf_for(zero, count, one)?;
         each.store(each.i64(0)?, stopped, &[j])?;
         each.store(each.index_cast(self.bound_args[stop.dim], word)?, lengths, &[j])?;
-        self.ragged.insert(k, Ragged { stopped, lengths, live, batch });
+        self.ragged.insert(k, Ragged { stopped, lengths, live, batch, count });
         Ok(())
     }
 
@@ -290,11 +292,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     fn after_ragged(&mut self, k: usize, b: &Builder<'c, 'a>) -> Built<Value<'c, 'a>> {
         let ragged = self.ragged.get(&k).cloned().ok_or("compiler fault: a ragged stop's nest was not built")?;
         let word = b.integer_type(64);
-        let mut count = b.index(1)?;
-        for &d in &ragged.batch {
-            count = b.arith("muli", count, self.bound_args[d])?;
-        }
-        let lengths = ragged.lengths;
+        let (count, lengths) = (ragged.count, ragged.lengths);
         let longest = b.for_sum(b.index(0)?, count, b.i64(0)?, &|b, j, longest| {
             let length = b.load(lengths, &[j], b.integer_type(64))?;
             b.arith("maxsi", longest, length)
