@@ -51,6 +51,28 @@ impl<'c, 'a> NodeValue<'c, 'a> {
     }
 }
 
+/// Whether a node's value is written by the body into a buffer it is
+/// given (so that it can be computed into a destination: the slot, a part
+/// of a concatenation), as opposed to a view of memory the body does not
+/// write: reads of every kind (a read through data is a view of the point
+/// it names; in a batch, reads and positions are gathered into buffers of
+/// their own), constants, and the ops lowered as views (permutations,
+/// reshapes and slices at point-dependent offsets). Destinations are
+/// planned with this one rule, so a view can never be taken for a value
+/// written where its user expects it.
+pub(super) fn computed_into_target(kind: &NodeKind) -> bool {
+    !matches!(
+        kind,
+        NodeKind::Read { .. }
+            | NodeKind::ReadRange { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Constant { .. }
+            | NodeKind::Position(_)
+            | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
+            | NodeKind::DynamicSlice(..)
+    )
+}
+
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Breaks the code of the first op named `op` as the `test-fault`
     /// option asks.
@@ -458,15 +480,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             NodeKind::Move(Movement::Reshape, operands) if self.reshapes_are_views() => {
                 let a = operands[0];
                 let uses = users[a].len();
-                let computed = !matches!(
-                    branch.nodes[a].kind,
-                    NodeKind::Read { .. }
-                        | NodeKind::ReadRange { .. }
-                        | NodeKind::ReadAt { .. }
-                        | NodeKind::Constant { .. }
-                        | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
-                        | NodeKind::DynamicSlice(..)
-                );
+                let computed = computed_into_target(&branch.nodes[a].kind);
                 let static_sizes = |p: &PointType| p.shape.iter().all(|&d| d > 0);
                 let fits = static_sizes(&branch.nodes[a].ty) && static_sizes(&branch.nodes[branch.result].ty);
                 (uses == 1 && computed && fits && member_of[a].is_none() && !inlined[a]).then_some(a)

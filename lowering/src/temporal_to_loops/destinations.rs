@@ -58,15 +58,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         let static_shape = |k: usize| nodes[k].ty.shape.iter().all(|&s| s >= 0);
         let placeable = |k: usize| {
-            let computed = !matches!(
-                nodes[k].kind,
-                NodeKind::Read { .. }
-                    | NodeKind::ReadRange { .. }
-                    | NodeKind::Constant { .. }
-                    | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
-                    | NodeKind::DynamicSlice(..)
-            );
-            computed
+            super::branch_body::computed_into_target(&nodes[k].kind)
                 && k != branch.result
                 && c.users[k].len() == 1
                 && static_shape(k)

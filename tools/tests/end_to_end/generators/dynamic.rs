@@ -6,7 +6,10 @@
 //!   before their parents), whose children are read through data: their
 //!   numbers computed in the cell's own definition from its position and
 //!   the bound, or by a tensor of their own, or as an offset from the first
-//!   child (`k + j`). Cells as models have them: a sum, a gated cell
+//!   child (`k + j`). The children's vectors are combined by a sum or by
+//!   movement ops ([`Combine`]: concatenated along their axis, stacked as
+//!   rows or set side by side, sliced, flipped, permuted) then a product,
+//!   a reduction or an einsum. Cells as models have them: a sum, a gated cell
 //!   (`sigmoid` gate mixing two children), a Tree-GRU-like update, and a
 //!   TreeLSTM-like pair (`c` and `h`, `h` reading `c` at its own point and
 //!   both read through data); leaves from the input (`tanh(x W)`); the
@@ -33,6 +36,36 @@ fn decl(out: &mut String, name: &str, domain: &str, ty: &str, input: bool) {
         out,
         "  %{name} = \"temporal.{op}\"() {{sym_name = \"{name}\", domain = [{domain}], element = {ty}}} : () -> !temporal.rtensor"
     );
+}
+
+/// How a tree cell combines its children's vectors: a sum, or movement
+/// ops over them (concatenations along the vector's axis, rows stacked or
+/// set side by side, slices, flips, permutations) then a product, a
+/// reduction or an einsum. Depth batching puts the batch's axis next to
+/// the point's axis 0, where the concatenations of the first kinds are.
+#[derive(Clone, Copy, Debug)]
+enum Combine {
+    Sum,
+    ConcatProduct,
+    ConcatSlice,
+    StackMax,
+    RowsProduct,
+    PermutedSum,
+    Einsum,
+    FlipSlice,
+}
+
+impl Combine {
+    const ALL: [Combine; 8] = [
+        Combine::Sum,
+        Combine::ConcatProduct,
+        Combine::ConcatSlice,
+        Combine::StackMax,
+        Combine::RowsProduct,
+        Combine::PermutedSum,
+        Combine::Einsum,
+        Combine::FlipSlice,
+    ];
 }
 
 pub(crate) struct DynamicGenerator {
@@ -88,12 +121,16 @@ impl DynamicGenerator {
         let reversed = g.rng.random_bool(0.5);
         let cell = g.rng.random_range(0..4);
         let children_by = g.rng.random_range(0..3);
+        let combine = Combine::ALL[g.rng.random_range(0..Combine::ALL.len())];
         let v = format!("tensor<{width}xf32>");
         let hdr = "(n)[N]";
         let mut out = String::from("module {\n  \"temporal.dim\"() {sym_name = \"n\", bound = \"N\"} : () -> ()\n");
         decl(&mut out, "x", "\"n\"", &v, true);
         decl(&mut out, "W", "", &format!("tensor<{width}x{width}xf32>"), true);
         decl(&mut out, "U", "", &format!("tensor<{width}x{width}xf32>"), true);
+        // The weights that combine the children's vectors.
+        decl(&mut out, "C", "", &format!("tensor<{}x{width}xf32>", arity * width), true);
+        decl(&mut out, "E", "", &format!("tensor<{arity}x{width}xf32>"), true);
         decl(&mut out, "s", "\"n\"", &v, false);
         let lstm = cell == 3;
         if lstm {
@@ -171,7 +208,8 @@ impl DynamicGenerator {
             let hs = children(&mut g, "s");
             let cs = children(&mut g, "c");
             let uu = u(&mut g);
-            let gate_in = g.op("matmul", &[(&hs[0], &v), (&uu, &u_ty)], "", &v);
+            let hs0 = g.combine(combine, &hs, width);
+            let gate_in = g.op("matmul", &[(&hs0, &v), (&uu, &u_ty)], "", &v);
             let gate = g.op("sigmoid", &[(&gate_in, &v)], "", &v);
             let mut acc = g.op("mul", &[(&gate, &v), (&cs[0], &v)], "", &v);
             for c in &cs[1..] {
@@ -189,10 +227,7 @@ impl DynamicGenerator {
         } else {
             let hs = children(&mut g, "s");
             let uu = u(&mut g);
-            let mut sum = hs[0].clone();
-            for h in &hs[1..] {
-                sum = g.op("add", &[(&sum, &v), (h, &v)], "", &v);
-            }
+            let sum = g.combine(combine, &hs, width);
             let value = match cell {
                 0 => {
                     let half = g.constant("0.5", "tensor<f32>");
@@ -242,6 +277,97 @@ impl DynamicGenerator {
         let _ = writeln!(out, "  \"temporal.output\"(%root) : (!temporal.rtensor) -> ()");
         out.push_str("}\n");
         out
+    }
+
+    /// The children's vectors (`tensor<{width}xf32>` each, read through
+    /// data) combined into one such vector as `how` says.
+    fn combine(&mut self, how: Combine, children: &[String], width: i64) -> String {
+        let a = children.len() as i64;
+        let v = format!("tensor<{width}xf32>");
+        let row = format!("tensor<1x{width}xf32>");
+        let weight = |g: &mut Self, name: &str, ty: &str| {
+            g.op("read", &[(name, "!temporal.rtensor")], "index = affine_map<(n)[N] -> ()>", ty)
+        };
+        // Concatenates `values` (each of `shape`) along `axis`, pairwise.
+        let concat = |g: &mut Self, values: &[String], shape: &[i64], axis: usize| -> (String, Vec<i64>) {
+            let ty =
+                |s: &[i64]| format!("tensor<{}xf32>", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x"));
+            let mut acc = values[0].clone();
+            let mut acc_shape = shape.to_vec();
+            for x in &values[1..] {
+                let mut next = acc_shape.clone();
+                next[axis] += shape[axis];
+                acc = g.op(
+                    "concat",
+                    &[(&acc, &ty(&acc_shape)), (x, &ty(shape))],
+                    &format!("axis = {axis} : i64"),
+                    &ty(&next),
+                );
+                acc_shape = next;
+            }
+            (acc, acc_shape)
+        };
+        // The children as `[1, width]` rows.
+        let rows =
+            |g: &mut Self| -> Vec<String> { children.iter().map(|c| g.op("reshape", &[(c, &v)], "", &row)).collect() };
+        let flat = format!("tensor<{}xf32>", a * width);
+        let table = format!("tensor<{a}x{width}xf32>");
+        match how {
+            Combine::Sum => {
+                let mut sum = children[0].clone();
+                for h in &children[1..] {
+                    sum = self.op("add", &[(&sum, &v), (h, &v)], "", &v);
+                }
+                sum
+            }
+            Combine::ConcatProduct => {
+                let (all, _) = concat(self, children, &[width], 0);
+                let c = weight(self, "%C", &format!("tensor<{}x{width}xf32>", a * width));
+                self.op("matmul", &[(&all, &flat), (&c, &format!("tensor<{}x{width}xf32>", a * width))], "", &v)
+            }
+            Combine::ConcatSlice => {
+                let (all, _) = concat(self, children, &[width], 0);
+                let at = self.rng.random_range(0..=(a - 1) * width);
+                let part = self.op("slice", &[(&all, &flat)], &format!("offsets = [{at}]"), &v);
+                // Every child counts: the slice plus the sum of the whole.
+                let total = self.op("reduce_sum", &[(&all, &flat)], "axis = 0 : i64", "tensor<f32>");
+                self.op("add", &[(&part, &v), (&total, "tensor<f32>")], "", &v)
+            }
+            Combine::StackMax => {
+                let r = rows(self);
+                let (all, _) = concat(self, &r, &[1, width], 0);
+                self.op("reduce_max", &[(&all, &table)], "axis = 0 : i64", &v)
+            }
+            Combine::RowsProduct => {
+                let r = rows(self);
+                let (all, _) = concat(self, &r, &[1, width], 1);
+                let wide = format!("tensor<1x{}xf32>", a * width);
+                let c_ty = format!("tensor<{}x{width}xf32>", a * width);
+                let c = weight(self, "%C", &c_ty);
+                let p = self.op("matmul", &[(&all, &wide), (&c, &c_ty)], "", &row);
+                self.op("reshape", &[(&p, &row)], "", &v)
+            }
+            Combine::PermutedSum => {
+                let r = rows(self);
+                let (all, _) = concat(self, &r, &[1, width], 0);
+                let t =
+                    self.op("permute", &[(&all, &table)], "permutation = [1, 0]", &format!("tensor<{width}x{a}xf32>"));
+                self.op("reduce_sum", &[(&t, &format!("tensor<{width}x{a}xf32>"))], "axis = 1 : i64", &v)
+            }
+            Combine::Einsum => {
+                let r = rows(self);
+                let (all, _) = concat(self, &r, &[1, width], 0);
+                let e = weight(self, "%E", &table);
+                self.op("einsum", &[(&all, &table), (&e, &table)], "spec = \"kw,kw->w\"", &v)
+            }
+            Combine::FlipSlice => {
+                let (all, _) = concat(self, children, &[width], 0);
+                let f = self.op("flip", &[(&all, &flat)], "axis = 0 : i64", &flat);
+                let part = self.op("slice", &[(&f, &flat)], "offsets = [0]", &v);
+                let total = self.op("reduce_max", &[(&f, &flat)], "axis = 0 : i64", "tensor<f32>");
+                self.op("mul", &[(&part, &v), (&total, "tensor<f32>")], "", &v)
+            }
+        }
     }
 
     /// The number of child `j` of the reader node `n` (an `i64` value):
