@@ -106,8 +106,8 @@ struct Config {
     iterations: i64,
     lr: f64,
     seed: u64,
-    /// Element type of the trivial environment's program (f32 or f64;
-    /// CartPole is f64).
+    /// Element type of the trivial environment's program (f32, the
+    /// default, or f64; CartPole is f64).
     f32: bool,
     /// Compiled runs: fast math and threads (0: one per core).
     fast_math: bool,
@@ -132,7 +132,7 @@ impl Default for Config {
             iterations: 50,
             lr: 3e-3,
             seed: 1,
-            f32: false,
+            f32: true,
             fast_math: false,
             threads: 0,
             duplicate_forward: false,
@@ -239,8 +239,10 @@ struct Param {
 
 /// The training program; outputs `mean_return[i]`.
 fn program(config: &Config) -> Program {
-    // Every value's element type: f32 where asked (the trivial environment).
-    let f64s = |shape: &[i64]| if config.f32 { tempo::f32s(shape) } else { f64s(shape) };
+    // Every value's element type: f32 where asked (the trivial environment;
+    // CartPole's dynamics are f64).
+    let f32 = config.f32 && config.env == Env::Trivial;
+    let f64s = |shape: &[i64]| if f32 { tempo::f32s(shape) } else { f64s(shape) };
     let (n, width) = (config.envs, config.width);
     let state_size = if config.env == Env::Trivial { 1 } else { 4 };
     let observation = if config.env == Env::Trivial { config.obs.iter().product::<i64>() } else { 4 };
@@ -489,13 +491,14 @@ fn usage() -> ! {
     eprintln!(
         "usage: ppo [--env trivial|cartpole|cartpole-callback] [--objective a2c|ppo] [--epochs K] [--clip C] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]"
     );
+    eprintln!("{}", rl_common::NUMERICS_HELP);
     std::process::exit(2)
 }
 
 fn main() {
     const TOOL: &str = "ppo";
     let mut config = Config::default();
-    let (mut interpret, mut mlir) = (false, false);
+    let (mut interpret, mut mlir, mut dtype_given) = (false, false, false);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -531,7 +534,10 @@ fn main() {
             "--lr" => config.lr = rl_common::number(TOOL, &arg, &value()),
             "--seed" => config.seed = rl_common::number(TOOL, &arg, &value()),
             "--obs" => config.obs = rl_common::observation(TOOL, &value()),
-            "--dtype" => config.f32 = rl_common::is_f32(TOOL, &value()),
+            "--dtype" => {
+                config.f32 = rl_common::is_f32(TOOL, &value());
+                dtype_given = true;
+            }
             "--duplicate-forward" => config.duplicate_forward = true,
             "--fast-math" => config.fast_math = true,
             "--threads" => config.threads = rl_common::number(TOOL, &arg, &value()),
@@ -545,7 +551,7 @@ fn main() {
         }
     }
     rl_common::check_sizes(TOOL, config.envs, config.steps, config.width, config.iterations);
-    if config.f32 && config.env != Env::Trivial {
+    if dtype_given && config.f32 && config.env != Env::Trivial {
         eprintln!("ppo: --dtype f32 is for the trivial environment (CartPole's dynamics run in f64)");
         std::process::exit(2)
     }

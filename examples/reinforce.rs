@@ -67,7 +67,7 @@ impl Default for Config {
             iterations: 50,
             lr: 3e-3,
             seed: 1,
-            f32: false,
+            f32: true,
             fast_math: false,
             threads: 0,
         }
@@ -173,6 +173,7 @@ fn usage() -> ! {
     eprintln!(
         "usage: reinforce [--returns mc|N] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--interpret] [--mlir]"
     );
+    eprintln!("{}", rl_common::NUMERICS_HELP);
     std::process::exit(2)
 }
 

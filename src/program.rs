@@ -270,6 +270,15 @@ impl Program {
         self.dims.iter().map(|d| d.bound.clone()).collect()
     }
 
+    /// Each input's name and point type, in declaration order.
+    pub fn inputs(&self) -> Vec<(String, PointType)> {
+        self.tensors
+            .iter()
+            .filter(|d| matches!(d.kind, DeclKind::Input))
+            .map(|d| (d.tensor.name.clone(), d.tensor.point.clone()))
+            .collect()
+    }
+
     /// Declares a dimension `name` ranging over `0..bound`. Names must be
     /// identifiers (letters, digits, `_`).
     pub fn dim(&mut self, name: &str, bound: &str) -> Dim {
@@ -440,6 +449,15 @@ impl Program {
         }
         for (i, decl) in self.tensors.iter().enumerate() {
             let t = &decl.tensor;
+            if let Some(&d) = t.point.shape.iter().find(|&&d| d < 0) {
+                errors.push(format!(
+                    "{}: error: tensor '{}': the size {d} in its point shape {:?} is negative (sizes are static and at least 1)",
+                    plain_location(&decl.location),
+                    t.name,
+                    t.point.shape
+                ));
+                continue;
+            }
             let domain: Vec<String> = t.domain.iter().map(|d| format!("\"{}\"", escape(d))).collect();
             let _ = match decl.kind {
                 DeclKind::Grad { of, wrt } => writeln!(
@@ -555,6 +573,16 @@ impl BodyEmitter<'_> {
             Node::Call { callee, args } => self.call(data, callee, args),
             node => {
                 let (op, operands, attributes) = self.op_of(data, node);
+                // Sizes below -1 (the marker of a dynamic size) come from
+                // bad arguments (a reshape to [-3]); said here, in the
+                // caller's terms, rather than as unparsable text.
+                if data.ty.shape.iter().any(|&d| d < -1) {
+                    self.errors.push(format!(
+                        "{}: error: 'temporal.{op}' would give a value of shape {:?}: sizes cannot be negative",
+                        plain_location(&data.location),
+                        data.ty.shape
+                    ));
+                }
                 let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
                 let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();
                 let name = format!("%v{}", self.names.len());
@@ -862,6 +890,11 @@ impl Compiled {
     /// the order of [`Compiled::bounds`]), in output order.
     pub fn outputs(&self) -> Result<Vec<(String, PointType, Vec<usize>)>, Error> {
         Ok(self.compiled.executable().interface().map_err(Error)?.1)
+    }
+
+    /// Each input's name, point type and domain, in declaration order.
+    pub fn inputs(&self) -> Result<Vec<(String, PointType, Vec<usize>)>, Error> {
+        Ok(self.compiled.executable().interface().map_err(Error)?.0)
     }
 }
 

@@ -1,13 +1,44 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test: cargo tests (unit, snapshot and
 # end-to-end) and the lit suite under test/.
+#
+#   tools/test.sh          the README's test command (what CI runs): each
+#                          randomized suite at a small count, 400 fuzz cases
+#   tools/test.sh --long   before closing an issue: the randomized suites
+#                          (differential, gradients, models, dynamic
+#                          structure) at ten times their counts, the tests
+#                          marked long (#[ignore]: long training runs), and
+#                          TEMPO_FUZZ_CASES (default 5000) fuzz cases of a
+#                          seed taken from the clock unless TEMPO_FUZZ_SEED
+#                          is set (printed, to reproduce)
+#
+# The cargo tests are built in the release profile: the binaries and the
+# libraries the tests link are the ones `cargo build --release` made, and
+# the long randomized runs do not crawl through unoptimized code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+long=false
+case "${1:-}" in
+  --long) long=true ;;
+  "") ;;
+  *) echo "usage: tools/test.sh [--long]" >&2; exit 2 ;;
+esac
+ignored=()
+if $long; then
+  export TEMPO_RANDOM_PROGRAMS="${TEMPO_RANDOM_PROGRAMS:-400}"
+  export TEMPO_MODEL_PROGRAMS="${TEMPO_MODEL_PROGRAMS:-300}"
+  export TEMPO_GRADIENT_PROGRAMS="${TEMPO_GRADIENT_PROGRAMS:-200}"
+  export TEMPO_DYNAMIC_PROGRAMS="${TEMPO_DYNAMIC_PROGRAMS:-400}"
+  export TEMPO_FUZZ_CASES="${TEMPO_FUZZ_CASES:-5000}"
+  export TEMPO_FUZZ_SEED="${TEMPO_FUZZ_SEED:-$(date +%s)}"
+  echo "tools/test.sh --long: fuzz seed $TEMPO_FUZZ_SEED"
+  ignored=(--include-ignored)
+fi
 # ptxas and libdevice for the CUDA target's tests (no GPU needed).
 tools/setup-cuda.sh
 # The libraries too: libTempoCAPI.so (the C API, the mlir-opt plug-in).
 cargo build --workspace --lib --bins --examples --release --quiet
-cargo test --workspace --quiet
+cargo test --workspace --release --quiet -- "${ignored[@]}"
 /usr/lib/llvm-22/bin/lit -sv test
 # A crate outside the repository depending on tempo with only the
 # configuration the README gives.

@@ -181,8 +181,13 @@ pub extern "C" fn tempoCompileSource(
     options: *const c_char,
     error: *mut *mut c_char,
 ) -> *mut TempoExecutable {
-    guarded(error, || compile(&text_of(source)?, &text_of(source_name)?, &text_of(options)?))
-        .map_or(std::ptr::null_mut(), Box::into_raw)
+    guarded(error, || {
+        if source.is_null() {
+            return Err("tempoCompileSource: a null source".into());
+        }
+        compile(&text_of(source)?, &text_of(source_name)?, &text_of(options)?)
+    })
+    .map_or(std::ptr::null_mut(), Box::into_raw)
 }
 
 /// Compiles `module` (a temporal program in any context, left unchanged)
@@ -274,6 +279,23 @@ fn dtype(element: ElementType) -> DLDataType {
     DLDataType { code, bits, lanes: 1 }
 }
 
+/// The sizes of DLPack tensor `t`: its rank (not negative) of sizes (not
+/// negative), read from its `shape` (which may be NULL only at rank 0).
+fn shape_of(t: &DLTensor) -> Result<Vec<i64>, String> {
+    let rank = usize::try_from(t.ndim).map_err(|_| format!("a negative rank ({})", t.ndim))?;
+    if rank == 0 {
+        return Ok(Vec::new());
+    }
+    if t.shape.is_null() {
+        return Err(format!("a tensor of rank {rank} whose shape is NULL"));
+    }
+    let shape = unsafe { std::slice::from_raw_parts(t.shape, rank) }.to_vec();
+    if shape.iter().any(|&d| d < 0) {
+        return Err(format!("a negative size in {shape:?}"));
+    }
+    Ok(shape)
+}
+
 /// A host array with the data of DLPack tensor `t` (on the CPU, of `element`,
 /// any strides), named `name`.
 fn read_tensor(name: &str, t: &DLTensor, element: ElementType) -> Result<HostArray, String> {
@@ -291,12 +313,8 @@ fn read_tensor(name: &str, t: &DLTensor, element: ElementType) -> Result<HostArr
             element.numpy()
         ));
     }
-    let rank = usize::try_from(t.ndim).map_err(|_| format!("input '{name}': a negative rank"))?;
-    let shape: Vec<i64> =
-        if rank == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, rank) }.to_vec() };
-    if shape.iter().any(|&d| d < 0) {
-        return Err(format!("input '{name}': a negative size in {shape:?}"));
-    }
+    let shape = shape_of(t).map_err(|e| format!("input '{name}': {e}"))?;
+    let rank = shape.len();
     let strides: Vec<i64> = if t.strides.is_null() {
         tempo_passes::program::row_major_strides(&shape)
     } else {
@@ -341,10 +359,9 @@ fn view_of(t: &DLTensor, element: ElementType) -> Option<tempo_runtime::ArrayVie
     if t.device.device_type != CPU || t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1 {
         return None;
     }
-    let rank = usize::try_from(t.ndim).ok()?;
-    let shape: Vec<i64> =
-        if rank == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(t.shape, rank) }.to_vec() };
-    if shape.iter().any(|&d| d < 0) || t.data.is_null() {
+    let shape = shape_of(t).ok()?;
+    let rank = shape.len();
+    if t.data.is_null() {
         return None;
     }
     if !t.strides.is_null() {

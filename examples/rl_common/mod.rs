@@ -90,6 +90,14 @@ pub fn observation(tool: &str, text: &str) -> [i64; 3] {
     }
 }
 
+/// What the RL examples' usage says of their numeric flags.
+pub const NUMERICS_HELP: &str =
+    "  --dtype f32|f64  element type of the policy's values (default f32; CartPole's dynamics always run in f64)
+  --fast-math      faster, not bit-exact with the interpreter: one rounding for multiply-add in products, polynomial
+                   exp/tanh/sigmoid on f32 (within 8 ulps), reassociated float sums and maxima, a library GEMM for large
+                   products (off by default: compiled results equal the interpreter's)
+  --threads N      threads of the parallel loops (default 0: one per core)";
+
 /// The value of `--dtype f32|f64`: whether it is f32.
 pub fn is_f32(tool: &str, text: &str) -> bool {
     match text {

@@ -60,7 +60,7 @@ mod stores;
 pub(crate) mod swaps;
 mod views;
 
-use crate::ir_builder::Builder;
+use crate::ir_builder::{Builder, declare};
 use crate::schedule::{Schedule, Step};
 use melior::Context;
 use melior::ir::{
@@ -665,6 +665,27 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         Ok(())
     }
 
+    /// Calls the runtime's [`stops::UNDEFINED_POINT`] for the current
+    /// point of stop `stop`'s tensor: its coordinate along the stopped
+    /// dimension and the row-major number of its batch point. The point
+    /// then holds (`slot`, a single `i1`, is set): the run has failed, so
+    /// nothing more of the dimension is computed, and the loop never
+    /// branches on a value nobody wrote.
+    fn undefined_stop_point(&mut self, stop: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
+        let program = self.program;
+        let s = &program.stops[stop];
+        let word = b.integer_type(64);
+        declare(b.module()?, stops::UNDEFINED_POINT, &[word, word, word], &[])?;
+        let mut flat = b.index(0)?;
+        for d in s.batch(program) {
+            flat = b.arith("muli", flat, self.bound_args[d])?;
+            flat = b.arith("addi", flat, self.index_of[&d])?;
+        }
+        let args = [b.i64(stop as i64)?, b.index_cast(self.index_of[&s.dim], word)?, b.index_cast(flat, word)?];
+        b.call(stops::UNDEFINED_POINT, &args, &[])?;
+        b.store(b.constant(1, b.integer_type(1))?, slot, &[])
+    }
+
     /// How many iterations late tensor `i` is computed ([`crate::schedule::Nest::lags`]).
     fn lag(&self, i: usize) -> i64 {
         self.schedule.lag(i)
@@ -679,6 +700,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         let b = b.at(tensor.location);
         let dims: Vec<Value<'c, 'a>> = tensor.domain.iter().map(|d| self.index_of[d]).collect();
         let slot = self.point_view(i, &dims, true, &b)?;
+        // A stop's tensor is needed at every point the stop looks at, which
+        // only the run knows: a point no branch defines is reported then.
+        let stop = program.stops.iter().position(|s| s.done == i);
         let mut inner = b;
         for (k, branch) in tensor.branches.iter().enumerate() {
             let last = k + 1 == tensor.branches.len();
@@ -686,11 +710,12 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                 self.branch(i, k, slot, &inner)?;
                 break;
             }
-            let (then, otherwise) = self.when(&branch.when, &dims, !last, &inner)?;
+            let (then, otherwise) = self.when(&branch.when, &dims, !last || stop.is_some(), &inner)?;
             self.branch(i, k, slot, &then)?;
-            match otherwise {
-                Some(otherwise) => inner = otherwise,
-                None => break,
+            match (otherwise, stop) {
+                (Some(otherwise), Some(stop)) if last => self.undefined_stop_point(stop, slot, &otherwise)?,
+                (Some(otherwise), _) => inner = otherwise,
+                (None, _) => break,
             }
         }
         if self.in_store(i) && !tensor.domain.is_empty() {

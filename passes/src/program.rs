@@ -110,6 +110,15 @@ impl PointType {
                 return Err(format!("unsupported element type in {ty}"));
             };
             let point = Self { shape, element };
+            // Static sizes of 0 would reach the lowering as slices of
+            // nothing (which MLIR's verifier refuses): one meaning for both
+            // modes, refused here at the op. Zero bounds along temporal
+            // dimensions and empty dynamic ranges are values of their own.
+            if point.shape.contains(&0) {
+                return Err(format!(
+                    "{ty} has a dimension of size 0: values without elements are not supported (a temporal dimension's bound may be 0, and a range read may be empty)"
+                ));
+            }
             let bytes = point
                 .shape
                 .iter()

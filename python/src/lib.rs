@@ -610,7 +610,8 @@ impl PyProgram {
         let compiled = runner.compile().map_err(error)?;
         let bounds = compiled.bounds().map_err(error)?;
         let outputs = compiled.outputs().map_err(error)?;
-        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, outputs, stop_lengths: Default::default() })
+        let inputs = compiled.inputs().map_err(error)?.into_iter().map(|(name, point, _)| (name, point)).collect();
+        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, inputs, outputs, stop_lengths: Default::default() })
     }
     /// Evaluates the program with the reference interpreter: bounds and
     /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
@@ -623,7 +624,7 @@ impl PyProgram {
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let bound_names: Vec<String> = self.program.bounds();
-        let (bounds, views, _keep) = split_arguments(py, &bound_names, arguments)?;
+        let (bounds, views, _keep) = split_arguments(py, &bound_names, &self.program.inputs(), arguments)?;
         let inputs = arrays_of(&views);
         let mut runner = self.program.runner().front(tempo::Front::Python);
         for (name, value) in &bounds {
@@ -645,6 +646,8 @@ impl PyProgram {
 struct PyExecutable {
     compiled: Rc<tempo::Compiled>,
     bounds: Vec<String>,
+    /// Each input's name and point type.
+    inputs: Vec<(String, PointType)>,
     /// Each output's name, point type and domain (bound positions).
     outputs: Vec<(String, PointType, Vec<usize>)>,
     /// Where each data-dependent stop ended in the last run.
@@ -658,6 +661,7 @@ struct PyExecutable {
 fn split_arguments<'py>(
     py: Python<'py>,
     bound_names: &[String],
+    inputs: &[(String, PointType)],
     arguments: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(Vec<(String, i64)>, Vec<(String, tempo::ArrayView)>, Vec<Bound<'py, PyAny>>)> {
     let mut bounds = Vec::new();
@@ -680,7 +684,19 @@ fn split_arguments<'py>(
         } else {
             value
         };
-        let array = numpy.call_method1("ascontiguousarray", (value,))?;
+        // A plain Python number (a learning rate, a temperature) takes the
+        // declared input's dtype; NumPy values keep theirs. `asarray` with
+        // C order keeps a 0-d array 0-d (`ascontiguousarray` makes it 1-d).
+        let declared = inputs.iter().find(|(n, _)| *n == name).map(|(_, p)| numpy_name(p.element));
+        let python_number = value.is_instance_of::<pyo3::types::PyFloat>()
+            || value.is_instance_of::<pyo3::types::PyInt>()
+            || value.is_instance_of::<pyo3::types::PyBool>();
+        let keywords = PyDict::new(py);
+        keywords.set_item("order", "C")?;
+        if let (true, Some(dtype)) = (python_number, declared) {
+            keywords.set_item("dtype", dtype)?;
+        }
+        let array = numpy.call_method("asarray", (value,), Some(&keywords))?;
         let dtype: String = array.getattr("dtype")?.str()?.extract()?;
         let element = element_of(&dtype)
             .map_err(|_| TempoError::new_err(format!("input '{name}': arrays of {dtype} are not supported")))?;
@@ -736,7 +752,7 @@ impl PyExecutable {
         seed: Option<u64>,
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (bounds, views, keep) = split_arguments(py, &self.bounds, arguments)?;
+        let (bounds, views, keep) = split_arguments(py, &self.bounds, &self.inputs, arguments)?;
         // The outputs' arrays, made here and written by the run in place
         // (when every bound they are sized by is given; otherwise the run
         // reports the missing one and nothing is made).

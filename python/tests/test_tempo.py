@@ -129,3 +129,61 @@ def test_dlpack_tensors_in_and_out():
     through_dlpack = exe.run(T=4, x=DLPackOnly(x), w=DLPackOnly(w))["h"]
     assert np.array_equal(through_dlpack, exe.run(T=4, x=x, w=w)["h"])
     assert np.array_equal(np.from_dlpack(DLPackOnly(through_dlpack)), through_dlpack)
+
+
+def scaled():
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    x = p.input("x", [t], [3])
+    w = p.input("w", [], [])
+    y = p.tensor("y", [t], [3])
+    p.otherwise(y, x[t] * w[()])
+    p.output(y)
+    return p
+
+
+def test_scalar_inputs_take_0_d_arrays_numpy_scalars_and_python_numbers():
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    p = scaled()
+    exe = p.compile()
+    for w in (np.array(2.0, np.float32), np.float32(2.0), 2.0, 2):
+        np.testing.assert_array_equal(exe.run(T=2, x=xs, w=w)["y"], xs * 2)
+        np.testing.assert_array_equal(p.interpret(T=2, x=xs, w=w)["y"], xs * 2)
+    # A one-element vector is not a scalar: refused, naming the shapes.
+    with pytest.raises(tempo.TempoError, match=r"input 'w' must be float32\[\], got float32\[1\]"):
+        exe.run(T=2, x=xs, w=np.array([2.0], np.float32))
+
+
+def test_bad_shapes_are_refused_at_the_python_line():
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    line = inspect.currentframe().f_lineno + 1
+    x = p.input("x", [t], [-3])
+    p.output(x)
+    with pytest.raises(tempo.TempoError) as error:
+        p.compile()
+    assert f"test_tempo.py:{line}:" in str(error.value)
+    assert "negative" in str(error.value)
+    # Zero-size dimensions: refused at the line too, saying so.
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    line = inspect.currentframe().f_lineno + 1
+    x = p.input("x", [t], [0])
+    p.output(x)
+    with pytest.raises(tempo.TempoError) as error:
+        p.compile()
+    assert f"test_tempo.py:{line}:" in str(error.value)
+    assert "size 0" in str(error.value)
+
+
+def test_zero_bounds_and_empty_prefixes_run():
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    x = p.input("x", [t], [3])
+    s = p.tensor("s", [t], [3])
+    p.otherwise(s, x[0:t].sum(0))
+    p.output(s)
+    exe = p.compile()
+    xs = np.ones((4, 3), np.float32)
+    np.testing.assert_array_equal(exe.run(T=4, x=xs)["s"], np.arange(4, dtype=np.float32)[:, None] * xs)
+    assert exe.run(T=0, x=np.ones((0, 3), np.float32))["s"].shape == (0, 3)

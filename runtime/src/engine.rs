@@ -701,6 +701,24 @@ impl<'c> Executable<'c> {
             })
             .collect();
         let domain_lengths: Vec<usize> = program.outputs.iter().map(|&t| program.tensors[t].domain.len()).collect();
+        let stop_tensors: Vec<StopTensor> = program
+            .stops
+            .iter()
+            .map(|s| {
+                let done = &program.tensors[s.done];
+                let batch = s.batch(&program);
+                StopTensor {
+                    location: render_location(&done.location, &self.options.source_name),
+                    name: done.name.clone(),
+                    domain: done
+                        .domain
+                        .iter()
+                        .map(|&d| (program.dims[d].name.clone(), batch.iter().position(|&b| b == d)))
+                        .collect(),
+                    batch_extents: batch.iter().map(|&b| bounds[b].max(0)).collect(),
+                }
+            })
+            .collect();
         drop(program);
         let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
@@ -712,6 +730,7 @@ impl<'c> Executable<'c> {
         let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
         let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
         let data_error = crate::depth_order::take_error();
+        let undefined = crate::ragged::take_undefined();
         if cuda {
             arguments.copy_back(&mut outputs, &targets, inputs.len())?;
         }
@@ -721,6 +740,11 @@ impl<'c> Executable<'c> {
                 Some(location) => format!("{location}: error: {e}"),
                 None => format!("error: {e}"),
             }]);
+        }
+        if let Some((stop, t, flat)) = undefined
+            && let Some(tensor) = stop_tensors.get(stop)
+        {
+            return Err(vec![tensor.undefined_point(t, flat)]);
         }
         if let Some((site, e)) = call_error {
             return Err(vec![match site.and_then(|k| self.site_locations.get(k)) {
@@ -878,6 +902,10 @@ fn jit(
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
     }
+    engine.register_symbol(
+        tempo_lowering::temporal_to_loops::stops::UNDEFINED_POINT,
+        crate::ragged::tempo_undefined_stop_point as *mut (),
+    );
     use tempo_lowering::temporal_to_loops::by_depth::{DATA_READ_ERROR, DEPTH_ORDER};
     engine.register_symbol(DEPTH_ORDER, crate::depth_order::tempo_depth_order as *mut ());
     engine.register_symbol(DATA_READ_ERROR, crate::depth_order::tempo_data_read_error as *mut ());
@@ -1287,4 +1315,39 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
         &options.source_name,
     )
     .map_err(|e| vec![e])
+}
+
+/// A stop's tensor as a run reports a point of it that no branch defines
+/// (`tempo_undefined_stop_point`): where it is declared, its name, its
+/// dimensions (each with its position among the stop's batch dimensions,
+/// none for the stopped one) and the batch dimensions' extents.
+struct StopTensor {
+    location: String,
+    name: String,
+    domain: Vec<(String, Option<usize>)>,
+    batch_extents: Vec<i64>,
+}
+
+impl StopTensor {
+    /// The error for the point at `t` of batch point `flat` (row-major),
+    /// worded as the interpreter's.
+    fn undefined_point(&self, t: i64, flat: i64) -> String {
+        let mut batch = vec![0i64; self.batch_extents.len()];
+        let mut rest = flat;
+        for (k, &e) in self.batch_extents.iter().enumerate().rev() {
+            if e > 0 {
+                batch[k] = rest % e;
+                rest /= e;
+            }
+        }
+        let coordinates: Vec<String> =
+            self.domain.iter().map(|(name, position)| format!("{name}={}", position.map_or(t, |k| batch[k]))).collect();
+        format!(
+            "{}: error: point {}[{}] is needed but no branch of '{}' defines it",
+            self.location,
+            self.name,
+            coordinates.join(", "),
+            self.name
+        )
+    }
 }

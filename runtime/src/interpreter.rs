@@ -58,6 +58,11 @@ pub fn interpret(
     // A ragged stop gives each point of its batch dimensions its own
     // length; the dimension's bound is then the longest, and outputs over
     // it and the batch dimensions are zero past each point's length.
+    // Nothing is demanded without outputs, not even a stop's tensor (as
+    // in the compiled code, which then does not run).
+    if program.outputs.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut bounds = bounds.to_vec();
     let mut ragged = Vec::new();
     for stop in &program.stops {

@@ -11,9 +11,30 @@ thread_local! {
     static LENGTHS: RefCell<Vec<(usize, Vec<i64>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Forgets the lengths of an earlier run.
+thread_local! {
+    /// The first point of a stop's tensor that no branch defines, as
+    /// `(stop, coordinate along the stopped dimension, batch point)`.
+    static UNDEFINED: RefCell<Option<(usize, i64, i64)>> = const { RefCell::new(None) };
+}
+
+/// Forgets the lengths and the undefined point of an earlier run.
 pub fn clear() {
     LENGTHS.with(|l| l.borrow_mut().clear());
+    UNDEFINED.with(|u| *u.borrow_mut() = None);
+}
+
+/// The first point of a stop's tensor the run found undefined, if any.
+pub fn take_undefined() -> Option<(usize, i64, i64)> {
+    UNDEFINED.with(|u| u.borrow_mut().take())
+}
+
+/// Called by the compiled code where stop `stop`'s tensor has no branch
+/// for the point it looks at (`t` along the stopped dimension, `batch` the
+/// row-major number of its batch point); the run then fails with it.
+pub extern "C" fn tempo_undefined_stop_point(stop: i64, t: i64, batch: i64) {
+    UNDEFINED.with(|u| {
+        u.borrow_mut().get_or_insert((stop.max(0) as usize, t, batch));
+    });
 }
 
 /// The lengths the run handed over, by stop number.

@@ -39,6 +39,12 @@ pub const STOP_LENGTHS: &str = "tempo_stop_lengths";
 /// `(stop, address of the lengths, count)`, all `i64`.
 pub const RAGGED_LENGTHS: &str = "tempo_ragged_lengths";
 
+/// The runtime function recording that the stop's tensor has no branch
+/// defining a point the stop looks at: `(stop, coordinate along the
+/// stopped dimension, row-major number of the batch point)`, all `i64`.
+/// The run then fails with the point, as the interpreter's does.
+pub const UNDEFINED_POINT: &str = "tempo_undefined_stop_point";
+
 /// A ragged stop's state in the code (see the module's doc).
 #[derive(Clone)]
 pub(super) struct Ragged<'c, 'a> {

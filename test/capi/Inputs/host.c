@@ -195,6 +195,14 @@ static void attention(const char *examples) {
   check(!tempoRun(exe, &bound, 1, bad_inputs, 4, &out, 1, &error) && error && strstr(error, "input 'x'"),
         "an input of the wrong type is refused");
   tempoFreeError(error);
+  /* A tensor of rank 2 whose shape pointer is NULL is refused (not read). */
+  DLManagedTensor shapeless = tensor(x, x_shape, 2, kDLFloat, 32);
+  shapeless.dl_tensor.shape = NULL;
+  const DLManagedTensor *shapeless_inputs[4] = {&shapeless, &wt, &wt, &wt};
+  error = NULL;
+  check(!tempoRun(exe, &bound, 1, shapeless_inputs, 4, &out, 1, &error) && error && strstr(error, "shape is NULL"),
+        "an input whose shape is NULL is refused");
+  tempoFreeError(error);
   tempoExecutableDestroy(exe);
   free(source);
 }
@@ -257,6 +265,9 @@ int main(int argc, char **argv) {
   mlirPassManagerDestroy(bad);
   TempoExecutable *none = tempoCompileSource("module { \"temporal.dim\"() : () -> () }", "bad.mlir", "", &error);
   check(none == NULL && error && strstr(error, "bad.mlir:1:"), "a bad program is refused at its location");
+  tempoFreeError(error);
+  none = tempoCompileSource(NULL, "null.mlir", "", &error);
+  check(none == NULL && error && strstr(error, "null source"), "a NULL source is refused");
   tempoFreeError(error);
   none = tempoCompileSource("module {}", "empty.mlir", "O=7", &error);
   check(none == NULL && error && strstr(error, "O=7"), "a bad option is refused");
