@@ -574,14 +574,20 @@ mod tests {
 
     /// The trivial environment's return rises, and compiled runs equal
     /// interpreted ones on both environments.
+    /// A training run long enough to learn (`tools/test.sh --long`).
     #[test]
-    fn returns_rise_and_compiled_agrees_with_the_interpreter() {
+    #[ignore = "long: a 40-iteration training run (tools/test.sh --long)"]
+    fn returns_rise() {
         let config =
             Config { envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, lr: 3e-3, ..Config::default() };
         let (returns, _) = train(&config, false).unwrap();
         let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
         let (first, last) = (mean(&returns[..8]), mean(&returns[32..]));
         assert!(last > first + 1.0, "mean return {first} -> {last}");
+    }
+
+    #[test]
+    fn compiled_agrees_with_the_interpreter() {
         for env in [Env::Trivial, Env::CartPole, Env::CartPoleCallback] {
             let small = Config {
                 env,
@@ -596,7 +602,7 @@ mod tests {
             assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
         }
         // The callback environment is the same CartPole.
-        let config = Config { env: Env::CartPole, envs: 8, steps: 60, iterations: 4, width: 8, ..Config::default() };
+        let config = Config { env: Env::CartPole, envs: 4, steps: 24, iterations: 2, width: 8, ..Config::default() };
         let callback = Config { env: Env::CartPoleCallback, ..config.clone() };
         assert_eq!(train(&config, false).unwrap().0, train(&callback, false).unwrap().0);
     }
@@ -606,11 +612,36 @@ mod tests {
     /// and from the last epoch to the next iteration's rollout).
     #[test]
     fn ppo_objective_compiled_agrees_with_the_interpreter() {
-        let ppo =
-            Config { objective: Objective::Ppo, epochs: 2, envs: 8, steps: 16, iterations: 3, ..Config::default() };
+        let ppo = Config {
+            objective: Objective::Ppo,
+            epochs: 2,
+            envs: 8,
+            steps: 8,
+            iterations: 3,
+            width: 16,
+            ..Config::default()
+        };
         assert_eq!(train(&ppo, false).unwrap().0, train(&ppo, true).unwrap().0, "trivial");
+    }
+
+    /// [`ppo_objective_compiled_agrees_with_the_interpreter`] on CartPole,
+    /// stepped in the program and by a callback (`tools/test.sh --long`:
+    /// each program takes seconds to compile).
+    #[test]
+    #[ignore = "long: two more PPO programs (tools/test.sh --long)"]
+    fn ppo_objective_on_cartpole_compiled_agrees_with_the_interpreter() {
         for env in [Env::CartPole, Env::CartPoleCallback] {
-            let small = Config { env, envs: 3, steps: 12, width: 8, ..ppo.clone() };
+            let small = Config {
+                env,
+                objective: Objective::Ppo,
+                epochs: 2,
+                envs: 3,
+                steps: 12,
+                iterations: 3,
+                width: 8,
+                layers: 1,
+                ..Config::default()
+            };
             assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
         }
     }
@@ -622,7 +653,8 @@ mod tests {
     #[test]
     fn one_ppo_epoch_is_a2c() {
         for env in [Env::Trivial, Env::CartPole] {
-            let a2c = Config { env, envs: 8, steps: 16, iterations: 6, width: 16, lr: 1e-2, ..Config::default() };
+            let a2c =
+                Config { env, envs: 4, steps: 8, iterations: 3, width: 8, layers: 1, lr: 1e-2, ..Config::default() };
             let ppo = Config { objective: Objective::Ppo, epochs: 1, ..a2c.clone() };
             assert_eq!(train(&a2c, false).unwrap().0, train(&ppo, false).unwrap().0, "{env:?}");
         }

@@ -4,7 +4,7 @@
 //! below) and every randomly generated program is run both ways; the two
 //! must agree: the same outputs (bit-exact for integers, a tight tolerance
 //! for floats), or both an error. The generator is seeded and bounded; set
-//! `TEMPO_RANDOM_PROGRAMS=N` (default 300) for a longer run, e.g.
+//! `TEMPO_RANDOM_PROGRAMS=N` (default 120; `tools/test.sh --long` runs 1200) for a longer run, e.g.
 //! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
 
 use crate::generators::{DynamicGenerator, GeneralGenerator, Generator, ModelGenerator};
@@ -247,7 +247,7 @@ fn corpus_agrees_with_the_interpreter() {
 
 #[test]
 fn random_programs_agree_with_the_interpreter() {
-    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
     let mut succeeded = 0;
     for seed in 0..count {
         let program = Generator::program(seed);
@@ -271,7 +271,7 @@ fn check_general(source: &str, t: i64, b: i64, seed: u64) -> bool {
 
 #[test]
 fn random_general_programs_agree_with_the_interpreter() {
-    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let count: u64 = std::env::var("TEMPO_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
     let mut succeeded = 0;
     for seed in 0..count {
         let program = GeneralGenerator::program(seed);
@@ -302,14 +302,14 @@ fn model_bounds(seed: u64) -> [(&'static str, i64); 2] {
 /// embeddings; `generators/model.rs`) agree with the interpreter at the
 /// default level and, in rotation, in one more configuration each (every
 /// level, fusion on and off, each -O2 pass left out). All are well-formed,
-/// so each must run. `TEMPO_MODEL_PROGRAMS=N` (default 60) for a longer
+/// so each must run. `TEMPO_MODEL_PROGRAMS=N` (default 30) for a longer
 /// run; `TEMPO_SHOW_MODEL_PROGRAM=SEED` prints one.
 #[test]
 fn random_model_programs_agree_with_the_interpreter() {
     if let Ok(seed) = std::env::var("TEMPO_SHOW_MODEL_PROGRAM") {
         eprintln!("{}", ModelGenerator::program(seed.parse().expect("a seed")));
     }
-    let count: u64 = std::env::var("TEMPO_MODEL_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let count: u64 = std::env::var("TEMPO_MODEL_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
     let variants = zoo_variants().into_iter().chain(optimization_variants()).collect::<Vec<_>>();
     for seed in 0..count {
         let program = ModelGenerator::program(seed);
@@ -333,14 +333,14 @@ fn random_model_programs_agree_with_the_interpreter() {
 /// each tree also one by one (`depth-batching` off) and with the
 /// lowering's fusion off (a batched group and a single point are fused
 /// differently: issue 40's wrong concatenations hid there); each program,
-/// in rotation, in one more configuration. `TEMPO_DYNAMIC_PROGRAMS=N` (default 40 of each) for a
+/// in rotation, in one more configuration. `TEMPO_DYNAMIC_PROGRAMS=N` (default 24 of each) for a
 /// longer run; `TEMPO_SHOW_DYNAMIC_PROGRAM=SEED` prints a tree program.
 #[test]
 fn random_dynamic_programs_agree_with_the_interpreter() {
     if let Ok(seed) = std::env::var("TEMPO_SHOW_DYNAMIC_PROGRAM") {
         eprintln!("{}", DynamicGenerator::tree(seed.parse().expect("a seed")));
     }
-    let count: u64 = std::env::var("TEMPO_DYNAMIC_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    let count: u64 = std::env::var("TEMPO_DYNAMIC_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let variants = optimization_variants();
     let one_by_one = Optimization {
         level: 2,
@@ -516,12 +516,12 @@ fn model_zoo_agrees_at_every_level_fused_or_not() {
 
 /// Generated programs and the corpus directory agree with the interpreter
 /// with each temporal pass turned off, at the other levels too. CI runs a
-/// sample (`TEMPO_PASS_SAMPLE`, default 20 generated programs); every
+/// sample (`TEMPO_PASS_SAMPLE`, default 8 generated programs); every
 /// combination over many programs is
 /// `TEMPO_PASS_SAMPLE=600 cargo test --release --test end_to_end optimization_variants`.
 #[test]
 fn optimization_variants_agree_with_the_interpreter() {
-    let sample: u64 = std::env::var("TEMPO_PASS_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let sample: u64 = std::env::var("TEMPO_PASS_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
     let variants = optimization_variants();
     for seed in 0..sample {
         let program = GeneralGenerator::program(seed);
@@ -877,7 +877,7 @@ fn random_programs_compile_to_ptx_that_ptxas_accepts() {
         panic!("ptxas is missing: run tools/setup-cuda.sh (tools/test.sh does)");
     };
     let scratch = std::env::temp_dir().join(format!("tempo-ptx-{}", std::process::id()));
-    let count: u64 = std::env::var("TEMPO_PTX_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(60);
+    let count: u64 = std::env::var("TEMPO_PTX_SAMPLE").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
     let (mut compiled, mut kernels) = (0, 0);
     // General programs, then model programs (a third as many), which are
     // well-formed and must all compile.
@@ -1059,7 +1059,7 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
         assert_ne!(outcome, GpuLoopsOutcome::BothFailed, "{name} must run");
         outcomes.push(outcome);
     }
-    let count: u64 = std::env::var("TEMPO_GPU_LOOPS_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(120);
+    let count: u64 = std::env::var("TEMPO_GPU_LOOPS_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
     for seed in 0..count {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x9e37);
         let (t, b) = (rng.random_range(0..9), rng.random_range(1..4));

@@ -27,7 +27,7 @@
 //! compiled/interpreted difference or a gradient off its finite
 //! differences fails the test, naming the seed.
 //!
-//! `TEMPO_GRADIENT_PROGRAMS=N` (default 30) for a longer run;
+//! `TEMPO_GRADIENT_PROGRAMS=N` (default 12) for a longer run;
 //! `TEMPO_SHOW_GRADIENT_PROGRAM=SEED` prints one gradient program;
 //! `TEMPO_GRADIENT_DUMP=DIR` writes each checked program and its inputs
 //! there (`seedN.mlir`, `seedN.NAME.npy`) for `tempo-run --input NAME=FILE`.
@@ -417,7 +417,7 @@ fn random_programs_gradients_match_finite_differences() {
             None => eprintln!("model program {seed} has no gradient mode"),
         }
     }
-    let count: u64 = std::env::var("TEMPO_GRADIENT_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(30);
+    let count: u64 = std::env::var("TEMPO_GRADIENT_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(12);
     let start = std::time::Instant::now();
     let (mut checked, mut elements, mut nonzero, mut kinks) = (0u64, 0, 0, 0);
     let (mut fd_error, mut compiled_error) = (0.0f64, 0.0f64);
