@@ -55,6 +55,10 @@ impl Coordinate {
 pub(crate) enum Values {
     Floats(Vec<f64>),
     Integers(Vec<i64>),
+    /// One value everywhere (`splat`): printed as MLIR's splat form, never
+    /// materialized, whatever the type's size (or a bad type's).
+    SplatFloat(f64),
+    SplatInteger(i64),
 }
 
 #[derive(Debug)]
@@ -138,18 +142,14 @@ impl Expr {
     /// A constant filled with `value`, of the given type.
     #[track_caller]
     pub fn splat(value: f64, ty: PointType) -> Expr {
-        // A dynamic type has no element count: keep one value (the verifier
-        // reports the type).
-        let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
-        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Site::caller())
+        Expr::new(Node::Constant { values: Values::SplatFloat(value) }, ty, Site::caller())
     }
 
     /// A constant filled with the integer `value`, of the given type: exact
     /// for integer elements of any size (a float type converts it).
     #[track_caller]
     pub fn splat_int(value: i64, ty: PointType) -> Expr {
-        let values = vec![value; if ty.is_static() { ty.num_elements() } else { 1 }];
-        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Site::caller())
+        Expr::new(Node::Constant { values: Values::SplatInteger(value) }, ty, Site::caller())
     }
 
     /// A constant with the given row-major elements.

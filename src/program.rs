@@ -765,6 +765,9 @@ impl BodyEmitter<'_> {
                 let value = match values {
                     Values::Floats(values) => tempo_passes::print::dense(values, ty),
                     Values::Integers(values) => tempo_passes::print::dense_integers(values, ty),
+                    Values::SplatFloat(v) => tempo_passes::print::dense_splat(*v, ty),
+                    Values::SplatInteger(v) if ty.element.is_float() => tempo_passes::print::dense_splat(*v as f64, ty),
+                    Values::SplatInteger(v) => tempo_passes::print::dense_splat_integer(*v, ty),
                 };
                 ("constant", vec![], format!("{{value = {value}}}"))
             }

@@ -66,9 +66,41 @@ pub struct TempoBound {
 /// A compiled program, with its inputs', outputs' and bounds' names.
 pub struct TempoExecutable {
     compiled: CompiledProgram,
+    /// Held during a run: the compiled code keeps state of its own between
+    /// calls (its globals: stop lengths, memory counts, buffers of batched
+    /// groups), so runs of one executable from several threads take turns.
+    /// Separate executables run at the same time.
+    running: std::sync::Mutex<()>,
     inputs: Vec<(CString, PointType)>,
     outputs: Vec<(CString, PointType)>,
     bounds: Vec<CString>,
+}
+
+/// The executables made and not yet destroyed (by address): every entry
+/// point checks its handle here, so a destroyed (or made-up) handle gets a
+/// message or a neutral answer, never a use after free.
+static LIVE: std::sync::Mutex<std::collections::BTreeSet<usize>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<usize>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A new executable, registered as live.
+fn register(executable: Box<TempoExecutable>) -> *mut TempoExecutable {
+    let pointer = Box::into_raw(executable);
+    live().insert(pointer as usize);
+    pointer
+}
+
+/// The executable behind `handle`, if it is live. The reference is valid
+/// until the handle is destroyed: destroying an executable while another
+/// thread uses it is the caller's error (as for any C object).
+fn executable_ref<'a>(handle: *const TempoExecutable) -> Option<&'a TempoExecutable> {
+    if handle.is_null() || !live().contains(&(handle as usize)) {
+        return None;
+    }
+    unsafe { handle.as_ref() }
 }
 
 fn error_out(error: *mut *mut c_char, message: &str) {
@@ -161,7 +193,7 @@ fn compile(source: &str, source_name: &str, option_text: &str) -> Result<Box<Tem
         |list: Vec<(String, PointType, Vec<usize>)>| list.into_iter().map(|(n, p, _)| (c_string(&n), p)).collect();
     let bounds = executable.bounds().map_err(|lines| lines.join("\n"))?.iter().map(|b| c_string(b)).collect();
     let (inputs, outputs) = (named(inputs), named(outputs));
-    Ok(Box::new(TempoExecutable { compiled, inputs, outputs, bounds }))
+    Ok(Box::new(TempoExecutable { compiled, running: std::sync::Mutex::new(()), inputs, outputs, bounds }))
 }
 
 fn text_of(pointer: *const c_char) -> Result<String, String> {
@@ -187,7 +219,7 @@ pub extern "C" fn tempoCompileSource(
         }
         compile(&text_of(source)?, &text_of(source_name)?, &text_of(options)?)
     })
-    .map_or(std::ptr::null_mut(), Box::into_raw)
+    .map_or(std::ptr::null_mut(), register)
 }
 
 /// Compiles `module` (a temporal program in any context, left unchanged)
@@ -224,13 +256,14 @@ pub extern "C" fn tempoCompile(
         }
         compile(&text, "-", &text_of(options)?)
     })
-    .map_or(std::ptr::null_mut(), Box::into_raw)
+    .map_or(std::ptr::null_mut(), register)
 }
 
 /// Frees an executable.
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableDestroy(executable: *mut TempoExecutable) {
-    if !executable.is_null() {
+    // A handle that is not live (NULL, destroyed already) is ignored.
+    if live().remove(&(executable as usize)) {
         drop(unsafe { Box::from_raw(executable) });
     }
 }
@@ -238,32 +271,32 @@ pub extern "C" fn tempoExecutableDestroy(executable: *mut TempoExecutable) {
 /// How many inputs, outputs and bounds the program has.
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableNumInputs(executable: *const TempoExecutable) -> usize {
-    unsafe { executable.as_ref() }.map_or(0, |e| e.inputs.len())
+    executable_ref(executable).map_or(0, |e| e.inputs.len())
 }
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableNumOutputs(executable: *const TempoExecutable) -> usize {
-    unsafe { executable.as_ref() }.map_or(0, |e| e.outputs.len())
+    executable_ref(executable).map_or(0, |e| e.outputs.len())
 }
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableNumBounds(executable: *const TempoExecutable) -> usize {
-    unsafe { executable.as_ref() }.map_or(0, |e| e.bounds.len())
+    executable_ref(executable).map_or(0, |e| e.bounds.len())
 }
 
 /// The name of input, output or bound `k` (NULL out of range); it lives
 /// as long as the executable.
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableInputName(executable: *const TempoExecutable, k: usize) -> *const c_char {
-    let name = unsafe { executable.as_ref() }.and_then(|e| e.inputs.get(k));
+    let name = executable_ref(executable).and_then(|e| e.inputs.get(k));
     name.map_or(std::ptr::null(), |(n, _)| n.as_ptr())
 }
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableOutputName(executable: *const TempoExecutable, k: usize) -> *const c_char {
-    let name = unsafe { executable.as_ref() }.and_then(|e| e.outputs.get(k));
+    let name = executable_ref(executable).and_then(|e| e.outputs.get(k));
     name.map_or(std::ptr::null(), |(n, _)| n.as_ptr())
 }
 #[unsafe(no_mangle)]
 pub extern "C" fn tempoExecutableBoundName(executable: *const TempoExecutable, k: usize) -> *const c_char {
-    let name = unsafe { executable.as_ref() }.and_then(|e| e.bounds.get(k));
+    let name = executable_ref(executable).and_then(|e| e.bounds.get(k));
     name.map_or(std::ptr::null(), |n| n.as_ptr())
 }
 
@@ -424,7 +457,17 @@ pub extern "C" fn tempoRun(
     error: *mut *mut c_char,
 ) -> bool {
     guarded(error, || {
-        let this = unsafe { executable.as_ref() }.ok_or("tempoRun: a null executable")?;
+        let this = executable_ref(executable)
+            .ok_or("tempoRun: not a live executable (NULL, destroyed, or not made by tempoCompile)")?;
+        for (what, pointer, count) in [
+            ("bounds", bounds.is_null(), num_bounds),
+            ("inputs", inputs.is_null(), num_inputs),
+            ("outputs", outputs.is_null(), num_outputs),
+        ] {
+            if pointer && count > 0 {
+                return Err(format!("tempoRun: {what} is NULL with a count of {count}"));
+            }
+        }
         if num_inputs != this.inputs.len() {
             return Err(format!("tempoRun: the program has {} inputs, {num_inputs} given", this.inputs.len()));
         }
@@ -454,7 +497,9 @@ pub extern "C" fn tempoRun(
                 }
             }
         }
+        let turn = this.running.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let (arrays, _) = this.compiled.run(&run).map_err(|lines| lines.join("\n"))?;
+        drop(turn);
         for (k, array) in arrays.into_iter().enumerate() {
             unsafe { *outputs.add(k) = managed(array) };
         }

@@ -118,11 +118,17 @@ const char *tempoExecutableBoundName(const TempoExecutable *executable, size_t k
  * call, still owned by the caller). On success each outputs[k] is a new
  * row-major tensor owned by the caller (free it with its deleter); false
  * and a message in *error otherwise. Runs as often as wanted, with new
- * bounds and inputs, without compiling again. */
+ * bounds and inputs, without compiling again. Threads: one executable may
+ * be run from several threads at once; its runs take turns (the compiled
+ * code keeps state between calls), while separate executables run in
+ * parallel. A NULL or destroyed executable, and NULL arrays with nonzero
+ * counts, are refused with a message. */
 bool tempoRun(TempoExecutable *executable, const TempoBound *bounds, size_t numBounds,
               const DLManagedTensor *const *inputs, size_t numInputs, DLManagedTensor **outputs,
               size_t numOutputs, char **error);
 
+/* Frees an executable; NULL and executables destroyed already are ignored.
+ * Destroying one while another thread runs it is an error of the caller. */
 void tempoExecutableDestroy(TempoExecutable *executable);
 
 /* Frees a message the library returned. */

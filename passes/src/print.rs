@@ -219,13 +219,37 @@ pub fn program_text(program: &Program) -> String {
 /// A dense attribute with exact element values (floats as bit patterns):
 /// `dense<[0x3F800000, ...]> : tensor<2xf32>`.
 pub fn dense(values: &[f64], ty: &PointType) -> String {
-    let element = |v: f64| match ty.element {
+    dense_text(&values.iter().map(|&v| float_element(v, ty.element)).collect::<Vec<_>>(), ty)
+}
+
+/// One element of a float constant as the attribute text writes it (floats
+/// by their bits, so they round-trip exactly).
+fn float_element(v: f64, element: ElementType) -> String {
+    match element {
         ElementType::F32 => format!("0x{:08X}", (v as f32).to_bits()),
         ElementType::F64 => format!("0x{:016X}", v.to_bits()),
         ElementType::I1 => (v != 0.0).to_string(),
         ElementType::I32 | ElementType::I64 => (v as i64).to_string(),
-    };
-    dense_text(&values.iter().map(|&v| element(v)).collect::<Vec<_>>(), ty)
+    }
+}
+
+/// One element of an integer constant, exact.
+fn integer_element(v: i64, element: ElementType) -> String {
+    match element {
+        ElementType::I1 => (v != 0).to_string(),
+        ElementType::I32 => (v as i32).to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// `dense<v> : ty`, one value everywhere (MLIR's splat form), of any size.
+pub fn dense_splat(value: f64, ty: &PointType) -> String {
+    format!("dense<{}> : {ty}", float_element(value, ty.element))
+}
+
+/// [`dense_splat`] of an integer, exact.
+pub fn dense_splat_integer(value: i64, ty: &PointType) -> String {
+    format!("dense<{}> : {ty}", integer_element(value, ty.element))
 }
 
 /// `dense<...> : ty` of integer `values` (exact, whatever their size; for
@@ -234,12 +258,7 @@ pub fn dense_integers(values: &[i64], ty: &PointType) -> String {
     if ty.element.is_float() {
         return dense(&values.iter().map(|&v| v as f64).collect::<Vec<_>>(), ty);
     }
-    let element = |v: i64| match ty.element {
-        ElementType::I1 => (v != 0).to_string(),
-        ElementType::I32 => (v as i32).to_string(),
-        _ => v.to_string(),
-    };
-    dense_text(&values.iter().map(|&v| element(v)).collect::<Vec<_>>(), ty)
+    dense_text(&values.iter().map(|&v| integer_element(v, ty.element)).collect::<Vec<_>>(), ty)
 }
 
 /// `dense<...> : ty` of elements already printed.

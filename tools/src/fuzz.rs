@@ -672,6 +672,19 @@ pub fn bad_run_arguments(rng: &mut CaseRng, program: &str, bounds: &[String]) ->
         vec![program.into(), "--bound".into(), format!("{bound}=3\0")],
         vec![program.into(), "--bound".into(), format!("{bound}=3"), "--bound".into(), "\u{e9}=1".into()],
     ];
+    // A memory budget from nothing up (the swap plan and the tiling of
+    // attention follow it; results must not change), and bad ones.
+    let budgets = ["0", "1", "64", "4096", "65536", "1048576", "1000000000", "-1", "lots", "18446744073709551616"];
+    if rng.random_range(0..3) == 0 {
+        let budget = budgets.choose(rng).copied().unwrap_or("0");
+        let steps = rng.random_range(1..=8);
+        let mut args = vec![program.to_string()];
+        for b in bounds {
+            args.extend(["--bound".to_string(), format!("{b}={steps}")]);
+        }
+        args.extend(["--memory-budget".to_string(), budget.to_string()]);
+        return args;
+    }
     choices.choose(rng).cloned().unwrap_or_default()
 }
 

@@ -3,6 +3,7 @@
 //! file name, line and column.
 
 pub mod fuzz;
+pub mod fuzz_surfaces;
 
 use melior::{Context, ir::Module};
 pub use tempo_passes::support::source::parse_text;

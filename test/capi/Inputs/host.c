@@ -11,6 +11,7 @@
 #include "tempo-c/Tempo.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,35 @@ static DLManagedTensor tensor(void *data, int64_t *shape, int ndim, uint8_t code
   return t;
 }
 
+/* One thread of the concurrency check: runs the shared counter 20 times
+ * at its own bound; the result is 1 when every run counted right. */
+struct worker {
+  TempoExecutable *exe;
+  int64_t steps;
+  int ok;
+};
+
+static void *work(void *arg) {
+  struct worker *w = arg;
+  w->ok = 1;
+  for (int k = 0; k < 20 && w->ok; ++k) {
+    TempoBound bound = {"T", w->steps + k};
+    DLManagedTensor *out = NULL;
+    char *error = NULL;
+    if (!tempoRun(w->exe, &bound, 1, NULL, 0, &out, 1, &error)) {
+      tempoFreeError(error);
+      w->ok = 0;
+      break;
+    }
+    const int64_t *x = out->dl_tensor.data;
+    w->ok = out->dl_tensor.shape[0] == w->steps + k;
+    for (int64_t t = 0; w->ok && t < w->steps + k; ++t)
+      w->ok = x[t] == t;
+    out->deleter(out);
+  }
+  return NULL;
+}
+
 static void counter(const char *examples) {
   char path[4096];
   snprintf(path, sizeof path, "%s/counter.mlir", examples);
@@ -101,6 +131,37 @@ static void counter(const char *examples) {
   check(!tempoRun(exe, NULL, 0, NULL, 0, &out, 1, &error) && error && strstr(error, "missing bound T"),
         "a run without its bound is refused");
   tempoFreeError(error);
+  /* NULL arrays with counts are refused, not read. */
+  error = NULL;
+  check(!tempoRun(exe, NULL, 1, NULL, 0, &out, 1, &error) && error && strstr(error, "bounds is NULL"),
+        "NULL bounds with a count are refused");
+  tempoFreeError(error);
+  TempoBound three = {"T", 3};
+  error = NULL;
+  check(!tempoRun(exe, &three, 1, NULL, 0, NULL, 1, &error) && error && strstr(error, "outputs is NULL"),
+        "NULL outputs with a count are refused");
+  tempoFreeError(error);
+  /* One executable run from four threads at once: every run right. */
+  pthread_t threads[4];
+  struct worker workers[4];
+  for (int k = 0; k < 4; ++k) {
+    workers[k] = (struct worker){exe, 5 + 7 * k, 0};
+    pthread_create(&threads[k], NULL, work, &workers[k]);
+  }
+  int all = 1;
+  for (int k = 0; k < 4; ++k) {
+    pthread_join(threads[k], NULL);
+    all = all && workers[k].ok;
+  }
+  check(all, "one executable run from four threads at once counts right every time");
+  tempoExecutableDestroy(exe);
+  /* A destroyed executable is refused, and destroying it again is a no-op. */
+  error = NULL;
+  check(!tempoRun(exe, &three, 1, NULL, 0, &out, 1, &error) && error && strstr(error, "not a live executable"),
+        "a destroyed executable is refused");
+  tempoFreeError(error);
+  check(tempoExecutableNumOutputs(exe) == 0 && tempoExecutableBoundName(exe, 0) == NULL,
+        "a destroyed executable has no inputs, outputs or bounds");
   tempoExecutableDestroy(exe);
   free(source);
 }

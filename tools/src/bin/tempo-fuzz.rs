@@ -26,7 +26,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tempo_tools::fuzz;
+use tempo_tools::{fuzz, fuzz_surfaces};
 
 #[derive(Parser, Debug)]
 #[command(name = "tempo-fuzz", about = "Fuzz tempo-opt and tempo-run with generated hostile inputs")]
@@ -58,6 +58,11 @@ struct Cli {
     /// Print every case's classification.
     #[arg(long, short)]
     verbose: bool,
+    /// Run surface case K (the Rust builder API or the C API) in this
+    /// process and print its report: what the harness does in a child
+    /// process, so that a crash is seen.
+    #[arg(long, hide = true)]
+    surface_case: Option<u64>,
 }
 
 /// How one tool run ended.
@@ -168,12 +173,18 @@ impl Harness {
     /// Runs a tool with a time limit and an address-space limit, output in
     /// files (no pipe can fill up).
     fn run(&self, tool: &str, args: &[String], scratch: &Path) -> RunResult {
+        self.run_program(&self.tool(tool), tool, args, scratch)
+    }
+
+    /// [`Harness::run`] of the program at `path` (`label` names its output
+    /// files).
+    fn run_program(&self, path: &Path, tool: &str, args: &[String], scratch: &Path) -> RunResult {
         let out_path = scratch.join(format!("{tool}.stdout"));
         let err_path = scratch.join(format!("{tool}.stderr"));
         let spawn = || -> std::io::Result<std::process::Child> {
             let stdout = std::fs::File::create(&out_path)?;
             let stderr = std::fs::File::create(&err_path)?;
-            let mut command = Command::new(self.tool(tool));
+            let mut command = Command::new(path);
             command
                 .args(args)
                 .stdin(Stdio::null())
@@ -235,16 +246,18 @@ impl Harness {
         let scratch = self.work.join(format!("case-{case}"));
         let _ = std::fs::create_dir_all(&scratch);
         let roll = rng.random_range(0..100);
-        let report = if roll < 72 {
+        let report = if roll < 62 {
             self.program_case(&mut rng, &scratch, true)
-        } else if roll < 76 {
+        } else if roll < 65 {
             self.program_case(&mut rng, &scratch, false)
-        } else if roll < 86 {
+        } else if roll < 75 {
             self.run_arguments_case(&mut rng, &scratch)
-        } else if roll < 93 {
+        } else if roll < 81 {
             self.opt_arguments_case(&mut rng, &scratch)
-        } else {
+        } else if roll < 87 {
             self.npy_case(&mut rng, &scratch)
+        } else {
+            self.surface_case(case, &scratch)
         };
         if report.failures.is_empty() {
             let _ = std::fs::remove_dir_all(&scratch);
@@ -338,6 +351,41 @@ impl Harness {
         self.compare(&mut report, &compiled, &interpreted);
         if !mutated && !compiled.accepted() && !compiled.stderr.contains("missing input") {
             report.outcomes.push(("seed".into(), "seed program rejected".into()));
+        }
+        report
+    }
+
+    /// A case of a library surface (the Rust builder API, the C API), run
+    /// by a child `tempo-fuzz --surface-case`: its report, or the crash.
+    fn surface_case(&self, case: u64, scratch: &Path) -> CaseReport {
+        let me = std::env::current_exe().unwrap_or_else(|_| self.tool("tempo-fuzz"));
+        let args = [
+            "--surface-case".to_string(),
+            case.to_string(),
+            "--seed".into(),
+            self.cli.seed.to_string(),
+            "--bin-dir".into(),
+            self.cli.bin_dir.display().to_string(),
+            "--root".into(),
+            self.cli.root.display().to_string(),
+        ];
+        let run = self.run_program(&me, "surface", &args, scratch);
+        let parsed = fuzz_surfaces::SurfaceReport::from_lines(&run.stdout);
+        let kind: &'static str = match parsed.kind.as_str() {
+            "c-api" => "c-api",
+            _ => "rust-builder",
+        };
+        let mut report = CaseReport {
+            kind,
+            detail: parsed.detail,
+            failures: parsed.failures.into_iter().map(|(k, d)| (format!("{k} in {kind}"), d)).collect(),
+            outcomes: parsed.outcomes,
+            unlocated: parsed.unlocated,
+        };
+        if let Some(kind) = run.failure() {
+            report.failures.push((format!("{kind} in {}", report.kind), run.describe()));
+        } else if !run.accepted() {
+            report.failures.push((format!("no report from {}", report.kind), run.describe()));
         }
         report
     }
@@ -575,6 +623,17 @@ fn main() {
         if let Ok(absolute) = std::path::absolute(&*path) {
             *path = absolute;
         }
+    }
+    if let Some(case) = cli.surface_case {
+        // A child of the harness: one surface case, its report on stdout.
+        let mut rng = fuzz::case_rng(cli.seed ^ 0x5ca1_ab1e, case);
+        let report = if rng.random_bool(0.5) {
+            fuzz_surfaces::builder_case(&mut rng)
+        } else {
+            fuzz_surfaces::capi_case(&mut rng, &cli.bin_dir.join("libTempoCAPI.so"), &cli.root.join("examples"))
+        };
+        print!("{}", report.to_lines());
+        return;
     }
     let seeds = collect_seeds(&cli.root);
     if seeds.programs.is_empty() {
