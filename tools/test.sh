@@ -35,6 +35,8 @@ if $long; then
   export TEMPO_GPU_LOOPS_PROGRAMS="${TEMPO_GPU_LOOPS_PROGRAMS:-400}"
   export TEMPO_FUZZ_CASES="${TEMPO_FUZZ_CASES:-5000}"
   export TEMPO_FUZZ_SEED="${TEMPO_FUZZ_SEED:-$(date +%s)}"
+  export TEMPO_PY_FUZZ_CASES="${TEMPO_PY_FUZZ_CASES:-1000}"
+  export TEMPO_PY_FUZZ_SEED="${TEMPO_PY_FUZZ_SEED:-$TEMPO_FUZZ_SEED}"
   echo "tools/test.sh --long: fuzz seed $TEMPO_FUZZ_SEED"
   ignored=(--include-ignored)
 fi
