@@ -54,6 +54,31 @@ mod tests {
         (t, x)
     }
 
+    /// One compiled program shared by threads through a mutex (see
+    /// [`Compiled`]): every run of every thread right, under load.
+    #[test]
+    fn one_compiled_program_runs_from_many_threads() {
+        let mut p = Program::new();
+        counter(&mut p);
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(p.runner().compile().unwrap()));
+        let workers: Vec<_> = (0..4)
+            .map(|k| {
+                let shared = std::sync::Arc::clone(&shared);
+                std::thread::spawn(move || {
+                    for j in 0..25 {
+                        let steps = 3 + k + j;
+                        let out = shared.lock().unwrap().run(&[("T", steps)], &[]).unwrap();
+                        let want: Vec<i64> = (0..steps).collect();
+                        assert_eq!(out[0].data, Data::I64(want));
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+    }
+
     #[test]
     fn compiled_and_interpreted_agree() {
         let mut p = Program::new();

@@ -830,11 +830,37 @@ impl BodyEmitter<'_> {
 }
 
 /// A program compiled once ([`Runner::compile`]), run many times.
+///
+/// Threads: a `Compiled` may move to another thread (`Send`) but is not
+/// shared (`!Sync`): its compiled code keeps state between runs (its
+/// globals), so runs must take turns. To run one from several threads,
+/// put it in a `Mutex` (as the C API and Python do for their executables):
+///
+/// ```no_run
+/// # use std::sync::{Arc, Mutex};
+/// # let compiled: tempo::Compiled = unimplemented!();
+/// let shared = Arc::new(Mutex::new(compiled));
+/// let worker = Arc::clone(&shared);
+/// std::thread::spawn(move || worker.lock().unwrap().run(&[("T", 5)], &[]));
+/// ```
+/// Sharing it without one is refused when the caller is compiled:
+/// ```compile_fail
+/// fn shared<T: Sync>(_: &T) {}
+/// fn refused(compiled: &tempo::Compiled) {
+///     shared(compiled);
+/// }
+/// ```
 pub struct Compiled {
     compiled: tempo_runtime::CompiledProgram,
     /// The options compiled with (externals, target, threads).
     base: RunOptions,
 }
+
+// SAFETY: a `Compiled` owns its MLIR context, module and JIT'd code, which
+// are tied to no thread; it holds no `Rc` (callbacks are `Arc`s of `Send +
+// Sync` functions). Moving it to another thread is sound; sharing it is
+// not offered (`!Sync`), so two threads never use it at once.
+unsafe impl Send for Compiled {}
 
 impl Compiled {
     /// Runs the compiled code at `bounds` (every bound of the program) on

@@ -7,7 +7,6 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PySlice, PyTuple};
-use std::rc::Rc;
 use tempo::{Coordinate, Data, ElementType, Expr, HostArray, Index, PointType};
 
 pyo3::create_exception!(
@@ -611,7 +610,8 @@ impl PyProgram {
         let bounds = compiled.bounds().map_err(error)?;
         let outputs = compiled.outputs().map_err(error)?;
         let inputs = compiled.inputs().map_err(error)?.into_iter().map(|(name, point, _)| (name, point)).collect();
-        Ok(PyExecutable { compiled: Rc::new(compiled), bounds, inputs, outputs, stop_lengths: Default::default() })
+        let compiled = std::sync::Arc::new(SharedCompiled(std::sync::Mutex::new(compiled)));
+        Ok(PyExecutable { compiled, bounds, inputs, outputs, stop_lengths: Default::default() })
     }
     /// Evaluates the program with the reference interpreter: bounds and
     /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
@@ -641,17 +641,30 @@ impl PyProgram {
     }
 }
 
-/// A program compiled once, run many times.
-#[pyclass(unsendable, name = "Executable", module = "tempo")]
+/// A compiled program that any thread may use: every use goes through the
+/// mutex, so one thread at a time touches its MLIR context and its code
+/// (whose globals keep state between runs), as the C API's executables.
+struct SharedCompiled(std::sync::Mutex<tempo::Compiled>);
+
+// SAFETY: the `Compiled` (an MLIR context, its module and the JIT's code)
+// is only reached through the mutex: never by two threads at once, and
+// neither MLIR nor the compiled code ties it to the thread that made it.
+unsafe impl Send for SharedCompiled {}
+unsafe impl Sync for SharedCompiled {}
+
+/// A program compiled once, run many times, from any thread: runs of one
+/// executable take turns (the GIL is held during a run); separate
+/// executables are independent.
+#[pyclass(name = "Executable", module = "tempo")]
 struct PyExecutable {
-    compiled: Rc<tempo::Compiled>,
+    compiled: std::sync::Arc<SharedCompiled>,
     bounds: Vec<String>,
     /// Each input's name and point type.
     inputs: Vec<(String, PointType)>,
     /// Each output's name, point type and domain (bound positions).
     outputs: Vec<(String, PointType, Vec<usize>)>,
     /// Where each data-dependent stop ended in the last run.
-    stop_lengths: std::cell::RefCell<Vec<Vec<i64>>>,
+    stop_lengths: std::sync::Mutex<Vec<Vec<i64>>>,
 }
 
 /// Keyword arguments as bounds (ints named like a bound) and inputs:
@@ -777,9 +790,11 @@ impl PyExecutable {
         let bounds: Vec<(&str, i64)> = bounds.iter().map(|(n, v)| (n.as_str(), *v)).collect();
         // SAFETY: `keep` holds the arrays the input views point into, and
         // `made` those the outputs are written into, until the run returns.
-        let (outputs, report) = unsafe { self.compiled.run_in_place(&bounds, views, targets, seed) }.map_err(error)?;
+        let compiled = self.compiled.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (outputs, report) = unsafe { compiled.run_in_place(&bounds, views, targets, seed) }.map_err(error)?;
+        drop(compiled);
         drop(keep);
-        *self.stop_lengths.borrow_mut() = report.stop_lengths;
+        *self.stop_lengths.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = report.stop_lengths;
         if made.is_empty() {
             return arrays(py, outputs);
         }
@@ -809,7 +824,7 @@ impl PyExecutable {
     /// per point of the others (row-major).
     #[getter]
     fn stop_lengths(&self) -> Vec<Vec<i64>> {
-        self.stop_lengths.borrow().clone()
+        self.stop_lengths.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }
 

@@ -187,3 +187,27 @@ def test_zero_bounds_and_empty_prefixes_run():
     xs = np.ones((4, 3), np.float32)
     np.testing.assert_array_equal(exe.run(T=4, x=xs)["s"], np.arange(4, dtype=np.float32)[:, None] * xs)
     assert exe.run(T=0, x=np.ones((0, 3), np.float32))["s"].shape == (0, 3)
+
+
+def test_one_executable_runs_from_many_threads():
+    # Runs of one executable take turns (a thread pool of inference calls);
+    # every result is right under load.
+    import threading
+
+    exe = counter().compile()
+    failures = []
+
+    def work(k):
+        try:
+            for j in range(25):
+                steps = 3 + k + j
+                assert exe.run(T=steps)["x"].tolist() == list(range(steps))
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(repr(error))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
