@@ -282,7 +282,10 @@ impl<'c, 'a> Builder<'c, 'a> {
 
     /// Prints the system's reason for the last failure after the string
     /// constant `@message` (`perror`) and aborts; `perror` and `abort` must
-    /// be declared.
+    /// be declared. Self-contained code (`mlir-runner`, an object file) does
+    /// just that; under tempo's runtime the two calls resolve to its
+    /// functions (`runtime/src/guard.rs`), which end the run with the
+    /// message instead, free what it held and return to the caller.
     pub fn fail(&self, message: &str) -> Built<()> {
         let symbol = FlatSymbolRefAttribute::new(self.context(), message).into();
         let text = self.value("llvm.mlir.addressof", &[], self.pointer_type(), &[("global_name", symbol)])?;

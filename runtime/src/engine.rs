@@ -727,7 +727,11 @@ impl<'c> Executable<'c> {
         CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals, sites, error: None }));
         crate::depth_order::clear_error();
         crate::ragged::clear();
-        let invoked = engine.invoke(ENTRY, &mut arguments.arguments);
+        let invoked = if cuda {
+            engine.invoke(ENTRY, &mut arguments.arguments)
+        } else {
+            engine.invoke_guarded(ENTRY, &mut arguments.arguments)
+        };
         let call_error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|c| c.error);
         let data_error = crate::depth_order::take_error();
         let undefined = crate::ragged::take_undefined();
@@ -901,6 +905,13 @@ fn jit(
     }
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
+    }
+    // Allocations, mappings and swap files through the runtime, so that a
+    // run the system refuses ends with a message (runtime/src/guard.rs).
+    if !cuda {
+        for (name, pointer) in crate::guard::symbols() {
+            engine.register_symbol(name, pointer);
+        }
     }
     engine.register_symbol(
         tempo_lowering::temporal_to_loops::stops::UNDEFINED_POINT,
@@ -1271,6 +1282,23 @@ impl Engine {
                 melior::StringRef::new(name).to_raw(),
                 pointer as *mut std::ffi::c_void,
             )
+        }
+    }
+
+    /// [`Engine::invoke`] under the runtime's guard ([`crate::guard`]): a
+    /// run the system refuses (memory, swap files) ends with its reason,
+    /// what it held freed.
+    fn invoke_guarded(&self, name: &str, arguments: &mut [*mut ()]) -> Result<(), String> {
+        // What `mlirExecutionEngineInvokePacked` calls: the packed form of
+        // the C interface.
+        let packed = format!("_mlir__mlir_ciface_{name}");
+        let entry = self.lookup(&packed).ok_or_else(|| format!("cannot call '{name}' in the compiled module"))?;
+        // SAFETY: `_mlir__mlir_ciface_NAME` is the packed interface
+        // (`void(void **)`) of the entry's C interface, and `arguments` are
+        // its arguments (as `invoke` passes them).
+        unsafe {
+            let entry: unsafe extern "C" fn(*mut *mut std::ffi::c_void) = std::mem::transmute(entry);
+            crate::guard::call(entry, arguments.as_mut_ptr() as *mut *mut std::ffi::c_void)
         }
     }
 

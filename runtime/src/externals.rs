@@ -142,12 +142,13 @@ pub unsafe extern "C" fn tempo_external_call(site: i64, arguments: *const i64, r
             }
         })
     }));
-    if run.is_err() {
+    if let Err(panic) = run {
+        let what = tempo_passes::fault::panic_message(panic.as_ref());
         CURRENT.with(|current| {
             if let Some(context) = current.borrow_mut().as_mut() {
-                context
-                    .error
-                    .get_or_insert_with(|| (usize::try_from(site).ok(), "the external function panicked".to_string()));
+                context.error.get_or_insert_with(|| {
+                    (usize::try_from(site).ok(), format!("the external function panicked: {what}"))
+                });
             }
         });
     }

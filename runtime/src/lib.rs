@@ -9,6 +9,7 @@ pub mod depth_order;
 pub mod engine;
 pub mod externals;
 pub mod gemm;
+pub mod guard;
 pub mod interpreter;
 pub mod memory;
 pub mod npy;

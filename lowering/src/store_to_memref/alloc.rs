@@ -9,8 +9,8 @@
 //!   `reconcile-unrealized-casts`); the block table starts empty (one row
 //!   `[0, 0)` per outer slice). Nothing is counted until blocks are
 //!   committed. With `swap_space = "file"`, a temporary file
-//!   (`tmpfile()`) is opened too; failing to open it prints the reason and
-//!   aborts.
+//!   (`tmpfile()`) is opened too; failing to open it ends the run with the
+//!   reason (`Builder::fail`).
 
 use super::blocks::{account, statistics_type};
 use super::{MEMORY_STATS, StoreInfo, StoreKind};
@@ -19,6 +19,8 @@ use melior::ir::{OperationRef, Type, Value, ValueLike};
 
 /// The symbol of the message printed when the swap file cannot be made.
 pub(super) const FAILURE: &str = "tempo_swap_failure";
+/// Its text (the runtime adds the system's reason).
+pub(super) const FAILURE_TEXT: &str = "the swap file of a store could not be made, written or read back";
 
 /// Lowers `store.alloc` with size operands `sizes` before `op`, replacing
 /// its result; returns the values the store's other ops need (a `blocks`
@@ -153,7 +155,7 @@ fn swap_space<'c, 'a>(module: OperationRef<'c, '_>, b: &Builder<'c, 'a>) -> Resu
     declare(module, "tmpfile", &[], &[ptr])?;
     declare(module, "perror", &[ptr], &[])?;
     declare(module, "abort", &[], &[])?;
-    declare_string(module, FAILURE, "tempo: the swap file of a store")?;
+    declare_string(module, FAILURE, FAILURE_TEXT)?;
     let space = b.call("tmpfile", &[], &[ptr])?[0];
     let none = b.value("llvm.mlir.zero", &[], ptr, &[])?;
     let made = b.compare_pointers(Compare::Ne, space, none)?;

@@ -12,12 +12,12 @@
 //! `PROT_NONE`, the block table shrunk, the bytes counted as freed); a
 //! reload commits the range's blocks again (as a write does) and reads the
 //! points back (`pread`); a discard releases without writing. A failed
-//! file operation prints the system's reason and aborts.
+//! file operation ends the run with the system's reason (`Builder::fail`).
 //!
 //! Assumes one-dimensional `blocks` stores (one slice; the along dimension
 //! is the only store dimension before the point shape).
 
-use super::alloc::FAILURE;
+use super::alloc::{FAILURE, FAILURE_TEXT};
 use super::blocks::{Geometry, account, block_span, grow};
 use super::{MEMORY_STATS, StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Compare, declare, declare_string, declare_zeros};
@@ -61,10 +61,10 @@ pub(super) fn lower<'c>(
     declare(module, "mprotect", &[ptr, i64, i32], &[i32])?;
     declare(module, "fileno", &[ptr], &[i32])?;
     declare(module, "pwrite", &[i32, ptr, i64, i64], &[i64])?;
-    declare(module, "pread", &[i32, ptr, i64, i64], &[i64])?;
     declare(module, "perror", &[ptr], &[])?;
     declare(module, "abort", &[], &[])?;
-    declare_string(module, FAILURE, "tempo: the swap file of a store")?;
+    declare(module, "pread", &[i32, ptr, i64, i64], &[i64])?;
+    declare_string(module, FAILURE, FAILURE_TEXT)?;
     declare_zeros(module, MEMORY_STATS, 2)?;
     let (store, first, end, table) = (values[0], values[1], values[2], values[3]);
     let geometry = Geometry::of(&b, info, store)?;
