@@ -595,7 +595,7 @@ mod tests {
                 steps: 12,
                 iterations: 3,
                 width: 8,
-                layers: 2,
+                layers: 1,
                 obs: [1, 2, 2],
                 ..Config::default()
             };

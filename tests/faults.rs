@@ -6,28 +6,10 @@
 //! results. A Rust callback that panics ends its run with the panic's
 //! message. One test function: the limits are the process's.
 
-use tempo::{Cond, Expr, HostArray, Index, Program, f32s};
+mod common;
 
-/// Back-propagation through time's pattern (as `tests/memory.rs`): x is a
-/// forward recurrence read back by the backward recurrence y; under a
-/// memory budget x is swapped to a file block by block.
-fn forward_then_backward() -> Program {
-    let mut p = Program::new();
-    let i = p.dim("i", "I");
-    let t = p.dim("t", "T");
-    let x = p.tensor("x", &[&i, &t], f32s(&[4]));
-    let y = p.tensor("y", &[&i, &t], f32s(&[4]));
-    let z = p.tensor("z", &[&i], f32s(&[4]));
-    p.define(&x, i.eq(0).and(t.eq(0)), Expr::random_uniform(5, f32s(&[4])));
-    p.define(&x, t.eq(0), z.at([&i - 1]));
-    let previous = x.at_dims([(&t, &t - 1)]) * 0.999;
-    p.otherwise(&x, previous.clone() + 0.25 - previous.sin());
-    p.define(&y, t.eq(t.bound() - 1), x.here());
-    p.otherwise(&y, y.at_dims([(&t, &t + 1)]) * 0.5 + x.here().tanh());
-    p.otherwise(&z, y.at_dims([(&t, Index::from(0))]));
-    p.output(&z);
-    p
-}
+use common::forward_then_backward;
+use tempo::{Cond, Expr, HostArray, Program, f32s};
 
 /// This process's virtual size in kB (`VmSize`).
 fn virtual_kb() -> u64 {

@@ -39,6 +39,8 @@ if $long; then
   export TEMPO_PY_FUZZ_SEED="${TEMPO_PY_FUZZ_SEED:-$TEMPO_FUZZ_SEED}"
   echo "tools/test.sh --long: fuzz seed $TEMPO_FUZZ_SEED"
   ignored=(--include-ignored)
+  # lit: the tests marked `REQUIRES: long` too.
+  export TEMPO_LONG=1
 fi
 # ptxas and libdevice for the CUDA target's tests (no GPU needed).
 tools/setup-cuda.sh
