@@ -6,7 +6,7 @@
 mod common;
 
 use common::forward_then_backward;
-use tempo::{Cond, Coordinate, Expr, Index, Program, RunReport, Tensor, f32s, f64s};
+use tempo::{Cond, Coordinate, Expr, Program, RunReport, Tensor, f32s, f64s};
 
 fn report(p: &Program, bounds: &[(&str, i64)]) -> RunReport {
     report_at(p, bounds, 2)
