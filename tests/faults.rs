@@ -42,6 +42,10 @@ fn runs_that_fail_end_with_an_error_free_what_they_held_and_the_next_run_works()
     assert!(failed.contains("File too large"), "{failed}");
     set_file_size_limit(libc::RLIM_INFINITY);
     assert_eq!(swapping.run(&[("I", 2), ("T", steps)], &[]).unwrap(), want, "the next run works");
+    // and counts its own stores: none live at its end (the failed runs
+    // left theirs counted live).
+    let (_, report) = swapping.run_with_report(&[("I", 2), ("T", steps)], &[], None).unwrap();
+    assert_eq!(report.memory.expect("compiled runs report memory").live_store_bytes_at_exit, 0);
 
     // An allocation refused (the fifth of the run: committing a block of
     // x's store after its 1.6 MB reservation), 30 times over: each run

@@ -727,6 +727,12 @@ impl<'c> Executable<'c> {
         CURRENT.with(|c| *c.borrow_mut() = Some(CallContext { externals, sites, error: None }));
         crate::depth_order::clear_error();
         crate::ragged::clear();
+        // Each run counts its own live and peak store bytes (a run that
+        // failed may have left stores counted live).
+        if !cuda && let Some(p) = engine.lookup(MEMORY_STATS) {
+            // SAFETY: the global is a `memref<2xi64>`: two i64 words.
+            unsafe { std::ptr::write_bytes(p as *mut i64, 0, 2) };
+        }
         let invoked = if cuda {
             engine.invoke(ENTRY, &mut arguments.arguments)
         } else {
