@@ -20,7 +20,7 @@
 //! small; a store's are made on the run's thread).
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::Mutex;
 
@@ -39,8 +39,8 @@ enum Held {
 }
 
 /// Everything the guarded runs hold, by address, with the run holding it.
-static HELD: Mutex<Option<HashMap<usize, (u64, Held)>>> = Mutex::new(None);
-static NEXT_RUN: Mutex<u64> = Mutex::new(1);
+static HELD: Mutex<BTreeMap<usize, (u64, Held)>> = Mutex::new(BTreeMap::new());
+static NEXT_RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A refusal armed for testing ([`fail_allocation_for_testing`]): the
 /// allocation of that number (0 first) of the next guarded run fails.
@@ -66,21 +66,19 @@ thread_local! {
     static PERROR: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-fn held() -> std::sync::MutexGuard<'static, Option<HashMap<usize, (u64, Held)>>> {
+fn held() -> std::sync::MutexGuard<'static, BTreeMap<usize, (u64, Held)>> {
     HELD.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn hold(address: usize, what: Held) {
     let run = RUN.with(Cell::get);
     if run != 0 && address != 0 {
-        held().get_or_insert_with(HashMap::new).insert(address, (run, what));
+        held().insert(address, (run, what));
     }
 }
 
 fn release(address: usize) {
-    if let Some(map) = held().as_mut() {
-        map.remove(&address);
-    }
+    held().remove(&address);
 }
 
 /// Ends the run on this thread with `message`: unwinds to [`call`] where
@@ -124,11 +122,7 @@ fn errno_text() -> String {
 /// # Safety
 /// `entry` is a packed entry of compiled code and `args` its arguments.
 pub unsafe fn call(entry: unsafe extern "C" fn(*mut *mut c_void), args: *mut *mut c_void) -> Result<(), String> {
-    let run = {
-        let mut next = NEXT_RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        *next += 1;
-        *next
-    };
+    let run = NEXT_RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let outer = RUN.with(|r| r.replace(run));
     FAILURE.with(|f| f.borrow_mut().take());
     static FROM_ENVIRONMENT: std::sync::Once = std::sync::Once::new();
@@ -145,10 +139,11 @@ pub unsafe fn call(entry: unsafe extern "C" fn(*mut *mut c_void), args: *mut *mu
     // What the run still holds: freed after a failure; after a success,
     // only forgotten (the code freed what it meant to).
     let mine: Vec<(usize, Held)> = {
-        let mut guard = held();
-        let map = guard.get_or_insert_with(HashMap::new);
-        let addresses: Vec<usize> = map.iter().filter(|(_, (r, _))| *r == run).map(|(&a, _)| a).collect();
-        addresses.into_iter().filter_map(|a| map.remove(&a).map(|(_, what)| (a, what))).collect()
+        let mut map = held();
+        let (mine, others): (BTreeMap<_, _>, BTreeMap<_, _>) =
+            std::mem::take(&mut *map).into_iter().partition(|(_, (r, _))| *r == run);
+        *map = others;
+        mine.into_iter().map(|(a, (_, what))| (a, what)).collect()
     };
     if !unwound {
         return Ok(());
