@@ -144,6 +144,16 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "on by default: elementwise chains computed in their user's loop, row-wise work (norms, softmax: reductions along the last axis with the elementwise ops around them) in one loop nest per row, matrix products without a separate fill; false: one loop nest per op (results are the same either way)",
             },
             PassOption {
+                name: "vector-bits",
+                kind: OptionKind::Unsigned,
+                summary: "width in bits of the vector registers the register-tiled contraction kernel sizes its tiles for (512 for AVX-512, 256 for AVX2); 0 (the default): the host's",
+            },
+            PassOption {
+                name: "vector-registers",
+                kind: OptionKind::Unsigned,
+                summary: "number of vector registers the kernel's tiles fit in (32 for AVX-512, 16 for AVX2); 0 (the default): the host's; results are the same for every tile",
+            },
+            PassOption {
                 name: "batch-by-depth",
                 kind: OptionKind::Flag(true),
                 summary: "on by default: the points of one depth of a cycle through reads through data (and one choice of branches) are computed together, as batched values; false: one by one in the order of their depths (results are the same either way)",
@@ -180,7 +190,11 @@ impl TempoPass for LowerTemporalToLoops {
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
         stops::refuse_unsupported(&program, &schedule, gpu)?;
         let batch_by_depth = options.flag("batch-by-depth");
-        let options = Options { fast_math, library_gemm, parallel, gpu, fuse, batch_by_depth };
+        let registers = matmul_kernel::RegisterFile::from_options(
+            options.unsigned("vector-bits").unwrap_or(0),
+            options.unsigned("vector-registers").unwrap_or(0),
+        );
+        let options = Options { fast_math, library_gemm, parallel, gpu, fuse, batch_by_depth, registers };
         let (function, origins) = build(op, &program, &schedule, options, test_fault).map_err(|e| vec![e])?;
         drop(program);
         crate::schedule_pass::remove_schedule(op);
@@ -193,6 +207,8 @@ impl TempoPass for LowerTemporalToLoops {
 #[derive(Clone, Copy)]
 struct Options {
     fast_math: bool,
+    /// The vector registers contraction tiles are sized for.
+    registers: matmul_kernel::RegisterFile,
     library_gemm: bool,
     batch_by_depth: bool,
     parallel: bool,
@@ -342,6 +358,8 @@ struct Emitter<'p, 'c, 'a> {
     fast_math: bool,
     /// With `fast_math`: large products call the runtime's GEMM.
     library_gemm: bool,
+    /// The vector registers contraction tiles are sized for.
+    registers: matmul_kernel::RegisterFile,
     batch_by_depth: bool,
     /// Large contractions spread their panels over threads (`scf.parallel`).
     parallel: bool,
@@ -460,6 +478,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             index_of: HashMap::new(),
             fast_math: options.fast_math,
             library_gemm: options.library_gemm,
+            registers: options.registers,
             batch_by_depth: options.batch_by_depth,
             parallel: options.parallel,
             gpu: options.gpu,

@@ -4,7 +4,9 @@
 //! - `-O0`: none;
 //! - `-O1`: `temporal-dce`, `temporal-dedup`, `temporal-dce`;
 //! - `-O2` (the default of `tempo-run` and the Rust API): also
-//!   `temporal-lift-recurrences`, `temporal-vectorize` (with the bound
+//!   `temporal-lift-recurrences`, `temporal-split-recurrences` (the
+//!   time-parallel work of recurrent bodies into tensors of their own),
+//!   `temporal-vectorize` (with the bound
 //!   values of the run, which the program is then specialized for) and
 //!   `temporal-simplify`; every pass exact, so results stay bit for bit
 //!   those of the unoptimized program;
@@ -30,6 +32,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-dce",
     "temporal-dedup",
     "temporal-lift-recurrences",
+    "temporal-split-recurrences",
     "temporal-vectorize",
     "temporal-simplify",
     "temporal-dedup",
@@ -42,6 +45,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-dce",
     "temporal-dedup",
     "temporal-lift-recurrences",
+    "temporal-split-recurrences",
     "temporal-vectorize",
     "temporal-tile-ranges",
     "temporal-simplify",
@@ -97,6 +101,22 @@ pub fn optimization_pipeline_within(
     bounds: &str,
     memory_budget: Option<u64>,
 ) -> Result<String, String> {
+    optimization_pipeline_for(level, disabled, bounds, memory_budget, true)
+}
+
+/// [`optimization_pipeline_within`] for the CPU (`cpu`) or the GPU target.
+/// The GPU's keeps recurrences whole: `temporal-split-recurrences` is left
+/// out and `temporal-vectorize` batches whole dimensions only (`groups`
+/// off). Its mapping fuses a step's input product into the step's kernel;
+/// a batched one costs a kernel of its own, and the per-step launches
+/// have not been measured against it on a GPU yet.
+pub fn optimization_pipeline_for(
+    level: u8,
+    disabled: &[String],
+    bounds: &str,
+    memory_budget: Option<u64>,
+    cpu: bool,
+) -> Result<String, String> {
     let budget = memory_budget.filter(|_| level == 2);
     let passes: &[&str] = match level {
         0 => &[],
@@ -117,9 +137,11 @@ pub fn optimization_pipeline_within(
     let kept: Vec<String> = passes
         .iter()
         .filter(|p| !disabled.iter().any(|d| d == *p))
-        .filter(|p| **p != "temporal-vectorize" || !bounds.is_empty())
+        .filter(|p| !matches!(**p, "temporal-vectorize" | "temporal-split-recurrences") || !bounds.is_empty())
+        .filter(|p| cpu || **p != "temporal-split-recurrences")
         .map(|p| match *p {
-            "temporal-vectorize" => format!("{p}{{bounds={bounds}}}"),
+            "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
+            "temporal-vectorize" | "temporal-split-recurrences" => format!("{p}{{bounds={bounds}}}"),
             "temporal-tile-ranges" if level == 2 => {
                 format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
             }

@@ -26,6 +26,12 @@
 //! `D * M` rows, and so on). An output over `d` keeps its domain: it is
 //! copied out of its batched version point by point.
 //!
+//! Where a dimension does not qualify as a whole because some tensors over
+//! it are recurrent along it (`h[t]` reads `h[t-1]`), it is vectorized for
+//! the group of the others, the time-parallel ones (`groups`): an RNN's
+//! input projection, output layer and loss at every step, computed for all
+//! steps as one batched value before or after the loop.
+//!
 //! Exact: every element is computed by the same ops in the same order (a
 //! matmul's row does not depend on the other rows). Assumes a program
 //! accepted by `temporal-verify`; the bound value must be the one the
@@ -38,6 +44,8 @@ use crate::print::replace_program;
 use crate::program::{Branch, DYNAMIC, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
 use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
+
+mod groups;
 
 /// The `temporal-vectorize` pass.
 pub struct TemporalVectorize;
@@ -53,30 +61,45 @@ impl TempoPass for TemporalVectorize {
         "Turn a dimension whose points are independent (a batch) into a leading spatial dimension of batched values"
     }
     fn options(&self) -> &'static [PassOption] {
-        const OPTIONS: &[PassOption] = &[PassOption::bounds(
-            "bounds",
-            "bound values the program runs with, NAME=VALUE separated by commas (dimensions without one stay loops)",
-        )];
+        const OPTIONS: &[PassOption] = &[
+            PassOption::bounds(
+                "bounds",
+                "bound values the program runs with, NAME=VALUE separated by commas (dimensions without one stay loops)",
+            ),
+            PassOption::flag(
+                "groups",
+                true,
+                "on by default: a dimension that is a loop for recurrent tensors is vectorized for the time-parallel others; false: whole dimensions only",
+            ),
+        ];
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
         let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if vectorize(&mut program, &values) {
+        if vectorize_with(&mut program, &values, options.flag("groups")) {
             replace_program(op, &program)?;
         }
         Ok(())
     }
 }
 
-/// Vectorizes every dimension that qualifies; returns whether any did.
+/// Vectorizes every dimension that qualifies, and the groups of the
+/// others; returns whether any did.
 pub fn vectorize(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
+    vectorize_with(program, bound_values, true)
+}
+
+/// [`vectorize`], groups only where `groups`.
+pub fn vectorize_with(program: &mut Program, bound_values: &[Option<i64>], groups: bool) -> bool {
     let mut changed = false;
     for d in 0..program.dims.len() {
         let Some(size) = bound_values.get(d).copied().flatten() else { continue };
         if size >= 1 && vectorizable(program, d, size) {
             apply(program, d, size);
+            changed = true;
+        } else if groups && size >= 1 && groups::vectorize_group(program, d, size) {
             changed = true;
         }
     }
@@ -458,6 +481,11 @@ impl<'c> Batcher<'_, 'c> {
             }
             NodeKind::Position(p) if *p == d => self.same(NodeKind::Position(d), &ty, true, location),
             NodeKind::Bound(_) => self.push(node.kind.clone(), ty, false, location),
+            // Rows of a shared table at batched indices (groups check that
+            // the table does not vary).
+            NodeKind::Gather(table, indices) if !b(self, *table) => {
+                self.same(NodeKind::Gather(new[*table], new[*indices]), &ty, b(self, *indices), location)
+            }
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
             | NodeKind::Gather(..)

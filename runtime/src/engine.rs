@@ -466,11 +466,12 @@ fn optimization_text(options: &RunOptions) -> Result<String, Vec<String>> {
     // The bound values of the run (for vectorization, which specializes the
     // program to them).
     let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    tempo_passes::optimize::optimization_pipeline_within(
+    tempo_passes::optimize::optimization_pipeline_for(
         options.optimization.level,
         &options.optimization.disabled,
         &bounds.join(","),
         options.optimization.memory_budget,
+        options.target == Target::Cpu,
     )
     .map_err(|e| vec![format!("error: {e}")])
 }

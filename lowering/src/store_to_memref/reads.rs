@@ -6,7 +6,7 @@
 
 use super::{StoreInfo, StoreKind};
 use crate::ir_builder::{Builder, Extent};
-use melior::ir::{OperationRef, Value, ValueLike};
+use melior::ir::{OperationRef, TypeLike, Value, ValueLike};
 
 /// The views of a read (`ranged`: `None` for `store.read`, one flag per
 /// store dimension for `store.read_range`) of `store` at `bounds` (per
@@ -48,10 +48,20 @@ pub(super) fn lower<'c, 'a>(
         }
         let (mut offsets, mut sizes) = (Vec::new(), Vec::new());
         let mut next = bounds.iter();
+        let mut axis = 0;
         for (k, &r) in flags.iter().enumerate() {
             let first = *next.next().expect("counted");
             offsets.push(Extent::Value(super::slot(&b, info, k, first)?));
-            sizes.push(if r { Extent::Value(*next.next().expect("counted")) } else { Extent::Static(1) });
+            sizes.push(if r {
+                let count = *next.next().expect("counted");
+                // A length the view's type states (a range whose length
+                // the program is specialized for) is used as the number.
+                let stated = static_dim(view_ty, axis);
+                axis += 1;
+                stated.map_or(Extent::Value(count), Extent::Static)
+            } else {
+                Extent::Static(1)
+            });
         }
         offsets.extend(info.point.iter().map(|_| Extent::Static(0)));
         sizes.extend(info.point.iter().map(|&n| Extent::Static(n)));
@@ -59,4 +69,18 @@ pub(super) fn lower<'c, 'a>(
     };
     unsafe { mlir_sys::mlirValueReplaceAllUsesOfWith(result.to_raw(), view.to_raw()) };
     Ok(())
+}
+
+/// The size of axis `axis` of a memref type, where it is static.
+fn static_dim(ty: melior::ir::Type, axis: usize) -> Option<i64> {
+    // SAFETY: `ty` is a live type of the module being lowered; the calls
+    // only read it, and the rank is checked before the dimension is asked.
+    unsafe {
+        let raw = ty.to_raw();
+        if !mlir_sys::mlirTypeIsAShaped(raw) || axis as i64 >= mlir_sys::mlirShapedTypeGetRank(raw) {
+            return None;
+        }
+        (!mlir_sys::mlirShapedTypeIsDynamicDim(raw, axis as isize))
+            .then(|| mlir_sys::mlirShapedTypeGetDimSize(raw, axis as isize))
+    }
 }

@@ -119,7 +119,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         } else {
             let has_epilogue = epilogue.is_some();
             let exact = !self.fast_math;
-            matmul_kernel::plan(&sa, &sb, &sc, element, exact, self.parallel, self.fuse, has_epilogue)
+            matmul_kernel::plan(&sa, &sb, &sc, element, exact, self.parallel, self.fuse, has_epilogue, self.registers)
                 .map(Strategy::Tiled)
         };
         if let Some(strategy) = strategy {

@@ -126,6 +126,7 @@ pub(super) fn plan(
     parallel: bool,
     fused: bool,
     epilogue: bool,
+    registers: RegisterFile,
 ) -> Option<Plan> {
     let vw = match element {
         ElementType::F32 => 16,
@@ -156,7 +157,7 @@ pub(super) fn plan(
     let static_m = if rank_a == 1 { Some(1) } else { c.sizes[rank_c - 2] };
     let pack = !b.unit_inner_stride && static_m.is_some_and(|m| m >= PACK_ROWS);
     let static_n = c.sizes[rank_c - 1];
-    let (mr, nv) = register_tile(static_m, static_n, vw);
+    let (mr, nv) = register_tile(static_m, static_n, vw, registers);
     // The panels of NR columns: independent, so they are spread over the
     // threads when the contraction is large enough (`scf.parallel`, lowered
     // to OpenMP), each element still summed by one thread in order.
@@ -185,22 +186,97 @@ pub(super) fn plan(
     })
 }
 
+/// The vector registers of the machine the code runs on: their width in
+/// bits and how many there are. The kernel's vectors are 512 bits wide
+/// (`VW` elements); on a machine with narrower registers each takes
+/// several, and a tile of more accumulators than registers spills them to
+/// the stack at every multiply-add (measured on an AVX2 machine: the
+/// eight-by-three tile of AVX-512 made every product of an LSTM's training
+/// step a third as fast as a tile that fits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterFile {
+    pub bits: u32,
+    pub count: u32,
+}
+
+impl RegisterFile {
+    /// AVX-512: 32 registers of 512 bits.
+    pub const AVX512: Self = Self { bits: 512, count: 32 };
+
+    /// The host's (the JIT compiles for it): AVX-512, AVX (16 of 256 bits)
+    /// or SSE (16 of 128) on x86-64, NEON (32 of 128) on AArch64.
+    pub fn host() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                Self::AVX512
+            } else if std::arch::is_x86_feature_detected!("avx") {
+                Self { bits: 256, count: 16 }
+            } else {
+                Self { bits: 128, count: 16 }
+            }
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            Self { bits: 128, count: 32 }
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        {
+            Self { bits: 128, count: 16 }
+        }
+    }
+
+    /// `bits` and `count` from options, 0 meaning the host's.
+    pub fn from_options(bits: u64, count: u64) -> Self {
+        let host = Self::host();
+        Self {
+            bits: if bits == 0 { host.bits } else { bits.clamp(64, 2048) as u32 },
+            count: if count == 0 { host.count } else { count.clamp(4, 256) as u32 },
+        }
+    }
+}
+
 /// The register tile (rows of `A` by vectors of `B`) for static sizes
-/// where known: eight rows by three vectors (24 accumulators of the 32
-/// vector registers), four by four where that divides `N` and three
+/// where known. With 32 registers of 512 bits: eight rows by three vectors
+/// (24 accumulators), four by four where that divides `N` and three
 /// vectors do not (`N` = 64 or 256: no panel left over), fewer vectors
 /// for a narrow `N` (a head of 16 or 32), one row for vector-matrix
-/// products.
-fn register_tile(static_m: Option<i64>, static_n: Option<i64>, vw: usize) -> (usize, usize) {
-    let (mr, nv) = match static_m {
-        Some(m) if m >= 8 => (8, 3),
-        Some(m) if m >= 4 => (4, 4),
-        _ => (1, 4),
+/// products. With fewer or narrower registers: the tile whose
+/// accumulators, the vectors of `B` and a broadcast fit the registers
+/// (on AVX2, six rows by one vector, or four where that divides `M`; one
+/// row by three vectors for vector-matrix products).
+fn register_tile(static_m: Option<i64>, static_n: Option<i64>, vw: usize, file: RegisterFile) -> (usize, usize) {
+    let per_vector = (512 / file.bits.max(1)).max(1) as usize;
+    let (mr, nv) = if per_vector == 1 && file.count >= 32 {
+        match static_m {
+            Some(m) if m >= 8 => (8, 3),
+            Some(m) if m >= 4 => (4, 4),
+            _ => (1, 4),
+        }
+    } else {
+        let fits = |mr: usize, nv: usize| (mr * nv + nv) * per_vector < file.count as usize;
+        match static_m {
+            Some(m) if m >= 2 => {
+                let m = m as usize;
+                let rows: Vec<usize> = [8, 6, 4, 3, 2].into_iter().filter(|&r| r <= m && fits(r, 1)).collect();
+                // A tile that divides M; else the largest where the rows
+                // left over are few against M.
+                let mr = rows
+                    .iter()
+                    .copied()
+                    .find(|&r| m % r == 0)
+                    .or_else(|| rows.iter().copied().find(|&r| m >= 8 * r))
+                    .or_else(|| rows.last().copied())
+                    .unwrap_or(1);
+                (mr, 1)
+            }
+            _ => (1, (1..=4).rev().find(|&nv| fits(1, nv)).unwrap_or(1)),
+        }
     };
     let vw = vw as i64;
     match static_n {
         Some(n) if n >= vw && n < nv as i64 * vw => (mr, (n / vw) as usize),
-        Some(n) if mr == 8 && n % (3 * vw) != 0 && n % (4 * vw) == 0 => (4, 4),
+        Some(n) if mr == 8 && nv == 3 && n % (3 * vw) != 0 && n % (4 * vw) == 0 => (4, 4),
         _ => (mr, nv),
     }
 }

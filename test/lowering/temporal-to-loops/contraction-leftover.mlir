@@ -7,7 +7,7 @@
 // with 8 rows of A it is first copied into a row-major buffer (alloc,
 // linalg.copy, dealloc) and read with vector loads, not gathers. Compiled
 // results are bit-exact with the interpreter's.
-// RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s
+// RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=512 vector-registers=32" | FileCheck %s
 // RUN: tempo-run %s --bound T=3 --seed 5 > %t.compiled
 // RUN: tempo-run %s --bound T=3 --seed 5 --interpret > %t.interpreted
 // RUN: diff %t.compiled %t.interpreted

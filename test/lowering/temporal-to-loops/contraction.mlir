@@ -9,9 +9,16 @@
 // fast-math each element is summed over k in order with mulf and addf, so
 // compiled results are bit-exact with the interpreter's; with fast-math
 // multiply and add are fused.
-// RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s --check-prefix=EXACT
-// RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=FAST
-// RUN: tempo-opt %s --lower-temporal-to-loops=fuse=false | FileCheck %s --check-prefix=UNFUSED
+// The tile fits the machine's vector registers (options vector-bits and
+// vector-registers, the host's by default; the checks above are AVX-512's,
+// 32 registers of 512 bits): with AVX2's 16 registers of 256 bits, each
+// 16-lane vector takes two, so a tile is 6 rows by one vector (12
+// accumulators, B's vector and a broadcast), not 4 by 4, which would spill
+// its accumulators at every multiply-add.
+// RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=256 vector-registers=16" | FileCheck %s --check-prefix=AVX2
+// RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=EXACT
+// RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math=true vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=FAST
+// RUN: tempo-opt %s "--lower-temporal-to-loops=fuse=false vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=UNFUSED
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fuse=sometimes 2>&1 | FileCheck %s --check-prefix=BAD-FUSE
 // RUN: tempo-run %s --bound T=3 --seed 4 > %t.compiled
@@ -47,6 +54,10 @@
 // EXACT:     iter_args({{.*}}) -> (f32)
 // EXACT:       arith.mulf {{.*}} : f32
 // EXACT-NOT: linalg.matmul
+
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{(_[0-9]+)?}} {
+// AVX2:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6{{(_[0-9]+)?}} {
+// AVX2: iter_args({{[^)]*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
 
 // UNFUSED: linalg.fill
 // UNFUSED: scf.for

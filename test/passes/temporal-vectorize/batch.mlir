@@ -4,8 +4,10 @@
 // the matmul of the batched rows by W is one matmul of 3 rows, the
 // reduction's axis moves by one, and the output y keeps its domain and
 // copies its slice out of y_batched. Results are unchanged, bit for bit.
-// A tensor outside the batch that reads batched points (total, the sum over
-// the batch) keeps the dimension a loop (Inputs/outside-reader.mlir).
+// A tensor outside the batch that reads the batched points (total, the sum
+// over the batch, Inputs/outside-reader.mlir) reads the batched value
+// whole (the group mode, group.mlir): its range is only reduced, so no
+// type after the read changes.
 // RUN: tempo-opt %s "--temporal-vectorize=bounds=B=3" | FileCheck %s
 // RUN: tempo-opt %s "--temporal-vectorize=bounds=B=3" | tempo-run - --bound B=3 --bound T=7 --seed 2 -O0 > %t.vectorized
 // RUN: tempo-run %s --bound B=3 --bound T=7 --seed 2 -O0 > %t.original
@@ -15,7 +17,9 @@
 // RUN: tempo-opt %s "--temporal-vectorize=bounds=B=3" | not tempo-run - --bound B=4 --bound T=7 --seed 2 -O0 2>&1 | FileCheck %s --check-prefix=OTHER
 // RUN: tempo-opt %s "--temporal-vectorize=bounds=B=3" | not tempo-run - --bound B=4 --bound T=7 --seed 2 --interpret 2>&1 | FileCheck %s --check-prefix=OTHER
 // OTHER: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error: at h[t=0]: range dimension 0 of the read holds 4 points, but its type states 3
-// RUN: tempo-opt %S/Inputs/outside-reader.mlir "--temporal-vectorize=bounds=B=3" | FileCheck %s --check-prefix=UNKNOWN
+// RUN: tempo-opt %S/Inputs/outside-reader.mlir "--temporal-vectorize=bounds=B=3" | FileCheck %s --check-prefix=OUTSIDE
+// RUN: tempo-opt %S/Inputs/outside-reader.mlir "--temporal-vectorize=bounds=B=3" | tempo-run - --bound B=3 --bound T=5 --seed 2 -O0 > %t.outside.vectorized
+// RUN: tempo-run %S/Inputs/outside-reader.mlir --bound B=3 --bound T=5 --seed 2 -O0 | diff - %t.outside.vectorized
 // Without a bound value the dimension stays a loop.
 // RUN: tempo-opt %s --temporal-vectorize | FileCheck %s --check-prefix=UNKNOWN
 // An ill-formed program gets the verifier's located diagnostic and a
@@ -35,6 +39,9 @@
 // CHECK: "temporal.reduce_sum"({{.*}}) {axis = 2 : i64} : (tensor<3x1x4xf32>) -> tensor<3x1xf32>
 // CHECK: "temporal.dynamic_slice"
 // UNKNOWN: {domain = ["b", "t"], element = tensor<1x4xf32>, sym_name = "h"}
+// OUTSIDE: {domain = ["t"], element = tensor<3x1x4xf32>, sym_name = "h"}
+// OUTSIDE: {domain = ["t"], element = tensor<1x4xf32>, sym_name = "total"}
+// OUTSIDE: "temporal.reduce_sum"({{.*}}) {axis = 0 : i64} : (tensor<3x1x4xf32>) -> tensor<1x4xf32>
 
 "temporal.dim"() {sym_name = "b", bound = "B"} : () -> ()
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()

@@ -621,6 +621,33 @@ fn generated_programs_exercise_incrementalization() {
     assert!(mapped >= 10, "only {mapped} of 200 generated programs lift a reduction of an expression");
 }
 
+/// The generators make recurrences with time-parallel work (a product of
+/// a step's input, an output layer over every step) in a fair share of
+/// programs, so that `temporal-split-recurrences` and the group mode of
+/// `temporal-vectorize` (on at -O2, left out in turn by the optimization
+/// variants) are compared with the interpreter.
+#[test]
+fn generated_programs_exercise_splitting_and_group_vectorization() {
+    let split_and_batched = |program: &mut tempo_passes::program::Program| {
+        let values = vec![Some(5); program.dims.len()];
+        let split = tempo_passes::temporal_split_recurrences::split_recurrences(program, &values);
+        let before: Vec<usize> = program.tensors.iter().map(|t| t.domain.len()).collect();
+        tempo_passes::temporal_vectorize::vectorize(program, &values);
+        // A dimension batched for some tensors and still a loop for others.
+        let grouped = (0..program.dims.len()).any(|d| {
+            let lost = program.tensors.iter().zip(&before).any(|(t, &n)| t.domain.len() < n && !t.domain.contains(&d));
+            lost && program.tensors.iter().any(|t| !t.is_input && t.domain.contains(&d))
+        });
+        (split, grouped)
+    };
+    let split = count_programs(ModelGenerator::program, |p| split_and_batched(p).0);
+    let grouped = count_programs(ModelGenerator::program, |p| split_and_batched(p).1);
+    let general = count_generated(|p| split_and_batched(p).1);
+    eprintln!("{split} of 200 model programs split, {grouped} vectorize a group ({general} of 200 general programs)");
+    assert!(split >= 20, "only {split} of 200 model programs have time-parallel work in a recurrence");
+    assert!(grouped >= 20, "only {grouped} of 200 model programs vectorize a group");
+}
+
 /// What the values of a branch body are made from: per node, the nodes it
 /// depends on (itself included), through every op of the body.
 fn ancestry(nodes: &[tempo_passes::program::Node]) -> Vec<std::collections::BTreeSet<usize>> {
