@@ -27,9 +27,11 @@
 //! 0` branch computing `act(x[t] Wx + b)`) reads `P` too. A larger split
 //! expression containing a smaller one reads the smaller one's tensor.
 //!
-//! Only tensors over a dimension with a bound value (option `bounds`, as
-//! `temporal-vectorize` takes) are split: elsewhere `P` would stay in the
-//! loop, a store more for nothing.
+//! Only tensors over a dimension that `temporal-vectorize` can batch a
+//! group along are split: one with a bound value (option `bounds`, as the
+//! vectorizer takes) along which the program keeps points anyway (a
+//! training step; see `temporal_vectorize::keeps_points_along`).
+//! Elsewhere `P` would stay in the loop, a store more for nothing.
 //!
 //! Exact: `P`'s point is computed by the same ops on the same values.
 //! Assumes a program accepted by `temporal-verify`.
@@ -82,7 +84,11 @@ pub fn split_recurrences(program: &mut Program, bound_values: &[Option<i64>]) ->
         program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
     let mut changed = false;
     for x in 0..program.tensors.len() {
-        let known = program.tensors[x].domain.iter().any(|&d| bound_values.get(d).copied().flatten().is_some());
+        // Over a dimension `temporal-vectorize` can batch a group along.
+        let known = program.tensors[x].domain.iter().any(|&d| {
+            bound_values.get(d).copied().flatten().is_some()
+                && crate::temporal_vectorize::keeps_points_along(program, d)
+        });
         if program.tensors[x].is_input || !cyclic[x] || !known {
             continue;
         }

@@ -46,6 +46,7 @@ use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 
 mod groups;
+pub(crate) use groups::keeps_points_along;
 
 /// The `temporal-vectorize` pass.
 pub struct TemporalVectorize;

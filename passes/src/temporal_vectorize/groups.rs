@@ -19,10 +19,12 @@
 //!   or another member that does reads it (a cotangent between two
 //!   products); and no product of two varying values (per-point products, as a
 //!   weight gradient's, batch into `D` small ones and a store of them all);
-//! - what it reads of tensors over `d` outside the group is kept whole
-//!   anyway (read back by a backward loop: the forward states of
-//!   back-propagation through time), so that batching adds no store that
-//!   grows with `d` beyond its own;
+//! - the program keeps some computed tensor's points along `d` anyway (a
+//!   training step's activations, read back by the backward loop; keys
+//!   read as prefixes), so that batching (which stores the group's points
+//!   and what they read whole) adds no store growing with `d` where there
+//!   was none: an RNN's inference keeps rings of two points and stays a
+//!   loop ([`keeps_points_along`]);
 //! - every read of it outside the group is a point (any coordinate along
 //!   `d`: the reader takes that row of the batched value) or the whole
 //!   range along `d`.
@@ -196,6 +198,9 @@ fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
 fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
     let count = program.tensors.len();
     let over = |t: usize| program.tensors[t].domain.contains(&d);
+    if !keeps_points_along(program, d) {
+        return vec![false; count];
+    }
     let cycles = cycles(program, d);
     let mut member: Vec<bool> = (0..count)
         .map(|t| {
@@ -222,41 +227,15 @@ fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
             }
         }
     }
-    // A tensor outside the group stored whole anyway: read by a backward
-    // loop other than its own, or as a range by a tensor without `d`.
-    let kept_whole = |y: usize| {
-        readers[y].iter().any(|&(z, b, k)| {
-            let node = &program.tensors[z].branches[b].nodes[k];
-            if over(z) {
-                cycles.cyclic[z]
-                    && cycles.backward[cycles.component[z]]
-                    && cycles.component[z] != cycles.component[y]
-                    && !cycles.backward[cycles.component[y]]
-            } else {
-                matches!(node.kind, NodeKind::ReadRange { .. })
-            }
-        })
-    };
     loop {
         let mut changed = false;
         for p in 0..count {
             if !member[p] {
                 continue;
             }
+            // (What it reads outside the group is then stored whole, as
+            // the program keeps points along `d` anyway.)
             let mut ok = true;
-            // What it reads outside the group along `d`.
-            for branch in &program.tensors[p].branches {
-                for node in &branch.nodes {
-                    if let Some(s) = crate::rewrite::source(&node.kind)
-                        && over(s)
-                        && !member[s]
-                        && !program.tensors[s].is_input
-                        && !kept_whole(s)
-                    {
-                        ok = false;
-                    }
-                }
-            }
             // How it is read outside the group.
             for &(r, b, k) in &readers[p] {
                 if member[r] {
@@ -496,4 +475,35 @@ fn rows_read<'c>(snapshot: &Program<'c>, t: usize, b: usize, d: usize, size: i64
     }
     let result = new[branch.result];
     Branch { when: branch.when.clone(), nodes, result, location: branch.location }
+}
+
+/// Whether the program keeps some computed tensor's points along `d` past
+/// the next step anyway: read back by a loop in the other direction (the
+/// forward states of back-propagation through time), read as a range along
+/// `d` (keys read as prefixes), or read whole after `d`'s loop. Its memory
+/// then grows with `D` already, and batching changes that by a factor;
+/// otherwise (an RNN's inference: rings of two points) batching would add
+/// the first store growing with `D`, and the loops stay.
+pub(crate) fn keeps_points_along(program: &Program, d: usize) -> bool {
+    let over = |t: usize| program.tensors[t].domain.contains(&d);
+    let cycles = cycles(program, d);
+    program.tensors.iter().enumerate().any(|(z, tensor)| {
+        tensor.branches.iter().flat_map(|b| &b.nodes).any(|node| match &node.kind {
+            NodeKind::ReadRange { source, upper, .. } => {
+                let q = program.tensors[*source].domain.iter().position(|&x| x == d);
+                !program.tensors[*source].is_input && q.is_some_and(|q| !upper[q].results.is_empty() || !over(z))
+            }
+            NodeKind::Read { source, .. } => {
+                let y = *source;
+                over(z)
+                    && over(y)
+                    && !program.tensors[y].is_input
+                    && cycles.cyclic[z]
+                    && cycles.backward[cycles.component[z]]
+                    && cycles.component[z] != cycles.component[y]
+                    && !cycles.backward[cycles.component[y]]
+            }
+            _ => false,
+        })
+    })
 }

@@ -22,6 +22,13 @@
 // RUN: tempo-run %s --bound T=6 --seed 2 --disable-pass fusion | diff - %t.interpreted
 // RUN: tempo-run %s --bound T=1 --seed 2 --interpret > %t.one
 // RUN: tempo-run %s --bound T=1 --seed 2 | diff - %t.one
+// The same without the gradient (Inputs/inference.mlir) keeps no point of
+// h past the next step (a ring of two): batching y would store all of h,
+// so t stays a loop for every tensor.
+// RUN: tempo-opt %S/Inputs/inference.mlir "--temporal-split-recurrences=bounds=T=6" "--temporal-vectorize=bounds=T=6" --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=INFERENCE
+// INFERENCE:      for t = 0 up to T-1:
+// INFERENCE-NEXT:   h[t]  store: ring<2>
+// INFERENCE-NEXT:   y[t]  store: output
 // Whole dimensions only (groups=false, the GPU target's setting): t stays a loop.
 // RUN: tempo-opt %s --temporal-autodiff "--temporal-vectorize=bounds=T=6 groups=false" | FileCheck %s --check-prefix=WHOLE
 
