@@ -189,9 +189,13 @@ mod tests {
         // A memory budget tiles at level 2, only over it.
         assert_eq!(
             optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
-            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-vectorize{bounds=T=9}, \
+            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, \
+             temporal-split-recurrences{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
         );
+        // The GPU target keeps recurrences whole.
+        let gpu = optimization_pipeline_for(2, &[], "T=9", None, false).unwrap();
+        assert!(gpu.contains("temporal-vectorize{bounds=T=9 groups=false}") && !gpu.contains("split"));
         assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[], ""));
         assert_eq!(optimization_pipeline_within(1, &[], "", Some(1)), optimization_pipeline(1, &[], ""));
         // Fusion is the lowering's: accepted, not a pass of the pipeline.
