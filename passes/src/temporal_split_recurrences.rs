@@ -42,6 +42,7 @@ use crate::diagnostics::PassResult;
 use crate::pass::{PassOption, PassOptions, TempoPass};
 use crate::print::replace_program;
 use crate::program::{Branch, Node, NodeKind, Program, Tensor};
+use crate::temporal_vectorize::uses_dim;
 use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -178,18 +179,6 @@ fn analyse(
         }
     }
     Analysis { movable, varies, heavy, key }
-}
-
-fn uses_dim(e: &AffineExpr, k: usize) -> bool {
-    match e {
-        AffineExpr::Dim(i) => *i == k,
-        AffineExpr::Symbol(_) | AffineExpr::Constant(_) => false,
-        AffineExpr::Add(a, b)
-        | AffineExpr::Mul(a, b)
-        | AffineExpr::Mod(a, b)
-        | AffineExpr::FloorDiv(a, b)
-        | AffineExpr::CeilDiv(a, b) => uses_dim(a, k) || uses_dim(b, k),
-    }
 }
 
 /// Splits tensor `x`; returns whether it did.

@@ -107,7 +107,8 @@ pub fn vectorize_with(program: &mut Program, bound_values: &[Option<i64>], group
     changed
 }
 
-fn uses_dim(e: &AffineExpr, k: usize) -> bool {
+/// Whether `e` uses dimension `k`.
+pub(crate) fn uses_dim(e: &AffineExpr, k: usize) -> bool {
     match e {
         AffineExpr::Dim(i) => *i == k,
         AffineExpr::Symbol(_) | AffineExpr::Constant(_) => false,
@@ -699,39 +700,9 @@ fn apply(program: &mut Program, d: usize, size: i64) {
     }
     let snapshot = program.clone();
     for t in 0..program.tensors.len() {
-        if !vectorized[t] {
-            continue;
+        if vectorized[t] {
+            batch_tensor(program, &snapshot, t, d, size, &vectorized);
         }
-        let tensor = &snapshot.tensors[t];
-        let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
-        let mut branches = Vec::new();
-        for branch in &tensor.branches {
-            let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size, program: &snapshot };
-            let mut new = Vec::with_capacity(branch.nodes.len());
-            for node in &branch.nodes {
-                let k = batcher.node(node, &new, d, position, &vectorized);
-                new.push(k);
-            }
-            let result = batcher.expanded(new[branch.result], branch.location);
-            let when = IntegerSet {
-                num_dims: branch.when.num_dims - 1,
-                num_symbols: branch.when.num_symbols,
-                constraints: branch
-                    .when
-                    .constraints
-                    .iter()
-                    .map(|c| Constraint { expr: drop_dim(&c.expr, position), is_equality: c.is_equality })
-                    .collect(),
-            };
-            branches.push(Branch { when, nodes: batcher.nodes, result, location: branch.location });
-        }
-        let target = &mut program.tensors[t];
-        target.domain.remove(position);
-        target.point = PointType {
-            shape: std::iter::once(size).chain(tensor.point.shape.iter().copied()).collect(),
-            element: tensor.point.element,
-        };
-        target.branches = branches;
     }
     // Each output over d: its point is its slice of the batched point.
     for &o in &outputs {
@@ -769,4 +740,48 @@ fn apply(program: &mut Program, d: usize, size: i64) {
             location,
         }];
     }
+}
+
+/// Tensor `t` of `snapshot` batched along `d` (bound value `size`) into
+/// `program`: `d` leaves its domain, its point gains a leading dimension of
+/// `size`, each branch is rebuilt by the [`Batcher`] (reads of
+/// `vectorized` tensors read their batched points).
+fn batch_tensor<'c>(
+    program: &mut Program<'c>,
+    snapshot: &Program<'c>,
+    t: usize,
+    d: usize,
+    size: i64,
+    vectorized: &[bool],
+) {
+    let tensor = &snapshot.tensors[t];
+    let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
+    let mut branches = Vec::new();
+    for branch in &tensor.branches {
+        let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size, program: snapshot };
+        let mut new = Vec::with_capacity(branch.nodes.len());
+        for node in &branch.nodes {
+            let k = batcher.node(node, &new, d, position, vectorized);
+            new.push(k);
+        }
+        let result = batcher.expanded(new[branch.result], branch.location);
+        let when = IntegerSet {
+            num_dims: branch.when.num_dims - 1,
+            num_symbols: branch.when.num_symbols,
+            constraints: branch
+                .when
+                .constraints
+                .iter()
+                .map(|c| Constraint { expr: drop_dim(&c.expr, position), is_equality: c.is_equality })
+                .collect(),
+        };
+        branches.push(Branch { when, nodes: batcher.nodes, result, location: branch.location });
+    }
+    let target = &mut program.tensors[t];
+    target.domain.remove(position);
+    target.point = PointType {
+        shape: std::iter::once(size).chain(tensor.point.shape.iter().copied()).collect(),
+        element: tensor.point.element,
+    };
+    target.branches = branches;
 }

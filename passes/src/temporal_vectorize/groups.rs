@@ -31,8 +31,8 @@
 //!
 //! Exact: each element is computed by the same ops in the same order.
 
-use super::{Batcher, MAX_BATCHED_BYTES, drop_dim, is_dim, uses_dim};
-use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
+use super::{MAX_BATCHED_BYTES, batch_tensor, is_dim, uses_dim};
+use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::program::{Branch, Node, NodeKind, PointType, Program};
 use crate::sdg::Sdg;
 use petgraph::graph::DiGraph;
@@ -357,47 +357,6 @@ fn apply_group(program: &mut Program<'_>, d: usize, size: i64, group: &[bool]) {
             }
         }
     }
-}
-
-/// Tensor `t` of `snapshot` batched along `d` into `program`.
-fn batch_tensor<'c>(
-    program: &mut Program<'c>,
-    snapshot: &Program<'c>,
-    t: usize,
-    d: usize,
-    size: i64,
-    vectorized: &[bool],
-) {
-    let tensor = &snapshot.tensors[t];
-    let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
-    let mut branches = Vec::new();
-    for branch in &tensor.branches {
-        let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size, program: snapshot };
-        let mut new = Vec::with_capacity(branch.nodes.len());
-        for node in &branch.nodes {
-            let k = batcher.node(node, &new, d, position, vectorized);
-            new.push(k);
-        }
-        let result = batcher.expanded(new[branch.result], branch.location);
-        let when = IntegerSet {
-            num_dims: branch.when.num_dims - 1,
-            num_symbols: branch.when.num_symbols,
-            constraints: branch
-                .when
-                .constraints
-                .iter()
-                .map(|c| Constraint { expr: drop_dim(&c.expr, position), is_equality: c.is_equality })
-                .collect(),
-        };
-        branches.push(Branch { when, nodes: batcher.nodes, result, location: branch.location });
-    }
-    let target = &mut program.tensors[t];
-    target.domain.remove(position);
-    target.point = PointType {
-        shape: std::iter::once(size).chain(tensor.point.shape.iter().copied()).collect(),
-        element: tensor.point.element,
-    };
-    target.branches = branches;
 }
 
 /// Branch `b` of tensor `t` (outside the group) with its reads of batched
