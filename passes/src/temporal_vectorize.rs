@@ -666,38 +666,10 @@ pub fn batched_branch<'c>(
 
 /// Vectorizes dimension `d` of size `size` (checked by [`vectorizable`]).
 fn apply(program: &mut Program, d: usize, size: i64) {
-    let count = program.tensors.len();
     let over: Vec<bool> = program.tensors.iter().map(|t| t.domain.contains(&d) && !t.is_input).collect();
     // Outputs over d keep their domain: the batched tensor is a new one and
     // the output copies out of it.
-    let mut batched_of: Vec<usize> = (0..count).collect();
-    let outputs: Vec<usize> = program.outputs.iter().copied().filter(|&t| over[t]).collect();
-    for &o in &outputs {
-        let mut copy = program.tensors[o].clone();
-        copy.name = format!("{}_batched", copy.name);
-        while program.tensors.iter().any(|t| t.name == copy.name) {
-            copy.name += "_";
-        }
-        program.tensors.push(copy);
-        batched_of[o] = program.tensors.len() - 1;
-    }
-    let mut vectorized = vec![false; program.tensors.len()];
-    for t in 0..count {
-        if over[t] {
-            vectorized[batched_of[t]] = true;
-        }
-    }
-    // Reads of tensors over d go to their batched versions.
-    for (t, tensor) in program.tensors.iter_mut().enumerate() {
-        if t < count && outputs.contains(&t) {
-            continue;
-        }
-        for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
-            if let Some(source) = crate::rewrite::source_mut(&mut node.kind) {
-                *source = batched_of[*source];
-            }
-        }
-    }
+    let (batched_of, outputs, vectorized) = batched_versions(program, &over);
     let snapshot = program.clone();
     for t in 0..program.tensors.len() {
         if vectorized[t] {
@@ -784,4 +756,43 @@ fn batch_tensor<'c>(
         element: tensor.point.element,
     };
     target.branches = branches;
+}
+
+/// Prepares the batching of the tensors marked in `members` (computed
+/// tensors over the dimension): each output among them gets a copy named
+/// `NAME_batched` that is batched instead (the output keeps its domain and
+/// reads its rows), and every read of a member, but the outputs' own
+/// (their branches are replaced), goes to its batched version. Returns per
+/// tensor its batched version, the outputs among the members, and per
+/// tensor (copies included) whether it is batched.
+fn batched_versions(program: &mut Program, members: &[bool]) -> (Vec<usize>, Vec<usize>, Vec<bool>) {
+    let count = program.tensors.len();
+    let mut batched_of: Vec<usize> = (0..count).collect();
+    let outputs: Vec<usize> = program.outputs.iter().copied().filter(|&t| members[t]).collect();
+    for &o in &outputs {
+        let mut copy = program.tensors[o].clone();
+        copy.name = format!("{}_batched", copy.name);
+        while program.tensors.iter().any(|t| t.name == copy.name) {
+            copy.name += "_";
+        }
+        program.tensors.push(copy);
+        batched_of[o] = program.tensors.len() - 1;
+    }
+    let mut vectorized = vec![false; program.tensors.len()];
+    for t in 0..count {
+        if members[t] {
+            vectorized[batched_of[t]] = true;
+        }
+    }
+    for (t, tensor) in program.tensors.iter_mut().enumerate() {
+        if t < count && outputs.contains(&t) {
+            continue;
+        }
+        for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
+            if let Some(source) = crate::rewrite::source_mut(&mut node.kind) {
+                *source = batched_of[*source];
+            }
+        }
+    }
+    (batched_of, outputs, vectorized)
 }

@@ -31,7 +31,7 @@
 //!
 //! Exact: each element is computed by the same ops in the same order.
 
-use super::{MAX_BATCHED_BYTES, batch_tensor, is_dim, uses_dim};
+use super::{MAX_BATCHED_BYTES, batch_tensor, batched_versions, is_dim, uses_dim};
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::program::{Branch, Node, NodeKind, PointType, Program};
 use crate::sdg::Sdg;
@@ -299,38 +299,11 @@ fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
 
 /// Vectorizes the tensors of `group` along `d`.
 fn apply_group(program: &mut Program<'_>, d: usize, size: i64, group: &[bool]) {
-    let count = program.tensors.len();
     let symbols = program.dims.len();
     // Outputs keep their domain: the batched tensor is a new one, the
     // output reads its rows.
-    let mut batched_of: Vec<usize> = (0..count).collect();
-    let outputs: Vec<usize> = program.outputs.iter().copied().filter(|&t| group[t]).collect();
-    for &o in &outputs {
-        let mut copy = program.tensors[o].clone();
-        copy.name = format!("{}_batched", copy.name);
-        while program.tensors.iter().any(|t| t.name == copy.name) {
-            copy.name += "_";
-        }
-        program.tensors.push(copy);
-        batched_of[o] = program.tensors.len() - 1;
-    }
+    let (batched_of, outputs, vectorized) = batched_versions(program, group);
     let total = program.tensors.len();
-    let mut vectorized = vec![false; total];
-    for t in 0..count {
-        if group[t] {
-            vectorized[batched_of[t]] = true;
-        }
-    }
-    for (t, tensor) in program.tensors.iter_mut().enumerate() {
-        if t < count && outputs.contains(&t) {
-            continue;
-        }
-        for node in tensor.branches.iter_mut().flat_map(|b| &mut b.nodes) {
-            if let Some(source) = crate::rewrite::source_mut(&mut node.kind) {
-                *source = batched_of[*source];
-            }
-        }
-    }
     for &o in &outputs {
         let n = program.tensors[o].domain.len();
         let location = program.tensors[o].location;
