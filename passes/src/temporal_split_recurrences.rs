@@ -83,13 +83,16 @@ pub fn split_recurrences(program: &mut Program, bound_values: &[Option<i64>]) ->
     let (component, cyclic) = components(program);
     let defined_everywhere: Vec<bool> =
         program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
-    let mut changed = false;
-    for x in 0..program.tensors.len() {
-        // Over a dimension `temporal-vectorize` can batch a group along.
-        let known = program.tensors[x].domain.iter().any(|&d| {
+    // The dimensions `temporal-vectorize` can batch a group along.
+    let batchable: Vec<bool> = (0..program.dims.len())
+        .map(|d| {
             bound_values.get(d).copied().flatten().is_some()
                 && crate::temporal_vectorize::keeps_points_along(program, d)
-        });
+        })
+        .collect();
+    let mut changed = false;
+    for x in 0..program.tensors.len() {
+        let known = program.tensors[x].domain.iter().any(|&d| batchable[d]);
         if program.tensors[x].is_input || !cyclic[x] || !known {
             continue;
         }

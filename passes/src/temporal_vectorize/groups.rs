@@ -198,24 +198,25 @@ fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
 fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
     let count = program.tensors.len();
     let over = |t: usize| program.tensors[t].domain.contains(&d);
-    if !keeps_points_along(program, d) {
+    let cycles = cycles(program, d);
+    if !keeps_points(program, d, &cycles) {
         return vec![false; count];
     }
-    let cycles = cycles(program, d);
-    let mut member: Vec<bool> = (0..count)
+    // Per tensor: whether it may join the group, and whether it does work
+    // worth batching.
+    let checked: Vec<(bool, bool)> = (0..count)
         .map(|t| {
             let tensor = &program.tensors[t];
-            if !over(t) || tensor.is_input || cycles.cyclic[t] {
-                return false;
-            }
             let bytes = tensor.point.num_elements() as u64 * tensor.point.element.byte_size() as u64;
-            if bytes.saturating_mul(size as u64) > MAX_BATCHED_BYTES {
-                return false;
+            if !over(t) || tensor.is_input || cycles.cyclic[t] || bytes.saturating_mul(size as u64) > MAX_BATCHED_BYTES
+            {
+                return (false, false);
             }
-            batchable(program, t, d).0
+            batchable(program, t, d)
         })
         .collect();
-    let heavy: Vec<bool> = (0..count).map(|t| member[t] && batchable(program, t, d).1).collect();
+    let mut member: Vec<bool> = checked.iter().map(|c| c.0).collect();
+    let heavy: Vec<bool> = checked.iter().map(|c| c.0 && c.1).collect();
     // Readers of each tensor: (reader, branch, node).
     let mut readers: Vec<Vec<(usize, usize, usize)>> = vec![Vec::new(); count];
     for (r, tensor) in program.tensors.iter().enumerate() {
@@ -417,8 +418,12 @@ fn rows_read<'c>(snapshot: &Program<'c>, t: usize, b: usize, d: usize, size: i64
 /// otherwise (an RNN's inference: rings of two points) batching would add
 /// the first store growing with `D`, and the loops stay.
 pub(crate) fn keeps_points_along(program: &Program, d: usize) -> bool {
+    keeps_points(program, d, &cycles(program, d))
+}
+
+/// [`keeps_points_along`] with the cycles along `d` computed.
+fn keeps_points(program: &Program, d: usize, cycles: &Cycles) -> bool {
     let over = |t: usize| program.tensors[t].domain.contains(&d);
-    let cycles = cycles(program, d);
     program.tensors.iter().enumerate().any(|(z, tensor)| {
         tensor.branches.iter().flat_map(|b| &b.nodes).any(|node| match &node.kind {
             NodeKind::ReadRange { source, upper, .. } => {
