@@ -27,6 +27,10 @@ def load(directory):
     return {n: np.load(os.path.join(directory, n + ".npy")) for n in NAMES}
 
 
+# Peak device memory of the decode (PyTorch's allocator), on a GPU.
+PEAK = {}
+
+
 def run_torch(w, steps, heads, window, threads, float64=False, device="cpu"):
     import torch
 
@@ -75,6 +79,8 @@ def run_torch(w, steps, heads, window, threads, float64=False, device="cpu"):
         if device != "cpu":
             torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
+    if device != "cpu":
+        PEAK["device_bytes"] = torch.cuda.max_memory_allocated()
     return ys.cpu().numpy(), elapsed, 0.0
 
 
@@ -166,7 +172,7 @@ def main():
         ys, elapsed, compile_s = run_jax(w, args.steps, args.heads, args.window, args.threads)
     if args.output:
         np.save(args.output, ys)
-    print(json.dumps({"ms_per_token": elapsed * 1e3 / args.steps, "compile_ms": compile_s * 1e3}))
+    print(json.dumps({"ms_per_token": elapsed * 1e3 / args.steps, "compile_ms": compile_s * 1e3, **PEAK}))
 
 
 if __name__ == "__main__":

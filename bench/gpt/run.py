@@ -91,12 +91,12 @@ def write_program(directory, c):
     return program
 
 
-def run_one(system, program, directory, c, steps, threads, output=None, gpu=False):
+def run_one(system, program, directory, c, steps, threads, output=None, gpu=False, timeout=None):
     load = os.getloadavg()[0]
     if system == "tempo":
         command = [TEMPO_RUN, program, "--bound", f"T={steps}", "--bound", f"L={c['layers']}", "--timings", "--stats"]
         command += ["--threads", str(threads)]
-        command += ["--target", "cuda"] if gpu else []
+        command += ["--target", os.environ.get("TEMPO_GPU_TARGET", "cuda")] if gpu else []
         for name in ["x0", "Wq", "Wk", "Wv", "Wo", "W1", "W2"]:
             command += ["--input", f"{name}={os.path.join(directory, name + '.npy')}"]
         if output:
@@ -107,7 +107,7 @@ def run_one(system, program, directory, c, steps, threads, output=None, gpu=Fals
     else:
         command = [sys.executable, os.path.join(HERE, "baselines.py"), system, directory, "--steps", str(steps)]
         command += ["--heads", str(c["heads"]), "--threads", str(threads)]
-        command += ["--device", "cuda"] if gpu else []
+        command += ["--device", os.environ.get("TEMPO_GPU_TORCH_DEVICE", "cuda")] if gpu else []
         if c["window"]:
             command += ["--window", str(c["window"])]
         if output:
@@ -115,7 +115,12 @@ def run_one(system, program, directory, c, steps, threads, output=None, gpu=Fals
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
-    out, err = process.communicate()
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise RuntimeError(f"{system}: over {timeout:.0f} s")
     wall = time.perf_counter() - start
     if process.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{err[-3000:]}")
@@ -126,6 +131,8 @@ def run_one(system, program, directory, c, steps, threads, output=None, gpu=Fals
         row["ms_per_token"] = float(m.group(2)) / steps
         m = re.search(r"peak bytes of live stores: (\d+)", err)
         row["peak_store_bytes"] = int(m.group(1)) if m else None
+        m = re.search(r"peak device memory of buffers and blocks: (\d+)", err)
+        row["peak_device_bytes"] = int(m.group(1)) if m else None
         row["stores"] = {
             k: v for k, v in re.findall(r"^  ([kv]): (\S+)", err, re.M)
         }
@@ -171,56 +178,114 @@ def copy_bandwidth(threads):
     return 2 * a.numel() * 4 / best
 
 
+def gpu_configs(quick):
+    """GPT-2 small decodes on the GPU, most telling first (a run with a
+    deadline measures a prefix of the list): the issue's target shape (batch
+    64, T = 4096, causal and window 512), then batches 1 and 8 and longer
+    sequences."""
+    small = dict(layers=12, heads=12, width=768)
+    if quick:
+        return [("gpt2-small, batch 1, causal", dict(small, batch=1, window=None), 64)]
+    out = []
+    for batch, steps in [(64, 4096), (1, 512), (8, 512), (64, 512), (1, 4096), (8, 4096), (1, 16384), (8, 16384),
+                         (64, 16384)]:
+        out.append((f"gpt2-small, batch {batch}, causal", dict(small, batch=batch, window=None), steps))
+        if steps >= 4096:
+            out.append((f"gpt2-small, batch {batch}, window 512", dict(small, batch=batch, window=512), steps))
+    return out
+
+
 def gpu_main(args):
     """The decodes on the GPU: ours (`--target cuda`) and PyTorch eager on
-    the same device, interleaved; medians; the device named."""
+    the same device, interleaved; medians; the device named. Each row is
+    written as soon as it is measured; no configuration starts past
+    `--deadline` seconds."""
+    deadline = time.time() + args.deadline
     try:
         probe = subprocess.run(
             ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True
         )
     except OSError:
         probe = None
-    if probe is None or probe.returncode != 0 or not probe.stdout.strip():
+    if not args.gpu_device and (probe is None or probe.returncode != 0 or not probe.stdout.strip()):
         sys.exit("bench/gpt/run.py --gpu: no CUDA device on this machine (nvidia-smi finds none)")
-    device = probe.stdout.strip().splitlines()[0]
-    subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
+    device = args.gpu_device or probe.stdout.strip().splitlines()[0]
+    if not args.bin_dir:
+        subprocess.run(["cargo", "build", "--release", "--bins", "--examples", "-q"], cwd=ROOT, check=True)
+    results = args.results or HERE
+    os.makedirs(results, exist_ok=True)
     rows = []
-    for name, c, seqs in configs(args.quick):
+
+    def publish():
+        with open(os.path.join(results, "gpu_results.json"), "w") as f:
+            json.dump(dict(device=device, repeat=args.repeat, rows=rows), f, indent=1)
+        lines = [
+            f"GPT-2 small decode on {device}: median ms/token over {args.repeat} interleaved run(s), PyTorch eager "
+            "with a KV cache on the same device; the ratio is PyTorch's time over ours (above 1: we are faster); "
+            "peak device memory: ours from `tempo-run --stats` (buffers and mapped block-store memory), PyTorch's "
+            "`torch.cuda.max_memory_allocated`.",
+            "",
+            "| model | T | tempo ms/token | PyTorch ms/token | speed-up | tempo peak MiB | PyTorch peak MiB | "
+            "tempo compile s | max abs difference |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+
+        def cell(v, f):
+            return f.format(v) if v is not None else "n/a"
+
+        for r in rows:
+            t, p = r.get("tempo_ms_per_token"), r.get("torch_ms_per_token")
+            ratio = p / t if t and p else None
+            mib = lambda b: b / 2**20 if b else None  # noqa: E731
+            lines.append(
+                f"| {r['config']} | {r['T']} | {cell(t, '{:.3f}')} | {cell(p, '{:.3f}')} | {cell(ratio, '{:.2f}x')} | "
+                f"{cell(mib(r.get('tempo_peak_bytes')), '{:.0f}')} | {cell(mib(r.get('torch_peak_bytes')), '{:.0f}')} | "
+                f"{cell(r.get('tempo_compile_s'), '{:.1f}')} | {cell(r.get('difference'), '{:.1e}')} |"
+                + (f" {r['note']}" if r.get("note") else "")
+            )
+        with open(os.path.join(results, "gpu_results.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    for name, c, steps in gpu_configs(args.quick):
+        if time.time() > deadline:
+            print(f"{name} T={steps}: not run (past the deadline)", flush=True)
+            continue
+        row = dict(config=name, T=steps, device=device)
         with tempfile.TemporaryDirectory() as directory:
             weights(directory, c)
             program = write_program(directory, c)
-            for steps in seqs:
-                check = os.path.join(directory, "check")
-                os.makedirs(check, exist_ok=True)
-                run_one("tempo", program, directory, c, steps, 1, output=check, gpu=True)
-                ours = np.load(os.path.join(check, "y.npy")).astype(np.float64)
-                run_one("torch", program, directory, c, steps, 1, output=check, gpu=True)
-                theirs = np.load(os.path.join(check, "y.npy")).astype(np.float64)
-                difference = float(np.max(np.abs(ours - theirs)))
-                samples = {"tempo": [], "torch": []}
-                for r in range(args.repeat):
-                    for system in (["tempo", "torch"] if r % 2 == 0 else ["torch", "tempo"]):
-                        samples[system].append(run_one(system, program, directory, c, steps, 1, gpu=True)["ms_per_token"])
-                row = dict(config=name, T=steps, device=device, difference=difference)
-                row.update({f"{s}_ms_per_token": statistics.median(v) for s, v in samples.items()})
-                rows.append(row)
-                print(f"{name:42} T={steps:5} tempo {row['tempo_ms_per_token']:8.3f}  torch "
-                      f"{row['torch_ms_per_token']:8.3f} ms/token  max |diff| {difference:.2e}", flush=True)
-    with open(os.path.join(HERE, "gpu_results.json"), "w") as f:
-        json.dump(dict(device=device, repeat=args.repeat, rows=rows), f, indent=1)
-    lines = [
-        f"GPT decode on {device}: median ms/token over {args.repeat} interleaved rounds; PyTorch eager on the same "
-        "device; the ratio is ours over PyTorch's.",
-        "",
-        "| model | T | tempo | PyTorch | tempo / PyTorch | max abs difference |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in rows:
-        ratio = r["tempo_ms_per_token"] / r["torch_ms_per_token"]
-        lines.append(f"| {r['config']} | {r['T']} | {r['tempo_ms_per_token']:.3f} | {r['torch_ms_per_token']:.3f} | "
-                     f"{ratio:.2f}x | {r['difference']:.1e} |")
-    with open(os.path.join(HERE, "gpu_results.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+            samples = {"tempo": [], "torch": []}
+            outputs = {}
+            notes = []
+            for r in range(args.repeat):
+                for system in (["tempo", "torch"] if r % 2 == 0 else ["torch", "tempo"]):
+                    check = os.path.join(directory, f"check_{system}")
+                    os.makedirs(check, exist_ok=True)
+                    try:
+                        result = run_one(system, program, directory, c, steps, 1, output=check if r == 0 else None,
+                                         gpu=True, timeout=args.run_timeout)
+                    except RuntimeError as e:
+                        notes.append(str(e).strip().splitlines()[-1][:300])
+                        continue
+                    samples[system].append(result["ms_per_token"])
+                    if system == "tempo":
+                        row["tempo_compile_s"] = result["compile_ms"] / 1e3
+                        row["tempo_peak_bytes"] = result.get("peak_device_bytes")
+                    else:
+                        row["torch_peak_bytes"] = result.get("device_bytes")
+                    if r == 0:
+                        outputs[system] = np.load(os.path.join(check, "y.npy")).astype(np.float64)
+            if notes:
+                row["note"] = "; ".join(notes)
+            if len(outputs) == 2:
+                row["difference"] = float(np.max(np.abs(outputs["tempo"] - outputs["torch"])))
+            row.update({f"{s}_ms_per_token": statistics.median(v) for s, v in samples.items() if v})
+        rows.append(row)
+        publish()
+        t, p = row.get("tempo_ms_per_token"), row.get("torch_ms_per_token")
+        print(f"{name:36} T={steps:5} tempo {t if t else float('nan'):8.3f}  torch {p if p else float('nan'):8.3f} "
+              f"ms/token  max |diff| {row.get('difference', float('nan')):.2e} {row.get('note', '')}", flush=True)
+    publish()
 
 
 def main():
@@ -230,7 +295,15 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--bin-dir", help="a directory holding tempo-run and the gpt example (no cargo build)")
+    parser.add_argument("--results", help="where --gpu writes gpu_results.json/.md (default: bench/gpt)")
+    parser.add_argument("--deadline", type=float, default=1e9, help="--gpu: seconds after which no row starts")
+    parser.add_argument("--run-timeout", type=float, default=None, help="--gpu: seconds one run may take")
+    parser.add_argument("--gpu-device", help=argparse.SUPPRESS)  # the script's own test without a GPU
     args = parser.parse_args()
+    if args.bin_dir:
+        global TEMPO_RUN, GPT
+        TEMPO_RUN, GPT = os.path.join(args.bin_dir, "tempo-run"), os.path.join(args.bin_dir, "gpt")
     if args.gpu:
         return gpu_main(args)
     systems = args.systems.split(",")

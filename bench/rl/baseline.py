@@ -21,7 +21,7 @@ Prints one JSON object: seconds per iteration (each iteration timed), the
 mean returns, peak RSS (MiB) and the PyTorch version.
 
     python baseline.py --envs 512 --steps 250 --layers 2 --width 64 \
-        --obs 3,4,4 --iterations 6 [--threads 2] [--dtype float32]
+        --obs 3,4,4 --iterations 6 [--threads 2] [--dtype float32] [--device cuda]
 
 With `--env cartpole`: examples/ppo.rs's CartPole, as tensor ops over the
 batch of environments (Gym's CartPoleEnv.step: Euler steps of 0.02 s, force
@@ -194,8 +194,11 @@ def main():
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--env", choices=["trivial", "cartpole"], default="trivial")
+    ap.add_argument("--device", default="cpu", help="PyTorch's device (cpu or cuda): every tensor made there")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    if a.device != "cpu":
+        torch.set_default_device(a.device)
     torch.manual_seed(a.seed)
     dtype = getattr(torch, a.dtype)
     if a.env == "cartpole":
@@ -243,11 +246,14 @@ def main():
         entropy = dist.entropy().expand(T * n).reshape(T, n)
         value = agent.value(flat).reshape(T, n)
         update(optimizer, log_prob, entropy, value, normalized, target)
+        if a.device != "cpu":
+            torch.cuda.synchronize()
         seconds.append(time.perf_counter() - start)
         returns.append(float(rewards.sum(0).mean()))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": seconds, "returns": returns, "rss_mib": rss, "torch": torch.__version__,
-                      "dtype": a.dtype, "threads": a.threads}))
+                      "dtype": a.dtype, "threads": a.threads, "device": a.device,
+                      **({"device_bytes": torch.cuda.max_memory_allocated()} if a.device != "cpu" else {})}))
 
 
 if __name__ == "__main__":

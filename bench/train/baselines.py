@@ -159,15 +159,18 @@ def main():
     parser.add_argument("--check")
     parser.add_argument("--adam-step", type=int, default=1)
     parser.add_argument("--float64", action="store_true")
+    parser.add_argument("--device", default="cpu", help="PyTorch's device (cpu or cuda; not with --check)")
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(args.threads)
+    if args.device != "cpu":
+        torch.set_default_device(args.device)
     names, arrays, tokens_np, targets_np = load(args.directory, args.model, args.float64)
-    P = {n: torch.from_numpy(a).requires_grad_(True) for n, a in arrays.items()}
-    tokens = torch.from_numpy(tokens_np)
-    targets = torch.from_numpy(targets_np)
+    P = {n: torch.from_numpy(a).to(args.device).requires_grad_(True) for n, a in arrays.items()}
+    tokens = torch.from_numpy(tokens_np).to(args.device)
+    targets = torch.from_numpy(targets_np).to(args.device)
     loss_fn, params = build(torch, args.model, P, tokens, targets, args.heads)
     optimizer = torch.optim.Adam(params, lr=args.lr)
 
@@ -214,6 +217,8 @@ def main():
                 last_loss=losses[-1],
                 threads=torch.get_num_threads(),
                 torch=torch.__version__,
+                device=args.device,
+                **({"device_bytes": torch.cuda.max_memory_allocated()} if args.device != "cpu" else {}),
             )
         )
     )

@@ -101,6 +101,11 @@ pub struct DeviceMemory {
     /// Bytes of device memory mapped under block stores: now, and at most.
     pub mapped_bytes: u64,
     pub peak_mapped_bytes: u64,
+    /// Bytes of buffers allocated in device or managed memory now, and the
+    /// most that buffers and mapped block-store memory held together (the
+    /// run's peak device memory, the CUDA context aside).
+    pub buffer_bytes: u64,
+    pub peak_bytes: u64,
     /// Chunks mapped and unmapped over the run.
     pub maps: usize,
     pub unmaps: usize,
@@ -113,6 +118,8 @@ static STATS: Mutex<DeviceMemory> = Mutex::new(DeviceMemory {
     reserved_bytes: 0,
     mapped_bytes: 0,
     peak_mapped_bytes: 0,
+    buffer_bytes: 0,
+    peak_bytes: 0,
     maps: 0,
     unmaps: 0,
 });
@@ -168,7 +175,15 @@ pub(crate) fn allocate(bytes: u64, managed: bool) -> *mut c_void {
     };
     if pointer != 0 {
         ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).push((pointer, bytes));
-        stats(|s| if managed { s.managed_buffers += 1 } else { s.device_buffers += 1 });
+        stats(|s| {
+            if managed {
+                s.managed_buffers += 1
+            } else {
+                s.device_buffers += 1
+            }
+            s.buffer_bytes += bytes;
+            s.peak_bytes = s.peak_bytes.max(s.buffer_bytes + s.mapped_bytes);
+        });
     }
     pointer as *mut c_void
 }
@@ -190,8 +205,9 @@ pub(crate) fn release(pointer: u64) {
     }
     let mut allocations = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(k) = allocations.iter().position(|&(p, _)| p == pointer) {
-        allocations.swap_remove(k);
+        let (_, bytes) = allocations.swap_remove(k);
         drop(allocations);
+        stats(|s| s.buffer_bytes = s.buffer_bytes.saturating_sub(bytes));
         // (Kernels still queued may use it.)
         crate::cuda::wait();
         free_one(pointer);
@@ -306,6 +322,7 @@ fn map_chunk(base: u64, chunk: u64, k: usize) -> Option<sys::CUmemGenericAllocat
         s.maps += 1;
         s.mapped_bytes += chunk;
         s.peak_mapped_bytes = s.peak_mapped_bytes.max(s.mapped_bytes);
+        s.peak_bytes = s.peak_bytes.max(s.buffer_bytes + s.mapped_bytes);
     });
     if in_dry_run() {
         return Some(0);
@@ -421,8 +438,9 @@ pub(crate) fn free_run_memory() {
         free_reservation(r);
     }
     let allocations: Vec<(u64, u64)> = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner()).drain(..).collect();
-    for (pointer, _) in allocations {
+    for (pointer, bytes) in allocations {
         free_one(pointer);
+        stats(|s| s.buffer_bytes = s.buffer_bytes.saturating_sub(bytes));
     }
 }
 
@@ -491,6 +509,11 @@ mod tests {
         assert_eq!(protect(base, 8 * block, 3), 0);
         assert_eq!(device_memory().mapped_bytes, 6 * MIB);
         assert_eq!(device_memory().peak_mapped_bytes, 6 * MIB);
+        // Buffers count towards the peak with the mapped blocks.
+        let buffer = allocate(3 * MIB, false) as u64;
+        assert_eq!(device_memory().buffer_bytes, 3 * MIB);
+        release(buffer);
+        assert_eq!((device_memory().buffer_bytes, device_memory().peak_bytes), (0, 9 * MIB));
         // An address outside every reservation is an error, as for mprotect.
         assert_eq!(protect(8, 8, 3), -1);
         assert_eq!(unreserve(base), 0);

@@ -256,14 +256,16 @@ fn run() -> ExitCode {
                         if let Some(device) = &timings.device_memory {
                             eprintln!(
                                 "tempo-run: GPU buffers: {} in device memory, {} managed, {} on the host; \
-                                 block stores: {} bytes of address space reserved, at most {} bytes of device memory mapped ({} chunks mapped, {} unmapped)",
+                                 block stores: {} bytes of address space reserved, at most {} bytes of device memory mapped ({} chunks mapped, {} unmapped); \
+                                 peak device memory of buffers and blocks: {} bytes",
                                 device.device_buffers,
                                 device.managed_buffers,
                                 device.host_buffers,
                                 device.reserved_bytes,
                                 device.peak_mapped_bytes,
                                 device.maps,
-                                device.unmaps
+                                device.unmaps,
+                                device.peak_bytes
                             );
                         }
                     }

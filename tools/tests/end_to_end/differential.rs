@@ -1114,3 +1114,25 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
     );
     assert!(agreed * 10 >= outcomes.len() * 6, "only {agreed} of {} programs ran", outcomes.len());
 }
+
+/// Writes generated programs as files, each with its `// bounds:` header,
+/// for runs outside this harness (the GPU stage, `tools/gpu/run.sh`, runs
+/// them for `--target cuda` on a machine with no compiler):
+/// `TEMPO_WRITE_PROGRAMS=DIR TEMPO_WRITE_COUNT=N cargo test --release
+/// --test end_to_end write_generated_programs -- --ignored` writes N general
+/// programs (`general_SEED.mlir`) and N model programs (`model_SEED.mlir`).
+#[test]
+#[ignore]
+fn write_generated_programs() {
+    let Ok(dir) = std::env::var("TEMPO_WRITE_PROGRAMS") else { return };
+    let count: u64 = std::env::var("TEMPO_WRITE_COUNT").ok().and_then(|v| v.parse().ok()).unwrap_or(40);
+    std::fs::create_dir_all(&dir).expect("the directory");
+    for seed in 0..count {
+        let bound = ChaCha8Rng::seed_from_u64(seed ^ 0xabcdef).random_range(0..12);
+        let general = format!("// bounds: T={bound}\n{}", Generator::program(seed));
+        std::fs::write(format!("{dir}/general_{seed}.mlir"), general).expect("written");
+        let bounds: Vec<String> = model_bounds(seed).iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let model = format!("// bounds: {}\n{}", bounds.join(" "), ModelGenerator::program(seed));
+        std::fs::write(format!("{dir}/model_{seed}.mlir"), model).expect("written");
+    }
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The GPU stage: everything the CUDA target is checked and measured with on a
+# machine with an NVIDIA GPU, in one run that builds nothing (the machine may
+# have no compiler and no network), writing logs and JSON results to OUT.
+#
+#   tools/gpu/run.sh OUT [BUDGET_SECONDS]     (default budget 420 s)
+#
+# Binaries and libraries come from .gpu/ (tools/gpu/pack.sh, for a machine
+# without MLIR) when it is there, else from target/release (a GPU machine
+# that builds the project: tools/test.sh runs the program checks this way).
+# Stages, each with a share of the budget and skipped past it:
+#   1. the machine: nvidia-smi, the libraries the binaries lack (ldd), PyTorch
+#   2. every example and corpus program, the Rust examples' programs (training
+#      steps and PPO included) and generated random programs, compiled for
+#      --target cuda and run, against the interpreter (check_programs.py)
+#   3. GPT-2 small decode against PyTorch eager (bench/gpt/run.py --gpu)
+#   4. the training step and PPO against PyTorch (train_rl.py)
+# TEMPO_GPU_TARGET=cpu TEMPO_GPU_TORCH_DEVICE=cpu runs the same stages on the
+# CPU, to test this script on a machine without a GPU.
+set -u
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+out="${1:?usage: tools/gpu/run.sh OUT [BUDGET_SECONDS]}"
+budget="${2:-420}"
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+start=$(date +%s)
+left() { echo $((budget - ($(date +%s) - start))); }
+log="$out/log.txt"
+say() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$log"; }
+python="${PYTHON:-python3}"
+target="${TEMPO_GPU_TARGET:-cuda}"
+
+# Binaries: wrappers that give only our processes the carried libraries
+# (PyTorch's process keeps the machine's own).
+work="${TMPDIR:-/tmp}/tempo-gpu"
+rm -rf "$work"
+mkdir -p "$work/bin"
+if [ -f .gpu/bundle.tar.xz ]; then
+  say "unpacking .gpu/ (libraries and binaries)"
+  tar xJf .gpu/libs.tar.xz -C "$work" && tar xJf .gpu/bundle.tar.xz -C "$work" || { say "unpacking failed"; exit 1; }
+  real="$work/bundle/bin"
+  libs="$work/lib"
+  export TEMPO_LIBDEVICE="$work/bundle/libdevice.10.bc"
+  programs="$work/bundle/programs"
+else
+  real="$work/real"
+  mkdir -p "$real"
+  ln -s "$root/target/release/tempo-run" "$real/tempo-run"
+  for e in gpt bench_train ppo; do ln -s "$root/target/release/examples/$e" "$real/$e"; done
+  libs=""
+  programs=""
+fi
+for b in tempo-run gpt bench_train ppo; do
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' "$libs" "$real/$b" >"$work/bin/$b"
+  chmod +x "$work/bin/$b"
+done
+bin="$work/bin"
+
+say "stage 1: the machine"
+{
+  nvidia-smi 2>&1 | head -20
+  echo "--- ldd tempo-run (with the carried libraries)"
+  LD_LIBRARY_PATH="$libs" ldd "$real/tempo-run" 2>&1 | grep -E "not found|LLVM|MLIR|z3|xml" || true
+  echo "--- python"
+  "$python" -c "import sys, numpy, torch; print(sys.version.split()[0], 'numpy', numpy.__version__, 'torch', torch.__version__, 'cuda', torch.cuda.is_available())" 2>&1
+} >"$out/machine.txt" 2>&1
+cat "$out/machine.txt" | tee -a "$log" | head -40
+device="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+device="${device:-no GPU ($target target)}"
+
+say "stage 2: programs for --target $target against the interpreter"
+paths=(examples examples/corpus)
+[ -n "$programs" ] && paths+=("$programs/rust" "$programs/generated")
+timeout $(( $(left) > 60 ? $(left) : 60 )) "$python" tools/gpu/check_programs.py "$out/programs" "${paths[@]}" \
+  --tempo-run "$bin/tempo-run" --target-flags "--target $target" --jobs 8 --timeout 90 \
+  --deadline $(( budget * 35 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log" | grep -v "^agree" || true
+
+if [ "$(left)" -gt 60 ]; then
+  say "stage 3: GPT-2 small decode against PyTorch eager"
+  TEMPO_GPU_TARGET="$target" timeout $(( $(left) - 30 )) "$python" bench/gpt/run.py --gpu --bin-dir "$bin" \
+    --results "$out/gpt" --repeat 1 --run-timeout 75 --gpu-device "$device" \
+    --deadline $(( budget * 70 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log"
+fi
+
+if [ "$(left)" -gt 40 ]; then
+  say "stage 4: training step and PPO against PyTorch"
+  TEMPO_GPU_TARGET="$target" timeout $(( $(left) - 10 )) "$python" tools/gpu/train_rl.py "$out/train_rl" \
+    --bin-dir "$bin" --device-name "$device" --timeout 100 --deadline $(( $(left) - 60 )) 2>&1 | tee -a "$log"
+fi
+say "done ($(left) s of the budget left)"
