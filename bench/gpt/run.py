@@ -189,9 +189,9 @@ def gpu_configs(quick):
     out = []
     for batch, steps in [(64, 4096), (1, 512), (8, 512), (64, 512), (1, 4096), (8, 4096), (1, 16384), (8, 16384),
                          (64, 16384)]:
-        out.append((f"gpt2-small, batch {batch}, causal", dict(small, batch=batch, window=None), steps))
         if steps >= 4096:
             out.append((f"gpt2-small, batch {batch}, window 512", dict(small, batch=batch, window=512), steps))
+        out.append((f"gpt2-small, batch {batch}, causal", dict(small, batch=batch, window=None), steps))
     return out
 
 

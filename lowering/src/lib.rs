@@ -7,6 +7,7 @@
 pub mod check_points_pass;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
+pub mod gpu_scope_launch_arguments;
 pub mod ir_builder;
 pub use temporal_to_loops::library_gemm;
 pub mod point_checks;
@@ -113,9 +114,12 @@ pub fn gpu_to_ptx(chip: &str, libdevice: Option<&str>) -> String {
 }
 
 /// Host code (loops, managed allocations, kernel launches) to the LLVM
-/// dialect; launches call the `mgpu*` functions of the runtime.
+/// dialect; launches call the `mgpu*` functions of the runtime, each with
+/// the stack memory of its arguments given back after it
+/// (`gpu-scope-launch-arguments`).
 pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
-     expand-strided-metadata, lower-affine, convert-math-to-libm, gpu-to-llvm, convert-to-llvm, reconcile-unrealized-casts";
+     expand-strided-metadata, lower-affine, convert-math-to-libm, gpu-to-llvm, convert-to-llvm, reconcile-unrealized-casts, \
+     gpu-scope-launch-arguments";
 
 /// The whole CUDA pipeline: the temporal program to host code in the LLVM
 /// dialect with its kernels as PTX for `chip`, the mapped loops' kernels
@@ -175,6 +179,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(temporal_to_loops::LowerTemporalToLoops);
     registry.add_pass(gpu_place_memory::GpuPlaceMemory);
     registry.add_pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops);
+    registry.add_pass(gpu_scope_launch_arguments::GpuScopeLaunchArguments);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",

@@ -170,7 +170,11 @@ impl Managed {
         if in_dry_run() {
             // SAFETY: plain allocation, freed in `drop`.
             let pointer = unsafe { libc::calloc(bytes.max(1), 1) } as u64;
-            return if pointer == 0 { Err("cannot allocate".into()) } else { Ok(Managed { pointer, bytes }) };
+            if pointer == 0 {
+                return Err("cannot allocate".into());
+            }
+            crate::cuda_memory::count_run_buffer(bytes as u64, true);
+            return Ok(Managed { pointer, bytes });
         }
         let mut pointer = 0;
         // SAFETY: a valid out-pointer; the context is current after `open`.
@@ -178,7 +182,21 @@ impl Managed {
         if result != sys::CUresult::CUDA_SUCCESS {
             return Err(format!("CUDA: cannot allocate {bytes} bytes of managed memory ({result:?})"));
         }
+        crate::cuda_memory::count_run_buffer(bytes as u64, true);
         Ok(Managed { pointer, bytes })
+    }
+
+    /// Moves the buffer's pages to the device ahead of the kernels that use
+    /// them (what the host wrote is then read at the device's speed from the
+    /// first kernel on, instead of migrating page by page on faults). A
+    /// hint: where the driver refuses it, pages move on demand as before.
+    pub fn prefetch_to_device(&self) {
+        if in_dry_run() || self.bytes == 0 {
+            return;
+        }
+        let location = sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: 0 };
+        // SAFETY: managed memory of `new`, `bytes` long; the null stream.
+        let _ = unsafe { sys::cuMemPrefetchAsync_v2(self.pointer, self.bytes, location, 0, std::ptr::null_mut()) };
     }
 
     pub fn as_mut_ptr(&self) -> *mut u8 {
@@ -188,6 +206,7 @@ impl Managed {
 
 impl Drop for Managed {
     fn drop(&mut self) {
+        crate::cuda_memory::count_run_buffer(self.bytes as u64, false);
         if in_dry_run() {
             // SAFETY: `calloc`ed in `new`.
             unsafe { libc::free(self.pointer as *mut c_void) };

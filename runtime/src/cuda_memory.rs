@@ -133,6 +133,19 @@ pub fn device_memory() -> DeviceMemory {
     stats(|s| s.clone())
 }
 
+/// Counts `bytes` of a run's inputs or outputs in managed memory as taken
+/// (`taken`) or given back.
+pub(crate) fn count_run_buffer(bytes: u64, taken: bool) {
+    stats(|s| {
+        if taken {
+            s.buffer_bytes += bytes;
+            s.peak_bytes = s.peak_bytes.max(s.buffer_bytes + s.mapped_bytes);
+        } else {
+            s.buffer_bytes = s.buffer_bytes.saturating_sub(bytes);
+        }
+    });
+}
+
 /// Clears the counts (at the start of a run).
 pub fn reset_device_memory() {
     stats(|s| *s = DeviceMemory::default());

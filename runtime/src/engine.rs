@@ -985,6 +985,7 @@ impl Arguments {
                 let buffer = crate::cuda::Managed::new(bytes).map_err(|e| vec![format!("error: {e}")])?;
                 // SAFETY: both hold `bytes` bytes.
                 unsafe { std::ptr::copy_nonoverlapping(data, buffer.as_mut_ptr(), bytes) };
+                buffer.prefetch_to_device();
                 buffers.push(buffer);
             }
             buffers

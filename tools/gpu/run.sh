@@ -73,14 +73,14 @@ say "stage 2: programs for --target $target against the interpreter"
 paths=(examples examples/corpus)
 [ -n "$programs" ] && paths+=("$programs/rust" "$programs/generated")
 timeout $(( $(left) > 60 ? $(left) : 60 )) "$python" tools/gpu/check_programs.py "$out/programs" "${paths[@]}" \
-  --tempo-run "$bin/tempo-run" --target-flags "--target $target" --jobs 8 --timeout 90 \
-  --deadline $(( budget * 35 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log" | grep -v "^agree" || true
+  --tempo-run "$bin/tempo-run" --target-flags "--target $target" --jobs 16 --timeout 90 \
+  --deadline $(( budget * 30 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log" | grep -v "^agree" || true
 
 if [ "$(left)" -gt 60 ]; then
   say "stage 3: GPT-2 small decode against PyTorch eager"
   TEMPO_GPU_TARGET="$target" timeout $(( $(left) - 30 )) "$python" bench/gpt/run.py --gpu --bin-dir "$bin" \
-    --results "$out/gpt" --repeat 1 --run-timeout 75 --gpu-device "$device" \
-    --deadline $(( budget * 70 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log"
+    --results "$out/gpt" --repeat 1 --run-timeout 90 --gpu-device "$device" \
+    --deadline $(( budget * 72 / 100 - ($(date +%s) - start) )) 2>&1 | tee -a "$log"
 fi
 
 if [ "$(left)" -gt 40 ]; then

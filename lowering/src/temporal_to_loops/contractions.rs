@@ -139,6 +139,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         // Not applied: the caller computes it after the product.
         self.epilogue = epilogue;
+        if self.gpu_split_k(a, b, target, element, at)? {
+            return Ok(());
+        }
         match self.uses_gpu_matmul(a, b, element) {
             true => super::gpu_matmul::build_gpu_matmul(at, a, b, target, element),
             false => build_named_matmul(at, a, b, target, element),

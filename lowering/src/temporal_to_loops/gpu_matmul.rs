@@ -19,8 +19,9 @@
 //! the padding of the last tile is never added (its loop stops at `K`).
 //!
 //! Used for matrices of two dimensions with `M` not statically below
-//! `TILE` (one-row products, a decode step's, are better served by the
-//! flattened mapping of `linalg.matmul`, a thread per column).
+//! `TILE`; products of fewer rows (a decode step's) split `K` in slices
+//! summed in two stages (`gpu_split_k`), or, with a short `K`, take the
+//! flattened mapping of `linalg.matmul` (a thread per element).
 //! `gpu-kernel-outlining` outlines the launch like the mapped loops.
 
 use super::Emitter;
@@ -132,4 +133,87 @@ pub(super) fn build_gpu_matmul<'c, 'a>(
     then.store(acc[0], target.value, &[row, col])?;
     then.yield_values("scf.yield", &[])?;
     otherwise.yield_values("scf.yield", &[])
+}
+
+/// Elements of `K` one thread of a split product sums (see
+/// [`Emitter::gpu_split_k`]).
+pub(super) const K_SLICE: i64 = 32;
+
+impl<'c, 'a> Emitter<'_, 'c, 'a> {
+    /// `target = a @ b` for the GPU where `a` has few rows (a decode
+    /// step's `1 x K` or `batch x K` activations times a `K x N` weight):
+    /// a thread per output element would leave the GPU idle and run a
+    /// chain of `K` dependent loads, so `K` is split in slices of
+    /// [`K_SLICE`], in two stages of parallel loops (kernels once mapped):
+    ///
+    /// ```text
+    /// partial[s, m, n] = sum(a[m, k] * b[k, n] for k in slice s)   a thread per slice and element
+    /// target[m, n]     = sum(partial[s, m, n] for s in order)       a thread per element
+    /// ```
+    ///
+    /// Consecutive threads of stage 1 read consecutive columns of `b`
+    /// (the loop is flattened with `n` innermost). The sums are associated
+    /// by slices (compared with the interpreter within a tolerance, as the
+    /// two-stage reductions are). Applies to 2-D times 2-D products with a
+    /// static number of rows below [`TILE`] and vector-matrix products, of
+    /// floats, with static `K` (at least two slices) and `N`; whether it
+    /// did.
+    pub(super) fn gpu_split_k(
+        &mut self,
+        a: &View<'c, 'a>,
+        bm: &View<'c, 'a>,
+        target: &View<'c, 'a>,
+        element: ElementType,
+        b: &Builder<'c, 'a>,
+    ) -> Built<bool> {
+        if !self.gpu || !element.is_float() || bm.sizes.len() != 2 {
+            return Ok(false);
+        }
+        let rows = match a.sizes.len() {
+            1 => None,
+            2 => match static_size(&a.sizes[0]) {
+                Some(m) if m < TILE => Some(m),
+                _ => return Ok(false),
+            },
+            _ => return Ok(false),
+        };
+        let (Some(k), Some(n)) = (static_size(&bm.sizes[0]), static_size(&bm.sizes[1])) else { return Ok(false) };
+        if k < 2 * K_SLICE {
+            return Ok(false);
+        }
+        let slices = (k + K_SLICE - 1) / K_SLICE;
+        let m = rows.unwrap_or(1);
+        let e = element_type(b, element);
+        // The partial sums, allocated once at entry.
+        let entry = self.entry.at(b.location);
+        let ty = MemRefType::new(e, &[slices, m, n], None, None).into();
+        let partial = entry.alloc(ty, &[])?;
+        self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+        let zero = super::movement::zero(b, element)?;
+        let (c0, one, slice, kv) = (b.index(0)?, b.index(1)?, b.index(K_SLICE)?, b.index(k)?);
+        let (sv, mv, nv) = (b.index(slices)?, b.index(m)?, b.index(n)?);
+        // Stage 1: a thread per slice, row and column.
+        let (inner, ivs) = b.scf_parallel(&[sv, mv, nv])?;
+        let (s, row, col) = (ivs[0], ivs[1], ivs[2]);
+        let lo = inner.arith("muli", s, slice)?;
+        let hi = inner.arith("minui", inner.arith("addi", lo, slice)?, kv)?;
+        let (body, kk, acc, sums) = inner.scf_for_carrying(lo, hi, one, &[zero])?;
+        let x = match rows {
+            Some(_) => body.load(a.value, &[row, kk], e)?,
+            None => body.load(a.value, &[kk], e)?,
+        };
+        let y = body.load(bm.value, &[kk, col], e)?;
+        body.yield_values("scf.yield", &[body.arith("addf", acc[0], body.arith("mulf", x, y)?)?])?;
+        inner.store(sums[0], partial, &ivs)?;
+        // Stage 2: a thread per element sums its slices in order.
+        let (inner, ivs) = b.scf_parallel(&[mv, nv])?;
+        let (body, s, acc, totals) = inner.scf_for_carrying(c0, sv, one, &[zero])?;
+        let part = body.load(partial, &[s, ivs[0], ivs[1]], e)?;
+        body.yield_values("scf.yield", &[body.arith("addf", acc[0], part)?])?;
+        match rows {
+            Some(_) => inner.store(totals[0], target.value, &ivs)?,
+            None => inner.store(totals[0], target.value, &[ivs[1]])?,
+        }
+        Ok(true)
+    }
 }

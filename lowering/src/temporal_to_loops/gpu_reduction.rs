@@ -8,9 +8,15 @@
 //! once mapped):
 //!
 //! ```text
-//! partial[r..., c] = reduce(x[r..., c*CHUNK : min((c+1)*CHUNK, n)])   a thread per result and chunk
-//! y[r...]          = reduce(partial[r..., 0 : ceil(n / CHUNK)])        a thread per result
+//! partial[c, r...] = reduce(x[r..., c*CHUNK : min((c+1)*CHUNK, n)])   a thread per chunk and result
+//! y[r...]          = reduce(partial[0 : ceil(n / CHUNK), r...])        a thread per result
 //! ```
+//!
+//! The chunk is the outer index of stage 1's threads: consecutive threads
+//! take consecutive results, so an einsum summing a cache's positions
+//! (`hqn,nhd->hqd`, the values at each position contiguous along `d`)
+//! reads contiguous memory across a warp (coalesced), and stage 2 reads
+//! the partial results the same way.
 //!
 //! Each chunk, then the chunks, are combined in order from the reduction's
 //! starting value (0, or the lowest value for maxima): maxima and integer
@@ -22,8 +28,10 @@
 //! starting value (and a mean 0 / 0), as the `linalg` form does.
 //!
 //! Used where the reduced axis (the einsum's only summed label) is such a
-//! range's length and the results are static and few (at most
-//! [`MAX_RESULTS`]).
+//! range's length and the results are static (at most [`MAX_RESULTS`]):
+//! also many results (a batch of 64 sequences' heads) gain from the
+//! split, since a thread per result runs a chain of as many dependent
+//! steps as the range is long, with few loads in flight.
 
 use super::kernels::{broadcast_at, element_type};
 use super::reductions::ReduceInput;
@@ -39,8 +47,10 @@ use tempo_passes::program::{ElementType, PointType, ReduceKind};
 /// Elements of the axis per chunk (one thread's serial part).
 pub(super) const CHUNK: i64 = 128;
 
-/// Results above which a thread per result already fills the GPU.
-pub(super) const MAX_RESULTS: i64 = 1024;
+/// Results above which the partial results (results x chunks, for the
+/// longest range) would take too much memory: 2^18 results of a range of
+/// 16384 take 128 MiB.
+pub(super) const MAX_RESULTS: i64 = 1 << 18;
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Whether a reduction of an input of `sizes` along `axis` (not a
@@ -113,7 +123,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     }
 
     /// The partial results of the two stages, allocated once at entry for
-    /// the longest range (`cap`): `memref<results x chunks x element>`.
+    /// the longest range (`cap`): `memref<chunks x results x element>`.
     fn partial_results(
         &mut self,
         cap: Value<'c, 'a>,
@@ -124,7 +134,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let entry = self.entry.at(b.location);
         let chunk = entry.index(CHUNK)?;
         let chunks = entry.arith("ceildivui", cap, chunk)?;
-        let dims: Vec<i64> = results.iter().copied().chain([UNKNOWN]).collect();
+        let dims: Vec<i64> = [UNKNOWN].into_iter().chain(results.iter().copied()).collect();
         let ty = MemRefType::new(element_type(b, element), &dims, None, None).into();
         let partial = entry.alloc(ty, &[chunks])?;
         self.exit.op("memref.dealloc", &[partial], &[], &[])?;
@@ -215,11 +225,12 @@ pub(super) fn build_two_stages<'c, 'a>(
             }
         }
     };
-    // Stage 1: a thread per result and chunk, the chunk in order.
-    let mut sizes: Vec<Value> = results.iter().map(|&d| b.index(d)).collect::<Built<_>>()?;
-    sizes.push(chunks);
+    // Stage 1: a thread per chunk and result (the chunk outer), the chunk
+    // in order.
+    let mut sizes: Vec<Value> = vec![chunks];
+    sizes.extend(results.iter().map(|&d| b.index(d)).collect::<Built<Vec<_>>>()?);
     let (inner, ivs) = b.scf_parallel(&sizes)?;
-    let (result_ivs, c) = ivs.split_at(results.len());
+    let (c, result_ivs) = ivs.split_at(1);
     let lo = inner.arith("muli", c[0], chunk)?;
     let hi = inner.arith("minui", inner.arith("addi", lo, chunk)?, n)?;
     let (body, j, acc, sums) = inner.scf_for_carrying(lo, hi, one, &[start])?;
@@ -234,7 +245,7 @@ pub(super) fn build_two_stages<'c, 'a>(
     let (inner, ivs) = b.scf_parallel(&sizes)?;
     let result: Vec<Value> = if results.is_empty() { Vec::new() } else { ivs };
     let (body, k, acc, totals) = inner.scf_for_carrying(zero, chunks, one, &[start])?;
-    let at: Vec<Value> = result.iter().copied().chain([k]).collect();
+    let at: Vec<Value> = [k].into_iter().chain(result.iter().copied()).collect();
     let part = body.load(partial, &at, e)?;
     body.yield_values("scf.yield", &[body.value(combine, &[acc[0], part], e, &[])?])?;
     let value = match kind {

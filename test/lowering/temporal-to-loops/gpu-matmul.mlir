@@ -3,8 +3,7 @@
 // threads per block, tiles of A and B staged in workgroup (shared) memory
 // between barriers, each product summed in order up to K and stored inside
 // C only; ptxas accepts the kernel, which uses 2 KiB of shared memory. The
-// one-row products of a decode step keep the flattened linalg mapping
-// (gpu.mlir).
+// few-row products of a decode step split K instead (gpu-split-k.mlir).
 // RUN: tempo-opt %s -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}' | FileCheck %s
 // RUN: rm -rf %t && tempo-run %s --target cuda --emit-ptx %t
 // RUN: %ptxas -arch=sm_90 -v %t/tempo_main_kernel.ptx -o %t/kernel.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS

@@ -37,9 +37,10 @@
 // CHECK: scf.parallel
 // CHECK: arith.addf
 // The weighted sum of the values (weights[0:t+1] times values[0:t+1, 4]):
-// a thread per column and chunk, the products added in order, then a
-// thread per column over the chunks.
-// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%c4{{.*}}, %{{.*}}) step
+// a thread per chunk and column (the chunk outer: consecutive threads
+// read consecutive columns), the products added in order, then a thread
+// per column over the chunks.
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %c4{{.*}}) step
 // CHECK: scf.for
 // CHECK: arith.mulf
 // CHECK: arith.addf
