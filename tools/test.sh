@@ -63,3 +63,9 @@ root="$PWD"
 # disagreement (reproducers in target/fuzz/failures).
 # For a long run: target/release/tempo-fuzz --cases 10000 --seed N
 target/release/tempo-fuzz --cases "${TEMPO_FUZZ_CASES:-400}" --seed "${TEMPO_FUZZ_SEED:-1}"
+# The GPU stage, where a GPU is present (CI has none): every example and
+# corpus program compiled for --target cuda against the interpreter
+# (tools/gpu/run.sh runs this and the GPU benchmarks on a GPU machine).
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+  python3 tools/gpu/check_programs.py target/gpu-check examples examples/corpus --jobs 4
+fi
