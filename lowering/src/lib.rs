@@ -9,6 +9,7 @@ pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod gpu_scope_launch_arguments;
 pub mod ir_builder;
+pub mod outline_loop_nests;
 pub use temporal_to_loops::library_gemm;
 pub mod point_checks;
 pub mod print_schedule_pass;
@@ -23,8 +24,9 @@ pub mod temporal_to_loops;
 use tempo_passes::pass::PassRegistry;
 
 /// Upstream passes taking the loop-level code (the output of
-/// `lower-store-to-memref`) to the LLVM dialect.
-pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
+/// `lower-store-to-memref`) to the LLVM dialect, each outermost spatial loop
+/// nest first moved into a function of its own (`outline-loop-nests`).
+pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), outline-loop-nests, convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
      expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
 
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
@@ -180,6 +182,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(gpu_place_memory::GpuPlaceMemory);
     registry.add_pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops);
     registry.add_pass(gpu_scope_launch_arguments::GpuScopeLaunchArguments);
+    registry.add_pass(outline_loop_nests::OutlineLoopNests);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",

@@ -1,0 +1,268 @@
+//! `outline-loop-nests`: moves each outermost spatial loop nest of a
+//! function (an `scf.for`, `scf.parallel` or `scf.while` not inside another
+//! one: the code of one op of one step, a matrix kernel, a row loop) into a
+//! private function of its own, called where the nest was. Constants the
+//! nest uses are copied into the new function (LLVM keeps folding them:
+//! trip counts, strides); every other value from outside becomes an
+//! argument; the nest's results are the function's results.
+//!
+//! Why: a whole training run lowers to one `tempo_main` holding every
+//! step's kernels inside the temporal loops (256 KiB of machine code for a
+//! 2-layer GPT step), and LLVM's loop analyses cost more than linearly in
+//! the size of a function (`ScalarEvolution` forgetting the values of the
+//! loops around each transformed loop took a fifth of the compile time, and
+//! LLVM four fifths of it). Outlined, each nest is optimized alone; the
+//! temporal loops (`affine.for`, lowered after this pass) keep only calls.
+//! The functions are marked `noinline` so that LLVM's inliner does not
+//! rebuild the one large function; a call per nest and step costs a few
+//! nanoseconds against the nest's work.
+//!
+//! Assumes the loop level after `convert-linalg-to-loops`, before
+//! `lower-affine` (temporal loops are still `affine.for`). Nests with fewer
+//! than [`MIN_OPS`] ops stay where they are; nests inside `omp`, `gpu` or
+//! `affine.parallel` ops and in functions without a body are left alone.
+
+use melior::ir::{
+    Attribute, Block, BlockLike, Identifier, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
+    attribute::{ArrayAttribute, StringAttribute, TypeAttribute},
+    operation::{OperationBuilder, OperationLike},
+    r#type::FunctionType,
+};
+use mlir_sys::*;
+use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
+use tempo_passes::pass::{PassOptions, TempoPass};
+
+/// The smallest nest (ops, nested ones counted) worth a function.
+pub const MIN_OPS: usize = 12;
+
+/// The `outline-loop-nests` pass.
+pub struct OutlineLoopNests;
+
+impl TempoPass for OutlineLoopNests {
+    fn name(&self) -> &'static str {
+        "outline-loop-nests"
+    }
+    fn summary(&self) -> &'static str {
+        "Move each outermost scf loop nest of a function (one op's code in a step) into a private noinline function called in its place, so that LLVM optimizes many small functions instead of one large one"
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
+        let Some(module_body) = op.region(0).ok().and_then(|r| r.first_block()) else { return Ok(()) };
+        let functions: Vec<OperationRef> = tempo_dialects::block_operations(module_body)
+            .into_iter()
+            .filter(|f| f.name().as_string_ref().as_str() == Ok("func.func") && f.region(0).is_ok_and(|r| r.first_block().is_some()))
+            .collect();
+        let mut count = 0;
+        for function in functions {
+            let name = function.attribute("sym_name").ok().map(|a| a.to_string().trim_matches('"').to_string());
+            let name = name.unwrap_or_else(|| "f".into());
+            let mut nests = Vec::new();
+            collect(function, &mut nests);
+            for nest in nests {
+                let nest = unsafe { OperationRef::from_raw(nest) };
+                outline(op, function, nest, &format!("{name}_nest{count}"))
+                    .map_err(|e| vec![PassDiagnostic::new(nest.location(), e)])?;
+                count += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is_loop(name: &str) -> bool {
+    matches!(name, "scf.for" | "scf.parallel" | "scf.while")
+}
+
+/// Outermost loops under `op` with at least [`MIN_OPS`] ops, not inside
+/// regions that must stay whole (OpenMP, GPU, affine parallel loops).
+fn collect(op: OperationRef, out: &mut Vec<MlirOperation>) {
+    for r in 0..op.region_count() {
+        let Ok(region) = op.region(r) else { continue };
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            for inner in tempo_dialects::block_operations(b) {
+                let name = inner.name().as_string_ref().as_str().unwrap_or("").to_string();
+                if name.starts_with("omp.") || name.starts_with("gpu.") || name == "affine.parallel" {
+                    continue;
+                }
+                if is_loop(&name) {
+                    if size(inner) >= MIN_OPS {
+                        out.push(inner.to_raw());
+                    }
+                    continue;
+                }
+                collect(inner, out);
+            }
+            block = b.next_in_region();
+        }
+    }
+}
+
+/// Ops under `op`, itself included.
+fn size(op: OperationRef) -> usize {
+    let mut n = 1;
+    for r in 0..op.region_count() {
+        let Ok(region) = op.region(r) else { continue };
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            n += tempo_dialects::block_operations(b).into_iter().map(size).sum::<usize>();
+            block = b.next_in_region();
+        }
+    }
+    n
+}
+
+/// Whether `ancestor` is `op` or holds it.
+fn within(op: MlirOperation, ancestor: MlirOperation) -> bool {
+    let mut current = op;
+    while !current.ptr.is_null() {
+        if current.ptr == ancestor.ptr {
+            return true;
+        }
+        current = unsafe { mlirOperationGetParentOperation(current) };
+    }
+    false
+}
+
+/// The op a value is defined in: its defining op, or the op owning the
+/// block it is an argument of.
+fn defining_scope(value: MlirValue) -> MlirOperation {
+    unsafe {
+        if mlirValueIsABlockArgument(value) {
+            mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(value))
+        } else {
+            mlirOpResultGetOwner(value)
+        }
+    }
+}
+
+/// Values used inside `nest` and defined outside it, in first-use order.
+fn captured(nest: OperationRef) -> Vec<MlirValue> {
+    fn walk(op: OperationRef, nest: MlirOperation, out: &mut Vec<MlirValue>) {
+        for k in 0..op.operand_count() {
+            let Ok(v) = op.operand(k) else { continue };
+            let raw = v.to_raw();
+            let inside = within(defining_scope(raw), nest);
+            if !inside && !out.iter().any(|o| unsafe { mlirValueEqual(*o, raw) }) {
+                out.push(raw);
+            }
+        }
+        for r in 0..op.region_count() {
+            let Ok(region) = op.region(r) else { continue };
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                for inner in tempo_dialects::block_operations(b) {
+                    walk(inner, nest, out);
+                }
+                block = b.next_in_region();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(nest, nest.to_raw(), &mut out);
+    out
+}
+
+/// Whether `value` is the result of an operand-free `arith.constant` (or
+/// another constant op): copied into the function rather than passed.
+fn constant_op(value: MlirValue) -> Option<OperationRef<'static, 'static>> {
+    if unsafe { mlirValueIsABlockArgument(value) } {
+        return None;
+    }
+    let op = unsafe { OperationRef::from_raw(mlirOpResultGetOwner(value)) };
+    let name = op.name().as_string_ref().as_str().unwrap_or("").to_string();
+    (matches!(name.as_str(), "arith.constant" | "llvm.mlir.constant" | "ub.poison") && op.operand_count() == 0)
+        .then_some(op)
+}
+
+/// Replaces the uses of `old` inside `nest` by `new`.
+fn replace_inside(old: MlirValue, new: MlirValue, nest: MlirOperation) {
+    unsafe {
+        let mut uses = Vec::new();
+        let mut operand = mlirValueGetFirstUse(old);
+        while !mlirOpOperandIsNull(operand) {
+            let owner = mlirOpOperandGetOwner(operand);
+            if within(owner, nest) {
+                uses.push((owner, mlirOpOperandGetOperandNumber(operand)));
+            }
+            operand = mlirOpOperandGetNextUse(operand);
+        }
+        for (owner, index) in uses {
+            mlirOperationSetOperand(owner, index as isize, new);
+        }
+    }
+}
+
+fn outline(module: OperationRef, function: OperationRef, nest: OperationRef, name: &str) -> Result<(), String> {
+    // (The reference points into `held`: keep it alive.)
+    let held = module.context();
+    let context = unsafe { held.to_ref() };
+    let location = nest.location();
+    let values = captured(nest);
+    let (constants, arguments): (Vec<MlirValue>, Vec<MlirValue>) =
+        values.into_iter().partition(|v| constant_op(*v).is_some());
+    let argument_types: Vec<Type> = arguments.iter().map(|v| unsafe { Type::from_raw(mlirValueGetType(*v)) }).collect();
+    let result_types: Vec<Type> = (0..nest.result_count())
+        .map(|k| nest.result(k).map(|r| r.r#type()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    // The function: arguments, the constants copied, then the nest.
+    let region = Region::new();
+    let block_arguments: Vec<(Type, Location)> = argument_types.iter().map(|&t| (t, location)).collect();
+    region.append_block(Block::new(&block_arguments));
+    let ty = FunctionType::new(context, &argument_types, &result_types);
+    let noinline = ArrayAttribute::new(context, &[StringAttribute::new(context, "noinline").into()]);
+    fn attribute<'c>(context: &'c melior::Context, k: &str, v: Attribute<'c>) -> (Identifier<'c>, Attribute<'c>) {
+        (Identifier::new(context, k), v)
+    }
+    let new_function = OperationBuilder::new("func.func", location)
+        .add_attributes(&[
+            attribute(context, "sym_name", StringAttribute::new(context, name).into()),
+            attribute(context, "function_type", TypeAttribute::new(ty.into()).into()),
+            attribute(context, "sym_visibility", StringAttribute::new(context, "private").into()),
+            attribute(context, "passthrough", noinline.into()),
+        ])
+        .add_regions([region])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build the outlined function: {e}"))?;
+    let module_body = module.region(0).map_err(|e| e.to_string())?.first_block().ok_or("a module without a body")?;
+    let new_function = module_body.insert_operation_after(function, new_function);
+    let body = new_function.region(0).map_err(|e| e.to_string())?.first_block().ok_or("no body")?;
+    for (k, v) in arguments.iter().enumerate() {
+        let argument = body.argument(k).map_err(|e| e.to_string())?;
+        replace_inside(*v, argument.to_raw(), nest.to_raw());
+    }
+    for v in &constants {
+        let op = constant_op(*v).ok_or("compiler fault: not a constant")?;
+        let copy = unsafe { mlirOperationClone(op.to_raw()) };
+        unsafe { mlirBlockAppendOwnedOperation(body.to_raw(), copy) };
+        let copied = unsafe { mlirOperationGetResult(copy, 0) };
+        replace_inside(*v, copied, nest.to_raw());
+    }
+    // The call where the nest was, its results for the nest's.
+    let parent = nest.block().ok_or("compiler fault: the nest is not in a block")?;
+    let operands: Vec<Value> = arguments.iter().map(|v| unsafe { Value::from_raw(*v) }).collect();
+    let callee = melior::ir::attribute::FlatSymbolRefAttribute::new(context, name);
+    let call = OperationBuilder::new("func.call", location)
+        .add_operands(&operands)
+        .add_results(&result_types)
+        .add_attributes(&[attribute(context, "callee", callee.into())])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build the call: {e}"))?;
+    let call = parent.insert_operation_before(nest, call);
+    for k in 0..nest.result_count() {
+        let (old, new) = (nest.result(k).map_err(|e| e.to_string())?, call.result(k).map_err(|e| e.to_string())?);
+        unsafe { mlirValueReplaceAllUsesOfWith(old.to_raw(), new.to_raw()) };
+    }
+    unsafe {
+        mlirOperationRemoveFromParent(nest.to_raw());
+        mlirBlockAppendOwnedOperation(body.to_raw(), nest.to_raw());
+    }
+    let results: Vec<Value> = (0..nest.result_count())
+        .map(|k| nest.result(k).map(Value::from).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let ret = OperationBuilder::new("func.return", location)
+        .add_operands(&results)
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build the return: {e}"))?;
+    body.append_operation(ret);
+    Ok(())
+}
