@@ -259,8 +259,7 @@ fn order_group<'c>(
     edges: &[&Edge<'c>],
     outer: &[(usize, bool)],
 ) -> Result<Vec<Nest>, Vec<PassDiagnostic<'c>>> {
-    let edges: Vec<&Edge> =
-        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+    let edges: Vec<&Edge> = edges_within(program, tensors, edges);
     // Components in dependence order.
     let mut graph = DiGraph::<usize, ()>::new();
     let nodes: HashMap<usize, NodeIndex> = tensors.iter().map(|&i| (i, graph.add_node(i))).collect();
@@ -586,8 +585,7 @@ fn carried_nest<'c>(
     outer: &[(usize, bool)],
     dims: &[usize],
 ) -> Result<Nest, Option<PassDiagnostic<'c>>> {
-    let inside: Vec<&Edge> =
-        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+    let inside: Vec<&Edge> = edges_within(program, tensors, edges);
     if inside.iter().any(|e| e.shifts.is_none()) {
         return Err(None);
     }
@@ -660,6 +658,15 @@ fn next_permutation(p: &mut [usize]) -> bool {
 /// The nest of `tensors` in loops `dims` (outer to inner; the open loops
 /// `outer` first, in their directions), if the reads admit loop directions
 /// and a body order.
+/// The edges of `edges` whose reader and source are both among `tensors`.
+fn edges_within<'e, 'c>(program: &Program<'c>, tensors: &[usize], edges: &[&'e Edge<'c>]) -> Vec<&'e Edge<'c>> {
+    let mut member = vec![false; program.tensors.len()];
+    for &t in tensors {
+        member[t] = true;
+    }
+    edges.iter().copied().filter(|e| member[e.reader] && member[e.source]).collect()
+}
+
 fn nest_with_loops<'c>(
     program: &Program<'c>,
     tensors: &[usize],
@@ -667,8 +674,7 @@ fn nest_with_loops<'c>(
     dims: Vec<usize>,
     outer: &[(usize, bool)],
 ) -> Result<Nest, PassDiagnostic<'c>> {
-    let inside: Vec<&Edge> =
-        edges.iter().copied().filter(|e| tensors.contains(&e.reader) && tensors.contains(&e.source)).collect();
+    let inside: Vec<&Edge> = edges_within(program, tensors, edges);
     for e in &inside {
         if e.shifts.is_none() {
             return Err(PassDiagnostic::new(
@@ -737,20 +743,28 @@ fn nest_with_loops<'c>(
     // (tensors of the same depth kept together where possible); a cycle
     // among them (possible through ranges that include the present) means
     // a point needs itself.
+    // (Each step takes the first ready tensor of the last one's depth, else
+    // the first ready one; a tensor is ready when the sources of its
+    // remaining reads are placed: counted, not searched, so that a group of
+    // thousands of tensors is ordered in time linear in its reads.)
     let mut body: Vec<usize> = Vec::new();
-    let mut placed = BTreeSet::new();
+    let mut placed = vec![false; program.tensors.len()];
+    let mut waiting = vec![0usize; program.tensors.len()];
+    let mut readers: HashMap<usize, Vec<usize>> = HashMap::new();
+    for e in &remaining {
+        waiting[e.reader] += 1;
+        readers.entry(e.source).or_default().push(e.reader);
+    }
     while body.len() < tensors.len() {
-        let ready: Vec<usize> = tensors
+        let last_depth = body.last().map(|&t| depth(program, t));
+        let ready = |t: &usize| !placed[*t] && waiting[*t] == 0;
+        let next = tensors
             .iter()
             .copied()
-            .filter(|t| {
-                !placed.contains(t) && remaining.iter().filter(|e| e.reader == *t).all(|e| placed.contains(&e.source))
-            })
-            .collect();
-        let last_depth = body.last().map(|&t| depth(program, t));
-        let next = ready.iter().copied().find(|&t| Some(depth(program, t)) == last_depth).or(ready.first().copied());
+            .find(|t| ready(t) && Some(depth(program, *t)) == last_depth)
+            .or_else(|| tensors.iter().copied().find(ready));
         let Some(next) = next else {
-            let e = remaining.iter().find(|e| !placed.contains(&e.reader)).expect("an unplaced tensor has a read");
+            let e = remaining.iter().find(|e| !placed[e.reader]).expect("an unplaced tensor has a read");
             return Err(PassDiagnostic::new(
                 e.location,
                 format!(
@@ -759,7 +773,10 @@ fn nest_with_loops<'c>(
                 ),
             ));
         };
-        placed.insert(next);
+        placed[next] = true;
+        for &reader in readers.get(&next).map(Vec::as_slice).unwrap_or(&[]) {
+            waiting[reader] -= 1;
+        }
         body.push(next);
     }
     let nest = Nest { dims, forward, body, inner: Vec::new(), lags };

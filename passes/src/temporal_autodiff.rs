@@ -51,6 +51,7 @@ mod ranges;
 mod running_sums;
 mod vjp;
 
+use std::collections::HashMap;
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use crate::pass::{PassOptions, TempoPass};
@@ -155,51 +156,65 @@ fn zero_branch<'c>(when: IntegerSet, point: &PointType, location: Location<'c>) 
 /// integer value is no edge: a sampled action cuts a rollout's
 /// observations off the policy's gradient).
 fn active(program: &Program, of: usize, wrt: usize) -> Vec<bool> {
-    paths(program, of, wrt, true)
+    ReadGraph::new(program).paths(of, wrt, true)
 }
 
-/// The tensors on a path of reads from `wrt` to `of`: differentiable ones
-/// only (see [`active`]), or any.
-fn paths(program: &Program, of: usize, wrt: usize, differentiable: bool) -> Vec<bool> {
-    let n = program.tensors.len();
-    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    let mut sources: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (r, t) in program.tensors.iter().enumerate() {
-        for branch in &t.branches {
-            let reaching = if differentiable { vjp::reaching(&branch.nodes, branch.result) } else { Vec::new() };
-            for (k, node) in branch.nodes.iter().enumerate() {
-                if let Some(source) = crate::rewrite::source(&node.kind)
-                    && (!differentiable || reaching[k])
-                {
-                    readers[source].push(r);
-                    sources[r].push(source);
+/// The reads of a program as a graph, along every read and along
+/// differentiable ones only (see [`active`]): built once per program
+/// state, then asked for many paths (a training program has a gradient
+/// per parameter; rebuilding it per question made grouping them cubic).
+struct ReadGraph {
+    /// `[any, differentiable]`: per tensor, the tensors reading it, and
+    /// the tensors it reads.
+    readers: [Vec<Vec<usize>>; 2],
+    sources: [Vec<Vec<usize>>; 2],
+}
+
+impl ReadGraph {
+    fn new(program: &Program) -> Self {
+        let n = program.tensors.len();
+        let mut readers = [vec![Vec::new(); n], vec![Vec::new(); n]];
+        let mut sources = [vec![Vec::new(); n], vec![Vec::new(); n]];
+        for (r, t) in program.tensors.iter().enumerate() {
+            for branch in &t.branches {
+                let reaching = vjp::reaching(&branch.nodes, branch.result);
+                for (k, node) in branch.nodes.iter().enumerate() {
+                    if let Some(source) = crate::rewrite::source(&node.kind) {
+                        readers[0][source].push(r);
+                        sources[0][r].push(source);
+                        if reaching[k] {
+                            readers[1][source].push(r);
+                            sources[1][r].push(source);
+                        }
+                    }
                 }
             }
         }
+        ReadGraph { readers, sources }
     }
-    let mut from = vec![false; n];
-    let mut stack = vec![wrt];
-    from[wrt] = true;
-    while let Some(x) = stack.pop() {
-        for &r in &readers[x] {
-            if !from[r] {
-                from[r] = true;
-                stack.push(r);
+
+    /// The tensors on a path of reads from `wrt` to `of`: differentiable
+    /// ones only, or any.
+    fn paths(&self, of: usize, wrt: usize, differentiable: bool) -> Vec<bool> {
+        let which = usize::from(differentiable);
+        let reach = |start: usize, next: &[Vec<usize>]| {
+            let mut seen = vec![false; next.len()];
+            let mut stack = vec![start];
+            seen[start] = true;
+            while let Some(x) = stack.pop() {
+                for &y in &next[x] {
+                    if !seen[y] {
+                        seen[y] = true;
+                        stack.push(y);
+                    }
+                }
             }
-        }
+            seen
+        };
+        let from = reach(wrt, &self.readers[which]);
+        let to = reach(of, &self.sources[which]);
+        from.iter().zip(&to).map(|(a, b)| *a && *b).collect()
     }
-    let mut to = vec![false; n];
-    let mut stack = vec![of];
-    to[of] = true;
-    while let Some(r) = stack.pop() {
-        for &source in &sources[r] {
-            if !to[source] {
-                to[source] = true;
-                stack.push(source);
-            }
-        }
-    }
-    (0..n).map(|k| from[k] && to[k]).collect()
 }
 
 /// A tensor name not yet in `program`, from `base`.
@@ -229,6 +244,14 @@ fn push_tensor<'c>(
 /// own gradient lies on another's path (its self-reads pass no gradient
 /// for its own gradient only).
 fn groups<'c>(program: &Program<'c>, grads: &[GradDecl<'c>]) -> Vec<Vec<GradDecl<'c>>> {
+    let graph = ReadGraph::new(program);
+    let driven: HashMap<(usize, usize), bool> =
+        grads.iter().map(|g| ((g.wrt, g.tensor), graph.paths(g.wrt, g.tensor, false)[g.wrt])).collect();
+    let mut paths: HashMap<(usize, usize), Vec<bool>> = HashMap::new();
+    for g in grads {
+        paths.entry((g.of, g.wrt)).or_insert_with(|| graph.paths(g.of, g.wrt, true));
+    }
+    let is_driven = |m: &GradDecl| driven[&(m.wrt, m.tensor)];
     let mut out: Vec<Vec<GradDecl<'c>>> = Vec::new();
     for grad in grads {
         let fits = |group: &Vec<GradDecl<'c>>| {
@@ -236,10 +259,10 @@ fn groups<'c>(program: &Program<'c>, grads: &[GradDecl<'c>]) -> Vec<Vec<GradDecl
             members.push(grad.clone());
             group[0].of == grad.of
                 && members.iter().all(|m| {
-                    !driven(program, m)
+                    !is_driven(m)
                         || members
                             .iter()
-                            .all(|o| o.tensor == m.tensor || !active(program, o.of, o.wrt)[m.wrt] || o.wrt == m.wrt)
+                            .all(|o| o.tensor == m.tensor || !paths[&(o.of, o.wrt)][m.wrt] || o.wrt == m.wrt)
                 })
         };
         match out.iter_mut().find(|g| fits(g)) {
@@ -253,7 +276,7 @@ fn groups<'c>(program: &Program<'c>, grads: &[GradDecl<'c>]) -> Vec<Vec<GradDecl
 /// Whether `wrt` is updated from this gradient (a training loop): read
 /// through `stop_gradient`, so along any read.
 fn driven(program: &Program, grad: &GradDecl) -> bool {
-    paths(program, grad.wrt, grad.tensor, false)[grad.wrt]
+    ReadGraph::new(program).paths(grad.wrt, grad.tensor, false)[grad.wrt]
 }
 
 fn check<'c>(program: &Program<'c>, grad: &GradDecl<'c>) -> Result<(), PassDiagnostic<'c>> {
