@@ -1034,6 +1034,7 @@ impl Runner<'_> {
             optimization: self.optimization.clone(),
             target: self.target,
             dump_on_error: self.dump_on_error.clone(),
+            pass_timings: false,
         }
     }
 

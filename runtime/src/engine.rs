@@ -170,6 +170,11 @@ pub struct RunOptions {
     /// (process-wide while compiling; `None`: the system's temporary
     /// directory). See `tempo_passes::fault`.
     pub dump_on_error: Option<std::path::PathBuf>,
+    /// Report compile time by pass too: each MLIR pipeline of the
+    /// compilation prints MLIR's execution time report (every temporal and
+    /// upstream pass) to stderr. The phases ([`RunReport::phases`]) are
+    /// measured either way.
+    pub pass_timings: bool,
 }
 
 /// Where compiled code runs.
@@ -258,6 +263,39 @@ pub struct RunReport {
     /// its dimension ended: one length, or for a ragged stop one per point
     /// of its batch dimensions (row-major). Compiled runs only.
     pub stop_lengths: Vec<Vec<i64>>,
+    /// Compile time by phase, in order (see [`phases`]).
+    pub phases: Vec<(&'static str, std::time::Duration)>,
+}
+
+/// Compile time by phase: each phase of [`Executable::compile`] adds its
+/// wall time here as it ends (per thread: a compile runs on one).
+pub mod phases {
+    use std::cell::RefCell;
+    use std::time::{Duration, Instant};
+
+    thread_local! {
+        static PHASES: RefCell<Vec<(&'static str, Duration)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Runs `f`, adding its wall time to phase `name`.
+    pub fn time<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
+        let start = Instant::now();
+        let result = f();
+        let spent = start.elapsed();
+        PHASES.with(|p| {
+            let mut p = p.borrow_mut();
+            match p.iter_mut().find(|(n, _)| *n == name) {
+                Some(entry) => entry.1 += spent,
+                None => p.push((name, spent)),
+            }
+        });
+        result
+    }
+
+    /// The phases recorded since the last call, cleared.
+    pub fn take() -> Vec<(&'static str, Duration)> {
+        PHASES.with(|p| std::mem::take(&mut *p.borrow_mut()))
+    }
 }
 
 /// An output over a ragged stop's dimension and batch dimensions: its
@@ -485,10 +523,15 @@ fn run_pipeline<'c>(
     text: &str,
     source_name: &str,
     failure: &str,
+    options: &RunOptions,
 ) -> Result<DiagnosticCollector<'c>, Vec<String>> {
     let collector = DiagnosticCollector::attach_for_source(context, source_name);
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
+    if options.pass_timings {
+        // MLIR's report, printed to stderr when the manager is dropped.
+        unsafe { mlir_sys::mlirPassManagerEnableTiming(manager.to_raw()) };
+    }
     let elements = pipeline::parse_pipeline(text).map_err(|e| vec![format!("error: {e}")])?;
     pipeline::add_to_pass_manager(&manager, &tempo_lowering::registry(), &elements)
         .map_err(|e| vec![format!("error: {e}")])?;
@@ -540,6 +583,7 @@ pub struct Executable<'c> {
     /// of the input arrays, which the compiled code does not touch.
     input_outputs: Vec<(usize, usize)>,
     compile: std::time::Duration,
+    phases: Vec<(&'static str, std::time::Duration)>,
     /// The location of each read through data, rendered (for its run-time
     /// errors, [`crate::depth_order`]).
     read_locations: Vec<String>,
@@ -553,10 +597,14 @@ impl<'c> Executable<'c> {
         // Compile time: everything before the entry runs (gradients,
         // optimizations, lowering, code generation).
         let compile_start = std::time::Instant::now();
+        phases::take();
         optimize(context, module, options)?;
-        let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-        Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
-        check_externals(&program, options)?;
+        let program = phases::time("verification and schedule", || {
+            let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+            Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+            check_externals(&program, options)?;
+            Ok::<_, Vec<String>>(program)
+        })?;
         let input_outputs: Vec<(usize, usize)> = program
             .outputs
             .iter()
@@ -601,6 +649,7 @@ impl<'c> Executable<'c> {
             read_locations,
             input_outputs,
             compile: compile_start.elapsed(),
+            phases: phases::take(),
         })
     }
 
@@ -781,6 +830,7 @@ impl<'c> Executable<'c> {
             device,
             device_memory,
             stop_lengths: Vec::new(),
+            phases: self.phases.clone(),
         };
         let mut timings = timings;
         drop(arguments);
@@ -891,8 +941,10 @@ fn jit(
 ) -> Result<(Engine, *mut ()), Vec<String>> {
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
     let threads = if openmp { options.threads } else { 1 };
-    let text = lowering_text(context, module, options, threads)?;
-    let collector = run_pipeline(context, module, &text, &options.source_name, "compilation failed")?;
+    let text = phases::time("lowering (MLIR passes)", || lowering_text(context, module, options, threads))?;
+    let collector = phases::time("lowering (MLIR passes)", || {
+        run_pipeline(context, module, &text, &options.source_name, "compilation failed", options)
+    })?;
     let cuda = matches!(options.target, Target::Cuda { .. });
     if cuda {
         crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
@@ -905,8 +957,10 @@ fn jit(
         lines.push("error: the JIT could not compile the lowered module".into());
         lines
     };
-    let engine =
-        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some()).ok_or_else(jit_failed)?;
+    let engine = phases::time("LLVM IR translation and optimization", || {
+        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some())
+    })
+    .ok_or_else(jit_failed)?;
     if calls_externals {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
@@ -938,7 +992,7 @@ fn jit(
     }
     // The JIT generates machine code on the first lookup of a symbol: look
     // the entry up now, so that LLVM's code generation counts as compile time.
-    let entry = engine.lookup(&format!("_mlir_{ENTRY}")).ok_or_else(jit_failed)?;
+    let entry = phases::time("LLVM code generation", || engine.lookup(&format!("_mlir_{ENTRY}"))).ok_or_else(jit_failed)?;
     if let Some(path) = &options.dump_object {
         // LLVM only prints a failure to open the file: check it here.
         std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;
@@ -1042,14 +1096,17 @@ fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Res
     // interpreter judges the program as written); without optimizations the
     // checks below are those of the program as written.
     tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
-    expand_gradients(module, &options.source_name)?;
+    phases::time("gradients", || expand_gradients(module, &options.source_name))?;
     let text = optimization_text(options)?;
     if !text.is_empty() {
-        let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-        Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
-        check_externals(&written, options)?;
-        drop(written);
-        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
+        phases::time("verification and schedule", || {
+            let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+            Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
+            check_externals(&written, options)
+        })?;
+        phases::time("temporal optimizations", || {
+            run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed", options)
+        })?;
     }
     Ok(())
 }
@@ -1118,7 +1175,7 @@ fn lowering_text(
         }
         Target::GpuLoopsOnCpu => {
             let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
-            run_pipeline(context, module, &loops, &options.source_name, "compilation failed")?;
+            run_pipeline(context, module, &loops, &options.source_name, "compilation failed", options)?;
             if contains_op(module.as_operation(), "gpu.launch") {
                 return Err(vec![
                     "error: the GPU lowering run on the CPU: this program takes the shared-memory matrix kernel \
@@ -1152,14 +1209,14 @@ pub fn emit_ptx(
 ) -> Result<usize, Vec<String>> {
     let text = optimization_text(&RunOptions { bounds: IndexMap::new(), ..options.clone() })?;
     if !text.is_empty() {
-        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed")?;
+        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed", options)?;
     }
     let threads_per_block = match options.target {
         Target::Cuda { threads_per_block, .. } => threads_per_block,
         _ => tempo_lowering::DEFAULT_THREADS_PER_BLOCK,
     };
     let pipeline = tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?));
-    run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed")?;
+    run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed", options)?;
     let kernels = tempo_lowering::ptx::kernels(module.as_operation());
     std::fs::create_dir_all(directory)
         .map_err(|e| vec![format!("error: --emit-ptx: cannot create '{directory}': {e}")])?;

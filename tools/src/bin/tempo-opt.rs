@@ -5,7 +5,7 @@
 //! tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...]
 //!           [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]...
 //!           [-o OUT] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]
-//!           [--dump-on-error DIR]
+//!           [--dump-on-error DIR] [--mlir-timing]
 //! ```
 //! A compiler fault (generated code MLIR refuses) is reported at the user's
 //! op; the generated module goes to a file the message names, in DIR with
@@ -23,7 +23,7 @@ use tempo_passes::{diagnostics::DiagnosticCollector, pipeline};
 
 const USAGE: &str = "usage: tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...] \
 [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
-[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes] [--dump-on-error DIR]";
+[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes] [--dump-on-error DIR] [--mlir-timing]";
 
 struct Args {
     input: String,
@@ -33,6 +33,8 @@ struct Args {
     emit_irdl: bool,
     list_passes: bool,
     split_input_file: bool,
+    /// `--mlir-timing`: MLIR's report of the time each pass took.
+    timing: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -44,6 +46,7 @@ fn parse_args() -> Result<Args, String> {
         emit_irdl: false,
         list_passes: false,
         split_input_file: false,
+        timing: false,
     };
     let mut input = None;
     let mut level: Option<u8> = None;
@@ -71,6 +74,7 @@ fn parse_args() -> Result<Args, String> {
             "--mlir-print-op-generic" => args.generic = true,
             "--emit-irdl" => args.emit_irdl = true,
             "--split-input-file" => args.split_input_file = true,
+            "--mlir-timing" => args.timing = true,
             "--list-passes" | "--help" | "-h" => args.list_passes = true,
             "-O0" | "-O1" | "-O2" | "-O3" => level = Some(flag.as_bytes()[2] - b'0'),
             "--disable-pass" => disabled.push(value_of(&flag, inline)?),
@@ -214,6 +218,11 @@ fn process(
     let collector = DiagnosticCollector::attach_for_source(context, name);
     let manager = PassManager::new(context);
     manager.enable_verifier(true);
+    if args.timing {
+        // MLIR's execution time report of every pass (ours and upstream),
+        // printed to stderr when the manager is dropped.
+        unsafe { mlir_sys::mlirPassManagerEnableTiming(manager.to_raw()) };
+    }
     for pipeline_text in &args.pipeline {
         pipeline::parse_pipeline(pipeline_text)
             .and_then(|elements| pipeline::add_to_pass_manager(&manager, registry, &elements))

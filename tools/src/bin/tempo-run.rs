@@ -48,9 +48,16 @@ struct Cli {
     /// Evaluate with the reference interpreter instead of compiling.
     #[arg(long)]
     interpret: bool,
-    /// Print compile and execution times to stderr.
+    /// Print compile and execution times to stderr, compile time by phase
+    /// too (gradients, temporal optimizations, verification and schedule,
+    /// lowering through MLIR's passes, LLVM's translation and optimization,
+    /// LLVM's code generation).
     #[arg(long)]
     timings: bool,
+    /// With the compilation, print MLIR's execution time report of every
+    /// pass (temporal and upstream) of each pipeline to stderr.
+    #[arg(long)]
+    pass_timings: bool,
     /// Compile once and run N times after one warm-up run (compiled runs):
     /// --timings then reports the median execution time (N = 1: one run,
     /// no warm-up).
@@ -180,6 +187,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
         dump_on_error: cli.dump_on_error.clone(),
+        pass_timings: cli.pass_timings,
         optimization: Optimization {
             level: cli.opt_level,
             disabled: cli.disabled_passes.clone(),
@@ -238,6 +246,14 @@ fn run() -> ExitCode {
                     timings.compile.as_secs_f64() * 1e3,
                     timings.execute.as_secs_f64() * 1e3
                 );
+                if !timings.phases.is_empty() {
+                    let phases: Vec<String> = timings
+                        .phases
+                        .iter()
+                        .map(|(name, spent)| format!("{name} {:.3} ms", spent.as_secs_f64() * 1e3))
+                        .collect();
+                    eprintln!("tempo-run: compile phases: {}", phases.join(", "));
+                }
                 if let Some(device) = &timings.device {
                     eprintln!("tempo-run: ran on {device}");
                 }
