@@ -15,7 +15,9 @@
 //! temporal loops (`affine.for`, lowered after this pass) keep only calls.
 //! The functions are marked `noinline` so that LLVM's inliner does not
 //! rebuild the one large function; a call per nest and step costs a few
-//! nanoseconds against the nest's work.
+//! nanoseconds against the nest's work. Nests that are the same kernel at
+//! several sites (each layer's, the forward and backward copies) share one
+//! function (`share_identical`), so LLVM compiles each kernel once.
 //!
 //! Assumes the loop level after `convert-linalg-to-loops`, before
 //! `lower-affine` (temporal loops are still `affine.for`). Nests with fewer
