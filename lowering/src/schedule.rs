@@ -459,7 +459,11 @@ where
         check_structure(program, &nest.dims, &nest.body)?;
     }
     let layout = Layout::of(program, nest);
-    for e in edges.into_iter().filter(|e| nest.body.contains(&e.reader) && nest.body.contains(&e.source)) {
+    let mut member = vec![false; program.tensors.len()];
+    for &t in &nest.body {
+        member[t] = true;
+    }
+    for e in edges.into_iter().filter(|e| member[e.reader] && member[e.source]) {
         let Some(shifts) = nest.iteration_shifts(e) else {
             return Err(PassDiagnostic::new(
                 e.location,
