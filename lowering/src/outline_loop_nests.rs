@@ -24,13 +24,13 @@
 //! than [`MIN_OPS`] ops stay where they are; nests inside `omp`, `gpu` or
 //! `affine.parallel` ops and in functions without a body are left alone.
 
+use melior::ir::attribute::AttributeLike;
 use melior::ir::{
     Attribute, Block, BlockLike, Identifier, Location, OperationRef, Region, RegionLike, Type, Value, ValueLike,
     attribute::{ArrayAttribute, StringAttribute, TypeAttribute},
     operation::{OperationBuilder, OperationLike},
     r#type::FunctionType,
 };
-use melior::ir::attribute::AttributeLike;
 use mlir_sys::*;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
@@ -52,7 +52,10 @@ impl TempoPass for OutlineLoopNests {
         let Some(module_body) = op.region(0).ok().and_then(|r| r.first_block()) else { return Ok(()) };
         let functions: Vec<OperationRef> = tempo_dialects::block_operations(module_body)
             .into_iter()
-            .filter(|f| f.name().as_string_ref().as_str() == Ok("func.func") && f.region(0).is_ok_and(|r| r.first_block().is_some()))
+            .filter(|f| {
+                f.name().as_string_ref().as_str() == Ok("func.func")
+                    && f.region(0).is_ok_and(|r| r.first_block().is_some())
+            })
             .collect();
         let mut count = 0;
         let mut outlined = Vec::new();
@@ -64,7 +67,8 @@ impl TempoPass for OutlineLoopNests {
             for nest in nests {
                 let nest = unsafe { OperationRef::from_raw(nest) };
                 let name = format!("{name}_nest{count}");
-                let made = outline(op, function, nest, &name).map_err(|e| vec![PassDiagnostic::new(nest.location(), e)])?;
+                let made =
+                    outline(op, function, nest, &name).map_err(|e| vec![PassDiagnostic::new(nest.location(), e)])?;
                 outlined.push((name, made.0, made.1));
                 count += 1;
             }

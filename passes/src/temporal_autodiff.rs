@@ -51,7 +51,6 @@ mod ranges;
 mod running_sums;
 mod vjp;
 
-use std::collections::HashMap;
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use crate::pass::{PassOptions, TempoPass};
@@ -59,6 +58,7 @@ use crate::program::{Branch, DYNAMIC, GradDecl, NodeKind, PointType, Program, Re
 use body::Body;
 use melior::ir::{Location, OperationRef};
 use pullback::Coordinate;
+use std::collections::HashMap;
 
 /// The `temporal-autodiff` pass.
 pub struct TemporalAutodiff;

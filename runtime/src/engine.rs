@@ -992,7 +992,8 @@ fn jit(
     }
     // The JIT generates machine code on the first lookup of a symbol: look
     // the entry up now, so that LLVM's code generation counts as compile time.
-    let entry = phases::time("LLVM code generation", || engine.lookup(&format!("_mlir_{ENTRY}"))).ok_or_else(jit_failed)?;
+    let entry =
+        phases::time("LLVM code generation", || engine.lookup(&format!("_mlir_{ENTRY}"))).ok_or_else(jit_failed)?;
     if let Some(path) = &options.dump_object {
         // LLVM only prints a failure to open the file: check it here.
         std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;

@@ -1147,8 +1147,9 @@ fn write_generated_programs() {
 /// run on the CPU agrees with the interpreter, on one thread and on two.
 #[test]
 fn gpu_split_products_agree_with_the_interpreter() {
-    let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/corpus/few_row_products.mlir"))
-        .expect("the corpus program");
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/corpus/few_row_products.mlir"))
+            .expect("the corpus program");
     for (threads, bound) in [(1, 3), (2, 4)] {
         let outcome = check_gpu_loops(&source, &[("T", bound)], 5, threads, "few_row_products.mlir");
         assert_eq!(outcome, GpuLoopsOutcome::Agreed);
