@@ -4,7 +4,7 @@
 // back after every launch of a loop; launches inside gpu.module and other
 // ops are left alone. Translated to LLVM IR, the allocas sit between the
 // two (T = 10^7 steps of a cumulative sum overflowed the stack before).
-// RUN: tempo-opt %s --gpu-scope-launch-arguments | FileCheck %s
+// RUN: tempo-opt %s --split-input-file --gpu-scope-launch-arguments | FileCheck %s
 // RUN: tempo-opt %examples/cumulative_sum.mlir --temporal-to-cuda | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: llvm.func @step
@@ -14,6 +14,10 @@
 // CHECK-NEXT: llvm.intr.stackrestore %[[SP]] : !llvm.ptr
 // CHECK-NEXT: llvm.add
 // CHECK-NOT: stacksave
+// Host code without launches is left as it is.
+// CHECK-LABEL: llvm.func @no_launch
+// CHECK-NOT: stacksave
+// CHECK: llvm.return
 
 // LLVM: call ptr @llvm.stacksave.p0()
 // LLVM-NEXT: alloca
@@ -38,5 +42,15 @@ module attributes {gpu.container_module} {
     llvm.cond_br %done, ^bb2, ^bb1(%next : i64)
   ^bb2:
     llvm.return
+  }
+}
+
+// -----
+
+module {
+  llvm.func @no_launch(%n: i64) -> i64 {
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %r = llvm.add %n, %c1 : i64
+    llvm.return %r : i64
   }
 }

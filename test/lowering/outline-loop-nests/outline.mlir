@@ -6,8 +6,8 @@
 // affine.for stay. A second nest identical to the first (the same kernel
 // at another site) calls the first one's function; its own is erased.
 // Lowered to LLVM, the function keeps `noinline`.
-// RUN: tempo-opt %s --outline-loop-nests | FileCheck %s
-// RUN: tempo-opt %s -p 'outline-loop-nests, lower-affine, convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts' | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
+// RUN: tempo-opt %s --split-input-file --outline-loop-nests | FileCheck %s
+// RUN: tempo-opt %s --split-input-file -p 'outline-loop-nests, lower-affine, convert-scf-to-cf, convert-to-llvm, reconcile-unrealized-casts' | mlir-translate --split-input-file --mlir-to-llvmir | FileCheck %s --check-prefix=LLVM
 
 // CHECK-LABEL: func.func @tempo_main(
 // CHECK: affine.for %[[T:.*]] = 0 to %{{.*}} {
@@ -24,6 +24,11 @@
 // CHECK: %[[R:.*]] = scf.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} iter_args(
 // CHECK: return %[[R]] : f32
 // CHECK-NOT: func.func private @tempo_main_nest1
+// A declaration and a function whose only nest is small stay as they are.
+// CHECK-LABEL: func.func private @declared
+// CHECK-LABEL: func.func @small
+// CHECK: scf.for
+// CHECK-NOT: func.call
 
 // LLVM: define float @tempo_main_nest0(i64 %{{.*}}, ptr %{{.*}}, {{.*}}) #[[A:[0-9]+]]
 // LLVM: attributes #[[A]] = { noinline }
@@ -65,6 +70,21 @@ module {
       scf.for %i = %c0 to %c1 step %c1 {
         memref.store %zero, %x[%i] : memref<?xf32>
       }
+    }
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func private @declared(memref<?xf32>)
+  func.func @small(%x: memref<?xf32>, %n: index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zero = arith.constant 0.0 : f32
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %zero, %x[%i] : memref<?xf32>
     }
     return
   }
