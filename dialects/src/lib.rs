@@ -9,7 +9,7 @@ pub mod temporal;
 use melior::{
     Context,
     dialect::DialectRegistry,
-    ir::{BlockLike, BlockRef, Module, OperationRef, operation::OperationLike},
+    ir::{BlockLike, BlockRef, Module, OperationRef, RegionLike, operation::OperationLike},
     utility::{load_irdl_dialects, register_all_dialects, register_all_llvm_translations},
 };
 
@@ -20,6 +20,21 @@ pub fn block_operations<'c, 'a>(block: BlockRef<'c, 'a>) -> Vec<OperationRef<'c,
     while let Some(op) = next {
         next = op.next_in_block();
         ops.push(op);
+    }
+    ops
+}
+
+/// The operations directly inside `op`: of every block of every region,
+/// in order (what a walk of the IR visits one level down).
+pub fn nested_operations<'c, 'a>(op: OperationRef<'c, 'a>) -> Vec<OperationRef<'c, 'a>> {
+    let mut ops = Vec::new();
+    for r in 0..op.region_count() {
+        let Ok(region) = op.region(r) else { continue };
+        let mut block = region.first_block();
+        while let Some(b) = block {
+            ops.extend(block_operations(b));
+            block = b.next_in_region();
+        }
     }
     ops
 }

@@ -16,7 +16,7 @@
 //! of LLVM-dialect ops whatever the launch's operands are); it is the last
 //! step of the CUDA pipeline's host lowering.
 
-use melior::ir::{BlockLike, OperationRef, RegionLike, operation::OperationLike};
+use melior::ir::{OperationRef, operation::OperationLike};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 
@@ -45,18 +45,11 @@ impl TempoPass for GpuScopeLaunchArguments {
 
 /// `gpu.launch_func` ops under `op`, outside `gpu.module`s.
 fn collect(op: OperationRef, out: &mut Vec<mlir_sys::MlirOperation>) {
-    for r in 0..op.region_count() {
-        let Ok(region) = op.region(r) else { continue };
-        let mut block = region.first_block();
-        while let Some(b) = block {
-            for inner in tempo_dialects::block_operations(b) {
-                match inner.name().as_string_ref().as_str().unwrap_or("") {
-                    "gpu.module" => continue,
-                    "gpu.launch_func" => out.push(inner.to_raw()),
-                    _ => collect(inner, out),
-                }
-            }
-            block = b.next_in_region();
+    for inner in tempo_dialects::nested_operations(op) {
+        match inner.name().as_string_ref().as_str().unwrap_or("") {
+            "gpu.module" => continue,
+            "gpu.launch_func" => out.push(inner.to_raw()),
+            _ => collect(inner, out),
         }
     }
 }

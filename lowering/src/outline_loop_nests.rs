@@ -124,40 +124,22 @@ fn is_loop(name: &str) -> bool {
 /// Outermost loops under `op` with at least [`MIN_OPS`] ops, not inside
 /// regions that must stay whole (OpenMP, GPU, affine parallel loops).
 fn collect(op: OperationRef, out: &mut Vec<MlirOperation>) {
-    for r in 0..op.region_count() {
-        let Ok(region) = op.region(r) else { continue };
-        let mut block = region.first_block();
-        while let Some(b) = block {
-            for inner in tempo_dialects::block_operations(b) {
-                let name = inner.name().as_string_ref().as_str().unwrap_or("").to_string();
-                if name.starts_with("omp.") || name.starts_with("gpu.") || name == "affine.parallel" {
-                    continue;
-                }
-                if is_loop(&name) {
-                    if size(inner) >= MIN_OPS {
-                        out.push(inner.to_raw());
-                    }
-                    continue;
-                }
-                collect(inner, out);
-            }
-            block = b.next_in_region();
+    for inner in tempo_dialects::nested_operations(op) {
+        let name = inner.name().as_string_ref().as_str().unwrap_or("").to_string();
+        if name.starts_with("omp.") || name.starts_with("gpu.") || name == "affine.parallel" {
+            continue;
+        }
+        if !is_loop(&name) {
+            collect(inner, out);
+        } else if size(inner) >= MIN_OPS {
+            out.push(inner.to_raw());
         }
     }
 }
 
 /// Ops under `op`, itself included.
 fn size(op: OperationRef) -> usize {
-    let mut n = 1;
-    for r in 0..op.region_count() {
-        let Ok(region) = op.region(r) else { continue };
-        let mut block = region.first_block();
-        while let Some(b) = block {
-            n += tempo_dialects::block_operations(b).into_iter().map(size).sum::<usize>();
-            block = b.next_in_region();
-        }
-    }
-    n
+    1 + tempo_dialects::nested_operations(op).into_iter().map(size).sum::<usize>()
 }
 
 /// Whether `ancestor` is `op` or holds it.
@@ -195,15 +177,8 @@ fn captured(nest: OperationRef) -> Vec<MlirValue> {
                 out.push(raw);
             }
         }
-        for r in 0..op.region_count() {
-            let Ok(region) = op.region(r) else { continue };
-            let mut block = region.first_block();
-            while let Some(b) = block {
-                for inner in tempo_dialects::block_operations(b) {
-                    walk(inner, nest, out);
-                }
-                block = b.next_in_region();
-            }
+        for inner in tempo_dialects::nested_operations(op) {
+            walk(inner, nest, out);
         }
     }
     let mut out = Vec::new();
