@@ -125,10 +125,12 @@ pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-af
 
 /// The whole CUDA pipeline: the temporal program to host code in the LLVM
 /// dialect with its kernels as PTX for `chip`, the mapped loops' kernels
-/// with `threads_per_block` threads per block.
-pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&str>) -> String {
+/// with `threads_per_block` threads per block; with `fast_math`, matrix
+/// products in fused multiply-adds.
+pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&str>, fast_math: bool) -> String {
+    let fast = if fast_math { " fast-math=true" } else { "" };
     format!(
-        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
+        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true{fast}}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
         loops_to_gpu(threads_per_block),
         gpu_to_ptx(chip, libdevice)
     )
@@ -196,7 +198,7 @@ pub fn registry() -> PassRegistry {
     );
     static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let cuda =
-        CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref()));
+        CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref(), false));
     registry.add_pipeline(
         "temporal-to-cuda",
         "The whole CUDA pipeline for sm_90: host code in the LLVM dialect launching kernels held as PTX (gpu.binary), libdevice linked when found",

@@ -377,6 +377,8 @@ struct Emitter<'p, 'c, 'a> {
     /// Lengths of range reads capped only by a bound (ranges that grow with
     /// a dimension, as a prefix does), not by a static width.
     growing_lengths: HashSet<usize>,
+    /// Lengths of range reads capped by a static width (windows): the width.
+    window_widths: HashMap<usize, i64>,
     /// The user ops the code built lowers, in order (for faults).
     origins: Origins<'c>,
     /// A fault to inject (the `test-fault` option), until injected.
@@ -486,6 +488,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             epilogue: None,
             size_caps: HashMap::new(),
             growing_lengths: HashSet::new(),
+            window_widths: HashMap::new(),
             origins: Origins::new(),
             test_fault: None,
             arith_indices: false,

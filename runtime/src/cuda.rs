@@ -222,6 +222,7 @@ impl Drop for Managed {
 pub fn free_run_allocations() {
     wait();
     crate::cuda_memory::free_run_memory();
+    crate::cuda_profile::write();
 }
 
 /// `mgpuModuleLoadJIT`: a module from PTX text (NUL-terminated).
@@ -229,6 +230,7 @@ unsafe extern "C" fn mgpu_module_load_jit(data: *const c_void, _opt_level: i32) 
     // SAFETY: the NUL-terminated PTX global.
     let text = || unsafe { std::ffi::CStr::from_ptr(data as *const c_char) }.to_string_lossy().into_owned();
     if dry(|d| d.modules.push(text())).is_some() {
+        crate::cuda_profile::module_loaded(DRY_HANDLE, text);
         return DRY_HANDLE as *mut c_void;
     }
     let mut module = std::ptr::null_mut();
@@ -238,6 +240,7 @@ unsafe extern "C" fn mgpu_module_load_jit(data: *const c_void, _opt_level: i32) 
     // SAFETY: the PTX global the GPU translation embeds.
     let loaded = unsafe { sys::cuModuleLoadDataEx(&mut module, data, 0, std::ptr::null_mut(), std::ptr::null_mut()) };
     check("loading a kernel module (cuModuleLoadDataEx)", loaded);
+    crate::cuda_profile::module_loaded(module as usize, text);
     module as *mut c_void
 }
 
@@ -266,6 +269,7 @@ unsafe extern "C" fn mgpu_module_get_function(module: *mut c_void, name: *const 
     // SAFETY: the kernel's NUL-terminated name.
     let text = || unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy().into_owned();
     if dry(|d| d.functions.push(text())).is_some() {
+        crate::cuda_profile::function_found(module as usize, DRY_HANDLE);
         return DRY_HANDLE as *mut c_void;
     }
     let mut function = std::ptr::null_mut();
@@ -276,6 +280,7 @@ unsafe extern "C" fn mgpu_module_get_function(module: *mut c_void, name: *const 
     check("finding a kernel (cuModuleGetFunction)", unsafe {
         sys::cuModuleGetFunction(&mut function, module as sys::CUmodule, name)
     });
+    crate::cuda_profile::function_found(module as usize, function as usize);
     function as *mut c_void
 }
 
@@ -303,9 +308,19 @@ unsafe extern "C" fn mgpu_launch_kernel(
     }
     let launch = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z], _count);
     PENDING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let profiled = crate::cuda_profile::on();
+    let timed = |time| crate::cuda_profile::launched(function as usize, launch.0, launch.1, shared_bytes, time);
     if dry(|d| d.launches.push(launch)).is_some() {
+        if profiled {
+            timed(std::time::Duration::ZERO);
+        }
         return;
     }
+    if profiled {
+        // Timed alone: what was queued before runs first.
+        synchronize(stream);
+    }
+    let start = std::time::Instant::now();
     // SAFETY: the parameters the lowering packed for this kernel.
     check("launching a kernel (cuLaunchKernel)", unsafe {
         sys::cuLaunchKernel(
@@ -322,6 +337,10 @@ unsafe extern "C" fn mgpu_launch_kernel(
             extra,
         )
     });
+    if profiled {
+        synchronize(stream);
+        timed(start.elapsed());
+    }
 }
 
 /// The stream every launch uses: `gpu-to-llvm` creates and destroys one
@@ -363,8 +382,15 @@ pub(crate) fn wait() {
     if dry(|d| d.waits += 1).is_some() {
         return;
     }
+    let start = std::time::Instant::now();
     let stream = *STREAM.lock().unwrap_or_else(|e| e.into_inner());
-    if stream != 0 {
+    synchronize(stream as *mut c_void);
+    crate::cuda_profile::waited(start.elapsed());
+}
+
+/// Waits for what `stream` (0: none) has queued.
+fn synchronize(stream: *mut c_void) {
+    if !stream.is_null() && !in_dry_run() {
         // SAFETY: the stream of `mgpu_stream_create`.
         check("running a kernel (cuStreamSynchronize)", unsafe { sys::cuStreamSynchronize(stream as sys::CUstream) });
     }

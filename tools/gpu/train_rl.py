@@ -80,7 +80,11 @@ def train_row(c, bin_dir, timeout, repeat):
                     loss = np.load(os.path.join(d, "out", "loss.npy")) if os.path.exists(
                         os.path.join(d, "out", "loss.npy")) else None
                     if loss is not None:
-                        row["tempo_losses"] = [float(x) for x in np.asarray(loss).reshape(-1)[:3]]
+                        loss = np.asarray(loss)
+                        row["tempo_losses"] = [float(x) for x in loss.reshape(-1)[:3]]
+                        # loss[i, t] (summed over the batch): the first
+                        # iteration's, summed over t as PyTorch's first_loss is.
+                        row["tempo_first_loss"] = float(loss.reshape(loss.shape[0], -1)[0].sum()) if loss.ndim else None
                 else:
                     result = json.loads(out.strip().splitlines()[-1])
                     samples[s].append(result["ms_per_iteration"])

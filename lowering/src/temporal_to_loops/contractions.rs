@@ -143,7 +143,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             return Ok(());
         }
         match self.uses_gpu_matmul(a, b, element) {
-            true => super::gpu_matmul::build_gpu_matmul(at, a, b, target, element),
+            true => self.gpu_matmul(a, b, target, element, at),
             false => build_named_matmul(at, a, b, target, element),
         }
     }
@@ -161,9 +161,27 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if self.gpu_split_einsum(spec, inputs, target, element, at)? {
             return Ok(());
         }
-        if element.is_float()
-            && let Some((pa, pb)) = matmul_permutations(spec)
+        let perms = matmul_permutations(spec).filter(|_| element.is_float());
+        // (For the GPU, one summed label and not a product of two matrices,
+        // which the shared-memory kernels take: a thread per result, the
+        // running sum in a register.)
+        let matrices = perms.as_ref().is_some_and(|(pa, pb)| pa.len() == 2 && pb.len() == 2);
+        if self.gpu
+            && !matrices
+            && let [summed] = spec.summed()[..]
+            && let Some(n) = spec
+                .operands
+                .iter()
+                .zip(inputs)
+                .find_map(|(labels, v)| labels.iter().position(|&c| c == summed).map(|p| v.sizes[p]))
         {
+            let n = at.extent(n)?;
+            let results: Vec<Value> = target.sizes.iter().map(|&s| at.extent(s)).collect::<Built<_>>()?;
+            let leaves: Vec<View<'c, 'a>> = inputs.iter().map(|v| (*v).clone()).collect();
+            let stages = super::gpu_reduction::Stages::Einsum { spec };
+            return super::gpu_reduction::build_one_stage(at, &stages, &leaves, &[], n, &results, element, target);
+        }
+        if let Some((pa, pb)) = perms {
             let permuted = |v: &View<'c, 'a>, p: &[usize]| -> Built<View<'c, 'a>> {
                 if p.iter().enumerate().all(|(i, &k)| i == k) { Ok(v.clone()) } else { views::transposed(at, v, p) }
             };

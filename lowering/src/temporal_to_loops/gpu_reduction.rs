@@ -31,7 +31,10 @@
 //! range's length and the results are static (at most [`MAX_RESULTS`]):
 //! also many results (a batch of 64 sequences' heads) gain from the
 //! split, since a thread per result runs a chain of as many dependent
-//! steps as the range is long, with few loads in flight.
+//! steps as the range is long, with few loads in flight. Likewise a long
+//! static axis or a wide window (at least [`MIN_STATIC_LENGTH`]) with few
+//! results (at most [`MAX_STATIC_RESULTS`]): a norm over a batch's rows, a
+//! bias gradient's sum over a batch, a softmax over a window of 512.
 
 use super::kernels::{broadcast_at, element_type};
 use super::reductions::ReduceInput;
@@ -47,6 +50,17 @@ use tempo_passes::program::{ElementType, PointType, ReduceKind};
 /// Elements of the axis per chunk (one thread's serial part).
 pub(super) const CHUNK: i64 = 128;
 
+/// A static axis, or a window of a static width, at least this long is
+/// split too when the results are at most [`MAX_STATIC_RESULTS`] (a norm's
+/// mean of squares over a batch's rows of 768, a bias gradient summing 512
+/// environments' rows, a batch's heads' softmax over a window of 512): a
+/// thread per result would run a long chain with few threads in flight.
+pub(super) const MIN_STATIC_LENGTH: i64 = 4 * CHUNK;
+
+/// Results above which a static axis is not split: a thread per result
+/// fills the GPU, and the partial results would only add traffic.
+pub(super) const MAX_STATIC_RESULTS: i64 = 1 << 14;
+
 /// Results above which the partial results (results x chunks, for the
 /// longest range) would take too much memory: 2^18 results of a range of
 /// 16384 take 128 MiB.
@@ -56,11 +70,39 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Whether a reduction of an input of `sizes` along `axis` (not a
     /// cumulative sum or argmax) takes the two stages: the cap of the
     /// axis's length and the static sizes of the other dimensions.
-    pub(super) fn gpu_split_applies(&self, sizes: &[Extent<'c, 'a>], axis: usize) -> Option<(Value<'c, 'a>, Vec<i64>)> {
-        let cap = self.growing_cap(&sizes[axis])?;
+    pub(super) fn gpu_split_applies(
+        &self,
+        sizes: &[Extent<'c, 'a>],
+        axis: usize,
+    ) -> Option<(Extent<'c, 'a>, Vec<i64>)> {
         let kept_sizes: Vec<i64> =
             (0..sizes.len()).filter(|&k| k != axis).map(|k| static_size(&sizes[k])).collect::<Option<_>>()?;
-        (kept_sizes.iter().product::<i64>() <= MAX_RESULTS).then_some((cap, kept_sizes))
+        let results = kept_sizes.iter().product::<i64>();
+        let cap = self.split_cap(&sizes[axis], results)?;
+        (results <= MAX_RESULTS).then_some((cap, kept_sizes))
+    }
+
+    /// For the GPU, the cap of a reduced axis of `length` summed into
+    /// `results` results, where the axis is split in chunks: a range that
+    /// grows with a dimension; or, with at most [`MAX_STATIC_RESULTS`]
+    /// results, a static axis or a window of a static width of at least
+    /// [`MIN_STATIC_LENGTH`].
+    fn split_cap(&self, length: &Extent<'c, 'a>, results: i64) -> Option<Extent<'c, 'a>> {
+        if !self.gpu {
+            return None;
+        }
+        let few = results <= MAX_STATIC_RESULTS;
+        match length {
+            Extent::Static(n) => (few && *n >= MIN_STATIC_LENGTH).then_some(Extent::Static(*n)),
+            Extent::Value(v) => {
+                if let Some(cap) = self.growing_cap(length) {
+                    return Some(Extent::Value(cap));
+                }
+                let width = *self.window_widths.get(&key(*v))?;
+                let cap = *self.size_caps.get(&key(*v))?;
+                (few && width >= MIN_STATIC_LENGTH).then_some(Extent::Value(cap))
+            }
+        }
     }
 
     /// For the GPU, the cap of a range's length that grows with a dimension.
@@ -108,10 +150,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             .zip(inputs)
             .find_map(|(labels, v)| labels.iter().position(|&c| c == summed).map(|p| v.sizes[p]));
         let Some(length) = found else { return Ok(false) };
-        let Some(cap) = self.growing_cap(&length) else { return Ok(false) };
         let Some(results) = target.sizes.iter().map(static_size).collect::<Option<Vec<i64>>>() else {
             return Ok(false);
         };
+        let Some(cap) = self.split_cap(&length, results.iter().product()) else { return Ok(false) };
         if results.iter().product::<i64>() > MAX_RESULTS {
             return Ok(false);
         }
@@ -126,12 +168,13 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// the longest range (`cap`): `memref<chunks x results x element>`.
     fn partial_results(
         &mut self,
-        cap: Value<'c, 'a>,
+        cap: Extent<'c, 'a>,
         results: &[i64],
         element: ElementType,
         b: &Builder<'c, 'a>,
     ) -> Built<Value<'c, 'a>> {
         let entry = self.entry.at(b.location);
+        let cap = entry.extent(cap)?;
         let chunk = entry.index(CHUNK)?;
         let chunks = entry.arith("ceildivui", cap, chunk)?;
         let dims: Vec<i64> = [UNKNOWN].into_iter().chain(results.iter().copied()).collect();
@@ -180,50 +223,8 @@ pub(super) fn build_two_stages<'c, 'a>(
     let start = start()?;
     let (zero, one, chunk) = (b.index(0)?, b.index(1)?, b.index(CHUNK)?);
     let chunks = b.arith("ceildivui", n, chunk)?;
-    // The element at the results' indices `ivs` and `j` along the axis.
-    let value_at = |body: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], j: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
-        match stages {
-            Stages::Reduce { chain, axis, .. } => {
-                let mut index = ivs.to_vec();
-                index.insert(*axis, j);
-                match chain {
-                    None => body.load(leaves[0].value, &index, e),
-                    Some(chain) => {
-                        // Each leaf at the element, broadcast (a stretched
-                        // dimension reads index 0), then the chain.
-                        let zero = body.index(0)?;
-                        let values: Vec<Value> = leaves
-                            .iter()
-                            .map(|leaf| {
-                                let at = broadcast_at(&leaf.sizes, shape, &index, zero);
-                                body.load(leaf.value, &at, element_of(leaf.value)?)
-                            })
-                            .collect::<Built<_>>()?;
-                        chain.apply(body, &values, false)
-                    }
-                }
-            }
-            Stages::Einsum { spec, .. } => {
-                // The product of the operands, left to right.
-                let mul = if element.is_float() { "mulf" } else { "muli" };
-                let mut value: Option<Value> = None;
-                for (labels, v) in spec.operands.iter().zip(leaves) {
-                    let at: Vec<Value> = labels
-                        .iter()
-                        .map(|&c| match spec.result.iter().position(|&r| r == c) {
-                            Some(p) => ivs[p],
-                            None => j,
-                        })
-                        .collect();
-                    let x = body.load(v.value, &at, e)?;
-                    value = Some(match value {
-                        None => x,
-                        Some(p) => body.arith(mul, p, x)?,
-                    });
-                }
-                value.ok_or_else(|| "compiler fault: an einsum without operands".to_string())
-            }
-        }
+    let value_at = |body: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], j: Value<'c, 'a>| {
+        element_at(body, stages, leaves, shape, element, ivs, j)
     };
     // Stage 1: a thread per chunk and result (the chunk outer), the chunk
     // in order.
@@ -257,4 +258,109 @@ pub(super) fn build_two_stages<'c, 'a>(
         _ => totals[0],
     };
     inner.store(value, target.value, &result)
+}
+
+/// The combined element of `stages` at the results' indices `ivs` and `j`
+/// along the reduced axis: the input's (or its chain's over the leaves,
+/// broadcast) element, or the product of an einsum's operands, left to
+/// right.
+fn element_at<'c, 'a>(
+    body: &Builder<'c, 'a>,
+    stages: &Stages<'_>,
+    leaves: &[View<'c, 'a>],
+    shape: &[Extent<'c, 'a>],
+    element: ElementType,
+    ivs: &[Value<'c, 'a>],
+    j: Value<'c, 'a>,
+) -> Built<Value<'c, 'a>> {
+    let e = element_type(body, element);
+    match stages {
+        Stages::Reduce { chain, axis, .. } => {
+            let mut index = ivs.to_vec();
+            index.insert(*axis, j);
+            match chain {
+                None => body.load(leaves[0].value, &index, e),
+                Some(chain) => {
+                    // Each leaf at the element, broadcast (a stretched
+                    // dimension reads index 0), then the chain.
+                    let zero = body.index(0)?;
+                    let values: Vec<Value> = leaves
+                        .iter()
+                        .map(|leaf| {
+                            let at = broadcast_at(&leaf.sizes, shape, &index, zero);
+                            body.load(leaf.value, &at, element_of(leaf.value)?)
+                        })
+                        .collect::<Built<_>>()?;
+                    chain.apply(body, &values, false)
+                }
+            }
+        }
+        Stages::Einsum { spec, .. } => {
+            // The product of the operands, left to right.
+            let mul = if element.is_float() { "mulf" } else { "muli" };
+            let mut value: Option<Value> = None;
+            for (labels, v) in spec.operands.iter().zip(leaves) {
+                let at: Vec<Value> = labels
+                    .iter()
+                    .map(|&c| match spec.result.iter().position(|&r| r == c) {
+                        Some(p) => ivs[p],
+                        None => j,
+                    })
+                    .collect();
+                let x = body.load(v.value, &at, e)?;
+                value = Some(match value {
+                    None => x,
+                    Some(p) => body.arith(mul, p, x)?,
+                });
+            }
+            value.ok_or_else(|| "compiler fault: an einsum without operands".to_string())
+        }
+    }
+}
+
+/// `target = kind(input along the axis)` (or an einsum's sum over its one
+/// summed label), of length `n`, on the GPU: a thread per result (the
+/// results' extents `results`; none: the caller's one point) folding the
+/// axis in order from the starting value in a register, as the
+/// interpreter does. (The `linalg` form's loops keep the running value in
+/// the target's memory, a load and a store per element.)
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_one_stage<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    stages: &Stages<'_>,
+    leaves: &[View<'c, 'a>],
+    shape: &[Extent<'c, 'a>],
+    n: Value<'c, 'a>,
+    results: &[Value<'c, 'a>],
+    element: ElementType,
+    target: &View<'c, 'a>,
+) -> Built<()> {
+    let e = element_type(b, element);
+    let kind = match stages {
+        Stages::Reduce { kind, .. } => *kind,
+        Stages::Einsum { .. } => ReduceKind::Sum,
+    };
+    let combine = reductions::combine_op(kind, element);
+    let start = match kind {
+        ReduceKind::Max => reductions::lowest(b, element)?,
+        _ => super::movement::zero(b, element)?,
+    };
+    let (zero, one) = (b.index(0)?, b.index(1)?);
+    let parallel = if results.is_empty() { None } else { Some(b.scf_parallel(results)?) };
+    let (inner, ivs) = match &parallel {
+        Some((inner, ivs)) => (inner, ivs.clone()),
+        None => (b, Vec::new()),
+    };
+    let (body, j, acc, totals) = inner.scf_for_carrying(zero, n, one, &[start])?;
+    let value = element_at(&body, stages, leaves, shape, element, &ivs, j)?;
+    body.yield_values("scf.yield", &[body.value(combine, &[acc[0], value], e, &[])?])?;
+    let value = match kind {
+        // Divided by the length of the axis (0 / 0 is NaN).
+        ReduceKind::Mean => {
+            let length = inner.convert("arith.sitofp", inner.index_cast(n, inner.integer_type(64))?, e)?;
+            inner.arith("divf", totals[0], length)?
+        }
+        _ => totals[0],
+    };
+    inner.store(value, target.value, &ivs)
 }

@@ -112,6 +112,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 .min();
             let cap = match width {
                 Some(w) => {
+                    self.window_widths.insert(key(len), w.max(0));
                     let c = self.entry.index(w.max(0))?;
                     self.entry.arith("minsi", c, bound)?
                 }

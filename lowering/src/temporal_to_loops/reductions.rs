@@ -44,6 +44,14 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if self.gpu_split_reduce(kind, &input, axis, target, ty, b)? {
             return Ok(());
         }
+        if self.gpu {
+            // A thread per result, the running value in a register.
+            let n = b.extent(sizes[axis])?;
+            let results: Vec<Value> =
+                (0..sizes.len()).filter(|&k| k != axis).map(|k| b.extent(sizes[k])).collect::<Result<_, _>>()?;
+            let stages = super::gpu_reduction::Stages::Reduce { kind, chain, axis };
+            return super::gpu_reduction::build_one_stage(b, &stages, &leaves, sizes, n, &results, ty.element, target);
+        }
         build_reduce(b, kind, &input, axis, target, ty.element, self.config())
     }
 }
@@ -60,7 +68,8 @@ pub(super) struct ReduceInput<'r, 'c, 'a> {
 /// the target filled with the starting value, one `linalg.generic`
 /// combining each element into it (with `fast-math`, float sums may be
 /// reassociated: vectorized), and for a mean a second dividing by the
-/// axis's length (0 / 0 is NaN).
+/// axis's length (0 / 0 is NaN). (The GPU folds a register instead:
+/// `gpu_reduction::build_one_stage`.)
 pub(super) fn build_reduce<'c, 'a>(
     b: &Builder<'c, 'a>,
     kind: ReduceKind,

@@ -5,7 +5,7 @@
 // chunk of 128 elements reduces its chunk in order into a buffer of
 // partial results (allocated once for the longest range), then a thread per
 // result combines the chunks in order. A window's reductions (length capped
-// by a static width) keep the linalg form. ptxas accepts the kernels.
+// by a static width, here 3) are a thread per result, in order. ptxas accepts the kernels.
 // RUN: tempo-opt %examples/causal_attention.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}' | FileCheck %s
 // RUN: tempo-opt %examples/windowed_attention.mlir -p 'temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}' | FileCheck %s --check-prefix=WINDOW
 // RUN: rm -rf %t && tempo-run %examples/causal_attention.mlir --target cuda --emit-ptx %t
@@ -47,4 +47,4 @@
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c4{{.*}}) step
 
 // WINDOW-NOT: arith.ceildivui
-// WINDOW: linalg.generic {{.*}}iterator_types = ["reduction"]
+// WINDOW: scf.for {{.*}} iter_args

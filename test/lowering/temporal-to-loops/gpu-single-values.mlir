@@ -20,8 +20,8 @@
 // CHECK-NEXT: linalg.generic {{.*}}iterator_types = []
 // CHECK: arith.mulf
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}}) step
-// CHECK: linalg.fill
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.addf
 // CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c1{{.*}}) step
 // CHECK: arith.addf
 // CHECK: memref.dealloc %[[COPY]]

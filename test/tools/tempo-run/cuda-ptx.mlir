@@ -21,4 +21,4 @@
 // CHECK: corpus/rotary_positions.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: corpus/zoo_llama.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
 // CHECK: rust/gpt.mlir: {{[1-9][0-9]*}} kernels, ptxas ok
-// CHECK: 44 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90); 4 refused
+// CHECK: 45 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90); 4 refused

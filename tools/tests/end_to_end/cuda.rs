@@ -29,11 +29,23 @@ fn dry_run_with_memory(source: &str, bounds: &[(&str, i64)]) -> (cuda::DryRun, D
 
 /// A dry run for `target`.
 fn dry_run_on(source: &str, bounds: &[(&str, i64)], target: Target) -> (cuda::DryRun, DeviceMemory) {
+    dry_run_profiled(source, bounds, target, None)
+}
+
+/// A dry run for `target`, its kernel profile written to `profile` if any.
+fn dry_run_profiled(
+    source: &str,
+    bounds: &[(&str, i64)],
+    target: Target,
+    profile: Option<&std::path::Path>,
+) -> (cuda::DryRun, DeviceMemory) {
     let _one = DRY.lock().unwrap_or_else(|e| e.into_inner());
     let context = context();
     let mut module = Module::parse(&context, source).expect("program parses");
     cuda::set_dry_run(true);
+    tempo_runtime::cuda_profile::set_path(profile.map(|p| p.display().to_string()));
     let run = run_module_timed(&context, &mut module, &RunOptions { target, ..options(bounds, vec![], Some(1)) });
+    tempo_runtime::cuda_profile::set_path(None);
     let record = cuda::dry_run_record().expect("dry run on");
     cuda::set_dry_run(false);
     let (_, report) = run.expect("the host code of a CUDA run completes");
@@ -58,6 +70,20 @@ fn rnn_host_code_loads_its_kernels_and_launches_them_every_step() {
         assert_eq!(grid, &[1, 1, 1], "4 points fit one block");
         assert!(*parameters > 0);
     }
+}
+
+#[test]
+fn the_kernel_profile_counts_each_kernels_launches() {
+    // TEMPO_CUDA_PROFILE's report (set here through the runtime's
+    // `set_path`): in a dry run, launches are counted (times are zero).
+    let report = std::env::temp_dir().join(format!("tempo-profile-{}.txt", std::process::id()));
+    let (record, _) = dry_run_profiled(&example("rnn.mlir"), &[("T", 5)], Target::cuda(90), Some(&report));
+    let text = std::fs::read_to_string(&report).expect("the profile is written at the end of the run");
+    let _ = std::fs::remove_file(&report);
+    let header = text.lines().next().expect("a header line");
+    assert!(header.contains(&format!("{} launches", record.launches.len())), "{header}");
+    assert!(text.lines().nth(1).is_some_and(|l| l.starts_with("# kernel launches total_ms")), "{text}");
+    assert!(text.contains("# PTX of kernel") && text.contains(".entry tempo_main_kernel"), "{text}");
 }
 
 #[test]
