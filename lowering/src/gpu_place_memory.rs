@@ -56,7 +56,6 @@ use melior::ir::{
 use std::collections::HashSet;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
-use tempo_passes::support::splice::replace_op_with_text;
 
 /// The `gpu-place-memory` pass.
 pub struct GpuPlaceMemory;
@@ -186,50 +185,144 @@ impl TempoPass for GpuPlaceMemory {
             let call = wait_call(context, user.location());
             unsafe { mlir_sys::mlirBlockInsertOwnedOperationBefore(block.to_raw(), user.to_raw(), call) };
         }
+        // Typed ops replace the allocations and deallocations (no text is
+        // parsed per buffer: a training step has thousands of buffers, in
+        // a module of hundreds of kernels).
+        if alloc_places.contains(&Place::Swap) {
+            declare(op, "tempo_gpu_place_on_host", "(index)").map_err(here)?;
+        }
         for (&alloc, place) in found.allocs.iter().zip(alloc_places) {
             if place == Place::HostOnly {
                 continue;
             }
             let alloc = unsafe { OperationRef::from_raw(alloc) };
-            let ty = alloc.result(0).map_err(|e| here(e.to_string()))?.r#type().to_string();
-            let sizes: Vec<_> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
-            let arguments: Vec<String> = (0..sizes.len()).map(|i| format!("%s{i}: index")).collect();
-            let names = (0..sizes.len()).map(|i| format!("%s{i}")).collect::<Vec<_>>().join(", ");
-            let body = match place {
-                Place::Device => format!(
-                    "    %ready = gpu.wait async\n    %m, %done = gpu.alloc async [%ready] ({names}) : {ty}\n    gpu.wait [%done]\n"
-                ),
-                Place::Managed => format!("    %m = gpu.alloc host_shared ({names}) : {ty}\n"),
-                Place::HostOnly => unreachable!("left as it is"),
-                Place::Swap => format!(
-                    "    %m = gpu.alloc host_shared ({names}) : {ty}\n    \
-                     %p = memref.extract_aligned_pointer_as_index %m : {ty} -> index\n    \
-                     func.call @tempo_gpu_place_on_host(%p) : (index) -> ()\n"
-                ),
-            };
-            let declaration =
-                if place == Place::Swap { "  func.func private @tempo_gpu_place_on_host(index)\n" } else { "" };
-            let text = format!(
-                "module {{\n{declaration}  func.func @replacement({}) -> {ty} {{\n{body}    return %m : {ty}\n  }}\n}}",
-                arguments.join(", "),
-            );
-            replace_op_with_text(op, alloc, &sizes, &text).map_err(here)?;
+            place_alloc(context, alloc, place).map_err(here)?;
         }
-        for &dealloc in &found.deallocs {
-            let dealloc = unsafe { OperationRef::from_raw(dealloc) };
+        let freed: Vec<OperationRef> = found
+            .deallocs
+            .iter()
+            .map(|&dealloc| unsafe { OperationRef::from_raw(dealloc) })
+            .filter(|dealloc| dealloc.operand(0).is_ok_and(|b| !host_only.contains(&(b.to_raw().ptr as usize))))
+            .collect();
+        if !freed.is_empty() {
+            declare(op, "tempo_gpu_free", "(index)").map_err(here)?;
+        }
+        for dealloc in freed {
             let buffer = dealloc.operand(0).map_err(|e| here(e.to_string()))?;
-            if host_only.contains(&(buffer.to_raw().ptr as usize)) {
-                continue;
+            let pointer = pointer_of(context, dealloc, buffer).map_err(here)?;
+            call_before(context, dealloc, "tempo_gpu_free", pointer).map_err(here)?;
+            unsafe {
+                mlir_sys::mlirOperationRemoveFromParent(dealloc.to_raw());
+                mlir_sys::mlirOperationDestroy(dealloc.to_raw());
             }
-            let ty = buffer.r#type().to_string();
-            // (The declaration is added to the module once.)
-            let declaration = "  func.func private @tempo_gpu_free(index)\n";
-            let text = format!(
-                "module {{\n{declaration}  func.func @replacement(%m: {ty}) {{\n    %p = memref.extract_aligned_pointer_as_index %m : {ty} -> index\n    func.call @tempo_gpu_free(%p) : (index) -> ()\n    return\n  }}\n}}"
-            );
-            replace_op_with_text(op, dealloc, &[buffer], &text).map_err(here)?;
         }
         Ok(())
+    }
+}
+
+/// Replaces `alloc` (a `memref.alloc`) by the allocation of `place`: a
+/// device allocation (`gpu.alloc async`, waited for at once), a managed
+/// one (`gpu.alloc host_shared`), or a managed one placed on the host
+/// (`@tempo_gpu_place_on_host`, for a swap buffer).
+fn place_alloc<'c>(context: &'c melior::Context, alloc: OperationRef<'c, '_>, place: Place) -> Result<(), String> {
+    use melior::ir::attribute::DenseI32ArrayAttribute;
+    let memref = alloc.result(0).map_err(|e| e.to_string())?;
+    let ty = memref.r#type();
+    let sizes: Vec<melior::ir::Value> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
+    let n = sizes.len() as i32;
+    let token = melior::ir::Type::parse(context, "!gpu.async.token").ok_or("compiler fault: the async token type")?;
+    let replacement = match place {
+        Place::Device => {
+            let ready = build_before(context, alloc, "gpu.wait", &[], &[token], &[])?;
+            let ready = ready.result(0).map_err(|e| e.to_string())?.into();
+            let operands: Vec<melior::ir::Value> = std::iter::once(ready).chain(sizes.iter().copied()).collect();
+            let segments = DenseI32ArrayAttribute::new(context, &[1, n, 0]).into();
+            let made = build_before(
+                context,
+                alloc,
+                "gpu.alloc",
+                &operands,
+                &[ty, token],
+                &[("operandSegmentSizes", segments)],
+            )?;
+            let done = made.result(1).map_err(|e| e.to_string())?.into();
+            build_before(context, alloc, "gpu.wait", &[done], &[], &[])?;
+            made.result(0).map_err(|e| e.to_string())?
+        }
+        Place::Managed | Place::Swap => {
+            let segments = DenseI32ArrayAttribute::new(context, &[0, n, 0]).into();
+            let shared = melior::ir::Attribute::unit(context);
+            let made = build_before(
+                context,
+                alloc,
+                "gpu.alloc",
+                &sizes,
+                &[ty],
+                &[("operandSegmentSizes", segments), ("hostShared", shared)],
+            )?;
+            let made = made.result(0).map_err(|e| e.to_string())?;
+            if place == Place::Swap {
+                let pointer = pointer_of(context, alloc, made.into())?;
+                call_before(context, alloc, "tempo_gpu_place_on_host", pointer)?;
+            }
+            made
+        }
+        Place::HostOnly => return Ok(()),
+    };
+    unsafe {
+        mlir_sys::mlirValueReplaceAllUsesOfWith(memref.to_raw(), replacement.to_raw());
+        mlir_sys::mlirOperationRemoveFromParent(alloc.to_raw());
+        mlir_sys::mlirOperationDestroy(alloc.to_raw());
+    }
+    Ok(())
+}
+
+/// `memref.extract_aligned_pointer_as_index` of `buffer`, before `before`.
+fn pointer_of<'c>(
+    context: &'c melior::Context,
+    before: OperationRef<'c, '_>,
+    buffer: melior::ir::Value<'c, '_>,
+) -> Result<melior::ir::Value<'c, 'c>, String> {
+    let index = melior::ir::Type::index(context);
+    let op = build_before(context, before, "memref.extract_aligned_pointer_as_index", &[buffer], &[index], &[])?;
+    Ok(op.result(0).map_err(|e| e.to_string())?.into())
+}
+
+/// `func.call @callee(argument) : (index) -> ()`, before `before`.
+fn call_before<'c>(
+    context: &'c melior::Context,
+    before: OperationRef<'c, '_>,
+    callee: &str,
+    argument: melior::ir::Value<'c, '_>,
+) -> Result<(), String> {
+    let symbol = FlatSymbolRefAttribute::new(context, callee).into();
+    build_before(context, before, "func.call", &[argument], &[], &[("callee", symbol)]).map(|_| ())
+}
+
+/// Builds the op `name` (operands, result types, attributes) at the
+/// location of `before`, inserted before it.
+fn build_before<'c>(
+    context: &'c melior::Context,
+    before: OperationRef<'c, '_>,
+    name: &str,
+    operands: &[melior::ir::Value<'c, '_>],
+    results: &[melior::ir::Type<'c>],
+    attributes: &[(&str, melior::ir::Attribute<'c>)],
+) -> Result<OperationRef<'c, 'c>, String> {
+    use melior::ir::operation::OperationBuilder;
+    let block = before.block().ok_or("compiler fault: an op outside a block")?;
+    let attributes: Vec<(melior::ir::Identifier, melior::ir::Attribute)> =
+        attributes.iter().map(|(k, v)| (melior::ir::Identifier::new(context, k), *v)).collect();
+    let op = OperationBuilder::new(name, before.location())
+        .add_operands(operands)
+        .add_results(results)
+        .add_attributes(&attributes)
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
+    let raw = op.into_raw();
+    unsafe {
+        mlir_sys::mlirBlockInsertOwnedOperationBefore(block.to_raw(), before.to_raw(), raw);
+        Ok(OperationRef::from_raw(raw))
     }
 }
 

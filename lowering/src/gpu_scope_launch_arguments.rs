@@ -34,7 +34,7 @@ impl TempoPass for GpuScopeLaunchArguments {
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let mut launches = Vec::new();
-        collect(op, &mut launches);
+        host_launches(op, &mut launches);
         for launch in launches {
             let launch = unsafe { OperationRef::from_raw(launch) };
             scope(launch).map_err(|e| vec![PassDiagnostic::new(launch.location(), e)])?;
@@ -44,12 +44,12 @@ impl TempoPass for GpuScopeLaunchArguments {
 }
 
 /// `gpu.launch_func` ops under `op`, outside `gpu.module`s.
-fn collect(op: OperationRef, out: &mut Vec<mlir_sys::MlirOperation>) {
+pub(crate) fn host_launches(op: OperationRef, out: &mut Vec<mlir_sys::MlirOperation>) {
     for inner in tempo_dialects::nested_operations(op) {
         match inner.name().as_string_ref().as_str().unwrap_or("") {
             "gpu.module" => continue,
             "gpu.launch_func" => out.push(inner.to_raw()),
-            _ => collect(inner, out),
+            _ => host_launches(inner, out),
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod check_points_pass;
 pub mod gpu_flatten_parallel_loops;
 pub mod gpu_place_memory;
 pub mod gpu_scope_launch_arguments;
+pub mod gpu_share_kernels;
 pub mod ir_builder;
 pub mod outline_loop_nests;
 pub use temporal_to_loops::library_gemm;
@@ -92,7 +93,7 @@ pub const TEMPORAL_TO_LLVM: &str = "temporal-autodiff, temporal-verify, temporal
 /// otherwise (`gpu-place-memory`).
 pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, \
      func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
-     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-place-memory";
+     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-share-kernels, gpu-place-memory";
 
 /// The threads per block of the mapped loops' kernels by default.
 pub const DEFAULT_THREADS_PER_BLOCK: u32 = 256;
@@ -184,6 +185,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(gpu_place_memory::GpuPlaceMemory);
     registry.add_pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops);
     registry.add_pass(gpu_scope_launch_arguments::GpuScopeLaunchArguments);
+    registry.add_pass(gpu_share_kernels::GpuShareKernels);
     registry.add_pass(outline_loop_nests::OutlineLoopNests);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
@@ -197,8 +199,8 @@ pub fn registry() -> PassRegistry {
         LOOPS_TO_GPU,
     );
     static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let cuda =
-        CUDA.get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref(), false));
+    let cuda = CUDA
+        .get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref(), false));
     registry.add_pipeline(
         "temporal-to-cuda",
         "The whole CUDA pipeline for sm_90: host code in the LLVM dialect launching kernels held as PTX (gpu.binary), libdevice linked when found",

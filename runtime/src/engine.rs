@@ -1171,9 +1171,12 @@ fn lowering_text(
             let batch = tempo_passes::optimize::depth_batching_enabled(&options.optimization.disabled);
             tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget)
         }
-        Target::Cuda { chip, threads_per_block } => {
-            tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?), options.fast_math)
-        }
+        Target::Cuda { chip, threads_per_block } => tempo_lowering::temporal_to_cuda(
+            &format!("sm_{chip}"),
+            threads_per_block,
+            Some(&libdevice()?),
+            options.fast_math,
+        ),
         Target::GpuLoopsOnCpu => {
             let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
             run_pipeline(context, module, &loops, &options.source_name, "compilation failed", options)?;
@@ -1216,7 +1219,12 @@ pub fn emit_ptx(
         Target::Cuda { threads_per_block, .. } => threads_per_block,
         _ => tempo_lowering::DEFAULT_THREADS_PER_BLOCK,
     };
-    let pipeline = tempo_lowering::temporal_to_cuda(&format!("sm_{chip}"), threads_per_block, Some(&libdevice()?), options.fast_math);
+    let pipeline = tempo_lowering::temporal_to_cuda(
+        &format!("sm_{chip}"),
+        threads_per_block,
+        Some(&libdevice()?),
+        options.fast_math,
+    );
     run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed", options)?;
     let kernels = tempo_lowering::ptx::kernels(module.as_operation());
     std::fs::create_dir_all(directory)
