@@ -437,12 +437,10 @@ def publish(results):
     table = markdown(results)
     with open(os.path.join(HERE, "results.md"), "w") as f:
         f.write(table)
-    readme = os.path.join(ROOT, "bench", "README.md")
-    text = open(readme).read()
-    start, end = "<!-- train -->", "<!-- /train -->"
-    if start in text and end in text:
-        text = text[: text.index(start) + len(start)] + "\n" + table + text[text.index(end):]
-        open(readme, "w").write(text)
+    sys.path.insert(0, os.path.dirname(HERE))
+    import readme  # noqa: E402  (bench/readme.py)
+
+    readme.replace_table("train", table)
     plot(results)
     print(table)
 

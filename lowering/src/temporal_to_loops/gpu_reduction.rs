@@ -211,16 +211,7 @@ pub(super) fn build_two_stages<'c, 'a>(
     target: &View<'c, 'a>,
 ) -> Built<()> {
     let e = element_type(b, element);
-    let kind = match stages {
-        Stages::Reduce { kind, .. } => *kind,
-        Stages::Einsum { .. } => ReduceKind::Sum,
-    };
-    let combine = reductions::combine_op(kind, element);
-    let start = || match kind {
-        ReduceKind::Max => reductions::lowest(b, element),
-        _ => super::movement::zero(b, element),
-    };
-    let start = start()?;
+    let (kind, combine, start) = folding(b, stages, element)?;
     let (zero, one, chunk) = (b.index(0)?, b.index(1)?, b.index(CHUNK)?);
     let chunks = b.arith("ceildivui", n, chunk)?;
     let value_at = |body: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], j: Value<'c, 'a>| {
@@ -249,15 +240,7 @@ pub(super) fn build_two_stages<'c, 'a>(
     let at: Vec<Value> = [k].into_iter().chain(result.iter().copied()).collect();
     let part = body.load(partial, &at, e)?;
     body.yield_values("scf.yield", &[body.value(combine, &[acc[0], part], e, &[])?])?;
-    let value = match kind {
-        // Divided by the length of the axis (0 / 0 is NaN).
-        ReduceKind::Mean => {
-            let length = inner.convert("arith.sitofp", inner.index_cast(n, inner.integer_type(64))?, e)?;
-            inner.arith("divf", totals[0], length)?
-        }
-        _ => totals[0],
-    };
-    inner.store(value, target.value, &result)
+    inner.store(finished(&inner, kind, n, totals[0], e)?, target.value, &result)
 }
 
 /// The combined element of `stages` at the results' indices `ivs` and `j`
@@ -336,15 +319,7 @@ pub(super) fn build_one_stage<'c, 'a>(
     target: &View<'c, 'a>,
 ) -> Built<()> {
     let e = element_type(b, element);
-    let kind = match stages {
-        Stages::Reduce { kind, .. } => *kind,
-        Stages::Einsum { .. } => ReduceKind::Sum,
-    };
-    let combine = reductions::combine_op(kind, element);
-    let start = match kind {
-        ReduceKind::Max => reductions::lowest(b, element)?,
-        _ => super::movement::zero(b, element)?,
-    };
+    let (kind, combine, start) = folding(b, stages, element)?;
     let (zero, one) = (b.index(0)?, b.index(1)?);
     let parallel = if results.is_empty() { None } else { Some(b.scf_parallel(results)?) };
     let (inner, ivs) = match &parallel {
@@ -354,13 +329,41 @@ pub(super) fn build_one_stage<'c, 'a>(
     let (body, j, acc, totals) = inner.scf_for_carrying(zero, n, one, &[start])?;
     let value = element_at(&body, stages, leaves, shape, element, &ivs, j)?;
     body.yield_values("scf.yield", &[body.value(combine, &[acc[0], value], e, &[])?])?;
-    let value = match kind {
-        // Divided by the length of the axis (0 / 0 is NaN).
-        ReduceKind::Mean => {
-            let length = inner.convert("arith.sitofp", inner.index_cast(n, inner.integer_type(64))?, e)?;
-            inner.arith("divf", totals[0], length)?
-        }
-        _ => totals[0],
+    inner.store(finished(inner, kind, n, totals[0], e)?, target.value, &ivs)
+}
+
+/// What a reduction of `stages` folds: its kind, the op combining two
+/// values and the starting value (0, or the lowest value for maxima).
+fn folding<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    stages: &Stages<'_>,
+    element: ElementType,
+) -> Built<(ReduceKind, &'static str, Value<'c, 'a>)> {
+    let kind = match stages {
+        Stages::Reduce { kind, .. } => *kind,
+        Stages::Einsum { .. } => ReduceKind::Sum,
     };
-    inner.store(value, target.value, &ivs)
+    let start = match kind {
+        ReduceKind::Max => reductions::lowest(b, element)?,
+        _ => super::movement::zero(b, element)?,
+    };
+    Ok((kind, reductions::combine_op(kind, element), start))
+}
+
+/// A reduction's result from its folded `total`: divided by the axis's
+/// length `n` for a mean (0 / 0 is NaN).
+fn finished<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    kind: ReduceKind,
+    n: Value<'c, 'a>,
+    total: Value<'c, 'a>,
+    e: melior::ir::Type<'c>,
+) -> Built<Value<'c, 'a>> {
+    match kind {
+        ReduceKind::Mean => {
+            let length = b.convert("arith.sitofp", b.index_cast(n, b.integer_type(64))?, e)?;
+            b.arith("divf", total, length)
+        }
+        _ => Ok(total),
+    }
 }
