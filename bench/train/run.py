@@ -33,7 +33,9 @@ Stored activations: `tempo-run --stats` lists each store; those whose size
 grows with T are the activations BPTT keeps, compared with the formula.
 
 Results: bench/train/results.json, the table between the `train` markers in
-bench/README.md (and bench/train/results.md), the plot bench/train/train.png.
+bench/README.md (and bench/train/results.md), the plot bench/train/train.png;
+with `--tag NAME`, results-NAME.json, results-NAME.md, the `train-NAME`
+markers and train-NAME.png instead (a partial run beside the full one).
 """
 
 import argparse
@@ -75,6 +77,11 @@ def cases(quick):
     out = [dict(model="lstm", batch=b, width=w, seqs=[64, 256]) for b, w in lstm]
     out += [dict(model="gpt", batch=b, width=w, layers=2, heads=4, seqs=[64, 256]) for b, w in gpt]
     return out
+
+
+def suffix(tag):
+    """The file and marker suffix of a tagged run ("" for the full run)."""
+    return f"-{tag}" if tag else ""
 
 
 def label(c):
@@ -202,8 +209,13 @@ def run_tempo(program, directory, c, T, mode, iterations, threads, output=None):
 
 
 def baseline_command(system, directory, c, iterations, threads, extra=()):
-    model = {"torch": c["model"], "torch-nn": "lstm-nn"}[system]
-    command = [sys.executable, os.path.join(HERE, "baselines.py"), model, directory, "--threads", str(threads)]
+    if system.startswith("jax"):
+        mode = "scan" if system == "jax-scan" else "step"
+        command = [sys.executable, os.path.join(HERE, "jax_baselines.py"), c["model"], directory, "--mode", mode,
+                   "--threads", str(threads)]
+    else:
+        model = {"torch": c["model"], "torch-nn": "lstm-nn"}[system]
+        command = [sys.executable, os.path.join(HERE, "baselines.py"), model, directory, "--threads", str(threads)]
     command += ["--iterations", str(iterations), "--lr", str(LR)]
     if c["model"] == "gpt":
         command += ["--heads", str(c["heads"])]
@@ -302,14 +314,16 @@ def main():
     parser.add_argument("--mode", choices=["auto", "loop", "step"], default="auto")
     parser.add_argument("--wait-load", type=float, default=1.5, help="wait (up to 10 min) for a load average below this first")
     parser.add_argument("--no-check", action="store_true")
+    parser.add_argument("--no-jax", action="store_true", help="leave out the JAX baselines (a jitted step, the run as one lax.scan)")
     parser.add_argument("--also-one-thread", action="store_true", help="also run ours on 1 thread (LSTM cases)")
     parser.add_argument("--redraw", action="store_true")
+    parser.add_argument("--tag", help="write results-TAG.json, the train-TAG table and train-TAG.png (a partial run)")
     parser.add_argument("--exact", action="store_true", help="run ours without --fast-math (bit-exact with the interpreter)")
     args = parser.parse_args()
     global FAST_MATH
     FAST_MATH = not args.exact
     if args.redraw:
-        results = json.load(open(os.path.join(HERE, "results.json")))
+        results = json.load(open(os.path.join(HERE, f"results{suffix(args.tag)}.json")))
         return publish(results)
 
     subprocess.run(["cargo", "build", "--release", "--bin", "tempo-run", "--example", "bench_train", "-q"], cwd=ROOT, check=True)
@@ -318,6 +332,7 @@ def main():
         print(f"probe {m} {mode}: {'ok' if error is None else 'fails: ' + error.splitlines()[-1]}", flush=True)
     load_waited = wait_for_load(args.wait_load, 600)
     results = dict(
+        tag=args.tag,
         machine=dict(
             cpu=cpu_name(),
             cpus=os.cpu_count(),
@@ -351,6 +366,8 @@ def main():
             print(f"{label(c)}: not runnable: {probes[(model, mode)].splitlines()[-1]}", flush=True)
             continue
         systems = ["tempo", "torch"] + (["torch-nn"] if model == "lstm" else [])
+        if not args.no_jax:
+            systems += ["jax", "jax-scan"]
         if args.also_one_thread and model == "lstm":
             systems.append("tempo-1t")
         for T in c["seqs"]:
@@ -396,8 +413,10 @@ def main():
                     else:
                         row["first_loss"] = rs[0]["first_loss"]
                         row["last_loss"] = rs[0]["last_loss"]
+                        if "compile_ms" in rs[0]:
+                            row["compile_ms"] = statistics.median(x["compile_ms"] for x in rs)
                     results["rows"].append(row)
-                    extra = f", compile {row['compile_ms']:.0f} ms" if system.startswith("tempo") else ""
+                    extra = f", compile {row['compile_ms']:.0f} ms" if "compile_ms" in row else ""
                     print(f"{label(c):50s} T={T:4d} {system:8s} {row['ms_per_iteration']:9.2f} ms/iteration "
                           f"(N={n}{extra}, RSS {row['peak_rss_mib']:.0f} MiB, load {row['load']})", flush=True)
         # Stored activations against T: the timing runs give T = 64 and
@@ -415,7 +434,7 @@ def main():
                                              stores=row["stores"], peak_store_bytes=row["peak_store_bytes"]))
     results["machine"]["load_after"] = os.getloadavg()
     results["machine"]["uptime_after"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    with open(os.path.join(HERE, "results.json"), "w") as f:
+    with open(os.path.join(HERE, f"results{suffix(args.tag)}.json"), "w") as f:
         json.dump(results, f, indent=1)
     publish(results)
 
@@ -435,12 +454,13 @@ def activation_formula(b, h, v, T):
 
 def publish(results):
     table = markdown(results)
-    with open(os.path.join(HERE, "results.md"), "w") as f:
+    tag = results.get("tag")
+    with open(os.path.join(HERE, f"results{suffix(tag)}.md"), "w") as f:
         f.write(table)
     sys.path.insert(0, os.path.dirname(HERE))
     import readme  # noqa: E402  (bench/readme.py)
 
-    readme.replace_table("train", table)
+    readme.replace_table(f"train{suffix(tag)}", table)
     plot(results)
     print(table)
 
@@ -456,8 +476,9 @@ def markdown(results):
         f"ours {'with `--fast-math`' if results.get('fast_math') else 'exact (no `--fast-math`)'}.",
         "",
         "| model | T | ours ms/iter | ours, 1 thread | PyTorch (cell loop) | PyTorch nn.LSTM | best PyTorch / ours "
-        "| ours incl. compile | compile (ms) | N | peak RSS ours / torch (MiB) | peak store bytes |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| JAX step | JAX scan | JAX scan / ours | ours incl. compile | compile (ms) | JAX compile step / scan (ms) "
+        "| N | peak RSS ours / torch (MiB) | peak store bytes |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     keys = []
     for r in rows:
@@ -469,7 +490,7 @@ def markdown(results):
         ours = by.get("tempo")
         if ours and "error" in ours:
             error = ours["error"].splitlines()[-1].replace("|", "\\|")
-            lines.append(f"| {key[0]} | - | not runnable: `{error[:200]}` | | | | | | | | | |")
+            lines.append(f"| {key[0]} | - | not runnable: `{error[:200]}` | | | | | | | | | | | | | |")
             continue
         torch_rows = [by[s] for s in ("torch", "torch-nn") if s in by]
         best = min(torch_rows, key=lambda r: r["ms_per_iteration"])
@@ -477,10 +498,14 @@ def markdown(results):
         def ms(r):
             return f"{r['ms_per_iteration']:.2f}" if r else "-"
 
+        jax_step, jax_scan = by.get("jax"), by.get("jax-scan")
+        versus_scan = f"{jax_scan['ms_per_iteration'] / ours['ms_per_iteration']:.2f}x" if jax_scan else "-"
+        jax_compile = " / ".join(f"{r['compile_ms']:.0f}" if r and "compile_ms" in r else "-" for r in (jax_step, jax_scan))
         lines.append(
             f"| {key[0]} | {key[1]} | {ms(ours)} | {ms(by.get('tempo-1t'))} | {ms(by.get('torch'))} | {ms(by.get('torch-nn'))} "
-            f"| {best['ms_per_iteration'] / ours['ms_per_iteration']:.2f}x | {ours['ms_per_iteration_with_compile']:.1f} "
-            f"| {ours['compile_ms']:.0f} | {ours['iterations']} | {ours['peak_rss_mib']:.0f} / {best['peak_rss_mib']:.0f} "
+            f"| {best['ms_per_iteration'] / ours['ms_per_iteration']:.2f}x | {ms(jax_step)} | {ms(jax_scan)} | {versus_scan} "
+            f"| {ours['ms_per_iteration_with_compile']:.1f} "
+            f"| {ours['compile_ms']:.0f} | {jax_compile} | {ours['iterations']} | {ours['peak_rss_mib']:.0f} / {best['peak_rss_mib']:.0f} "
             f"| {ours['peak_store_bytes']:,} |"
         )
     mode = {r.get("mode") for r in rows if r.get("system") == "tempo" and "mode" in r}
@@ -489,6 +514,9 @@ def markdown(results):
         "Ours: " + ("N iterations of forward, BPTT and Adam in one program (over an iteration dimension i); ms/iter = execution / N"
                     if mode == {"loop"} else "one step per program (loss, gradients, Adam; no iteration dimension); ms/iter = execution")
         + "; incl. compile = ms/iter + compile / N. PyTorch: median of N iterations after a warm-up one. "
+        "JAX (bench/train/jax_baselines.py, the same maths, Adam as PyTorch's): a jitted step, the median of N calls "
+        "after a warm-up one; scan: the N iterations as one jitted `lax.scan`, its time over N; compile times apart "
+        "(best / ours and JAX scan / ours above 1: we are faster). "
         "Peak RSS: the whole process (ours: compiler and JIT included; torch: the interpreter and libtorch), "
         "against the PyTorch variant with the best time.",
     ]
@@ -560,13 +588,15 @@ def plot(results):
     if not configs:
         return
     fig, axes = plt.subplots(2, len(configs), figsize=(3.3 * len(configs), 6.0), squeeze=False)
-    names = {"tempo": "ours", "tempo-1t": "ours, 1 thread", "torch": "PyTorch (cell loop)", "torch-nn": "PyTorch nn.LSTM"}
+    names = {"tempo": "ours", "tempo-1t": "ours, 1 thread", "torch": "PyTorch (cell loop)", "torch-nn": "PyTorch nn.LSTM",
+             "jax": "JAX step", "jax-scan": "JAX lax.scan"}
     for k, config in enumerate(configs):
-        for system, style in zip(["tempo", "tempo-1t", "torch", "torch-nn"], ["o-", "o:", "s--", "^:"]):
+        systems = ["tempo", "tempo-1t", "torch", "torch-nn", "jax", "jax-scan"]
+        for system, style in zip(systems, ["o-", "o:", "s--", "^:", "d-.", "v-."]):
             rs = [r for r in rows if r["config"] == config and r["system"] == system]
             if not rs:
                 continue
-            name = names[system] if "LSTM" in config or system.startswith("tempo") else "PyTorch"
+            name = names[system] if "LSTM" in config or system != "torch" else "PyTorch"
             axes[0][k].plot([r["T"] for r in rs], [r["ms_per_iteration"] for r in rs], style, label=name)
             axes[1][k].plot([r["T"] for r in rs], [r["peak_rss_mib"] for r in rs], style, label=name)
         axes[0][k].set_title(config.replace(", batch", "\nbatch"), fontsize=8)
@@ -578,7 +608,7 @@ def plot(results):
             ax.set_ylim(bottom=0)
             ax.legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(os.path.join(HERE, "train.png"), dpi=100)
+    fig.savefig(os.path.join(HERE, f"train{suffix(results.get('tag'))}.png"), dpi=100)
 
 
 if __name__ == "__main__":

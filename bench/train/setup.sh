@@ -16,11 +16,11 @@ venv="$root/bench/.venv"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c 'import torch, numpy, matplotlib' 2>/dev/null; then
+if ! "$venv/bin/python" -c 'import torch, jax, numpy, matplotlib' 2>/dev/null; then
     "$venv/bin/pip" install --quiet --upgrade pip
     # The CPU-only index (download.pytorch.org) is not always reachable; PyPI is.
     "$venv/bin/pip" install --quiet --index-url https://download.pytorch.org/whl/cpu torch 2>/dev/null \
         || "$venv/bin/pip" install --quiet torch
-    "$venv/bin/pip" install --quiet numpy matplotlib
+    "$venv/bin/pip" install --quiet "jax[cpu]" numpy matplotlib
 fi
-"$venv/bin/python" -c 'import torch; print("torch", torch.__version__, "threads", torch.get_num_threads())'
+"$venv/bin/python" -c 'import torch, jax; print("torch", torch.__version__, "jax", jax.__version__, "threads", torch.get_num_threads())'
