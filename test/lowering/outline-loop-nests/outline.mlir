@@ -1,4 +1,4 @@
-// outline-loop-nests: each outermost scf loop nest of 12 ops or more moves
+// outline-loop-nests: each outermost scf loop nest of 4 ops or more moves
 // into a private noinline function called in its place: values from
 // outside become arguments (here the bound, the memref and the loop index
 // of the temporal affine.for around it, in the order of their first use), constants are copied in, the
