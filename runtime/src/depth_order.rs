@@ -97,13 +97,18 @@ pub unsafe extern "C" fn tempo_depth_order(table: i64, n: i64, order: i64, segme
 
 /// Records a read through data whose coordinate `value` along the source's
 /// dimension `k` is outside `[0, bound)`; the compiled code goes on with a
-/// clamped coordinate, and the run fails.
+/// clamped coordinate, and the run fails. A source without points (`bound`
+/// 0) has no coordinate to clamp to: the run ends here (under the guard;
+/// the error recorded is the one reported).
 #[unsafe(no_mangle)]
 pub extern "C" fn tempo_data_read_error(site: i64, k: i64, value: i64, bound: i64) {
     record(
         site as usize,
         format!("a read through data names coordinate {value} (of the source's dimension {k}), outside [0, {bound})"),
     );
+    if bound <= 0 {
+        crate::guard::unwind_if_guarded("a read through data of a source without points");
+    }
 }
 
 /// What [`tempo_depth_order`] computes, on slices.

@@ -794,13 +794,14 @@ impl<'c> Executable<'c> {
         if cuda {
             arguments.copy_back(&mut outputs, &targets, inputs.len())?;
         }
-        invoked.map_err(|e| vec![format!("error: {e}")])?;
+        // (A read through data's error first: it may be why the run ended.)
         if let Some((site, e)) = data_error {
             return Err(vec![match self.read_locations.get(site) {
                 Some(location) => format!("{location}: error: {e}"),
                 None => format!("error: {e}"),
             }]);
         }
+        invoked.map_err(|e| vec![format!("error: {e}")])?;
         if let Some((stop, t, flat)) = undefined
             && let Some(tensor) = stop_tensors.get(stop)
         {

@@ -94,6 +94,15 @@ fn fail(message: String) -> ! {
     unsafe { tempo_guard_unwind() }
 }
 
+/// Ends the guarded run of this thread at once, with `message` unless a
+/// reason was recorded first; returns (does nothing) where no guarded run
+/// is active on this thread (parallel loops' workers, the CUDA target).
+pub(crate) fn unwind_if_guarded(message: &str) {
+    if unsafe { tempo_guard_active() } != 0 {
+        fail(message.to_string());
+    }
+}
+
 /// Whether this allocation is the one armed to fail (counting down).
 fn refused_for_testing() -> bool {
     COUNTDOWN.with(|c| match c.get() {

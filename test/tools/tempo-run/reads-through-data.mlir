@@ -21,6 +21,14 @@
 // RUN: not tempo-run %s --bound N=11 --bound NL=6 --bound R=2 --input x=%S/Inputs/trees/x.npy --input right=%S/Inputs/trees/right.npy --input left=%S/Inputs/trees/left-far.npy --input roots=%S/Inputs/trees/roots.npy --interpret 2>&1 | FileCheck %s --check-prefix=FAR-I
 // RUN: not tempo-run %s --bound N=11 --bound NL=6 --bound R=2 --input x=%S/Inputs/trees/x.npy --input right=%S/Inputs/trees/right.npy --input left=%S/Inputs/trees/left.npy --input roots=%S/Inputs/trees/roots-far.npy 2>&1 | FileCheck %s --check-prefix=ROOT
 // RUN: not tempo-run %s --bound N=11 --bound NL=6 --bound R=2 --input x=%S/Inputs/trees/x.npy --input right=%S/Inputs/trees/right.npy --input left=%S/Inputs/trees/left.npy --input roots=%S/Inputs/trees/roots-far.npy --interpret 2>&1 | FileCheck %s --check-prefix=ROOT-I
+// A forest without nodes (N = 0) read at its roots: the same error, not a
+// crash (the compiled read has no point to clamp its coordinate to, so the
+// run ends at it).
+// RUN: not tempo-run %s --bound N=0 --bound NL=0 --bound R=2 --input roots=%S/Inputs/trees/roots.npy --seed 3 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not tempo-run %s --bound N=0 --bound NL=0 --bound R=2 --input roots=%S/Inputs/trees/roots.npy --seed 3 --interpret 2>&1 | FileCheck %s --check-prefix=EMPTY-I
+
+// EMPTY: reads-through-data.mlir:{{[0-9]+}}:8: error: a read through data names coordinate {{-?[0-9]+}} (of the source's dimension 0), outside [0, 0)
+// EMPTY-I: reads-through-data.mlir:{{[0-9]+}}:8: error: read through data of 'h' at out[r=0] is out of bounds: n = {{-?[0-9]+}} is outside 0..0 (N = 0)
 
 // CHECK: h: float32[11] =
 // CHECK: out: float32[2] =
