@@ -18,6 +18,9 @@ the next tokens) from DIR.
 - `gpt`: the pre-norm blocks over the whole sequence at once (causal mask),
   as a PyTorch training step is written.
 
+`--compile` runs the loss through `torch.compile` (the `torch-compile`
+system of run.py).
+
 The loss is the cross-entropy summed over t and the batch (`reduction=
 "sum"`). Timing: `--iterations N` training steps (zero_grad, forward,
 backward, Adam step) after `--warmup W`; prints one JSON line with the
@@ -160,6 +163,9 @@ def main():
     parser.add_argument("--adam-step", type=int, default=1)
     parser.add_argument("--float64", action="store_true")
     parser.add_argument("--device", default="cpu", help="PyTorch's device (cpu or cuda; not with --check)")
+    parser.add_argument("--compile", action="store_true",
+                        help="torch.compile the loss (forward and backward); its compile time is the warm-up "
+                             "iterations' time less the median iteration's, reported as compile_ms")
     args = parser.parse_args()
 
     import torch
@@ -172,6 +178,8 @@ def main():
     tokens = torch.from_numpy(tokens_np).to(args.device)
     targets = torch.from_numpy(targets_np).to(args.device)
     loss_fn, params = build(torch, args.model, P, tokens, targets, args.heads)
+    if args.compile:
+        loss_fn = torch.compile(loss_fn)
     optimizer = torch.optim.Adam(params, lr=args.lr)
 
     if args.check:
@@ -197,6 +205,7 @@ def main():
         return
 
     times = []
+    warmup_times = []
     losses = []
     for k in range(args.warmup + args.iterations):
         start = time.perf_counter()
@@ -208,6 +217,8 @@ def main():
         losses.append(loss.item())
         if k >= args.warmup:
             times.append(elapsed)
+        else:
+            warmup_times.append(elapsed)
     print(
         json.dumps(
             dict(
@@ -218,6 +229,8 @@ def main():
                 threads=torch.get_num_threads(),
                 torch=torch.__version__,
                 device=args.device,
+                **({"compile_ms": (sum(warmup_times) - len(warmup_times) * statistics.median(times)) * 1e3}
+                   if args.compile else {}),
                 **({"device_bytes": torch.cuda.max_memory_allocated()} if args.device != "cpu" else {}),
             )
         )

@@ -214,8 +214,10 @@ def baseline_command(system, directory, c, iterations, threads, extra=()):
         command = [sys.executable, os.path.join(HERE, "jax_baselines.py"), c["model"], directory, "--mode", mode,
                    "--threads", str(threads)]
     else:
-        model = {"torch": c["model"], "torch-nn": "lstm-nn"}[system]
+        model = {"torch": c["model"], "torch-compile": c["model"], "torch-nn": "lstm-nn"}[system]
         command = [sys.executable, os.path.join(HERE, "baselines.py"), model, directory, "--threads", str(threads)]
+        if system == "torch-compile":
+            command.append("--compile")
     command += ["--iterations", str(iterations), "--lr", str(LR)]
     if c["model"] == "gpt":
         command += ["--heads", str(c["heads"])]
@@ -315,6 +317,8 @@ def main():
     parser.add_argument("--wait-load", type=float, default=1.5, help="wait (up to 10 min) for a load average below this first")
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--no-jax", action="store_true", help="leave out the JAX baselines (a jitted step, the run as one lax.scan)")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="also PyTorch with torch.compile (tens of seconds of compile per case)")
     parser.add_argument("--also-one-thread", action="store_true", help="also run ours on 1 thread (LSTM cases)")
     parser.add_argument("--redraw", action="store_true")
     parser.add_argument("--tag", help="write results-TAG.json, the train-TAG table and train-TAG.png (a partial run)")
@@ -368,6 +372,8 @@ def main():
         systems = ["tempo", "torch"] + (["torch-nn"] if model == "lstm" else [])
         if not args.no_jax:
             systems += ["jax", "jax-scan"]
+        if args.torch_compile:
+            systems.append("torch-compile")
         if args.also_one_thread and model == "lstm":
             systems.append("tempo-1t")
         for T in c["seqs"]:
@@ -476,9 +482,9 @@ def markdown(results):
         f"ours {'with `--fast-math`' if results.get('fast_math') else 'exact (no `--fast-math`)'}.",
         "",
         "| model | T | ours ms/iter | ours, 1 thread | PyTorch (cell loop) | PyTorch nn.LSTM | best PyTorch / ours "
-        "| JAX step | JAX scan | JAX scan / ours | ours incl. compile | compile (ms) | JAX compile step / scan (ms) "
-        "| N | peak RSS ours / torch (MiB) | peak store bytes |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| JAX step | JAX scan | JAX scan / ours | torch.compile (compile ms) | ours incl. compile | compile (ms) "
+        "| JAX compile step / scan (ms) | N | peak RSS ours / torch (MiB) | peak store bytes |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     keys = []
     for r in rows:
@@ -490,7 +496,7 @@ def markdown(results):
         ours = by.get("tempo")
         if ours and "error" in ours:
             error = ours["error"].splitlines()[-1].replace("|", "\\|")
-            lines.append(f"| {key[0]} | - | not runnable: `{error[:200]}` | | | | | | | | | | | | | |")
+            lines.append(f"| {key[0]} | - | not runnable: `{error[:200]}` | | | | | | | | | | | | | | |")
             continue
         torch_rows = [by[s] for s in ("torch", "torch-nn") if s in by]
         best = min(torch_rows, key=lambda r: r["ms_per_iteration"])
@@ -500,11 +506,13 @@ def markdown(results):
 
         jax_step, jax_scan = by.get("jax"), by.get("jax-scan")
         versus_scan = f"{jax_scan['ms_per_iteration'] / ours['ms_per_iteration']:.2f}x" if jax_scan else "-"
+        tc = by.get("torch-compile")
+        compiled_torch = f"{ms(tc)} ({tc['compile_ms']:.0f})" if tc and "compile_ms" in tc else "-"
         jax_compile = " / ".join(f"{r['compile_ms']:.0f}" if r and "compile_ms" in r else "-" for r in (jax_step, jax_scan))
         lines.append(
             f"| {key[0]} | {key[1]} | {ms(ours)} | {ms(by.get('tempo-1t'))} | {ms(by.get('torch'))} | {ms(by.get('torch-nn'))} "
             f"| {best['ms_per_iteration'] / ours['ms_per_iteration']:.2f}x | {ms(jax_step)} | {ms(jax_scan)} | {versus_scan} "
-            f"| {ours['ms_per_iteration_with_compile']:.1f} "
+            f"| {compiled_torch} | {ours['ms_per_iteration_with_compile']:.1f} "
             f"| {ours['compile_ms']:.0f} | {jax_compile} | {ours['iterations']} | {ours['peak_rss_mib']:.0f} / {best['peak_rss_mib']:.0f} "
             f"| {ours['peak_store_bytes']:,} |"
         )
@@ -589,10 +597,10 @@ def plot(results):
         return
     fig, axes = plt.subplots(2, len(configs), figsize=(3.3 * len(configs), 6.0), squeeze=False)
     names = {"tempo": "ours", "tempo-1t": "ours, 1 thread", "torch": "PyTorch (cell loop)", "torch-nn": "PyTorch nn.LSTM",
-             "jax": "JAX step", "jax-scan": "JAX lax.scan"}
+             "jax": "JAX step", "jax-scan": "JAX lax.scan", "torch-compile": "torch.compile"}
     for k, config in enumerate(configs):
-        systems = ["tempo", "tempo-1t", "torch", "torch-nn", "jax", "jax-scan"]
-        for system, style in zip(systems, ["o-", "o:", "s--", "^:", "d-.", "v-."]):
+        systems = ["tempo", "tempo-1t", "torch", "torch-nn", "jax", "jax-scan", "torch-compile"]
+        for system, style in zip(systems, ["o-", "o:", "s--", "^:", "d-.", "v-.", "x--"]):
             rs = [r for r in rows if r["config"] == config and r["system"] == system]
             if not rs:
                 continue
