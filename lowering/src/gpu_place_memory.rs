@@ -57,6 +57,8 @@ use std::collections::HashSet;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 
+use crate::ir_builder::Builder;
+
 /// The `gpu-place-memory` pass.
 pub struct GpuPlaceMemory;
 
@@ -209,8 +211,7 @@ impl TempoPass for GpuPlaceMemory {
         }
         for dealloc in freed {
             let buffer = dealloc.operand(0).map_err(|e| here(e.to_string()))?;
-            let pointer = pointer_of(context, dealloc, buffer).map_err(here)?;
-            call_before(context, dealloc, "tempo_gpu_free", pointer).map_err(here)?;
+            call_with_pointer(&Builder::before(dealloc).map_err(here)?, "tempo_gpu_free", buffer).map_err(here)?;
             unsafe {
                 mlir_sys::mlirOperationRemoveFromParent(dealloc.to_raw());
                 mlir_sys::mlirOperationDestroy(dealloc.to_raw());
@@ -224,46 +225,31 @@ impl TempoPass for GpuPlaceMemory {
 /// device allocation (`gpu.alloc async`, waited for at once), a managed
 /// one (`gpu.alloc host_shared`), or a managed one placed on the host
 /// (`@tempo_gpu_place_on_host`, for a swap buffer).
-fn place_alloc<'c>(context: &'c melior::Context, alloc: OperationRef<'c, '_>, place: Place) -> Result<(), String> {
+fn place_alloc<'c, 'a>(context: &'c melior::Context, alloc: OperationRef<'c, 'a>, place: Place) -> Result<(), String> {
     use melior::ir::attribute::DenseI32ArrayAttribute;
     let memref = alloc.result(0).map_err(|e| e.to_string())?;
     let ty = memref.r#type();
     let sizes: Vec<melior::ir::Value> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
     let n = sizes.len() as i32;
     let token = melior::ir::Type::parse(context, "!gpu.async.token").ok_or("compiler fault: the async token type")?;
+    let b = Builder::before(alloc)?;
     let replacement = match place {
         Place::Device => {
-            let ready = build_before(context, alloc, "gpu.wait", &[], &[token], &[])?;
-            let ready = ready.result(0).map_err(|e| e.to_string())?.into();
+            let ready = b.value("gpu.wait", &[], token, &[])?;
             let operands: Vec<melior::ir::Value> = std::iter::once(ready).chain(sizes.iter().copied()).collect();
             let segments = DenseI32ArrayAttribute::new(context, &[1, n, 0]).into();
-            let made = build_before(
-                context,
-                alloc,
-                "gpu.alloc",
-                &operands,
-                &[ty, token],
-                &[("operandSegmentSizes", segments)],
-            )?;
+            let made = b.op("gpu.alloc", &operands, &[ty, token], &[("operandSegmentSizes", segments)])?;
             let done = made.result(1).map_err(|e| e.to_string())?.into();
-            build_before(context, alloc, "gpu.wait", &[done], &[], &[])?;
-            made.result(0).map_err(|e| e.to_string())?
+            b.op("gpu.wait", &[done], &[], &[])?;
+            made.result(0).map_err(|e| e.to_string())?.into()
         }
         Place::Managed | Place::Swap => {
             let segments = DenseI32ArrayAttribute::new(context, &[0, n, 0]).into();
             let shared = melior::ir::Attribute::unit(context);
-            let made = build_before(
-                context,
-                alloc,
-                "gpu.alloc",
-                &sizes,
-                &[ty],
-                &[("operandSegmentSizes", segments), ("hostShared", shared)],
-            )?;
-            let made = made.result(0).map_err(|e| e.to_string())?;
+            let made =
+                b.value("gpu.alloc", &sizes, ty, &[("operandSegmentSizes", segments), ("hostShared", shared)])?;
             if place == Place::Swap {
-                let pointer = pointer_of(context, alloc, made.into())?;
-                call_before(context, alloc, "tempo_gpu_place_on_host", pointer)?;
+                call_with_pointer(&b, "tempo_gpu_place_on_host", made)?;
             }
             made
         }
@@ -277,53 +263,16 @@ fn place_alloc<'c>(context: &'c melior::Context, alloc: OperationRef<'c, '_>, pl
     Ok(())
 }
 
-/// `memref.extract_aligned_pointer_as_index` of `buffer`, before `before`.
-fn pointer_of<'c>(
-    context: &'c melior::Context,
-    before: OperationRef<'c, '_>,
-    buffer: melior::ir::Value<'c, '_>,
-) -> Result<melior::ir::Value<'c, 'c>, String> {
-    let index = melior::ir::Type::index(context);
-    let op = build_before(context, before, "memref.extract_aligned_pointer_as_index", &[buffer], &[index], &[])?;
-    Ok(op.result(0).map_err(|e| e.to_string())?.into())
-}
-
-/// `func.call @callee(argument) : (index) -> ()`, before `before`.
-fn call_before<'c>(
-    context: &'c melior::Context,
-    before: OperationRef<'c, '_>,
+/// `func.call @callee(p)` of `buffer`'s aligned pointer `p` (`memref.
+/// extract_aligned_pointer_as_index`), at `b`.
+fn call_with_pointer<'c, 'a>(
+    b: &Builder<'c, 'a>,
     callee: &str,
-    argument: melior::ir::Value<'c, '_>,
+    buffer: melior::ir::Value<'c, '_>,
 ) -> Result<(), String> {
-    let symbol = FlatSymbolRefAttribute::new(context, callee).into();
-    build_before(context, before, "func.call", &[argument], &[], &[("callee", symbol)]).map(|_| ())
-}
-
-/// Builds the op `name` (operands, result types, attributes) at the
-/// location of `before`, inserted before it.
-fn build_before<'c>(
-    context: &'c melior::Context,
-    before: OperationRef<'c, '_>,
-    name: &str,
-    operands: &[melior::ir::Value<'c, '_>],
-    results: &[melior::ir::Type<'c>],
-    attributes: &[(&str, melior::ir::Attribute<'c>)],
-) -> Result<OperationRef<'c, 'c>, String> {
-    use melior::ir::operation::OperationBuilder;
-    let block = before.block().ok_or("compiler fault: an op outside a block")?;
-    let attributes: Vec<(melior::ir::Identifier, melior::ir::Attribute)> =
-        attributes.iter().map(|(k, v)| (melior::ir::Identifier::new(context, k), *v)).collect();
-    let op = OperationBuilder::new(name, before.location())
-        .add_operands(operands)
-        .add_results(results)
-        .add_attributes(&attributes)
-        .build()
-        .map_err(|e| format!("compiler fault: cannot build '{name}': {e}"))?;
-    let raw = op.into_raw();
-    unsafe {
-        mlir_sys::mlirBlockInsertOwnedOperationBefore(block.to_raw(), before.to_raw(), raw);
-        Ok(OperationRef::from_raw(raw))
-    }
+    let pointer = b.value("memref.extract_aligned_pointer_as_index", &[buffer], b.index_type(), &[])?;
+    let symbol = FlatSymbolRefAttribute::new(b.context(), callee).into();
+    b.op("func.call", &[pointer], &[], &[("callee", symbol)]).map(|_| ())
 }
 
 /// Adds `func.func private @name` of `signature` to the module `op` unless
