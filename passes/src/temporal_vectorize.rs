@@ -30,7 +30,11 @@
 //! it are recurrent along it (`h[t]` reads `h[t-1]`), it is vectorized for
 //! the group of the others, the time-parallel ones (`groups`): an RNN's
 //! input projection, output layer and loss at every step, computed for all
-//! steps as one batched value before or after the loop.
+//! steps as one batched value before or after the loop. Group members may
+//! read ranges bounded by their own point (causal attention's `k[0:t+1]`):
+//! the source is read whole and masked per point (`masks`), and an einsum
+//! of one batched operand by a shared one becomes one batched matrix
+//! product (`products`).
 //!
 //! Exact: every element is computed by the same ops in the same order (a
 //! matmul's row does not depend on the other rows). Assumes a program
@@ -46,6 +50,8 @@ use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 
 mod groups;
+mod masks;
+mod products;
 pub(crate) use groups::keeps_points_along;
 
 /// The `temporal-vectorize` pass.
@@ -272,6 +278,11 @@ struct Batcher<'a, 'c> {
     batched: Vec<bool>,
     size: i64,
     program: &'a Program<'c>,
+    /// How the branch's values carry a masked range read along the
+    /// dimension ([`masks`]), where it has one.
+    flow: Option<masks::Flow>,
+    /// The domain of the tensor being batched (before the dimension left it).
+    domain: Vec<usize>,
 }
 
 impl<'c> Batcher<'_, 'c> {
@@ -343,6 +354,19 @@ impl<'c> Batcher<'_, 'c> {
     /// The batched form of node `node` of the original branch of a tensor
     /// over the batch (`new` maps old node indices to new ones).
     fn node(&mut self, node: &Node<'c>, new: &[usize], d: usize, position: usize, vectorized: &[bool]) -> usize {
+        match self.flow.take() {
+            Some(flow) => {
+                let k = self.masked_node(&flow, node, new, d, position, vectorized);
+                self.flow = Some(flow);
+                k
+            }
+            None => self.plain_node(node, new, d, position, vectorized),
+        }
+    }
+
+    /// [`Batcher::node`] of a node no masked range reaches (or whose masks
+    /// [`Batcher::masked_node`] has applied).
+    fn plain_node(&mut self, node: &Node<'c>, new: &[usize], d: usize, position: usize, vectorized: &[bool]) -> usize {
         let location = node.location;
         let ty = node.ty.clone();
         let b = |this: &Self, k: usize| this.batched[new[k]];
@@ -452,6 +476,10 @@ impl<'c> Batcher<'_, 'c> {
                 }
             }
             NodeKind::Einsum(spec, operands) => {
+                let news: Vec<usize> = operands.iter().map(|&o| new[o]).collect();
+                if let Some(k) = self.einsum_as_product(spec, &news, location) {
+                    return k;
+                }
                 // A label for the batch, on every batched operand and the result.
                 let label = ('a'..='z')
                     .chain('A'..='Z')
@@ -653,7 +681,8 @@ pub fn batched_branch<'c>(
         }
     }
     let vectorized = vec![true; program.tensors.len()];
-    let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size: DYNAMIC, program };
+    let mut batcher =
+        Batcher { nodes: Vec::new(), batched: Vec::new(), size: DYNAMIC, program, flow: None, domain: vec![d] };
     let mut new = Vec::with_capacity(branch.nodes.len());
     for node in &branch.nodes {
         let k = batcher.node(node, &new, d, 0, &vectorized);
@@ -730,7 +759,15 @@ fn batch_tensor<'c>(
     let position = tensor.domain.iter().position(|&x| x == d).expect("over d");
     let mut branches = Vec::new();
     for branch in &tensor.branches {
-        let mut batcher = Batcher { nodes: Vec::new(), batched: Vec::new(), size, program: snapshot };
+        let flow = masks::branch_flow(snapshot, t, branch, d, size);
+        let mut batcher = Batcher {
+            nodes: Vec::new(),
+            batched: Vec::new(),
+            size,
+            program: snapshot,
+            flow,
+            domain: tensor.domain.clone(),
+        };
         let mut new = Vec::with_capacity(branch.nodes.len());
         for node in &branch.nodes {
             let k = batcher.node(node, &new, d, position, vectorized);

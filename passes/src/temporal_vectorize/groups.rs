@@ -13,7 +13,10 @@
 //!   not count: the group is vectorized inside each point of the others);
 //! - it passes the batching checks of `temporal-vectorize` (own-point
 //!   reads along `d`, branch conditions free of `d`, ops with a batched
-//!   form; gathers whose table does not vary along `d`);
+//!   form; gathers whose table does not vary along `d`), or reads ranges
+//!   along `d` bounded by its own point (`k[0:t+1]`, windows, suffixes
+//!   `f[t:T]`) that [`super::masks`] batches: the source read whole and
+//!   masked where the range is summed, maximized or contracted;
 //! - it does work worth batching (a matmul or einsum of a value that
 //!   varies along `d` by one that does not: one product of `D * B` rows),
 //!   or another member that does reads it (a cotangent between two
@@ -31,7 +34,7 @@
 //!
 //! Exact: each element is computed by the same ops in the same order.
 
-use super::{MAX_BATCHED_BYTES, batch_tensor, batched_versions, is_dim, uses_dim};
+use super::{MAX_BATCHED_BYTES, batch_tensor, batched_versions, is_dim, masks, uses_dim};
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::program::{Branch, Node, NodeKind, PointType, Program};
 use crate::sdg::Sdg;
@@ -116,7 +119,7 @@ fn cycles(program: &Program, d: usize) -> Cycles {
 /// Whether tensor `t`'s branches can be batched along `d` (read at their
 /// own point, conditions free of `d`, ops with batched forms), and whether
 /// they do work worth batching.
-fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
+fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bool, bool) {
     let tensor = &program.tensors[t];
     let p = tensor.domain.iter().position(|&x| x == d).expect("over d");
     let mentions = |maps: &[&AffineMap]| maps.iter().any(|m| m.results.iter().any(|e| uses_dim(e, p)));
@@ -125,6 +128,9 @@ fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
         if branch.when.constraints.iter().any(|c| uses_dim(&c.expr, p)) {
             return (false, false);
         }
+        // How a range along `d` masked by the point's position flows.
+        let range_of = |k: usize| masks::range_of(program, &branch.nodes[k], d, p);
+        let Some(flow) = masks::flow(&branch.nodes, branch.result, size, range_of) else { return (false, false) };
         // Whether each node's value varies along `d`.
         let mut varies = vec![false; branch.nodes.len()];
         for (k, node) in branch.nodes.iter().enumerate() {
@@ -145,6 +151,11 @@ fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
                 }
                 NodeKind::ReadRange { source, lower, upper, caps } => {
                     if let Some(q) = program.tensors[*source].domain.iter().position(|&x| x == d) {
+                        if flow.axis[k].is_some() {
+                            // A masked range: the source read whole, the
+                            // same value at every point.
+                            continue;
+                        }
                         if !is_dim(&lower[q], p) || !upper[q].results.is_empty() || !caps[q].results.is_empty() {
                             return (false, false);
                         }
@@ -176,12 +187,27 @@ fn batchable(program: &Program, t: usize, d: usize) -> (bool, bool) {
                     }
                     heavy |= varies[k];
                 }
-                NodeKind::Einsum(_, operands) => {
-                    if operands.iter().filter(|&&o| varies[o]).count() > 1 {
+                NodeKind::Einsum(spec, operands) => {
+                    let mut varying = operands.iter().filter(|&&o| varies[o]).count();
+                    // A contracted masked range: an operand carrying it is
+                    // masked at each point (a varying one where there is one).
+                    let carriers: Vec<(usize, usize)> =
+                        operands.iter().enumerate().filter_map(|(i, &o)| flow.axis[o].map(|m| (i, m))).collect();
+                    if let Some(&(i, m)) = carriers.first()
+                        && !spec.result.contains(&spec.operands[i][m])
+                    {
+                        if !carriers.iter().any(|&(i, _)| varies[operands[i]]) {
+                            varying += 1;
+                        }
+                        varies[k] = true;
+                    }
+                    if varying > 1 {
                         return (false, false);
                     }
                     heavy |= varies[k];
                 }
+                // A sum or maximum along a masked range: masked at each point.
+                NodeKind::Reduce(_, a, r) if flow.axis[*a] == Some(*r) => varies[k] = true,
                 NodeKind::Random { .. }
                 | NodeKind::Call { .. }
                 | NodeKind::ReadAt { .. }
@@ -212,7 +238,7 @@ fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
             {
                 return (false, false);
             }
-            batchable(program, t, d)
+            batchable(program, t, d, size)
         })
         .collect();
     let mut member: Vec<bool> = checked.iter().map(|c| c.0).collect();

@@ -640,14 +640,44 @@ fn generated_programs_exercise_splitting_and_group_vectorization() {
         });
         (split, grouped)
     };
+    // A tensor reading a range along a dimension (a prefix, window or
+    // suffix of its own point) batched along it: the range masked.
+    let masked = |program: &mut tempo_passes::program::Program| {
+        use tempo_passes::program::NodeKind;
+        let values = vec![Some(5); program.dims.len()];
+        tempo_passes::temporal_split_recurrences::split_recurrences(program, &values);
+        let ranged: Vec<Vec<usize>> = program
+            .tensors
+            .iter()
+            .map(|t| {
+                let dims = t.branches.iter().flat_map(|b| &b.nodes).filter_map(|n| match &n.kind {
+                    NodeKind::ReadRange { source, upper, .. } => {
+                        let src = &program.tensors[*source];
+                        let q = (0..src.domain.len()).find(|&q| !upper[q].results.is_empty())?;
+                        Some(src.domain[q])
+                    }
+                    _ => None,
+                });
+                dims.filter(|d| t.domain.contains(d)).collect()
+            })
+            .collect();
+        tempo_passes::temporal_vectorize::vectorize(program, &values);
+        ranged.iter().zip(&program.tensors).any(|(dims, t)| dims.iter().any(|d| !t.domain.contains(d)))
+    };
     let split = count_programs(ModelGenerator::program, |p| split_and_batched(p).0);
     let grouped = count_programs(ModelGenerator::program, |p| split_and_batched(p).1);
     let general = count_generated(|p| split_and_batched(p).1);
-    eprintln!("{split} of 200 model programs split, {grouped} vectorize a group ({general} of 200 general programs)");
+    let masked_models = count_programs(ModelGenerator::program, masked);
+    let masked_general = count_generated(masked);
+    eprintln!(
+        "{split} of 200 model programs split, {grouped} vectorize a group ({general} of 200 general programs), \
+         {masked_models} batch a range of their own point masked ({masked_general} of 200 general programs)"
+    );
     // Splitting needs a program that keeps points along the dimension
     // anyway (most generated programs are inference: rings of two).
     assert!(split >= 10, "only {split} of 200 model programs have time-parallel work in a recurrence");
     assert!(grouped >= 20, "only {grouped} of 200 model programs vectorize a group");
+    assert!(masked_models >= 5, "only {masked_models} of 200 model programs batch a range of their own point");
 }
 
 /// What the values of a branch body are made from: per node, the nodes it

@@ -1,0 +1,424 @@
+//! Vectorization through range reads: a tensor of the group that reads a
+//! range along the vectorized dimension `d` whose bounds depend on its own
+//! point (a prefix `k[0:t+1]`, a window `k[max(0, t-w+1):t+1]`, a suffix
+//! `f[t:T]`) is batched by reading the source whole (`k[0:T]`, one value
+//! shared by every point) and masking: the range's axis holds all `D`
+//! points, and the points outside `[lower(t), upper(t))` are set to the
+//! identity of whatever combines them, where they are combined.
+//!
+//! The mask rides along the values that carry the range's axis
+//! (elementwise ops, casts, comparisons, selects, permutations, a
+//! reshape that keeps the axis leading, reductions and einsum labels along
+//! other axes) and is applied where the axis is combined away: a sum or a
+//! maximum along it (the points outside become `0` or `-inf`), an einsum
+//! that contracts its label (one operand carrying it, a batched one where
+//! there is one, is zeroed outside). Causal attention over `k[0:t+1]`
+//! becomes one product of all queries by all keys, masked to the lower
+//! triangle before its softmax's sums and its product with the values.
+//!
+//! Exact where the values outside the range are finite (they are real
+//! points of the source, computed anyway): each kept element is computed
+//! by the same ops in the same order, the masked ones add `0` (a sum, or
+//! a contraction that multiplies by the zeroed operand) or take the
+//! maximum with `-inf`. Anything else on a value carrying the axis (a
+//! mean, a running sum, a slice, a matmul, a second range along another
+//! axis or of other bounds) leaves the tensor to its loop.
+
+use crate::affine::{AffineExpr, AffineMap};
+use crate::program::{
+    BinaryKind, Branch, DYNAMIC, ElementType, Movement, Node, NodeKind, PointType, Predicate, Program, ReduceKind,
+};
+
+use super::{MAX_BATCHED_BYTES, uses_dim};
+
+/// The bounds of a masked range, in the reader's domain (dimension
+/// positions) and bounds (symbols): points `[max(lower), min(upper))`.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct RangeMask {
+    pub lower: Vec<AffineExpr>,
+    pub upper: Vec<AffineExpr>,
+}
+
+/// How a branch's values carry a masked range: per node, the axis of its
+/// (unbatched) value that is the range's (`None`: no such axis), and the
+/// mask (`None`: the branch has no masked range read).
+#[derive(Clone, Debug)]
+pub(super) struct Flow {
+    pub mask: Option<RangeMask>,
+    pub axis: Vec<Option<usize>>,
+}
+
+/// Whether `e` can be computed from positions, bounds and constants by the
+/// ops the mask is built with.
+fn computable(e: &AffineExpr) -> bool {
+    match e {
+        AffineExpr::Dim(_) | AffineExpr::Symbol(_) | AffineExpr::Constant(_) => true,
+        AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => computable(a) && computable(b),
+        AffineExpr::Mod(..) | AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) => false,
+    }
+}
+
+/// The mask of a range read of a tensor over `d` (its dimension `q`) by a
+/// reader whose own point along `d` is at position `p`, where the read
+/// batches by masking: the range along `d` is the only ranged dimension
+/// and depends on `p`, its bounds are computable, nothing else mentions
+/// `p`.
+pub(super) fn masked_range(
+    lower: &[AffineMap],
+    upper: &[AffineMap],
+    caps: &[AffineMap],
+    q: usize,
+    p: usize,
+) -> Option<RangeMask> {
+    let ranged = upper.iter().filter(|m| !m.results.is_empty()).count();
+    if upper[q].results.is_empty() || ranged != 1 || !caps[q].results.is_empty() {
+        return None;
+    }
+    let bounds = lower[q].results.iter().chain(&upper[q].results);
+    if !bounds.clone().any(|e| uses_dim(e, p)) || !bounds.clone().all(computable) {
+        return None;
+    }
+    let others = (0..lower.len()).filter(|&i| i != q).flat_map(|i| [&lower[i], &upper[i], &caps[i]]);
+    if others.flat_map(|m| &m.results).any(|e| uses_dim(e, p)) {
+        return None;
+    }
+    Some(RangeMask { lower: lower[q].results.clone(), upper: upper[q].results.clone() })
+}
+
+/// The flow of a masked range through `nodes` (see [`Flow`]); `None` when
+/// some op cannot carry or apply it, two ranges of other bounds meet, a
+/// dynamic size does not come from the range, or a masked value batched
+/// along `D` would exceed [`MAX_BATCHED_BYTES`]. `range_of(k)` says whether
+/// node `k` is a range read along `d` and its mask (`Some(None)`: a range
+/// read along `d` that is not masked, which the caller handles).
+pub(super) fn flow(
+    nodes: &[Node],
+    result: usize,
+    size: i64,
+    range_of: impl Fn(usize) -> Option<Option<RangeMask>>,
+) -> Option<Flow> {
+    let mut mask: Option<RangeMask> = None;
+    let mut axis: Vec<Option<usize>> = Vec::with_capacity(nodes.len());
+    for (k, node) in nodes.iter().enumerate() {
+        let rank = node.ty.shape.len();
+        // An operand's axis in a broadcast result of rank `rank`.
+        let aligned = |o: usize| axis[o].map(|a| a + rank - nodes[o].ty.shape.len());
+        let agree = |operands: &[usize]| -> Option<Option<usize>> {
+            let mut found = None;
+            for &o in operands {
+                if let Some(a) = aligned(o) {
+                    if found.is_some_and(|f| f != a) {
+                        return None;
+                    }
+                    found = Some(a);
+                }
+            }
+            Some(found)
+        };
+        let here: Option<usize> = match &node.kind {
+            NodeKind::ReadRange { .. } => match range_of(k) {
+                Some(Some(m)) => {
+                    if mask.as_ref().is_some_and(|x| *x != m) {
+                        return None;
+                    }
+                    mask = Some(m);
+                    Some(0)
+                }
+                _ => None,
+            },
+            NodeKind::Unary(_, a) | NodeKind::Cast(a) => axis[*a],
+            NodeKind::Binary(_, x, y) | NodeKind::Compare(_, x, y) => agree(&[*x, *y])?,
+            NodeKind::Select(c, x, y) => agree(&[*c, *x, *y])?,
+            NodeKind::Reduce(kind, a, r) => match axis[*a] {
+                Some(m) if m == *r => {
+                    if !matches!(kind, ReduceKind::Sum | ReduceKind::Max) {
+                        return None;
+                    }
+                    None
+                }
+                Some(m) if *kind == ReduceKind::CumSum => Some(m),
+                Some(m) => Some(if *r < m { m - 1 } else { m }),
+                None => None,
+            },
+            NodeKind::Move(Movement::Permute(order), operands) => {
+                axis[operands[0]].map(|m| order.iter().position(|&x| x == m).expect("a permutation"))
+            }
+            NodeKind::Move(Movement::Reshape, operands) => match axis[operands[0]] {
+                Some(0) if node.ty.shape.first() == Some(&DYNAMIC) => Some(0),
+                Some(_) => return None,
+                None => None,
+            },
+            NodeKind::Einsum(spec, operands) => {
+                let mut label = None;
+                for (i, &o) in operands.iter().enumerate() {
+                    if let Some(m) = axis[o] {
+                        let l = spec.operands[i][m];
+                        if label.is_some_and(|x| x != l) {
+                            return None;
+                        }
+                        label = Some(l);
+                    }
+                }
+                label.and_then(|l| spec.result.iter().position(|&x| x == l))
+            }
+            other => {
+                if crate::rewrite::operands(other).iter().any(|&o| axis[o].is_some()) {
+                    return None;
+                }
+                None
+            }
+        };
+        // Every dynamic size is the range's, at its axis.
+        for (i, &s) in node.ty.shape.iter().enumerate() {
+            if s == DYNAMIC && here != Some(i) {
+                return None;
+            }
+        }
+        if let Some(m) = here {
+            if node.ty.shape[m] != DYNAMIC {
+                return None;
+            }
+            let elements: u64 =
+                node.ty.shape.iter().map(|&s| if s == DYNAMIC { size } else { s }).product::<i64>() as u64;
+            let bytes = elements.saturating_mul(size as u64).saturating_mul(node.ty.element.byte_size() as u64);
+            if bytes > MAX_BATCHED_BYTES {
+                return None;
+            }
+        }
+        axis.push(here);
+    }
+    if axis[result].is_some() {
+        return None;
+    }
+    Some(Flow { mask, axis })
+}
+
+impl<'c> super::Batcher<'_, 'c> {
+    /// One bound of the mask, an `i64` per point (`[D]`, batched) or a
+    /// scalar: the reader's own position along `d` (`p`) is the batch's
+    /// positions, other positions and bounds are the loop's.
+    fn bound_value(&mut self, e: &AffineExpr, p: usize, domain: &[usize], location: melior::ir::Location<'c>) -> usize {
+        let scalar = PointType { shape: vec![], element: ElementType::I64 };
+        match e {
+            AffineExpr::Dim(i) if *i == p => {
+                let ty = PointType { shape: vec![self.size], element: ElementType::I64 };
+                self.push(NodeKind::Move(Movement::Arange, vec![]), ty, true, location)
+            }
+            AffineExpr::Dim(i) => self.push(NodeKind::Position(domain[*i]), scalar, false, location),
+            AffineExpr::Symbol(s) => self.push(NodeKind::Bound(*s), scalar, false, location),
+            AffineExpr::Constant(c) => {
+                let kind = NodeKind::Constant {
+                    text: crate::print::dense(&[*c as f64], &scalar),
+                    values: vec![*c as f64],
+                    integers: vec![*c],
+                };
+                self.push(kind, scalar, false, location)
+            }
+            AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => {
+                let kind = if matches!(e, AffineExpr::Add(..)) { BinaryKind::Add } else { BinaryKind::Mul };
+                let (x, y) = (self.bound_value(a, p, domain, location), self.bound_value(b, p, domain, location));
+                self.combine(kind, x, y, location)
+            }
+            _ => unreachable!("checked by masked_range"),
+        }
+    }
+
+    /// `x kind y` of two bound values.
+    fn combine(&mut self, kind: BinaryKind, x: usize, y: usize, location: melior::ir::Location<'c>) -> usize {
+        let batched = self.batched[x] || self.batched[y];
+        let shape = if batched { vec![self.size] } else { vec![] };
+        self.push(NodeKind::Binary(kind, x, y), PointType { shape, element: ElementType::I64 }, batched, location)
+    }
+
+    /// `x` (its unbatched value of rank `rank` carries the range at `axis`)
+    /// with the points outside the range set to `identity`: a batched
+    /// value.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn masked(
+        &mut self,
+        x: usize,
+        rank: usize,
+        axis: usize,
+        identity: f64,
+        mask: &RangeMask,
+        p: usize,
+        domain: &[usize],
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let fold = |this: &mut Self, exprs: &[AffineExpr], kind: BinaryKind| {
+            let mut value = this.bound_value(&exprs[0], p, domain, location);
+            for e in &exprs[1..] {
+                let next = this.bound_value(e, p, domain, location);
+                value = this.combine(kind, value, next, location);
+            }
+            value
+        };
+        let lower = fold(self, &mask.lower, BinaryKind::Max);
+        let upper = fold(self, &mask.upper, BinaryKind::Min);
+        // The bounds as [D, 1, ..., 1] (rank + 1), the range's positions
+        // as [1, ..., D, ..., 1] (rank, the range at `axis`).
+        let column = |this: &mut Self, v: usize| {
+            if !this.batched[v] {
+                return v;
+            }
+            let shape = std::iter::once(this.size).chain(std::iter::repeat_n(1, rank)).collect();
+            let ty = PointType { shape, element: ElementType::I64 };
+            this.push(NodeKind::Move(Movement::Reshape, vec![v]), ty, true, location)
+        };
+        let (lower, upper) = (column(self, lower), column(self, upper));
+        let ty = PointType { shape: vec![self.size], element: ElementType::I64 };
+        let positions = self.push(NodeKind::Move(Movement::Arange, vec![]), ty, false, location);
+        let mut shape = vec![1; rank];
+        shape[axis] = self.size;
+        let positions = self.push(
+            NodeKind::Move(Movement::Reshape, vec![positions]),
+            PointType { shape: shape.clone(), element: ElementType::I64 },
+            false,
+            location,
+        );
+        // Booleans over the range, batched where a bound is.
+        let boolean = |this: &Self, batched: bool| PointType {
+            shape: if batched {
+                std::iter::once(this.size).chain(shape.iter().copied()).collect()
+            } else {
+                shape.clone()
+            },
+            element: ElementType::I1,
+        };
+        let compare = |this: &mut Self, predicate: Predicate, bound: usize| {
+            let batched = this.batched[bound];
+            let ty = boolean(this, batched);
+            this.push(NodeKind::Compare(predicate, positions, bound), ty, batched, location)
+        };
+        let above = compare(self, Predicate::Ge, lower);
+        let below = compare(self, Predicate::Lt, upper);
+        let batched = self.batched[above] || self.batched[below];
+        let ty = boolean(self, batched);
+        let inside = self.push(NodeKind::Binary(BinaryKind::And, above, below), ty, batched, location);
+        let element = self.nodes[x].ty.element;
+        let scalar = PointType { shape: vec![], element };
+        let kind = NodeKind::Constant {
+            text: crate::print::dense(&[identity], &scalar),
+            values: vec![identity],
+            integers: crate::program::integers_of(&[identity], element),
+        };
+        let identity = self.push(kind, scalar, false, location);
+        let mut shape = self.nodes[x].ty.shape.clone();
+        if !self.batched[x] {
+            shape.insert(0, self.size);
+        }
+        self.push(NodeKind::Select(inside, x, identity), PointType { shape, element }, true, location)
+    }
+}
+
+/// The identity of a reduction of `element`s of `kind` (a sum's `0`, a
+/// maximum's lowest value).
+pub(super) fn identity(kind: ReduceKind, element: ElementType) -> f64 {
+    match (kind, element) {
+        (ReduceKind::Max, ElementType::F32 | ElementType::F64) => f64::NEG_INFINITY,
+        (ReduceKind::Max, ElementType::I32) => i32::MIN as f64,
+        (ReduceKind::Max, ElementType::I64) => i64::MIN as f64,
+        _ => 0.0,
+    }
+}
+
+/// Whether node `node` of a branch of a tensor whose own point along `d`
+/// is at position `p` is a range read along `d`: `None` if not, else its
+/// mask where it is masked ([`masked_range`]; `None` inside: another range
+/// read along `d`, e.g. the point `t` itself).
+pub(super) fn range_of(program: &Program, node: &Node, d: usize, p: usize) -> Option<Option<RangeMask>> {
+    let NodeKind::ReadRange { source, lower, upper, caps } = &node.kind else { return None };
+    let q = program.tensors[*source].domain.iter().position(|&x| x == d)?;
+    Some(masked_range(lower, upper, caps, q, p))
+}
+
+/// The flow of branch `branch` of tensor `t` batched along `d`, where it
+/// has a masked range read (`None` where it has none).
+pub(super) fn branch_flow(program: &Program, t: usize, branch: &Branch, d: usize, size: i64) -> Option<Flow> {
+    let p = program.tensors[t].domain.iter().position(|&x| x == d).expect("over d");
+    let masked = |k: usize| range_of(program, &branch.nodes[k], d, p).flatten().is_some();
+    if !(0..branch.nodes.len()).any(masked) {
+        return None;
+    }
+    let flow = flow(&branch.nodes, branch.result, size, |k| range_of(program, &branch.nodes[k], d, p));
+    Some(flow.expect("a branch with masked range reads is batched only where they flow (checked by the group)"))
+}
+
+impl<'c> super::Batcher<'_, 'c> {
+    /// The unbatched rank of new node `x`.
+    fn own_rank(&self, x: usize) -> usize {
+        self.nodes[x].ty.shape.len() - usize::from(self.batched[x])
+    }
+
+    /// [`super::Batcher::node`] in a branch with a masked range read: the
+    /// range's dynamic size becomes `D`; a masked read reads its source
+    /// whole; a sum or maximum along the range's axis, and an einsum that
+    /// contracts it, take a masked operand.
+    pub(super) fn masked_node(
+        &mut self,
+        flow: &Flow,
+        node: &Node<'c>,
+        new: &[usize],
+        d: usize,
+        position: usize,
+        vectorized: &[bool],
+    ) -> usize {
+        let k = new.len();
+        let Some(mask) = &flow.mask else { return self.plain_node(node, new, d, position, vectorized) };
+        let mut node = node.clone();
+        for s in &mut node.ty.shape {
+            if *s == DYNAMIC {
+                *s = self.size;
+            }
+        }
+        let location = node.location;
+        let domain = self.domain.clone();
+        match &node.kind {
+            NodeKind::ReadRange { source, lower, upper, caps } if flow.axis[k] == Some(0) => {
+                let q = self.program.tensors[*source].domain.iter().position(|&x| x == d).expect("along d");
+                let drop = |maps: &[AffineMap]| maps.iter().map(|m| super::map_drop(m, position)).collect::<Vec<_>>();
+                let (mut lower, mut upper, mut caps) = (drop(lower), drop(upper), drop(caps));
+                if vectorized[*source] {
+                    // Its batched point holds every point along `d`.
+                    lower.remove(q);
+                    upper.remove(q);
+                    caps.remove(q);
+                } else {
+                    let (n, symbols) = (lower[q].num_dims, lower[q].num_symbols);
+                    let single = |e: AffineExpr| AffineMap { num_dims: n, num_symbols: symbols, results: vec![e] };
+                    lower[q] = single(AffineExpr::Constant(0));
+                    upper[q] = single(AffineExpr::Symbol(d));
+                    caps[q] = AffineMap { num_dims: n, num_symbols: symbols, results: vec![] };
+                }
+                let read = NodeKind::ReadRange { source: *source, lower, upper, caps };
+                self.push(read, node.ty.clone(), false, location)
+            }
+            NodeKind::Reduce(kind, a, r) if flow.axis[*a] == Some(*r) => {
+                let element = self.nodes[new[*a]].ty.element;
+                let rank = self.own_rank(new[*a]);
+                let x = self.masked(new[*a], rank, *r, identity(*kind, element), mask, position, &domain, location);
+                let mut substituted = new.to_vec();
+                substituted[*a] = x;
+                self.plain_node(&node, &substituted, d, position, vectorized)
+            }
+            NodeKind::Einsum(spec, operands) => {
+                let carriers: Vec<(usize, usize)> =
+                    operands.iter().enumerate().filter_map(|(i, &o)| flow.axis[o].map(|m| (i, m))).collect();
+                let contracted = carriers.first().is_some_and(|&(i, m)| !spec.result.contains(&spec.operands[i][m]));
+                if !contracted {
+                    return self.plain_node(&node, new, d, position, vectorized);
+                }
+                // One carrier zeroed outside the range: a batched one where
+                // there is one (no second batched operand).
+                let &(i, m) = carriers.iter().find(|&&(i, _)| self.batched[new[operands[i]]]).unwrap_or(&carriers[0]);
+                let o = operands[i];
+                let rank = self.own_rank(new[o]);
+                let x = self.masked(new[o], rank, m, 0.0, mask, position, &domain, location);
+                let mut substituted = new.to_vec();
+                substituted[o] = x;
+                self.plain_node(&node, &substituted, d, position, vectorized)
+            }
+            _ => self.plain_node(&node, new, d, position, vectorized),
+        }
+    }
+}
