@@ -21,6 +21,7 @@ pub mod temporal_dce;
 pub mod temporal_dedup;
 pub mod temporal_lift_recurrences;
 pub mod temporal_simplify;
+pub mod temporal_split_products;
 pub mod temporal_split_recurrences;
 pub mod temporal_tile_ranges;
 pub mod temporal_vectorize;
@@ -35,6 +36,7 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_simplify::TemporalSimplify);
     registry.add_pass(temporal_lift_recurrences::TemporalLiftRecurrences);
     registry.add_pass(temporal_split_recurrences::TemporalSplitRecurrences);
+    registry.add_pass(temporal_split_products::TemporalSplitProducts);
     registry.add_pass(temporal_vectorize::TemporalVectorize);
     registry.add_pass(temporal_tile_ranges::TemporalTileRanges);
 }

@@ -6,6 +6,8 @@
 //! - `-O2` (the default of `tempo-run` and the Rust API): also
 //!   `temporal-lift-recurrences`, `temporal-split-recurrences` (the
 //!   time-parallel work of recurrent bodies into tensors of their own),
+//!   `temporal-split-products` (the same out of tensors with per-step
+//!   products of two varying values: weight gradients),
 //!   `temporal-vectorize` (with the bound
 //!   values of the run, which the program is then specialized for) and
 //!   `temporal-simplify`; every pass exact, so results stay bit for bit
@@ -33,6 +35,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-dedup",
     "temporal-lift-recurrences",
     "temporal-split-recurrences",
+    "temporal-split-products",
     "temporal-vectorize",
     "temporal-simplify",
     "temporal-dedup",
@@ -46,6 +49,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-dedup",
     "temporal-lift-recurrences",
     "temporal-split-recurrences",
+    "temporal-split-products",
     "temporal-vectorize",
     "temporal-tile-ranges",
     "temporal-simplify",
@@ -78,6 +82,10 @@ pub fn fusion_enabled(level: u8, disabled: &[String]) -> bool {
 
 /// The passes of level 1.
 pub const O1_PASSES: &[&str] = &["temporal-dce", "temporal-dedup", "temporal-dce"];
+
+/// The passes that split tensors for group vectorization (CPU only): they
+/// take the bound values.
+const SPLITS: &[&str] = &["temporal-split-recurrences", "temporal-split-products"];
 
 /// Passes taking the `inexact` option at level 3.
 const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
@@ -137,11 +145,11 @@ pub fn optimization_pipeline_for(
     let kept: Vec<String> = passes
         .iter()
         .filter(|p| !disabled.iter().any(|d| d == *p))
-        .filter(|p| !matches!(**p, "temporal-vectorize" | "temporal-split-recurrences") || !bounds.is_empty())
-        .filter(|p| cpu || **p != "temporal-split-recurrences")
+        .filter(|p| (**p != "temporal-vectorize" && !SPLITS.contains(p)) || !bounds.is_empty())
+        .filter(|p| cpu || !SPLITS.contains(p))
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
-            "temporal-vectorize" | "temporal-split-recurrences" => format!("{p}{{bounds={bounds}}}"),
+            _ if **p == *"temporal-vectorize" || SPLITS.contains(p) => format!("{p}{{bounds={bounds}}}"),
             "temporal-tile-ranges" if level == 2 => {
                 format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
             }
@@ -190,7 +198,7 @@ mod tests {
         assert_eq!(
             optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
             "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, \
-             temporal-split-recurrences{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
+             temporal-split-recurrences{bounds=T=9}, temporal-split-products{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
         );
         // The GPU target keeps recurrences whole.

@@ -52,7 +52,7 @@ use melior::ir::{OperationRef, operation::OperationLike};
 mod groups;
 mod masks;
 mod products;
-pub(crate) use groups::keeps_points_along;
+pub(crate) use groups::{batchable, cyclic_along, keeps_points_along};
 
 /// The `temporal-vectorize` pass.
 pub struct TemporalVectorize;
@@ -111,6 +111,13 @@ pub fn vectorize_with(program: &mut Program, bound_values: &[Option<i64>], group
         }
     }
     changed
+}
+
+/// Whether `node` (of a tensor whose own point along `d` is at position
+/// `p` of its domain) reads a range along `d` bounded by that point, which
+/// a group batches as the source read whole and masked ([`masks`]).
+pub(crate) fn masked_range_read(program: &Program, node: &Node, d: usize, p: usize) -> bool {
+    masks::range_of(program, node, d, p).flatten().is_some()
 }
 
 /// Whether `e` uses dimension `k`.
@@ -777,10 +784,13 @@ fn batch_tensor<'c>(
         let when = IntegerSet {
             num_dims: branch.when.num_dims - 1,
             num_symbols: branch.when.num_symbols,
+            // (Conditions on the batched position hold at every point:
+            // the group checks it.)
             constraints: branch
                 .when
                 .constraints
                 .iter()
+                .filter(|c| !uses_dim(&c.expr, position))
                 .map(|c| Constraint { expr: drop_dim(&c.expr, position), is_equality: c.is_equality })
                 .collect(),
         };

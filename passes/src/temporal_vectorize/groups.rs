@@ -119,13 +119,13 @@ fn cycles(program: &Program, d: usize) -> Cycles {
 /// Whether tensor `t`'s branches can be batched along `d` (read at their
 /// own point, conditions free of `d`, ops with batched forms), and whether
 /// they do work worth batching.
-fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bool, bool) {
+pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bool, bool) {
     let tensor = &program.tensors[t];
     let p = tensor.domain.iter().position(|&x| x == d).expect("over d");
     let mentions = |maps: &[&AffineMap]| maps.iter().any(|m| m.results.iter().any(|e| uses_dim(e, p)));
     let mut heavy = false;
     for branch in &tensor.branches {
-        if branch.when.constraints.iter().any(|c| uses_dim(&c.expr, p)) {
+        if branch.when.constraints.iter().any(|c| uses_dim(&c.expr, p) && !masks::holds_everywhere(c, p, d, size)) {
             return (false, false);
         }
         // How a range along `d` masked by the point's position flows.
@@ -434,6 +434,12 @@ fn rows_read<'c>(snapshot: &Program<'c>, t: usize, b: usize, d: usize, size: i64
     }
     let result = new[branch.result];
     Branch { when: branch.when.clone(), nodes, result, location: branch.location }
+}
+
+/// Per tensor, whether it is on a dependence cycle along `d` (reads with a
+/// constant shift along another dimension left out, as the group does).
+pub(crate) fn cyclic_along(program: &Program, d: usize) -> Vec<bool> {
+    cycles(program, d).cyclic
 }
 
 /// Whether the program keeps some computed tensor's points along `d` past

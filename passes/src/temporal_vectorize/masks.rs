@@ -422,3 +422,31 @@ impl<'c> super::Batcher<'_, 'c> {
         }
     }
 }
+
+/// Whether constraint `c` of a branch condition (of a tensor whose own
+/// point along `d` is at position `p`) holds at every point along `d`
+/// (`0 <= t < size`): a gradient's range contributions come under
+/// `t >= 0, T - 1 - t >= 0`, which batching may drop. Only conditions on
+/// that position and `d`'s bound are decided (evaluated at each point,
+/// up to 2^16 of them); anything else does not hold.
+pub(crate) fn holds_everywhere(c: &crate::affine::Constraint, p: usize, d: usize, size: i64) -> bool {
+    fn only(e: &AffineExpr, p: usize, d: usize) -> bool {
+        match e {
+            AffineExpr::Dim(i) => *i == p,
+            AffineExpr::Symbol(s) => *s == d,
+            AffineExpr::Constant(_) => true,
+            AffineExpr::Add(a, b) | AffineExpr::Mul(a, b) => only(a, p, d) && only(b, p, d),
+            AffineExpr::Mod(..) | AffineExpr::FloorDiv(..) | AffineExpr::CeilDiv(..) => false,
+        }
+    }
+    if !only(&c.expr, p, d) || !(1..=1 << 16).contains(&size) {
+        return false;
+    }
+    let mut dims = vec![0; p + 1];
+    let mut symbols = vec![0; d + 1];
+    symbols[d] = size;
+    (0..size).all(|t| {
+        dims[p] = t;
+        c.expr.eval(&dims, &symbols).is_ok_and(|v| if c.is_equality { v == 0 } else { v >= 0 })
+    })
+}

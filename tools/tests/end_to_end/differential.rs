@@ -667,11 +667,18 @@ fn generated_programs_exercise_splitting_and_group_vectorization() {
     let split = count_programs(ModelGenerator::program, |p| split_and_batched(p).0);
     let grouped = count_programs(ModelGenerator::program, |p| split_and_batched(p).1);
     let general = count_generated(|p| split_and_batched(p).1);
+    let products = |program: &mut tempo_passes::program::Program| {
+        let values = vec![Some(5); program.dims.len()];
+        tempo_passes::temporal_split_recurrences::split_recurrences(program, &values);
+        tempo_passes::temporal_split_products::split_products(program, &values)
+    };
     let masked_models = count_programs(ModelGenerator::program, masked);
+    let product_models = count_programs(ModelGenerator::program, products);
     let masked_general = count_generated(masked);
     eprintln!(
         "{split} of 200 model programs split, {grouped} vectorize a group ({general} of 200 general programs), \
-         {masked_models} batch a range of their own point masked ({masked_general} of 200 general programs)"
+         {masked_models} batch a range of their own point masked ({masked_general} of 200 general programs), \
+         {product_models} split the time-parallel work out of per-step products"
     );
     // Splitting needs a program that keeps points along the dimension
     // anyway (most generated programs are inference: rings of two).

@@ -424,6 +424,7 @@ fn random_programs_gradients_match_finite_differences() {
     let mut skipped: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let mut layers: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
+    let mut split_products = 0;
     for seed in 0..count {
         if std::env::var("TEMPO_TRACE").is_ok() {
             eprintln!("gradient program {seed}");
@@ -435,6 +436,7 @@ fn random_programs_gradients_match_finite_differences() {
         match check_case(seed, &case) {
             Ok(Outcome::Checked { fd, compiled, elements: e, nonzero: z, kinks: n }) => {
                 checked += 1;
+                split_products += usize::from(splits_products(&case));
                 elements += e;
                 nonzero += z;
                 kinks += n;
@@ -461,6 +463,27 @@ fn random_programs_gradients_match_finite_differences() {
         start.elapsed().as_secs_f64()
     );
     eprintln!("gradient mode: layers of the checked programs: {layers:?}");
+    eprintln!(
+        "gradient mode: {split_products} checked programs have time-parallel work split out of per-step products \
+         (temporal-split-products at -O2)"
+    );
     assert!(failures.is_empty(), "{} gradient programs failed:\n{}", failures.len(), failures.join("\n\n"));
     assert!(checked * 10 >= count * 7, "only {checked} of {count} gradient programs were checked");
+    assert!(split_products >= 1 || count < 12, "no gradient program splits per-step products");
+}
+
+/// Whether `temporal-split-products` splits the gradient program of `case`
+/// (after `temporal-autodiff` and `temporal-split-recurrences`) at its
+/// bounds: the -O2 run then compares the split program's results.
+fn splits_products(case: &GradientCase) -> bool {
+    let context = crate::context();
+    let Some(module) = Module::parse(&context, &case.gradients) else { return false };
+    let Ok(mut program) = Program::from_module(module.as_operation()) else { return false };
+    if tempo_passes::temporal_autodiff::expand(&mut program).is_err() {
+        return false;
+    }
+    let values: Vec<Option<i64>> =
+        program.dims.iter().map(|d| case.bounds.iter().find(|(name, _)| *name == d.bound).map(|&(_, v)| v)).collect();
+    tempo_passes::temporal_split_recurrences::split_recurrences(&mut program, &values);
+    tempo_passes::temporal_split_products::split_products(&mut program, &values)
 }

@@ -1,0 +1,296 @@
+//! `temporal-split-products`: takes the time-parallel work out of a tensor
+//! that also multiplies two values varying along a dimension. In back-
+//! propagation through time a layer's contribution tensor computes, per
+//! step, the cotangents of its inputs (the attention's backward over
+//! `k[0:t+1]`, the MLP's) and the step's weight gradients, products of two
+//! varying values (`x[t]^T dz[t]`) packed with them into one point.
+//! `temporal-vectorize` batches only tensors without such per-step
+//! products (batched, they are `D` small products and a store of them
+//! all), so the whole contribution stayed in the loop, one step (`B` rows)
+//! at a time.
+//!
+//! The pass cuts such a tensor `X` (on no dependence cycle along the
+//! dimension `d`) in two at its per-step products: the nodes that are
+//! neither a per-step product nor computed from one move into a tensor
+//! `X$part` over the same domain, whose point packs (flattened, one after
+//! another) the values the rest of `X` reads from them; `X` reads its
+//! point and keeps the per-step products and what follows them (the
+//! packing of its point). Cheap leaves (reads, constants and movements of
+//! them) are not packed: `X` computes them again. `X$part` has no per-step
+//! product, so `temporal-vectorize` (which runs next) computes it for all
+//! steps at once, and `X`'s loop takes its rows.
+//!
+//! Only where it pays: `X` has one branch defined everywhere, `d` has a
+//! bound value (option `bounds`) and the program keeps points along it
+//! anyway (see `temporal_vectorize::keeps_points_along`), the moved part
+//! holds a product (`matmul`, `einsum`) or a range read and no op without
+//! a batched form (random values, external calls, reads through data,
+//! positions, fused attention), and the packed values have static shapes
+//! and one element type.
+//!
+//! Exact: every value is computed by the same ops on the same values.
+//! Assumes a program accepted by `temporal-verify`.
+
+use crate::affine::{AffineExpr, AffineMap, IntegerSet};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOption, PassOptions, TempoPass};
+use crate::print::replace_program;
+use crate::program::{Branch, Movement, Node, NodeKind, PointType, Program, Tensor};
+use crate::temporal_vectorize::{batchable, cyclic_along, keeps_points_along, masked_range_read};
+use crate::verify::verify_program;
+use melior::ir::{OperationRef, operation::OperationLike};
+
+/// The `temporal-split-products` pass.
+pub struct TemporalSplitProducts;
+
+impl TempoPass for TemporalSplitProducts {
+    fn name(&self) -> &'static str {
+        "temporal-split-products"
+    }
+    fn summary(&self) -> &'static str {
+        "Move the time-parallel work of a tensor that multiplies two varying values per step (a contribution of back-propagation through time with its weight gradients) into a tensor of its own that temporal-vectorize then computes for all steps at once"
+    }
+    fn options(&self) -> &'static [PassOption] {
+        const OPTIONS: &[PassOption] = &[PassOption::bounds(
+            "bounds",
+            "bound values the program runs with, NAME=VALUE separated by commas: only tensors over a dimension with one are split (temporal-vectorize batches only those)",
+        )];
+        OPTIONS
+    }
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let mut program = verify_program(op)?;
+        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
+        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
+        if split_products(&mut program, &values) {
+            replace_program(op, &program)?;
+        }
+        Ok(())
+    }
+}
+
+/// Splits every tensor with per-step products over a dimension with a
+/// bound value (`bound_values`, per dimension); returns whether any was.
+pub fn split_products(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
+    let mut changed = false;
+    for d in 0..program.dims.len() {
+        let Some(size) = bound_values.get(d).copied().flatten() else { continue };
+        if size < 1 || !keeps_points_along(program, d) {
+            continue;
+        }
+        let cyclic = cyclic_along(program, d);
+        for x in 0..program.tensors.len() {
+            if cyclic[x] || !program.tensors[x].domain.contains(&d) || program.tensors[x].is_input {
+                continue;
+            }
+            // Kept only where the part batches (else it is a store more).
+            if let Some((part, rebuilt)) = split_tensor(program, x, d) {
+                program.tensors.push(part);
+                if batchable(program, program.tensors.len() - 1, d, size).0 {
+                    program.tensors[x].branches = vec![rebuilt];
+                    changed = true;
+                } else {
+                    if std::env::var("TEMPO_DEBUG_SPLIT").is_ok() {
+                        eprintln!("not batchable: {}", program.tensors[x].name);
+                    }
+                    program.tensors.pop();
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// Whether node `k` of `nodes` is a cheap leaf: a read at a point, a
+/// constant, a position or bound, or a movement of cheap leaves.
+fn cheap(nodes: &[Node], k: usize, memo: &mut [Option<bool>]) -> bool {
+    if let Some(c) = memo[k] {
+        return c;
+    }
+    let c = match &nodes[k].kind {
+        NodeKind::Read { .. } | NodeKind::Constant { .. } | NodeKind::Position(_) | NodeKind::Bound(_) => true,
+        NodeKind::Move(Movement::Permute(_) | Movement::Reshape | Movement::Expand | Movement::Slice(_), operands) => {
+            operands.iter().all(|&o| cheap(nodes, o, memo))
+        }
+        _ => false,
+    };
+    memo[k] = Some(c);
+    c
+}
+
+/// Tensor `x` split at its per-step products along `d`: the part (to be
+/// the program's next tensor) and `x`'s new branch; `None` where it does
+/// not split.
+fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor<'c>, Branch<'c>)> {
+    let tensor = &program.tensors[x];
+    let [branch] = tensor.branches.as_slice() else { return None };
+    if !branch.when.is_universe() {
+        return None;
+    }
+    let p = tensor.domain.iter().position(|&y| y == d).expect("over d");
+    let n = branch.nodes.len();
+    // Whether each node varies along `d`, and whether it is a per-step
+    // product or computed from one (the tail, which stays).
+    let mut varies = vec![false; n];
+    let mut tail = vec![false; n];
+    for (k, node) in branch.nodes.iter().enumerate() {
+        let operands = crate::rewrite::operands(&node.kind);
+        varies[k] = operands.iter().any(|&o| varies[o]);
+        tail[k] = operands.iter().any(|&o| tail[o]);
+        match &node.kind {
+            NodeKind::Read { source, index } | NodeKind::ReadAt { source, index, .. } => {
+                if let Some(q) = program.tensors[*source].domain.iter().position(|&y| y == d) {
+                    varies[k] = true;
+                    let own = matches!(&index.results[q], AffineExpr::Dim(i) if *i == p);
+                    if !own {
+                        return None;
+                    }
+                }
+            }
+            // A range bounded by the point batches as one value shared by
+            // every point (masked); a point read as a range varies.
+            NodeKind::ReadRange { source, .. } => {
+                varies[k] |= program.tensors[*source].domain.contains(&d) && !masked_range_read(program, node, d, p);
+            }
+            NodeKind::Position(y) => varies[k] = *y == d,
+            NodeKind::Matmul(a, b) => tail[k] |= varies[*a] && varies[*b],
+            NodeKind::Einsum(_, operands) => tail[k] |= operands.iter().filter(|&&o| varies[o]).count() > 1,
+            _ => {}
+        }
+    }
+    if !tail.iter().any(|&t| t) || !tail[branch.result] {
+        return None;
+    }
+    // The values the tail reads from the rest, but cheap leaves.
+    let mut memo = vec![None; n];
+    let mut packed: Vec<usize> = Vec::new();
+    for (k, node) in branch.nodes.iter().enumerate() {
+        if !tail[k] {
+            continue;
+        }
+        for o in crate::rewrite::operands(&node.kind) {
+            if !tail[o] && !cheap(&branch.nodes, o, &mut memo) && !packed.contains(&o) {
+                packed.push(o);
+            }
+        }
+    }
+    packed.sort_unstable();
+    if packed.is_empty() {
+        return None;
+    }
+    let element = branch.nodes[packed[0]].ty.element;
+    if packed.iter().any(|&k| !branch.nodes[k].ty.is_static() || branch.nodes[k].ty.element != element) {
+        return None;
+    }
+    // What moves: the packed values' subexpressions.
+    let mut moved = vec![false; n];
+    for &k in &packed {
+        moved[k] = true;
+    }
+    for k in (0..n).rev() {
+        if moved[k] {
+            for o in crate::rewrite::operands(&branch.nodes[k].kind) {
+                moved[o] = true;
+            }
+        }
+    }
+    let mut worth = false;
+    for (k, node) in branch.nodes.iter().enumerate().filter(|(k, _)| moved[*k]) {
+        match &node.kind {
+            NodeKind::Matmul(..) | NodeKind::Einsum(..) => worth |= varies[k],
+            NodeKind::ReadRange { .. } => worth = true,
+            NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Position(_)
+            | NodeKind::Attention(..) => return None,
+            _ => {}
+        }
+    }
+    if !worth {
+        return None;
+    }
+    let location = branch.location;
+    let dims = tensor.domain.len();
+    let symbols = program.dims.len();
+    // The part: the moved nodes, then the packed values flattened and
+    // concatenated.
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut new = vec![usize::MAX; n];
+    for (k, node) in branch.nodes.iter().enumerate() {
+        if moved[k] {
+            nodes.push(Node { kind: crate::rewrite::map_operands(&node.kind, |o| new[o]), ..node.clone() });
+            new[k] = nodes.len() - 1;
+        }
+    }
+    let flat = |shape: &[i64]| shape.iter().product::<i64>();
+    let mut result: Option<(usize, i64)> = None;
+    for &k in &packed {
+        let ty = &branch.nodes[k].ty;
+        let size = flat(&ty.shape);
+        let mut value = new[k];
+        if ty.shape.len() != 1 {
+            let flat_ty = PointType { shape: vec![size], element };
+            nodes.push(Node { kind: NodeKind::Move(Movement::Reshape, vec![value]), ty: flat_ty, location });
+            value = nodes.len() - 1;
+        }
+        result = Some(match result {
+            None => (value, size),
+            Some((acc, total)) => {
+                let ty = PointType { shape: vec![total + size], element };
+                nodes.push(Node { kind: NodeKind::Move(Movement::Concat(0), vec![acc, value]), ty, location });
+                (nodes.len() - 1, total + size)
+            }
+        });
+    }
+    let (result, total) = result.expect("a packed value");
+    let mut name = format!("{}$part", tensor.name);
+    while program.tensors.iter().any(|t| t.name == name) {
+        name += "_";
+    }
+    let universe = IntegerSet { num_dims: dims, num_symbols: symbols, constraints: Vec::new() };
+    let part = Tensor {
+        name,
+        domain: tensor.domain.clone(),
+        point: PointType { shape: vec![total], element },
+        is_input: false,
+        branches: vec![Branch { when: universe.clone(), nodes, result, location }],
+        location: tensor.location,
+    };
+    // `x`: its point of the part, the packed values sliced out, the cheap
+    // leaves and the tail.
+    let part_index = program.tensors.len();
+    let identity =
+        AffineMap { num_dims: dims, num_symbols: symbols, results: (0..dims).map(AffineExpr::Dim).collect() };
+    let mut nodes: Vec<Node> = vec![Node {
+        kind: NodeKind::Read { source: part_index, index: identity },
+        ty: PointType { shape: vec![total], element },
+        location,
+    }];
+    let mut new = vec![usize::MAX; n];
+    let mut offset = 0;
+    for &k in &packed {
+        let ty = &branch.nodes[k].ty;
+        let size = flat(&ty.shape);
+        let piece = PointType { shape: vec![size], element };
+        nodes.push(Node { kind: NodeKind::Move(Movement::Slice(vec![offset]), vec![0]), ty: piece, location });
+        if ty.shape.len() != 1 {
+            let last = nodes.len() - 1;
+            nodes.push(Node { kind: NodeKind::Move(Movement::Reshape, vec![last]), ty: ty.clone(), location });
+        }
+        new[k] = nodes.len() - 1;
+        offset += size;
+    }
+    for (k, node) in branch.nodes.iter().enumerate() {
+        if new[k] == usize::MAX && (tail[k] || cheap(&branch.nodes, k, &mut memo)) {
+            if crate::rewrite::operands(&node.kind).iter().any(|&o| new[o] == usize::MAX) {
+                continue;
+            }
+            nodes.push(Node { kind: crate::rewrite::map_operands(&node.kind, |o| new[o]), ..node.clone() });
+            new[k] = nodes.len() - 1;
+        }
+    }
+    let mut rebuilt = Branch { when: universe, nodes, result: new[branch.result], location };
+    let live = crate::rewrite::live_nodes(&rebuilt);
+    crate::rewrite::compact_branch(&mut rebuilt, &live);
+    Some((part, rebuilt))
+}
