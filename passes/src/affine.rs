@@ -108,6 +108,20 @@ impl AffineExpr {
         })
     }
 
+    /// The expression with every dimension `d` replaced by `dims[d]`.
+    pub fn substitute_dims(&self, dims: &[AffineExpr]) -> AffineExpr {
+        let go = |x: &AffineExpr| Box::new(x.substitute_dims(dims));
+        match self {
+            Self::Dim(d) => dims[*d].clone(),
+            Self::Symbol(_) | Self::Constant(_) => self.clone(),
+            Self::Add(a, b) => Self::Add(go(a), go(b)),
+            Self::Mul(a, b) => Self::Mul(go(a), go(b)),
+            Self::Mod(a, b) => Self::Mod(go(a), go(b)),
+            Self::FloorDiv(a, b) => Self::FloorDiv(go(a), go(b)),
+            Self::CeilDiv(a, b) => Self::CeilDiv(go(a), go(b)),
+        }
+    }
+
     /// If the expression is `d_dim + c` (c may be 0 or negative), returns `c`.
     pub fn offset_from_dim(&self, dim: usize) -> Option<i64> {
         let linear = self.linear()?;

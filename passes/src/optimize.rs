@@ -125,6 +125,20 @@ pub fn optimization_pipeline_for(
     memory_budget: Option<u64>,
     cpu: bool,
 ) -> Result<String, String> {
+    optimization_pipeline_of(level, disabled, bounds, memory_budget, cpu, false)
+}
+
+/// [`optimization_pipeline_for`] for a run with `fast_math`, which lets
+/// `temporal-split-products` sum a weight gradient's per-step products as
+/// one product over all steps (`inexact`, as level 3 does).
+pub fn optimization_pipeline_of(
+    level: u8,
+    disabled: &[String],
+    bounds: &str,
+    memory_budget: Option<u64>,
+    cpu: bool,
+    fast_math: bool,
+) -> Result<String, String> {
     let budget = memory_budget.filter(|_| level == 2);
     let passes: &[&str] = match level {
         0 => &[],
@@ -149,6 +163,7 @@ pub fn optimization_pipeline_for(
         .filter(|p| cpu || !SPLITS.contains(p))
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
+            "temporal-split-products" if level == 3 || fast_math => format!("{p}{{bounds={bounds} inexact=true}}"),
             _ if **p == *"temporal-vectorize" || SPLITS.contains(p) => format!("{p}{{bounds={bounds}}}"),
             "temporal-tile-ranges" if level == 2 => {
                 format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
@@ -200,6 +215,15 @@ mod tests {
             "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, \
              temporal-split-recurrences{bounds=T=9}, temporal-split-products{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
+        );
+        // Fast math (and level 3) sums weight gradients as one product.
+        assert!(
+            optimization_pipeline_of(2, &[], "T=9", None, true, true)
+                .unwrap()
+                .contains("temporal-split-products{bounds=T=9 inexact=true}")
+        );
+        assert!(
+            optimization_pipeline(3, &[], "T=9").unwrap().contains("temporal-split-products{bounds=T=9 inexact=true}")
         );
         // The GPU target keeps recurrences whole.
         let gpu = optimization_pipeline_for(2, &[], "T=9", None, false).unwrap();

@@ -40,6 +40,8 @@ use crate::temporal_vectorize::{batchable, cyclic_along, keeps_points_along, mas
 use crate::verify::verify_program;
 use melior::ir::{OperationRef, operation::OperationLike};
 
+mod sums;
+
 /// The `temporal-split-products` pass.
 pub struct TemporalSplitProducts;
 
@@ -51,17 +53,24 @@ impl TempoPass for TemporalSplitProducts {
         "Move the time-parallel work of a tensor that multiplies two varying values per step (a contribution of back-propagation through time with its weight gradients) into a tensor of its own that temporal-vectorize then computes for all steps at once"
     }
     fn options(&self) -> &'static [PassOption] {
-        const OPTIONS: &[PassOption] = &[PassOption::bounds(
-            "bounds",
-            "bound values the program runs with, NAME=VALUE separated by commas: only tensors over a dimension with one are split (temporal-vectorize batches only those)",
-        )];
+        const OPTIONS: &[PassOption] = &[
+            PassOption::bounds(
+                "bounds",
+                "bound values the program runs with, NAME=VALUE separated by commas: only tensors over a dimension with one are split (temporal-vectorize batches only those)",
+            ),
+            PassOption::flag(
+                "inexact",
+                false,
+                "also sum a running sum of per-step products (a weight gradient) as one product over all the steps' rows (changes float rounding; -O3 and --fast-math)",
+            ),
+        ];
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
         let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if split_products(&mut program, &values) {
+        if split_products_with(&mut program, &values, options.flag("inexact")) {
             replace_program(op, &program)?;
         }
         Ok(())
@@ -71,6 +80,12 @@ impl TempoPass for TemporalSplitProducts {
 /// Splits every tensor with per-step products over a dimension with a
 /// bound value (`bound_values`, per dimension); returns whether any was.
 pub fn split_products(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
+    split_products_with(program, bound_values, false)
+}
+
+/// [`split_products`], and where `inexact`, the running sums of per-step
+/// products as one product over all steps (see [`sums`]).
+pub fn split_products_with(program: &mut Program, bound_values: &[Option<i64>], inexact: bool) -> bool {
     let mut changed = false;
     for d in 0..program.dims.len() {
         let Some(size) = bound_values.get(d).copied().flatten() else { continue };
@@ -89,12 +104,12 @@ pub fn split_products(program: &mut Program, bound_values: &[Option<i64>]) -> bo
                     program.tensors[x].branches = vec![rebuilt];
                     changed = true;
                 } else {
-                    if std::env::var("TEMPO_DEBUG_SPLIT").is_ok() {
-                        eprintln!("not batchable: {}", program.tensors[x].name);
-                    }
                     program.tensors.pop();
                 }
             }
+        }
+        if inexact {
+            changed |= sums::sum_products(program, d, size);
         }
     }
     changed

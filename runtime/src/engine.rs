@@ -504,12 +504,13 @@ fn optimization_text(options: &RunOptions) -> Result<String, Vec<String>> {
     // The bound values of the run (for vectorization, which specializes the
     // program to them).
     let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    tempo_passes::optimize::optimization_pipeline_for(
+    tempo_passes::optimize::optimization_pipeline_of(
         options.optimization.level,
         &options.optimization.disabled,
         &bounds.join(","),
         options.optimization.memory_budget,
         options.target == Target::Cpu,
+        options.fast_math,
     )
     .map_err(|e| vec![format!("error: {e}")])
 }

@@ -308,16 +308,7 @@ pub(super) fn range_case(
 
 /// `e` with every dimension `d` replaced by `dims[d]`.
 pub(super) fn substitute(e: &AffineExpr, dims: &[AffineExpr]) -> AffineExpr {
-    let go = |x: &AffineExpr| Box::new(substitute(x, dims));
-    match e {
-        AffineExpr::Dim(d) => dims[*d].clone(),
-        AffineExpr::Symbol(_) | AffineExpr::Constant(_) => e.clone(),
-        AffineExpr::Add(a, b) => AffineExpr::Add(go(a), go(b)),
-        AffineExpr::Mul(a, b) => AffineExpr::Mul(go(a), go(b)),
-        AffineExpr::Mod(a, b) => AffineExpr::Mod(go(a), go(b)),
-        AffineExpr::FloorDiv(a, b) => AffineExpr::FloorDiv(go(a), go(b)),
-        AffineExpr::CeilDiv(a, b) => AffineExpr::CeilDiv(go(a), go(b)),
-    }
+    e.substitute_dims(dims)
 }
 
 /// The set of `constraints` over the gradient's domain.

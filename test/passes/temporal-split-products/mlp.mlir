@@ -20,6 +20,21 @@
 // RUN: tempo-run %s --bound T=6 --seed 4 --disable-pass temporal-vectorize | diff - %t.interpreted
 // RUN: tempo-run %s --bound T=1 --seed 4 --interpret > %t.one
 // RUN: tempo-run %s --bound T=1 --seed 4 | diff - %t.one
+// With inexact=true (-O3, --fast-math) each weight gradient's running sum
+// of per-step products becomes one product over all the steps' rows (the
+// sum of a[t]^T dz[t] over t is A^T DZ of 6 * 2 rows), read from the
+// batched part; the per-step products leave the packed point and the
+// running sums are left to temporal-dce. Results within rounding.
+// RUN: tempo-opt %s --temporal-autodiff "--temporal-split-products=bounds=T=6 inexact" --temporal-dce | FileCheck %s --check-prefix=SUMMED
+// RUN: tempo-opt %s --temporal-autodiff "--temporal-split-products=bounds=T=6 inexact" "--temporal-vectorize=bounds=T=6" --temporal-dedup --temporal-dce --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=SUMMED-SCHEDULE
+// RUN: tempo-run %s --bound T=6 --seed 4 --interpret --format json > %t.interpreted.json
+// RUN: tempo-run %s --bound T=6 --seed 4 --fast-math --format json > %t.fast.json
+// RUN: %python %S/../temporal-autodiff/Inputs/close.py %t.interpreted.json %t.fast.json 1e-5
+// RUN: tempo-run %s --bound T=6 --seed 4 -O 3 --format json > %t.o3.json
+// RUN: %python %S/../temporal-autodiff/Inputs/close.py %t.interpreted.json %t.o3.json 1e-5
+// SUMMED-NOT: $s$y
+// SUMMED: "temporal.matmul"({{.*}}) : (tensor<3x12xf32>, tensor<12x5xf32>) -> tensor<3x5xf32>
+// SUMMED-SCHEDULE-NOT: ring<2>
 // An ill-formed program gets the verifier's located diagnostic.
 // RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir "--temporal-split-products=bounds=T=3" 2>&1 | FileCheck %s --check-prefix=INVALID
 // INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
