@@ -66,6 +66,9 @@ pub(super) fn build_move<'c, 'a>(
                 .collect::<Result<_, _>>()?;
             load(&at)?
         }
+        // Size-1 dimensions added or removed, the others in order: each
+        // other index is the result's (no division per element).
+        Movement::Reshape if let Some(at) = unit_reshape(&inner, input, target, &ivs)? => load(&at)?,
         Movement::Reshape => {
             // The row-major position in the result, then the operand
             // index at that position (sizes may be dynamic).
@@ -186,4 +189,28 @@ pub(super) fn zero<'c, 'a>(b: &Builder<'c, 'a>, element: ElementType) -> Result<
         ElementType::F32 | ElementType::F64 => b.float(0.0, ty),
         _ => b.constant(0, ty),
     }
+}
+
+/// The operand's indices of a reshape that only adds or removes size-1
+/// dimensions (the other sizes, static or the same values, in the same
+/// order): index 0 along the operand's size-1 dimensions, the result's
+/// indices along the others; `None` for any other reshape.
+fn unit_reshape<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    input: &View<'c, 'a>,
+    target: &View<'c, 'a>,
+    ivs: &[Value<'c, 'a>],
+) -> Result<Option<Vec<Value<'c, 'a>>>, String> {
+    let unit = |e: &Extent| matches!(e, Extent::Static(1));
+    let kept = |sizes: &[Extent<'c, 'a>]| sizes.iter().enumerate().filter(|(_, e)| !unit(e)).map(|(k, _)| k).collect::<Vec<_>>();
+    let (from, to) = (kept(&input.sizes), kept(&target.sizes));
+    if from.len() != to.len() || from.iter().zip(&to).any(|(&i, &o)| !super::views::same(&input.sizes[i], &target.sizes[o])) {
+        return Ok(None);
+    }
+    let zero = b.index(0)?;
+    let mut at = vec![zero; input.sizes.len()];
+    for (&i, &o) in from.iter().zip(&to) {
+        at[i] = ivs[o];
+    }
+    Ok(Some(at))
 }
