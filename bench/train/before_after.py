@@ -1,9 +1,13 @@
-"""Before/after of issue 41's first part: ours at 079ee4b (built in a
-worktree at /tmp/wt, see bench/README.md) and at this checkout, on the
-training benchmark's programs and data (bench/train/run.py), interleaved
-per case (the order alternating by round), median of 3 rounds, 2 threads,
---fast-math. Prints one JSON line per case and writes /tmp/ab.json (the
-committed copy: bench/train/before_after.json)."""
+"""Before/after on the training benchmark: ours at an earlier commit
+(`tempo-run` built in a worktree, `--before DIR`, default /tmp/wt, see
+bench/README.md) and at this checkout, on the benchmark's programs and
+data (bench/train/run.py), interleaved per case (the order alternating by
+round), median of 3 rounds, 2 threads, --fast-math. `--warm`: each timing
+is `tempo-run --repeat 3` (the median of 3 runs after a warm-up one, as
+bench/train/run.py now times ours); `--models gpt` (or lstm) keeps one
+model's cases. Prints one JSON line per case and writes /tmp/ab.json (the
+committed copies: bench/train/before_after*.json)."""
+import argparse
 import json
 import os
 import re
@@ -15,14 +19,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run
 cases = [("lstm", b, w, T, n) for (b, w) in [(16, 64), (64, 64), (16, 256), (64, 256)] for (T, n) in [(64, 7 if (b, w) == (16, 64) else 2), (256, 2)]]
 cases += [("gpt", 16, 64, 64, 2), ("gpt", 16, 256, 64, 2)]
-bins = {"before": "/tmp/wt/target/release/tempo-run", "after": os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "tempo-run")}
+parser = argparse.ArgumentParser()
+parser.add_argument("--before", default="/tmp/wt")
+parser.add_argument("--warm", action="store_true")
+parser.add_argument("--models", default="lstm,gpt")
+args = parser.parse_args()
+cases = [c for c in cases if c[0] in args.models.split(",")]
+bins = {"before": os.path.join(args.before, "target", "release", "tempo-run"), "after": os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "tempo-run")}
 out = []
 for model, b, w, T, n in cases:
     c = dict(model=model, batch=b, width=w, layers=2, heads=4, seqs=[T])
     d = f"/tmp/ab_{model}_{b}_{w}_{T}"; os.makedirs(d, exist_ok=True)
     run.write_data(d, c, T, 0)
     prog = run.write_program(d, c, "loop")
-    cmd = run.tempo_command(prog, d, c, T, "loop", n, 2) + ["--format", "none"]
+    cmd = run.tempo_command(prog, d, c, T, "loop", n, 2) + ["--format", "none"] + (["--repeat", "3"] if args.warm else [])
     res = {"before": [], "after": []}
     comp = {"before": [], "after": []}
     for r in range(3):

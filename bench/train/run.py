@@ -358,6 +358,7 @@ def main():
         tempo=git_head(),
         repeat=args.repeat,
         quick=args.quick,
+        tempo_repeat=TEMPO_REPEAT,
         fast_math=FAST_MATH,
         vocab=VOCAB,
         lr=LR,
@@ -531,8 +532,8 @@ def markdown(results):
         "",
         "Ours: " + ("N iterations of forward, BPTT and Adam in one program (over an iteration dimension i); ms/iter = execution / N"
                     if mode == {"loop"} else "one step per program (loss, gradients, Adam; no iteration dimension); ms/iter = execution")
-        + (f", execution the median of {TEMPO_REPEAT} runs after a warm-up one (`tempo-run --repeat`)"
-           if any(r.get("repeat") for r in rows if r.get("system") == "tempo") else "")
+        + (f", execution the median of {results['tempo_repeat']} runs after a warm-up one (`tempo-run --repeat`)"
+           if results.get("tempo_repeat") else ", execution of one (cold) run")
         + "; incl. compile = ms/iter + compile / N. PyTorch: median of N iterations after a warm-up one. "
         "JAX (bench/train/jax_baselines.py, the same maths, Adam as PyTorch's): a jitted step, the median of N calls "
         "after a warm-up one; scan: the N iterations as one jitted `lax.scan`, its time over N; compile times apart "
