@@ -202,9 +202,13 @@ fn unit_reshape<'c, 'a>(
     ivs: &[Value<'c, 'a>],
 ) -> Result<Option<Vec<Value<'c, 'a>>>, String> {
     let unit = |e: &Extent| matches!(e, Extent::Static(1));
-    let kept = |sizes: &[Extent<'c, 'a>]| sizes.iter().enumerate().filter(|(_, e)| !unit(e)).map(|(k, _)| k).collect::<Vec<_>>();
+    let kept = |sizes: &[Extent<'c, 'a>]| {
+        sizes.iter().enumerate().filter(|(_, e)| !unit(e)).map(|(k, _)| k).collect::<Vec<_>>()
+    };
     let (from, to) = (kept(&input.sizes), kept(&target.sizes));
-    if from.len() != to.len() || from.iter().zip(&to).any(|(&i, &o)| !super::views::same(&input.sizes[i], &target.sizes[o])) {
+    if from.len() != to.len()
+        || from.iter().zip(&to).any(|(&i, &o)| !super::views::same(&input.sizes[i], &target.sizes[o]))
+    {
         return Ok(None);
     }
     let zero = b.index(0)?;
