@@ -22,7 +22,7 @@
 // RUN: tempo-run %s --bound T=6 --seed 2 --disable-pass fusion | diff - %t.interpreted
 // RUN: tempo-run %s --bound T=1 --seed 2 --interpret > %t.one
 // RUN: tempo-run %s --bound T=1 --seed 2 | diff - %t.one
-// Past the batched-value limit (64 MiB for a masked [T, T, ...] value) the
+// Past the batched-value limit (8 MiB for a masked [T, T, ...] value) the
 // steps stay a loop:
 // RUN: tempo-opt %s --temporal-autodiff "--temporal-vectorize=bounds=T=3000000" --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=LARGE
 
