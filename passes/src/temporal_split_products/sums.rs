@@ -229,6 +229,10 @@ fn plan(program: &Program, s: usize, d: usize, size: i64) -> Option<Plan> {
     if ranks != (2, 2) || !branch.nodes[product].ty.element.is_float() {
         return None;
     }
+    // Thin per-step updates only (see `MAX_THIN_ROWS`).
+    if branch.nodes[left].ty.shape[1] >= super::MAX_THIN_ROWS {
+        return None;
+    }
     if !only_reader(program, packed, s, offset, length) {
         return None;
     }
@@ -330,18 +334,30 @@ fn apply(program: &mut Program, plan: Plan, d: usize, size: i64) {
                 new.push(nodes.len() - 1);
                 continue;
             }
-            // X^T-like [D, m, k] -> [m, D * k]; [D, k, n] -> [D * k, n].
-            let x = build(&plan.operands[0], &snapshot, at, d, size, &mut nodes, location);
+            // [D, m, k] -> [m, D * k]; [D, k, n] -> [D * k, n]. Where the
+            // left operand is a transposed row value (x[t]^T: [D, k, m]
+            // rows permuted), its rows are reshaped first and the product
+            // takes the transposed view (no copy of all the steps' rows).
+            let transposed = match &plan.operands[0] {
+                Lifted::Move(Movement::Permute(order), inner, _) if order == &[1, 0] => Some(inner.as_ref()),
+                _ => None,
+            };
+            let x = build(transposed.unwrap_or(&plan.operands[0]), &snapshot, at, d, size, &mut nodes, location);
             let y = build(&plan.operands[1], &snapshot, at, d, size, &mut nodes, location);
             let (sx, sy) = (nodes[x].ty.shape.clone(), nodes[y].ty.shape.clone());
             let element = nodes[x].ty.element;
-            let (m, kk, n) = (sx[1], sx[2], sy[2]);
+            let (m, kk, n) = if transposed.is_some() { (sx[2], sx[1], sy[2]) } else { (sx[1], sx[2], sy[2]) };
             let mut push = |kind: NodeKind, shape: Vec<i64>| {
                 nodes.push(Node { kind, ty: PointType { shape, element }, location });
                 nodes.len() - 1
             };
-            let xt = push(NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![x]), vec![m, size, kk]);
-            let rows = push(NodeKind::Move(Movement::Reshape, vec![xt]), vec![m, size * kk]);
+            let rows = if transposed.is_some() {
+                let flat = push(NodeKind::Move(Movement::Reshape, vec![x]), vec![size * kk, m]);
+                push(NodeKind::Move(Movement::Permute(vec![1, 0]), vec![flat]), vec![m, size * kk])
+            } else {
+                let xt = push(NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![x]), vec![m, size, kk]);
+                push(NodeKind::Move(Movement::Reshape, vec![xt]), vec![m, size * kk])
+            };
             let columns = push(NodeKind::Move(Movement::Reshape, vec![y]), vec![size * kk, n]);
             let mut product = push(NodeKind::Matmul(rows, columns), vec![m, n]);
             if wanted.shape != vec![m, n] {
