@@ -10,6 +10,7 @@ use super::{
     Built, Emitter, TestFaultKind, attention, contractions, destinations, elementwise, reductions, row_fusion, scalar,
 };
 use crate::ir_builder::{Builder, Extent};
+use melior::ir::attribute::AttributeLike;
 use melior::ir::{
     Attribute, Value,
     attribute::{IntegerAttribute, StringAttribute, TypeAttribute},
@@ -290,13 +291,26 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 
     /// A constant: a private global (`memref.global`) holding its value,
     /// viewed where it is read (for the GPU, copied once at entry into
-    /// memory its kernels can read).
+    /// memory its kernels can read); a splat, a buffer filled at entry.
     fn constant(&mut self, text: &str, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
         let context = self.context;
         let global = format!("__tempo_constant_{}", self.fresh_id());
         let plain = plain_type(context, ty);
         let value = Attribute::parse(context, text)
             .ok_or_else(|| format!("compiler fault: the constant's value '{text}' is not an attribute"))?;
+        if let Some(element) = splat_element(value).filter(|_| !ty.shape.is_empty() && !self.gpu) {
+            // A splat of more than one element (an optimizer's learning
+            // rate as a whole weight-shaped tensor): a buffer filled once
+            // at entry, not a global of every element, which LLVM would
+            // translate, lay out and emit element by element (3.4 MB of
+            // read-only data in a 2-layer GPT training step).
+            let entry = self.entry.at(b.location);
+            let scalar = entry.value("arith.constant", &[], element.r#type(), &[("value", element)])?;
+            let buffer = entry.alloc(plain, &[])?;
+            entry.fill(scalar, buffer)?;
+            self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+            return Ok(View::fixed(entry.cast(buffer, view_type(context, ty))?, ty));
+        }
         let named = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);
         let op = OperationBuilder::new("memref.global", b.location)
             .add_attributes(&[
@@ -864,5 +878,18 @@ fn index_as<'c, 'a>(b: &Builder<'c, 'a>, index: Value<'c, 'a>, element: ElementT
         ElementType::I64 => Ok(i64_value),
         ElementType::I32 | ElementType::I1 => b.index_cast(index, ty),
         ElementType::F32 | ElementType::F64 => b.convert("arith.sitofp", i64_value, ty),
+    }
+}
+
+/// The element of `value` if it is a splat dense elements attribute (its
+/// one value, typed).
+fn splat_element(value: Attribute<'_>) -> Option<Attribute<'_>> {
+    // SAFETY: plain queries of a live attribute.
+    unsafe {
+        let raw = value.to_raw();
+        if !mlir_sys::mlirAttributeIsADenseElements(raw) || !mlir_sys::mlirDenseElementsAttrIsSplat(raw) {
+            return None;
+        }
+        Some(Attribute::from_raw(mlir_sys::mlirDenseElementsAttrGetSplatValue(raw)))
     }
 }

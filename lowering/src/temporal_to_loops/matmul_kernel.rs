@@ -449,9 +449,22 @@ pub(super) fn build<'c, 'a>(
         otherwise.yield_values("scf.yield", &[])?;
     }
     // Index prefixes of each operand (the batch index first, if any).
+    // In parallel, a batch of at least PARALLEL_CHUNKS products is spread
+    // over the threads by its batch index (one fork for the whole batch,
+    // not one per product: attention's scores and weighted sums over
+    // batch x heads products of a few thousand multiply-adds each), the
+    // columns of each product then on its thread.
+    let batch_parallel = plan.parallel
+        && plan.batched
+        && !matches!(c.sizes[0], Extent::Static(z) if z < PARALLEL_CHUNKS as i64);
     let (ind, lead) = match batch {
         Some(batch) => {
-            let (inner, bi) = b.scf_for(c0, batch, c1)?;
+            let (inner, bi) = if batch_parallel {
+                let (body, ivs) = b.scf_parallel_range(&[c0], &[batch], &[c1])?;
+                (body, ivs[0])
+            } else {
+                b.scf_for(c0, batch, c1)?
+            };
             if let Some(g) = gather.as_mut() {
                 g.batch_term = Some(inner.arith("muli", bi, g.strides[0])?);
             }
@@ -463,7 +476,7 @@ pub(super) fn build<'c, 'a>(
     let static_n = plan.static_n;
     // With N static, a part that would run no iteration is not built.
     if static_n.is_none_or(|n| n >= nr as i64) {
-        panels.columns(&ind, (mr, nv, nr_value), (c0, nfull), plan.parallel)?;
+        panels.columns(&ind, (mr, nv, nr_value), (c0, nfull), plan.parallel && !batch_parallel)?;
     }
     if nv > 1 && static_n.is_none_or(|n| n % nr as i64 >= vw as i64) {
         // The vectors left over (N = 64 with panels of 48 columns: one

@@ -456,10 +456,17 @@ mod nodes;
 
 /// `count` elements of a dense attribute, row-major (a splat's one value
 /// repeated), each read by `read` at its position.
-fn elements<T>(attr: Attribute, count: usize, read: impl Fn(mlir_sys::MlirAttribute, isize) -> T) -> Vec<T> {
+fn elements<T: Clone>(attr: Attribute, count: usize, read: impl Fn(mlir_sys::MlirAttribute, isize) -> T) -> Vec<T> {
     let raw = attr.to_raw();
-    let splat = unsafe { mlir_sys::mlirDenseElementsAttrIsSplat(raw) };
-    (0..count).map(|i| read(raw, if splat { 0 } else { i as isize })).collect()
+    if unsafe { mlir_sys::mlirDenseElementsAttrIsSplat(raw) } {
+        // One read, not one C API call per element (a weight-shaped splat
+        // is read again by every pass that rebuilds the program).
+        let value = read(raw, 0);
+        let mut out = Vec::with_capacity(count);
+        out.resize_with(count, || value.clone());
+        return out;
+    }
+    (0..count).map(|i| read(raw, i as isize)).collect()
 }
 
 /// Elements of a dense attribute, row-major, as f64 (splats expanded).

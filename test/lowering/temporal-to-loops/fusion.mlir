@@ -1,6 +1,8 @@
 // Elementwise chains are fused: each op used once by an elementwise op of
 // the same shape is computed inside its user's linalg.generic, so
-// y = tanh(x * 2 + b) - relu(x) is one loop with no temporaries; the
+// y = tanh(x * 2 + b) - relu(x) is one loop with no temporaries (the
+// splat constant 2 is a buffer filled once at entry, not a global of
+// every element); the
 // broadcast bias b (a vector against a matrix) is read through its own
 // indexing map; a cast to the same type (whose body only forwards its
 // operand) stays in the chain. The scalar ops are the same, so results stay bit-exact.
@@ -12,6 +14,8 @@
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK: func.func @tempo_main
+// CHECK: %[[TWO:.*]] = memref.alloc() : memref<2x3xf32>
+// CHECK-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[TWO]] : memref<2x3xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ROW]], #[[ID]]]
 // CHECK: arith.mulf
