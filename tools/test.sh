@@ -42,6 +42,12 @@ if $long; then
   # lit: the tests marked `REQUIRES: long` too.
   export TEMPO_LONG=1
 fi
+# The compilation cache: a fresh directory for this run, removed at the
+# end (tests never share state with the user's ~/.cache/tempo or another
+# run; lit gives each of its runs its own, lit.cfg).
+TEMPO_CACHE_DIR="$(mktemp -d)"
+export TEMPO_CACHE_DIR
+trap 'rm -rf "$TEMPO_CACHE_DIR"' EXIT
 # ptxas and libdevice for the CUDA target's tests (no GPU needed).
 tools/setup-cuda.sh
 # The libraries too: libTempoCAPI.so (the C API, the mlir-opt plug-in).

@@ -7,9 +7,13 @@
 For each program (the training steps of bench/train, PPO of bench/rl, the
 GPT-2 small decode of bench/gpt) `tempo-run --timings` compiles and runs it
 on the CPU with random inputs (`--seed 1`, `--fast-math`, 2 threads) and
-reports its compile time by phase: gradients, verification and schedule,
-temporal optimizations, lowering through MLIR's passes, LLVM's translation
-and optimization, LLVM's code generation. The CUDA target's compile of
+reports its compile time by phase: cache lookup, gradients, verification
+and schedule, temporal optimizations, lowering through MLIR's passes,
+translation to LLVM IR, LLVM's optimization and code generation (one
+thread per partition), linking, cache store. Cold: a fresh, empty
+compilation cache (TEMPO_CACHE_DIR) each round; warm: a second process
+with the same cache (a hit), its compile time and the wall clock of the
+whole process (start, parse, load, run). The CUDA target's compile of
 three of them (`--target cuda --emit-ptx`: no GPU needed) is timed as a
 whole (wall clock of the process). All cases run interleaved, one of each
 per round, the order rotating; figures are medians over the rounds; the
@@ -35,12 +39,15 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RELEASE = os.path.join(ROOT, "target", "release")
 TEMPO_RUN = os.path.join(RELEASE, "tempo-run")
 PHASES = [
+    "cache lookup",
     "gradients",
     "verification and schedule",
     "temporal optimizations",
     "lowering (MLIR passes)",
-    "LLVM IR translation and optimization",
-    "LLVM code generation",
+    "LLVM IR translation",
+    "LLVM optimization and code generation",
+    "linking",
+    "cache store",
 ]
 
 
@@ -87,21 +94,41 @@ def run_case(case, directory):
         command += ["--target", "cuda", "--emit-ptx", ptx]
     else:
         command += ["--timings"]
-    start = time.perf_counter()
-    p = subprocess.run(command, capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr[-1000:])
+    cache = os.path.join(directory, name + "-cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    environment = dict(os.environ, TEMPO_CACHE_DIR=cache)
+
+    def timed():
+        start = time.perf_counter()
+        p = subprocess.run(command, capture_output=True, text=True, env=environment)
+        wall = time.perf_counter() - start
+        if p.returncode != 0:
+            raise RuntimeError(p.stderr[-1000:])
+        return p, wall
+
+    p, wall = timed()
     if target == "cuda":
         kernels = re.search(r"(\d+) kernels written", p.stderr)
         return dict(compile_s=wall, kernels=int(kernels.group(1)) if kernels else None)
-    m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", p.stderr)
-    phases = {}
-    line = re.search(r"compile phases: (.*)", p.stderr)
-    for item in line.group(1).split(", ") if line else []:
-        phase, value, _ = item.rsplit(" ", 2)
-        phases[phase] = float(value) / 1e3
-    return dict(compile_s=float(m.group(1)) / 1e3, execute_s=float(m.group(2)) / 1e3, phases=phases)
+
+    def parse(stderr):
+        m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", stderr)
+        phases = {}
+        line = re.search(r"compile phases: (.*)", stderr)
+        for item in line.group(1).split(", ") if line else []:
+            phase, value, _ = item.rsplit(" ", 2)
+            phases[phase] = float(value) / 1e3
+        return float(m.group(1)) / 1e3, float(m.group(2)) / 1e3, phases
+
+    compile_s, execute_s, phases = parse(p.stderr)
+    if "compile cache: miss, stored" not in p.stderr:
+        raise RuntimeError("the cold compile did not store a cache entry: " + p.stderr[-500:])
+    warm, warm_wall = timed()
+    if "compile cache: hit" not in warm.stderr:
+        raise RuntimeError("the warm compile did not hit the cache: " + warm.stderr[-500:])
+    warm_compile_s, _, _ = parse(warm.stderr)
+    return dict(compile_s=compile_s, execute_s=execute_s, phases=phases, warm_compile_s=warm_compile_s,
+                warm_process_s=warm_wall)
 
 
 def revision():
@@ -148,6 +175,8 @@ def main():
             row["compile_s"] = statistics.median(x["compile_s"] for x in s)
             if target == "cpu":
                 row["execute_s"] = statistics.median(x["execute_s"] for x in s)
+                row["warm_compile_s"] = statistics.median(x["warm_compile_s"] for x in s)
+                row["warm_process_s"] = statistics.median(x["warm_process_s"] for x in s)
                 row["phases"] = {p: statistics.median(x["phases"].get(p, 0.0) for x in s) for p in PHASES}
             else:
                 row["kernels"] = s[-1].get("kernels")
@@ -167,21 +196,22 @@ def markdown(results):
     lines = [
         f"Median of {m['repeat']} interleaved rounds, {m['cpus']} CPUs (load average {m['load_before']:.2f} before, "
         f"{m['load_after']:.2f} after), tempo at `{m['revision']}`; seconds. CPU: `tempo-run --timings` "
-        "(`--fast-math --threads 2`, random inputs), the phases in order; CUDA: the wall clock of `tempo-run "
-        "--target cuda --emit-ptx` (the whole compile to PTX, no GPU).",
+        "(`--fast-math --threads 2`, random inputs), cold (an empty compilation cache) with its phases in order, "
+        "then warm (a second process, a cache hit): its compile time and the wall clock of the whole process; "
+        "CUDA: the wall clock of `tempo-run --target cuda --emit-ptx` (the whole compile to PTX, no GPU, no cache).",
         "",
-        "| program | bounds | target | compile s | " + " | ".join(PHASES) + " |",
-        "| --- | --- | --- | ---: | " + " | ".join("---:" for _ in PHASES) + " |",
+        "| program | bounds | target | cold compile s | warm compile s | warm process s | " + " | ".join(PHASES) + " |",
+        "| --- | --- | --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in PHASES) + " |",
     ]
     for r in results["rows"]:
         bounds = ", ".join(f"{k} {v}" for k, v in r["bounds"].items())
         if "compile_s" not in r:
-            lines.append(f"| {r['label']} | {bounds} | {r['target']} | failed | " + " | ".join("" for _ in PHASES) + " |")
+            lines.append(f"| {r['label']} | {bounds} | {r['target']} | failed | | | " + " | ".join("" for _ in PHASES) + " |")
             continue
         if r["target"] == "cpu":
-            cells = [f"{r['phases'][p]:.3f}" for p in PHASES]
+            cells = [f"{r['warm_compile_s']:.3f}", f"{r['warm_process_s']:.3f}"] + [f"{r['phases'][p]:.3f}" for p in PHASES]
         else:
-            cells = [f"({r.get('kernels')} kernels)"] + ["" for _ in PHASES[1:]]
+            cells = ["", "", f"({r.get('kernels')} kernels)"] + ["" for _ in PHASES[1:]]
         lines.append(f"| {r['label']} | {bounds} | {r['target']} | {r['compile_s']:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

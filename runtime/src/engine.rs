@@ -265,6 +265,10 @@ pub struct RunReport {
     pub stop_lengths: Vec<Vec<i64>>,
     /// Compile time by phase, in order (see [`phases`]).
     pub phases: Vec<(&'static str, std::time::Duration)>,
+    /// What the compilation cache did ([`crate::cache`]); `None` when it
+    /// was not used (off, the CUDA target, `--dump-object`,
+    /// `--pass-timings`, a program that demands nothing).
+    pub cache: Option<crate::cache::Outcome>,
 }
 
 /// Compile time by phase: each phase of [`Executable::compile`] adds its
@@ -585,6 +589,7 @@ pub struct Executable<'c> {
     input_outputs: Vec<(usize, usize)>,
     compile: std::time::Duration,
     phases: Vec<(&'static str, std::time::Duration)>,
+    cache: Option<crate::cache::Outcome>,
     /// The location of each read through data, rendered (for its run-time
     /// errors, [`crate::depth_order`]).
     read_locations: Vec<String>,
@@ -599,7 +604,19 @@ impl<'c> Executable<'c> {
         // optimizations, lowering, code generation).
         let compile_start = std::time::Instant::now();
         phases::take();
-        optimize(context, module, options)?;
+        // The compilation cache (CPU only): the key of the program as
+        // given and the options; a hit replaces the program with the
+        // optimized one it was compiled from and skips to loading.
+        let cache = cache_for(module, options);
+        let cached = cache.as_ref().and_then(|(cache, key)| {
+            let entry = phases::time("cache lookup", || cache.load(key))?;
+            let parsed = Module::parse(context, &entry.program)?;
+            *module = parsed;
+            Some(entry)
+        });
+        if cached.is_none() {
+            optimize(context, module, options)?;
+        }
         let program = phases::time("verification and schedule", || {
             let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
             Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
@@ -630,18 +647,41 @@ impl<'c> Executable<'c> {
         // Nothing is demanded, so nothing runs (as in the interpreter).
         let engine = match demands {
             true => {
-                let (engine, _entry) = jit(context, module, options, !sites.is_empty())?;
+                let (engine, _entry) = match &cached {
+                    Some(entry) => load_cached(entry, options, !sites.is_empty())?,
+                    None => jit(context, module, options, !sites.is_empty())?,
+                };
                 if matches!(options.target, Target::Cuda { .. }) {
                     // Loads the kernel modules (global constructors of the host code).
-                    unsafe { mlir_sys::mlirExecutionEngineInitialize(engine.raw) };
+                    if let Backend::Mlir(raw) = &engine.backend {
+                        unsafe { mlir_sys::mlirExecutionEngineInitialize(*raw) };
+                    }
                 }
                 Some(engine)
             }
             false => None,
         };
+        let outcome = match (cache, &engine) {
+            (Some((cache, key)), Some(engine)) => Some(match cached {
+                Some(_) => crate::cache::Outcome::Hit(cache.path(&key)),
+                None => {
+                    let stored = match &engine.backend {
+                        Backend::Orc(_, objects, openmp) => phases::time("cache store", || {
+                            let program = module_text(kept.as_operation());
+                            let entry = crate::cache::Entry { program, openmp: *openmp, objects: objects.clone() };
+                            cache.store(&key, &entry)
+                        }),
+                        Backend::Mlir(_) => Err("compiled by MLIR's ExecutionEngine".into()),
+                    };
+                    crate::cache::Outcome::Miss { entry: cache.path(&key), stored }
+                }
+            }),
+            _ => None,
+        };
         let mut compiled = options.clone();
         compiled.inputs.clear();
         Ok(Self {
+            cache: outcome,
             program: kept,
             engine,
             options: compiled,
@@ -833,6 +873,7 @@ impl<'c> Executable<'c> {
             device_memory,
             stop_lengths: Vec::new(),
             phases: self.phases.clone(),
+            cache: self.cache.clone(),
         };
         let mut timings = timings;
         drop(arguments);
@@ -959,10 +1000,35 @@ fn jit(
         lines.push("error: the JIT could not compile the lowered module".into());
         lines
     };
-    let engine = phases::time("LLVM IR translation and optimization", || {
-        Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some())
-    })
-    .ok_or_else(jit_failed)?;
+    let engine = if cuda {
+        phases::time("LLVM IR translation and optimization", || {
+            Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some())
+        })
+        .ok_or_else(jit_failed)?
+    } else {
+        orc_engine(module, options, calls_openmp).map_err(|e| {
+            let mut lines = collector.take();
+            lines.push(format!("error: the JIT could not compile the lowered module: {e}"));
+            lines
+        })?
+    };
+    match link(engine, options, calls_externals) {
+        Ok(linked) => Ok(linked),
+        Err(e) => {
+            let mut lines = collector.take();
+            lines.push(format!("error: {e}"));
+            Err(lines)
+        }
+    }
+}
+
+/// Makes the runtime's functions resolvable in `engine`'s code (external
+/// calls when the program makes some, the GEMM, the guard's allocations,
+/// the CUDA runtime's) and looks the entry up: linking (ours) or code
+/// generation (MLIR's engine) happen now, counted as compile time. With
+/// `--dump-object`, the object code is written out.
+fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(Engine, *mut ()), String> {
+    let cuda = matches!(options.target, Target::Cuda { .. });
     if calls_externals {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
@@ -992,15 +1058,32 @@ fn jit(
             engine.register_symbol(name, pointer);
         }
     }
-    // The JIT generates machine code on the first lookup of a symbol: look
-    // the entry up now, so that LLVM's code generation counts as compile time.
-    let entry =
-        phases::time("LLVM code generation", || engine.lookup(&format!("_mlir_{ENTRY}"))).ok_or_else(jit_failed)?;
+    // The JIT generates machine code (MLIR's engine) or links the objects
+    // (ours) on the first lookup of a symbol: look the entry up now, so
+    // that this counts as compile time.
+    let (phase, entry_name) = if cuda {
+        ("LLVM code generation", format!("_mlir_{ENTRY}"))
+    } else {
+        ("linking", format!("_mlir__mlir_ciface_{ENTRY}"))
+    };
+    let entry = phases::time(phase, || engine.lookup_checked(&entry_name))
+        .map_err(|e| format!("the JIT could not compile the lowered module: {e}"))?;
     if let Some(path) = &options.dump_object {
-        // LLVM only prints a failure to open the file: check it here.
-        std::fs::File::create(path).map_err(|e| vec![format!("error: --dump-object: cannot write '{path}': {e}")])?;
-        unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(engine.raw, melior::StringRef::new(path).to_raw()) };
-        eprintln!("tempo-run: object code written to {path} (_mlir_{ENTRY} at {:#x})", entry as usize);
+        match &engine.backend {
+            Backend::Mlir(raw) => {
+                // LLVM only prints a failure to open the file: check it here.
+                std::fs::File::create(path)
+                    .map_err(|e| format!("--dump-object: cannot write '{path}': {e}"))?;
+                unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(*raw, melior::StringRef::new(path).to_raw()) };
+            }
+            Backend::Orc(_, objects, _) => {
+                // One partition with --dump-object: one object.
+                std::fs::write(path, objects.concat())
+                    .map_err(|e| format!("--dump-object: cannot write '{path}': {e}"))?;
+            }
+        }
+        let at = engine.lookup(ENTRY).unwrap_or(entry);
+        eprintln!("tempo-run: object code written to {path} ({ENTRY} at {:#x})", at as usize);
     }
     Ok((engine, entry as *mut ()))
 }
@@ -1320,9 +1403,113 @@ fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
     search.found
 }
 
+/// Compiles the lowered `module` for the CPU with [`crate::orc`]: split
+/// into partitions (one per thread of the run, one with `--dump-object`),
+/// translated to LLVM IR, then optimized and compiled on that many threads,
+/// the objects linked by ORC.
+fn orc_engine(module: &Module, options: &RunOptions, openmp: bool) -> Result<Engine, String> {
+    let count = match options.threads {
+        _ if options.dump_object.is_some() => 1,
+        0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        n => n,
+    };
+    let units = phases::time("LLVM IR translation", || {
+        let partitions = crate::orc::partition::split(module, count, ENTRY);
+        crate::orc::codegen::translate(&partitions)
+    })?;
+    let objects = phases::time("LLVM optimization and code generation", || {
+        crate::orc::codegen::compile_all(units, options.opt_level, ENTRY)
+    })?;
+    let library = openmp.then_some(OPENMP_RUNTIME);
+    let orc = crate::orc::OrcEngine::load(&objects, library)?;
+    Ok(Engine { backend: Backend::Orc(orc, objects, openmp) })
+}
+
+/// The cache and the key of compiling `module` (the program as given)
+/// with `options`, where the cache is on and applies: the CPU target,
+/// neither `--dump-object` nor `--pass-timings` (which ask for the
+/// compilation itself).
+fn cache_for(module: &Module, options: &RunOptions) -> Option<(crate::cache::Cache, String)> {
+    if options.target != Target::Cpu || options.dump_object.is_some() || options.pass_timings {
+        return None;
+    }
+    let cache = crate::cache::Cache::from_env()?;
+    phases::time("cache lookup", || Some((cache, cache_key(module, options))))
+}
+
+/// The cache key of compiling `module` with `options` (see
+/// [`crate::cache`]).
+fn cache_key(module: &Module, options: &RunOptions) -> String {
+    let program = module_text(module.as_operation());
+    let settings = format!(
+        "bounds {:?}; optimization {:?}; fast math {}; threads {}; LLVM level {}; source {:?}; OpenMP {}; \
+         injected fault {:?}",
+        options.bounds,
+        options.optimization,
+        options.fast_math,
+        options.threads,
+        options.opt_level,
+        options.source_name,
+        std::path::Path::new(OPENMP_RUNTIME).exists(),
+        // (The lowering's test hook: a compilation that must fault.)
+        std::env::var("TEMPO_TEST_FAULT").ok(),
+    );
+    let (cpu, features) = crate::orc::codegen::host_cpu();
+    crate::cache::Cache::key(&[
+        crate::cache::COMPILER.as_bytes(),
+        program.as_bytes(),
+        settings.as_bytes(),
+        cpu.as_bytes(),
+        features.as_bytes(),
+    ])
+}
+
+/// `op` printed in the generic form with its locations (what parses back
+/// to the same program, diagnostics pointing at the user's source).
+fn module_text(op: melior::ir::OperationRef) -> String {
+    let mut text = String::new();
+    unsafe extern "C" fn append(piece: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+        // SAFETY: `data` is the String below; `piece` is valid for the call.
+        let text = unsafe { &mut *(data as *mut String) };
+        let bytes = unsafe { std::slice::from_raw_parts(piece.data as *const u8, piece.length) };
+        text.push_str(&String::from_utf8_lossy(bytes));
+    }
+    // SAFETY: printing a live operation through a callback.
+    unsafe {
+        let flags = mlir_sys::mlirOpPrintingFlagsCreate();
+        mlir_sys::mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
+        mlir_sys::mlirOpPrintingFlagsPrintGenericOpForm(flags);
+        mlir_sys::mlirOperationPrintWithFlags(op.to_raw(), flags, Some(append), &mut text as *mut String as *mut _);
+        mlir_sys::mlirOpPrintingFlagsDestroy(flags);
+    }
+    text
+}
+
+/// The engine of a cache entry: its objects linked, the runtime's symbols
+/// defined, the entry looked up.
+fn load_cached(
+    entry: &crate::cache::Entry,
+    options: &RunOptions,
+    calls_externals: bool,
+) -> Result<(Engine, *mut ()), Vec<String>> {
+    let library = entry.openmp.then_some(OPENMP_RUNTIME);
+    let orc = phases::time("loading", || crate::orc::OrcEngine::load(&entry.objects, library))
+        .map_err(|e| vec![format!("error: {e}")])?;
+    let engine = Engine { backend: Backend::Orc(orc, entry.objects.clone(), entry.openmp) };
+    link(engine, options, calls_externals).map_err(|e| vec![format!("error: {e}")])
+}
+
+/// How a module was compiled: MLIR's ExecutionEngine (the CUDA target's
+/// host code) or our ORC JIT (the CPU), with its objects.
+enum Backend {
+    Mlir(mlir_sys::MlirExecutionEngine),
+    /// The linked objects, and whether they call the OpenMP runtime.
+    Orc(crate::orc::OrcEngine, Vec<Vec<u8>>, bool),
+}
+
 /// A JIT-compiled module (null-checked, unlike melior's wrapper).
 struct Engine {
-    raw: mlir_sys::MlirExecutionEngine,
+    backend: Backend,
 }
 
 impl Engine {
@@ -1341,23 +1528,40 @@ impl Engine {
                 false,
             )
         };
-        (!raw.ptr.is_null()).then_some(Self { raw })
+        (!raw.ptr.is_null()).then_some(Self { backend: Backend::Mlir(raw) })
     }
 
     /// The address of symbol `name` in the compiled code.
     fn lookup(&self, name: &str) -> Option<*mut ()> {
-        let pointer = unsafe { mlir_sys::mlirExecutionEngineLookup(self.raw, melior::StringRef::new(name).to_raw()) };
-        (!pointer.is_null()).then_some(pointer as *mut ())
+        self.lookup_checked(name).ok()
+    }
+
+    /// [`Engine::lookup`], with the JIT's reason when it fails.
+    fn lookup_checked(&self, name: &str) -> Result<*mut (), String> {
+        match &self.backend {
+            Backend::Mlir(raw) => {
+                let pointer =
+                    unsafe { mlir_sys::mlirExecutionEngineLookup(*raw, melior::StringRef::new(name).to_raw()) };
+                if pointer.is_null() { Err(format!("'{name}' is not defined")) } else { Ok(pointer as *mut ()) }
+            }
+            Backend::Orc(orc, ..) => orc.lookup(name),
+        }
     }
 
     /// Makes `name` resolve to `pointer` in the compiled code.
     fn register_symbol(&self, name: &str, pointer: *mut ()) {
-        unsafe {
-            mlir_sys::mlirExecutionEngineRegisterSymbol(
-                self.raw,
-                melior::StringRef::new(name).to_raw(),
-                pointer as *mut std::ffi::c_void,
-            )
+        match &self.backend {
+            Backend::Mlir(raw) => unsafe {
+                mlir_sys::mlirExecutionEngineRegisterSymbol(
+                    *raw,
+                    melior::StringRef::new(name).to_raw(),
+                    pointer as *mut std::ffi::c_void,
+                )
+            },
+            // (Defining a name twice is the only failure: the first stays.)
+            Backend::Orc(orc, ..) => {
+                let _ = orc.define(name, pointer);
+            }
         }
     }
 
@@ -1379,9 +1583,12 @@ impl Engine {
     }
 
     fn invoke(&self, name: &str, arguments: &mut [*mut ()]) -> Result<(), String> {
+        let Backend::Mlir(raw) = &self.backend else {
+            return self.invoke_guarded(name, arguments);
+        };
         let result = unsafe {
             mlir_sys::mlirExecutionEngineInvokePacked(
-                self.raw,
+                *raw,
                 melior::StringRef::new(name).to_raw(),
                 arguments.as_mut_ptr() as *mut *mut std::ffi::c_void,
             )
@@ -1392,7 +1599,9 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        unsafe { mlir_sys::mlirExecutionEngineDestroy(self.raw) }
+        if let Backend::Mlir(raw) = &self.backend {
+            unsafe { mlir_sys::mlirExecutionEngineDestroy(*raw) }
+        }
     }
 }
 

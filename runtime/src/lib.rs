@@ -2,6 +2,7 @@
 //! the reference interpreter, host arrays and `.npy` input/output.
 
 pub mod array;
+pub mod cache;
 pub mod compiled;
 pub mod cuda;
 pub mod cuda_memory;
@@ -14,6 +15,7 @@ pub mod guard;
 pub mod interpreter;
 pub mod memory;
 pub mod npy;
+pub mod orc;
 pub mod ragged;
 
 pub use array::{Data, HostArray};

@@ -71,7 +71,7 @@
 // RUN: not tempo-run %examples/counter.mlir --bound T=3 --threads 5000 2>&1 | FileCheck %s --check-prefix=THREADS
 // THREADS: error: invalid value '5000' for '--threads <THREADS>': 5000 is not in 0..=1024
 // RUN: tempo-run %examples/counter.mlir --bound T=3 --threads 2 --dump-object %t.o 2>&1 | FileCheck %s --check-prefix=DUMPED
-// DUMPED: object code written to {{.*}}.o (_mlir_tempo_main at 0x
+// DUMPED: object code written to {{.*}}.o (tempo_main at 0x
 // DUMPED: x: int64[3] = [0, 1, 2]
 
 // The optimization options: an unknown pass to leave out, a level out of

@@ -11,6 +11,7 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
+use tempo_runtime::cache::Outcome;
 use tempo_runtime::{
     HostArray, Optimization, RunOptions, RunReport, Target, emit_ptx, interpret_module, run_module_timed,
 };
@@ -50,8 +51,11 @@ struct Cli {
     interpret: bool,
     /// Print compile and execution times to stderr, compile time by phase
     /// too (gradients, temporal optimizations, verification and schedule,
-    /// lowering through MLIR's passes, LLVM's translation and optimization,
-    /// LLVM's code generation).
+    /// lowering through MLIR's passes, translation to LLVM IR, LLVM's
+    /// optimization and code generation on one thread per partition,
+    /// linking), and whether the compilation cache was hit (the cache:
+    /// `TEMPO_CACHE_DIR`, default ~/.cache/tempo; `TEMPO_CACHE=0` turns it
+    /// off; at most `TEMPO_CACHE_MAX_BYTES`, default 1 GiB).
     #[arg(long)]
     timings: bool,
     /// With the compilation, print MLIR's execution time report of every
@@ -253,6 +257,16 @@ fn run() -> ExitCode {
                         .map(|(name, spent)| format!("{name} {:.3} ms", spent.as_secs_f64() * 1e3))
                         .collect();
                     eprintln!("tempo-run: compile phases: {}", phases.join(", "));
+                }
+                match &timings.cache {
+                    Some(Outcome::Hit(entry)) => eprintln!("tempo-run: compile cache: hit ({})", entry.display()),
+                    Some(Outcome::Miss { entry, stored: Ok(()) }) => {
+                        eprintln!("tempo-run: compile cache: miss, stored ({})", entry.display())
+                    }
+                    Some(Outcome::Miss { stored: Err(e), .. }) => {
+                        eprintln!("tempo-run: compile cache: miss, not stored: {e}")
+                    }
+                    None => {}
                 }
                 if let Some(device) = &timings.device {
                     eprintln!("tempo-run: ran on {device}");

@@ -1,0 +1,60 @@
+// The compilation cache (runtime/src/cache.rs): a second process compiling
+// the same program with the same options loads the compiled code (a hit:
+// no gradients, optimizations, lowering or LLVM in its phases), with the
+// same outputs; anything in the key changing (a bound, fast math, the
+// optimization level, the program) misses. Seeds and inputs are not part
+// of what is compiled. TEMPO_CACHE=0 turns it off.
+// RUN: rm -rf %t.cache
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 2 --timings 2>&1 | FileCheck %s --check-prefix=HIT
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 2 > %t.hit
+// RUN: tempo-run %s --bound T=4 --seed 2 --interpret > %t.interpreted
+// RUN: diff %t.hit %t.interpreted
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=5 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 1 --fast-math --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 1 -O1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %examples/rnn.mlir --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE=0 TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=OFF
+//
+// A corrupt entry (every entry's bytes flipped) is ignored, rebuilt and
+// stored again; the run is still right.
+// RUN: %python -c "import os,sys; d=sys.argv[1]; [open(os.path.join(d,f),'r+b').write(b'garbage') for f in os.listdir(d)]" %t.cache
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 2 --timings 2>%t.err > %t.rebuilt
+// RUN: FileCheck %s --check-prefix=MISS < %t.err
+// RUN: diff %t.rebuilt %t.interpreted
+// RUN: env TEMPO_CACHE_DIR=%t.cache tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=HIT
+//
+// Bounded size: with room for nothing, each entry is evicted as soon as it
+// is stored, so the next process misses again.
+// RUN: rm -rf %t.small
+// RUN: env TEMPO_CACHE_DIR=%t.small TEMPO_CACHE_MAX_BYTES=1 tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+// RUN: env TEMPO_CACHE_DIR=%t.small TEMPO_CACHE_MAX_BYTES=1 tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
+//
+// Concurrent writers: eight processes compiling at once leave one whole
+// entry, which a ninth hits.
+// RUN: %python %S/Inputs/cache_processes.py %t.concurrent %s 8 --bound T=4 --seed 1 | FileCheck %s --check-prefix=PROCESSES
+
+// MISS: tempo-run: compile phases: cache lookup {{[0-9.]+}} ms, gradients
+// MISS-SAME: LLVM optimization and code generation
+// MISS: tempo-run: compile cache: miss, stored ({{.*}}.tempo)
+// HIT: tempo-run: compile phases: cache lookup {{[0-9.]+}} ms, verification and schedule {{[0-9.]+}} ms, loading {{[0-9.]+}} ms, linking {{[0-9.]+}} ms
+// HIT-NEXT: tempo-run: compile cache: hit ({{.*}}.tempo)
+// OFF: tempo-run: compile phases: gradients
+// OFF-NOT: compile cache
+// PROCESSES: 8 processes, one entry, outputs agree
+
+"temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
+%x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<3xf32>} : () -> !temporal.rtensor
+%h = "temporal.tensor"() {sym_name = "h", domain = ["t"], element = tensor<3xf32>} : () -> !temporal.rtensor
+"temporal.define"(%h) ({
+  %xt = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<3xf32>
+  "gpu.yield"(%xt) : (tensor<3xf32>) -> ()
+}) {when = affine_set<(t)[T] : (t == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%h) ({
+  %prev = "temporal.read"(%h) {index = affine_map<(t)[T] -> (t - 1)>} : (!temporal.rtensor) -> tensor<3xf32>
+  %xt = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<3xf32>
+  %s = "temporal.add"(%prev, %xt) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %y = "temporal.tanh"(%s) : (tensor<3xf32>) -> tensor<3xf32>
+  "gpu.yield"(%y) : (tensor<3xf32>) -> ()
+}) {when = affine_set<(t)[T] : (t - 1 >= 0)>} : (!temporal.rtensor) -> ()
+"temporal.output"(%h) : (!temporal.rtensor) -> ()
