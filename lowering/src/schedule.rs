@@ -342,6 +342,18 @@ fn order_group<'c>(
 /// loop over the group's dimension, which the lowering runs depth by depth
 /// (its order is the data's), the tensors in the group's order.
 fn data_nest(program: &Program, tensors: &[usize]) -> Option<Nest> {
+    // A data group's tensors read one of them through data: without such a
+    // read among `tensors`, none (without looking at the whole program,
+    // which the scheduler would do once per candidate nest).
+    let member = |t: usize| tensors.contains(&t);
+    let reads_member_through_data = tensors.iter().any(|&t| {
+        program.tensors[t].branches.iter().flat_map(|b| &b.nodes).any(
+            |node| matches!(node.kind, tempo_passes::program::NodeKind::ReadAt { source, .. } if member(source)),
+        )
+    });
+    if !reads_member_through_data {
+        return None;
+    }
     let mut sorted = tensors.to_vec();
     sorted.sort();
     data_groups(program).ok()?.into_iter().find_map(|g| {

@@ -402,6 +402,10 @@ struct Emitter<'p, 'c, 'a> {
     /// The ragged stops whose nests are built: later tensors over their
     /// batch dimensions see their lengths.
     ragged_done: Vec<usize>,
+    /// Splat constants' buffers, filled once at entry, by the constant's
+    /// text (its value and type): one per distinct constant, however many
+    /// ops use it (an optimizer's rates, one per weight and layer).
+    splats: HashMap<String, Value<'c, 'a>>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -497,6 +501,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             stop_states: HashMap::new(),
             ragged: HashMap::new(),
             ragged_done: Vec::new(),
+            splats: HashMap::new(),
         }
     }
 

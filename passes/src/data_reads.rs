@@ -95,22 +95,27 @@ pub fn data_ancestors(nodes: &[crate::program::Node], read: usize) -> Vec<bool> 
 /// The data groups of `program`, checked (see the module's doc); errors
 /// are located at the read that cannot be ordered.
 pub fn data_groups<'c>(program: &Program<'c>) -> Result<Vec<DataGroup>, PassDiagnostic<'c>> {
+    // Most programs read nothing through data: no graph to build (the
+    // scheduler asks once per nest).
+    let any_data_read = program
+        .tensors
+        .iter()
+        .flat_map(|t| t.branches.iter().flat_map(|b| &b.nodes))
+        .any(|node| matches!(node.kind, NodeKind::ReadAt { .. }));
+    if !any_data_read {
+        return Ok(Vec::new());
+    }
     let computed = |t: usize| !program.tensors[t].is_input;
     let mut graph = DiGraph::<usize, ()>::new();
     let nodes: Vec<NodeIndex> = (0..program.tensors.len()).map(|t| graph.add_node(t)).collect();
-    let mut any_data_read = false;
     for (reader, tensor) in program.tensors.iter().enumerate() {
         for node in tensor.branches.iter().flat_map(|b| &b.nodes) {
-            any_data_read |= matches!(node.kind, NodeKind::ReadAt { .. });
             if let Some(source) = crate::rewrite::source(&node.kind)
                 && computed(source)
             {
                 graph.add_edge(nodes[reader], nodes[source], ());
             }
         }
-    }
-    if !any_data_read {
-        return Ok(Vec::new());
     }
     let mut groups = Vec::new();
     for component in petgraph::algo::tarjan_scc(&graph) {

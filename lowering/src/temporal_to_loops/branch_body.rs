@@ -301,15 +301,21 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if let Some(element) = splat_element(value).filter(|_| !ty.shape.is_empty() && !self.gpu) {
             // A splat of more than one element (an optimizer's learning
             // rate as a whole weight-shaped tensor): a buffer filled once
-            // at entry, not a global of every element, which LLVM would
-            // translate, lay out and emit element by element (3.4 MB of
-            // read-only data in a 2-layer GPT training step).
+            // at entry, shared by every use of the same constant, not a
+            // global of every element, which LLVM would translate, lay out
+            // and emit element by element (3.4 MB of read-only data in a
+            // 2-layer GPT training step).
+            if let Some(&view) = self.splats.get(text) {
+                return Ok(View::fixed(view, ty));
+            }
             let entry = self.entry.at(b.location);
             let scalar = entry.value("arith.constant", &[], element.r#type(), &[("value", element)])?;
             let buffer = entry.alloc(plain, &[])?;
             entry.fill(scalar, buffer)?;
             self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
-            return Ok(View::fixed(entry.cast(buffer, view_type(context, ty))?, ty));
+            let view = entry.cast(buffer, view_type(context, ty))?;
+            self.splats.insert(text.to_string(), view);
+            return Ok(View::fixed(view, ty));
         }
         let named = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);
         let op = OperationBuilder::new("memref.global", b.location)
