@@ -38,6 +38,7 @@
 // MISS-SAME: LLVM optimization and code generation
 // MISS: tempo-run: compile cache: miss, stored ({{.*}}.tempo)
 // HIT: tempo-run: compile phases: cache lookup {{[0-9.]+}} ms, verification and schedule {{[0-9.]+}} ms, loading {{[0-9.]+}} ms, linking {{[0-9.]+}} ms
+// HIT-NEXT: tempo-run: compiled to 1 object
 // HIT-NEXT: tempo-run: compile cache: hit ({{.*}}.tempo)
 // OFF: tempo-run: compile phases: gradients
 // OFF-NOT: compile cache

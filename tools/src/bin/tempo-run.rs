@@ -258,6 +258,9 @@ fn run() -> ExitCode {
                         .collect();
                     eprintln!("tempo-run: compile phases: {}", phases.join(", "));
                 }
+                if let Some(n) = timings.objects {
+                    eprintln!("tempo-run: compiled to {n} object{}", if n == 1 { "" } else { "s" });
+                }
                 match &timings.cache {
                     Some(Outcome::Hit(entry)) => eprintln!("tempo-run: compile cache: hit ({})", entry.display()),
                     Some(Outcome::Miss { entry, stored: Ok(()) }) => {
