@@ -3,7 +3,7 @@
 # end-to-end) and the lit suite under test/.
 #
 #   tools/test.sh          the README's test command (what CI runs): each
-#                          randomized suite at a small count, 400 fuzz cases
+#                          randomized suite at a small count, 300 fuzz cases
 #   tools/test.sh --long   before closing an issue: the randomized suites
 #                          (differential, gradients, models, dynamic
 #                          structure) at ten times their counts, the tests
@@ -68,7 +68,7 @@ root="$PWD"
 # binaries; fails on any panic, signal, hang or compiled/interpreted
 # disagreement (reproducers in target/fuzz/failures).
 # For a long run: target/release/tempo-fuzz --cases 10000 --seed N
-target/release/tempo-fuzz --cases "${TEMPO_FUZZ_CASES:-400}" --seed "${TEMPO_FUZZ_SEED:-1}"
+target/release/tempo-fuzz --cases "${TEMPO_FUZZ_CASES:-300}" --seed "${TEMPO_FUZZ_SEED:-1}"
 # The GPU stage, where a GPU is present (CI has none): every example and
 # corpus program compiled for --target cuda against the interpreter
 # (tools/gpu/run.sh runs this and the GPU benchmarks on a GPU machine).
