@@ -8,7 +8,7 @@
 //! and diagnostics still point at the host's source. Errors come back as
 //! messages (`char *`, freed with `tempoFreeError`), never as an abort.
 
-use mlir_sys::{MlirModule, MlirStringRef};
+use mlir_sys::MlirModule;
 use std::ffi::{CStr, CString, c_char, c_void};
 use tempo_passes::program::{ElementType, PointType};
 use tempo_runtime::{CompiledProgram, Data, HostArray, RunOptions};
@@ -236,24 +236,9 @@ pub extern "C" fn tempoCompile(
         }
         // The module's text with its locations, so diagnostics keep
         // pointing at the host's source.
-        let mut text = String::new();
-        unsafe extern "C" fn append(piece: MlirStringRef, data: *mut c_void) {
-            let text = unsafe { &mut *(data as *mut String) };
-            let bytes = unsafe { std::slice::from_raw_parts(piece.data as *const u8, piece.length) };
-            text.push_str(&String::from_utf8_lossy(bytes));
-        }
-        unsafe {
-            let flags = mlir_sys::mlirOpPrintingFlagsCreate();
-            mlir_sys::mlirOpPrintingFlagsEnableDebugInfo(flags, true, false);
-            mlir_sys::mlirOpPrintingFlagsPrintGenericOpForm(flags);
-            mlir_sys::mlirOperationPrintWithFlags(
-                mlir_sys::mlirModuleGetOperation(module),
-                flags,
-                Some(append),
-                &mut text as *mut String as *mut c_void,
-            );
-            mlir_sys::mlirOpPrintingFlagsDestroy(flags);
-        }
+        // SAFETY: a non-null module handle from the caller.
+        let op = unsafe { melior::ir::OperationRef::from_raw(mlir_sys::mlirModuleGetOperation(module)) };
+        let text = tempo_runtime::engine::module_text(op);
         compile(&text, "-", &text_of(options)?)
     })
     .map_or(std::ptr::null_mut(), register)

@@ -1480,7 +1480,7 @@ fn cache_key(module: &Module, options: &RunOptions) -> String {
 
 /// `op` printed in the generic form with its locations (what parses back
 /// to the same program, diagnostics pointing at the user's source).
-fn module_text(op: melior::ir::OperationRef) -> String {
+pub fn module_text(op: melior::ir::OperationRef) -> String {
     let mut text = String::new();
     unsafe extern "C" fn append(piece: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
         // SAFETY: `data` is the String below; `piece` is valid for the call.
