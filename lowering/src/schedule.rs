@@ -346,11 +346,12 @@ fn data_nest(program: &Program, tensors: &[usize]) -> Option<Nest> {
     // read among `tensors`, none (without looking at the whole program,
     // which the scheduler would do once per candidate nest).
     let member = |t: usize| tensors.contains(&t);
-    let reads_member_through_data = tensors.iter().any(|&t| {
-        program.tensors[t].branches.iter().flat_map(|b| &b.nodes).any(
-            |node| matches!(node.kind, tempo_passes::program::NodeKind::ReadAt { source, .. } if member(source)),
-        )
-    });
+    let reads_member_through_data =
+        tensors.iter().any(|&t| {
+            program.tensors[t].branches.iter().flat_map(|b| &b.nodes).any(
+                |node| matches!(node.kind, tempo_passes::program::NodeKind::ReadAt { source, .. } if member(source)),
+            )
+        });
     if !reads_member_through_data {
         return None;
     }

@@ -184,10 +184,8 @@ fn encode(entry: &Entry, key: &str) -> Vec<u8> {
     out.extend_from_slice(key.as_bytes());
     out.push(b'\n');
     let flags = [u8::from(entry.openmp)];
-    let sections: Vec<&[u8]> = [entry.program.as_bytes(), &flags[..]]
-        .into_iter()
-        .chain(entry.objects.iter().map(|o| o.as_slice()))
-        .collect();
+    let sections: Vec<&[u8]> =
+        [entry.program.as_bytes(), &flags[..]].into_iter().chain(entry.objects.iter().map(|o| o.as_slice())).collect();
     out.extend_from_slice(&(sections.len() as u64).to_le_bytes());
     for s in sections {
         out.extend_from_slice(&(s.len() as u64).to_le_bytes());

@@ -1079,8 +1079,7 @@ fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(
         match &engine.backend {
             Backend::Mlir(raw) => {
                 // LLVM only prints a failure to open the file: check it here.
-                std::fs::File::create(path)
-                    .map_err(|e| format!("--dump-object: cannot write '{path}': {e}"))?;
+                std::fs::File::create(path).map_err(|e| format!("--dump-object: cannot write '{path}': {e}"))?;
                 unsafe { mlir_sys::mlirExecutionEngineDumpToObjectFile(*raw, melior::StringRef::new(path).to_raw()) };
             }
             Backend::Orc(_, objects, _) => {

@@ -90,7 +90,12 @@ impl OrcEngine {
             }
             let mut generator = std::ptr::null_mut();
             check(
-                LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&mut generator, prefix, None, std::ptr::null_mut()),
+                LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+                    &mut generator,
+                    prefix,
+                    None,
+                    std::ptr::null_mut(),
+                ),
                 "cannot resolve the process's symbols",
             )?;
             LLVMOrcJITDylibAddGenerator(engine.dylib, generator);

@@ -454,9 +454,8 @@ pub(super) fn build<'c, 'a>(
     // not one per product: attention's scores and weighted sums over
     // batch x heads products of a few thousand multiply-adds each), the
     // columns of each product then on its thread.
-    let batch_parallel = plan.parallel
-        && plan.batched
-        && !matches!(c.sizes[0], Extent::Static(z) if z < PARALLEL_CHUNKS as i64);
+    let batch_parallel =
+        plan.parallel && plan.batched && !matches!(c.sizes[0], Extent::Static(z) if z < PARALLEL_CHUNKS as i64);
     let (ind, lead) = match batch {
         Some(batch) => {
             let (inner, bi) = if batch_parallel {

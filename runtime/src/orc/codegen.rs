@@ -141,8 +141,7 @@ unsafe fn add_packed_wrapper(module: LLVMModuleRef, name: &str) -> bool {
         };
         let mut values: Vec<LLVMValueRef> =
             params.iter().enumerate().map(|(k, &t)| LLVMBuildLoad2(builder, t, slot(k), c"".as_ptr())).collect();
-        let result =
-            LLVMBuildCall2(builder, ty, function, values.as_mut_ptr(), values.len() as u32, c"".as_ptr());
+        let result = LLVMBuildCall2(builder, ty, function, values.as_mut_ptr(), values.len() as u32, c"".as_ptr());
         let returns = LLVMGetReturnType(ty);
         if LLVMGetTypeKind(returns) != llvm_sys::LLVMTypeKind::LLVMVoidTypeKind {
             LLVMBuildStore(builder, result, slot(count));

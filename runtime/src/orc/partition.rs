@@ -66,7 +66,9 @@ fn weight(op: MlirOperation) -> usize {
     }
     let mut n = 0usize;
     // SAFETY: a live operation; the callback only counts.
-    unsafe { mlirOperationWalk(op, Some(count), &mut n as *mut usize as *mut _, mlir_sys::MlirWalkOrder_MlirWalkPreOrder) };
+    unsafe {
+        mlirOperationWalk(op, Some(count), &mut n as *mut usize as *mut _, mlir_sys::MlirWalkOrder_MlirWalkPreOrder)
+    };
     n
 }
 
@@ -149,7 +151,10 @@ pub fn split(module: &Module, count: usize, entry: &str) -> Vec<Partition> {
     // SAFETY: parsing an attribute in the module's live context.
     let external_linkage = unsafe {
         let text = melior::StringRef::new("#llvm.linkage<external>");
-        let a = mlir_sys::mlirAttributeParseGet(mlir_sys::mlirOperationGetContext(module.as_operation().to_raw()), text.to_raw());
+        let a = mlir_sys::mlirAttributeParseGet(
+            mlir_sys::mlirOperationGetContext(module.as_operation().to_raw()),
+            text.to_raw(),
+        );
         (!a.ptr.is_null()).then_some(a)
     };
     (0..count)
