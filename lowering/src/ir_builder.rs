@@ -103,6 +103,23 @@ impl<'c, 'a> Builder<'c, 'a> {
         Err("compiler fault: the code being built is not in a module".into())
     }
 
+    /// Whether the insertion point is inside a parallel loop or region
+    /// (`scf.parallel`, `affine.parallel`, an `omp` or `gpu` op): code
+    /// built there is on a thread already and must not fork again.
+    pub fn inside_parallel(&self) -> bool {
+        let mut op = self.block.parent_operation();
+        while let Some(o) = op {
+            let name = o.name();
+            let name = name.as_string_ref().as_str().unwrap_or("");
+            if matches!(name, "scf.parallel" | "affine.parallel") || name.starts_with("omp.") || name.starts_with("gpu.")
+            {
+                return true;
+            }
+            op = o.parent_operation();
+        }
+        false
+    }
+
     /// Inserts an op built elsewhere (with regions the helpers here do
     /// not make).
     pub fn insert_op(&self, op: Operation<'c>) -> OperationRef<'c, 'a> {

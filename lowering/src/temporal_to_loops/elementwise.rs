@@ -14,10 +14,10 @@
 
 use super::Emitter;
 use super::branch_body::NodeValue;
-use super::kernels::Config;
+use super::kernels::{Config, broadcast_at, contiguous_dimension, copy_loops, inner_dimension, spreads};
 use super::scalar::Chain;
 use super::views::View;
-use crate::ir_builder::{Builder, Extent};
+use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::{AffineExpr, AffineMap, Value};
 use tempo_passes::program::Node;
 use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
@@ -71,6 +71,27 @@ pub(super) fn build_elementwise<'c, 'a>(
     config: Config,
 ) -> Result<(), String> {
     let rank = target.sizes.len();
+    // A leaf contiguous along another dimension than the last (read
+    // transposed) is read in tiles; a large result spreads over threads.
+    let unit = |e: &Extent| matches!(e, Extent::Static(1));
+    let transposed = leaves.iter().find_map(|leaf| {
+        let skip = rank - leaf.sizes.len();
+        let to_result = |k: usize| if unit(&leaf.sizes[k]) { None } else { Some(skip + k) };
+        contiguous_dimension(leaf.ty(), &to_result).filter(|&d| Some(d) != inner_dimension(&target.sizes))
+    });
+    if !config.gpu && (transposed.is_some() || spreads(b, &target.sizes, config)) {
+        let (inner, ivs) = copy_loops(b, &target.sizes, transposed, config)?;
+        let zero = inner.index(0)?;
+        let arguments = leaves
+            .iter()
+            .map(|leaf| {
+                let at = broadcast_at(&leaf.sizes, &target.sizes, &ivs, zero);
+                inner.load(leaf.value, &at, element_of(leaf.value)?)
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let value = chain.apply(&inner, &arguments, config.approximate())?;
+        return inner.store(value, target.value, &ivs);
+    }
     let mut maps = broadcast_maps(b.context(), leaves, &target.sizes);
     maps.push(AffineMap::multi_dim_identity(b.context(), rank));
     let inputs: Vec<Value> = leaves.iter().map(|v| v.value).collect();

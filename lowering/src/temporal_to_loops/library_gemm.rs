@@ -41,7 +41,8 @@ use tempo_passes::program::ElementType;
 pub const LIBRARY_GRAIN: i64 = 1 << 19;
 
 /// Multiply-adds from which, with `parallel`, a product is split into
-/// column blocks computed by separate calls in an `scf.parallel` loop
+/// column blocks (or, with too few columns, row blocks) computed by
+/// separate calls in an `scf.parallel` loop
 /// (OpenMP threads, the runtime of the generated code's other parallel
 /// loops; splitting inside the library with its own thread pool next to
 /// them was slower).
@@ -51,6 +52,8 @@ pub const PARALLEL_GRAIN: i64 = 1 << 21;
 /// [`MIN_BLOCK_COLUMNS`] wide).
 const PARALLEL_BLOCKS: i64 = 4;
 const MIN_BLOCK_COLUMNS: i64 = 64;
+/// Rows of a block of a product split by rows, at least.
+const MIN_BLOCK_ROWS: i64 = 32;
 
 /// The name of the runtime function.
 pub const SYMBOL: &str = "tempo_gemm";
@@ -135,9 +138,33 @@ pub(super) fn build<'c, 'a>(
         .map(|s| number(s))
         .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
     let static_n = number(&c.sizes[rank - 1]);
-    let blocks = match (parallel && !batched, work, static_n) {
-        (true, Some(w), Some(n)) if w >= PARALLEL_GRAIN => (n / MIN_BLOCK_COLUMNS).clamp(1, PARALLEL_BLOCKS),
+    let static_m = number(&c.sizes[rank - 2]);
+    let parallel = parallel && !batched && !b.inside_parallel() && work.is_some_and(|w| w >= PARALLEL_GRAIN);
+    let blocks = match (parallel, static_n) {
+        (true, Some(n)) => (n / MIN_BLOCK_COLUMNS).clamp(1, PARALLEL_BLOCKS),
         _ => 1,
+    };
+    // Too few columns to split (a product of many rows by a narrow
+    // matrix: a layer's input projection over all steps' rows): blocks of
+    // rows of A and C instead.
+    let row_blocks = match (parallel && blocks == 1, static_m) {
+        (true, Some(m)) => (m / MIN_BLOCK_ROWS).clamp(1, PARALLEL_BLOCKS),
+        _ => 1,
+    };
+    let (ind, m_value, c_ptr, a_ptr) = if row_blocks > 1 {
+        let m = static_m.unwrap_or(0);
+        let height = (m + row_blocks - 1) / row_blocks;
+        let (count, height, all) = (ind.index(row_blocks)?, ind.index(height)?, ind.index(m)?);
+        let (block, ivs) = ind.scf_parallel_range(&[c0], &[count], &[c1])?;
+        let i0 = block.arith("muli", ivs[0], height)?;
+        let i1 = block.arith("minui", block.arith("addi", i0, height)?, all)?;
+        let rows = block.arith("subi", i1, i0)?;
+        let shift = |pointer: Value<'c, 'a>, strides: &[Value<'c, 'a>]| -> Result<Value<'c, 'a>, String> {
+            block.arith("addi", pointer, block.arith("muli", block.arith("muli", i0, strides[rank - 2])?, bytes)?)
+        };
+        (block, rows, shift(c_ptr, &c_strides)?, shift(a_ptr, &a_strides)?)
+    } else {
+        (ind, c_sizes[rank - 2], c_ptr, a_ptr)
     };
     let (ind, n_value, c_ptr, b_ptr) = if blocks > 1 {
         let n = static_n.unwrap_or(0);
@@ -157,7 +184,7 @@ pub(super) fn build<'c, 'a>(
         (ind, c_sizes[rank - 1], c_ptr, b_ptr)
     };
     let arguments = [
-        c_sizes[rank - 2],
+        m_value,
         n_value,
         a_sizes[rank - 1],
         c_ptr,

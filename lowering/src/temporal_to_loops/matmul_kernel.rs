@@ -370,7 +370,7 @@ pub(super) fn build<'c, 'a>(
         let dynamic: Vec<Value> =
             bm.sizes.iter().filter_map(|s| if let Extent::Value(v) = s { Some(*v) } else { None }).collect();
         let buffer = b.alloc(MemRefType::new(e, &dims, None, None).into(), &dynamic)?;
-        b.copy(bm.value, buffer)?;
+        super::kernels::copy_view(b, bm, buffer, plan.parallel)?;
         Some(View { value: buffer, sizes: bm.sizes.clone() })
     } else {
         None

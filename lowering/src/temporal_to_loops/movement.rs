@@ -3,7 +3,7 @@
 //! `Movement::source` says, or views where no copy is needed.
 
 use super::Emitter;
-use super::kernels::{Config, element_type, elementwise_loops};
+use super::kernels::{Config, contiguous_dimension, copy_loops, element_type, elementwise_loops};
 use super::views::View;
 use crate::ir_builder::{Builder, Compare, Extent, element_of};
 use melior::ir::Value;
@@ -42,7 +42,20 @@ pub(super) fn build_move<'c, 'a>(
     ty: &PointType,
     config: Config,
 ) -> Result<(), String> {
-    let (inner, ivs) = elementwise_loops(b, &target.sizes, config)?;
+    // The result's dimension along which the input is contiguous: a
+    // transposition is copied in tiles (`copy_loops`).
+    let unit = |e: &Extent| matches!(e, Extent::Static(1));
+    let source_inner = match movement {
+        Movement::Permute(p) => contiguous_dimension(input.ty(), &|k| p.iter().position(|&q| q == k)),
+        Movement::Flip(_) | Movement::Slice(_) => contiguous_dimension(input.ty(), &|k| Some(k)),
+        Movement::Reshape => {
+            let kept = |sizes: &[Extent<'c, 'a>]| (0..sizes.len()).filter(|&k| !unit(&sizes[k])).collect::<Vec<_>>();
+            let (from, to) = (kept(&input.sizes), kept(&target.sizes));
+            contiguous_dimension(input.ty(), &|k| from.iter().position(|&f| f == k).and_then(|j| to.get(j).copied()))
+        }
+        _ => None,
+    };
+    let (inner, ivs) = copy_loops(b, &target.sizes, source_inner, config)?;
     let load = |at: &[Value<'c, 'a>]| inner.load(input.value, at, element_of(input.value)?);
     let value = match movement {
         Movement::Permute(p) => {

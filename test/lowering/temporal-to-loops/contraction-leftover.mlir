@@ -4,8 +4,10 @@
 // rows of one vector, the step the vector width), no scalar loop (16
 // divides 80). z = x @ transpose(u) (u is [80, 24]: a weight read
 // transposed, as in a backward pass): B has no unit column stride, and
-// with 8 rows of A it is first copied into a row-major buffer (alloc,
-// linalg.copy, dealloc) and read with vector loads, not gathers. Compiled
+// with 8 rows of A it is first copied into a row-major buffer (alloc, a
+// copy in 16 x 16 tiles, since the source is contiguous along its rows'
+// dimension and the buffer along its columns', dealloc) and read with
+// vector loads, not gathers. Compiled
 // results are bit-exact with the interpreter's.
 // RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=512 vector-registers=32" | FileCheck %s
 // RUN: tempo-run %s --bound T=3 --seed 5 > %t.compiled
@@ -26,7 +28,14 @@
 // CHECK-NOT: iter_args({{.*}}) -> (f32)
 // CHECK: memref.transpose
 // CHECK: %[[PACKED:.*]] = memref.alloc() : memref<24x80xf32>
-// CHECK: linalg.copy ins(%{{.*}} : memref<24x80xf32, strided<[1, 24], offset: ?>>) outs(%[[PACKED]] : memref<24x80xf32>)
+// CHECK: scf.for %[[I0:.*]] = %{{.*}} to %{{.*}} step %[[TILE:c16.*]] {
+// CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[TILE]] {
+// CHECK: %[[IEND:.*]] = arith.minui
+// CHECK: scf.for %[[I:.*]] = %[[I0]] to %[[IEND]]
+// CHECK: %[[JEND:.*]] = arith.addi %[[J0]], %[[TILE]]
+// CHECK: scf.for %[[J:.*]] = %[[J0]] to %[[JEND]]
+// CHECK: %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<24x80xf32, strided<[1, 24], offset: ?>>
+// CHECK: memref.store %[[X]], %[[PACKED]][%[[I]], %[[J]]]
 // CHECK-NOT: vector.gather
 // CHECK: vector.load %[[PACKED]]
 // CHECK: memref.dealloc

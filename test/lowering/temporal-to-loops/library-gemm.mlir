@@ -8,7 +8,9 @@
 // within 1e-5 of the interpreter's; exact mode stays bit-exact. With
 // `parallel`, a product of 2^21 multiply-adds or more (u: 64 x 256 x 256)
 // is split into column blocks of whole vectors, one call each in an
-// scf.parallel loop (OpenMP threads).
+// scf.parallel loop (OpenMP threads); a product of many rows by a narrow
+// matrix (n: 1024 x 64 x 64, too few columns to split) into blocks of
+// rows (four of 256).
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm" | FileCheck %s
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math" | FileCheck %s --check-prefix=KERNEL
 // RUN: tempo-run %s --bound T=2 --seed 3 --interpret --format json > %t.interpreted
@@ -38,6 +40,9 @@
 // PAR: scf.parallel (%[[JB:.*]]) = (%{{.*}}) to (%c4{{.*}}) step
 // PAR-NEXT: arith.muli %[[JB]], %c64{{.*}} : index
 // PAR: func.call @tempo_gemm(
+// PAR: scf.parallel (%[[IB:.*]]) = (%{{.*}}) to (%c4{{.*}}) step
+// PAR-NEXT: arith.muli %[[IB]], %c256{{.*}} : index
+// PAR: func.call @tempo_gemm(
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<64x128xf32>} : () -> !temporal.rtensor
@@ -49,6 +54,9 @@
 %x2 = "temporal.input"() {sym_name = "x2", domain = ["t"], element = tensor<64x256xf32>} : () -> !temporal.rtensor
 %w2 = "temporal.input"() {sym_name = "w2", domain = [], element = tensor<256x256xf32>} : () -> !temporal.rtensor
 %u = "temporal.tensor"() {sym_name = "u", domain = ["t"], element = tensor<64x256xf32>} : () -> !temporal.rtensor
+%x3 = "temporal.input"() {sym_name = "x3", domain = ["t"], element = tensor<1024x64xf32>} : () -> !temporal.rtensor
+%w3 = "temporal.input"() {sym_name = "w3", domain = [], element = tensor<64x64xf32>} : () -> !temporal.rtensor
+%n = "temporal.tensor"() {sym_name = "n", domain = ["t"], element = tensor<1024x64xf32>} : () -> !temporal.rtensor
 "temporal.define"(%y) ({
   %a = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x128xf32>
   %b = "temporal.read"(%w) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<96x128xf32>
@@ -72,6 +80,13 @@
   %p = "temporal.matmul"(%a, %b) : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
   "gpu.yield"(%p) : (tensor<64x256xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%n) ({
+  %a = "temporal.read"(%x3) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<1024x64xf32>
+  %b = "temporal.read"(%w3) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<64x64xf32>
+  %p = "temporal.matmul"(%a, %b) : (tensor<1024x64xf32>, tensor<64x64xf32>) -> tensor<1024x64xf32>
+  "gpu.yield"(%p) : (tensor<1024x64xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%u) : (!temporal.rtensor) -> ()
+"temporal.output"(%n) : (!temporal.rtensor) -> ()
 "temporal.output"(%y) : (!temporal.rtensor) -> ()
 "temporal.output"(%z) : (!temporal.rtensor) -> ()

@@ -4,7 +4,7 @@
 //! ```text
 //! tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...]
 //!           [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]...
-//!           [-o OUT] [--mlir-print-op-generic] [--emit-irdl] [--list-passes]
+//!           [-o OUT] [--mlir-print-op-generic] [--mlir-print-debuginfo] [--emit-irdl] [--list-passes]
 //!           [--dump-on-error DIR] [--mlir-timing]
 //! ```
 //! A compiler fault (generated code MLIR refuses) is reported at the user's
@@ -23,13 +23,16 @@ use tempo_passes::{diagnostics::DiagnosticCollector, pipeline};
 
 const USAGE: &str = "usage: tempo-opt [FILE|-] [-O0|-O1|-O2|-O3 [--disable-pass=PASS]...] \
 [--pass-pipeline=PIPELINE | -p PIPELINE] [--PASS[=OPTIONS]]... \
-[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--emit-irdl] [--list-passes] [--dump-on-error DIR] [--mlir-timing]";
+[-o OUT] [--split-input-file] [--mlir-print-op-generic] [--mlir-print-debuginfo] [--emit-irdl] [--list-passes] [--dump-on-error DIR] [--mlir-timing]";
 
 struct Args {
     input: String,
     output: Option<String>,
     pipeline: Vec<String>,
     generic: bool,
+    /// `--mlir-print-debuginfo`: print each op's location (the user's op
+    /// of generated code: maps profiled code back to the program).
+    debuginfo: bool,
     emit_irdl: bool,
     list_passes: bool,
     split_input_file: bool,
@@ -43,6 +46,7 @@ fn parse_args() -> Result<Args, String> {
         output: None,
         pipeline: Vec::new(),
         generic: false,
+        debuginfo: false,
         emit_irdl: false,
         list_passes: false,
         split_input_file: false,
@@ -72,6 +76,7 @@ fn parse_args() -> Result<Args, String> {
             "--pass-pipeline" | "-p" => args.pipeline.insert(0, value_of(&flag, inline)?),
             "-o" => args.output = Some(value_of(&flag, inline)?),
             "--mlir-print-op-generic" => args.generic = true,
+            "--mlir-print-debuginfo" => args.debuginfo = true,
             "--emit-irdl" => args.emit_irdl = true,
             "--split-input-file" => args.split_input_file = true,
             "--mlir-timing" => args.timing = true,
@@ -241,6 +246,9 @@ fn process(
     let mut flags = OperationPrintingFlags::new();
     if args.generic {
         flags = flags.print_generic_operation_form();
+    }
+    if args.debuginfo {
+        flags = flags.enable_debug_info(true, false);
     }
     module
         .as_operation()
