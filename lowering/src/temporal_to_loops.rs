@@ -55,6 +55,7 @@ mod reads;
 mod reductions;
 mod row_fusion;
 mod scalar;
+mod scratch;
 pub mod stops;
 mod stores;
 pub(crate) mod swaps;
@@ -406,6 +407,8 @@ struct Emitter<'p, 'c, 'a> {
     /// text (its value and type): one per distinct constant, however many
     /// ops use it (an optimizer's rates, one per weight and layer).
     splats: HashMap<String, Value<'c, 'a>>,
+    /// Scratch buffers of the bodies' values, shared (`scratch`).
+    scratch: Vec<scratch::Pooled<'c, 'a>>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -502,6 +505,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             ragged: HashMap::new(),
             ragged_done: Vec::new(),
             splats: HashMap::new(),
+            scratch: Vec::new(),
         }
     }
 

@@ -118,6 +118,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             slot_operand: fusion.destination,
         };
         let planned = self.plan_destinations(branch, slot, &candidates, b)?;
+        let lifetimes = super::scratch::lifetimes(branch, &fusion);
         let mut body = Body {
             branch,
             reader_domain,
@@ -127,8 +128,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             slot,
             views: Vec::new(),
             dynamic_buffers: Vec::new(),
+            scratch: Vec::new(),
+            lifetimes,
         };
         for (n, node) in branch.nodes.iter().enumerate() {
+            // Scratch buffers whose last use is emitted go back to the pool.
+            let lifetimes = &body.lifetimes;
+            let (done, held): (Vec<_>, Vec<_>) = body.scratch.iter().partition(|(m, _)| lifetimes[*m] < n);
+            body.scratch = held;
+            for (_, k) in done {
+                self.give_back_scratch(k);
+            }
             let op_name = node.kind.op_name();
             self.enter(node.location, &op_name);
             let b = &b.at(node.location);
@@ -168,6 +178,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         for buffer in body.dynamic_buffers {
             b.op("memref.dealloc", &[buffer], &[], &[])?;
+        }
+        for (_, k) in body.scratch {
+            self.give_back_scratch(k);
         }
         Ok(())
     }
@@ -224,7 +237,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if let Some(g) = fusion.member_of[n] {
             let group = &fusion.groups[g];
             let value = if group.materialized.contains(&n) {
-                NodeValue::View(self.value_target(node, &sizes, is_result, body.slot, &mut body.dynamic_buffers, b)?)
+                NodeValue::View(self.value_target(n, node, &sizes, is_result, body.slot, (&mut body.dynamic_buffers, &mut body.scratch), b)?)
             } else {
                 NodeValue::Sizes(sizes)
             };
@@ -278,7 +291,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let target = match (body.planned.view.get(&n), destination_view) {
             (Some(view), _) => view.clone(),
             (None, Some(view)) => view,
-            (None, None) => self.value_target(node, &sizes, is_result, body.slot, &mut body.dynamic_buffers, b)?,
+            (None, None) => self.value_target(n, node, &sizes, is_result, body.slot, (&mut body.dynamic_buffers, &mut body.scratch), b)?,
         };
         if let Some(&m) = fusion.epilogue_product.get(&n) {
             self.product_with_epilogue(n, m, branch, &mut body.views, &fusion.inlined, &target, b)?;
@@ -383,18 +396,18 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 }
 
 /// What fusion decided for a branch's nodes (see [`Emitter::fusion`]).
-struct Fusion {
+pub(super) struct Fusion {
     /// Row groups (norms, softmax) computed in one nest per row.
-    groups: Vec<row_fusion::RowGroup>,
+    pub(super) groups: Vec<row_fusion::RowGroup>,
     /// The group each node is a member of.
-    member_of: Vec<Option<usize>>,
+    pub(super) member_of: Vec<Option<usize>>,
     /// Elementwise nodes computed in their user's loop.
-    inlined: Vec<bool>,
+    pub(super) inlined: Vec<bool>,
     /// The users of each node.
-    users: Vec<Vec<usize>>,
+    pub(super) users: Vec<Vec<usize>>,
     /// For the root of a chain applied by a matrix kernel to its product
     /// (an epilogue), the product.
-    epilogue_product: HashMap<usize, usize>,
+    pub(super) epilogue_product: HashMap<usize, usize>,
     /// Products whose chain is their epilogue.
     has_epilogue: Vec<bool>,
     /// The value a result reshape reads, computed straight into the slot.
@@ -414,6 +427,11 @@ struct Body<'r, 'c, 'a> {
     views: Vec<NodeValue<'c, 'a>>,
     /// Buffers of dynamic size, allocated in this body.
     dynamic_buffers: Vec<Value<'c, 'a>>,
+    /// Scratch buffers taken from the pool: the node and the buffer's
+    /// number (see `scratch`).
+    scratch: Vec<(usize, usize)>,
+    /// Per node, the last position its buffer is used at (`scratch::lifetimes`).
+    lifetimes: Vec<usize>,
 }
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
@@ -803,11 +821,12 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// `dynamic_buffers`, freed at the body's end).
     fn value_target(
         &mut self,
+        n: usize,
         node: &tempo_passes::program::Node,
         sizes: &[Extent<'c, 'a>],
         is_result: bool,
         slot: Value<'c, 'a>,
-        dynamic_buffers: &mut Vec<Value<'c, 'a>>,
+        (dynamic_buffers, scratch): (&mut Vec<Value<'c, 'a>>, &mut Vec<(usize, usize)>),
         b: &Builder<'c, 'a>,
     ) -> Built<View<'c, 'a>> {
         if is_result {
@@ -815,6 +834,12 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 return Ok(View { value: slot, sizes: sizes.to_vec() });
             }
             return Ok(View::fixed(slot, &node.ty));
+        }
+        if node.ty.is_static() && !self.gpu {
+            // From the pool, given back after its last use (`scratch`).
+            let (view, k) = self.take_scratch(&node.ty, b)?;
+            scratch.push((n, k));
+            return Ok(view);
         }
         if node.ty.is_static() {
             return self.static_buffer(&node.ty, b);
