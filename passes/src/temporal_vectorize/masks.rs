@@ -32,20 +32,23 @@ use crate::program::{
 use super::{MAX_BATCHED_BYTES, uses_dim};
 
 /// The most bytes the batched values carrying a masked range may take in
-/// one branch (each `[D, ..., D, ...]`, all of them live while the branch
-/// runs): past it the tensor keeps its loop. A GPT block's attention
-/// backward at 64 rows of heads holds about 40 such values: 1 MiB each at
-/// `T = 64`, 17 MiB at `T = 256` (1.4 GiB of resident memory measured,
-/// against 230 MiB in the loop).
+/// one branch at once (each `[D, ..., D, ...]`, live from its node to its
+/// last reader: the lowering's scratch buffers are reused after their last
+/// use): past it the tensor keeps its loop. A GPT block's attention
+/// backward at 64 rows of heads holds about 40 such values, 1 MiB each at
+/// `T = 64`, 16 MiB at `T = 256`; when each had a buffer of its own for
+/// the whole run, the step at `T = 256` took 1.4 GiB of resident memory.
 pub(super) const MAX_MASKED_BRANCH_BYTES: u64 = 4 * MAX_BATCHED_BYTES;
 
 /// The most bytes one batched value carrying a masked range may take
 /// (`[D, ..., D, ...]`): past it the tensor keeps its loop. Measured on the
 /// GPT training step (64 rows of heads): at `T = 128` (4 MiB values) 4.1x
-/// faster than the loop with 562 MiB resident (PyTorch's process: 830);
-/// at `T = 256` (16 MiB values) 2.6x faster but 1.4 GiB resident against
-/// 230 MiB in the loop, so 8 MiB keeps the loop there.
-pub(super) const MAX_MASKED_VALUE_BYTES: u64 = 8 << 20;
+/// faster than the loop; at `T = 256` (16 MiB values) 2.6x faster but 1.4
+/// GiB resident when every value had a buffer of its own for the whole
+/// run; with the lowering's scratch buffers reused after their last use,
+/// 5x faster than the loop (393 against about 2,000 ms per iteration) in
+/// 450 MiB (PyTorch's process: 921). 32 MiB: `T` up to 362 at 64 rows.
+pub(super) const MAX_MASKED_VALUE_BYTES: u64 = 32 << 20;
 
 /// The bounds of a masked range, in the reader's domain (dimension
 /// positions) and bounds (symbols): points `[max(lower), min(upper))`.
@@ -119,8 +122,22 @@ pub(super) fn flow(
     // Whether a value carrying the range is the range read itself (or a
     // view of it): one value shared by every point, not batched.
     let mut shared: Vec<bool> = Vec::with_capacity(nodes.len());
-    let mut total: u64 = 0;
+    // The masked values live at once: each from its node to its last
+    // reader (the lowering gives a value's buffer back after its last use
+    // and reuses it), so the peak, not the sum, bounds the memory.
+    let mut last_use: Vec<usize> = (0..nodes.len()).collect();
     for (k, node) in nodes.iter().enumerate() {
+        for o in crate::rewrite::operands(&node.kind) {
+            last_use[o] = last_use[o].max(k);
+        }
+    }
+    last_use[result] = nodes.len();
+    let mut freed_after: Vec<u64> = vec![0; nodes.len() + 1];
+    let mut live: u64 = 0;
+    for (k, node) in nodes.iter().enumerate() {
+        if k > 0 {
+            live -= freed_after[k - 1];
+        }
         shared.push(match &node.kind {
             NodeKind::ReadRange { .. } => true,
             NodeKind::Move(Movement::Permute(_) | Movement::Reshape, operands) => shared[operands[0]],
@@ -208,8 +225,11 @@ pub(super) fn flow(
                 node.ty.shape.iter().map(|&s| if s == DYNAMIC { size } else { s }).product::<i64>() as u64;
             let points = if shared[k] { 1 } else { size as u64 };
             let bytes = elements.saturating_mul(points).saturating_mul(node.ty.element.byte_size() as u64);
-            total = total.saturating_add(if shared[k] { 0 } else { bytes });
-            if bytes > MAX_MASKED_VALUE_BYTES || total > MAX_MASKED_BRANCH_BYTES {
+            if !shared[k] {
+                live = live.saturating_add(bytes);
+                freed_after[last_use[k]] = freed_after[last_use[k]].saturating_add(bytes);
+            }
+            if bytes > MAX_MASKED_VALUE_BYTES || live > MAX_MASKED_BRANCH_BYTES {
                 return None;
             }
         }
