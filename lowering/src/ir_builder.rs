@@ -111,7 +111,9 @@ impl<'c, 'a> Builder<'c, 'a> {
         while let Some(o) = op {
             let name = o.name();
             let name = name.as_string_ref().as_str().unwrap_or("");
-            if matches!(name, "scf.parallel" | "affine.parallel") || name.starts_with("omp.") || name.starts_with("gpu.")
+            if matches!(name, "scf.parallel" | "affine.parallel")
+                || name.starts_with("omp.")
+                || name.starts_with("gpu.")
             {
                 return true;
             }

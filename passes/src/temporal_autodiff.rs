@@ -606,8 +606,25 @@ fn cotangents<'c>(
         ),
         None => body.splat(1.0, &reader.point),
     };
+    // The parts of the branch's result, read back from the point the
+    // forward pass stored (see `stored_parts`), before the sweep.
+    let parts = result_parts(&branch.nodes, branch.result);
+    let mut stored: Vec<(usize, usize)> = Vec::new();
+    if !parts.is_empty() {
+        let read = body.push(
+            NodeKind::Read { source: r, index: identity(reader.domain.len(), num_symbols) },
+            reader.point.clone(),
+        );
+        for (n, offsets) in &parts {
+            let shape = branch.nodes[*n].ty.shape.clone();
+            let value = if *n == branch.result { read } else { body.slice(read, offsets, &shape) };
+            stored.push((*n, value));
+        }
+    }
+    let swept = body.nodes.len();
     let found = vjp::backprop_all(&mut body, forward, branch.result, seed, wanted)?;
-    let found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
+    let mut found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
+    stored_parts(&mut body, forward, swept, &stored, &mut found);
     let values: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();
     let mut out = Vec::new();
     for (result, parts, members) in pack(&mut body, &values) {
@@ -621,6 +638,80 @@ fn cotangents<'c>(
         }
     }
     Ok(out)
+}
+
+/// The values of a branch that are its result or a part of it: the result
+/// and, down concatenations, each operand with its offsets in the result
+/// (cheap nodes left out: reads, constants and movements, computed again
+/// for nothing).
+fn result_parts(nodes: &[crate::program::Node], result: usize) -> Vec<(usize, Vec<i64>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![(result, vec![0i64; nodes[result].ty.shape.len()])];
+    while let Some((k, offsets)) = stack.pop() {
+        match &nodes[k].kind {
+            NodeKind::Move(crate::program::Movement::Concat(axis), operands) => {
+                let mut at = offsets.clone();
+                for &o in operands {
+                    stack.push((o, at.clone()));
+                    at[*axis] += nodes[o].ty.shape[*axis];
+                }
+            }
+            NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } | NodeKind::Move(..) => {}
+            _ if nodes[k].ty.is_static() => out.push((k, offsets)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The vector-Jacobian products of a contribution (nodes from `swept` on)
+/// read the forward values in `stored` (the branch's result or parts of
+/// it: a sigmoid's output, whose derivative is `y (1 - y)`) from the
+/// reader's stored point instead of their forward nodes, where that leaves
+/// a matrix product of the forward copy dead: an LSTM's gates are then
+/// not computed again in the backward pass (two products of `B` rows per
+/// step). Elsewhere the copy is kept (reading the point would make the
+/// program keep it). The values are the same: the contribution's branch
+/// holds exactly where the forward branch defines the point.
+fn stored_parts(
+    body: &mut Body,
+    forward: usize,
+    swept: usize,
+    stored: &[(usize, usize)],
+    found: &mut [(usize, usize)],
+) {
+    if stored.is_empty() {
+        return;
+    }
+    let products_live = |nodes: &[crate::program::Node], roots: &[usize]| -> usize {
+        let mut live = vec![false; nodes.len()];
+        for &k in roots {
+            live[k] = true;
+        }
+        for k in (0..nodes.len()).rev() {
+            if live[k] {
+                for a in crate::rewrite::operands(&nodes[k].kind) {
+                    live[a] = true;
+                }
+            }
+        }
+        (0..forward)
+            .filter(|&k| live[k] && matches!(nodes[k].kind, NodeKind::Matmul(..) | NodeKind::Einsum(..)))
+            .count()
+    };
+    let substitute = |k: usize| stored.iter().find(|(n, _)| *n == k).map_or(k, |&(_, v)| v);
+    let mut nodes = body.nodes.clone();
+    for node in &mut nodes[swept..] {
+        node.kind = crate::rewrite::map_operands(&node.kind, substitute);
+    }
+    let roots: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();
+    let new_roots: Vec<usize> = roots.iter().map(|&k| substitute(k)).collect();
+    if products_live(&nodes, &new_roots) < products_live(&body.nodes, &roots) {
+        body.nodes = nodes;
+        for (entry, root) in found.iter_mut().zip(new_roots) {
+            entry.1 = root;
+        }
+    }
 }
 
 /// The contribution of read node `k` of branch `b` of `r` to its source's

@@ -237,7 +237,15 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if let Some(g) = fusion.member_of[n] {
             let group = &fusion.groups[g];
             let value = if group.materialized.contains(&n) {
-                NodeValue::View(self.value_target(n, node, &sizes, is_result, body.slot, (&mut body.dynamic_buffers, &mut body.scratch), b)?)
+                NodeValue::View(self.value_target(
+                    n,
+                    node,
+                    &sizes,
+                    is_result,
+                    body.slot,
+                    (&mut body.dynamic_buffers, &mut body.scratch),
+                    b,
+                )?)
             } else {
                 NodeValue::Sizes(sizes)
             };
@@ -275,9 +283,25 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 return Ok(());
             }
         }
-        // So is a slice at point-dependent offsets (`memref.subview`).
+        // So is a slice at point-dependent offsets (`memref.subview`), and
+        // on the CPU one at constant offsets of a static shape (a weight's
+        // per-step gradient sliced out of a packed point was copied, a
+        // megabyte per step, before a running sum read it).
         if let (NodeKind::DynamicSlice(a, offsets), false) = (kind, is_result) {
             let view = self.dynamic_slice(body.views[*a].view()?, offsets, &body.reader_dims, &node.ty, b)?;
+            body.views.push(NodeValue::View(view));
+            return Ok(());
+        }
+        // (Not where the slice is to be computed into a destination: the
+        // slot a result reshape sees, or a concatenation's part.)
+        if let (NodeKind::Move(Movement::Slice(offsets), operands), false, false) = (kind, is_result, self.gpu)
+            && node.ty.is_static()
+            && fusion.destination != Some(n)
+            && !body.planned.view.contains_key(&n)
+            && let Some(source) = body.views[operands[0]].as_view()
+        {
+            let at: Vec<Value<'c, 'a>> = offsets.iter().map(|&o| b.index(o)).collect::<Built<_>>()?;
+            let view = super::views::slice(b, source, &at, &node.ty)?;
             body.views.push(NodeValue::View(view));
             return Ok(());
         }
@@ -291,7 +315,15 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let target = match (body.planned.view.get(&n), destination_view) {
             (Some(view), _) => view.clone(),
             (None, Some(view)) => view,
-            (None, None) => self.value_target(n, node, &sizes, is_result, body.slot, (&mut body.dynamic_buffers, &mut body.scratch), b)?,
+            (None, None) => self.value_target(
+                n,
+                node,
+                &sizes,
+                is_result,
+                body.slot,
+                (&mut body.dynamic_buffers, &mut body.scratch),
+                b,
+            )?,
         };
         if let Some(&m) = fusion.epilogue_product.get(&n) {
             self.product_with_epilogue(n, m, branch, &mut body.views, &fusion.inlined, &target, b)?;

@@ -22,9 +22,9 @@
 //! Not pooled: the GPU target's buffers (kept as they were), buffers of
 //! dynamic size, destinations planned for concatenations, the slot.
 
+use super::Emitter;
 use super::branch_body::Fusion;
 use super::views::View;
-use super::Emitter;
 use crate::ir_builder::Builder;
 use std::collections::HashMap;
 use tempo_passes::program::{Branch, Movement, NodeKind, PointType};
@@ -41,7 +41,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// A free buffer of static type `ty` from the pool (one allocated at
     /// entry when none is free), marked taken: the view and its number in
     /// the pool.
-    pub(super) fn take_scratch(&mut self, ty: &PointType, b: &Builder<'c, 'a>) -> Result<(View<'c, 'a>, usize), String> {
+    pub(super) fn take_scratch(
+        &mut self,
+        ty: &PointType,
+        b: &Builder<'c, 'a>,
+    ) -> Result<(View<'c, 'a>, usize), String> {
         if let Some(k) = self.scratch.iter().position(|p| !p.busy && p.ty == *ty) {
             self.scratch[k].busy = true;
             return Ok((self.scratch[k].view.clone(), k));
