@@ -120,8 +120,24 @@ pub(super) fn build<'c, 'a>(
     let (c_ptr, c_sizes, c_strides) = operand(c)?;
     let (a_ptr, a_sizes, a_strides) = operand(a)?;
     let (b_ptr, _, b_strides) = operand(bm)?;
+    // With `parallel`, the batch's products (the heads of an attention
+    // over a whole sequence) spread over threads, one call each.
+    let batch_work = [&c.sizes[0], &c.sizes[rank - 2], &c.sizes[rank - 1], &a.sizes[rank - 1]]
+        .iter()
+        .map(|s| if let Extent::Static(n) = s { Some(*n) } else { None })
+        .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
+    let spread_batch = batched
+        && parallel
+        && !b.inside_parallel()
+        && batch_work.is_some_and(|w| w >= PARALLEL_GRAIN)
+        && matches!(c.sizes[0], Extent::Static(n) if n > 1);
     let (ind, c_ptr, a_ptr, b_ptr) = if batched {
-        let (inner, bi) = b.scf_for(c0, c_sizes[0], c1)?;
+        let (inner, bi) = if spread_batch {
+            let (inner, ivs) = b.scf_parallel(&[c_sizes[0]])?;
+            (inner, ivs[0])
+        } else {
+            b.scf_for(c0, c_sizes[0], c1)?
+        };
         let at = |pointer: Value<'c, 'a>, strides: &[Value<'c, 'a>]| -> Result<Value<'c, 'a>, String> {
             inner.arith("addi", pointer, inner.arith("muli", inner.arith("muli", bi, strides[0])?, bytes)?)
         };

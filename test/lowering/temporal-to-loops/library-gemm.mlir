@@ -10,7 +10,9 @@
 // is split into column blocks of whole vectors, one call each in an
 // scf.parallel loop (OpenMP threads); a product of many rows by a narrow
 // matrix (n: 1024 x 64 x 64, too few columns to split) into blocks of
-// rows (four of 256).
+// rows (four of 256); a batched product (e: 8 products of 128 x 64 x 128,
+// as the heads of an attention over a whole sequence) calls the library
+// once per batch index, the batch spread over threads.
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math library-gemm" | FileCheck %s
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math" | FileCheck %s --check-prefix=KERNEL
 // RUN: tempo-run %s --bound T=2 --seed 3 --interpret --format json > %t.interpreted
@@ -43,6 +45,9 @@
 // PAR: scf.parallel (%[[IB:.*]]) = (%{{.*}}) to (%c4{{.*}}) step
 // PAR-NEXT: arith.muli %[[IB]], %c256{{.*}} : index
 // PAR: func.call @tempo_gemm(
+// PAR: scf.parallel (%[[BI:.*]]) = (%{{.*}}) to (%sizes{{.*}}#0) step
+// PAR: arith.muli %[[BI]]
+// PAR: func.call @tempo_gemm(
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<64x128xf32>} : () -> !temporal.rtensor
@@ -57,6 +62,9 @@
 %x3 = "temporal.input"() {sym_name = "x3", domain = ["t"], element = tensor<1024x64xf32>} : () -> !temporal.rtensor
 %w3 = "temporal.input"() {sym_name = "w3", domain = [], element = tensor<64x64xf32>} : () -> !temporal.rtensor
 %n = "temporal.tensor"() {sym_name = "n", domain = ["t"], element = tensor<1024x64xf32>} : () -> !temporal.rtensor
+%qa = "temporal.input"() {sym_name = "qa", domain = ["t"], element = tensor<8x128x64xf32>} : () -> !temporal.rtensor
+%ka = "temporal.input"() {sym_name = "ka", domain = ["t"], element = tensor<8x64x128xf32>} : () -> !temporal.rtensor
+%e = "temporal.tensor"() {sym_name = "e", domain = ["t"], element = tensor<8x128x128xf32>} : () -> !temporal.rtensor
 "temporal.define"(%y) ({
   %a = "temporal.read"(%x) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<64x128xf32>
   %b = "temporal.read"(%w) {index = affine_map<(t)[T] -> ()>} : (!temporal.rtensor) -> tensor<96x128xf32>
@@ -87,6 +95,13 @@
   "gpu.yield"(%p) : (tensor<1024x64xf32>) -> ()
 }) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%u) : (!temporal.rtensor) -> ()
+"temporal.define"(%e) ({
+  %a = "temporal.read"(%qa) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<8x128x64xf32>
+  %b = "temporal.read"(%ka) {index = affine_map<(t)[T] -> (t)>} : (!temporal.rtensor) -> tensor<8x64x128xf32>
+  %p = "temporal.matmul"(%a, %b) : (tensor<8x128x64xf32>, tensor<8x64x128xf32>) -> tensor<8x128x128xf32>
+  "gpu.yield"(%p) : (tensor<8x128x128xf32>) -> ()
+}) {when = affine_set<(t)[T] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%n) : (!temporal.rtensor) -> ()
+"temporal.output"(%e) : (!temporal.rtensor) -> ()
 "temporal.output"(%y) : (!temporal.rtensor) -> ()
 "temporal.output"(%z) : (!temporal.rtensor) -> ()
