@@ -5,8 +5,9 @@ data (bench/train/run.py), interleaved per case (the order alternating by
 round), median of 3 rounds, 2 threads, --fast-math. `--warm`: each timing
 is `tempo-run --repeat 3` (the median of 3 runs after a warm-up one, as
 bench/train/run.py now times ours); `--models gpt` (or lstm) keeps one
-model's cases. Prints one JSON line per case and writes /tmp/ab.json (the
-committed copies: bench/train/before_after*.json)."""
+model's cases. Run it with `TEMPO_CACHE=0` for the compile times (both
+builds have the compilation cache). Prints one JSON line per case and
+writes /tmp/ab.json (the committed copies: bench/train/before_after*.json)."""
 import argparse
 import json
 import os
@@ -18,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run
 cases = [("lstm", b, w, T, n) for (b, w) in [(16, 64), (64, 64), (16, 256), (64, 256)] for (T, n) in [(64, 7 if (b, w) == (16, 64) else 2), (256, 2)]]
-cases += [("gpt", 16, 64, 64, 2), ("gpt", 16, 256, 64, 2)]
+cases += [("gpt", 16, 64, T, 2) for T in (64, 256)] + [("gpt", 16, 256, T, 2) for T in (64, 256)]
 parser = argparse.ArgumentParser()
 parser.add_argument("--before", default="/tmp/wt")
 parser.add_argument("--warm", action="store_true")

@@ -170,15 +170,9 @@ pub(super) fn build<'c, 'a>(
     let (ind, m_value, c_ptr, a_ptr) = if row_blocks > 1 {
         let m = static_m.unwrap_or(0);
         let height = (m + row_blocks - 1) / row_blocks;
-        let (count, height, all) = (ind.index(row_blocks)?, ind.index(height)?, ind.index(m)?);
-        let (block, ivs) = ind.scf_parallel_range(&[c0], &[count], &[c1])?;
-        let i0 = block.arith("muli", ivs[0], height)?;
-        let i1 = block.arith("minui", block.arith("addi", i0, height)?, all)?;
-        let rows = block.arith("subi", i1, i0)?;
-        let shift = |pointer: Value<'c, 'a>, strides: &[Value<'c, 'a>]| -> Result<Value<'c, 'a>, String> {
-            block.arith("addi", pointer, block.arith("muli", block.arith("muli", i0, strides[rank - 2])?, bytes)?)
-        };
-        (block, rows, shift(c_ptr, &c_strides)?, shift(a_ptr, &a_strides)?)
+        let operands = [(c_ptr, &c_strides[..]), (a_ptr, &a_strides[..])];
+        let (block, rows, [c_shifted, a_shifted]) = in_blocks(&ind, row_blocks, height, m, operands, rank - 2, bytes)?;
+        (block, rows, c_shifted, a_shifted)
     } else {
         (ind, c_sizes[rank - 2], c_ptr, a_ptr)
     };
@@ -186,15 +180,8 @@ pub(super) fn build<'c, 'a>(
         let n = static_n.unwrap_or(0);
         // Whole vectors of 16 per block where possible.
         let width = ((n + blocks - 1) / blocks + 15) / 16 * 16;
-        let (count, width, all) = (ind.index(blocks)?, ind.index(width)?, ind.index(n)?);
-        let (block, ivs) = ind.scf_parallel_range(&[c0], &[count], &[c1])?;
-        let j0 = block.arith("muli", ivs[0], width)?;
-        let j1 = block.arith("minui", block.arith("addi", j0, width)?, all)?;
-        let columns = block.arith("subi", j1, j0)?;
-        let shift = |pointer: Value<'c, 'a>, strides: &[Value<'c, 'a>]| -> Result<Value<'c, 'a>, String> {
-            block.arith("addi", pointer, block.arith("muli", block.arith("muli", j0, strides[rank - 1])?, bytes)?)
-        };
-        let (c_shifted, b_shifted) = (shift(c_ptr, &c_strides)?, shift(b_ptr, &b_strides)?);
+        let operands = [(c_ptr, &c_strides[..]), (b_ptr, &b_strides[..])];
+        let (block, columns, [c_shifted, b_shifted]) = in_blocks(&ind, blocks, width, n, operands, rank - 1, bytes)?;
         (block, columns, c_shifted, b_shifted)
     } else {
         (ind, c_sizes[rank - 1], c_ptr, b_ptr)
@@ -227,4 +214,31 @@ pub(super) fn build<'c, 'a>(
         element_loop.store(value, c.value, &[i, j])?;
     }
     Ok(())
+}
+
+/// `count` blocks of `width` (the last cut at `total`) along one dimension
+/// of the product, as one `scf.parallel` loop: a builder inside, the
+/// block's extent along the dimension, and each operand's address (with
+/// its strides, the dimension's at `dim`) moved to the block's start.
+#[allow(clippy::type_complexity)]
+fn in_blocks<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    count: i64,
+    width: i64,
+    total: i64,
+    operands: [(Value<'c, 'a>, &[Value<'c, 'a>]); 2],
+    dim: usize,
+    bytes: Value<'c, 'a>,
+) -> Result<(Builder<'c, 'a>, Value<'c, 'a>, [Value<'c, 'a>; 2]), String> {
+    let (c0, c1) = (b.index(0)?, b.index(1)?);
+    let (count, width, all) = (b.index(count)?, b.index(width)?, b.index(total)?);
+    let (block, ivs) = b.scf_parallel_range(&[c0], &[count], &[c1])?;
+    let start = block.arith("muli", ivs[0], width)?;
+    let end = block.arith("minui", block.arith("addi", start, width)?, all)?;
+    let extent = block.arith("subi", end, start)?;
+    let shift = |(pointer, strides): (Value<'c, 'a>, &[Value<'c, 'a>])| -> Result<Value<'c, 'a>, String> {
+        block.arith("addi", pointer, block.arith("muli", block.arith("muli", start, strides[dim])?, bytes)?)
+    };
+    let [x, y] = operands;
+    Ok((block, extent, [shift(x)?, shift(y)?]))
 }
