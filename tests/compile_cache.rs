@@ -3,7 +3,9 @@
 //! the same outputs; another bound is another entry. This file is its own
 //! test binary, so the cache directory it sets reaches no other test.
 
-use tempo::{Data, Program, f32s};
+mod common;
+
+use tempo::Data;
 use tempo_runtime::cache::Outcome;
 
 #[test]
@@ -11,14 +13,7 @@ fn a_second_compile_hits_the_cache_with_the_same_outputs() {
     let dir = std::env::temp_dir().join(format!("tempo-api-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     unsafe { std::env::set_var("TEMPO_CACHE_DIR", &dir) };
-    let mut p = Program::new();
-    let t = p.dim("t", "T");
-    let x = p.input("x", &[&t], f32s(&[4]));
-    let w = p.input("w", &[], f32s(&[4, 4]));
-    let h = p.tensor("h", &[&t], f32s(&[4]));
-    p.define(&h, t.eq(0), x.here().tanh());
-    p.otherwise(&h, (h.at([&t - 1]).matmul(&w.here()) + x.here()).tanh());
-    p.output(&h);
+    let p = common::rnn(4);
     let run = |bound: i64| p.runner().bound("T", bound).seed(7).run_with_report().expect("runs");
     let (first, cold) = run(5);
     let (second, warm) = run(5);

@@ -4,18 +4,12 @@
 //! (nothing compiled again). Errors of the Rust API name the API's methods,
 //! not tempo-run's flags.
 
-use tempo::{Data, HostArray, Program, f32s};
+mod common;
+
+use tempo::{Data, HostArray, Program};
 
 fn rnn() -> Program {
-    let mut p = Program::new();
-    let t = p.dim("t", "T");
-    let x = p.input("x", &[&t], f32s(&[8]));
-    let w = p.input("w", &[], f32s(&[8, 8]));
-    let h = p.tensor("h", &[&t], f32s(&[8]));
-    p.define(&h, t.eq(0), x.here().tanh());
-    p.otherwise(&h, (h.at([&t - 1]).matmul(&w.here()) + x.here()).tanh());
-    p.output(&h);
-    p
+    common::rnn(8)
 }
 
 fn array(name: &str, shape: &[usize], seed: u32) -> HostArray {

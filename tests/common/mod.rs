@@ -6,6 +6,7 @@ use tempo::{Expr, Index, Program, f32s};
 /// recurrence, y[i, t] a backward one reading x[i, t], z[i] = y[i, 0]
 /// starts the next iteration's x. Every point of x waits for the backward
 /// loop: T * 16 bytes.
+#[allow(dead_code)]
 pub fn forward_then_backward() -> Program {
     let mut p = Program::new();
     let i = p.dim("i", "I");
@@ -21,5 +22,20 @@ pub fn forward_then_backward() -> Program {
     p.otherwise(&y, y.at_dims([(&t, &t + 1)]) * 0.5 + x.here().tanh());
     p.otherwise(&z, y.at_dims([(&t, Index::from(0))]));
     p.output(&z);
+    p
+}
+
+/// An RNN: h[t] = tanh(h[t-1] w + x[t]) with x[t] and h[t] of `width`
+/// f32 elements, w a `width x width` weight; h is the output.
+#[allow(dead_code)]
+pub fn rnn(width: i64) -> Program {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f32s(&[width]));
+    let w = p.input("w", &[], f32s(&[width, width]));
+    let h = p.tensor("h", &[&t], f32s(&[width]));
+    p.define(&h, t.eq(0), x.here().tanh());
+    p.otherwise(&h, (h.at([&t - 1]).matmul(&w.here()) + x.here()).tanh());
+    p.output(&h);
     p
 }
