@@ -120,12 +120,15 @@ pub(super) fn build<'c, 'a>(
     let (c_ptr, c_sizes, c_strides) = operand(c)?;
     let (a_ptr, a_sizes, a_strides) = operand(a)?;
     let (b_ptr, _, b_strides) = operand(bm)?;
+    // The multiply-adds of one product (static sizes), and of the batch.
+    let number = |s: &Extent| if let Extent::Static(n) = s { Some(*n) } else { None };
+    let work = [&c.sizes[rank - 2], &c.sizes[rank - 1], &a.sizes[rank - 1]]
+        .iter()
+        .map(|s| number(s))
+        .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
+    let batch_work = work.zip(number(&c.sizes[0])).map(|(w, n)| w.saturating_mul(n));
     // With `parallel`, the batch's products (the heads of an attention
     // over a whole sequence) spread over threads, one call each.
-    let batch_work = [&c.sizes[0], &c.sizes[rank - 2], &c.sizes[rank - 1], &a.sizes[rank - 1]]
-        .iter()
-        .map(|s| if let Extent::Static(n) = s { Some(*n) } else { None })
-        .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
     let spread_batch = batched
         && parallel
         && !b.inside_parallel()
@@ -148,11 +151,6 @@ pub(super) fn build<'c, 'a>(
     };
     // With enough static work, column blocks in parallel: block j covers
     // columns [j w, min((j + 1) w, n)) of B and C.
-    let number = |s: &Extent| if let Extent::Static(n) = s { Some(*n) } else { None };
-    let work = [&c.sizes[rank - 2], &c.sizes[rank - 1], &a.sizes[rank - 1]]
-        .iter()
-        .map(|s| number(s))
-        .try_fold(1i64, |acc, v| v.map(|v| acc.saturating_mul(v)));
     let static_n = number(&c.sizes[rank - 1]);
     let static_m = number(&c.sizes[rank - 2]);
     let parallel = parallel && !batched && !b.inside_parallel() && work.is_some_and(|w| w >= PARALLEL_GRAIN);
