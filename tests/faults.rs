@@ -57,6 +57,7 @@ fn runs_that_fail_end_with_an_error_free_what_they_held_and_the_next_run_works()
         let failed = swapping.run(&[("I", 2), ("T", steps)], &[]).unwrap_err().to_string();
         assert!(failed.contains("out of memory"), "{failed}");
         assert!(failed.contains("Cannot allocate memory"), "{failed}");
+        assert_eq!(tempo_runtime::host_pool::cached_bytes(), 0, "a failed run leaves no blocks cached");
     }
     let grown = virtual_kb().saturating_sub(before);
     assert!(grown < 16 << 10, "30 failed runs grew the process by {grown} kB");

@@ -160,7 +160,7 @@ pub unsafe fn call(entry: unsafe extern "C" fn(*mut *mut c_void), args: *mut *mu
     for (address, what) in mine {
         unsafe {
             match what {
-                Held::Heap => libc::free(address as *mut c_void),
+                Held::Heap => deallocate(address as *mut c_void),
                 Held::Mapping(length) => {
                     libc::munmap(address as *mut c_void, length);
                 }
@@ -170,12 +170,32 @@ pub unsafe fn call(entry: unsafe extern "C" fn(*mut *mut c_void), args: *mut *mu
             }
         }
     }
+    // A failed run leaves no memory cached: the process is as before it.
+    crate::host_pool::release_cached();
     Err(FAILURE.with(|f| f.borrow_mut().take()).unwrap_or_else(|| "the run failed".into()))
+}
+
+/// A block of `size` bytes aligned to `alignment`: large ones from the
+/// pool of reused mappings ([`crate::host_pool`]), others from the C
+/// library (`malloc` where `alignment` is 0).
+fn allocate(size: usize, alignment: usize) -> *mut c_void {
+    use crate::host_pool;
+    if size >= host_pool::LARGE && alignment <= 4096 && host_pool::cache_limit() > 0 {
+        return host_pool::allocate(size, alignment);
+    }
+    if alignment == 0 { unsafe { libc::malloc(size) } } else { unsafe { libc::aligned_alloc(alignment, size) } }
+}
+
+/// Frees a block of [`allocate`].
+fn deallocate(p: *mut c_void) {
+    if !crate::host_pool::free(p) {
+        unsafe { libc::free(p) }
+    }
 }
 
 /// The compiled code's `malloc`.
 pub extern "C" fn tempo_malloc(size: usize) -> *mut c_void {
-    let p = if refused_for_testing() { std::ptr::null_mut() } else { unsafe { libc::malloc(size) } };
+    let p = if refused_for_testing() { std::ptr::null_mut() } else { allocate(size, 0) };
     if p.is_null() && size > 0 {
         fail(format!("out of memory: an allocation of {size} bytes failed ({})", errno_text()));
     }
@@ -185,7 +205,7 @@ pub extern "C" fn tempo_malloc(size: usize) -> *mut c_void {
 
 /// The compiled code's `aligned_alloc`.
 pub extern "C" fn tempo_aligned_alloc(alignment: usize, size: usize) -> *mut c_void {
-    let p = if refused_for_testing() { std::ptr::null_mut() } else { unsafe { libc::aligned_alloc(alignment, size) } };
+    let p = if refused_for_testing() { std::ptr::null_mut() } else { allocate(size, alignment) };
     if p.is_null() && size > 0 {
         fail(format!("out of memory: an allocation of {size} bytes failed ({})", errno_text()));
     }
@@ -196,7 +216,7 @@ pub extern "C" fn tempo_aligned_alloc(alignment: usize, size: usize) -> *mut c_v
 /// The compiled code's `free`.
 pub extern "C" fn tempo_free(p: *mut c_void) {
     release(p as usize);
-    unsafe { libc::free(p) }
+    deallocate(p)
 }
 
 /// The compiled code's `mmap` (the reservations of growing stores).

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod externals;
 pub mod gemm;
 pub mod guard;
+pub mod host_pool;
 pub mod interpreter;
 pub mod memory;
 pub mod npy;

@@ -3,8 +3,8 @@
 //! does not fit instead of an allocation abort or the OOM killer.
 
 /// Bytes the process can still allocate: the smaller of the system's
-/// `MemAvailable` and the headroom left under `RLIMIT_AS`; `None` when
-/// neither is known.
+/// `MemAvailable` and the headroom left under `RLIMIT_AS`, each with the
+/// bytes cached for reuse; `None` when neither is known.
 pub fn available_memory() -> Option<u64> {
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|info| {
         let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
@@ -12,6 +12,10 @@ pub fn available_memory() -> Option<u64> {
         kib.checked_mul(1024)
     });
     let headroom = address_space_headroom();
+    // Blocks cached for reuse (crate::host_pool) are the process's to use
+    // again, and given back where a mapping is refused.
+    let cached = crate::host_pool::cached_bytes() as u64;
+    let (available, headroom) = (available.map(|a| a.saturating_add(cached)), headroom.map(|h| h.saturating_add(cached)));
     match (available, headroom) {
         (Some(a), Some(h)) => Some(a.min(h)),
         (a, h) => a.or(h),
