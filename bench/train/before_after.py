@@ -6,7 +6,8 @@ round), median of 3 rounds, 2 threads, --fast-math. `--warm`: each timing
 is `tempo-run --repeat 3` (the median of 3 runs after a warm-up one, as
 bench/train/run.py now times ours); `--models gpt` (or lstm) keeps one
 model's cases. Run it with `TEMPO_CACHE=0` for the compile times (both
-builds have the compilation cache). Prints one JSON line per case and
+builds have the compilation cache). `--before same --before-env NAME=VALUE`
+compares this build with and without a runtime setting. Prints one JSON line per case and
 writes /tmp/ab.json (the committed copies: bench/train/before_after*.json)."""
 import argparse
 import json
@@ -24,9 +25,14 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--before", default="/tmp/wt")
 parser.add_argument("--warm", action="store_true")
 parser.add_argument("--models", default="lstm,gpt")
+parser.add_argument("--before-env", action="append", default=[],
+                    help="NAME=VALUE set for the before runs only; with --before same, the before runs use this checkout's "
+                         "build, so the pair compares one runtime setting (e.g. TEMPO_HOST_CACHE_BYTES=0)")
 args = parser.parse_args()
 cases = [c for c in cases if c[0] in args.models.split(",")]
-bins = {"before": os.path.join(args.before, "target", "release", "tempo-run"), "after": os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "tempo-run")}
+after_bin = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "tempo-run")
+bins = {"before": after_bin if args.before == "same" else os.path.join(args.before, "target", "release", "tempo-run"), "after": after_bin}
+envs = {"before": dict(os.environ, **dict(e.split("=", 1) for e in args.before_env)), "after": dict(os.environ)}
 out = []
 for model, b, w, T, n in cases:
     c = dict(model=model, batch=b, width=w, layers=2, heads=4, seqs=[T])
@@ -38,7 +44,7 @@ for model, b, w, T, n in cases:
     comp = {"before": [], "after": []}
     for r in range(3):
         for k in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
-            p = subprocess.run([bins[k]] + cmd[1:], capture_output=True, text=True)
+            p = subprocess.run([bins[k]] + cmd[1:], capture_output=True, text=True, env=envs[k])
             m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", p.stderr)
             res[k].append(float(m.group(2)) / n); comp[k].append(float(m.group(1)))
     row = dict(model=model, batch=b, width=w, T=T, before=statistics.median(res["before"]), after=statistics.median(res["after"]),

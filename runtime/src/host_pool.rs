@@ -135,11 +135,8 @@ pub fn free(p: *mut c_void) -> bool {
         pool.cached_bytes += class;
         while pool.cached_bytes > limit {
             // The least recently freed block of any class.
-            let Some((&oldest, _)) = pool
-                .cached
-                .iter()
-                .filter(|(_, blocks)| !blocks.is_empty())
-                .min_by_key(|(_, blocks)| blocks[0].1)
+            let Some((&oldest, _)) =
+                pool.cached.iter().filter(|(_, blocks)| !blocks.is_empty()).min_by_key(|(_, blocks)| blocks[0].1)
             else {
                 break;
             };

@@ -15,7 +15,8 @@ pub fn available_memory() -> Option<u64> {
     // Blocks cached for reuse (crate::host_pool) are the process's to use
     // again, and given back where a mapping is refused.
     let cached = crate::host_pool::cached_bytes() as u64;
-    let (available, headroom) = (available.map(|a| a.saturating_add(cached)), headroom.map(|h| h.saturating_add(cached)));
+    let (available, headroom) =
+        (available.map(|a| a.saturating_add(cached)), headroom.map(|h| h.saturating_add(cached)));
     match (available, headroom) {
         (Some(a), Some(h)) => Some(a.min(h)),
         (a, h) => a.or(h),

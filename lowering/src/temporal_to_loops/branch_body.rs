@@ -274,7 +274,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             } else if is_result && fusion.destination == Some(a) {
                 Some(View::fixed(body.slot, &node.ty))
             } else if let (false, Some(source)) = (is_result, body.views[a].as_view()) {
-                reshaped(b, source, &branch.nodes[a].ty, &node.ty)?
+                match reshaped(b, source, &branch.nodes[a].ty, &node.ty)? {
+                    Some(view) => Some(view),
+                    None => super::views::unit_reshaped(b, source, &branch.nodes[a].ty, &node.ty)?,
+                }
             } else {
                 None
             };

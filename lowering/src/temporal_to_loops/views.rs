@@ -248,6 +248,84 @@ pub(super) fn reshaped<'c, 'a>(
     Ok(Some(View::fixed(value, to)))
 }
 
+/// `source` (of static shape `from`, any static strides) seen with the
+/// shape of `to` where the two differ only by dimensions of size 1 (the
+/// sizes other than 1 the same, in order): a rank-reducing
+/// `memref.subview` drops `from`'s unit dimensions, a
+/// `memref.expand_shape` inserts `to`'s. No copy, whatever the strides
+/// (a permuted view `[T, BH, 1, T] -> [BH, T, 1, T]` reshaped to
+/// `[BH, T, T]` for a batched product was copied, 16 MB at T 256, before).
+/// `None` for any other reshape, dynamic sizes or strides, all sizes 1,
+/// or a last dimension (of size other than 1) without unit stride.
+pub(super) fn unit_reshaped<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    source: &View<'c, 'a>,
+    from: &PointType,
+    to: &PointType,
+) -> Built<Option<View<'c, 'a>>> {
+    let context = b.context();
+    let kept = |shape: &[i64]| shape.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    let core = kept(&from.shape);
+    if from.shape.iter().chain(&to.shape).any(|&d| d <= 0) || core != kept(&to.shape) || core.is_empty() {
+        return Ok(None);
+    }
+    let l = layout(source.ty())?;
+    if l.dims != from.shape || l.strides.iter().any(|&s| s == UNKNOWN) {
+        return Ok(None);
+    }
+    // Drop the unit dimensions (a subview of the whole, rank-reduced).
+    let core_strides: Vec<i64> = (0..from.shape.len()).filter(|&k| from.shape[k] != 1).map(|k| l.strides[k]).collect();
+    if core_strides.last() != Some(&1) {
+        // Without unit stride along its last dimension the view would be
+        // read across pages by whatever reads it (a product's packing once
+        // per batch index); one tiled copy costs less.
+        return Ok(None);
+    }
+    let reduced = if core.len() == from.shape.len() {
+        source.value
+    } else {
+        let zero: Vec<Extent> = from.shape.iter().map(|_| Extent::Static(0)).collect();
+        let whole: Vec<Extent> = from.shape.iter().map(|&d| Extent::Static(d)).collect();
+        let ty = strided(context, l.element, &core, &core_strides, UNKNOWN);
+        b.subview(source.value, &zero, &whole, ty)?
+    };
+    if core.len() == to.shape.len() {
+        return Ok(Some(View::fixed(reduced, to)));
+    }
+    // Insert `to`'s unit dimensions: each joins the group of the next
+    // dimension of another size (trailing ones the last group).
+    let mut groups: Vec<Vec<i64>> = vec![Vec::new(); core.len()];
+    let mut next = 0usize;
+    for (k, &d) in to.shape.iter().enumerate() {
+        let g = next.min(core.len() - 1);
+        groups[g].push(k as i64);
+        if d != 1 {
+            next += 1;
+        }
+    }
+    // Strides as MLIR infers them: within a group, the innermost dimension
+    // has the source's stride, each outer one the next one's times its size.
+    let mut strides = vec![0i64; to.shape.len()];
+    for (g, group) in groups.iter().enumerate() {
+        let mut stride = core_strides[g];
+        for &k in group.iter().rev() {
+            strides[k as usize] = stride;
+            stride *= to.shape[k as usize];
+        }
+    }
+    let reassociation: Vec<Attribute> = groups.iter().map(|g| integers(context, g)).collect();
+    let value = b.value(
+        "memref.expand_shape",
+        &[reduced],
+        strided(context, l.element, &to.shape, &strides, UNKNOWN),
+        &[
+            ("reassociation", ArrayAttribute::new(context, &reassociation).into()),
+            ("static_output_shape", DenseI64ArrayAttribute::new(context, &to.shape).into()),
+        ],
+    )?;
+    Ok(Some(View::fixed(value, to)))
+}
+
 /// A reshape of rows `[?, a...]` to `[?, b...]` (static `a` and `b` of
 /// one size, the rows kept, as in a batch of points): a view when the
 /// rows are contiguous (`memref.collapse_shape` of the row, then
