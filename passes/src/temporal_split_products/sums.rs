@@ -2,15 +2,26 @@
 //! product over all the steps' rows. Back-propagation through time sums a
 //! weight's per-step gradients `x[t]^T dz[t]` along `t` in a running sum
 //! `S[t] = S[t+1] + x[t]^T dz[t]` (`ring<2>`, a rank-`B` update per step)
-//! whose last point is the gradient. Where every operand of the per-step
-//! product is a row of values the program has for every step (a read at
-//! the step, sliced, reshaped or permuted: after the split, the rows of
-//! `NAME$part`, which `temporal-vectorize` batches), the gradient is one
+//! whose last point is the gradient. Where both operands of the per-step
+//! product can be computed for every step at once, the gradient is one
 //! product of `T * B` rows, `X^T DZ` with `X = x[0:T]` and `DZ =
 //! dz[0:T]`: the reader of the sum's last point computes it from the whole
 //! ranges, the per-step product leaves its packed point (no other reader
 //! reads that part; the others' slices move), and the running sum is left
 //! without readers for `temporal-dce`.
+//!
+//! An operand can be computed for all steps when it is built from reads
+//! at the step or at a constant offset from it (`h[t-1]`), values that do
+//! not vary along `t` (constants, weights), and elementwise ops,
+//! movements, reductions, gathers (a table that does not vary) and
+//! products of those ([`lift`]): after the split, the rows of
+//! `NAME$part`, which `temporal-vectorize` batches; in a recurrence (an
+//! LSTM's backward, where `dz[t]` is an elementwise function of the
+//! adjoint at `t` and the stored gates), the adjoint is then kept for
+//! every step and `dz` computed again for all of them after the loop. The
+//! packed tensor may compute the product on an interval of steps and be
+//! zeros at the others (the contribution of a branch defined from `t = 1`
+//! on): the product then runs over that interval's steps.
 //!
 //! The product sums `T * B` terms in another order than the running sum
 //! (which rounds after each step), so this is one of the rewrites that may
@@ -18,37 +29,45 @@
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::program::{BinaryKind, Movement, Node, NodeKind, PointType, Program};
+use std::collections::HashMap;
 
 /// A running sum along `d` of one per-step matrix product, read at its last
 /// point: what [`apply`] rewrites.
 struct Plan {
     /// The running sum.
     sum: usize,
-    /// The tensor whose packed point holds the per-step product, and the
-    /// product's place there.
+    /// The tensor whose packed point holds the per-step product, the
+    /// branch computing it, and the product's place there.
     packed: usize,
+    body: usize,
     offset: i64,
     length: i64,
-    /// The product's operands over all steps (`[D, m, k]`, `[D, k, n]`).
-    operands: [Lifted; 2],
+    /// The steps `[lo, hi)` where the body computes the product (zeros at
+    /// the others), of `size` (the bound value along `d`).
+    steps: (i64, i64),
+    size: i64,
+    /// The product's operands (nodes of the body) and how each node they
+    /// are computed from is computed over all those steps.
+    operands: [usize; 2],
+    lifted: Vec<Option<Lifted>>,
     /// Reads of the sum's last point: (tensor, branch, node).
     readers: Vec<(usize, usize, usize)>,
 }
 
-/// A value of a branch over `d` as the whole range of its rows: a read at
-/// the step, then movements.
+/// How a node of the packed tensor's body is computed for all the steps
+/// of a plan at once.
 #[derive(Clone, Debug)]
 enum Lifted {
-    /// `source` read at `index` (in the sum's domain) but along `d`,
-    /// whose whole range is read; its point type.
-    Read {
-        source: usize,
-        index: AffineMap,
-        point: PointType,
-    },
-    Move(Movement, Box<Lifted>, PointType),
+    /// `source` read at the step plus `shift` (`x[t - 1]`: -1), the other
+    /// coordinates free of the step: its rows over the steps, a range.
+    Read { source: usize, index: AffineMap, shift: i64 },
+    /// The same at every step: a constant, a read not along `d`, what is
+    /// computed from those only.
+    Invariant,
+    /// An op of which some operands vary: one value with the steps as a
+    /// new leading dimension.
+    Varying,
 }
-
 /// Rewrites every running sum along `d` (bound value `size`) of a per-step
 /// product whose operands are rows of values kept for every step; returns
 /// whether any was.
@@ -56,7 +75,7 @@ pub(super) fn sum_products(program: &mut Program, d: usize, size: i64) -> bool {
     let mut changed = false;
     for s in 0..program.tensors.len() {
         if let Some(plan) = plan(program, s, d, size) {
-            apply(program, plan, d, size);
+            apply(program, plan, d);
             changed = true;
         }
     }
@@ -130,26 +149,89 @@ fn piece(nodes: &[Node], k: usize, offset: i64, length: i64) -> Option<usize> {
     }
 }
 
-/// Node `k` of a branch of a tensor over `d` (at position `p` of its
-/// domain) as the whole range of its rows, where it is a read at the step
-/// (other coordinates free of it) followed by slices, reshapes and
-/// permutations.
-fn lift(program: &Program, nodes: &[Node], k: usize, d: usize, p: usize) -> Option<Lifted> {
-    let node = &nodes[k];
-    match &node.kind {
-        NodeKind::Read { source, index } => {
-            let q = program.tensors[*source].domain.iter().position(|&x| x == d)?;
-            let own = matches!(&index.results[q], AffineExpr::Dim(i) if *i == p);
-            let others =
-                index.results.iter().enumerate().all(|(i, e)| i == q || !crate::temporal_vectorize::uses_dim(e, p));
-            (own && others).then(|| Lifted::Read { source: *source, index: index.clone(), point: node.ty.clone() })
-        }
-        NodeKind::Move(m @ (Movement::Slice(_) | Movement::Reshape | Movement::Permute(_)), operands) => {
-            let inner = lift(program, nodes, operands[0], d, p)?;
-            Some(Lifted::Move(m.clone(), Box::new(inner), node.ty.clone()))
-        }
-        _ => None,
+/// How node `k` of `nodes` (a branch of a tensor over `d`, at position
+/// `p` of its domain) is computed for all the steps at once, memoized in
+/// `lifted`: reads at the step (shifted by a constant, other coordinates
+/// free of it), what does not vary, and elementwise ops, movements,
+/// reductions, gathers and products of those with the steps as a leading
+/// dimension. `None` for anything else (ranges, random values, external
+/// calls, positions), or where broadcasting with the new dimension would
+/// not line up.
+fn lift(
+    program: &Program,
+    nodes: &[Node],
+    k: usize,
+    d: usize,
+    p: usize,
+    lifted: &mut Vec<Option<Lifted>>,
+) -> Option<()> {
+    if lifted[k].is_some() {
+        return Some(());
     }
+    let node = &nodes[k];
+    let operands = crate::rewrite::operands(&node.kind);
+    for &o in &operands {
+        lift(program, nodes, o, d, p, lifted)?;
+    }
+    let varies = |o: usize, lifted: &[Option<Lifted>]| !matches!(lifted[o], Some(Lifted::Invariant));
+    let any = operands.iter().any(|&o| varies(o, lifted));
+    // A varying operand of an elementwise op has the op's rank (so that
+    // the leading dimension lines up under broadcasting).
+    let full = |lifted: &[Option<Lifted>]| {
+        operands.iter().all(|&o| !varies(o, lifted) || nodes[o].ty.shape.len() == node.ty.shape.len())
+    };
+    let result = match &node.kind {
+        NodeKind::Read { source, index } => {
+            let others = |q: usize| {
+                index.results.iter().enumerate().all(|(i, e)| i == q || !crate::temporal_vectorize::uses_dim(e, p))
+            };
+            match program.tensors[*source].domain.iter().position(|&x| x == d) {
+                Some(q) => {
+                    let shift = index.results[q].offset_from_dim(p)?;
+                    others(q).then(|| Lifted::Read { source: *source, index: index.clone(), shift })?
+                }
+                None if index.results.iter().all(|e| !crate::temporal_vectorize::uses_dim(e, p)) => Lifted::Invariant,
+                None => return None,
+            }
+        }
+        NodeKind::Constant { .. } => Lifted::Invariant,
+        NodeKind::Random { .. }
+        | NodeKind::Call { .. }
+        | NodeKind::ReadAt { .. }
+        | NodeKind::ReadRange { .. }
+        | NodeKind::Position(_)
+        | NodeKind::Bound(_)
+        | NodeKind::Attention(..) => return None,
+        _ if !any => Lifted::Invariant,
+        NodeKind::Unary(..)
+        | NodeKind::Binary(..)
+        | NodeKind::Compare(..)
+        | NodeKind::Select(..)
+        | NodeKind::Cast(_)
+            if full(lifted) =>
+        {
+            Lifted::Varying
+        }
+        NodeKind::Move(Movement::Slice(_) | Movement::Reshape | Movement::Permute(_), _) => Lifted::Varying,
+        NodeKind::Move(Movement::Concat(_), parts) if parts.iter().all(|&o| varies(o, lifted)) => Lifted::Varying,
+        NodeKind::Reduce(..) => Lifted::Varying,
+        NodeKind::Gather(table, _) if !varies(*table, lifted) => Lifted::Varying,
+        // [n, m, k] x [k, c], [k] as [n, k] x [k, c], [m, k] x [n, k, c]:
+        // products of the steps' rows, batched by the leading dimension.
+        NodeKind::Matmul(a, b) => {
+            let rank = |o: usize| nodes[o].ty.shape.len();
+            let fits = (!varies(*a, lifted) || rank(*a) >= 1)
+                && (!varies(*b, lifted) || rank(*b) >= 2)
+                && (!varies(*a, lifted) || !varies(*b, lifted) || rank(*a) >= 2);
+            if !fits {
+                return None;
+            }
+            Lifted::Varying
+        }
+        _ => return None,
+    };
+    lifted[k] = Some(result);
+    Some(())
 }
 
 /// The running sum `s` along `d` of one per-step product, if it is one.
@@ -220,9 +302,32 @@ fn plan(program: &Program, s: usize, d: usize, size: i64) -> Option<Plan> {
     if readers.is_empty() {
         return None;
     }
-    // The per-step product in the packed tensor, read there by the sum only.
+    // The per-step product in the packed tensor, read there by the sum
+    // only: computed by one branch on an interval of steps, zeros at the
+    // others (the contribution of a branch defined from the second step on).
     let x = &program.tensors[packed];
-    let [branch] = x.branches.as_slice() else { return None };
+    let q = x.domain.iter().position(|&y| y == d)?;
+    let mut used = Vec::with_capacity(size as usize);
+    for t in 0..size {
+        let mut found = None;
+        for (bi, branch) in x.branches.iter().enumerate() {
+            if holds_at(&branch.when, q, d, size, t)? {
+                found = Some(bi);
+                break;
+            }
+        }
+        used.push(found?);
+    }
+    // (Every other branch yields zeros, so the point can lose the piece.)
+    let computing: Vec<usize> = (0..x.branches.len()).filter(|&bi| !zeros(&x.branches[bi])).collect();
+    let [body] = computing.as_slice() else { return None };
+    let body = *body;
+    let lo = used.iter().position(|&bi| bi == body)? as i64;
+    let hi = size - used.iter().rev().position(|&bi| bi == body)? as i64;
+    if hi - lo < 2 || (lo..hi).any(|t| used[t as usize] != body) {
+        return None;
+    }
+    let branch = &x.branches[body];
     let product = piece(&branch.nodes, branch.result, offset, length)?;
     let NodeKind::Matmul(left, right) = branch.nodes[product].kind else { return None };
     let ranks = (branch.nodes[left].ty.shape.len(), branch.nodes[right].ty.shape.len());
@@ -236,9 +341,35 @@ fn plan(program: &Program, s: usize, d: usize, size: i64) -> Option<Plan> {
     if !only_reader(program, packed, s, offset, length) {
         return None;
     }
-    let q = x.domain.iter().position(|&y| y == d)?;
-    let operands = [lift(program, &branch.nodes, left, d, q)?, lift(program, &branch.nodes, right, d, q)?];
-    Some(Plan { sum: s, packed, offset, length, operands, readers })
+    let mut lifted = vec![None; branch.nodes.len()];
+    lift(program, &branch.nodes, left, d, q, &mut lifted)?;
+    lift(program, &branch.nodes, right, d, q, &mut lifted)?;
+    // Both operands vary (else it is no per-step product), and every range
+    // read stays inside the steps.
+    let varying = |k: usize| !matches!(lifted[k], Some(Lifted::Invariant));
+    let inside = lifted.iter().all(|l| match l {
+        Some(Lifted::Read { shift, .. }) => lo + shift >= 0 && hi + shift <= size,
+        _ => true,
+    });
+    if !varying(left) || !varying(right) || !inside {
+        return None;
+    }
+    Some(Plan { sum: s, packed, body, offset, length, steps: (lo, hi), size, operands: [left, right], lifted, readers })
+}
+
+/// Whether `branch` yields zeros: the constant 0 expanded to the point.
+fn zeros(branch: &crate::program::Branch) -> bool {
+    match &branch.nodes[branch.result].kind {
+        NodeKind::Move(Movement::Expand, operands) => match &branch.nodes[operands[0]].kind {
+            NodeKind::Constant { values, integers, .. } => {
+                branch.nodes[operands[0]].ty.shape.is_empty()
+                    && values.iter().all(|&v| v == 0.0)
+                    && integers.iter().all(|&v| v == 0)
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Whether every read of `packed` but `sum`'s takes slices outside
@@ -264,63 +395,101 @@ fn only_reader(program: &Program, packed: usize, sum: usize, offset: i64, length
     })
 }
 
-/// Pushes the nodes of `lifted` (read from a reader whose read of the sum
-/// maps the sum's domain to `at`) onto `nodes`; returns the last.
+/// Pushes onto `nodes` what computes node `k` of the plan's body for all
+/// its steps (memoized in `built`), in a reader whose read of the sum maps
+/// the sum's domain to `at`; returns the node.
+#[allow(clippy::too_many_arguments)]
 fn build<'c>(
-    lifted: &Lifted,
+    plan: &Plan,
+    body: &[Node<'c>],
+    k: usize,
     program: &Program<'c>,
     at: &AffineMap,
     d: usize,
-    size: i64,
+    built: &mut HashMap<usize, usize>,
     nodes: &mut Vec<Node<'c>>,
-    location: melior::ir::Location<'c>,
 ) -> usize {
+    if let Some(&b) = built.get(&k) {
+        return b;
+    }
+    let node = &body[k];
+    let (lo, hi) = plan.steps;
+    let steps = hi - lo;
     let batched = |ty: &PointType| PointType {
-        shape: std::iter::once(size).chain(ty.shape.clone()).collect(),
+        shape: std::iter::once(steps).chain(ty.shape.clone()).collect(),
         element: ty.element,
     };
-    let node = match lifted {
-        Lifted::Read { source, index, point } => {
+    let single = |e: AffineExpr| AffineMap { num_dims: at.num_dims, num_symbols: at.num_symbols, results: vec![e] };
+    let operands: Vec<usize> = crate::rewrite::operands(&node.kind)
+        .into_iter()
+        .map(|o| build(plan, body, o, program, at, d, built, nodes))
+        .collect();
+    let mapped = |kind: &NodeKind| {
+        let original = crate::rewrite::operands(kind);
+        crate::rewrite::map_operands(kind, |o| operands[original.iter().position(|&x| x == o).expect("an operand")])
+    };
+    let new = match plan.lifted[k].as_ref().expect("lifted") {
+        Lifted::Invariant => match &node.kind {
+            NodeKind::Read { source, index } => {
+                let results = index.results.iter().map(|e| e.substitute_dims(&at.results)).collect();
+                let index = AffineMap { num_dims: at.num_dims, num_symbols: at.num_symbols, results };
+                Node { kind: NodeKind::Read { source: *source, index }, ..node.clone() }
+            }
+            kind => Node { kind: mapped(kind), ..node.clone() },
+        },
+        Lifted::Read { source, index, shift } => {
             let q = program.tensors[*source].domain.iter().position(|&x| x == d).expect("along d");
-            let single =
-                |e: AffineExpr| AffineMap { num_dims: at.num_dims, num_symbols: at.num_symbols, results: vec![e] };
             let empty = AffineMap { num_dims: at.num_dims, num_symbols: at.num_symbols, results: vec![] };
+            let (from, to) = (lo + shift, hi + shift);
             let mut lower = Vec::new();
             let mut upper = Vec::new();
             for (i, e) in index.results.iter().enumerate() {
                 if i == q {
-                    lower.push(single(AffineExpr::Constant(0)));
-                    upper.push(single(AffineExpr::Symbol(d)));
+                    lower.push(single(AffineExpr::Constant(from)));
+                    // The whole range as the bound itself (the form the
+                    // vectorizer batches); a part of it in numbers (the
+                    // program is specialized to the bound's value here).
+                    let end = if to == plan.size { AffineExpr::Symbol(d) } else { AffineExpr::Constant(to) };
+                    upper.push(single(end));
                 } else {
                     lower.push(single(e.substitute_dims(&at.results)));
                     upper.push(empty.clone());
                 }
             }
             let caps = vec![empty; index.results.len()];
-            Node { kind: NodeKind::ReadRange { source: *source, lower, upper, caps }, ty: batched(point), location }
+            Node {
+                kind: NodeKind::ReadRange { source: *source, lower, upper, caps },
+                ty: batched(&node.ty),
+                location: node.location,
+            }
         }
-        Lifted::Move(movement, inner, ty) => {
-            let a = build(inner, program, at, d, size, nodes, location);
-            let movement = match movement {
-                Movement::Slice(offsets) => {
-                    Movement::Slice(std::iter::once(0).chain(offsets.iter().copied()).collect())
+        Lifted::Varying => {
+            let kind = match mapped(&node.kind) {
+                NodeKind::Move(Movement::Slice(offsets), o) => {
+                    NodeKind::Move(Movement::Slice(std::iter::once(0).chain(offsets).collect()), o)
                 }
-                Movement::Permute(order) => {
-                    Movement::Permute(std::iter::once(0).chain(order.iter().map(|&k| k + 1)).collect())
-                }
-                other => other.clone(),
+                NodeKind::Move(Movement::Permute(order), o) => NodeKind::Move(
+                    Movement::Permute(std::iter::once(0).chain(order.iter().map(|&k| k + 1)).collect()),
+                    o,
+                ),
+                NodeKind::Move(Movement::Concat(axis), o) => NodeKind::Move(Movement::Concat(axis + 1), o),
+                NodeKind::Reduce(kind, a, axis) => NodeKind::Reduce(kind, a, axis + 1),
+                other => other,
             };
-            Node { kind: NodeKind::Move(movement, vec![a]), ty: batched(ty), location }
+            Node { kind, ty: batched(&node.ty), location: node.location }
         }
     };
-    nodes.push(node);
+    nodes.push(new);
+    built.insert(k, nodes.len() - 1);
     nodes.len() - 1
 }
 
 /// Rewrites the readers of the plan's running sum into one product over
-/// all steps, and zeros the per-step product in the packed point.
-fn apply(program: &mut Program, plan: Plan, d: usize, size: i64) {
+/// all steps, and takes the per-step product out of the packed point.
+fn apply(program: &mut Program, plan: Plan, d: usize) {
     let snapshot = program.clone();
+    let body = &snapshot.tensors[plan.packed].branches[plan.body].nodes;
+    let steps = plan.steps.1 - plan.steps.0;
     for &(r, b, k) in &plan.readers {
         let branch = &snapshot.tensors[r].branches[b];
         let NodeKind::Read { index: at, .. } = &branch.nodes[k].kind else { unreachable!("a read") };
@@ -338,12 +507,18 @@ fn apply(program: &mut Program, plan: Plan, d: usize, size: i64) {
             // left operand is a transposed row value (x[t]^T: [D, k, m]
             // rows permuted), its rows are reshaped first and the product
             // takes the transposed view (no copy of all the steps' rows).
-            let transposed = match &plan.operands[0] {
-                Lifted::Move(Movement::Permute(order), inner, _) if order == &[1, 0] => Some(inner.as_ref()),
+            let [left, right] = plan.operands;
+            let transposed = match &body[left].kind {
+                NodeKind::Move(Movement::Permute(order), inner)
+                    if order == &[1, 0] && !matches!(plan.lifted[inner[0]], Some(Lifted::Invariant)) =>
+                {
+                    Some(inner[0])
+                }
                 _ => None,
             };
-            let x = build(transposed.unwrap_or(&plan.operands[0]), &snapshot, at, d, size, &mut nodes, location);
-            let y = build(&plan.operands[1], &snapshot, at, d, size, &mut nodes, location);
+            let mut built = HashMap::new();
+            let x = build(&plan, body, transposed.unwrap_or(left), &snapshot, at, d, &mut built, &mut nodes);
+            let y = build(&plan, body, right, &snapshot, at, d, &mut built, &mut nodes);
             let (sx, sy) = (nodes[x].ty.shape.clone(), nodes[y].ty.shape.clone());
             let element = nodes[x].ty.element;
             let (m, kk, n) = if transposed.is_some() { (sx[2], sx[1], sy[2]) } else { (sx[1], sx[2], sy[2]) };
@@ -352,13 +527,13 @@ fn apply(program: &mut Program, plan: Plan, d: usize, size: i64) {
                 nodes.len() - 1
             };
             let rows = if transposed.is_some() {
-                let flat = push(NodeKind::Move(Movement::Reshape, vec![x]), vec![size * kk, m]);
-                push(NodeKind::Move(Movement::Permute(vec![1, 0]), vec![flat]), vec![m, size * kk])
+                let flat = push(NodeKind::Move(Movement::Reshape, vec![x]), vec![steps * kk, m]);
+                push(NodeKind::Move(Movement::Permute(vec![1, 0]), vec![flat]), vec![m, steps * kk])
             } else {
-                let xt = push(NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![x]), vec![m, size, kk]);
-                push(NodeKind::Move(Movement::Reshape, vec![xt]), vec![m, size * kk])
+                let xt = push(NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![x]), vec![m, steps, kk]);
+                push(NodeKind::Move(Movement::Reshape, vec![xt]), vec![m, steps * kk])
             };
-            let columns = push(NodeKind::Move(Movement::Reshape, vec![y]), vec![size * kk, n]);
+            let columns = push(NodeKind::Move(Movement::Reshape, vec![y]), vec![steps * kk, n]);
             let mut product = push(NodeKind::Matmul(rows, columns), vec![m, n]);
             if wanted.shape != vec![m, n] {
                 product = push(NodeKind::Move(Movement::Reshape, vec![product]), wanted.shape.clone());
@@ -370,20 +545,28 @@ fn apply(program: &mut Program, plan: Plan, d: usize, size: i64) {
         target.result = new[branch.result];
     }
     // The per-step product leaves the packed point (its only reader was
-    // the sum, now without readers: zeros until `temporal-dce`).
+    // the sum, now without readers: zeros until `temporal-dce`); the
+    // branches of zeros shrink with it.
     let point = &program.tensors[plan.packed].point;
     let total = point.num_elements() as i64;
-    let branch = program.tensors[plan.packed].branches[0].clone();
+    let branch = program.tensors[plan.packed].branches[plan.body].clone();
     let mut nodes = branch.nodes.clone();
     if let Some(result) = cut(&mut nodes, branch.result, plan.offset, plan.length) {
         let element = point.element;
-        let target = &mut program.tensors[plan.packed];
-        target.point = PointType { shape: vec![total - plan.length], element };
-        target.branches[0].nodes = nodes;
-        target.branches[0].result = result;
-        let live = crate::rewrite::live_nodes(&target.branches[0]);
-        crate::rewrite::compact_branch(&mut target.branches[0], &live);
         let shrunk = PointType { shape: vec![total - plan.length], element };
+        let target = &mut program.tensors[plan.packed];
+        target.point = shrunk.clone();
+        for (bi, other) in target.branches.iter_mut().enumerate() {
+            if bi != plan.body {
+                let result = other.result;
+                other.nodes[result].ty = shrunk.clone();
+            }
+        }
+        let body = &mut target.branches[plan.body];
+        body.nodes = nodes;
+        body.result = result;
+        let live = crate::rewrite::live_nodes(body);
+        crate::rewrite::compact_branch(body, &live);
         for (r, reader) in program.tensors.iter_mut().enumerate() {
             if r == plan.packed {
                 continue;

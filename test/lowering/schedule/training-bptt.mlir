@@ -10,13 +10,16 @@
 // and W's gradient (see carried.mlir). Activations are kept for one iteration
 // (T points, reused by every i); nothing grows with I. The mean loss
 // falls from 0.92 to 0.069 in 40 iterations; compiled and interpreted
-// agree bit for bit at every level.
+// agree bit for bit at levels 0 to 2 (-O3 sums W's gradient as one
+// product over the steps after the backward loop: within rounding).
 // RUN: tempo-opt %s -O2 --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s
 // RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 --interpret > %t.interpreted
 // RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 -O 0 | diff - %t.interpreted
 // RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 -O 1 | diff - %t.interpreted
 // RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 -O 2 | diff - %t.interpreted
-// RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 -O 3 | diff - %t.interpreted
+// RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 --interpret --format json > %t.interpreted.json
+// RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 -O 3 --format json > %t.o3.json
+// RUN: %python %S/../../passes/temporal-autodiff/Inputs/close.py %t.interpreted.json %t.o3.json 1e-5
 // RUN: tempo-run %s --bound I=40 --bound T=8 --seed 1 --disable-pass fusion | diff - %t.interpreted
 // RUN: FileCheck %s --check-prefix=LOSS < %t.interpreted
 // One step, and no steps at all (the mean of nothing is NaN), agree too.
