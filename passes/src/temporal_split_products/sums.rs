@@ -169,6 +169,9 @@ fn lift(
         return Some(());
     }
     let node = &nodes[k];
+    if !node.ty.is_static() {
+        return None;
+    }
     let operands = crate::rewrite::operands(&node.kind);
     for &o in &operands {
         lift(program, nodes, o, d, p, lifted)?;
@@ -195,10 +198,13 @@ fn lift(
             }
         }
         NodeKind::Constant { .. } => Lifted::Invariant,
+        // (Values depending on the point other than through reads, and
+        // data-dependent or effectful ones.)
         NodeKind::Random { .. }
         | NodeKind::Call { .. }
         | NodeKind::ReadAt { .. }
         | NodeKind::ReadRange { .. }
+        | NodeKind::DynamicSlice(..)
         | NodeKind::Position(_)
         | NodeKind::Bound(_)
         | NodeKind::Attention(..) => return None,
