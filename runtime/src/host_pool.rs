@@ -13,7 +13,11 @@
 //! (sizes rounded up to a quarter of a power of two: at most 25% of
 //! address space unused, the unused tail never touched, so never
 //! resident); a freed block goes to a cache by class and the next
-//! allocation of that class takes it back, its pages already resident.
+//! allocation of that class (or, failing one, of up to half the class of
+//! a cached block) takes it back, its pages already resident. Before a new
+//! mapping, as many cached bytes are given back (least recently freed
+//! first), so the process holds about what the code holds at once at its
+//! peak, not a block of every size it ever used.
 //! The cache holds at most [`cache_limit`] bytes (`TEMPO_HOST_CACHE_BYTES`,
 //! default 1 GiB; 0 turns caching off), the least recently freed blocks
 //! unmapped first; [`release_cached`] unmaps them all (after a failed
@@ -41,6 +45,18 @@ struct Pool {
     cached_bytes: usize,
     /// A clock for least-recently-freed eviction.
     clock: u64,
+}
+
+impl Pool {
+    /// Takes the least recently freed cached block out of the cache:
+    /// (address, class), for the caller to unmap.
+    fn evict_oldest(&mut self) -> Option<(usize, usize)> {
+        let (&oldest, _) =
+            self.cached.iter().filter(|(_, blocks)| !blocks.is_empty()).min_by_key(|(_, blocks)| blocks[0].1)?;
+        let (address, _) = self.cached.get_mut(&oldest).expect("class present").remove(0);
+        self.cached_bytes -= oldest;
+        Some((address, oldest))
+    }
 }
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
@@ -92,12 +108,36 @@ fn map(length: usize) -> *mut c_void {
 pub fn allocate(size: usize, alignment: usize) -> *mut c_void {
     debug_assert!(size >= LARGE && alignment <= PAGE);
     let class = class_of(size);
+    let mut unmap = Vec::new();
     let reused = pool(|pool| {
-        let (address, _) = pool.cached.get_mut(&class)?.pop()?;
-        pool.cached_bytes -= class;
-        pool.live.insert(address, class);
-        Some(address)
+        // The block of this class freed last, else the smallest cached one
+        // of at most twice the size (its pages are resident already).
+        let fits = pool
+            .cached
+            .iter()
+            .filter(|(c, blocks)| **c >= class && **c <= 2 * class && !blocks.is_empty())
+            .map(|(c, _)| *c)
+            .min();
+        if let Some(c) = fits {
+            let (address, _) = pool.cached.get_mut(&c).expect("class present").pop().expect("a block");
+            pool.cached_bytes -= c;
+            pool.live.insert(address, c);
+            return Some(address);
+        }
+        // A new mapping: first give back as many cached bytes (the least
+        // recently freed), so that what the process holds grows with what
+        // the code holds at once, not with every size it ever used.
+        let mut freed = 0;
+        while freed < class {
+            let Some((address, c)) = pool.evict_oldest() else { break };
+            freed += c;
+            unmap.push((address, c));
+        }
+        None
     });
+    for (address, length) in unmap {
+        unsafe { libc::munmap(address as *mut c_void, length) };
+    }
     if let Some(address) = reused {
         return address as *mut c_void;
     }
@@ -134,15 +174,8 @@ pub fn free(p: *mut c_void) -> bool {
         pool.cached.entry(class).or_default().push((p as usize, clock));
         pool.cached_bytes += class;
         while pool.cached_bytes > limit {
-            // The least recently freed block of any class.
-            let Some((&oldest, _)) =
-                pool.cached.iter().filter(|(_, blocks)| !blocks.is_empty()).min_by_key(|(_, blocks)| blocks[0].1)
-            else {
-                break;
-            };
-            let (address, _) = pool.cached.get_mut(&oldest).expect("class present").remove(0);
-            pool.cached_bytes -= oldest;
-            unmap.push((address, oldest));
+            let Some(block) = pool.evict_oldest() else { break };
+            unmap.push(block);
         }
         true
     });
