@@ -161,6 +161,11 @@ pub fn owns(p: *mut c_void) -> bool {
 /// Takes back a block of this pool ([`owns`]): cached, or unmapped where
 /// the cache is full. Returns false (does nothing) for another block.
 pub fn free(p: *mut c_void) -> bool {
+    // Blocks of the pool are mappings, so page-aligned: the compiled
+    // code's many small frees skip the pool's lock.
+    if !(p as usize).is_multiple_of(PAGE) || p.is_null() {
+        return false;
+    }
     let limit = cache_limit();
     let mut unmap = Vec::new();
     let ours = pool(|pool| {
