@@ -173,21 +173,26 @@ fn defining_scope(value: MlirValue) -> MlirOperation {
 
 /// Values used inside `nest` and defined outside it, in first-use order.
 fn captured(nest: OperationRef) -> Vec<MlirValue> {
-    fn walk(op: OperationRef, nest: MlirOperation, out: &mut Vec<MlirValue>) {
+    fn walk(
+        op: OperationRef,
+        nest: MlirOperation,
+        seen: &mut std::collections::HashSet<*const std::ffi::c_void>,
+        out: &mut Vec<MlirValue>,
+    ) {
         for k in 0..op.operand_count() {
             let Ok(v) = op.operand(k) else { continue };
             let raw = v.to_raw();
-            let inside = within(defining_scope(raw), nest);
-            if !inside && !out.iter().any(|o| unsafe { mlirValueEqual(*o, raw) }) {
+            if !seen.contains(&raw.ptr) && !within(defining_scope(raw), nest) {
+                seen.insert(raw.ptr);
                 out.push(raw);
             }
         }
         for inner in tempo_dialects::nested_operations(op) {
-            walk(inner, nest, out);
+            walk(inner, nest, seen, out);
         }
     }
     let mut out = Vec::new();
-    walk(nest, nest.to_raw(), &mut out);
+    walk(nest, nest.to_raw(), &mut Default::default(), &mut out);
     out
 }
 
@@ -203,21 +208,19 @@ fn constant_op(value: MlirValue) -> Option<OperationRef<'static, 'static>> {
         .then_some(op)
 }
 
-/// Replaces the uses of `old` inside `nest` by `new`.
-fn replace_inside(old: MlirValue, new: MlirValue, nest: MlirOperation) {
-    unsafe {
-        let mut uses = Vec::new();
-        let mut operand = mlirValueGetFirstUse(old);
-        while !mlirOpOperandIsNull(operand) {
-            let owner = mlirOpOperandGetOwner(operand);
-            if within(owner, nest) {
-                uses.push((owner, mlirOpOperandGetOperandNumber(operand)));
-            }
-            operand = mlirOpOperandGetNextUse(operand);
+/// Replaces, in the ops of `nest`, each operand that is a key of
+/// `replacements` by its value: one walk of the nest (not of every use of
+/// each value, which for a constant used all over the entry made the pass
+/// quadratic in the program's size).
+fn replace_inside(replacements: &std::collections::HashMap<*const std::ffi::c_void, MlirValue>, nest: OperationRef) {
+    for k in 0..nest.operand_count() {
+        let Ok(v) = nest.operand(k) else { continue };
+        if let Some(new) = replacements.get(&v.to_raw().ptr) {
+            unsafe { mlirOperationSetOperand(nest.to_raw(), k as isize, *new) };
         }
-        for (owner, index) in uses {
-            mlirOperationSetOperand(owner, index as isize, new);
-        }
+    }
+    for inner in tempo_dialects::nested_operations(nest) {
+        replace_inside(replacements, inner);
     }
 }
 
@@ -261,17 +264,18 @@ fn outline(
     let module_body = module.region(0).map_err(|e| e.to_string())?.first_block().ok_or("a module without a body")?;
     let new_function = module_body.insert_operation_after(function, new_function);
     let body = new_function.region(0).map_err(|e| e.to_string())?.first_block().ok_or("no body")?;
+    let mut replacements = std::collections::HashMap::new();
     for (k, v) in arguments.iter().enumerate() {
         let argument = body.argument(k).map_err(|e| e.to_string())?;
-        replace_inside(*v, argument.to_raw(), nest.to_raw());
+        replacements.insert(v.ptr, argument.to_raw());
     }
     for v in &constants {
         let op = constant_op(*v).ok_or("compiler fault: not a constant")?;
         let copy = unsafe { mlirOperationClone(op.to_raw()) };
         unsafe { mlirBlockAppendOwnedOperation(body.to_raw(), copy) };
-        let copied = unsafe { mlirOperationGetResult(copy, 0) };
-        replace_inside(*v, copied, nest.to_raw());
+        replacements.insert(v.ptr, unsafe { mlirOperationGetResult(copy, 0) });
     }
+    replace_inside(&replacements, nest);
     // The call where the nest was, its results for the nest's.
     let parent = nest.block().ok_or("compiler fault: the nest is not in a block")?;
     let operands: Vec<Value> = arguments.iter().map(|v| unsafe { Value::from_raw(*v) }).collect();

@@ -42,24 +42,31 @@ impl TempoPass for TemporalSchedule {
     fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         let schedule = Schedule::new(&program)?;
-        let text = schedule_text(&program, &schedule);
-        drop(program);
-        remove_schedule(op);
-        let context = op.context();
-        let origins = tempo_passes::fault::Origins::new();
-        let fallback = (op.location(), "the schedule");
-        let parsed =
-            tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
-                .map_err(|fault| vec![fault])?;
-        let body = module_body(op)?;
-        for moved in block_operations(parsed.body()) {
-            unsafe {
-                mlir_sys::mlirOperationRemoveFromParent(moved.to_raw());
-                mlir_sys::mlirBlockAppendOwnedOperation(body.to_raw(), moved.to_raw());
-            }
-        }
-        Ok(())
+        insert_schedule(op, &program, &schedule)
     }
+}
+
+/// Writes `schedule` (of `program`, read from `op`) into module `op` as
+/// `@tempo_schedule`, replacing any there: what the pass does with the
+/// schedule it finds, for a caller that has one already (the runtime,
+/// which keeps the schedule it checked and lowers without this pass).
+pub fn insert_schedule<'c>(op: OperationRef<'c, '_>, program: &Program<'c>, schedule: &Schedule) -> PassResult<'c> {
+    let text = schedule_text(program, schedule);
+    remove_schedule(op);
+    let context = op.context();
+    let origins = tempo_passes::fault::Origins::new();
+    let fallback = (op.location(), "the schedule");
+    let parsed =
+        tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
+            .map_err(|fault| vec![fault])?;
+    let body = module_body(op)?;
+    for moved in block_operations(parsed.body()) {
+        unsafe {
+            mlir_sys::mlirOperationRemoveFromParent(moved.to_raw());
+            mlir_sys::mlirBlockAppendOwnedOperation(body.to_raw(), moved.to_raw());
+        }
+    }
+    Ok(())
 }
 
 fn module_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<melior::ir::BlockRef<'c, 'a>, Vec<PassDiagnostic<'c>>> {

@@ -288,7 +288,12 @@ pub mod phases {
     pub fn time<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
         let start = Instant::now();
         let result = f();
-        let spent = start.elapsed();
+        add(name, start.elapsed());
+        result
+    }
+
+    /// Adds `spent` to phase `name`.
+    pub fn add(name: &'static str, spent: Duration) {
         PHASES.with(|p| {
             let mut p = p.borrow_mut();
             match p.iter_mut().find(|(n, _)| *n == name) {
@@ -296,7 +301,6 @@ pub mod phases {
                 None => p.push((name, spent)),
             }
         });
-        result
     }
 
     /// The phases recorded since the last call, cleared.
@@ -576,9 +580,11 @@ pub fn run_module_timed(
 /// compiling only steer optimizations that depend on sizes (a memory
 /// budget's tiling and swapping), which are correct at any bounds.
 pub struct Executable<'c> {
-    /// The optimized temporal program, kept for what each run checks
-    /// (bounds, inputs, points, store sizes). Dropped after the engine.
-    program: Module<'c>,
+    /// The optimized temporal program as the passes read it, verified once (each run checks
+    /// its bounds and inputs against it), and its schedule: built once,
+    /// not on every run.
+    checked: Program<'c>,
+    schedule: Schedule,
     /// The compiled code; `None` when the program demands nothing.
     engine: Option<Engine>,
     /// The options compiled with (target, externals, source name).
@@ -620,11 +626,23 @@ impl<'c> Executable<'c> {
         if cached.is_none() {
             optimize(context, module, options)?;
         }
-        let program = phases::time("verification and schedule", || {
-            let program = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-            Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+        let (program, schedule) = phases::time("verification and schedule", || {
+            let fail = |d: Vec<PassDiagnostic>| render(&d, &options.source_name);
+            let program = verify_program(module.as_operation()).map_err(fail)?;
+            // A cached program holds the schedule it was compiled with
+            // (`@tempo_schedule`): checked, not searched for again.
+            let found = match cached {
+                Some(_) => {
+                    tempo_lowering::schedule_pass::read_schedule(module.as_operation(), &program).map_err(fail)?
+                }
+                None => None,
+            };
+            let schedule = match found {
+                Some((nests, location)) => Schedule::with_nests(&program, nests, location).map_err(fail)?,
+                None => Schedule::new(&program).map_err(fail)?,
+            };
             check_externals(&program, options)?;
-            Ok::<_, Vec<String>>(program)
+            Ok::<_, Vec<String>>((program, schedule))
         })?;
         let input_outputs: Vec<(usize, usize)> = program
             .outputs
@@ -642,11 +660,21 @@ impl<'c> Executable<'c> {
         let sites: Vec<(String, Vec<PointType>, PointType)> =
             program.call_sites.iter().map(|s| (s.callee.clone(), s.args.clone(), s.result.clone())).collect();
         let demands = !program.outputs.is_empty();
-        drop(program);
-        let copy =
-            unsafe { melior::ir::Operation::from_raw(mlir_sys::mlirOperationClone(module.as_operation().to_raw())) };
-        let kept =
-            Module::from_operation(copy).ok_or_else(|| vec!["error: the program is not a module".to_string()])?;
+        // The lowering follows this schedule (written into the module as
+        // `@tempo_schedule`, so the cache keeps it too) rather than
+        // scheduling the program once more.
+        if cached.is_none() && demands {
+            tempo_lowering::schedule_pass::insert_schedule(module.as_operation(), &program, &schedule)
+                .map_err(|d| render(&d, &options.source_name))?;
+        }
+        // The optimized program's text for a new cache entry, before the
+        // lowering transforms the module.
+        let printing = std::time::Instant::now();
+        let optimized_text = match (&cache, &cached) {
+            (Some(_), None) if demands => Some(module_text(module.as_operation())),
+            _ => None,
+        };
+        let printing = printing.elapsed();
         // Nothing is demanded, so nothing runs (as in the interpreter).
         let engine = match demands {
             true => {
@@ -670,7 +698,8 @@ impl<'c> Executable<'c> {
                 None => {
                     let stored = match &engine.backend {
                         Backend::Orc(_, objects, openmp) => phases::time("cache store", || {
-                            let program = module_text(kept.as_operation());
+                            phases::add("cache store", printing);
+                            let program = optimized_text.unwrap_or_default();
                             let entry = crate::cache::Entry { program, openmp: *openmp, objects: objects.clone() };
                             cache.store(&key, &entry)
                         }),
@@ -685,7 +714,8 @@ impl<'c> Executable<'c> {
         compiled.inputs.clear();
         Ok(Self {
             cache: outcome,
-            program: kept,
+            checked: program,
+            schedule,
             engine,
             options: compiled,
             sites,
@@ -717,8 +747,8 @@ impl<'c> Executable<'c> {
         Ok((inputs.map(as_dims).collect(), outputs.map(as_dims).collect()))
     }
 
-    fn program(&self) -> Result<Program<'c>, Vec<String>> {
-        verify_program(self.program.as_operation()).map_err(|d| render(&d, &self.options.source_name))
+    fn program(&self) -> Result<&Program<'c>, Vec<String>> {
+        Ok(&self.checked)
     }
 
     /// Runs the compiled code with `run`'s bounds, inputs and seed (the
@@ -726,7 +756,7 @@ impl<'c> Executable<'c> {
     /// (once) and this run took.
     pub fn run(&self, run: &RunOptions) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
         let program = self.program()?;
-        let mut schedule = Schedule::new(&program).map_err(|d| render(&d, &self.options.source_name))?;
+        let mut schedule = self.schedule.clone();
         let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
         let cuda = matches!(self.options.target, Target::Cuda { .. });
@@ -813,7 +843,6 @@ impl<'c> Executable<'c> {
                 }
             })
             .collect();
-        drop(program);
         let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
         let externals = run.externals.clone();
@@ -1252,7 +1281,7 @@ fn lowering_text(
     options: &RunOptions,
     threads: usize,
 ) -> Result<String, Vec<String>> {
-    Ok(match options.target {
+    Ok(without_scheduling(&match options.target {
         Target::Cpu => {
             let fuse =
                 tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
@@ -1270,6 +1299,7 @@ fn lowering_text(
         ),
         Target::GpuLoopsOnCpu => {
             let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
+            let loops = without_scheduling(&loops);
             run_pipeline(context, module, &loops, &options.source_name, "compilation failed", options)?;
             if contains_op(module.as_operation(), "gpu.launch") {
                 return Err(vec![
@@ -1280,7 +1310,14 @@ fn lowering_text(
             }
             rest
         }
-    })
+    }))
+}
+
+/// A lowering pipeline without its `temporal-schedule` pass: the engine
+/// writes the schedule it already checked into the module
+/// ([`Executable::compile`]), which `lower-temporal-to-loops` follows.
+fn without_scheduling(pipeline: &str) -> String {
+    pipeline.replacen("temporal-schedule, ", "", 1)
 }
 
 /// libdevice (the CUDA math library the kernels link), or an error saying
@@ -1410,17 +1447,19 @@ fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
 }
 
 /// Compiles the lowered `module` for the CPU with [`crate::orc`]: split
-/// into `TEMPO_COMPILE_PARTITIONS` partitions (default 1; 0: one per core;
+/// into `TEMPO_COMPILE_PARTITIONS` partitions (default 0: one per core, at
+/// most [`crate::orc::partition::MAX_PARTITIONS`], fewer for little code;
 /// one with `--dump-object`), translated to LLVM IR, then optimized and
 /// compiled on that many threads, the objects linked by ORC.
 ///
-/// One partition by default: split, the code of PPO with 16 layers ran
-/// 25% slower (4.9-5.7 s against 6.3-7.4 s a run, six interleaved pairs;
-/// the 2-layer GPT and LSTM training steps ran as fast), for LLVM's part
-/// of its compile 4.5 -> 2.6 s on 2 threads; the cause is not found yet.
+/// Split by default since the run times were measured equal: PPO with 16
+/// layers, six interleaved pairs of five runs each, 4.85 s (one object)
+/// against 4.82 s (two) a run, for LLVM's part of its compile 3.8 -> 2.4 s
+/// on 2 threads. (An earlier measurement, before the compiled code's
+/// buffers came from a pool of mappings, had the split code 25% slower.)
 fn orc_engine(module: &Module, options: &RunOptions, openmp: bool) -> Result<Engine, String> {
     let requested: usize =
-        std::env::var("TEMPO_COMPILE_PARTITIONS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(1);
+        std::env::var("TEMPO_COMPILE_PARTITIONS").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
     let count = match requested {
         _ if options.dump_object.is_some() => 1,
         0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
