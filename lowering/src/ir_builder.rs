@@ -578,6 +578,24 @@ impl<'c, 'a> Builder<'c, 'a> {
         Ok((body, iv, carried, results.collect::<Built<Vec<_>>>()?))
     }
 
+    /// Asks LLVM to unroll `count` times the loop whose result is `result`
+    /// (an `scf.for` built by [`Builder::scf_for_carrying`]): the hint
+    /// `llvm.loop_annotation` on the loop, which `llvm-loop-annotations`
+    /// makes loop metadata.
+    pub fn unroll_hint(&self, result: Value<'c, '_>, count: u32) -> Built<()> {
+        let text = format!("#llvm.loop_annotation<unroll = <count = {count} : i32>>");
+        let hint = Attribute::parse(self.context(), &text).ok_or("compiler fault: the loop annotation")?;
+        unsafe {
+            let owner = mlir_sys::mlirOpResultGetOwner(result.to_raw());
+            mlir_sys::mlirOperationSetAttributeByName(
+                owner,
+                melior::StringRef::new(crate::llvm_loop_annotations::HINT).to_raw(),
+                melior::ir::attribute::AttributeLike::to_raw(&hint),
+            );
+        }
+        Ok(())
+    }
+
     /// `scf.parallel` over `[0, upper)` per dimension, step 1: a builder
     /// inside and the induction variables.
     pub fn scf_parallel(&self, upper: &[Value<'c, '_>]) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {

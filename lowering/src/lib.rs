@@ -10,6 +10,7 @@ pub mod gpu_place_memory;
 pub mod gpu_scope_launch_arguments;
 pub mod gpu_share_kernels;
 pub mod ir_builder;
+pub mod llvm_loop_annotations;
 pub mod outline_loop_nests;
 pub use temporal_to_loops::library_gemm;
 pub mod point_checks;
@@ -26,9 +27,10 @@ use tempo_passes::pass::PassRegistry;
 
 /// Upstream passes taking the loop-level code (the output of
 /// `lower-store-to-memref`) to the LLVM dialect, each outermost spatial loop
-/// nest first moved into a function of its own (`outline-loop-nests`).
+/// nest first moved into a function of its own (`outline-loop-nests`), the
+/// kernels' loop hints made loop metadata last (`llvm-loop-annotations`).
 pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), outline-loop-nests, convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
-     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts";
+     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts, llvm-loop-annotations";
 
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
 /// contractions, fusion of the spatial work (`fuse`), computing the points
@@ -187,6 +189,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(gpu_scope_launch_arguments::GpuScopeLaunchArguments);
     registry.add_pass(gpu_share_kernels::GpuShareKernels);
     registry.add_pass(outline_loop_nests::OutlineLoopNests);
+    registry.add_pass(llvm_loop_annotations::LlvmLoopAnnotations);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
     registry.add_pipeline(
         "lower-loops-to-llvm",

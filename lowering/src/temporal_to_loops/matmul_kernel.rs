@@ -75,6 +75,14 @@ const PACK_ROWS: i64 = 4;
 /// width 256, 10% faster, and batch 16, width 64, 6%).
 const K_BLOCK: usize = 64;
 
+/// Vector multiply-adds per iteration of the loop over `k` that it is
+/// unrolled to (at most 4 times): a one-row tile of four vectors, the
+/// vector-matrix product of a decode step, is unrolled 4 times. LLVM's own
+/// unroller, which did this and more, is off (`runtime/src/orc/codegen.rs`):
+/// without it that product ran about a fifth slower (GPT-2 small decode:
+/// samples in its two hottest kernels over ten runs).
+const UNROLLED_FMAS: usize = 16;
+
 /// How many panels ahead the same rows of B are prefetched by tiles of
 /// several rows (measured: it helps batch 8, and hurts one-row tiles,
 /// which the hardware prefetchers keep fed).
@@ -588,6 +596,12 @@ impl<'c, 'a> Panels<'_, 'c, 'a> {
                 tile.iter().map(|at| il.vector_load(c.value, at, vector)).collect::<Built<_>>()?
             };
             let (kl, kk, accs, sums) = il.scf_for_carrying(kb, kend, c1, &inits)?;
+            // Unrolled until about UNROLLED_FMAS multiply-adds are in flight
+            // per iteration (LLVM unrolls only the loops marked so).
+            let unroll = (UNROLLED_FMAS / count).min(4);
+            if unroll > 1 {
+                il.unroll_hint(sums[0], unroll as u32)?;
+            }
             let mut b_vectors = Vec::new();
             match &self.gather {
                 Some(g) => {

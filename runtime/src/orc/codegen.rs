@@ -171,9 +171,10 @@ fn compile(unit: Unit, level: usize, wrap: Option<&str>) -> Result<Vec<u8>, Stri
         let options = LLVMCreatePassBuilderOptions();
         LLVMPassBuilderOptionsSetLoopVectorization(options, 1);
         LLVMPassBuilderOptionsSetSLPVectorization(options, 1);
-        // No loop unrolling (full or partial; the vectorizer still
-        // interleaves): the generated kernels are register-tiled and
-        // vectorized already, and LLVM fully unrolled every loop of
+        // No loop unrolling but of the loops the kernels mark for it (the
+        // register-tiled product's loop over k with a one-row tile:
+        // `llvm-loop-annotations`; the vectorizer still interleaves): the
+        // generated kernels are register-tiled and vectorized already, and LLVM fully unrolled every loop of
         // constant trip count under its threshold (a 64 x 16 division,
         // vectorized, became 579 instructions), so that its optimization
         // and code generation of the LSTM training step (batch 16, width

@@ -9,6 +9,10 @@
 // fast-math each element is summed over k in order with mulf and addf, so
 // compiled results are bit-exact with the interpreter's; with fast-math
 // multiply and add are fused.
+// The loop over k of a one-row block (4 vector multiply-adds an iteration)
+// carries the hint to unroll it 4 times (llvm.loop_annotation, which
+// llvm-loop-annotations makes loop metadata: LLVM unrolls only the loops
+// marked so); the 4 x 4 tile's loop (16 an iteration) carries none.
 // The tile fits the machine's vector registers (options vector-bits and
 // vector-registers, the host's by default; the checks above are AVX-512's,
 // 32 registers of 512 bits): with AVX2's 16 registers of 256 bits, each
@@ -17,6 +21,7 @@
 // its accumulators at every multiply-add.
 // RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=256 vector-registers=16" | FileCheck %s --check-prefix=AVX2
 // RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=EXACT
+// RUN: tempo-opt %s "--lower-temporal-to-loops=vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=HINT
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fast-math=true vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=FAST
 // RUN: tempo-opt %s "--lower-temporal-to-loops=fuse=false vector-bits=512 vector-registers=32" | FileCheck %s --check-prefix=UNFUSED
 // RUN: not tempo-opt %s --lower-temporal-to-loops=fast-math=maybe 2>&1 | FileCheck %s --check-prefix=BAD
@@ -54,6 +59,13 @@
 // EXACT:     iter_args({{.*}}) -> (f32)
 // EXACT:       arith.mulf {{.*}} : f32
 // EXACT-NOT: linalg.matmul
+
+// HINT: #[[UNROLL:.*]] = #llvm.loop_unroll<count = 4 : i32>
+// HINT: #[[HINT:.*]] = #llvm.loop_annotation<unroll = #[[UNROLL]]>
+// HINT: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// HINT-NOT: llvm.loop_annotation
+// HINT: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// HINT: } {llvm.loop_annotation = #[[HINT]]}
 
 // AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16{{(_[0-9]+)?}} {
 // AVX2:   scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c6{{(_[0-9]+)?}} {
