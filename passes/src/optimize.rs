@@ -163,7 +163,10 @@ pub fn optimization_pipeline_of(
         .filter(|p| cpu || !SPLITS.contains(p))
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
-            "temporal-split-products" if level == 3 || fast_math => format!("{p}{{bounds={bounds} inexact=true}}"),
+            "temporal-split-products" if level == 3 || fast_math => match memory_budget {
+                Some(bytes) => format!("{p}{{bounds={bounds} inexact=true memory-budget={bytes}}}"),
+                None => format!("{p}{{bounds={bounds} inexact=true}}"),
+            },
             _ if **p == *"temporal-vectorize" || SPLITS.contains(p) => format!("{p}{{bounds={bounds}}}"),
             "temporal-tile-ranges" if level == 2 => {
                 format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
@@ -224,6 +227,12 @@ mod tests {
         );
         assert!(
             optimization_pipeline(3, &[], "T=9").unwrap().contains("temporal-split-products{bounds=T=9 inexact=true}")
+        );
+        // Under a memory budget, only where its rows fit.
+        assert!(
+            optimization_pipeline_of(2, &[], "T=9", Some(4096), true, true)
+                .unwrap()
+                .contains("temporal-split-products{bounds=T=9 inexact=true memory-budget=4096}")
         );
         // The GPU target keeps recurrences whole.
         let gpu = optimization_pipeline_for(2, &[], "T=9", None, false).unwrap();

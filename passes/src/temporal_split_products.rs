@@ -63,6 +63,10 @@ impl TempoPass for TemporalSplitProducts {
                 false,
                 "also sum a running sum of per-step products (a weight gradient) as one product over all the steps' rows (changes float rounding; -O3 and --fast-math)",
             ),
+            PassOption::unsigned(
+                "memory-budget",
+                "Bytes: with inexact, keep a weight gradient's per-step products where the values the one product reads for all the steps (its operands' rows and the tensors they come from, kept for every step) would exceed it (default: no limit)",
+            ),
         ];
         OPTIONS
     }
@@ -70,7 +74,8 @@ impl TempoPass for TemporalSplitProducts {
         let mut program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
         let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if split_products_with(&mut program, &values, options.flag("inexact")) {
+        let budget = options.unsigned("memory-budget");
+        if split_products_within(&mut program, &values, options.flag("inexact"), budget) {
             replace_program(op, &program)?;
         }
         Ok(())
@@ -90,6 +95,18 @@ pub fn split_products(program: &mut Program, bound_values: &[Option<i64>]) -> bo
 /// [`split_products`], and where `inexact`, the running sums of per-step
 /// products as one product over all steps (see [`sums`]).
 pub fn split_products_with(program: &mut Program, bound_values: &[Option<i64>], inexact: bool) -> bool {
+    split_products_within(program, bound_values, inexact, None)
+}
+
+/// [`split_products_with`] under a memory budget (bytes): a running sum
+/// stays per step where the values its one product would read for all the
+/// steps exceed `budget` (see [`sums`]).
+pub fn split_products_within(
+    program: &mut Program,
+    bound_values: &[Option<i64>],
+    inexact: bool,
+    budget: Option<u64>,
+) -> bool {
     let mut changed = false;
     for d in 0..program.dims.len() {
         let Some(size) = bound_values.get(d).copied().flatten() else { continue };
@@ -113,7 +130,7 @@ pub fn split_products_with(program: &mut Program, bound_values: &[Option<i64>], 
             }
         }
         if inexact {
-            changed |= sums::sum_products(program, d, size);
+            changed |= sums::sum_products(program, d, size, budget);
         }
     }
     changed

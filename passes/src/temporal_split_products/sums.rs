@@ -23,6 +23,15 @@
 //! zeros at the others (the contribution of a branch defined from `t = 1`
 //! on): the product then runs over that interval's steps.
 //!
+//! Memory: the product reads its operands for all the steps at once, and
+//! what they are computed from is then kept for every step (the LSTM's
+//! adjoint, `4 B H` floats a step, where the running sum kept two). Under
+//! a memory budget (option `memory-budget`, which `--memory-budget` sets),
+//! a running sum whose operands' rows and row sources (each counted whole
+//! over the steps, whether or not it was kept already) exceed it keeps its
+//! per-step products: `--stats` and `temporal-print-schedule` then show
+//! its `ring<2>` store, where the one product leaves none.
+//!
 //! The product sums `T * B` terms in another order than the running sum
 //! (which rounds after each step), so this is one of the rewrites that may
 //! change float rounding: `-O3` and `--fast-math` run it.
@@ -71,10 +80,10 @@ enum Lifted {
 /// Rewrites every running sum along `d` (bound value `size`) of a per-step
 /// product whose operands are rows of values kept for every step; returns
 /// whether any was.
-pub(super) fn sum_products(program: &mut Program, d: usize, size: i64) -> bool {
+pub(super) fn sum_products(program: &mut Program, d: usize, size: i64, budget: Option<u64>) -> bool {
     let mut changed = false;
     for s in 0..program.tensors.len() {
-        if let Some(plan) = plan(program, s, d, size) {
+        if let Some(plan) = plan(program, s, d, size).filter(|plan| budget.is_none_or(|b| held(program, plan) <= b)) {
             apply(program, plan, d);
             changed = true;
         }
@@ -361,6 +370,29 @@ fn plan(program: &Program, s: usize, d: usize, size: i64) -> Option<Plan> {
         return None;
     }
     Some(Plan { sum: s, packed, body, offset, length, steps: (lo, hi), size, operands: [left, right], lifted, readers })
+}
+
+/// Bytes the one product of `plan` reads for all its steps: its two
+/// operands' rows, and every tensor read as rows, whole over the steps
+/// (the dimension's bound value times its point).
+fn held(program: &Program, plan: &Plan) -> u64 {
+    let bytes =
+        |ty: &PointType| ty.shape.iter().map(|&n| n.max(0) as u64).product::<u64>() * ty.element.byte_size() as u64;
+    let nodes = &program.tensors[plan.packed].branches[plan.body].nodes;
+    let steps = (plan.steps.1 - plan.steps.0) as u64;
+    let operands: u64 = plan.operands.iter().map(|&k| bytes(&nodes[k].ty) * steps).sum();
+    let mut sources: Vec<usize> = plan
+        .lifted
+        .iter()
+        .filter_map(|l| match l {
+            Some(Lifted::Read { source, .. }) => Some(*source),
+            _ => None,
+        })
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let rows: u64 = sources.iter().map(|&t| bytes(&program.tensors[t].point) * plan.size as u64).sum();
+    operands + rows
 }
 
 /// Whether `branch` yields zeros: the constant 0 expanded to the point.

@@ -17,6 +17,14 @@
 // RUN: %python %S/../temporal-autodiff/Inputs/close.py %t.interpreted.json %t.fast.json 1e-5
 // RUN: tempo-run %s --bound T=6 --seed 4 -O 3 --format json > %t.o3.json
 // RUN: %python %S/../temporal-autodiff/Inputs/close.py %t.interpreted.json %t.o3.json 1e-5
+// Under a memory budget (memory-budget, which tempo-run --memory-budget
+// sets) the rows the one product reads must fit: 100 bytes keeps every
+// per-step product of the second branch (their running sums ring<2>, the
+// adjoint a point again), 100000 sums them as without a budget.
+// RUN: tempo-opt %s --temporal-autodiff "--temporal-split-products=bounds=T=6 inexact memory-budget=100" "--temporal-vectorize=bounds=T=6" --temporal-dedup --temporal-dce --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s --check-prefix=BUDGET
+// RUN: tempo-opt %s --temporal-autodiff "--temporal-split-products=bounds=T=6 inexact memory-budget=100000" "--temporal-vectorize=bounds=T=6" --temporal-dedup --temporal-dce --temporal-print-schedule 2>&1 >/dev/null | FileCheck %s
+// RUN: tempo-run %s --bound T=6 --seed 4 --fast-math --memory-budget 100 --format json > %t.budget.json
+// RUN: %python %S/../temporal-autodiff/Inputs/close.py %t.interpreted.json %t.budget.json 1e-5
 // Exact without fast math (nothing is summed in another order).
 // RUN: tempo-run %s --bound T=6 --seed 4 > %t.exact
 // RUN: tempo-run %s --bound T=6 --seed 4 --interpret | diff - %t.exact
@@ -35,6 +43,12 @@
 // CHECK-NOT: gWx$s$h$1
 // CHECK: gWx$a$h$1$3[]  store: full
 // CHECK: gWx$a$h$1$6[]  store: full
+
+// BUDGET: for t = T-1 down to 0:
+// BUDGET: gWx$d$h[t]  store: point
+// BUDGET: gWx$s$h$1$0[t]  store: ring<2>
+// BUDGET: gWx$s$h$1$3[t]  store: ring<2>
+// BUDGET: gWx$s$h$1$6[t]  store: ring<2>
 
 // The weight gradients of steps 1 to 5 (5 steps of 2 rows): Wx's from the
 // gathered rows and dz, Wh's from h[0:5] and dz, E's from the one-hot rows.

@@ -98,7 +98,9 @@ struct Cli {
     /// (temporal-tile-ranges, which changes float rounding), and where the
     /// stores exceed it, tensors a forward loop writes and a later backward
     /// loop reads back are swapped to a temporary file block by block
-    /// (exact; `temporal-print-schedule` shows which).
+    /// (exact; `temporal-print-schedule` shows which); with --fast-math or
+    /// -O3, a weight gradient is summed as one product over all the steps
+    /// only where the rows it reads fit in it.
     #[arg(long = "memory-budget", value_name = "BYTES")]
     memory_budget: Option<u64>,
     /// Where compiled code runs: `cpu`, or `cuda` (an NVIDIA GPU through the
