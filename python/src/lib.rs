@@ -433,25 +433,30 @@ impl PyExpr {
     /// Sum along `axis` (the last by default), keeping it as size 1 with
     /// `keepdims`.
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn sum(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::sum, Expr::sum_keepdims)
     }
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn max(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::max_along, Expr::max_keepdims)
     }
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn mean(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::mean, Expr::mean_keepdims)
     }
     /// Layer normalization along `axis` (no scale or shift).
     #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    #[pyo3(text_signature = "($self, eps=1e-05, axis=-1)")]
     fn layer_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.layer_norm_along(axis, eps)) })
     }
     /// RMS normalization along `axis` (no scale).
     #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    #[pyo3(text_signature = "($self, eps=1e-05, axis=-1)")]
     fn rms_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.rms_norm_along(axis, eps)) })
@@ -468,11 +473,13 @@ impl PyExpr {
         PyExpr { expr: located(py, || self.expr.gather(&indices.expr)) }
     }
     #[pyo3(signature = (axis = -1))]
+    #[pyo3(text_signature = "($self, axis=-1)")]
     fn argmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.argmax(axis)) })
     }
     #[pyo3(signature = (axis = -1))]
+    #[pyo3(text_signature = "($self, axis=-1)")]
     fn softmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.softmax_along(axis)) })

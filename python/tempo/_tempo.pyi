@@ -3,20 +3,21 @@ over the Rust API): every class, method and function with its signature.
 The docstrings here are short; ``help()`` on the runtime objects gives the
 full ones, with examples."""
 
-from typing import Any, Sequence, Tuple, Union
+from typing import Any, Sequence, Tuple, Union, final
 
 import numpy.typing as npt
 
 # What a dtype argument names.
-DType = str  # "float32", "float64", "int32", "int64" or "bool"
+_DType = str  # "float32", "float64", "int32", "int64" or "bool"
 # An index along a dimension: a Dim, an affine Index or an int.
-IndexLike = Union["Dim", "Index", int]
+_IndexLike = Union["Dim", "Index", int]
 # An operand of an elementwise op: a value or a Python number.
-Operand = Union["Expr", int, float]
+_Operand = Union["Expr", int, float]
 
 class TempoError(Exception):
     """A program refused, or a run that failed; the message names the Python line."""
 
+@final
 class Dim:
     """A temporal dimension: a variable in ``0..bound``."""
 
@@ -26,51 +27,54 @@ class Dim:
     @property
     def name(self) -> str:
         """The dimension's name."""
-    def position(self, dtype: DType = "float32") -> Expr:
+    def position(self, dtype: _DType = "float32") -> Expr:
         """The position along this dimension as a value (a scalar of ``dtype``)."""
-    def bound_value(self, dtype: DType = "float32") -> Expr:
+    def bound_value(self, dtype: _DType = "float32") -> Expr:
         """The bound as a value (a scalar of ``dtype``)."""
-    def __add__(self, other: IndexLike) -> Index: ...
-    def __radd__(self, other: IndexLike) -> Index: ...
-    def __sub__(self, other: IndexLike) -> Index: ...
-    def __rsub__(self, other: IndexLike) -> Index: ...
-    def __mul__(self, k: int) -> Index: ...
-    def __rmul__(self, k: int) -> Index: ...
-    def __mod__(self, k: int) -> Index: ...
-    def __floordiv__(self, k: int) -> Index: ...
+    def __add__(self, other: _IndexLike, /) -> Index: ...
+    def __radd__(self, other: _IndexLike, /) -> Index: ...
+    def __sub__(self, other: _IndexLike, /) -> Index: ...
+    def __rsub__(self, other: _IndexLike, /) -> Index: ...
+    def __mul__(self, k: int, /) -> Index: ...
+    def __rmul__(self, k: int, /) -> Index: ...
+    def __mod__(self, k: int, /) -> Index: ...
+    def __floordiv__(self, k: int, /) -> Index: ...
     def __neg__(self) -> Index: ...
-    def __eq__(self, other: IndexLike) -> Cond:  # type: ignore[override]
+    def __eq__(self, other: _IndexLike, /) -> Cond:  # type: ignore[override]
         """The condition ``self == other`` (``t == 0``)."""
-    def __ge__(self, other: IndexLike) -> Cond: ...
-    def __gt__(self, other: IndexLike) -> Cond: ...
-    def __le__(self, other: IndexLike) -> Cond: ...
-    def __lt__(self, other: IndexLike) -> Cond: ...
+    def __ge__(self, other: _IndexLike, /) -> Cond: ...
+    def __gt__(self, other: _IndexLike, /) -> Cond: ...
+    def __le__(self, other: _IndexLike, /) -> Cond: ...
+    def __lt__(self, other: _IndexLike, /) -> Cond: ...
 
+@final
 class Index:
     """An affine index over dimension variables and bounds (``t - 1``, ``T - 1 - t``)."""
 
-    def __add__(self, other: IndexLike) -> Index: ...
-    def __radd__(self, other: IndexLike) -> Index: ...
-    def __sub__(self, other: IndexLike) -> Index: ...
-    def __rsub__(self, other: IndexLike) -> Index: ...
-    def __mul__(self, k: int) -> Index: ...
-    def __rmul__(self, k: int) -> Index: ...
-    def __mod__(self, k: int) -> Index: ...
-    def __floordiv__(self, k: int) -> Index: ...
+    def __add__(self, other: _IndexLike, /) -> Index: ...
+    def __radd__(self, other: _IndexLike, /) -> Index: ...
+    def __sub__(self, other: _IndexLike, /) -> Index: ...
+    def __rsub__(self, other: _IndexLike, /) -> Index: ...
+    def __mul__(self, k: int, /) -> Index: ...
+    def __rmul__(self, k: int, /) -> Index: ...
+    def __mod__(self, k: int, /) -> Index: ...
+    def __floordiv__(self, k: int, /) -> Index: ...
     def __neg__(self) -> Index: ...
-    def __eq__(self, other: IndexLike) -> Cond:  # type: ignore[override]
+    def __eq__(self, other: _IndexLike, /) -> Cond:  # type: ignore[override]
         """The condition ``self == other``."""
-    def __ge__(self, other: IndexLike) -> Cond: ...
-    def __gt__(self, other: IndexLike) -> Cond: ...
-    def __le__(self, other: IndexLike) -> Cond: ...
-    def __lt__(self, other: IndexLike) -> Cond: ...
+    def __ge__(self, other: _IndexLike, /) -> Cond: ...
+    def __gt__(self, other: _IndexLike, /) -> Cond: ...
+    def __le__(self, other: _IndexLike, /) -> Cond: ...
+    def __lt__(self, other: _IndexLike, /) -> Cond: ...
 
+@final
 class Cond:
     """A conjunction of affine conditions (``t == 0``, ``(t >= 1) & (t < T)``)."""
 
-    def __and__(self, other: Cond) -> Cond:
+    def __and__(self, other: Cond, /) -> Cond:
         """Both conditions."""
 
+@final
 class Expr:
     """A value of a definition: reads, constants and ops on them."""
 
@@ -80,32 +84,32 @@ class Expr:
     @property
     def dtype(self) -> str:
         """The element type, as NumPy names it."""
-    def __add__(self, other: Operand) -> Expr: ...
-    def __radd__(self, other: Operand) -> Expr: ...
-    def __sub__(self, other: Operand) -> Expr: ...
-    def __rsub__(self, other: Operand) -> Expr: ...
-    def __mul__(self, other: Operand) -> Expr: ...
-    def __rmul__(self, other: Operand) -> Expr: ...
-    def __truediv__(self, other: Operand) -> Expr: ...
-    def __rtruediv__(self, other: Operand) -> Expr: ...
-    def __pow__(self, other: Operand, modulo: None = None) -> Expr:
+    def __add__(self, other: _Operand, /) -> Expr: ...
+    def __radd__(self, other: _Operand, /) -> Expr: ...
+    def __sub__(self, other: _Operand, /) -> Expr: ...
+    def __rsub__(self, other: _Operand, /) -> Expr: ...
+    def __mul__(self, other: _Operand, /) -> Expr: ...
+    def __rmul__(self, other: _Operand, /) -> Expr: ...
+    def __truediv__(self, other: _Operand, /) -> Expr: ...
+    def __rtruediv__(self, other: _Operand, /) -> Expr: ...
+    def __pow__(self, other: _Operand, modulo: None = None, /) -> Expr:
         """``self ** exponent`` elementwise (floats)."""
-    def __rpow__(self, other: Operand, modulo: None = None) -> Expr: ...
+    def __rpow__(self, other: _Operand, modulo: None = None, /) -> Expr: ...
     def __neg__(self) -> Expr: ...
-    def __matmul__(self, other: Expr) -> Expr:
+    def __matmul__(self, other: Expr, /) -> Expr:
         """The matrix product (batched, broadcast as NumPy's)."""
-    def __lt__(self, other: Operand) -> Expr:
+    def __lt__(self, other: _Operand, /) -> Expr:
         """Elementwise ``<`` (booleans)."""
-    def __gt__(self, other: Operand) -> Expr: ...
-    def __le__(self, other: Operand) -> Expr: ...
-    def __ge__(self, other: Operand) -> Expr: ...
-    def equals(self, other: Operand) -> Expr:
+    def __gt__(self, other: _Operand, /) -> Expr: ...
+    def __le__(self, other: _Operand, /) -> Expr: ...
+    def __ge__(self, other: _Operand, /) -> Expr: ...
+    def equals(self, other: _Operand) -> Expr:
         """Elementwise equality (booleans): ``tok.equals(EOS)``."""
-    def pow(self, exponent: Operand) -> Expr:
+    def pow(self, exponent: _Operand) -> Expr:
         """``self ** exponent`` elementwise (floats): ``x.pow(0.5)``."""
-    def maximum(self, other: Operand) -> Expr:
+    def maximum(self, other: _Operand) -> Expr:
         """The elementwise maximum with ``other`` (``max`` is the reduction)."""
-    def minimum(self, other: Operand) -> Expr:
+    def minimum(self, other: _Operand) -> Expr:
         """The elementwise minimum with ``other`` (``min`` of NumPy)."""
     def exp(self) -> Expr:
         """``e ** x``."""
@@ -151,31 +155,33 @@ class Expr:
         """The same elements in another shape."""
     def permute(self, permutation: Sequence[int]) -> Expr:
         """Result dimension ``k`` is dimension ``permutation[k]``."""
-    def astype(self, dtype: DType) -> Expr:
+    def astype(self, dtype: _DType) -> Expr:
         """Every element converted to ``dtype``."""
 
+@final
 class Tensor:
     """A recurrent tensor: an input or a tensor defined by conditional definitions."""
 
     @property
     def name(self) -> str:
         """The tensor's name."""
-    def __getitem__(self, key: Any) -> Expr:
+    def __getitem__(self, key: Any, /) -> Expr:
         """A read: ``x[t - 1]``, ``k[0:t + 1]`` (a range), ``w[()]``, ``h[left[n]]`` (through data)."""
 
+@final
 class Program:
     """A program of recurrent tensors."""
 
     def __init__(self) -> None: ...
     def dim(self, name: str, bound: str) -> Dim:
         """A dimension ``name`` of bound ``bound`` (``p.dim("t", "T")``)."""
-    def input(self, name: str, domain: Sequence[Dim], shape: Sequence[int], dtype: DType = "float32") -> Tensor:
+    def input(self, name: str, domain: Sequence[Dim], shape: Sequence[int], dtype: _DType = "float32") -> Tensor:
         """An input over ``domain`` with points of ``shape`` and ``dtype``."""
-    def tensor(self, name: str, domain: Sequence[Dim], shape: Sequence[int], dtype: DType = "float32") -> Tensor:
+    def tensor(self, name: str, domain: Sequence[Dim], shape: Sequence[int], dtype: _DType = "float32") -> Tensor:
         """A tensor over ``domain``, defined by ``define``/``otherwise``."""
-    def define(self, tensor: Tensor, when: Cond, value: Operand) -> None:
+    def define(self, tensor: Tensor, when: Cond, value: _Operand) -> None:
         """``tensor`` is ``value`` (an Expr or a number) where ``when`` holds."""
-    def otherwise(self, tensor: Tensor, value: Operand) -> None:
+    def otherwise(self, tensor: Tensor, value: _Operand) -> None:
         """``tensor`` is ``value`` (an Expr or a number) wherever no earlier definition holds."""
     def output(self, tensor: Tensor) -> None:
         """Marks ``tensor`` as an output (its whole domain)."""
@@ -190,6 +196,7 @@ class Program:
     def interpret(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
         """Evaluates with the reference interpreter: bounds and inputs as keyword arguments."""
 
+@final
 class Executable:
     """A program compiled once, run many times, from any thread."""
 
@@ -202,6 +209,7 @@ class Executable:
     def run(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
         """Runs the compiled code: bounds and inputs (of the inputs' dtypes) as keyword arguments."""
 
+@final
 class AdamState:
     """The state ``tempo.optim.adam`` declares for a parameter ``w`` (tensors named ``w_m``, ...)."""
 
@@ -218,6 +226,7 @@ class AdamState:
     def beta2_power(self) -> Tensor:
         """``w_beta2_power[i] = beta2 ** (i + 1)``."""
 
+@final
 class Sample:
     """A sampled action with its log-probability and the distribution's entropy, per row."""
 
@@ -234,30 +243,30 @@ class Sample:
 def einsum(spec: str, *operands: Expr) -> Expr:
     """A contraction in NumPy's notation: ``einsum("hqd,nhd->hqn", q, keys)``."""
 
-def where(condition: Expr, a: Operand, b: Operand) -> Expr:
+def where(condition: Expr, a: _Operand, b: _Operand) -> Expr:
     """``a`` where ``condition`` holds, else ``b`` (either may be a number)."""
 
 def always() -> Cond:
     """A condition that always holds."""
 
-def maximum(a: Operand, b: Operand) -> Expr:
+def maximum(a: _Operand, b: _Operand) -> Expr:
     """The elementwise maximum (one side may be a number)."""
 
-def minimum(a: Operand, b: Operand) -> Expr:
+def minimum(a: _Operand, b: _Operand) -> Expr:
     """The elementwise minimum (one side may be a number)."""
 
-def arange(n: int, dtype: DType = "int64") -> Expr:
+def arange(n: int, dtype: _DType = "int64") -> Expr:
     """``[0, 1, ..., n - 1]``: compared with token ids, one-hot rows."""
 
 def constant(
-    value: Union[int, float, Sequence[Any], npt.NDArray[Any]], dtype: DType = "float32", shape: Sequence[int] | None = None
+    value: Union[int, float, Sequence[Any], npt.NDArray[Any]], dtype: _DType = "float32", shape: Sequence[int] | None = None
 ) -> Expr:
     """A constant: a number (one value everywhere, of ``shape``) or a list or array of elements."""
 
-def random_uniform(seed: int, shape: Sequence[int], dtype: DType = "float32") -> Expr:
+def random_uniform(seed: int, shape: Sequence[int], dtype: _DType = "float32") -> Expr:
     """Seeded uniform values in [0, 1), a pure function of the seed, the point and the element."""
 
-def random_normal(seed: int, shape: Sequence[int], dtype: DType = "float32") -> Expr:
+def random_normal(seed: int, shape: Sequence[int], dtype: _DType = "float32") -> Expr:
     """Seeded standard normal values, a pure function of the seed, the point and the element."""
 
 def categorical(logits: Expr, seed: int) -> Sample:
@@ -266,11 +275,11 @@ def categorical(logits: Expr, seed: int) -> Sample:
 def categorical_log_prob(logits: Expr, action: Expr) -> Expr:
     """The log-probability of ``action`` under ``softmax(logits)``, per row."""
 
-def sgd(program: Program, param: Tensor, grad: Tensor, iteration: Dim, init: Operand, lr: float) -> None:
+def sgd(program: Program, param: Tensor, grad: Tensor, iteration: Dim, init: _Operand, lr: float) -> None:
     """Gradient descent: ``param[0] = init``, ``param[i] = param[i-1] - lr * g[i-1]``."""
 
 def momentum(
-    program: Program, param: Tensor, grad: Tensor, iteration: Dim, init: Operand, lr: float, momentum: float
+    program: Program, param: Tensor, grad: Tensor, iteration: Dim, init: _Operand, lr: float, momentum: float
 ) -> Tensor:
     """Gradient descent with momentum (PyTorch's ``SGD(lr, momentum)``); returns the velocity."""
 
@@ -279,7 +288,7 @@ def adam(
     param: Tensor,
     grad: Tensor,
     iteration: Dim,
-    init: Operand,
+    init: _Operand,
     lr: float = 1e-3,
     betas: Tuple[float, float] = (0.9, 0.999),
     eps: float = 1e-8,
@@ -292,7 +301,7 @@ def adam_epochs(
     params: Sequence[Tensor],
     grads: Sequence[Tensor],
     iteration: Dim,
-    init: Operand,
+    init: _Operand,
     lr: float = 1e-3,
     betas: Tuple[float, float] = (0.9, 0.999),
     eps: float = 1e-8,
