@@ -172,6 +172,7 @@ index_arithmetic!(PyDim, |d: &PyDim| d.dim.var(), {
     fn bound(&self) -> PyIndex {
         PyIndex { index: self.dim.bound() }
     }
+    /// The dimension's name (`t` of `p.dim("t", "T")`).
     #[getter]
     fn name(&self) -> String {
         self.dim.name().to_string()
@@ -392,34 +393,44 @@ impl PyExpr {
     fn shape(&self) -> Vec<i64> {
         self.expr.point_type().shape.clone()
     }
+    /// The element type, as NumPy names it (`float32`, ...).
     #[getter]
     fn dtype(&self) -> &'static str {
         numpy_name(self.expr.point_type().element)
     }
+    /// `e ** x`, elementwise.
     fn exp(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.exp()) }
     }
+    /// The natural logarithm, elementwise.
     fn log(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.log()) }
     }
+    /// The square root, elementwise.
     fn sqrt(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sqrt()) }
     }
+    /// The hyperbolic tangent, elementwise.
     fn tanh(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.tanh()) }
     }
+    /// The logistic sigmoid `1 / (1 + e ** -x)`, elementwise.
     fn sigmoid(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sigmoid()) }
     }
+    /// `max(x, 0)`, elementwise.
     fn relu(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.relu()) }
     }
+    /// The sine, elementwise.
     fn sin(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sin()) }
     }
+    /// The cosine, elementwise.
     fn cos(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.cos()) }
     }
+    /// The absolute value, elementwise.
     fn abs(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.abs()) }
     }
@@ -437,11 +448,15 @@ impl PyExpr {
     fn sum(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::sum, Expr::sum_keepdims)
     }
+    /// The maximum along `axis` (the last by default), keeping it as size
+    /// 1 with `keepdims`: a reduction (`maximum` is elementwise).
     #[pyo3(signature = (axis = -1, keepdims = false))]
     #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn max(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::max_along, Expr::max_keepdims)
     }
+    /// The mean along `axis` (the last by default), keeping it as size 1
+    /// with `keepdims`.
     #[pyo3(signature = (axis = -1, keepdims = false))]
     #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn mean(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
@@ -465,6 +480,7 @@ impl PyExpr {
     fn slice(&self, py: Python<'_>, offsets: Vec<i64>, sizes: Vec<i64>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.slice(&offsets, &sizes)) }
     }
+    /// The concatenation with `other` along `axis`.
     fn concat(&self, py: Python<'_>, other: &PyExpr, axis: usize) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.concat(&other.expr, axis)) }
     }
@@ -472,24 +488,31 @@ impl PyExpr {
     fn gather(&self, py: Python<'_>, indices: &PyExpr) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.gather(&indices.expr)) }
     }
+    /// The index (int64) of the first maximum along `axis`.
     #[pyo3(signature = (axis = -1))]
     #[pyo3(text_signature = "($self, axis=-1)")]
     fn argmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.argmax(axis)) })
     }
+    /// The softmax along `axis` (the maximum taken out first).
     #[pyo3(signature = (axis = -1))]
     #[pyo3(text_signature = "($self, axis=-1)")]
     fn softmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.softmax_along(axis)) })
     }
+    /// The same elements in another shape (row-major; one dynamic size,
+    /// -1, where the value has one).
     fn reshape(&self, py: Python<'_>, shape: Vec<i64>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.reshape(&shape)) }
     }
+    /// The axes permuted: result axis `k` is axis `permutation[k]`.
     fn permute(&self, py: Python<'_>, permutation: Vec<usize>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.permute(&permutation)) }
     }
+    /// Every element converted to `dtype` (float32, float64, int32,
+    /// int64, bool).
     fn astype(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
         let element = element_of(dtype)?;
         Ok(PyExpr { expr: located(py, || self.expr.cast(element)) })
@@ -696,6 +719,7 @@ impl PyTensor {
         }
         Ok(PyExpr { expr: located(py, || self.tensor.read_box(coordinates)) })
     }
+    /// The tensor's name.
     #[getter]
     fn name(&self) -> String {
         self.tensor.name().to_string()
@@ -783,6 +807,7 @@ impl PyProgram {
         });
         Ok(())
     }
+    /// Marks `tensor` as an output: `run` returns its whole domain.
     fn output(&mut self, tensor: &PyTensor) {
         self.program.output(&tensor.tensor)
     }

@@ -429,3 +429,18 @@ def test_the_package_is_typed():
         if not name.startswith("_"):
             assert re.search(rf"^(class|def) {name}\b", stubs, re.M), name
     assert os.path.basename(tempo.optim.__file__) == "optim.py"
+
+
+def test_every_class_method_and_function_has_a_docstring():
+    missing = []
+    for name in dir(tempo._tempo):
+        if name.startswith("_"):
+            continue
+        value = getattr(tempo._tempo, name)
+        if not (value.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(value) and not issubclass(value, Exception):
+            for attribute, member in vars(value).items():
+                if not attribute.startswith("_") and not (getattr(member, "__doc__", None) or "").strip():
+                    missing.append(f"{name}.{attribute}")
+    assert missing == []
