@@ -9,6 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PySlice, PyTuple};
 use tempo::{Coordinate, Data, ElementType, Expr, HostArray, Index, PointType};
 
+mod training;
+
 pyo3::create_exception!(
     _tempo,
     TempoError,
@@ -60,6 +62,19 @@ fn numpy_name(element: ElementType) -> &'static str {
 
 fn error(e: tempo::Error) -> PyErr {
     TempoError::new_err(e.to_string())
+}
+
+/// A `TempoError` for a call the Python caller made wrongly, at its line
+/// (`file:line:1: error: ...`, as the program's own diagnostics read).
+fn refused(py: Python<'_>, message: impl std::fmt::Display) -> PyErr {
+    let (file, line) = caller(py);
+    TempoError::new_err(format!("{file}:{line}:1: error: {message}"))
+}
+
+/// A point type as NumPy users write it: `float32[4, 8]`.
+fn describe(point: &PointType) -> String {
+    let sizes: Vec<String> = point.shape.iter().map(i64::to_string).collect();
+    format!("{}[{}]", numpy_name(point.element), sizes.join(", "))
 }
 
 /// A temporal dimension: a variable in `0..bound`.
@@ -157,6 +172,7 @@ index_arithmetic!(PyDim, |d: &PyDim| d.dim.var(), {
     fn bound(&self) -> PyIndex {
         PyIndex { index: self.dim.bound() }
     }
+    /// The dimension's name (`t` of `p.dim("t", "T")`).
     #[getter]
     fn name(&self) -> String {
         self.dim.name().to_string()
@@ -197,8 +213,8 @@ impl PyExpr {
     }
 }
 
-
-/// The right operand of an elementwise op: an expression or a number.
+/// An operand of an elementwise op (or a branch's value): an expression
+/// or a number.
 enum Operand {
     Expr(Expr),
     Float(f64),
@@ -218,18 +234,48 @@ fn operand(value: &Bound<'_, PyAny>) -> PyResult<Operand> {
     if let Ok(x) = value.extract::<f64>() {
         return Ok(Operand::Float(x));
     }
+    if value.is_instance_of::<PyTensor>() {
+        return Err(PyTypeError::new_err("a Tensor is not a value: read a point of it (`x[t]`, `w[()]`)"));
+    }
     Err(PyTypeError::new_err("an operand is an Expr, an int or a float"))
+}
+
+impl Operand {
+    /// The operand as an expression: a number becomes a constant of type
+    /// `ty`, one value everywhere.
+    fn or_splat(self, ty: PointType) -> Expr {
+        match self {
+            Operand::Expr(e) => e,
+            Operand::Float(x) => Expr::splat(x, ty),
+            Operand::Int(n) => Expr::splat_int(n, ty),
+        }
+    }
+}
+
+/// A scalar of `element`.
+fn scalar_of(element: ElementType) -> PointType {
+    PointType { shape: Vec::new(), element }
 }
 
 /// `other` as an expression beside `like`: itself, or a number as a scalar
 /// of `like`'s element type (broadcast as NumPy does).
 fn operand_expr(other: &Bound<'_, PyAny>, like: &Expr) -> PyResult<Expr> {
-    let scalar = PointType { shape: Vec::new(), element: like.point_type().element };
-    Ok(match operand(other)? {
-        Operand::Expr(e) => e,
-        Operand::Float(x) => Expr::splat(x, scalar),
-        Operand::Int(n) => Expr::splat_int(n, scalar),
-    })
+    Ok(operand(other)?.or_splat(scalar_of(like.point_type().element)))
+}
+
+/// Two operands of which at least one is an expression: a number becomes a
+/// scalar of the other's element type.
+fn operand_pair(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<(Expr, Expr)> {
+    match (operand(a)?, operand(b)?) {
+        (Operand::Expr(x), other) => {
+            let y = other.or_splat(scalar_of(x.point_type().element));
+            Ok((x, y))
+        }
+        (other, Operand::Expr(y)) => Ok((other.or_splat(scalar_of(y.point_type().element)), y)),
+        _ => Err(PyTypeError::new_err(
+            "two numbers: give one of them as an Expr (tempo.constant(0.5, \"float64\")) so that its dtype is known",
+        )),
+    }
 }
 
 /// `a op b`, or `b op a` when `reversed`, located at the Python caller.
@@ -240,9 +286,17 @@ fn binary(
     reversed: bool,
     op: fn(&Expr, &Expr) -> Expr,
 ) -> PyResult<PyExpr> {
-    let b = operand_expr(other, a)?;
+    let b = located(py, || operand_expr(other, a))?;
     let expr = located(py, || if reversed { op(&b, a) } else { op(a, &b) });
     Ok(PyExpr { expr })
+}
+
+/// Refuses `pow(x, y, modulo)`: values have no modulus.
+fn no_modulo(modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    match modulo {
+        Some(m) if !m.is_none() => Err(PyTypeError::new_err("pow() with a modulus is not defined on an Expr")),
+        _ => Ok(()),
+    }
 }
 
 /// Normalizes a possibly negative `axis` of a value of `rank`.
@@ -281,6 +335,36 @@ impl PyExpr {
         binary(py, &self.expr, other, true, |a, b| a / b)
     }
 
+    /// `self ** exponent` elementwise (floats), the exponent an `Expr` or
+    /// a number: `x ** 2`, `2.0 ** x`.
+    fn __pow__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyExpr> {
+        no_modulo(modulo)?;
+        binary(py, &self.expr, other, false, |a, b| a.pow(b))
+    }
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyExpr> {
+        no_modulo(modulo)?;
+        binary(py, &self.expr, other, true, |a, b| a.pow(b))
+    }
+    /// `self ** exponent` elementwise (floats): `x.pow(0.5)`, `x.pow(y)`.
+    fn pow(&self, py: Python<'_>, exponent: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, exponent, false, |a, b| a.pow(b))
+    }
+    /// The elementwise maximum with `other` (an `Expr` or a number,
+    /// broadcast): `x.maximum(0.0)` is ReLU. (`max` is the reduction.)
+    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a.max(b))
+    }
+    /// The elementwise minimum with `other` (an `Expr` or a number,
+    /// broadcast): `ratio.minimum(1.2)`.
+    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+        binary(py, &self.expr, other, false, |a, b| a.min(b))
+    }
+
     fn __neg__(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || -&self.expr) }
     }
@@ -309,62 +393,85 @@ impl PyExpr {
     fn shape(&self) -> Vec<i64> {
         self.expr.point_type().shape.clone()
     }
+    /// The element type, as NumPy names it (`float32`, ...).
     #[getter]
     fn dtype(&self) -> &'static str {
         numpy_name(self.expr.point_type().element)
     }
+    /// `e ** x`, elementwise.
     fn exp(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.exp()) }
     }
+    /// The natural logarithm, elementwise.
     fn log(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.log()) }
     }
+    /// The square root, elementwise.
     fn sqrt(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sqrt()) }
     }
+    /// The hyperbolic tangent, elementwise.
     fn tanh(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.tanh()) }
     }
+    /// The logistic sigmoid `1 / (1 + e ** -x)`, elementwise.
     fn sigmoid(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sigmoid()) }
     }
+    /// `max(x, 0)`, elementwise.
     fn relu(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.relu()) }
     }
+    /// The sine, elementwise.
     fn sin(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.sin()) }
     }
+    /// The cosine, elementwise.
     fn cos(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.cos()) }
     }
+    /// The absolute value, elementwise.
     fn abs(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.abs()) }
     }
+    /// The same value, through which no gradient passes: for
+    /// `Program.grad` it is a constant, so the gradient is the partial one
+    /// along the other paths. An update reads its gradient through it,
+    /// `w[i - 1] - lr * g[i - 1].stop_gradient()` (as `tempo.optim` does).
     fn stop_gradient(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.stop_gradient()) }
     }
     /// Sum along `axis` (the last by default), keeping it as size 1 with
     /// `keepdims`.
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn sum(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::sum, Expr::sum_keepdims)
     }
+    /// The maximum along `axis` (the last by default), keeping it as size
+    /// 1 with `keepdims`: a reduction (`maximum` is elementwise).
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn max(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::max_along, Expr::max_keepdims)
     }
+    /// The mean along `axis` (the last by default), keeping it as size 1
+    /// with `keepdims`.
     #[pyo3(signature = (axis = -1, keepdims = false))]
+    #[pyo3(text_signature = "($self, axis=-1, keepdims=False)")]
     fn mean(&self, py: Python<'_>, axis: i64, keepdims: bool) -> PyResult<PyExpr> {
         self.reduce(py, axis, keepdims, Expr::mean, Expr::mean_keepdims)
     }
     /// Layer normalization along `axis` (no scale or shift).
     #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    #[pyo3(text_signature = "($self, eps=1e-05, axis=-1)")]
     fn layer_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.layer_norm_along(axis, eps)) })
     }
     /// RMS normalization along `axis` (no scale).
     #[pyo3(signature = (eps = 1e-5, axis = -1))]
+    #[pyo3(text_signature = "($self, eps=1e-05, axis=-1)")]
     fn rms_norm(&self, py: Python<'_>, eps: f64, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.rms_norm_along(axis, eps)) })
@@ -373,6 +480,7 @@ impl PyExpr {
     fn slice(&self, py: Python<'_>, offsets: Vec<i64>, sizes: Vec<i64>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.slice(&offsets, &sizes)) }
     }
+    /// The concatenation with `other` along `axis`.
     fn concat(&self, py: Python<'_>, other: &PyExpr, axis: usize) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.concat(&other.expr, axis)) }
     }
@@ -380,22 +488,31 @@ impl PyExpr {
     fn gather(&self, py: Python<'_>, indices: &PyExpr) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.gather(&indices.expr)) }
     }
+    /// The index (int64) of the first maximum along `axis`.
     #[pyo3(signature = (axis = -1))]
+    #[pyo3(text_signature = "($self, axis=-1)")]
     fn argmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.argmax(axis)) })
     }
+    /// The softmax along `axis` (the maximum taken out first).
     #[pyo3(signature = (axis = -1))]
+    #[pyo3(text_signature = "($self, axis=-1)")]
     fn softmax(&self, py: Python<'_>, axis: i64) -> PyResult<PyExpr> {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.softmax_along(axis)) })
     }
+    /// The same elements in another shape (row-major; one dynamic size,
+    /// -1, where the value has one).
     fn reshape(&self, py: Python<'_>, shape: Vec<i64>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.reshape(&shape)) }
     }
+    /// The axes permuted: result axis `k` is axis `permutation[k]`.
     fn permute(&self, py: Python<'_>, permutation: Vec<usize>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.permute(&permutation)) }
     }
+    /// Every element converted to `dtype` (float32, float64, int32,
+    /// int64, bool).
     fn astype(&self, py: Python<'_>, dtype: &str) -> PyResult<PyExpr> {
         let element = element_of(dtype)?;
         Ok(PyExpr { expr: located(py, || self.expr.cast(element)) })
@@ -427,10 +544,111 @@ fn einsum(py: Python<'_>, spec: &str, operands: Vec<PyRef<PyExpr>>) -> PyExpr {
     PyExpr { expr: located(py, || Expr::einsum(spec, &operands)) }
 }
 
-/// `where(condition, a, b)`: `a` where `condition` holds, else `b`.
+/// `where(condition, a, b)`: `a` where `condition` (booleans) holds, else
+/// `b`, elementwise and broadcast; `a` or `b` may be a number (a scalar of
+/// the other's dtype): `tempo.where(x > 0, x, 0.0)`.
 #[pyfunction(name = "where")]
-fn select(py: Python<'_>, condition: &PyExpr, a: &PyExpr, b: &PyExpr) -> PyExpr {
-    PyExpr { expr: located(py, || condition.expr.select(&a.expr, &b.expr)) }
+fn select(py: Python<'_>, condition: &PyExpr, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let (a, b) = located(py, || operand_pair(a, b))?;
+    Ok(PyExpr { expr: located(py, || condition.expr.select(&a, &b)) })
+}
+
+/// `maximum(a, b)`: the elementwise maximum (broadcast), either side a
+/// number: `tempo.maximum(x, 0.0)`.
+#[pyfunction]
+fn maximum(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let (a, b) = located(py, || operand_pair(a, b))?;
+    Ok(PyExpr { expr: located(py, || a.max(&b)) })
+}
+
+/// `minimum(a, b)`: the elementwise minimum (broadcast), either side a
+/// number: `tempo.minimum(ratio, 1.2)`.
+#[pyfunction]
+fn minimum(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
+    let (a, b) = located(py, || operand_pair(a, b))?;
+    Ok(PyExpr { expr: located(py, || a.min(&b)) })
+}
+
+/// `arange(n, dtype="int64")`: the vector `[0, 1, ..., n - 1]`. Compared
+/// with token ids it makes one-hot rows (targets as ids, not one-hot
+/// inputs): `tempo.arange(V).equals(y[t].reshape([B, 1])).astype("float32")`
+/// for ids `y[t]` of `[B]`, rows of `[B, V]`.
+#[pyfunction]
+#[pyo3(signature = (n, dtype = "int64"))]
+fn arange(py: Python<'_>, n: i64, dtype: &str) -> PyResult<PyExpr> {
+    let element = element_of(dtype)?;
+    Ok(PyExpr { expr: located(py, || Expr::arange(n, element)) })
+}
+
+/// `constant(value, dtype="float32", shape=None)`: a constant value. A
+/// number is one value everywhere (a scalar, or of `shape`):
+/// `tempo.constant(0.9)`, `tempo.constant(0, "int64", [4])`; a list or a
+/// NumPy array gives the elements (and the shape):
+/// `tempo.constant([1.0, -2.0, 0.5], "float64")`.
+#[pyfunction]
+#[pyo3(signature = (value, dtype = "float32", shape = None))]
+fn constant(py: Python<'_>, value: &Bound<'_, PyAny>, dtype: &str, shape: Option<Vec<i64>>) -> PyResult<PyExpr> {
+    let element = element_of(dtype)?;
+    if value.is_instance_of::<PyExpr>() {
+        return Err(PyTypeError::new_err("constant() takes a number, a list or an array, not an Expr"));
+    }
+    if value.is_instance_of::<pyo3::types::PyFloat>() || value.is_instance_of::<pyo3::types::PyInt>() {
+        let ty = PointType { shape: shape.unwrap_or_default(), element };
+        let number = if value.is_instance_of::<pyo3::types::PyFloat>() {
+            Operand::Float(value.extract()?)
+        } else {
+            Operand::Int(value.extract()?)
+        };
+        return Ok(PyExpr { expr: located(py, || number.or_splat(ty)) });
+    }
+    let numpy = py.import("numpy")?;
+    let array = numpy.call_method1("asarray", (value, if element.is_float() { "float64" } else { "int64" }))?;
+    let sizes: Vec<i64> = array.getattr("shape")?.extract()?;
+    if let Some(shape) = shape.filter(|s| *s != sizes) {
+        return Err(PyValueError::new_err(format!("constant() of shape {sizes:?} given shape {shape:?}")));
+    }
+    let ty = PointType { shape: sizes, element };
+    let flat = array.call_method0("ravel")?.call_method0("tolist")?;
+    let expr = if element.is_float() {
+        let values: Vec<f64> = flat.extract()?;
+        located(py, || Expr::constant(values, ty))
+    } else {
+        let values: Vec<i64> = flat.extract()?;
+        located(py, || Expr::constant_ints(values, ty))
+    };
+    Ok(PyExpr { expr })
+}
+
+/// `random_uniform(seed, shape, dtype="float32")`: seeded uniform values
+/// in [0, 1), a pure function of `seed`, the point of the tensor whose
+/// branch reads it and the element: the same seed gives the same values
+/// run after run, and each point its own (dropout masks, exploration
+/// noise). Floats only. (`Executable.run`'s `seed` is another thing: the
+/// values of inputs not given.)
+///
+/// >>> p = tempo.Program(); t = p.dim("t", "T")
+/// >>> u = p.tensor("u", [t], [2])
+/// >>> p.otherwise(u, tempo.random_uniform(7, [2]))
+/// >>> p.output(u)
+/// >>> out = p.compile().run(T=3)["u"]
+/// >>> out.shape, bool(((0 <= out) & (out < 1)).all())
+/// ((3, 2), True)
+#[pyfunction]
+#[pyo3(signature = (seed, shape, dtype = "float32"))]
+fn random_uniform(py: Python<'_>, seed: i64, shape: Vec<i64>, dtype: &str) -> PyResult<PyExpr> {
+    let ty = point_type(shape, dtype)?;
+    Ok(PyExpr { expr: located(py, || Expr::random_uniform(seed, ty)) })
+}
+
+/// `random_normal(seed, shape, dtype="float32")`: seeded standard normal
+/// values (mean 0, standard deviation 1), a pure function of `seed`, the
+/// point and the element, as `random_uniform`'s. Floats only:
+/// `mean + sigma * tempo.random_normal(3, [4])`.
+#[pyfunction]
+#[pyo3(signature = (seed, shape, dtype = "float32"))]
+fn random_normal(py: Python<'_>, seed: i64, shape: Vec<i64>, dtype: &str) -> PyResult<PyExpr> {
+    let ty = point_type(shape, dtype)?;
+    Ok(PyExpr { expr: located(py, || Expr::random_normal(seed, ty)) })
 }
 
 /// A condition that always holds.
@@ -501,6 +719,7 @@ impl PyTensor {
         }
         Ok(PyExpr { expr: located(py, || self.tensor.read_box(coordinates)) })
     }
+    /// The tensor's name.
     #[getter]
     fn name(&self) -> String {
         self.tensor.name().to_string()
@@ -567,14 +786,28 @@ impl PyProgram {
         Ok(PyTensor { tensor, domain: dims })
     }
     /// `tensor` is `value` where `when` holds (the first definition that
-    /// holds, in order, gives a point its value).
-    fn define(&mut self, py: Python<'_>, tensor: &PyTensor, when: &PyCond, value: &PyExpr) {
-        located(py, || self.program.define(&tensor.tensor, when.cond.clone(), value.expr.clone()))
+    /// holds, in order, gives a point its value). `value` is an `Expr` or a
+    /// number (one value for the whole point, of the tensor's dtype):
+    /// `p.define(w, i == 0, 0.0)`.
+    fn define(&mut self, py: Python<'_>, tensor: &PyTensor, when: &PyCond, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = operand(value)?;
+        located(py, || {
+            let value = value.or_splat(tensor.tensor.point_type().clone());
+            self.program.define(&tensor.tensor, when.cond.clone(), value)
+        });
+        Ok(())
     }
-    /// `tensor` is `value` wherever no earlier definition holds.
-    fn otherwise(&mut self, py: Python<'_>, tensor: &PyTensor, value: &PyExpr) {
-        located(py, || self.program.otherwise(&tensor.tensor, value.expr.clone()))
+    /// `tensor` is `value` wherever no earlier definition holds; `value` an
+    /// `Expr` or a number, as in `define`.
+    fn otherwise(&mut self, py: Python<'_>, tensor: &PyTensor, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let value = operand(value)?;
+        located(py, || {
+            let value = value.or_splat(tensor.tensor.point_type().clone());
+            self.program.otherwise(&tensor.tensor, value)
+        });
+        Ok(())
     }
+    /// Marks `tensor` as an output: `run` returns its whole domain.
     fn output(&mut self, tensor: &PyTensor) {
         self.program.output(&tensor.tensor)
     }
@@ -585,8 +818,22 @@ impl PyProgram {
     fn stop(&mut self, py: Python<'_>, done: &PyTensor, dim: &PyDim) {
         located(py, || self.program.stop(&done.tensor, &dim.dim))
     }
-    /// The gradient of the sum of `of`'s points with respect to each point
-    /// of `wrt`, a tensor named `name`.
+    /// The gradient of the sum of `of`'s points (scalar floats: a loss)
+    /// with respect to each point of `wrt`, a tensor named `name` over
+    /// `wrt`'s domain. A training loop updates a parameter over an
+    /// iteration dimension `i` from the previous iteration's gradient,
+    /// read through `stop_gradient` (`tempo.optim` writes such updates):
+    ///
+    /// >>> p = tempo.Program(); i = p.dim("i", "I")
+    /// >>> w = p.tensor("w", [i], [], "float64")
+    /// >>> loss = p.tensor("loss", [i], [], "float64")
+    /// >>> p.otherwise(loss, (w[i] - 3.0) * (w[i] - 3.0))
+    /// >>> g = p.grad("g", loss, w)       # g[i] = 2 (w[i] - 3)
+    /// >>> p.define(w, i == 0, 0.0)
+    /// >>> p.otherwise(w, w[i - 1] - 0.25 * g[i - 1].stop_gradient())
+    /// >>> p.output(w)
+    /// >>> p.compile().run(I=4)["w"].tolist()
+    /// [0.0, 1.5, 2.25, 2.625]
     fn grad(&mut self, py: Python<'_>, name: &str, of: &PyTensor, wrt: &PyTensor) -> PyTensor {
         let tensor = located(py, || self.program.grad(name, &of.tensor, &wrt.tensor));
         PyTensor { domain: wrt.domain.clone(), tensor }
@@ -758,6 +1005,13 @@ impl PyExecutable {
     /// Runs the compiled code: bounds and inputs as keyword arguments
     /// (`T=10, x=array`), `seed` for random inputs not given. Returns
     /// `{output name: numpy array}`.
+    ///
+    /// Inputs are not converted: an array must have the input's dtype (a
+    /// float64 array for a float32 input is refused with a `TempoError`;
+    /// convert it with `.astype(np.float32)`); only plain Python numbers
+    /// take the input's dtype. C-order arrays are read in place; others
+    /// are copied to C order first. A bound missing, an input missing
+    /// (without `seed`) or of the wrong shape is a `TempoError`.
     #[pyo3(signature = (seed = None, **arguments))]
     fn run<'py>(
         &self,
@@ -840,6 +1094,13 @@ fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(einsum, m)?)?;
     m.add_function(wrap_pyfunction!(select, m)?)?;
     m.add_function(wrap_pyfunction!(always, m)?)?;
+    m.add_function(wrap_pyfunction!(maximum, m)?)?;
+    m.add_function(wrap_pyfunction!(minimum, m)?)?;
+    m.add_function(wrap_pyfunction!(arange, m)?)?;
+    m.add_function(wrap_pyfunction!(constant, m)?)?;
+    m.add_function(wrap_pyfunction!(random_uniform, m)?)?;
+    m.add_function(wrap_pyfunction!(random_normal, m)?)?;
+    training::register(m)?;
     m.add("TempoError", m.py().get_type::<TempoError>())?;
     Ok(())
 }

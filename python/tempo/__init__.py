@@ -16,34 +16,62 @@ many times with NumPy arrays::
     exe = p.compile()
     out = exe.run(T=5, x=np.ones((5, 3), np.float32))["s"]
 
+Training is a program too: ``Program.grad`` declares a gradient,
+``Expr.stop_gradient`` cuts a path, and ``tempo.optim`` (SGD, momentum,
+Adam and AdamW) defines parameters over an iteration dimension.
+``random_uniform``, ``random_normal`` and ``categorical`` are seeded random
+values.
+
 The classes are the Rust API's (``tempo._tempo``): nothing is built or
 checked twice. Errors are ``tempo.TempoError`` naming the Python line.
 """
 
 from ._tempo import (  # noqa: F401
+    AdamState,
     Cond,
     Dim,
     Executable,
     Expr,
     Index,
     Program,
+    Sample,
     Tensor,
     TempoError,
     always,
+    arange,
+    categorical,
+    categorical_log_prob,
+    constant,
     einsum,
+    maximum,
+    minimum,
+    random_normal,
+    random_uniform,
     where,
 )
+from . import optim  # noqa: F401
 
 __all__ = [
+    "AdamState",
     "Cond",
     "Dim",
     "Executable",
     "Expr",
     "Index",
     "Program",
+    "Sample",
     "Tensor",
     "TempoError",
     "always",
+    "arange",
+    "categorical",
+    "categorical_log_prob",
+    "constant",
     "einsum",
+    "maximum",
+    "minimum",
+    "optim",
+    "random_normal",
+    "random_uniform",
     "where",
 ]
