@@ -729,7 +729,7 @@ impl<'c> Executable<'c> {
 
     /// The program's bound names, in dimension order.
     pub fn bounds(&self) -> Result<Vec<String>, Vec<String>> {
-        let program = self.program()?;
+        let program = &self.checked;
         Ok(program.dims.iter().map(|d| d.bound.clone()).collect())
     }
 
@@ -739,7 +739,7 @@ impl<'c> Executable<'c> {
     pub fn interface(
         &self,
     ) -> Result<(Vec<(String, PointType, Vec<usize>)>, Vec<(String, PointType, Vec<usize>)>), Vec<String>> {
-        let program = self.program()?;
+        let program = &self.checked;
         let slot = |t: &tempo_passes::program::Tensor| (t.name.clone(), t.point.clone(), t.domain.clone());
         let inputs = program.tensors.iter().filter(|t| t.is_input).map(slot);
         let outputs = program.outputs.iter().map(|&i| slot(&program.tensors[i]));
@@ -747,15 +747,11 @@ impl<'c> Executable<'c> {
         Ok((inputs.map(as_dims).collect(), outputs.map(as_dims).collect()))
     }
 
-    fn program(&self) -> Result<&Program<'c>, Vec<String>> {
-        Ok(&self.checked)
-    }
-
     /// Runs the compiled code with `run`'s bounds, inputs and seed (the
     /// rest of `run` is as compiled): the outputs, and how long compiling
     /// (once) and this run took.
     pub fn run(&self, run: &RunOptions) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
-        let program = self.program()?;
+        let program = &self.checked;
         let mut schedule = self.schedule.clone();
         let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };

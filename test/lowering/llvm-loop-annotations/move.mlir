@@ -2,7 +2,9 @@
 // (the discardable llvm.loop_annotation, which convert-scf-to-cf and
 // convert-to-llvm carry to the back edge's llvm.br) into the branch's own
 // loop_annotation, which the translation makes !llvm.loop metadata; a
-// branch without the hint is left as it is.
+// branch without the hint, and the hint on an op that is not a branch, are
+// left as they are. (The pass has no failure: what it does not know, it
+// leaves.)
 // RUN: tempo-opt %s --llvm-loop-annotations | FileCheck %s
 // RUN: tempo-opt %s --llvm-loop-annotations | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=IR
 // RUN: mlir-translate --mlir-to-llvmir %s | FileCheck %s --check-prefix=BEFORE
@@ -11,6 +13,8 @@
 // CHECK: llvm.br ^bb1(%{{.*}}, %{{.*}} : i64, f32){{$}}
 // CHECK: llvm.br ^bb1(%{{.*}}, %{{.*}} : i64, f32) {loop_annotation = #{{.*}}}
 // CHECK-NOT: llvm.loop_annotation =
+// CHECK-LABEL: llvm.func @other
+// CHECK: llvm.return {llvm.loop_annotation = #{{.*}}}
 
 // IR: br label %{{.*}}, !llvm.loop ![[LOOP:[0-9]+]]
 // IR: ![[LOOP]] = distinct !{![[LOOP]], ![[COUNT:[0-9]+]]}
@@ -37,5 +41,8 @@ module {
     llvm.br ^bb1(%next, %s : i64, f32) {llvm.loop_annotation = #hint}
   ^bb3:
     llvm.return %acc : f32
+  }
+  llvm.func @other() {
+    llvm.return {llvm.loop_annotation = #hint}
   }
 }
