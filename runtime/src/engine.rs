@@ -1218,7 +1218,7 @@ fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Res
     if !text.is_empty() {
         phases::time("verification and schedule", || {
             let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-            Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
+            Schedule::check(&written).map_err(|d| render(&d, &options.source_name))?;
             check_externals(&written, options)
         })?;
         phases::time("temporal optimizations", || {
@@ -1662,7 +1662,7 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     // The scheduler's static checks (cycles through range reads, cycles the
     // loop nests cannot order) apply here too, so that the interpreter and
     // the compiler accept exactly the same programs.
-    Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+    Schedule::check(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
     // (Views of the caller's memory are copied: the interpreter takes arrays.)
     let names = program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str());
