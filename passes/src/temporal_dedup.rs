@@ -18,14 +18,12 @@
 //! Exact: merged values are computed by the same ops on the same operands.
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{NodeKind, Program};
 use crate::rewrite::{compact_branch, live_nodes};
 use crate::rewrite::{map_operands, retain_tensors};
-use crate::verify::verify_program;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef};
 use std::collections::HashMap;
 
 /// The `temporal-dedup` pass.
@@ -38,12 +36,22 @@ impl TempoPass for TemporalDedup {
     fn summary(&self) -> &'static str {
         "Merge identical ops of a branch body and tensors that provably hold the same values"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        if deduplicate(&mut program) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalDedup {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        _options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(deduplicate(program))
     }
 }
 

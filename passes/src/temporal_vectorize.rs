@@ -43,11 +43,9 @@
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{Branch, DYNAMIC, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
-use crate::verify::verify_program;
-use melior::ir::{OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 
 mod groups;
 mod masks;
@@ -82,13 +80,25 @@ impl TempoPass for TemporalVectorize {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if vectorize_with(&mut program, &values, options.flag("groups")) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalVectorize {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        let here = |message: String| vec![PassDiagnostic::new(at, message)];
+        program
+            .bound_values(options.text("bounds").unwrap_or(""))
+            .map_err(here)
+            .map(|values| vectorize_with(program, &values, options.flag("groups")))
     }
 }
 
