@@ -176,6 +176,7 @@ fn analyse(
             | NodeKind::ReadAt { .. }
             | NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Position(_)
             | NodeKind::Attention(..) => movable[k] = false,
             _ => {}
