@@ -335,7 +335,7 @@ extern "C" fn one_process_allreduce(
     _op: usize,
     _comm: usize,
 ) -> c_int {
-    if send as usize != usize::MAX && send != receive as *const c_void && count > 0 {
+    if send as usize != usize::MAX && !std::ptr::eq(send, receive) && count > 0 {
         let bytes = count as usize * ((datatype as u32 >> 8) & 0xff) as usize;
         // SAFETY: both buffers hold `count` elements of the datatype.
         unsafe { std::ptr::copy_nonoverlapping(send as *const u8, receive as *mut u8, bytes) };
