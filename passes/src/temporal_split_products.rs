@@ -260,6 +260,7 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
             NodeKind::ReadRange { .. } => worth = true,
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::ReadAt { .. }
             | NodeKind::Position(_)
             | NodeKind::Attention(..) => return None,

@@ -185,6 +185,7 @@ fn analyse(
             | NodeKind::ReadAt { .. }
             | NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Position(_)
             | NodeKind::Attention(..) => movable[k] = false,
             _ => {}

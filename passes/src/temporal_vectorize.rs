@@ -261,13 +261,17 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     NodeKind::DynamicSlice(_, offsets) if inside && mentions(&[offsets]) => return false,
                     // Attention is made after vectorization (`temporal-tile-ranges`
                     // runs later in the pipeline); it is not batched here.
+                    // Collectives run once per point, like calls.
                     NodeKind::Random { .. }
                     | NodeKind::Call { .. }
+                    | NodeKind::AllReduce(..)
                     | NodeKind::ReadAt { .. }
                     | NodeKind::Gather(..)
                     | NodeKind::Attention(..)
                     | NodeKind::Position(_)
                     | NodeKind::Bound(_)
+                    | NodeKind::Rank
+                    | NodeKind::WorldSize
                         if inside =>
                     {
                         return false;
@@ -527,7 +531,9 @@ impl<'c> Batcher<'_, 'c> {
                 self.same(kind, &ty, true, location)
             }
             NodeKind::Position(p) if *p == d => self.same(NodeKind::Position(d), &ty, true, location),
-            NodeKind::Bound(_) => self.push(node.kind.clone(), ty, false, location),
+            NodeKind::Bound(_) | NodeKind::Rank | NodeKind::WorldSize => {
+                self.push(node.kind.clone(), ty, false, location)
+            }
             // Rows of a shared table at batched indices (groups check that
             // the table does not vary).
             NodeKind::Gather(table, indices) if !b(self, *table) => {
@@ -535,6 +541,7 @@ impl<'c> Batcher<'_, 'c> {
             }
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
             | NodeKind::Attention(..)
             | NodeKind::Position(_) => {
@@ -688,6 +695,7 @@ pub fn batched_branch<'c>(
             | NodeKind::DynamicSlice(..)
             | NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
             | NodeKind::Attention(..) => false,
             NodeKind::Position(p) => *p == d,

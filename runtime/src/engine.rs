@@ -613,6 +613,9 @@ impl<'c> Executable<'c> {
         // optimizations, lowering, code generation).
         let compile_start = std::time::Instant::now();
         phases::take();
+        // A program using the processes of its run opens them (MPI under
+        // a launcher) before anything is compiled for them.
+        crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
         // The compilation cache (CPU only): the key of the program as
         // given and the options; a hit replaces the program with the
         // optimized one it was compiled from and skips to loading.
@@ -1064,6 +1067,12 @@ fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(
     if calls_externals {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
+    // The processes of the run, once a program opened them (`crate::mpi`).
+    if let Some(world) = crate::mpi::opened() {
+        for (name, pointer) in crate::mpi::symbols(world) {
+            engine.register_symbol(name, pointer);
+        }
+    }
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
     }
@@ -1334,7 +1343,9 @@ fn lowering_text(
             let bounds = bounds.join(",");
             let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
             let batch = tempo_passes::optimize::depth_batching_enabled(&options.optimization.disabled);
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget)
+            let mpi = crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
+            let mpi = mpi.map(|world| world.implementation.dlti());
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget, mpi)
         }
         Target::Cuda { chip, threads_per_block } => tempo_lowering::temporal_to_cuda(
             &format!("sm_{chip}"),
@@ -1461,7 +1472,7 @@ fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
 }
 
 /// Whether an op under `op` has a name starting with `prefix`.
-fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
+pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
     struct Search<'a> {
         prefix: &'a [u8],
         found: bool,
@@ -1538,9 +1549,11 @@ fn cache_for(module: &Module, options: &RunOptions) -> Option<(crate::cache::Cac
 /// [`crate::cache`]).
 fn cache_key(module: &Module, options: &RunOptions) -> String {
     let program = module_text(module.as_operation());
+    // (The MPI ABI the code calls, for a program using processes.)
+    let mpi = crate::mpi::world_for(module.as_operation()).ok().flatten().map(|w| w.implementation.dlti());
     let settings = format!(
         "bounds {:?}; optimization {:?}; fast math {}; threads {}; LLVM level {}; source {:?}; OpenMP {}; \
-         injected fault {:?}",
+         injected fault {:?}; MPI {mpi:?}",
         options.bounds,
         options.optimization,
         options.fast_math,
