@@ -113,43 +113,55 @@ unsafe fn read_array(name: String, ty: &PointType, pointer: *const u8) -> HostAr
 /// # Safety
 /// Only compiled code calls it, with buffers of the declared types.
 pub unsafe extern "C" fn tempo_external_call(site: i64, arguments: *const i64, result: *mut u8) {
+    // The run's context leaves the thread's slot while the callback runs
+    // (and comes back when it returns or panics), so that a callback may
+    // run other compiled code on this thread: that run installs and takes
+    // its own context.
+    let taken = CURRENT.with(|current| current.borrow_mut().take());
+    let mut slot = Restore(taken);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        CURRENT.with(|current| {
-            let mut current = current.borrow_mut();
-            let Some(context) = current.as_mut() else { return };
-            if context.error.is_some() {
-                return;
+        let Some(context) = slot.0.as_mut() else { return };
+        if context.error.is_some() {
+            return;
+        }
+        let Some((callee, args, ty)) = context.sites.get(site as usize) else {
+            context.error = Some((None, format!("internal error: unknown external call site {site}")));
+            return;
+        };
+        let values: Vec<HostArray> = args
+            .iter()
+            .enumerate()
+            .map(|(k, arg)| {
+                // SAFETY: compiled code passes one buffer of type `arg` per argument.
+                unsafe { read_array(format!("arg{k}"), arg, *arguments.add(k) as *const u8) }
+            })
+            .collect();
+        match context.externals.call(callee, ty, &values) {
+            Ok(mut value) => {
+                let bytes = value.data.len() * ty.element.byte_size();
+                // SAFETY: `result` is a buffer of type `ty`; `call` checked the size.
+                unsafe { std::ptr::copy_nonoverlapping(value.data.as_mut_ptr(), result, bytes) };
             }
-            let Some((callee, args, ty)) = context.sites.get(site as usize) else {
-                context.error = Some((None, format!("internal error: unknown external call site {site}")));
-                return;
-            };
-            let values: Vec<HostArray> = args
-                .iter()
-                .enumerate()
-                .map(|(k, arg)| {
-                    // SAFETY: compiled code passes one buffer of type `arg` per argument.
-                    unsafe { read_array(format!("arg{k}"), arg, *arguments.add(k) as *const u8) }
-                })
-                .collect();
-            match context.externals.call(callee, ty, &values) {
-                Ok(mut value) => {
-                    let bytes = value.data.len() * ty.element.byte_size();
-                    // SAFETY: `result` is a buffer of type `ty`; `call` checked the size.
-                    unsafe { std::ptr::copy_nonoverlapping(value.data.as_mut_ptr(), result, bytes) };
-                }
-                Err(e) => context.error = Some((Some(site as usize), e)),
-            }
-        })
+            Err(e) => context.error = Some((Some(site as usize), e)),
+        }
     }));
     if let Err(panic) = run {
         let what = tempo_passes::fault::panic_message(panic.as_ref());
-        CURRENT.with(|current| {
-            if let Some(context) = current.borrow_mut().as_mut() {
-                context.error.get_or_insert_with(|| {
-                    (usize::try_from(site).ok(), format!("the external function panicked: {what}"))
-                });
-            }
-        });
+        if let Some(context) = slot.0.as_mut() {
+            context
+                .error
+                .get_or_insert_with(|| (usize::try_from(site).ok(), format!("the external function panicked: {what}")));
+        }
+    }
+}
+
+/// Puts a run's call context back into the thread's slot when dropped.
+struct Restore(Option<CallContext>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        if let Some(context) = self.0.take() {
+            CURRENT.with(|current| *current.borrow_mut() = Some(context));
+        }
     }
 }

@@ -1,0 +1,204 @@
+//! External calls with Python functions: `Program.call` registers a
+//! Python callable as the Rust API's external function (`Program::external`)
+//! and returns the call's value (`Expr::call`). The compiled code (or the
+//! interpreter) calls it through the runtime's trampoline, once per point
+//! of the tensor whose definition holds the call; it takes the GIL only
+//! while the function runs. An exception in it ends the run with a
+//! `TempoError` carrying the Python traceback and the line of `p.call`.
+
+use super::{PyExpr, PyProgram, describe, element_of, located, numpy_name, point_type, refused};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use tempo::{Data, Expr, HostArray, PointType};
+
+/// The argument arrays as new NumPy arrays (the function may keep them:
+/// each is its own copy of the point).
+fn numpy_arguments<'py>(py: Python<'py>, args: &[HostArray]) -> PyResult<Bound<'py, PyTuple>> {
+    let numpy = py.import("numpy")?;
+    let mut arrays = Vec::with_capacity(args.len());
+    for arg in args {
+        let element = arg.data.element();
+        let array = numpy.call_method1("empty", (PyTuple::new(py, &arg.shape)?, numpy_name(element)))?;
+        let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
+        let bytes = arg.data.len() * element.byte_size();
+        // SAFETY: the new array holds `bytes` writable bytes at `address`
+        // (same shape and element type), and `arg.data` as many readable.
+        unsafe { std::ptr::copy_nonoverlapping(arg.data.as_ptr(), address as *mut u8, bytes) };
+        arrays.push(array);
+    }
+    PyTuple::new(py, arrays)
+}
+
+/// The function's result as the call's value: an array (or anything
+/// NumPy turns into one) of the declared dtype, or a plain Python number,
+/// which takes the declared dtype. The runtime checks the shape.
+fn result_of(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType) -> Result<HostArray, String> {
+    let convert = || -> PyResult<Result<HostArray, String>> {
+        let numpy = py.import("numpy")?;
+        let number = value.is_instance_of::<pyo3::types::PyFloat>()
+            || value.is_instance_of::<pyo3::types::PyInt>()
+            || value.is_instance_of::<pyo3::types::PyBool>();
+        let keywords = PyDict::new(py);
+        keywords.set_item("order", "C")?;
+        if number {
+            keywords.set_item("dtype", numpy_name(ty.element))?;
+        }
+        let array = match numpy.call_method("asarray", (value,), Some(&keywords)) {
+            Ok(array) => array,
+            Err(e) => {
+                let kind = value.get_type().name()?;
+                return Ok(Err(format!("it returned a {kind}, which is not an array ({e})")));
+            }
+        };
+        let dtype: String = array.getattr("dtype")?.str()?.extract()?;
+        let Ok(element) = element_of(&dtype) else {
+            return Ok(Err(format!("it returned an array of {dtype}; declared {}", describe(ty))));
+        };
+        if element != ty.element {
+            return Ok(Err(format!(
+                "it returned an array of {dtype}; declared {} (results are not converted: use .astype(np.{}))",
+                describe(ty),
+                numpy_name(ty.element)
+            )));
+        }
+        let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+        let count: usize = shape.iter().product();
+        let mut data = Data::zeros(element, count);
+        let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
+        // SAFETY: `array` is C-contiguous with `count` elements of
+        // `element` at `address`; `data` holds as many.
+        unsafe { std::ptr::copy_nonoverlapping(address as *const u8, data.as_mut_ptr(), count * element.byte_size()) };
+        Ok(Ok(HostArray { name: "result".into(), shape, data }))
+    };
+    convert().unwrap_or_else(|e| Err(format!("its result could not be read: {e}")))
+}
+
+/// The text of a Python exception with its traceback, as Python prints it.
+fn traceback_text(py: Python<'_>, error: &PyErr) -> String {
+    let text = py.import("traceback").and_then(|traceback| {
+        let lines = traceback.call_method1(
+            "format_exception",
+            (error.get_type(py), error.value(py), error.traceback(py)),
+        )?;
+        let joined: String = pyo3::types::PyString::new(py, "").call_method1("join", (lines,))?.extract()?;
+        Ok(joined)
+    });
+    text.unwrap_or_else(|_| error.to_string()).trim_end().to_string()
+}
+
+/// Calls `function` on the points `args` (with the GIL) and reads its
+/// result back.
+fn invoke(py: Python<'_>, function: &Py<PyAny>, args: &[HostArray], ty: &PointType) -> Result<HostArray, String> {
+    let arrays = numpy_arguments(py, args).map_err(|e| format!("its arguments could not be made: {e}"))?;
+    match function.call1(py, arrays) {
+        Ok(value) => result_of(py, value.bind(py), ty),
+        Err(e) => Err(format!("the Python function raised an exception:\n{}", traceback_text(py, &e))),
+    }
+}
+
+/// The values `args` of `p.call`: expressions.
+fn argument_exprs(py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(one) = args.cast::<PyExpr>() {
+        vec![one.clone().into_any()]
+    } else {
+        match args.try_iter() {
+            Ok(items) => items.collect::<PyResult<_>>()?,
+            Err(_) => return Err(refused(py, "the arguments of a call are a list of Expr")),
+        }
+    };
+    items
+        .iter()
+        .map(|item| match item.cast::<PyExpr>() {
+            Ok(e) => Ok(e.borrow().expr.clone()),
+            Err(_) => {
+                let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                Err(refused(py, format!("an argument of a call is an Expr (a read such as `x[t - 1]`), not a {kind}")))
+            }
+        })
+        .collect()
+}
+
+#[pymethods]
+impl PyProgram {
+    /// `call(name, function, args, shape, dtype="float32")`: the value
+    /// `function(*args)` computes, a point of `shape` and `dtype`: an
+    /// external call (the Rust API's `Program::external` and `Expr::call`).
+    /// The program calls `function` once per point of the tensor whose
+    /// definition holds the call, in the schedule's order (the order the
+    /// dependences give: a stateful function, an environment, is ordered
+    /// by passing what it returned back into its next call), with the GIL
+    /// held only while it runs (`Executable.run` releases it otherwise).
+    ///
+    /// `function` gets one NumPy array per argument, the argument's point
+    /// (its own copy: it may keep it), and returns an array of exactly
+    /// `shape` and `dtype` (results are not converted; a plain Python
+    /// number takes `dtype`). An exception raised in it, or a result of
+    /// another shape or dtype, ends the run with a `TempoError` that names
+    /// this line and carries the Python traceback; the executable runs
+    /// again afterwards. `name` identifies the function in the program
+    /// (several calls may use one name with the same function; another
+    /// function under a used name is refused).
+    ///
+    /// Batches: write the batch into the point (`[N, 4]` for `N`
+    /// environments) and the function steps all of them in one call
+    /// (`examples/python/ppo.py` steps `N` Gymnasium environments so).
+    ///
+    /// >>> import numpy as np, tempo
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> s = p.tensor("s", [t], [2])
+    /// >>> def step(state):                      # a NumPy environment
+    /// ...     return (state * 0.5 + 1.0).astype(np.float32)
+    /// >>> p.define(s, t == 0, 0.0)
+    /// >>> p.otherwise(s, p.call("step", step, [s[t - 1]], [2]))
+    /// >>> p.output(s)
+    /// >>> p.compile().run(T=3)["s"].tolist()
+    /// [[0.0, 0.0], [1.0, 1.0], [1.5, 1.5]]
+    #[pyo3(signature = (name, function, args, shape, dtype = "float32"))]
+    fn call(
+        &mut self,
+        py: Python<'_>,
+        name: &str,
+        function: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+        shape: Vec<i64>,
+        dtype: &str,
+    ) -> PyResult<PyExpr> {
+        if !function.is_callable() {
+            let kind = function.get_type().name()?;
+            return Err(refused(py, format!("the function of call '{name}' is a {kind}, which is not callable")));
+        }
+        if name.is_empty() {
+            return Err(refused(py, "a call's name is not empty"));
+        }
+        if let Some(n) = shape.iter().find(|&&n| n < 0) {
+            return Err(refused(py, format!("call '{name}': a size of the result's shape is {n}")));
+        }
+        let ty = point_type(shape, dtype).map_err(|e| refused(py, e.value(py).to_string()))?;
+        let args = argument_exprs(py, args)?;
+        match self.callbacks.iter().find(|(n, _, _)| n == name) {
+            Some((_, known, _)) if !known.bind(py).is(function) => {
+                return Err(refused(
+                    py,
+                    format!("call '{name}' names another function already: give this one its own name"),
+                ));
+            }
+            Some((_, _, known)) if *known != ty => {
+                return Err(refused(
+                    py,
+                    format!("call '{name}' returns {} where it was called before, not {}", describe(known), describe(&ty)),
+                ));
+            }
+            Some(_) => {}
+            None => {
+                self.callbacks.push((name.to_string(), function.clone().unbind(), ty.clone()));
+                let callee: Py<PyAny> = function.clone().unbind();
+                let declared = ty.clone();
+                self.program.external(name, move |args: &[HostArray]| {
+                    Python::attach(|py| invoke(py, &callee, args, &declared))
+                });
+            }
+        }
+        let refs: Vec<&Expr> = args.iter().collect();
+        Ok(PyExpr { expr: located(py, || Expr::call(name, &refs, ty)) })
+    }
+}

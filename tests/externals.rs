@@ -1,0 +1,71 @@
+//! External calls that run compiled code themselves: a callback may run
+//! another compiled program on the thread of the run that called it (the
+//! Python front end's callbacks do, when a Python environment uses a
+//! compiled policy), and both runs give their results; an error in the
+//! inner run is the callback's error, at the outer call site.
+
+use std::sync::{Arc, Mutex};
+use tempo::{Cond, Data, Expr, HostArray, Program, f32s};
+
+/// `y[t] = y[t-1] * 2 + 1` over `t`, with `y[0] = x`: a small compiled
+/// program for the callback to run.
+fn doubling() -> Program {
+    let mut q = Program::new();
+    let t = q.dim("t", "T");
+    let x = q.input("x", &[], f32s(&[2]));
+    let y = q.tensor("y", &[&t], f32s(&[2]));
+    q.define(&y, t.eq(0), x.here());
+    q.define(&y, Cond::always(), y.at([&t - 1]) * 2.0 + 1.0);
+    q.output(&y);
+    q
+}
+
+/// The outer program: `s[t] = inner(s[t-1])`, where `inner` runs the
+/// doubling program for 3 steps from its argument and returns the last.
+fn outer(inner: Arc<Mutex<tempo::Compiled>>) -> Program {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    p.external("inner", move |args: &[HostArray]| {
+        let start = HostArray { name: "x".into(), ..args[0].clone() };
+        let compiled = inner.lock().map_err(|e| e.to_string())?;
+        let out = compiled.run(&[("T", 3)], &[start]).map_err(|e| e.to_string())?;
+        let Data::F32(values) = &out[0].data else { return Err("f32 expected".into()) };
+        Ok(HostArray { name: "r".into(), shape: vec![2], data: Data::F32(values[4..6].to_vec()) })
+    });
+    let s = p.tensor("s", &[&t], f32s(&[2]));
+    p.define(&s, t.eq(0), Expr::constant(vec![0.0, 1.0], f32s(&[2])));
+    p.define(&s, Cond::always(), Expr::call("inner", &[&s.at([&t - 1])], f32s(&[2])));
+    p.output(&s);
+    p
+}
+
+#[test]
+fn a_callback_may_run_compiled_code_on_the_calling_thread() {
+    let inner = Arc::new(Mutex::new(doubling().runner().compile().unwrap()));
+    let p = outer(Arc::clone(&inner));
+    let compiled = p.runner().compile().unwrap();
+    let out = compiled.run(&[("T", 4)], &[]).unwrap();
+    // Three doublings: v -> 8 v + 7.
+    let mut want = vec![0.0f32, 1.0];
+    for _ in 1..4 {
+        let last = &want[want.len() - 2..];
+        let next: Vec<f32> = last.iter().map(|v| v * 8.0 + 7.0).collect();
+        want.extend(next);
+    }
+    assert_eq!(out[0].data, Data::F32(want.clone()));
+    assert_eq!(p.runner().bound("T", 4).interpret().unwrap()[0].data, Data::F32(want));
+    // An inner run that fails (no bound would be a different error: give
+    // it an input of the wrong shape) is the outer call's error, and the
+    // outer program runs again afterwards.
+    let mut bad = Program::new();
+    let t = bad.dim("t", "T");
+    let x = bad.input("x", &[], f32s(&[3]));
+    let y = bad.tensor("y", &[&t], f32s(&[3]));
+    bad.otherwise(&y, x.here());
+    bad.output(&y);
+    let failing = outer(Arc::new(Mutex::new(bad.runner().compile().unwrap())));
+    let error = failing.runner().bound("T", 3).run().unwrap_err().to_string();
+    assert!(error.contains("external function 'inner' failed"), "{error}");
+    assert!(error.contains("externals.rs:"), "the outer call site is named: {error}");
+    assert_eq!(compiled.run(&[("T", 2)], &[]).unwrap()[0].shape, vec![2, 2], "the outer program runs again");
+}
