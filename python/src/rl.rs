@@ -9,16 +9,16 @@ use super::{PyDim, PyExpr, PyProgram, PyTensor, describe, located, refused};
 use pyo3::prelude::*;
 
 /// Refuses a tensor that `t` is not a dimension of, or whose points are
-/// not scalar floats; `like` (when given) must have the same domain and
-/// point type.
+/// not floats; `like` (when given) must have the same domain and point
+/// type.
 fn check_series(py: Python<'_>, what: &str, x: &PyTensor, t: &PyDim, like: Option<&PyTensor>) -> PyResult<()> {
     let name = x.tensor.name();
     if !x.domain.iter().any(|d| d.name() == t.dim.name()) {
         return Err(refused(py, format!("{what} '{name}' is not over dimension '{}'", t.dim.name())));
     }
     let point = x.tensor.point_type();
-    if !point.shape.is_empty() || !matches!(point.element, tempo::ElementType::F32 | tempo::ElementType::F64) {
-        return Err(refused(py, format!("{what} '{name}' has points of {}: scalar floats expected", describe(point))));
+    if !matches!(point.element, tempo::ElementType::F32 | tempo::ElementType::F64) {
+        return Err(refused(py, format!("{what} '{name}' has points of {}: floats expected", describe(point))));
     }
     if let Some(like) = like {
         let same_domain = x.domain.iter().map(|d| d.name()).eq(like.domain.iter().map(|d| d.name()));
@@ -34,8 +34,8 @@ fn check_series(py: Python<'_>, what: &str, x: &PyTensor, t: &PyDim, like: Optio
 
 /// `discounted_returns(p, name, rewards, t, gamma, dones=None)`: the
 /// returns `G[t] = r[t] + gamma * G[t+1]`, `G[T-1] = r[T-1]`, a new tensor
-/// `name` over `rewards`' domain (scalar floats, with the step dimension
-/// `t`), run backward after the rollout. With `dones` (1.0 where an
+/// `name` over `rewards`' domain (floats, one per environment or a batch
+/// of them in each point, with the step dimension `t`), run backward after the rollout. With `dones` (1.0 where an
 /// episode ends at that step) the sum restarts after each end:
 /// `G[t] = r[t] + gamma * (1 - done[t]) * G[t+1]` (`tempo::rl::discounted_returns`).
 ///
@@ -72,7 +72,8 @@ fn discounted_returns(
 /// gamma * V[t+1] - V[t]` (`V[T] = 0`; with `dones`, no bootstrap across
 /// an episode's end) in `{name}_delta`, and the advantages `A[t] =
 /// delta[t] + gamma * lam * A[t+1]`, `A[T-1] = delta[T-1]`. `rewards`,
-/// `values` and `dones` are scalar floats over the same domain, which has
+/// `values` and `dones` are floats of one point type (a batch of
+/// environments in each point) over the same domain, which has
 /// the step dimension `t`; read `values` through `stop_gradient` first
 /// where the advantages are not to be differentiated.
 ///
