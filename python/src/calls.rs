@@ -8,23 +8,56 @@
 
 use super::{PyExpr, PyProgram, describe, element_of, located, numpy_name, point_type, refused};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
-use tempo::{Data, Expr, HostArray, PointType};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyTuple};
+use tempo::{Data, ElementType, Expr, HostArray, PointType};
 
-/// The argument arrays as new NumPy arrays (the function may keep them:
-/// each is its own copy of the point).
+/// NumPy's functions a call uses, looked up once.
+struct NumPy {
+    frombuffer: Py<PyAny>,
+    asarray: Py<PyAny>,
+    ndarray: Py<PyAny>,
+}
+
+static NUMPY: PyOnceLock<NumPy> = PyOnceLock::new();
+
+fn numpy(py: Python<'_>) -> PyResult<&NumPy> {
+    NUMPY.get_or_try_init(py, || {
+        let numpy = py.import("numpy")?;
+        Ok(NumPy {
+            frombuffer: numpy.getattr("frombuffer")?.unbind(),
+            asarray: numpy.getattr("asarray")?.unbind(),
+            ndarray: numpy.getattr("ndarray")?.unbind(),
+        })
+    })
+}
+
+/// The element type of a NumPy array's dtype character (`float32` is
+/// `f`; `int64` is `l`, or `q` as `longlong`).
+fn element_of_char(c: char) -> Option<ElementType> {
+    Some(match c {
+        'f' => ElementType::F32,
+        'd' => ElementType::F64,
+        'i' => ElementType::I32,
+        'l' | 'q' => ElementType::I64,
+        '?' => ElementType::I1,
+        _ => return None,
+    })
+}
+
+/// The argument arrays as new NumPy arrays, each over a `bytearray` of its
+/// own (the function may keep and change them).
 fn numpy_arguments<'py>(py: Python<'py>, args: &[HostArray]) -> PyResult<Bound<'py, PyTuple>> {
-    let numpy = py.import("numpy")?;
+    let np = numpy(py)?;
     let mut arrays = Vec::with_capacity(args.len());
     for arg in args {
         let element = arg.data.element();
-        let array = numpy.call_method1("empty", (PyTuple::new(py, &arg.shape)?, numpy_name(element)))?;
-        let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
         let bytes = arg.data.len() * element.byte_size();
-        // SAFETY: the new array holds `bytes` writable bytes at `address`
-        // (same shape and element type), and `arg.data` as many readable.
-        unsafe { std::ptr::copy_nonoverlapping(arg.data.as_ptr(), address as *mut u8, bytes) };
-        arrays.push(array);
+        // SAFETY: `arg.data` holds `bytes` bytes of plain values.
+        let raw = unsafe { std::slice::from_raw_parts(arg.data.as_ptr(), bytes) };
+        let buffer = PyByteArray::new(py, raw);
+        let flat = np.frombuffer.bind(py).call1((buffer, numpy_name(element)))?;
+        arrays.push(flat.call_method1("reshape", (PyTuple::new(py, &arg.shape)?,))?);
     }
     PyTuple::new(py, arrays)
 }
@@ -34,41 +67,42 @@ fn numpy_arguments<'py>(py: Python<'py>, args: &[HostArray]) -> PyResult<Bound<'
 /// which takes the declared dtype. The runtime checks the shape.
 fn result_of(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType) -> Result<HostArray, String> {
     let convert = || -> PyResult<Result<HostArray, String>> {
-        let numpy = py.import("numpy")?;
-        let number = value.is_instance_of::<pyo3::types::PyFloat>()
-            || value.is_instance_of::<pyo3::types::PyInt>()
-            || value.is_instance_of::<pyo3::types::PyBool>();
-        let keywords = PyDict::new(py);
-        keywords.set_item("order", "C")?;
-        if number {
-            keywords.set_item("dtype", numpy_name(ty.element))?;
-        }
-        let array = match numpy.call_method("asarray", (value,), Some(&keywords)) {
-            Ok(array) => array,
-            Err(e) => {
-                let kind = value.get_type().name()?;
-                return Ok(Err(format!("it returned a {kind}, which is not an array ({e})")));
+        let np = numpy(py)?;
+        let array = if value.is_instance(np.ndarray.bind(py))? {
+            value.clone()
+        } else {
+            let number = value.is_instance_of::<pyo3::types::PyFloat>()
+                || value.is_instance_of::<pyo3::types::PyInt>()
+                || value.is_instance_of::<pyo3::types::PyBool>();
+            let converted = if number {
+                np.asarray.bind(py).call1((value, numpy_name(ty.element)))
+            } else {
+                np.asarray.bind(py).call1((value,))
+            };
+            match converted {
+                Ok(array) => array,
+                Err(e) => {
+                    let kind = value.get_type().name()?;
+                    return Ok(Err(format!("it returned a {kind}, which is not an array ({e})")));
+                }
             }
         };
-        let dtype: String = array.getattr("dtype")?.str()?.extract()?;
-        let Ok(element) = element_of(&dtype) else {
-            return Ok(Err(format!("it returned an array of {dtype}; declared {}", describe(ty))));
-        };
-        if element != ty.element {
-            return Ok(Err(format!(
-                "it returned an array of {dtype}; declared {} (results are not converted: use .astype(np.{}))",
-                describe(ty),
-                numpy_name(ty.element)
-            )));
+        let dtype = array.getattr("dtype")?;
+        let code: char = dtype.getattr("char")?.extract()?;
+        if element_of_char(code) != Some(ty.element) {
+            let name: String = dtype.str()?.extract()?;
+            let hint = match element_of(&name) {
+                Ok(_) => format!(" (results are not converted: use .astype(np.{}))", numpy_name(ty.element)),
+                Err(_) => String::new(),
+            };
+            return Ok(Err(format!("it returned an array of {name}; declared {}{hint}", describe(ty))));
         }
         let shape: Vec<usize> = array.getattr("shape")?.extract()?;
-        let count: usize = shape.iter().product();
-        let mut data = Data::zeros(element, count);
-        let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
-        // SAFETY: `array` is C-contiguous with `count` elements of
-        // `element` at `address`; `data` holds as many.
-        unsafe { std::ptr::copy_nonoverlapping(address as *const u8, data.as_mut_ptr(), count * element.byte_size()) };
-        Ok(Ok(HostArray { name: "result".into(), shape, data }))
+        // The elements in C order, whatever the array's strides.
+        let bytes = array.call_method0("tobytes")?;
+        let bytes = bytes.cast::<PyBytes>()?;
+        let data = Data::from_bytes(ty.element, bytes.as_bytes());
+        Ok(data.map(|data| HostArray { name: "result".into(), shape, data }))
     };
     convert().unwrap_or_else(|e| Err(format!("its result could not be read: {e}")))
 }

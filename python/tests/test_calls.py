@@ -56,6 +56,7 @@ def test_a_function_runs_once_per_point_compiled_and_interpreted():
     # Each argument is its own array, of the declared shape and dtype,
     # holding that point's value (the function may keep it).
     assert all(s.shape == (2,) and s.dtype == np.float32 and a.shape == () for s, a in calls)
+    assert all(s.flags.writeable and s.flags.c_contiguous for s, _ in calls)
     np.testing.assert_array_equal(np.array([s for s, _ in calls]), compiled[:-1])
     calls.clear()
     interpreted = p.interpret(T=12)["state"]
@@ -71,11 +72,15 @@ def test_calls_with_no_arguments_numbers_and_integer_results():
     x = p.tensor("x", [t], [], "float64")
     p.otherwise(n, p.call("next", lambda: next(counter), [], [], "int64"))  # a Python int
     p.otherwise(x, p.call("half", lambda v: v / 2, [n[t]], [], "float64"))  # a NumPy float64
+    odd = p.tensor("odd", [t], [2], "bool")
+    p.otherwise(odd, p.call("odd", lambda v: np.array([v % 2 == 1, True]), [n[t]], [2], "bool"))
     p.output(n)
     p.output(x)
+    p.output(odd)
     out = p.compile().run(T=4)
     assert out["n"].tolist() == [0, 1, 2, 3]
     assert out["x"].tolist() == [0.0, 0.5, 1.0, 1.5]
+    assert out["odd"].tolist() == [[False, True], [True, True], [False, True], [True, True]]
 
 
 def test_an_exception_ends_the_run_with_the_traceback_and_the_line():
