@@ -110,10 +110,8 @@ fn result_of(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType) -> Result
 /// The text of a Python exception with its traceback, as Python prints it.
 fn traceback_text(py: Python<'_>, error: &PyErr) -> String {
     let text = py.import("traceback").and_then(|traceback| {
-        let lines = traceback.call_method1(
-            "format_exception",
-            (error.get_type(py), error.value(py), error.traceback(py)),
-        )?;
+        let lines =
+            traceback.call_method1("format_exception", (error.get_type(py), error.value(py), error.traceback(py)))?;
         let joined: String = pyo3::types::PyString::new(py, "").call_method1("join", (lines,))?.extract()?;
         Ok(joined)
     });
@@ -219,7 +217,11 @@ impl PyProgram {
             Some((_, _, known)) if *known != ty => {
                 return Err(refused(
                     py,
-                    format!("call '{name}' returns {} where it was called before, not {}", describe(known), describe(&ty)),
+                    format!(
+                        "call '{name}' returns {} where it was called before, not {}",
+                        describe(known),
+                        describe(&ty)
+                    ),
                 ));
             }
             Some(_) => {}

@@ -890,7 +890,6 @@ impl PyProgram {
     }
 }
 
-
 #[pymodule]
 fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProgram>()?;

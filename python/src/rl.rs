@@ -61,7 +61,14 @@ fn discounted_returns(
         check_series(py, "dones", d, t, Some(rewards))?;
     }
     let tensor = guarded(py, || {
-        tempo::rl::discounted_returns(&mut program.program, name, &rewards.tensor, &t.dim, gamma, dones.map(|d| &d.tensor))
+        tempo::rl::discounted_returns(
+            &mut program.program,
+            name,
+            &rewards.tensor,
+            &t.dim,
+            gamma,
+            dones.map(|d| &d.tensor),
+        )
     })?;
     Ok(PyTensor { tensor, domain: rewards.domain.clone() })
 }
@@ -114,7 +121,10 @@ fn gae(
 fn check_normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<()> {
     let (m, s) = (mean.expr.point_type(), log_sigma.expr.point_type());
     if !matches!(m.element, tempo::ElementType::F32 | tempo::ElementType::F64) || s.element != m.element {
-        return Err(refused(py, format!("a normal policy takes floats of one type: mean {}, log_sigma {}", describe(m), describe(s))));
+        return Err(refused(
+            py,
+            format!("a normal policy takes floats of one type: mean {}, log_sigma {}", describe(m), describe(s)),
+        ));
     }
     let size: i64 = s.shape.iter().product();
     if s.shape != m.shape && size != 1 {
