@@ -21,7 +21,8 @@ fn doubling() -> Program {
 }
 
 /// The outer program: `s[t] = inner(s[t-1])`, where `inner` runs the
-/// doubling program for 3 steps from its argument and returns the last.
+/// doubling program for 3 steps from its argument and returns the last
+/// (two doublings: `v -> 4 v + 3`).
 fn outer(inner: Arc<Mutex<tempo::Compiled>>) -> Program {
     let mut p = Program::new();
     let t = p.dim("t", "T");
@@ -45,11 +46,10 @@ fn a_callback_may_run_compiled_code_on_the_calling_thread() {
     let p = outer(Arc::clone(&inner));
     let compiled = p.runner().compile().unwrap();
     let out = compiled.run(&[("T", 4)], &[]).unwrap();
-    // Three doublings: v -> 8 v + 7.
     let mut want = vec![0.0f32, 1.0];
     for _ in 1..4 {
         let last = &want[want.len() - 2..];
-        let next: Vec<f32> = last.iter().map(|v| v * 8.0 + 7.0).collect();
+        let next: Vec<f32> = last.iter().map(|v| v * 4.0 + 3.0).collect();
         want.extend(next);
     }
     assert_eq!(out[0].data, Data::F32(want.clone()));
