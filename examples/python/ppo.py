@@ -110,15 +110,22 @@ class CartPoles:
 
 def trivial_step(state, action):
     """The trivial environment's next state ``[n, 1]``, in the program's
-    element type: ``clip(s + 0.1 a, -1, 1)``."""
-    moved = state + action.reshape(-1, 1) * state.dtype.type(0.1)
-    return np.minimum(moved, 1).clip(-1, None).astype(state.dtype)
+    element type: ``clip(s + 0.1 a, -1, 1)`` (in place on a new array:
+    the function runs at every step)."""
+    moved = action.reshape(-1, 1) * state.dtype.type(0.1)
+    moved += state
+    np.minimum(moved, 1, out=moved)
+    return np.maximum(moved, -1, out=moved)
 
 
 def trivial_reward(state, action):
-    """The reward of acting ``action`` in ``state``: ``-|clip(s + 0.1 a)|``."""
-    moved = state.reshape(-1) + action * state.dtype.type(0.1)
-    return (-np.abs(np.maximum(np.minimum(moved, 1), -1))).astype(state.dtype)
+    """The reward of acting ``action`` in ``state``: ``-|clip(s + 0.1 a, -1, 1)|``."""
+    moved = action * state.dtype.type(0.1)
+    moved += state.reshape(-1)
+    np.minimum(moved, 1, out=moved)
+    np.maximum(moved, -1, out=moved)
+    np.abs(moved, out=moved)
+    return np.negative(moved, out=moved)
 
 
 def program(c, env):
