@@ -160,6 +160,8 @@ impl PyProgram {
     /// dependences give: a stateful function, an environment, is ordered
     /// by passing what it returned back into its next call), with the GIL
     /// held only while it runs (`Executable.run` releases it otherwise).
+    /// Only calls whose tensor some output depends on run (the compiler
+    /// removes the others).
     ///
     /// `function` gets one NumPy array per argument, the argument's point
     /// (its own copy: it may keep it), and returns an array of exactly
