@@ -404,6 +404,19 @@ impl Program {
         self.externals.register(name, callback);
     }
 
+    /// Registers `name` like [`Program::external`], as a callback on the
+    /// call's own buffers, without copies: it gets each argument's declared
+    /// type and bytes (row-major; valid only during the call) and the
+    /// result's declared type and buffer, which it fills whole. Front ends
+    /// that convert values themselves use it (the Python package).
+    pub fn external_raw(
+        &mut self,
+        name: &str,
+        callback: impl Fn(&[(&PointType, &[u8])], &PointType, &mut [u8]) -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.externals.register_raw(name, callback);
+    }
+
     /// Marks `tensor` as an output (its whole domain).
     pub fn output(&mut self, tensor: &Tensor) {
         self.outputs.push(tensor.id);

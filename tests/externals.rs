@@ -69,3 +69,39 @@ fn a_callback_may_run_compiled_code_on_the_calling_thread() {
     assert!(error.contains("externals.rs:"), "the outer call site is named: {error}");
     assert_eq!(compiled.run(&[("T", 2)], &[]).unwrap()[0].shape, vec![2, 2], "the outer program runs again");
 }
+
+/// A callback on the call's own buffers (`Program::external_raw`): it
+/// reads the arguments' bytes and writes the result's, compiled and
+/// interpreted alike; its error ends the run at the call.
+#[test]
+fn raw_callbacks_read_and_write_the_calls_buffers() {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    p.external_raw("step", move |args, ty, out| {
+        let [(state_type, state), (_, scale)] = args else { return Err("two arguments".into()) };
+        log.lock().unwrap().push((state_type.to_string(), ty.to_string()));
+        let scale = f64::from_ne_bytes(scale[..8].try_into().unwrap());
+        for (k, chunk) in out.chunks_exact_mut(8).enumerate() {
+            let v = f64::from_ne_bytes(state[8 * k..8 * k + 8].try_into().unwrap());
+            if v > 100.0 {
+                return Err(format!("{v} is too large"));
+            }
+            chunk.copy_from_slice(&(v * scale + k as f64).to_ne_bytes());
+        }
+        Ok(())
+    });
+    let s = p.tensor("s", &[&t], tempo::f64s(&[3]));
+    p.define(&s, t.eq(0), Expr::constant(vec![1.0, 2.0, 3.0], tempo::f64s(&[3])));
+    let scale = Expr::splat(2.0, tempo::f64s(&[]));
+    p.define(&s, Cond::always(), Expr::call("step", &[&s.at([&t - 1]), &scale], tempo::f64s(&[3])));
+    p.output(&s);
+    let compiled = p.runner().bound("T", 3).run().unwrap();
+    let want = Data::F64(vec![1.0, 2.0, 3.0, 2.0, 5.0, 8.0, 4.0, 11.0, 18.0]);
+    assert_eq!(compiled[0].data, want);
+    assert_eq!(p.runner().bound("T", 3).interpret().unwrap()[0].data, want);
+    assert_eq!(seen.lock().unwrap()[0], ("tensor<3xf64>".to_string(), "tensor<3xf64>".to_string()));
+    let error = p.runner().bound("T", 8).run().unwrap_err().to_string();
+    assert!(error.contains("external function 'step' failed: 158 is too large"), "{error}");
+}

@@ -2,7 +2,9 @@
 //! Python callable as the Rust API's external function (`Program::external`)
 //! and returns the call's value (`Expr::call`). The compiled code (or the
 //! interpreter) calls it through the runtime's trampoline, once per point
-//! of the tensor whose definition holds the call; it takes the GIL only
+//! of the tensor whose definition holds the call, on the call's own
+//! buffers (`Program::external_raw`: the arguments copied once into NumPy
+//! arrays, the result once into the call's buffer); it takes the GIL only
 //! while the function runs. An exception in it ends the run with a
 //! `TempoError` carrying the Python traceback and the line of `p.call`.
 
@@ -10,12 +12,13 @@ use super::{PyExpr, PyProgram, describe, element_of, located, numpy_name, point_
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyTuple};
-use tempo::{Data, ElementType, Expr, HostArray, PointType};
+use tempo::{ElementType, Expr, PointType};
 
 /// NumPy's functions a call uses, looked up once.
 struct NumPy {
     frombuffer: Py<PyAny>,
     asarray: Py<PyAny>,
+    ascontiguousarray: Py<PyAny>,
     ndarray: Py<PyAny>,
 }
 
@@ -27,6 +30,7 @@ fn numpy(py: Python<'_>) -> PyResult<&NumPy> {
         Ok(NumPy {
             frombuffer: numpy.getattr("frombuffer")?.unbind(),
             asarray: numpy.getattr("asarray")?.unbind(),
+            ascontiguousarray: numpy.getattr("ascontiguousarray")?.unbind(),
             ndarray: numpy.getattr("ndarray")?.unbind(),
         })
     })
@@ -45,28 +49,29 @@ fn element_of_char(c: char) -> Option<ElementType> {
     })
 }
 
-/// The argument arrays as new NumPy arrays, each over a `bytearray` of its
-/// own (the function may keep and change them).
-fn numpy_arguments<'py>(py: Python<'py>, args: &[HostArray]) -> PyResult<Bound<'py, PyTuple>> {
+/// The arguments as new NumPy arrays, each over a `bytearray` of its own
+/// (the one copy of the point: the function may keep and change them).
+fn numpy_arguments<'py>(py: Python<'py>, args: &[(&PointType, &[u8])]) -> PyResult<Bound<'py, PyTuple>> {
     let np = numpy(py)?;
     let mut arrays = Vec::with_capacity(args.len());
-    for arg in args {
-        let element = arg.data.element();
-        let bytes = arg.data.len() * element.byte_size();
-        // SAFETY: `arg.data` holds `bytes` bytes of plain values.
-        let raw = unsafe { std::slice::from_raw_parts(arg.data.as_ptr(), bytes) };
-        let buffer = PyByteArray::new(py, raw);
-        let flat = np.frombuffer.bind(py).call1((buffer, numpy_name(element)))?;
-        arrays.push(flat.call_method1("reshape", (PyTuple::new(py, &arg.shape)?,))?);
+    for (ty, bytes) in args {
+        let buffer = PyByteArray::new(py, bytes);
+        let flat = np.frombuffer.bind(py).call1((buffer, numpy_name(ty.element)))?;
+        arrays.push(flat.call_method1("reshape", (PyTuple::new(py, &ty.shape)?,))?);
     }
     PyTuple::new(py, arrays)
 }
 
-/// The function's result as the call's value: an array (or anything
-/// NumPy turns into one) of the declared dtype, or a plain Python number,
-/// which takes the declared dtype. The runtime checks the shape.
-fn result_of(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType) -> Result<HostArray, String> {
-    let convert = || -> PyResult<Result<HostArray, String>> {
+/// Results of this many bytes and more are copied from the array's own
+/// memory; smaller ones through `tobytes` (cheaper than finding the
+/// address, for a second copy of a few bytes).
+const LARGE_RESULT: usize = 1 << 16;
+
+/// Writes the function's result into the call's result buffer `out`: an
+/// array (or anything NumPy turns into one) of exactly the declared shape
+/// and dtype, or a plain Python number, which takes the declared dtype.
+fn write_result(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType, out: &mut [u8]) -> Result<(), String> {
+    let mut convert = || -> PyResult<Result<(), String>> {
         let np = numpy(py)?;
         let array = if value.is_instance(np.ndarray.bind(py))? {
             value.clone()
@@ -97,12 +102,30 @@ fn result_of(py: Python<'_>, value: &Bound<'_, PyAny>, ty: &PointType) -> Result
             };
             return Ok(Err(format!("it returned an array of {name}; declared {}{hint}", describe(ty))));
         }
-        let shape: Vec<usize> = array.getattr("shape")?.extract()?;
+        let shape: Vec<i64> = array.getattr("shape")?.extract()?;
+        if shape != ty.shape {
+            let got = PointType { shape, element: ty.element };
+            return Ok(Err(format!("it must return {}, returned {}", describe(ty), describe(&got))));
+        }
+        if out.len() >= LARGE_RESULT {
+            // One copy, from the array's memory (in C order first if it is
+            // not: `ascontiguousarray` copies only then).
+            let contiguous = np.ascontiguousarray.bind(py).call1((&array,))?;
+            let address: usize = contiguous.getattr("__array_interface__")?.get_item("data")?.get_item(0)?.extract()?;
+            // SAFETY: `contiguous` is a C-order array of the declared shape
+            // and dtype, `out.len()` bytes at `address`, alive here.
+            let source = unsafe { std::slice::from_raw_parts(address as *const u8, out.len()) };
+            out.copy_from_slice(source);
+            return Ok(Ok(()));
+        }
         // The elements in C order, whatever the array's strides.
         let bytes = array.call_method0("tobytes")?;
-        let bytes = bytes.cast::<PyBytes>()?;
-        let data = Data::from_bytes(ty.element, bytes.as_bytes());
-        Ok(data.map(|data| HostArray { name: "result".into(), shape, data }))
+        let bytes = bytes.cast::<PyBytes>()?.as_bytes();
+        if bytes.len() != out.len() {
+            return Ok(Err(format!("it returned {} bytes for {}", bytes.len(), describe(ty))));
+        }
+        out.copy_from_slice(bytes);
+        Ok(Ok(()))
     };
     convert().unwrap_or_else(|e| Err(format!("its result could not be read: {e}")))
 }
@@ -118,12 +141,18 @@ fn traceback_text(py: Python<'_>, error: &PyErr) -> String {
     text.unwrap_or_else(|_| error.to_string()).trim_end().to_string()
 }
 
-/// Calls `function` on the points `args` (with the GIL) and reads its
-/// result back.
-fn invoke(py: Python<'_>, function: &Py<PyAny>, args: &[HostArray], ty: &PointType) -> Result<HostArray, String> {
+/// Calls `function` on the points `args` (with the GIL) and writes its
+/// result into `out`.
+fn invoke(
+    py: Python<'_>,
+    function: &Py<PyAny>,
+    args: &[(&PointType, &[u8])],
+    ty: &PointType,
+    out: &mut [u8],
+) -> Result<(), String> {
     let arrays = numpy_arguments(py, args).map_err(|e| format!("its arguments could not be made: {e}"))?;
     match function.call1(py, arrays) {
-        Ok(value) => result_of(py, value.bind(py), ty),
+        Ok(value) => write_result(py, value.bind(py), ty, out),
         Err(e) => Err(format!("the Python function raised an exception:\n{}", traceback_text(py, &e))),
     }
 }
@@ -230,10 +259,8 @@ impl PyProgram {
             None => {
                 self.callbacks.push((name.to_string(), function.clone().unbind(), ty.clone()));
                 let callee: Py<PyAny> = function.clone().unbind();
-                let declared = ty.clone();
-                self.program.external(name, move |args: &[HostArray]| {
-                    Python::attach(|py| invoke(py, &callee, args, &declared))
-                });
+                self.program
+                    .external_raw(name, move |args, ty, out| Python::attach(|py| invoke(py, &callee, args, ty, out)));
             }
         }
         let refs: Vec<&Expr> = args.iter().collect();

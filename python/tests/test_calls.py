@@ -135,9 +135,14 @@ def test_strided_and_fortran_results_are_read_right():
     p.otherwise(x, p.call("view", lambda: table[::2], [], [2, 3], "int64"))
     y = p.tensor("y", [t], [3, 2], "int64")
     p.otherwise(y, p.call("transposed", lambda v: v.T, [x[t]], [3, 2], "int64"))
+    big = np.arange(128 * 160, dtype=np.float32).reshape(160, 128)
+    z = p.tensor("z", [t], [128, 160])  # 80 KiB: copied from the array's memory
+    p.otherwise(z, p.call("big", lambda: big.T, [], [128, 160]))
     p.output(y)
-    out = p.compile().run(T=2)["y"]
-    np.testing.assert_array_equal(out[1], table[::2].T)
+    p.output(z)
+    out = p.compile().run(T=2)
+    np.testing.assert_array_equal(out["y"][1], table[::2].T)
+    np.testing.assert_array_equal(out["z"][1], big.T)
 
 
 def test_bad_calls_are_refused_where_they_are_made():

@@ -13,10 +13,24 @@ use tempo_passes::program::{CallSite, PointType};
 /// in, one array of the declared result type out; an `Err` stops the run.
 pub type Callback = Arc<dyn Fn(&[HostArray]) -> Result<HostArray, String> + Send + Sync>;
 
+/// A callback on the call's own buffers, without copies: each argument's
+/// declared type and bytes (row-major), then the result's declared type
+/// and its buffer, which the callback fills whole; an `Err` stops the run.
+/// Compiled code hands it the buffers the call passes the trampoline (the
+/// arguments' bytes are valid only during the call).
+pub type RawCallback = Arc<dyn Fn(&[(&PointType, &[u8])], &PointType, &mut [u8]) -> Result<(), String> + Send + Sync>;
+
+/// A registered function of either form.
+#[derive(Clone)]
+enum Function {
+    Arrays(Callback),
+    Raw(RawCallback),
+}
+
 /// Callbacks by the name `temporal.call` gives as `callee`.
 #[derive(Clone, Default)]
 pub struct Externals {
-    functions: IndexMap<String, Callback>,
+    functions: IndexMap<String, Function>,
 }
 
 impl std::fmt::Debug for Externals {
@@ -32,12 +46,22 @@ impl Externals {
         name: &str,
         callback: impl Fn(&[HostArray]) -> Result<HostArray, String> + Send + Sync + 'static,
     ) {
-        self.functions.insert(name.to_string(), Arc::new(callback));
+        self.functions.insert(name.to_string(), Function::Arrays(Arc::new(callback)));
     }
 
     /// Registers an already shared callback.
     pub fn register_shared(&mut self, name: &str, callback: Callback) {
-        self.functions.insert(name.to_string(), callback);
+        self.functions.insert(name.to_string(), Function::Arrays(callback));
+    }
+
+    /// Registers (or replaces) `name` as a callback on raw buffers
+    /// ([`RawCallback`]).
+    pub fn register_raw(
+        &mut self,
+        name: &str,
+        callback: impl Fn(&[(&PointType, &[u8])], &PointType, &mut [u8]) -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.functions.insert(name.to_string(), Function::Raw(Arc::new(callback)));
     }
 
     /// Whether `name` is registered.
@@ -52,9 +76,22 @@ impl Externals {
 
     /// Calls `callee` on `args` and checks that it returned `ty`.
     pub fn call(&self, callee: &str, ty: &PointType, args: &[HostArray]) -> Result<HostArray, String> {
-        let callback =
+        let function =
             self.functions.get(callee).ok_or_else(|| format!("external function '{callee}' is not registered"))?;
-        let result = callback(args).map_err(|e| format!("external function '{callee}' failed: {e}"))?;
+        let result = match function {
+            Function::Arrays(callback) => callback(args).map_err(|e| failed(callee, e))?,
+            Function::Raw(callback) => {
+                let types: Vec<PointType> = args.iter().map(|a| array_type(a)).collect();
+                let views: Vec<(&PointType, &[u8])> =
+                    types.iter().zip(args).map(|(t, a)| (t, bytes_of(&a.data))).collect();
+                let mut data = Data::zeros(ty.element, elements(&static_shape(ty)));
+                let size = data.len() * ty.element.byte_size();
+                // SAFETY: `data` holds `size` bytes of plain values.
+                let out = unsafe { std::slice::from_raw_parts_mut(data.as_mut_ptr(), size) };
+                callback(&views, ty, out).map_err(|e| failed(callee, e))?;
+                HostArray { name: "result".into(), shape: static_shape(ty), data }
+            }
+        };
         let shape = static_shape(ty);
         if result.shape != shape || result.data.element() != ty.element || result.data.len() != elements(&shape) {
             return Err(format!(
@@ -68,6 +105,22 @@ impl Externals {
         }
         Ok(result)
     }
+}
+
+/// The error of a callback that failed.
+fn failed(callee: &str, e: String) -> String {
+    format!("external function '{callee}' failed: {e}")
+}
+
+/// The point type of an array.
+fn array_type(a: &HostArray) -> PointType {
+    PointType { shape: a.shape.iter().map(|&n| n as i64).collect(), element: a.data.element() }
+}
+
+/// The bytes of `data`.
+fn bytes_of(data: &Data) -> &[u8] {
+    // SAFETY: `data` holds `len` plain values of its element type.
+    unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len() * data.element().byte_size()) }
 }
 
 fn static_shape(ty: &PointType) -> Vec<usize> {
@@ -128,6 +181,27 @@ pub unsafe extern "C" fn tempo_external_call(site: i64, arguments: *const i64, r
             context.error = Some((None, format!("internal error: unknown external call site {site}")));
             return;
         };
+        if let Some(Function::Raw(callback)) = context.externals.functions.get(callee.as_str()) {
+            // The call's own buffers, without copies.
+            let views: Vec<(&PointType, &[u8])> = args
+                .iter()
+                .enumerate()
+                .map(|(k, arg)| {
+                    let bytes = elements(&static_shape(arg)) * arg.element.byte_size();
+                    // SAFETY: compiled code passes one buffer of type `arg`
+                    // per argument, valid during the call.
+                    (arg, unsafe { std::slice::from_raw_parts(*arguments.add(k) as *const u8, bytes) })
+                })
+                .collect();
+            let bytes = elements(&static_shape(ty)) * ty.element.byte_size();
+            // SAFETY: `result` is a buffer of type `ty`, written by nothing
+            // else during the call.
+            let out = unsafe { std::slice::from_raw_parts_mut(result, bytes) };
+            if let Err(e) = callback(&views, ty, out) {
+                context.error = Some((Some(site as usize), failed(callee, e)));
+            }
+            return;
+        }
         let values: Vec<HostArray> = args
             .iter()
             .enumerate()
