@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+from run import cpu_name  # bench/rl/run.py, beside this file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 BASE = ["--env", "trivial", "--envs", "512", "--steps", "250", "--layers", "2", "--width", "64", "--obs", "3,4,4",
@@ -118,13 +120,6 @@ def main():
               f"{(v['python'] / v['rust'] - 1) * 100:+.1f}% | {v['calls_alone'] * 1e3:.1f} | "
               f"{v['calls_alone'] / v['rust'] * 100:.1f}% |")
     print(f"| median of the rounds' ratios | | | {(statistics.median(ratios) - 1) * 100:+.1f}% | | |")
-
-
-def cpu_name():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
 
 
 def git_head():
