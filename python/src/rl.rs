@@ -145,11 +145,11 @@ fn check_normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<(
 ///
 /// >>> p = tempo.Program(); t = p.dim("t", "T")
 /// >>> a = p.tensor("a", [t], [2], "float64")
-/// >>> mean = tempo.constant([0.0, 10.0], "float64")
+/// >>> mean = tempo.constant([1.0, 10.0], "float64")
 /// >>> p.otherwise(a, tempo.rl.normal(mean, tempo.constant(-20.0, "float64"), seed=3).action)
 /// >>> p.output(a)
 /// >>> p.compile().run(T=1)["a"].round(3).tolist()
-/// [[0.0, 10.0]]
+/// [[1.0, 10.0]]
 #[pyfunction]
 fn normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr, seed: i64) -> PyResult<PySample> {
     check_normal(py, mean, log_sigma)?;

@@ -223,3 +223,30 @@ def test_functions_run_on_the_running_thread_and_other_threads_go_on():
         np.testing.assert_allclose(results[k], simulate(30), rtol=1e-5)
     assert set(seen) == {th.ident for th in threads}, "each run calls on its own thread"
     assert len(seen) == 4 * 29
+
+
+@pytest.mark.parametrize("name", ["Program.call", "rl.discounted_returns", "rl.gae", "rl.normal"])
+def test_docstring_examples_run(name):
+    import doctest
+
+    target = tempo
+    for part in name.split("."):
+        target = getattr(target, part)
+    text = target.__doc__
+    assert text and ">>>" in text, f"{name} has no example"
+    test = doctest.DocTestParser().get_doctest(text, {"tempo": tempo, "np": np}, name, None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+def test_the_readmes_call_example_runs():
+    import pathlib
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+    [block] = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "p.call(" in b]
+    scope = {}
+    exec(compile(block.replace('p.compile().run(T=3)["s"]', 'out = p.compile().run(T=3)["s"]'), "README.md", "exec"),
+         scope)
+    assert scope["out"].tolist() == [[0.0, 0.0], [1.0, 1.0], [1.5, 1.5]]
