@@ -105,3 +105,57 @@ fn raw_callbacks_read_and_write_the_calls_buffers() {
     let error = p.runner().bound("T", 8).run().unwrap_err().to_string();
     assert!(error.contains("external function 'step' failed: 158 is too large"), "{error}");
 }
+
+/// `s[b, t] = step(s[b, t-1], 2)` over a batch `b` of independent points,
+/// `step` doubling each row and adding the shared argument; `batched`
+/// marks the call with `Expr::call_batched`. Returns the program and the
+/// shapes of the first argument of every call.
+fn batch_program(batched: bool) -> (Program, Arc<Mutex<Vec<Vec<usize>>>>) {
+    let mut p = Program::new();
+    let b = p.dim("b", "B");
+    let t = p.dim("t", "T");
+    let shapes = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&shapes);
+    p.external("step", move |args: &[HostArray]| {
+        log.lock().unwrap().push(args[0].shape.clone());
+        let (Data::F32(state), Data::F32(k)) = (&args[0].data, &args[1].data) else { return Err("f32".into()) };
+        // The shared argument: one value per row of a batch, or one.
+        let rows = if args[0].shape.len() == 2 { args[0].shape[0] } else { 1 };
+        if k.len() != rows {
+            return Err(format!("{} values of k for {rows} rows", k.len()));
+        }
+        let out = (0..state.len()).map(|e| state[e] * 2.0 + k[e / 2]).collect();
+        Ok(HostArray { name: "r".into(), shape: args[0].shape.clone(), data: Data::F32(out) })
+    });
+    let x = p.input("x", &[&b], f32s(&[2]));
+    let s = p.tensor("s", &[&b, &t], f32s(&[2]));
+    p.define(&s, t.eq(0), x.here());
+    let k = Expr::splat(2.0, f32s(&[]));
+    let call = if batched { Expr::call_batched } else { Expr::call };
+    p.define(&s, Cond::always(), call("step", &[&s.at_dims([(&t, &t - 1)]), &k], f32s(&[2])));
+    p.output(&s);
+    (p, shapes)
+}
+
+/// A batched call (`Expr::call_batched`) where `temporal-vectorize`
+/// batches its dimension (compiled with the bound values) takes the whole
+/// batch at once: one call per step with `[B, 2]`, not `B` calls with
+/// `[2]`; the interpreter calls it per point; the results are the same.
+/// Without the mark the batch stays a loop of calls.
+#[test]
+fn a_batched_call_gets_the_whole_batch_where_its_dimension_is_vectorized() {
+    let x = HostArray { name: "x".into(), shape: vec![3, 2], data: Data::F32(vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]) };
+    let (p, shapes) = batch_program(true);
+    let compiled = p.runner().bound("B", 3).bound("T", 4).input(x.clone()).run().unwrap();
+    assert_eq!(*shapes.lock().unwrap(), vec![vec![3, 2]; 3], "one call per step, with the batch");
+    shapes.lock().unwrap().clear();
+    let interpreted = p.runner().bound("B", 3).bound("T", 4).input(x.clone()).interpret().unwrap();
+    assert_eq!(shapes.lock().unwrap().len(), 9, "per point");
+    assert_eq!(compiled[0].data, interpreted[0].data);
+    // s[b, t] = 2 s[b, t-1] + 2.
+    assert_eq!(compiled[0].data.get_f64(2 * 3 + 1), ((1.0 * 2.0 + 2.0) * 2.0 + 2.0) * 2.0 + 2.0);
+    let (q, shapes) = batch_program(false);
+    let unbatched = q.runner().bound("B", 3).bound("T", 4).input(x).run().unwrap();
+    assert_eq!(*shapes.lock().unwrap(), vec![vec![2]; 9], "a call per point");
+    assert_eq!(unbatched[0].data, compiled[0].data);
+}

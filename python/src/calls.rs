@@ -157,6 +157,33 @@ fn invoke(
     }
 }
 
+/// `invoke` for a batched function (`batched=True`), which always gets a
+/// leading batch dimension: a call of one point (`ty` the declared type)
+/// gets a batch of one, and returns one row.
+fn invoke_batched(
+    py: Python<'_>,
+    function: &Py<PyAny>,
+    args: &[(&PointType, &[u8])],
+    ty: &PointType,
+    declared: &PointType,
+    out: &mut [u8],
+) -> Result<(), String> {
+    if ty != declared {
+        return invoke(py, function, args, ty, out);
+    }
+    let one = |t: &PointType| PointType {
+        shape: std::iter::once(1).chain(t.shape.iter().copied()).collect(),
+        element: t.element,
+    };
+    let types: Vec<PointType> = args.iter().map(|(t, _)| one(t)).collect();
+    let rows: Vec<(&PointType, &[u8])> = types.iter().zip(args).map(|(t, (_, bytes))| (t, *bytes)).collect();
+    let arrays = numpy_arguments(py, &rows).map_err(|e| format!("its arguments could not be made: {e}"))?;
+    match function.call1(py, arrays) {
+        Ok(value) => write_result(py, value.bind(py), &one(ty), out),
+        Err(e) => Err(format!("the Python function raised an exception:\n{}", traceback_text(py, &e))),
+    }
+}
+
 /// The values `args` of `p.call`: expressions.
 fn argument_exprs(py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     let items: Vec<Bound<'_, PyAny>> = if let Ok(one) = args.cast::<PyExpr>() {
@@ -204,7 +231,14 @@ impl PyProgram {
     ///
     /// Batches: write the batch into the point (`[N, 4]` for `N`
     /// environments) and the function steps all of them in one call
-    /// (`examples/python/ppo.py` steps `N` Gymnasium environments so).
+    /// (`examples/python/ppo.py` steps `N` Gymnasium environments so). Or,
+    /// for a batch dimension `b` of the domain whose points are
+    /// independent, `batched=True`: the function always gets a leading
+    /// batch dimension on every argument and returns one on its result
+    /// (row `k` computed from row `k` alone); where the compiler batches
+    /// `b` (`compile(bounds={"B": n})`, at `opt` 2 and up, when every
+    /// tensor over `b` allows it) it gets all `n` points of `b` at once,
+    /// elsewhere (and in the interpreter) a batch of one.
     ///
     /// >>> import numpy as np, tempo
     /// >>> p = tempo.Program(); t = p.dim("t", "T")
@@ -216,7 +250,8 @@ impl PyProgram {
     /// >>> p.output(s)
     /// >>> p.compile().run(T=3)["s"].tolist()
     /// [[0.0, 0.0], [1.0, 1.0], [1.5, 1.5]]
-    #[pyo3(signature = (name, function, args, shape, dtype = "float32"))]
+    #[pyo3(signature = (name, function, args, shape, dtype = "float32", batched = false))]
+    #[allow(clippy::too_many_arguments)]
     fn call(
         &mut self,
         py: Python<'_>,
@@ -225,6 +260,7 @@ impl PyProgram {
         args: &Bound<'_, PyAny>,
         shape: Vec<i64>,
         dtype: &str,
+        batched: bool,
     ) -> PyResult<PyExpr> {
         if !function.is_callable() {
             let kind = function.get_type().name()?;
@@ -238,14 +274,17 @@ impl PyProgram {
         }
         let ty = point_type(shape, dtype).map_err(|e| refused(py, e.value(py).to_string()))?;
         let args = argument_exprs(py, args)?;
-        match self.callbacks.iter().find(|(n, _, _)| n == name) {
-            Some((_, known, _)) if !known.bind(py).is(function) => {
+        if batched && args.is_empty() {
+            return Err(refused(py, format!("batched call '{name}' takes an argument (a batch's size is its rows)")));
+        }
+        match self.callbacks.iter().find(|(n, _, _, _)| n == name) {
+            Some((_, known, _, _)) if !known.bind(py).is(function) => {
                 return Err(refused(
                     py,
                     format!("call '{name}' names another function already: give this one its own name"),
                 ));
             }
-            Some((_, _, known)) if *known != ty => {
+            Some((_, _, known, _)) if *known != ty => {
                 return Err(refused(
                     py,
                     format!(
@@ -255,15 +294,32 @@ impl PyProgram {
                     ),
                 ));
             }
+            Some((_, _, _, was)) if *was != batched => {
+                let was = if *was { "True" } else { "False" };
+                return Err(refused(py, format!("call '{name}' was batched={was} where it was called before")));
+            }
             Some(_) => {}
+            None if batched => {
+                self.callbacks.push((name.to_string(), function.clone().unbind(), ty.clone(), true));
+                let callee: Py<PyAny> = function.clone().unbind();
+                let declared = ty.clone();
+                self.program.external_raw(name, move |args, ty, out| {
+                    Python::attach(|py| invoke_batched(py, &callee, args, ty, &declared, out))
+                });
+            }
             None => {
-                self.callbacks.push((name.to_string(), function.clone().unbind(), ty.clone()));
+                self.callbacks.push((name.to_string(), function.clone().unbind(), ty.clone(), false));
                 let callee: Py<PyAny> = function.clone().unbind();
                 self.program
                     .external_raw(name, move |args, ty, out| Python::attach(|py| invoke(py, &callee, args, ty, out)));
             }
         }
         let refs: Vec<&Expr> = args.iter().collect();
-        Ok(PyExpr { expr: located(py, || Expr::call(name, &refs, ty)) })
+        let expr = if batched {
+            located(py, || Expr::call_batched(name, &refs, ty))
+        } else {
+            located(py, || Expr::call(name, &refs, ty))
+        };
+        Ok(PyExpr { expr })
     }
 }

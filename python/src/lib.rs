@@ -735,8 +735,9 @@ impl PyTensor {
 #[pyclass(unsendable, name = "Program", module = "tempo")]
 struct PyProgram {
     program: tempo::Program,
-    /// The Python functions of `call`, by name, with their result type.
-    callbacks: Vec<(String, Py<PyAny>, PointType)>,
+    /// The Python functions of `call`, by name, with their result type
+    /// and whether they take batches.
+    callbacks: Vec<(String, Py<PyAny>, PointType, bool)>,
 }
 
 fn point_type(shape: Vec<i64>, dtype: &str) -> PyResult<PointType> {
@@ -849,17 +850,31 @@ impl PyProgram {
     fn mlir(&self) -> PyResult<String> {
         self.program.to_mlir().map_err(error)
     }
-    /// Compiles once: `opt` (0 to 3), `fast_math`, `threads` (0: every core).
-    #[pyo3(signature = (opt = 2, fast_math = false, threads = 0))]
-    fn compile(&self, opt: u8, fast_math: bool, threads: usize) -> PyResult<PyExecutable> {
+    /// Compiles once: `opt` (0 to 3), `fast_math`, `threads` (0: every
+    /// core). `bounds` (`{"B": 8}`), when given, are the bound values
+    /// every run will use: the compiler specializes the program to them
+    /// (at `opt` 2 and up `temporal-vectorize` turns a dimension of
+    /// independent points into batches, where a batched `Program.call`
+    /// gets the whole batch at once); a run with other values is refused.
+    #[pyo3(signature = (opt = 2, fast_math = false, threads = 0, bounds = None))]
+    fn compile(
+        &self,
+        opt: u8,
+        fast_math: bool,
+        threads: usize,
+        bounds: Option<std::collections::BTreeMap<String, i64>>,
+    ) -> PyResult<PyExecutable> {
         let settings = Settings { opt, fast_math, threads };
-        let runner = self
+        let mut runner = self
             .program
             .runner()
             .front(tempo::Front::Python)
             .optimize(settings.opt)
             .fast_math(settings.fast_math)
             .threads(settings.threads);
+        for (name, value) in bounds.unwrap_or_default() {
+            runner = runner.bound(&name, value);
+        }
         PyExecutable::new(runner.compile().map_err(error)?)
     }
     /// Evaluates the program with the reference interpreter: bounds and

@@ -250,3 +250,60 @@ def test_the_readmes_call_example_runs():
     exec(compile(block.replace('p.compile().run(T=3)["s"]', 'out = p.compile().run(T=3)["s"]'), "README.md", "exec"),
          scope)
     assert scope["out"].tolist() == [[0.0, 0.0], [1.0, 1.0], [1.5, 1.5]]
+
+
+def batch_program(batched):
+    """``s[b, t] = step(s[b, t-1])`` over a batch ``b`` of independent
+    points; returns the program and the shapes ``step`` was called with."""
+    shapes = []
+
+    def step(state, k):
+        shapes.append(state.shape)
+        assert k.shape == state.shape[:-1], "the shared argument, one per row"
+        return state * np.float32(2.0) + k[..., None]
+
+    p = tempo.Program()
+    b = p.dim("b", "B")
+    t = p.dim("t", "T")
+    x = p.input("x", [b], [2])
+    s = p.tensor("s", [b, t], [2])
+    p.define(s, t == 0, x[b])
+    p.otherwise(s, p.call("step", step, [s[b, t - 1], tempo.constant(1.0)], [2], batched=batched))
+    p.output(s)
+    return p, shapes
+
+
+def test_a_batched_call_gets_the_whole_batch_where_the_compiler_batches_it():
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    p, shapes = batch_program(True)
+    batches = p.compile(bounds={"B": 3, "T": 4}).run(B=3, T=4, x=x)["s"]
+    assert shapes == [(3, 2)] * 3, "one call per step with the batch's three points"
+    shapes.clear()
+    per_point = p.compile().run(B=3, T=4, x=x)["s"]  # no bound values: b stays a loop
+    assert shapes == [(1, 2)] * 9, "a batch of one per point"
+    shapes.clear()
+    interpreted = p.interpret(B=3, T=4, x=x)["s"]
+    assert shapes == [(1, 2)] * 9
+    np.testing.assert_array_equal(batches, per_point)
+    np.testing.assert_array_equal(batches, interpreted)
+    np.testing.assert_array_equal(batches[:, 1], x * 2 + 1)
+    # Compiled for B = 3, a run with another batch is refused.
+    with pytest.raises(tempo.TempoError):
+        p.compile(bounds={"B": 3, "T": 4}).run(B=4, T=4, x=np.zeros((4, 2), np.float32))
+    # Without batched=True the function gets single points, one call
+    # each, and b stays a loop.
+    q, shapes = batch_program(False)
+    single = q.compile(bounds={"B": 3, "T": 4}).run(B=3, T=4, x=x)["s"]
+    assert shapes == [(2,)] * 9
+    np.testing.assert_array_equal(single, batches)
+
+
+def test_a_batched_call_needs_an_argument():
+    p = tempo.Program()
+    t = p.dim("t", "T")
+    with pytest.raises(tempo.TempoError, match="takes an argument"):
+        p.call("f", lambda: np.zeros((1, 2), np.float32), [], [2], batched=True)
+    x = p.tensor("x", [t], [2])
+    p.call("g", spring, [x[t - 1], x[t - 1]], [2], batched=True)
+    with pytest.raises(tempo.TempoError, match="batched=True where it was called before"):
+        p.call("g", spring, [x[t - 1], x[t - 1]], [2])
