@@ -196,17 +196,22 @@ class Program:
         args: Union[Expr, Sequence[Expr]],
         shape: Sequence[int],
         dtype: _DType = "float32",
+        batched: bool = False,
     ) -> Expr:
         """``function(*args)`` as a value of ``shape`` and ``dtype``, called once per point (an external call).
 
         ``function`` gets NumPy arrays (copies of the arguments' points) and
         returns an array of exactly ``shape`` and ``dtype``; an exception in it
-        ends the run with a ``TempoError`` carrying the traceback.
+        ends the run with a ``TempoError`` carrying the traceback. With
+        ``batched=True`` it always gets a leading batch dimension (the whole
+        batch where the compiler batches the call's dimension).
         """
     def mlir(self) -> str:
         """The program as temporal MLIR."""
-    def compile(self, opt: int = 2, fast_math: bool = False, threads: int = 0) -> Executable:
-        """Compiles once: ``opt`` (0 to 3), ``fast_math``, ``threads`` (0: every core)."""
+    def compile(
+        self, opt: int = 2, fast_math: bool = False, threads: int = 0, bounds: dict[str, int] | None = None
+    ) -> Executable:
+        """Compiles once: ``opt`` (0 to 3), ``fast_math``, ``threads`` (0: every core); ``bounds`` specializes."""
     def interpret(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
         """Evaluates with the reference interpreter: bounds and inputs as keyword arguments."""
 
