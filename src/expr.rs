@@ -12,7 +12,7 @@ use crate::site::Site;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::rc::Rc;
 pub use tempo_passes::program::{BinaryKind as Binary, Movement, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
-use tempo_passes::program::{DYNAMIC, ElementType, PointType};
+use tempo_passes::program::{Collective, DYNAMIC, ElementType, PointType};
 
 /// How a range read indexes one dimension of its source.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -118,6 +118,13 @@ pub(crate) enum Node {
         /// The function takes a batch of points too ([`Expr::call_batched`]).
         batched: bool,
     },
+    /// This process's rank (`temporal.rank`), or with `world_size` the
+    /// number of processes of the run (`temporal.world_size`).
+    Process {
+        world_size: bool,
+    },
+    /// A reduction over the processes of the run (`temporal.all_reduce`).
+    AllReduce(Collective, Expr),
 }
 
 #[derive(Debug)]
@@ -346,6 +353,31 @@ impl Expr {
     #[track_caller]
     pub fn random_normal(seed: i64, ty: PointType) -> Expr {
         Expr::new(Node::Random { seed, normal: true }, ty, Site::caller())
+    }
+
+    /// This process's rank among the processes of the run (0 to the world
+    /// size minus 1; 0 in a run without `mpirun`), a scalar of `element`.
+    #[track_caller]
+    pub fn process_rank(element: ElementType) -> Expr {
+        let ty = PointType { shape: vec![], element };
+        Expr::new(Node::Process { world_size: false }, ty, Site::caller())
+    }
+
+    /// The number of processes of the run (1 without `mpirun`), a scalar
+    /// of `element`.
+    #[track_caller]
+    pub fn world_size(element: ElementType) -> Expr {
+        let ty = PointType { shape: vec![], element };
+        Expr::new(Node::Process { world_size: true }, ty, Site::caller())
+    }
+
+    /// The elementwise `reduction` (sum, mean, max, min) of this value over
+    /// the processes of the run, the same on every process
+    /// (`temporal.all_reduce`, a collective: see `dialects/README.md` for
+    /// where one may be used).
+    #[track_caller]
+    pub fn all_reduce(&self, reduction: Collective) -> Expr {
+        Expr::new(Node::AllReduce(reduction, self.clone()), self.0.ty.clone(), Site::caller())
     }
 
     /// `[0, 1, ..., n-1]` as a vector of `element`.

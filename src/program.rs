@@ -787,6 +787,8 @@ impl BodyEmitter<'_> {
             }
             Node::Position { dim } => ("position", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
             Node::Bound { dim } => ("bound", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
+            Node::Process { world_size } => (if *world_size { "world_size" } else { "rank" }, vec![], String::new()),
+            Node::AllReduce(kind, a) => ("all_reduce", vec![a.clone()], format!("{{reduction = \"{}\"}}", kind.text())),
             Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
             Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
             Node::Compare(predicate, x, y) => {

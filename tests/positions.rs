@@ -1,7 +1,8 @@
 //! A dimension's position and bound as values (`Dim::position`,
 //! `Dim::bound_value`): rotary-style angles from the step, `1 / T`, over
 //! two dimensions, compiled bit-exact with the interpreter; a position
-//! along a dimension the reader does not have is refused at its line.
+//! along a dimension the reader does not have is refused at its line. The
+//! process's rank, the world size and all-reduces are values too.
 
 use tempo::{Data, ElementType, HostArray, Program, f32s, i64s};
 
@@ -54,4 +55,49 @@ fn a_position_needs_the_dimension_in_the_domain() {
     let error = p.runner().bound("T", 2).bound("L", 2).run().unwrap_err().to_string();
     assert!(error.contains(&format!("tests/positions.rs:{line}:")), "{error}");
     assert!(error.contains("position along 'l' in a definition of 'y', whose domain does not have it"), "{error}");
+}
+
+/// The processes of a run through the Rust API: `Expr::process_rank`,
+/// `Expr::world_size` and `Expr::all_reduce` build `temporal.rank`,
+/// `temporal.world_size` and `temporal.all_reduce`; in one process (no
+/// mpirun) the rank is 0, the world size 1 and an all-reduce its operand,
+/// compiled as interpreted. (Across processes: the lit test
+/// test/tools/tempo-run/mpi-two-processes.mlir.)
+#[test]
+fn rank_world_size_and_all_reduce_are_values() {
+    use tempo::{Collective, Expr};
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f32s(&[4]));
+    let y = p.tensor("y", &[&t], f32s(&[4]));
+    let k = p.tensor("k", &[], i64s(&[]));
+    let rank = Expr::process_rank(ElementType::F32);
+    p.otherwise(&y, (x.here() + rank).all_reduce(Collective::Mean) * 2.0);
+    p.otherwise(&k, Expr::world_size(ElementType::I64) * 10 + Expr::process_rank(ElementType::I64));
+    p.output(&y);
+    p.output(&k);
+    let values: Vec<f32> = (0..12).map(|i| (i as f32 * 0.7).sin()).collect();
+    let input = HostArray { name: "x".into(), shape: vec![3, 4], data: Data::F32(values.clone()) };
+    let runner = || p.runner().bound("T", 3).input(input.clone());
+    let compiled = runner().run().unwrap();
+    let interpreted = runner().interpret().unwrap();
+    assert_eq!(compiled[0].data, interpreted[0].data);
+    assert_eq!(compiled[0].data, Data::F32(values.iter().map(|v| v * 2.0).collect()));
+    assert_eq!(compiled[1].data, Data::I64(vec![10]));
+    assert_eq!(interpreted[1].data, Data::I64(vec![10]));
+}
+
+#[test]
+fn an_all_reduce_mean_of_integers_is_refused_at_its_line() {
+    use tempo::Collective;
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], i64s(&[2]));
+    let y = p.tensor("y", &[&t], i64s(&[2]));
+    let line = line!() + 1;
+    p.otherwise(&y, x.here().all_reduce(Collective::Mean));
+    p.output(&y);
+    let error = p.runner().bound("T", 2).seed(1).run().unwrap_err().to_string();
+    assert!(error.contains(&format!("tests/positions.rs:{line}:")), "{error}");
+    assert!(error.contains("temporal.all_reduce \"mean\" needs floats, got tensor<2xi64>"), "{error}");
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing the project needs, idempotently: the
-# Debian LLVM/MLIR 22 packages (quiet when already present). The build
+# Debian LLVM/MLIR 22 packages and one MPI, OpenMPI (`temporal.all_reduce`
+# across processes under `mpirun`; the runtime loads libmpi at run time),
+# quiet when already present. The build
 # environment (MLIR prefixes, one shared MLIR) lives in .cargo/config.toml;
 # MLIR's C API as a shared library (libMLIR-C.so, which Debian ships only
 # as archives) is linked from these packages by the build itself
@@ -11,6 +13,7 @@ set -euo pipefail
 packages=(
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools libclang-22-dev
   libpolly-22-dev libz3-dev libzstd-dev libxml2-dev zlib1g-dev python3 python3-venv libomp-22-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
@@ -34,3 +37,7 @@ for tool in mlir-opt FileCheck lit not; do
     exit 1
   fi
 done
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "setup: mpirun is missing after installation (openmpi-bin)" >&2
+  exit 1
+fi

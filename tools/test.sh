@@ -53,6 +53,8 @@ tools/setup-cuda.sh
 # The libraries too: libTempoCAPI.so (the C API, the mlir-opt plug-in).
 cargo build --workspace --lib --bins --examples --release --quiet
 cargo test --workspace --release --quiet -- "${ignored[@]}"
+# (With the 2-process tests of collectives under Open MPI's mpirun,
+# test/tools/tempo-run/mpi-two-processes.mlir, a few seconds.)
 /usr/lib/llvm-22/bin/lit -sv test
 # A crate outside the repository depending on tempo with only the
 # configuration the README gives.

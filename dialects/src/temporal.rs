@@ -249,6 +249,21 @@ tempo_dialect_macros::dialect! {
         op bound { attributes { dim: string } results { result: any } }
         /// The vector `[0, 1, ..., n-1]` of the result's type (`tensor<nx...>`).
         op arange { results { result: any } }
+        /// This process's rank among the processes of the run, from 0 to
+        /// the world size minus 1 (0 in a run of one process), as a scalar
+        /// of the result's element type.
+        op rank { results { result: any } }
+        /// The number of processes of the run (1 without `mpirun`), as a
+        /// scalar of the result's element type.
+        op world_size { results { result: any } }
+        /// A collective: the elementwise `reduction` ("sum", "mean", "max"
+        /// or "min") of `operand` over the processes of the run, the same
+        /// value on every process. Every process reaches the same
+        /// collectives in the same order, so one may not sit where the
+        /// points computed depend on data (a stopped dimension, a read
+        /// through data); like an external call it runs once per computed
+        /// point even when its value is unused.
+        op all_reduce { operands { operand: any } attributes { reduction: string } results { result: any } }
         /// Calls the external function `callee` (a user callback registered
         /// with the runtime under that name); it must return the result's
         /// type, and runs exactly once per point that is computed, in

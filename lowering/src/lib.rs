@@ -38,15 +38,22 @@ pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), outline-loo
 /// threads (1: no parallel loops; 0: the OpenMP runtime's default, one per
 /// core), and a memory budget in bytes with the run's bound values
 /// (`T=10,B=3`): stores past it are swapped to a file
-/// (`lower-temporal-to-loops{memory-budget=...}`).
+/// (`lower-temporal-to-loops{memory-budget=...}`), and the MPI ABI the
+/// code of a program using the processes of its run calls
+/// (`mpi-implementation`: `OpenMPI` or `MPICH`).
 pub fn temporal_to_llvm(
     fast_math: bool,
     fuse: bool,
     batch_by_depth: bool,
     threads: usize,
     memory_budget: Option<(u64, &str)>,
+    mpi: Option<&str>,
 ) -> String {
     let mut options = Vec::new();
+    let mpi = mpi.map(|name| format!("mpi-implementation={name}"));
+    if let Some(mpi) = &mpi {
+        options.push(mpi.as_str());
+    }
     let budget = memory_budget.map(|(bytes, bounds)| format!("memory-budget={bytes} bounds={bounds}"));
     if let Some(budget) = &budget {
         options.push(budget.as_str());

@@ -39,6 +39,7 @@ mod approximations;
 mod attention;
 mod branch_body;
 pub mod by_depth;
+pub mod collectives;
 mod contractions;
 mod destinations;
 mod elementwise;
@@ -155,6 +156,11 @@ impl TempoPass for LowerTemporalToLoops {
                 summary: "number of vector registers the kernel's tiles fit in (32 for AVX-512, 16 for AVX2); 0 (the default): the host's; results are the same for every tile",
             },
             PassOption {
+                name: "mpi-implementation",
+                kind: OptionKind::Text,
+                summary: "for programs using the processes of a run (temporal.all_reduce, temporal.rank, temporal.world_size): the MPI ABI the code calls, MPICH (the default) or OpenMPI, written as the module's DLTI entry \"MPI:Implementation\" that convert-to-llvm reads; tempo-run and the Rust API give the loaded library's",
+            },
+            PassOption {
                 name: "batch-by-depth",
                 kind: OptionKind::Flag(true),
                 summary: "on by default: the points of one depth of a cycle through reads through data (and one choice of branches) are computed together, as batched values; false: one by one in the order of their depths (results are the same either way)",
@@ -190,6 +196,7 @@ impl TempoPass for LowerTemporalToLoops {
         // the stores, chosen with their reads, stay valid without them).
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
         stops::refuse_unsupported(&program, &schedule, gpu)?;
+        collectives::prepare(op, &program, options.text("mpi-implementation"), gpu)?;
         let batch_by_depth = options.flag("batch-by-depth");
         let registers = matmul_kernel::RegisterFile::from_options(
             options.unsigned("vector-bits").unwrap_or(0),

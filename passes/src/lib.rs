@@ -3,6 +3,7 @@
 //! pipeline parsing and execution, and located diagnostics.
 
 pub mod affine;
+pub mod collectives;
 pub mod data_reads;
 pub mod diagnostics;
 pub mod fault;

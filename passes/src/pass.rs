@@ -6,9 +6,10 @@
 //! passes). `tempo-opt` and the runtime build pass managers from it with
 //! [`crate::pipeline`].
 
-use crate::diagnostics::PassResult;
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::program::Program;
 use indexmap::IndexMap;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef, operation::OperationLike};
 use std::sync::Arc;
 
 /// The type of a pass option's value, declared once with the option and
@@ -177,6 +178,41 @@ pub trait TempoPass: Send + Sync {
     }
     /// Runs on `op` (an op named [`Self::anchor`]).
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c>;
+    /// The pass as a rewrite of the program model, where it is one (the
+    /// temporal optimizations): a pipeline of such passes only can run on
+    /// one model, verified once and written back once
+    /// ([`crate::pipeline::run_rewrites`]), instead of each pass reading the
+    /// program from the IR and printing it back. Its [`Self::run`] is then
+    /// [`rewrite_module`].
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        None
+    }
+}
+
+/// A pass that rewrites a verified program's model.
+pub trait ProgramRewrite {
+    /// Rewrites `program` (verified; left valid): whether it changed it, or
+    /// diagnostics (at `at`, the module's location, or the program's).
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>>;
+}
+
+/// [`TempoPass::run`] of a [`ProgramRewrite`]: the program read from `op`
+/// and verified, rewritten, and written back when it changed.
+pub fn rewrite_module<'c>(
+    pass: &dyn ProgramRewrite,
+    op: OperationRef<'c, '_>,
+    options: &PassOptions,
+) -> PassResult<'c> {
+    let mut program = crate::verify::verify_program(op)?;
+    if pass.rewrite(&mut program, options, op.location())? {
+        crate::print::replace_program(op, &program)?;
+    }
+    Ok(())
 }
 
 /// One registry entry.

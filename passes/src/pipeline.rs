@@ -281,6 +281,81 @@ pub fn run_reported(pass: &dyn TempoPass, op: OperationRef<'_, '_>, options: &Pa
     false
 }
 
+/// Runs `elements` on one program model, where every one is a pass that
+/// rewrites it ([`crate::pass::ProgramRewrite`]: the temporal
+/// optimizations): the program read from `op` and verified once, each pass
+/// rewriting it in turn (a panic caught and reported as a compiler fault,
+/// as [`run_reported`] does), and written back once if any changed it.
+/// Through MLIR's pass manager, each pass read the program from the IR and
+/// verified it, and printed it back and parsed it when it changed it.
+/// `None` where some element is not such a pass (an upstream pass, a
+/// nested pipeline): the caller runs the pipeline through a pass manager.
+/// Otherwise each pass's name and wall time, in order, or the first
+/// failure's diagnostics.
+pub fn run_rewrites<'c>(
+    op: OperationRef<'c, '_>,
+    registry: &PassRegistry,
+    elements: &[PipelineElement],
+) -> Option<Result<Vec<(&'static str, std::time::Duration)>, Vec<PassDiagnostic<'c>>>> {
+    let elements = match elements {
+        [PipelineElement::Nested { anchor, elements }] if anchor == "builtin.module" => elements.as_slice(),
+        _ => elements,
+    };
+    let mut passes = Vec::new();
+    for element in elements {
+        let PipelineElement::Pass { name, options } = element else { return None };
+        let Some(RegistryEntry::Pass(pass)) = registry.get(name) else { return None };
+        if pass.anchor() != "builtin.module" || pass.as_rewrite().is_none() {
+            return None;
+        }
+        passes.push((pass.clone(), options.as_str()));
+    }
+    Some(rewrite_all(op, &passes))
+}
+
+/// [`run_rewrites`] of resolved passes (each a rewrite) with their option text.
+fn rewrite_all<'c>(
+    op: OperationRef<'c, '_>,
+    passes: &[(Arc<dyn TempoPass>, &str)],
+) -> Result<Vec<(&'static str, std::time::Duration)>, Vec<PassDiagnostic<'c>>> {
+    let at = op.location();
+    let parsed: Vec<PassOptions> = passes
+        .iter()
+        .map(|(pass, text)| parse_options(pass.as_ref(), text))
+        .collect::<Result<_, _>>()
+        .map_err(|e| vec![PassDiagnostic::new(at, e.0)])?;
+    let mut program = crate::verify::verify_program(op)?;
+    let mut changed = false;
+    let mut times = Vec::new();
+    for ((pass, _), options) in passes.iter().zip(&parsed) {
+        let rewrite = pass.as_rewrite().expect("resolved as a rewrite");
+        let start = std::time::Instant::now();
+        crate::fault::clear_current();
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rewrite.rewrite(&mut program, options, at)));
+        crate::fault::clear_current();
+        match outcome {
+            Ok(Ok(c)) => changed |= c,
+            Ok(Err(diagnostics)) => return Err(diagnostics),
+            Err(panic) => {
+                let what = crate::fault::panic_message(panic.as_ref());
+                return Err(vec![PassDiagnostic::new(
+                    at,
+                    format!(
+                        "compiler fault in pass '{}': {what}; please report it with the input program",
+                        pass.name()
+                    ),
+                )]);
+            }
+        }
+        times.push((pass.name(), start.elapsed()));
+    }
+    if changed {
+        crate::print::replace_program(op, &program)?;
+    }
+    Ok(times)
+}
+
 /// Wraps a Rust pass as an MLIR external pass.
 fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass::Pass {
     // Each external pass needs a unique, 8-aligned TypeID address.
@@ -324,6 +399,44 @@ mod tests {
                 PipelineElement::Pass { name: "d".into(), options: String::new() },
             ]
         );
+    }
+
+    /// The level-3 passes (every rewrite the levels have) with bound values
+    /// on the corpus's models (gradients expanded first, as the runtime does):
+    /// on one program model, the same program as through MLIR's pass
+    /// manager, one pass at a time.
+    #[test]
+    fn rewrites_on_one_model_equal_the_pass_manager() {
+        let context = tempo_dialects::create_context();
+        let mut registry = PassRegistry::default();
+        crate::register_passes(&mut registry);
+        for (source, bounds) in [
+            (include_str!("../../examples/corpus/zoo_gpt.mlir"), "T=5"),
+            (include_str!("../../examples/corpus/zoo_lstm_lm.mlir"), "T=4"),
+        ] {
+            let text = crate::optimize::optimization_pipeline_of(3, &[], bounds, None, true, true).unwrap();
+            let elements = parse_pipeline(&text).unwrap();
+            let [PipelineElement::Pass { name, .. }, rest @ ..] = elements.as_slice() else { panic!("passes") };
+            assert_eq!(name, "temporal-autodiff");
+            let expanded = || {
+                let module = melior::ir::Module::parse(&context, source).unwrap();
+                crate::temporal_autodiff::TemporalAutodiff.run(module.as_operation(), &PassOptions::default()).unwrap();
+                module
+            };
+            let one = expanded();
+            let times = run_rewrites(one.as_operation(), &registry, rest).expect("all rewrites").unwrap();
+            assert_eq!(times.len(), rest.len());
+            let managed = expanded();
+            let manager = PassManager::new(&context);
+            add_to_pass_manager(&manager, &registry, rest).unwrap();
+            let mut managed = managed;
+            manager.run(&mut managed).unwrap();
+            assert_eq!(one.as_operation().to_string(), managed.as_operation().to_string());
+        }
+        // A pipeline with an upstream pass runs through a pass manager.
+        let module = melior::ir::Module::parse(&context, include_str!("../../examples/rnn.mlir")).unwrap();
+        let mixed = parse_pipeline("temporal-dce, canonicalize").unwrap();
+        assert!(run_rewrites(module.as_operation(), &registry, &mixed).is_none());
     }
 
     #[test]

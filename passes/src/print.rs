@@ -143,6 +143,9 @@ fn node_text(k: usize, node: &Node, nodes: &[Node], dims: &[crate::program::Dim]
         }
         NodeKind::Position(d) => generic("position", &[], format!("dim = \"{}\"", escape(&dims[*d].name))),
         NodeKind::Bound(d) => generic("bound", &[], format!("dim = \"{}\"", escape(&dims[*d].name))),
+        NodeKind::Rank => generic("rank", &[], String::new()),
+        NodeKind::WorldSize => generic("world_size", &[], String::new()),
+        NodeKind::AllReduce(kind, a) => generic("all_reduce", &[*a], format!("reduction = \"{}\"", kind.text())),
         NodeKind::Random { seed, normal } => generic(
             "random",
             &[],

@@ -747,6 +747,13 @@ pub enum NodeKind {
     Position(usize),
     /// The bound of program dimension `dim`, a scalar.
     Bound(usize),
+    /// This process's rank in the run (`temporal.rank`), a scalar.
+    Rank,
+    /// The number of processes of the run (`temporal.world_size`), a scalar.
+    WorldSize,
+    /// A reduction of a node's value over the processes of the run
+    /// (`temporal.all_reduce`, a collective: [`Collective`]).
+    AllReduce(Collective, usize),
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53), `integers`
     /// the elements of an integer constant, exact (empty for floats).
@@ -790,6 +797,9 @@ impl NodeKind {
             Self::Constant { .. } => "constant",
             Self::Position(_) => "position",
             Self::Bound(_) => "bound",
+            Self::Rank => "rank",
+            Self::WorldSize => "world_size",
+            Self::AllReduce(..) => "all_reduce",
             Self::Unary(kind, _) => kind.op_name(),
             Self::Binary(kind, ..) => kind.op_name(),
             Self::Matmul(..) => "matmul",
@@ -965,5 +975,7 @@ impl<'c> Program<'c> {
 }
 
 mod build;
+mod collectives;
 pub mod dynamic_sizes;
 pub use build::{check_name, string_attr, with_program};
+pub use collectives::Collective;

@@ -1,7 +1,7 @@
 //! Helpers for passes that transform the program model: the operands of a
 //! node, renumbering them, removing nodes from a branch and tensors from a
 //! program with every index kept consistent, and which nodes are live
-//! (reach their branch's result or an external call).
+//! (reach their branch's result, an external call or a collective).
 
 use crate::program::{Branch, NodeKind, Program};
 
@@ -13,8 +13,14 @@ pub fn operands(kind: &NodeKind) -> Vec<usize> {
         | NodeKind::Random { .. }
         | NodeKind::Constant { .. }
         | NodeKind::Position(_)
-        | NodeKind::Bound(_) => Vec::new(),
-        NodeKind::Reduce(_, a, _) | NodeKind::Cast(a) | NodeKind::Unary(_, a) | NodeKind::DynamicSlice(a, _) => {
+        | NodeKind::Bound(_)
+        | NodeKind::Rank
+        | NodeKind::WorldSize => Vec::new(),
+        NodeKind::Reduce(_, a, _)
+        | NodeKind::Cast(a)
+        | NodeKind::Unary(_, a)
+        | NodeKind::DynamicSlice(a, _)
+        | NodeKind::AllReduce(_, a) => {
             vec![*a]
         }
         NodeKind::Compare(_, a, b) | NodeKind::Binary(_, a, b) | NodeKind::Matmul(a, b) | NodeKind::Gather(a, b) => {
@@ -49,10 +55,14 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
         | NodeKind::Random { .. }
         | NodeKind::Constant { .. }
         | NodeKind::Position(_)
-        | NodeKind::Bound(_) => {}
-        NodeKind::Reduce(_, a, _) | NodeKind::Cast(a) | NodeKind::Unary(_, a) | NodeKind::DynamicSlice(a, _) => {
-            *a = f(*a)
-        }
+        | NodeKind::Bound(_)
+        | NodeKind::Rank
+        | NodeKind::WorldSize => {}
+        NodeKind::Reduce(_, a, _)
+        | NodeKind::Cast(a)
+        | NodeKind::Unary(_, a)
+        | NodeKind::DynamicSlice(a, _)
+        | NodeKind::AllReduce(_, a) => *a = f(*a),
         NodeKind::Compare(_, a, b) | NodeKind::Binary(_, a, b) | NodeKind::Matmul(a, b) | NodeKind::Gather(a, b) => {
             *a = f(*a);
             *b = f(*b);
@@ -160,12 +170,13 @@ pub fn compact_branch(branch: &mut Branch, live: &[bool]) -> bool {
     true
 }
 
-/// The nodes of `branch` whose values reach its result or an external call.
+/// The nodes of `branch` whose values reach its result or an op with an
+/// effect ([`NodeKind::has_effect`]: an external call, a collective).
 pub fn live_nodes(branch: &Branch) -> Vec<bool> {
     let mut live = vec![false; branch.nodes.len()];
     live[branch.result] = true;
     for (k, node) in branch.nodes.iter().enumerate() {
-        if matches!(node.kind, NodeKind::Call { .. }) {
+        if node.kind.has_effect() {
             live[k] = true;
         }
     }
@@ -181,7 +192,8 @@ pub fn live_nodes(branch: &Branch) -> Vec<bool> {
 }
 
 /// Removes the body ops whose values reach neither their branch's result
-/// nor an external call ([`live_nodes`]); returns whether any was removed.
+/// nor an external call or collective ([`live_nodes`]); returns whether
+/// any was removed.
 ///
 /// This is the evaluation rule of the language, not only an optimization:
 /// such ops are never evaluated ("Evaluation is demand-driven" in

@@ -13,13 +13,11 @@
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::Program;
 use crate::rewrite::{remove_dead_nodes, retain_tensors, source};
-use crate::verify::verify_program;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef};
 
 /// The `temporal-dce` pass.
 pub struct TemporalDce;
@@ -31,12 +29,22 @@ impl TempoPass for TemporalDce {
     fn summary(&self) -> &'static str {
         "Remove body ops whose values reach no branch result or external call, and tensors no output depends on"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        if eliminate_dead_code(&mut program) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalDce {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        _options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(eliminate_dead_code(program))
     }
 }
 

@@ -3,8 +3,8 @@
 //! - Within a branch body, an op identical to an earlier one (same op,
 //!   attributes, result type and operands, after merging) is replaced by it
 //!   (common subexpressions; seeded random values are pure functions of
-//!   seed, point and position, so equal ones merge too; external calls never
-//!   do).
+//!   seed, point and position, so equal ones merge too; external calls and
+//!   collectives never do: each runs once per computed point).
 //! - Computed tensors that provably hold the same values are merged: the
 //!   coarsest partition of tensors such that tensors of one class have the
 //!   same domain, point type and branches (conditions and bodies equal, with
@@ -13,19 +13,18 @@
 //!   themselves (the duplicated forward pass of RL training programs). Reads
 //!   of a merged tensor read its representative instead, and the merged
 //!   tensors are removed. An output is always a representative; two outputs
-//!   are never merged (each has its own result).
+//!   are never merged (each has its own result), nor tensors with an
+//!   external call or a collective.
 //!
 //! Exact: merged values are computed by the same ops on the same operands.
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{NodeKind, Program};
 use crate::rewrite::{compact_branch, live_nodes};
 use crate::rewrite::{map_operands, retain_tensors};
-use crate::verify::verify_program;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef};
 use std::collections::HashMap;
 
 /// The `temporal-dedup` pass.
@@ -38,12 +37,22 @@ impl TempoPass for TemporalDedup {
     fn summary(&self) -> &'static str {
         "Merge identical ops of a branch body and tensors that provably hold the same values"
     }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        if deduplicate(&mut program) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalDedup {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        _options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(deduplicate(program))
     }
 }
 
@@ -69,7 +78,8 @@ pub fn merge_common_subexpressions(program: &mut Program) -> bool {
                 let kind = map_operands(&branch.nodes[k].kind, |a| canonical[a]);
                 branch.nodes[k].kind = kind;
                 let node = &branch.nodes[k];
-                if matches!(node.kind, NodeKind::Call { .. }) {
+                // Ops with an effect (a call, a collective) each run.
+                if node.kind.has_effect() {
                     canonical.push(k);
                     continue;
                 }
@@ -132,15 +142,11 @@ fn signature(program: &Program, t: usize, class: &[usize]) -> String {
 /// merged.
 pub fn merge_duplicate_tensors(program: &mut Program) -> bool {
     let n = program.tensors.len();
-    // Inputs and tensors with external calls stay alone (class = own index
-    // + n keeps them distinct from every refined class).
+    // Inputs and tensors with external calls or collectives stay alone
+    // (class = own index + n keeps them distinct from every refined class).
     let alone = |t: usize| {
         program.tensors[t].is_input
-            || program.tensors[t]
-                .branches
-                .iter()
-                .flat_map(|b| &b.nodes)
-                .any(|x| matches!(x.kind, NodeKind::Call { .. }))
+            || program.tensors[t].branches.iter().flat_map(|b| &b.nodes).any(|x| x.kind.has_effect())
     };
     let mut class: Vec<usize> = (0..n).map(|t| if alone(t) { n + t } else { 0 }).collect();
     loop {

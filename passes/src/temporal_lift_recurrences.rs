@@ -51,15 +51,14 @@
 //! `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::{dense, replace_program};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::print::dense;
 use crate::program::{
     BinaryKind, Branch, DYNAMIC, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor,
 };
 use crate::rewrite::{compact_branch, live_nodes};
-use crate::verify::verify_program;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef};
 use std::collections::HashMap;
 
 /// The `temporal-lift-recurrences` pass.
@@ -78,12 +77,21 @@ impl TempoPass for TemporalLiftRecurrences {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let inexact = options.flag("inexact");
-        let mut program = verify_program(op)?;
-        if lift_recurrences(&mut program, inexact) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalLiftRecurrences {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(lift_recurrences(program, options.flag("inexact")))
     }
 }
 

@@ -18,14 +18,13 @@
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::{dense, replace_program};
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::print::dense;
 use crate::program::{BinaryKind, ElementType, Movement, Node, NodeKind, PointType, Program, UnaryKind, reshape_fits};
 use crate::rewrite::map_operands;
 use crate::rewrite::{compact_branch, live_nodes};
-use crate::verify::verify_program;
-use melior::ir::OperationRef;
+use melior::ir::{Location, OperationRef};
 
 /// The `temporal-simplify` pass.
 pub struct TemporalSimplify;
@@ -43,12 +42,21 @@ impl TempoPass for TemporalSimplify {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let inexact = options.flag("inexact");
-        let mut program = verify_program(op)?;
-        if simplify(&mut program, inexact) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalSimplify {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(simplify(program, options.flag("inexact")))
     }
 }
 

@@ -33,12 +33,10 @@
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{Branch, Movement, Node, NodeKind, PointType, Program, Tensor};
 use crate::temporal_vectorize::{batchable, cyclic_along, keeps_points_along, masked_range_read};
-use crate::verify::verify_program;
-use melior::ir::{OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 
 mod sums;
 
@@ -71,14 +69,26 @@ impl TempoPass for TemporalSplitProducts {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalSplitProducts {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        let here = |message: String| vec![PassDiagnostic::new(at, message)];
         let budget = options.unsigned("memory-budget");
-        if split_products_within(&mut program, &values, options.flag("inexact"), budget) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        program
+            .bound_values(options.text("bounds").unwrap_or(""))
+            .map_err(here)
+            .map(|values| split_products_within(program, &values, options.flag("inexact"), budget))
     }
 }
 
@@ -250,6 +260,7 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
             NodeKind::ReadRange { .. } => worth = true,
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::ReadAt { .. }
             | NodeKind::Position(_)
             | NodeKind::Attention(..) => return None,

@@ -37,14 +37,11 @@
 //! Assumes a program accepted by `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::diagnostics::PassDiagnostic;
-use crate::diagnostics::PassResult;
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::diagnostics::{PassDiagnostic, PassResult};
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{Branch, Node, NodeKind, Program, Tensor};
 use crate::temporal_vectorize::uses_dim;
-use crate::verify::verify_program;
-use melior::ir::{OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
@@ -66,13 +63,25 @@ impl TempoPass for TemporalSplitRecurrences {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if split_recurrences(&mut program, &values) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalSplitRecurrences {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        let here = |message: String| vec![PassDiagnostic::new(at, message)];
+        program
+            .bound_values(options.text("bounds").unwrap_or(""))
+            .map_err(here)
+            .map(|values| split_recurrences(program, &values))
     }
 }
 
@@ -176,6 +185,7 @@ fn analyse(
             | NodeKind::ReadAt { .. }
             | NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Position(_)
             | NodeKind::Attention(..) => movable[k] = false,
             _ => {}

@@ -36,15 +36,13 @@
 //! `temporal-vectorize`, which does not batch the op it makes.
 
 use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{
     Attention, BinaryKind, Branch, DYNAMIC, Einsum, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
 use crate::rewrite::operands;
 use crate::rewrite::{compact_branch, live_nodes};
-use crate::verify::verify_program;
-use melior::ir::{OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 
 /// The `temporal-tile-ranges` pass.
 pub struct TemporalTileRanges;
@@ -74,29 +72,38 @@ impl TempoPass for TemporalTileRanges {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalTileRanges {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
         let block = match options.unsigned("block") {
             None => DEFAULT_BLOCK,
             Some(b) if (1..=Attention::MAX_BLOCK as u64).contains(&b) => b as i64,
             Some(b) => {
                 return Err(vec![PassDiagnostic::new(
-                    op.location(),
+                    at,
                     format!("block must be an integer from 1 to {}, got '{b}'", Attention::MAX_BLOCK),
                 )]);
             }
         };
-        let mut program = verify_program(op)?;
-        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
         let budget = match options.unsigned("memory-budget") {
             None => None,
-            Some(bytes) => {
-                let bounds = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-                Some(MemoryBudget { bytes, bounds })
-            }
+            Some(bytes) => match program.bound_values(options.text("bounds").unwrap_or("")) {
+                Ok(bounds) => Some(MemoryBudget { bytes, bounds }),
+                Err(message) => return Err(vec![PassDiagnostic::new(at, message)]),
+            },
         };
-        if tile_ranges_over_budget(&mut program, block, budget.as_ref()) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        Ok(tile_ranges_over_budget(program, block, budget.as_ref()))
     }
 }
 

@@ -44,11 +44,9 @@
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, TempoPass};
-use crate::print::replace_program;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
 use crate::program::{Branch, DYNAMIC, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
-use crate::verify::verify_program;
-use melior::ir::{OperationRef, operation::OperationLike};
+use melior::ir::{Location, OperationRef};
 
 mod groups;
 mod masks;
@@ -83,13 +81,25 @@ impl TempoPass for TemporalVectorize {
         OPTIONS
     }
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        let mut program = verify_program(op)?;
-        let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let values = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
-        if vectorize_with(&mut program, &values, options.flag("groups")) {
-            replace_program(op, &program)?;
-        }
-        Ok(())
+        rewrite_module(self, op, options)
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalVectorize {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        options: &PassOptions,
+        at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        let here = |message: String| vec![PassDiagnostic::new(at, message)];
+        program
+            .bound_values(options.text("bounds").unwrap_or(""))
+            .map_err(here)
+            .map(|values| vectorize_with(program, &values, options.flag("groups")))
     }
 }
 
@@ -252,15 +262,19 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     NodeKind::DynamicSlice(_, offsets) if inside && mentions(&[offsets]) => return false,
                     // Attention is made after vectorization (`temporal-tile-ranges`
                     // runs later in the pipeline); it is not batched here.
-                    // A batched call takes the whole batch (its function
+                    // Collectives run once per point, like calls; a call
+                    // marked batched takes the whole batch (its function
                     // computes each row as the point alone).
                     NodeKind::Random { .. }
                     | NodeKind::Call { batched: false, .. }
+                    | NodeKind::AllReduce(..)
                     | NodeKind::ReadAt { .. }
                     | NodeKind::Gather(..)
                     | NodeKind::Attention(..)
                     | NodeKind::Position(_)
                     | NodeKind::Bound(_)
+                    | NodeKind::Rank
+                    | NodeKind::WorldSize
                         if inside =>
                     {
                         return false;
@@ -520,7 +534,9 @@ impl<'c> Batcher<'_, 'c> {
                 self.same(kind, &ty, true, location)
             }
             NodeKind::Position(p) if *p == d => self.same(NodeKind::Position(d), &ty, true, location),
-            NodeKind::Bound(_) => self.push(node.kind.clone(), ty, false, location),
+            NodeKind::Bound(_) | NodeKind::Rank | NodeKind::WorldSize => {
+                self.push(node.kind.clone(), ty, false, location)
+            }
             // Rows of a shared table at batched indices (groups check that
             // the table does not vary).
             NodeKind::Gather(table, indices) if !b(self, *table) => {
@@ -535,6 +551,7 @@ impl<'c> Batcher<'_, 'c> {
             }
             NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
             | NodeKind::Attention(..)
             | NodeKind::Position(_) => {
@@ -688,6 +705,7 @@ pub fn batched_branch<'c>(
             | NodeKind::DynamicSlice(..)
             | NodeKind::Random { .. }
             | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
             | NodeKind::Attention(..) => false,
             NodeKind::Position(p) => *p == d,

@@ -7,7 +7,9 @@
 //! ends in `gpu.yield` of a value of the tensor's point type), reads (index
 //! arity matches reader and source domains, result type), compute-op types,
 //! and causality: no cycle of same-point reads (a zero-distance cycle such as
-//! `y[t]` reading `y[t]`), reported with the tensors on the cycle.
+//! `y[t]` reading `y[t]`), reported with the tensors on the cycle; stops'
+//! rules (`stops.rs`) and collectives' (`collectives.rs`: none where the
+//! points computed depend on data).
 //!
 //! Assumes nothing beyond IRDL verification; leaves the IR unchanged.
 
@@ -46,6 +48,7 @@ pub fn verify_program<'c>(module: OperationRef<'c, '_>) -> Result<Program<'c>, V
         return Err(unexpanded);
     }
     crate::stops::check_stops(&program).map_err(|d| vec![d])?;
+    crate::collectives::check_collectives(&program).map_err(|d| vec![d])?;
     let sdg = Sdg::build(&program);
     if let Some((cycle, location)) = sdg.zero_distance_cycle() {
         let names: Vec<&str> = cycle.iter().map(|&t| program.tensors[t].name.as_str()).collect();

@@ -613,6 +613,9 @@ impl<'c> Executable<'c> {
         // optimizations, lowering, code generation).
         let compile_start = std::time::Instant::now();
         phases::take();
+        // A program using the processes of its run opens them (MPI under
+        // a launcher) before anything is compiled for them.
+        crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
         // The compilation cache (CPU only): the key of the program as
         // given and the options; a hit replaces the program with the
         // optimized one it was compiled from and skips to loading.
@@ -1064,6 +1067,12 @@ fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(
     if calls_externals {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
+    // The processes of the run, once a program opened them (`crate::mpi`).
+    if let Some(world) = crate::mpi::opened() {
+        for (name, pointer) in crate::mpi::symbols(world) {
+            engine.register_symbol(name, pointer);
+        }
+    }
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
     }
@@ -1218,14 +1227,63 @@ fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Res
     if !text.is_empty() {
         phases::time("verification and schedule", || {
             let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-            Schedule::new(&written).map_err(|d| render(&d, &options.source_name))?;
+            Schedule::check(&written).map_err(|d| render(&d, &options.source_name))?;
             check_externals(&written, options)
         })?;
         phases::time("temporal optimizations", || {
-            run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed", options)
+            // On one program model (verified once, printed back once) where
+            // the level's passes all rewrite it, as they do.
+            let mut elements = pipeline::parse_pipeline(&text).map_err(|e| vec![format!("error: {e}")])?;
+            // The level's pipeline begins with the gradients' expansion,
+            // which has just run ("gradients").
+            if let Some(pipeline::PipelineElement::Pass { name, .. }) = elements.first()
+                && name == "temporal-autodiff"
+            {
+                elements.remove(0);
+            }
+            let registry = tempo_lowering::registry();
+            match pipeline::run_rewrites(module.as_operation(), &registry, &elements) {
+                Some(Ok(times)) => {
+                    if options.pass_timings {
+                        eprint!("{}", rewrite_timings(&times));
+                    }
+                    Ok(())
+                }
+                Some(Err(diagnostics)) => {
+                    let mut lines = render(&diagnostics, &options.source_name);
+                    lines.push("error: the temporal optimizations failed".into());
+                    Err(lines)
+                }
+                None => run_pipeline(
+                    context,
+                    module,
+                    &text,
+                    &options.source_name,
+                    "the temporal optimizations failed",
+                    options,
+                )
+                .map(|_| ()),
+            }
         })?;
     }
     Ok(())
+}
+
+/// The `--pass-timings` report of temporal passes run on one program model
+/// ([`pipeline::run_rewrites`]), in the form of MLIR's.
+fn rewrite_timings(times: &[(&str, std::time::Duration)]) -> String {
+    let total: f64 = times.iter().map(|(_, d)| d.as_secs_f64()).sum();
+    let rule = "===-------------------------------------------------------------------------===";
+    let mut text = format!(
+        "{rule}\n              ... Execution time report (temporal passes on one program model) ...\n{rule}\n  Total Execution Time: {total:.4} seconds\n\n  ----Wall Time----  ----Name----\n"
+    );
+    for (name, d) in times {
+        let s = d.as_secs_f64();
+        let share = if total > 0.0 { 100.0 * s / total } else { 0.0 };
+        text += &format!("    {s:.4} ({share:5.1}%)  {name}\n");
+    }
+    text += &format!("    {total:.4} (100.0%)  Total\n");
+    text
 }
 
 /// Each tensor's store at the run's bounds: its kind (and swap plan) and
@@ -1285,7 +1343,9 @@ fn lowering_text(
             let bounds = bounds.join(",");
             let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
             let batch = tempo_passes::optimize::depth_batching_enabled(&options.optimization.disabled);
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget)
+            let mpi = crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
+            let mpi = mpi.map(|world| world.implementation.dlti());
+            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget, mpi)
         }
         Target::Cuda { chip, threads_per_block } => tempo_lowering::temporal_to_cuda(
             &format!("sm_{chip}"),
@@ -1412,7 +1472,7 @@ fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
 }
 
 /// Whether an op under `op` has a name starting with `prefix`.
-fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
+pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
     struct Search<'a> {
         prefix: &'a [u8],
         found: bool,
@@ -1489,9 +1549,11 @@ fn cache_for(module: &Module, options: &RunOptions) -> Option<(crate::cache::Cac
 /// [`crate::cache`]).
 fn cache_key(module: &Module, options: &RunOptions) -> String {
     let program = module_text(module.as_operation());
+    // (The MPI ABI the code calls, for a program using processes.)
+    let mpi = crate::mpi::world_for(module.as_operation()).ok().flatten().map(|w| w.implementation.dlti());
     let settings = format!(
         "bounds {:?}; optimization {:?}; fast math {}; threads {}; LLVM level {}; source {:?}; OpenMP {}; \
-         injected fault {:?}",
+         injected fault {:?}; MPI {mpi:?}",
         options.bounds,
         options.optimization,
         options.fast_math,
@@ -1662,7 +1724,7 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     // The scheduler's static checks (cycles through range reads, cycles the
     // loop nests cannot order) apply here too, so that the interpreter and
     // the compiler accept exactly the same programs.
-    Schedule::new(&program).map_err(|d| render(&d, &options.source_name))?;
+    Schedule::check(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
     // (Views of the caller's memory are copied: the interpreter takes arrays.)
     let names = program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str());

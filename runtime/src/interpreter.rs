@@ -4,8 +4,8 @@
 //! Demand-driven and memoized, following `semantics.md`: an output needs
 //! every point of its domain; a point is defined by the first branch whose
 //! condition holds there; a branch needs the points its reads name. Within
-//! a branch, demand starts at the result and the external calls: an op
-//! whose value reaches neither is not evaluated (a dead read names no
+//! a branch, demand starts at the result, the external calls and the
+//! collectives: an op whose value reaches none is not evaluated (a dead read names no
 //! point, so it is never out of bounds or undefined; see "Evaluation is
 //! demand-driven" in `dialects/README.md`). Points
 //! are evaluated with an explicit stack (no recursion, so long recurrences do
@@ -839,6 +839,18 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 NodeKind::Bound(d) => {
                     let bound = symbols[*d];
                     Value { shape: Vec::new(), data: constant(&[bound as f64], &[bound], node.ty.element) }
+                }
+                // The processes of the run (`crate::mpi`: one without a
+                // launcher, several under `mpirun`).
+                NodeKind::Rank | NodeKind::WorldSize => {
+                    let world = crate::mpi::world().map_err(|e| self.at(node.location, e))?;
+                    let n = if node.kind == NodeKind::Rank { world.rank } else { world.size } as i64;
+                    Value { shape: Vec::new(), data: constant(&[n as f64], &[n], node.ty.element) }
+                }
+                NodeKind::AllReduce(kind, a) => {
+                    let data = crate::mpi::all_reduce(*kind, &values[*a].data)
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
+                    Value { shape: values[*a].shape.clone(), data }
                 }
                 NodeKind::Constant { values, integers, .. } => {
                     Value { shape: static_shape(&node.ty), data: constant(values, integers, node.ty.element) }

@@ -15,6 +15,7 @@ pub mod guard;
 pub mod host_pool;
 pub mod interpreter;
 pub mod memory;
+pub mod mpi;
 pub mod npy;
 pub mod orc;
 pub mod ragged;

@@ -35,7 +35,7 @@
 //! (`test/lowering/schedule/sink.mlir`).
 
 use super::store_selection::{Storage, select_stores};
-use super::{Edge, Nest, check_nest, check_shape, depth, nest_for};
+use super::{Edge, Nest, Search, check_nest, check_shape, depth, nest_for};
 use std::collections::{BTreeSet, HashMap};
 use tempo_passes::program::Program;
 
@@ -94,13 +94,13 @@ fn first_move<'c>(
                 }
                 let mut fused = list[m].body.clone();
                 fused.push(x);
-                let Ok(target) = nest_for(program, &fused, refs, &outer, false) else { continue };
+                let Ok(target) = nest_for(program, &fused, refs, &outer, false, &Search::new(true)) else { continue };
                 let mut new_list = list.to_vec();
                 new_list[k].body.retain(|&t| t != x);
                 new_list[k].lags.remove(&x);
                 // What is left of a retimed nest may need smaller lags.
                 if !new_list[k].lags.is_empty()
-                    && let Ok(again) = nest_for(program, &new_list[k].body, refs, &outer, false)
+                    && let Ok(again) = nest_for(program, &new_list[k].body, refs, &outer, false, &Search::new(true))
                     && again.dims == new_list[k].dims
                 {
                     new_list[k] = again;

@@ -641,7 +641,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             | NodeKind::Call { .. }
             | NodeKind::DynamicSlice(..)
             | NodeKind::Position(_)
-            | NodeKind::Bound(_) => shape(),
+            | NodeKind::Bound(_)
+            | NodeKind::Rank
+            | NodeKind::WorldSize
+            | NodeKind::AllReduce(..) => shape(),
             NodeKind::Gather(table, indices) => {
                 let mut result = sizes(*indices);
                 result.extend(views[*table].sizes()[1..].iter().copied());
@@ -781,6 +784,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 b.store(index_as(b, index, node.ty.element)?, target.value, &[])
             }
             NodeKind::Bound(d) => b.store(index_as(b, self.bound_args[*d], node.ty.element)?, target.value, &[]),
+            NodeKind::Rank => self.rank(target, &node.ty, b),
+            NodeKind::WorldSize => self.world_size(target, &node.ty, b),
+            NodeKind::AllReduce(kind, a) => self.all_reduce(*kind, view(*a)?, target, &node.ty, b),
             NodeKind::Call { site, args, .. } => {
                 let operands: Vec<(&View, &PointType)> =
                     args.iter().map(|&k| Ok((view(k)?, &branch.nodes[k].ty))).collect::<Built<_>>()?;
@@ -937,7 +943,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 
 /// An index value as a scalar of `element` (integers by a cast, floats
 /// converted from the 64-bit integer).
-fn index_as<'c, 'a>(b: &Builder<'c, 'a>, index: Value<'c, 'a>, element: ElementType) -> Built<Value<'c, 'a>> {
+pub(super) fn index_as<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    index: Value<'c, 'a>,
+    element: ElementType,
+) -> Built<Value<'c, 'a>> {
     let i64_value = b.index_cast(index, b.integer_type(64))?;
     let ty = super::views::element_type(b.context(), element);
     match element {

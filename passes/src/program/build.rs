@@ -452,6 +452,7 @@ impl<'c, 'v> Builder<'c, 'v> {
     }
 }
 
+mod collectives;
 mod nodes;
 
 /// `count` elements of a dense attribute, row-major (a splat's one value

@@ -234,12 +234,15 @@ fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
             NodeKind::DynamicSlice(..) => unsupported("a dynamic_slice of the range"),
             NodeKind::Attention(..) => unsupported("an attention inside an attention"),
             NodeKind::Call { .. } => unsupported("an external call on the range"),
+            NodeKind::AllReduce(..) => unsupported("an all_reduce of values along the range"),
             NodeKind::ReadAt { .. } => unsupported("a read through data at coordinates from the range"),
             NodeKind::Read { .. }
             | NodeKind::ReadRange { .. }
             | NodeKind::Constant { .. }
             | NodeKind::Position(_)
             | NodeKind::Bound(_)
+            | NodeKind::Rank
+            | NodeKind::WorldSize
             | NodeKind::Random { .. } => Carry::Row,
         };
         carry.push(next);

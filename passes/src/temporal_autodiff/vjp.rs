@@ -8,7 +8,9 @@
 
 use super::body::Body;
 use crate::diagnostics::PassDiagnostic;
-use crate::program::{BinaryKind, DYNAMIC, Movement, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
+use crate::program::{
+    BinaryKind, Collective, DYNAMIC, Movement, NodeKind, PointType, Predicate, ReduceKind, UnaryKind,
+};
 use std::collections::HashMap;
 
 /// Whether a gradient passes from node `n` to its operand at position `i`.
@@ -21,7 +23,9 @@ pub(super) fn passes(nodes: &[crate::program::Node], n: usize, i: usize, operand
         | NodeKind::Random { .. }
         | NodeKind::Constant { .. }
         | NodeKind::Position(_)
-        | NodeKind::Bound(_) => false,
+        | NodeKind::Bound(_)
+        | NodeKind::Rank
+        | NodeKind::WorldSize => false,
         NodeKind::Reduce(ReduceKind::ArgMax, ..) => false,
         NodeKind::Unary(UnaryKind::StopGradient | UnaryKind::Not, _) => false,
         NodeKind::Binary(BinaryKind::And | BinaryKind::Or, ..) => false,
@@ -519,6 +523,21 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         NodeKind::Call { callee, .. } => {
             return Err(unsupported(body, n, &format!("the external call '{callee}', which has no gradient")));
         }
+        // The gradient of a sum over the processes of the sum of their
+        // losses: every process's cotangent of the result, summed (the
+        // all-reduce of the cotangent); for the mean, divided by their
+        // number (the all-reduced mean of the cotangent).
+        NodeKind::AllReduce(kind @ (Collective::Sum | Collective::Mean), _) => {
+            let ty = body.ty(c).clone();
+            body.push(NodeKind::AllReduce(kind, c), ty)
+        }
+        NodeKind::AllReduce(kind, _) => {
+            return Err(unsupported(
+                body,
+                n,
+                &format!("the all_reduce \"{}\" (not yet: only \"sum\" and \"mean\" have gradients)", kind.text()),
+            ));
+        }
         NodeKind::ReadAt { .. } => {
             return Err(unsupported(body, n, "a read through data (its coordinates are integers)"));
         }
@@ -558,6 +577,8 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         | NodeKind::Random { .. }
         | NodeKind::Position(_)
         | NodeKind::Bound(_)
+        | NodeKind::Rank
+        | NodeKind::WorldSize
         | NodeKind::Compare(..) => unreachable!("leaves and non-differentiable ops pass no gradient"),
     })
 }

@@ -206,11 +206,12 @@ fn lift(
                 None => return None,
             }
         }
-        NodeKind::Constant { .. } => Lifted::Invariant,
+        NodeKind::Constant { .. } | NodeKind::Rank | NodeKind::WorldSize => Lifted::Invariant,
         // (Values depending on the point other than through reads, and
         // data-dependent or effectful ones.)
         NodeKind::Random { .. }
         | NodeKind::Call { .. }
+        | NodeKind::AllReduce(..)
         | NodeKind::ReadAt { .. }
         | NodeKind::ReadRange { .. }
         | NodeKind::DynamicSlice(..)

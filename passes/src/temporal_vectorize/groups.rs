@@ -210,6 +210,7 @@ pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bo
                 NodeKind::Reduce(_, a, r) if flow.axis[*a] == Some(*r) => varies[k] = true,
                 NodeKind::Random { .. }
                 | NodeKind::Call { .. }
+                | NodeKind::AllReduce(..)
                 | NodeKind::ReadAt { .. }
                 | NodeKind::Attention(..)
                 | NodeKind::Position(_) => return (false, false),

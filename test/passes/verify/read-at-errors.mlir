@@ -49,7 +49,7 @@
   %j = "temporal.read_at"(%i, %k) {index = affine_map<(n, k)[N] -> (k)>} : (!temporal.rtensor, tensor<i64>) -> tensor<i64>
   %o = "temporal.constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
   %jo = "temporal.add"(%j, %o) : (tensor<i64>, tensor<i64>) -> tensor<i64>
-  // CHECK: read-at-errors.mlir:[[# @LINE + 1]]:8: error: the coordinates of a read through data come from 'temporal.read_at': they may not come from a read through data or an external call
+  // CHECK: read-at-errors.mlir:[[# @LINE + 1]]:8: error: the coordinates of a read through data come from 'temporal.read_at': they may not come from a read through data, an external call or a collective
   %a = "temporal.read_at"(%i, %jo) {index = affine_map<(n, k)[N] -> (k)>} : (!temporal.rtensor, tensor<i64>) -> tensor<i64>
   "gpu.yield"(%a) : (tensor<i64>) -> ()
 }) {when = affine_set<(n)[N] : (0 == 0)>} : (!temporal.rtensor) -> ()

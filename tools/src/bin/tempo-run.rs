@@ -313,6 +313,9 @@ fn run() -> ExitCode {
         }
         Err(lines) => {
             lines.iter().for_each(|l| eprintln!("{l}"));
+            // Under mpirun, the other processes would wait in a collective
+            // this one no longer reaches: end them too.
+            tempo_runtime::mpi::abort_others(1);
             return ExitCode::FAILURE;
         }
     };

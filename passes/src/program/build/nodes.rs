@@ -104,6 +104,9 @@ impl<'c, 'v> Builder<'c, 'v> {
             "temporal.matmul" | "temporal.einsum" | "temporal.attention" => {
                 self.contraction_node(op, &name, &operand_nodes, nodes, &ty)?
             }
+            "temporal.rank" | "temporal.world_size" | "temporal.all_reduce" => {
+                self.collective_node(op, &name, &operand_nodes, nodes, &ty)?
+            }
             _ => self.other_node(op, &name, &operand_nodes, nodes, &ty, reader, location)?,
         };
         Some(Node { kind, ty, location })
@@ -209,16 +212,17 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         }
         // The coordinates are computed before the point they name is
-        // needed: not from another read through data, nor a call.
+        // needed: not from another read through data, a call or a
+        // collective (which would run once more for them).
         let mut needed = vec![false; nodes.len()];
         data.iter().for_each(|&n| needed[n] = true);
         for k in (0..nodes.len()).rev() {
             if needed[k] {
-                if matches!(nodes[k].kind, NodeKind::ReadAt { .. } | NodeKind::Call { .. }) {
+                if matches!(nodes[k].kind, NodeKind::ReadAt { .. } | NodeKind::Call { .. } | NodeKind::AllReduce(..)) {
                     self.error(
                         op,
                         format!(
-                            "the coordinates of a read through data come from '{}': they may not come from a read through data or an external call",
+                            "the coordinates of a read through data come from '{}': they may not come from a read through data, an external call or a collective",
                             nodes[k].kind.op_name()
                         ),
                     );
