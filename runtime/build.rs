@@ -29,7 +29,12 @@ fn main() {
     for crate_dir in ["dialects", "passes", "lowering", "runtime"] {
         for part in ["src", "Cargo.toml", "build.rs", "shim"] {
             let path = root.join(crate_dir).join(part);
-            println!("cargo:rerun-if-changed={}", path.display());
+            // Only paths that exist: a missing one (`dialects/shim`) would
+            // make Cargo run this script, and rebuild every crate above the
+            // runtime, on every build.
+            if path.exists() {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
             if path.is_dir() {
                 files(&path, &mut paths);
             } else if path.exists() {

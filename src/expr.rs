@@ -115,6 +115,8 @@ pub(crate) enum Node {
     Call {
         callee: String,
         args: Vec<Expr>,
+        /// The function takes a batch of points too ([`Expr::call_batched`]).
+        batched: bool,
     },
     /// This process's rank (`temporal.rank`), or with `world_size` the
     /// number of processes of the run (`temporal.world_size`).
@@ -324,7 +326,20 @@ impl Expr {
     #[track_caller]
     pub fn call(callee: &str, args: &[&Expr], result: PointType) -> Expr {
         let args = args.iter().map(|&a| a.clone()).collect();
-        Expr::new(Node::Call { callee: callee.to_string(), args }, result, Site::caller())
+        Expr::new(Node::Call { callee: callee.to_string(), args, batched: false }, result, Site::caller())
+    }
+
+    /// Like [`Expr::call`], for a function that takes a batch of points
+    /// as well as one: where `temporal-vectorize` batches a dimension of
+    /// the calling tensor's domain (compiled at `-O2` with the run's bound
+    /// values), the callback gets every argument with a leading dimension
+    /// of the batch's points and returns the result with one (row `k` of
+    /// the result is row `k`'s point's value: the points of the batch are
+    /// independent); elsewhere, and in the interpreter, it gets one point.
+    #[track_caller]
+    pub fn call_batched(callee: &str, args: &[&Expr], result: PointType) -> Expr {
+        let args = args.iter().map(|&a| a.clone()).collect();
+        Expr::new(Node::Call { callee: callee.to_string(), args, batched: true }, result, Site::caller())
     }
 
     /// Seeded uniform values in [0, 1) of type `ty` (floats), a pure function

@@ -404,6 +404,19 @@ impl Program {
         self.externals.register(name, callback);
     }
 
+    /// Registers `name` like [`Program::external`], as a callback on the
+    /// call's own buffers, without copies: it gets each argument's declared
+    /// type and bytes (row-major; valid only during the call) and the
+    /// result's declared type and buffer, which it fills whole. Front ends
+    /// that convert values themselves use it (the Python package).
+    pub fn external_raw(
+        &mut self,
+        name: &str,
+        callback: impl Fn(&[(&PointType, &[u8])], &PointType, &mut [u8]) -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.externals.register_raw(name, callback);
+    }
+
     /// Marks `tensor` as an output (its whole domain).
     pub fn output(&mut self, tensor: &Tensor) {
         self.outputs.push(tensor.id);
@@ -570,7 +583,7 @@ impl BodyEmitter<'_> {
             Node::Read { tensor, name, index } => self.read(data, *tensor, name, index),
             Node::ReadRange { tensor, name, index } => self.read_range(data, *tensor, name, index),
             Node::ReadAt { tensor, coords } => self.read_at(data, *tensor, coords),
-            Node::Call { callee, args } => self.call(data, callee, args),
+            Node::Call { callee, args, batched } => self.call(data, callee, args, *batched),
             node => {
                 let (op, operands, attributes) = self.op_of(data, node);
                 // Sizes below -1 (the marker of a dynamic size) come from
@@ -740,17 +753,18 @@ impl BodyEmitter<'_> {
     }
 
     /// A `temporal.call` of `callee` on `args`.
-    fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr]) -> String {
+    fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr], batched: bool) -> String {
         let (ty, loc) = (&data.ty, location_text(&data.location));
         let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
         let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
         let name = format!("%v{}", self.names.len());
         let _ = writeln!(
             self.text,
-            "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"}} : () -> {ty} {loc}",
+            "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"{}}} : () -> {ty} {loc}",
             names.join(", "),
             types.join(", "),
-            escape(callee)
+            escape(callee),
+            if batched { ", batched" } else { "" }
         );
         name
     }

@@ -59,13 +59,11 @@ cargo test --workspace --release --quiet -- "${ignored[@]}"
 # A crate outside the repository depending on tempo with only the
 # configuration the README gives.
 tools/check-dependent.sh
-# The Python package: the wheel (maturin, into target/wheels), installed in
-# python/.venv, and its tests (from outside python/, so that the installed
-# package is the one imported). pytest exits 5 when it collects nothing:
-# that fails too.
-python/build.sh
-root="$PWD"
-(cd /tmp && "$root/python/.venv/bin/pytest" -q -p no:cacheprovider "$root/python/tests")
+# The Python package as a user installs it: a fresh venv, `pip install
+# ./python` (maturin's PEP 517 backend, reusing target/: incremental), its
+# tests and the Python examples run from outside the repository. pytest
+# exits 5 when it collects nothing: that fails too.
+tools/test-python.sh
 # Fuzzing: a few hundred generated hostile inputs against the release
 # binaries; fails on any panic, signal, hang or compiled/interpreted
 # disagreement (reproducers in target/fuzz/failures).

@@ -130,14 +130,15 @@ fn node_text(k: usize, node: &Node, nodes: &[Node], dims: &[crate::program::Dim]
             operands,
             format!("score = \"{}\", combine = \"{}\", block = {} : i64", a.score, a.combine, a.block),
         ),
-        NodeKind::Call { callee, args, .. } => {
+        NodeKind::Call { callee, args, batched, .. } => {
             let names: Vec<String> = args.iter().map(|&i| value(i)).collect();
             let types: Vec<String> = args.iter().map(|&i| nodes[i].ty.to_string()).collect();
             format!(
-                "%v{k} = \"temporal.call\"() ({{\n    \"gpu.yield\"({}) : ({}) -> ()\n  }}) {{callee = \"{}\"}} : () -> {ty} {loc}",
+                "%v{k} = \"temporal.call\"() ({{\n    \"gpu.yield\"({}) : ({}) -> ()\n  }}) {{callee = \"{}\"{}}} : () -> {ty} {loc}",
                 names.join(", "),
                 types.join(", "),
-                escape(callee)
+                escape(callee),
+                if *batched { ", batched" } else { "" }
             )
         }
         NodeKind::Position(d) => generic("position", &[], format!("dim = \"{}\"", escape(&dims[*d].name))),

@@ -727,10 +727,15 @@ pub enum NodeKind {
     Attention(Attention, [usize; 4]),
     /// A call of the external function `callee` on the values of `args`;
     /// `site` numbers the call sites of the program (program order).
+    /// `batched` (the op's `batched` attribute): the function takes a batch
+    /// of points as well as one (a leading dimension on every argument and
+    /// on the result, each row computed as the point alone would be), so
+    /// `temporal-vectorize` may batch the call with its dimension.
     Call {
         callee: String,
         site: usize,
         args: Vec<usize>,
+        batched: bool,
     },
     /// Seeded random values ([`random_bits`], [`uniform_from_bits`]).
     Random {

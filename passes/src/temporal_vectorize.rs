@@ -13,8 +13,9 @@
 //!   bound or slice offset mentions `d`;
 //! - its ops are ones with a batched form: elementwise ops, comparisons,
 //!   selects, casts, reductions, movements, `matmul`, `einsum`, slices
+//!   and external calls marked `batched`, whose function takes the batch
 //!   (not seeded random values, whose bits depend on `d`'s coordinate, nor
-//!   external calls or gathers);
+//!   other external calls or gathers);
 //!
 //! and when tensors without `d` do not read tensors over `d` (outputs over
 //! `d` are read by the caller, which gets them as written).
@@ -261,9 +262,11 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     NodeKind::DynamicSlice(_, offsets) if inside && mentions(&[offsets]) => return false,
                     // Attention is made after vectorization (`temporal-tile-ranges`
                     // runs later in the pipeline); it is not batched here.
-                    // Collectives run once per point, like calls.
+                    // Collectives run once per point, like calls; a call
+                    // marked batched takes the whole batch (its function
+                    // computes each row as the point alone).
                     NodeKind::Random { .. }
-                    | NodeKind::Call { .. }
+                    | NodeKind::Call { batched: false, .. }
                     | NodeKind::AllReduce(..)
                     | NodeKind::ReadAt { .. }
                     | NodeKind::Gather(..)
@@ -538,6 +541,13 @@ impl<'c> Batcher<'_, 'c> {
             // the table does not vary).
             NodeKind::Gather(table, indices) if !b(self, *table) => {
                 self.same(NodeKind::Gather(new[*table], new[*indices]), &ty, b(self, *indices), location)
+            }
+            // One call for the batch: every argument batched (a shared one
+            // repeated for each point), the result batched.
+            NodeKind::Call { callee, site, args, batched: true } => {
+                let args = args.iter().map(|&a| self.expanded(new[a], location)).collect();
+                let kind = NodeKind::Call { callee: callee.clone(), site: *site, args, batched: true };
+                self.same(kind, &ty, true, location)
             }
             NodeKind::Random { .. }
             | NodeKind::Call { .. }

@@ -90,7 +90,7 @@ fn check_update(py: Python<'_>, param: &PyTensor, grad: &PyTensor, iteration: &P
 /// Runs a Rust optimizer at the Python caller's line: a panic (an
 /// assertion the checks above did not foresee) comes back as a
 /// `TempoError` at that line rather than ending the interpreter.
-fn guarded<R>(py: Python<'_>, f: impl FnOnce() -> R) -> PyResult<R> {
+pub(super) fn guarded<R>(py: Python<'_>, f: impl FnOnce() -> R) -> PyResult<R> {
     let (file, line) = caller(py);
     let at = (file.clone(), line);
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || tempo::site::at(&at.0, at.1, f))).map_err(|panic| {
@@ -294,8 +294,8 @@ fn adam_epochs(
 /// A sampled action with its log-probability and the distribution's
 /// entropy (`tempo::rl::Sample`), per row of the logits.
 #[pyclass(unsendable, name = "Sample", module = "tempo")]
-struct PySample {
-    sample: tempo::rl::Sample,
+pub(super) struct PySample {
+    pub(super) sample: tempo::rl::Sample,
 }
 
 #[pymethods]

@@ -20,7 +20,9 @@ Training is a program too: ``Program.grad`` declares a gradient,
 ``Expr.stop_gradient`` cuts a path, and ``tempo.optim`` (SGD, momentum,
 Adam and AdamW) defines parameters over an iteration dimension.
 ``random_uniform``, ``random_normal`` and ``categorical`` are seeded random
-values.
+values; ``tempo.rl`` has returns, advantages and policies for
+reinforcement learning, and ``Program.call`` calls a Python function (an
+environment) from the program.
 
 The classes are the Rust API's (``tempo._tempo``): nothing is built or
 checked twice. Errors are ``tempo.TempoError`` naming the Python line.
@@ -49,7 +51,7 @@ from ._tempo import (  # noqa: F401
     random_uniform,
     where,
 )
-from . import optim  # noqa: F401
+from . import optim, rl  # noqa: F401
 
 __all__ = [
     "AdamState",
@@ -71,6 +73,7 @@ __all__ = [
     "maximum",
     "minimum",
     "optim",
+    "rl",
     "random_normal",
     "random_uniform",
     "where",

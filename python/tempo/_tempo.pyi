@@ -3,7 +3,7 @@ over the Rust API): every class, method and function with its signature.
 The docstrings here are short; ``help()`` on the runtime objects gives the
 full ones, with examples."""
 
-from typing import Any, Sequence, Tuple, Union, final
+from typing import Any, Callable, Sequence, Tuple, Union, final
 
 import numpy.typing as npt
 
@@ -189,10 +189,29 @@ class Program:
         """Ends ``dim`` where ``done`` (bool points over it) first holds."""
     def grad(self, name: str, of: Tensor, wrt: Tensor) -> Tensor:
         """The gradient of the sum of ``of``'s points with respect to each point of ``wrt``."""
+    def call(
+        self,
+        name: str,
+        function: Callable[..., Any],
+        args: Union[Expr, Sequence[Expr]],
+        shape: Sequence[int],
+        dtype: _DType = "float32",
+        batched: bool = False,
+    ) -> Expr:
+        """``function(*args)`` as a value of ``shape`` and ``dtype``, called once per point (an external call).
+
+        ``function`` gets NumPy arrays (copies of the arguments' points) and
+        returns an array of exactly ``shape`` and ``dtype``; an exception in it
+        ends the run with a ``TempoError`` carrying the traceback. With
+        ``batched=True`` it always gets a leading batch dimension (the whole
+        batch where the compiler batches the call's dimension).
+        """
     def mlir(self) -> str:
         """The program as temporal MLIR."""
-    def compile(self, opt: int = 2, fast_math: bool = False, threads: int = 0) -> Executable:
-        """Compiles once: ``opt`` (0 to 3), ``fast_math``, ``threads`` (0: every core)."""
+    def compile(
+        self, opt: int = 2, fast_math: bool = False, threads: int = 0, bounds: dict[str, int] | None = None
+    ) -> Executable:
+        """Compiles once: ``opt`` (0 to 3), ``fast_math``, ``threads`` (0: every core); ``bounds`` specializes."""
     def interpret(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
         """Evaluates with the reference interpreter: bounds and inputs as keyword arguments."""
 
@@ -207,7 +226,11 @@ class Executable:
     def stop_lengths(self) -> list[list[int]]:
         """Where each data-dependent stop ended in the last run."""
     def run(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
-        """Runs the compiled code: bounds and inputs (of the inputs' dtypes) as keyword arguments."""
+        """Runs the compiled code: bounds and inputs (of the inputs' dtypes) as keyword arguments.
+
+        The GIL is released while the compiled code runs; runs of one
+        executable from several threads take turns.
+        """
 
 @final
 class AdamState:
@@ -308,3 +331,26 @@ def adam_epochs(
     weight_decay: float = 0.0,
 ) -> list[AdamState]:
     """Adam with several updates (epochs) per iteration, a parameter tensor per epoch."""
+
+def discounted_returns(
+    program: Program, name: str, rewards: Tensor, t: Dim, gamma: float, dones: Tensor | None = None
+) -> Tensor:
+    """Discounted returns ``G[t] = r[t] + gamma (1 - done[t]) G[t+1]``, a new tensor over the rewards' domain."""
+
+def gae(
+    program: Program,
+    name: str,
+    rewards: Tensor,
+    values: Tensor,
+    t: Dim,
+    gamma: float,
+    lam: float,
+    dones: Tensor | None = None,
+) -> Tensor:
+    """Generalized advantage estimation, a new tensor over the rewards' domain."""
+
+def normal(mean: Expr, log_sigma: Expr, seed: int) -> Sample:
+    """Samples independent normals with ``mean`` and ``log_sigma`` (seeded, reparameterized)."""
+
+def normal_log_prob(action: Expr, mean: Expr, log_sigma: Expr) -> Expr:
+    """The log-density of each element of ``action`` under independent normals."""

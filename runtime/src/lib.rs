@@ -26,4 +26,4 @@ pub use engine::{
     ArrayView, ArrayViewMut, Executable, Front, Input, MemoryReport, Optimization, RunOptions, RunReport, StoreReport,
     Target, emit_ptx, interpret_module, run_module, run_module_timed,
 };
-pub use externals::{Callback, Externals};
+pub use externals::{Callback, Externals, RawCallback};

@@ -676,7 +676,8 @@ impl<'c, 'v> Builder<'c, 'v> {
                 tensor: reader,
                 location,
             });
-            NodeKind::Call { callee, site, args: operand_nodes.clone() }
+            let batched = op.attribute("batched").is_ok();
+            NodeKind::Call { callee, site, args: operand_nodes.clone(), batched }
         } else if name == "temporal.random" {
             let seed = op.attribute("seed").ok().and_then(integer_attr);
             let distribution = op.attribute("distribution").ok().and_then(string_attr);
