@@ -176,14 +176,19 @@ pub trait TempoPass: Send + Sync {
     fn options(&self) -> &'static [PassOption] {
         &[]
     }
-    /// Runs on `op` (an op named [`Self::anchor`]).
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c>;
+    /// Runs on `op` (an op named [`Self::anchor`]); a pass that is a
+    /// [`ProgramRewrite`] ([`Self::as_rewrite`]) need not say how:
+    /// [`rewrite_module`].
+    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
+        let rewrite = self.as_rewrite().unwrap_or_else(|| panic!("pass '{}' has no run", self.name()));
+        rewrite_module(rewrite, op, options)
+    }
     /// The pass as a rewrite of the program model, where it is one (the
     /// temporal optimizations): a pipeline of such passes only can run on
     /// one model, verified once and written back once
     /// ([`crate::pipeline::run_rewrites`]), instead of each pass reading the
     /// program from the IR and printing it back. Its [`Self::run`] is then
-    /// [`rewrite_module`].
+    /// [`rewrite_module`] (the default).
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         None
     }

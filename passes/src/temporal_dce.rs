@@ -13,11 +13,11 @@
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::Program;
 use crate::rewrite::{remove_dead_nodes, retain_tensors, source};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 
 /// The `temporal-dce` pass.
 pub struct TemporalDce;
@@ -28,9 +28,6 @@ impl TempoPass for TemporalDce {
     }
     fn summary(&self) -> &'static str {
         "Remove body ops whose values reach no branch result or external call, and tensors no output depends on"
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

@@ -19,12 +19,12 @@
 //! Exact: merged values are computed by the same ops on the same operands.
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{NodeKind, Program};
 use crate::rewrite::{compact_branch, live_nodes};
 use crate::rewrite::{map_operands, retain_tensors};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 use std::collections::HashMap;
 
 /// The `temporal-dedup` pass.
@@ -36,9 +36,6 @@ impl TempoPass for TemporalDedup {
     }
     fn summary(&self) -> &'static str {
         "Merge identical ops of a branch body and tensors that provably hold the same values"
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

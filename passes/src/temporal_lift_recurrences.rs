@@ -51,14 +51,14 @@
 //! `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::print::dense;
 use crate::program::{
     BinaryKind, Branch, DYNAMIC, Einsum, ElementType, Node, NodeKind, PointType, Program, ReduceKind, Tensor,
 };
 use crate::rewrite::{compact_branch, live_nodes};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 use std::collections::HashMap;
 
 /// The `temporal-lift-recurrences` pass.
@@ -75,9 +75,6 @@ impl TempoPass for TemporalLiftRecurrences {
         const OPTIONS: &[PassOption] =
             &[PassOption::flag("inexact", false, "Also lift float suffix reductions (changes rounding)")];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

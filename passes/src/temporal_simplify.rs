@@ -18,13 +18,13 @@
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::print::dense;
 use crate::program::{BinaryKind, ElementType, Movement, Node, NodeKind, PointType, Program, UnaryKind, reshape_fits};
 use crate::rewrite::map_operands;
 use crate::rewrite::{compact_branch, live_nodes};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 
 /// The `temporal-simplify` pass.
 pub struct TemporalSimplify;
@@ -40,9 +40,6 @@ impl TempoPass for TemporalSimplify {
         const OPTIONS: &[PassOption] =
             &[PassOption::flag("inexact", false, "Also apply rules that change float rounding (matmul reassociation)")];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

@@ -32,11 +32,11 @@
 //! Assumes a program accepted by `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Branch, Movement, Node, NodeKind, PointType, Program, Tensor};
 use crate::temporal_vectorize::{batchable, cyclic_along, keeps_points_along, masked_range_read};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 
 mod sums;
 
@@ -67,9 +67,6 @@ impl TempoPass for TemporalSplitProducts {
             ),
         ];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

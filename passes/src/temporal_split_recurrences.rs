@@ -37,11 +37,11 @@
 //! Assumes a program accepted by `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Branch, Node, NodeKind, Program, Tensor};
 use crate::temporal_vectorize::uses_dim;
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::HashMap;
 
@@ -61,9 +61,6 @@ impl TempoPass for TemporalSplitRecurrences {
             "bound values the program runs with, NAME=VALUE separated by commas: only tensors over a dimension with one are split (temporal-vectorize batches only those)",
         )];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

@@ -35,14 +35,14 @@
 //! Assumes a program accepted by `temporal-verify`; run it after
 //! `temporal-vectorize`, which does not batch the op it makes.
 
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{
     Attention, BinaryKind, Branch, DYNAMIC, Einsum, Movement, NodeKind, PointType, Program, ReduceKind, UnaryKind,
 };
 use crate::rewrite::operands;
 use crate::rewrite::{compact_branch, live_nodes};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 
 /// The `temporal-tile-ranges` pass.
 pub struct TemporalTileRanges;
@@ -70,9 +70,6 @@ impl TempoPass for TemporalTileRanges {
             ),
         ];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)

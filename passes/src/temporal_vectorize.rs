@@ -43,10 +43,10 @@
 //! program runs with (`tempo-run` passes its own).
 
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass, rewrite_module};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Branch, DYNAMIC, Einsum, Movement, Node, NodeKind, PointType, Program, matmul_shape};
-use melior::ir::{Location, OperationRef};
+use melior::ir::Location;
 
 mod groups;
 mod masks;
@@ -79,9 +79,6 @@ impl TempoPass for TemporalVectorize {
             ),
         ];
         OPTIONS
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
-        rewrite_module(self, op, options)
     }
     fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
         Some(self)
