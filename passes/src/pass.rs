@@ -153,6 +153,18 @@ impl PassOptions {
         }
     }
 
+    /// The bound values (per dimension of `program`) of the bounds option
+    /// `bounds` (none given: none), or a diagnostic at `at`.
+    pub fn bound_values<'c>(
+        &self,
+        program: &Program<'c>,
+        at: Location<'c>,
+    ) -> Result<Vec<Option<i64>>, Vec<PassDiagnostic<'c>>> {
+        program
+            .bound_values(self.text("bounds").unwrap_or(""))
+            .map_err(|message| vec![PassDiagnostic::new(at, message)])
+    }
+
     /// A text or bounds option's value, if given.
     pub fn text(&self, name: &str) -> Option<&str> {
         match self.0.get(name) {

@@ -80,11 +80,9 @@ impl ProgramRewrite for TemporalSplitProducts {
         options: &PassOptions,
         at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        let here = |message: String| vec![PassDiagnostic::new(at, message)];
         let budget = options.unsigned("memory-budget");
-        program
-            .bound_values(options.text("bounds").unwrap_or(""))
-            .map_err(here)
+        options
+            .bound_values(program, at)
             .map(|values| split_products_within(program, &values, options.flag("inexact"), budget))
     }
 }

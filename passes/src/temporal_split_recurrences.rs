@@ -74,11 +74,7 @@ impl ProgramRewrite for TemporalSplitRecurrences {
         options: &PassOptions,
         at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        let here = |message: String| vec![PassDiagnostic::new(at, message)];
-        program
-            .bound_values(options.text("bounds").unwrap_or(""))
-            .map_err(here)
-            .map(|values| split_recurrences(program, &values))
+        options.bound_values(program, at).map(|values| split_recurrences(program, &values))
     }
 }
 

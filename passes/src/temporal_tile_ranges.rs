@@ -95,10 +95,7 @@ impl ProgramRewrite for TemporalTileRanges {
         };
         let budget = match options.unsigned("memory-budget") {
             None => None,
-            Some(bytes) => match program.bound_values(options.text("bounds").unwrap_or("")) {
-                Ok(bounds) => Some(MemoryBudget { bytes, bounds }),
-                Err(message) => return Err(vec![PassDiagnostic::new(at, message)]),
-            },
+            Some(bytes) => Some(MemoryBudget { bytes, bounds: options.bound_values(program, at)? }),
         };
         Ok(tile_ranges_over_budget(program, block, budget.as_ref()))
     }

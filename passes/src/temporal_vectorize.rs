@@ -92,11 +92,7 @@ impl ProgramRewrite for TemporalVectorize {
         options: &PassOptions,
         at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        let here = |message: String| vec![PassDiagnostic::new(at, message)];
-        program
-            .bound_values(options.text("bounds").unwrap_or(""))
-            .map_err(here)
-            .map(|values| vectorize_with(program, &values, options.flag("groups")))
+        options.bound_values(program, at).map(|values| vectorize_with(program, &values, options.flag("groups")))
     }
 }
 
