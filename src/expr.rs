@@ -511,6 +511,23 @@ impl Expr {
     pub fn abs(&self) -> Expr {
         self.clone().unary(Unary::Abs)
     }
+    /// SiLU (swish), `x * sigmoid(x)`, elementwise (floats): LLaMA's MLP
+    /// activation. Composed of `sigmoid` and a product (no op of its own:
+    /// the lowering fuses `g * sigmoid(g)` of a product into its kernel).
+    #[track_caller]
+    pub fn silu(&self) -> Expr {
+        self * &self.sigmoid()
+    }
+    /// GELU in its tanh form, elementwise (floats): GPT-2's activation,
+    /// PyTorch's `gelu(x, approximate="tanh")`,
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`. Composed of
+    /// `tanh`, products and sums (no op of its own).
+    #[track_caller]
+    pub fn gelu(&self) -> Expr {
+        let cubed = &(self * self) * self;
+        let inner = (self + &(cubed * 0.044715)) * (2.0 / std::f64::consts::PI).sqrt();
+        (self * 0.5) * (inner.tanh() + 1.0)
+    }
     /// Logical not (booleans).
     #[track_caller]
     pub fn not(&self) -> Expr {

@@ -249,7 +249,7 @@ fn unary_math_ops() {
 fn each_unary_op_alone() {
     // Each op on its own, so a wrong rule cannot hide behind another.
     type Op = fn(&Expr) -> Expr;
-    let ops: [(&str, Op); 10] = [
+    let ops: [(&str, Op); 12] = [
         ("exp", |v| v.exp()),
         ("log", |v| (v * v + 0.5).log()),
         ("sqrt", |v| (v * v + 0.5).sqrt()),
@@ -260,6 +260,8 @@ fn each_unary_op_alone() {
         ("cos", |v| v.cos()),
         ("abs", |v| v.abs()),
         ("neg", |v| -v),
+        ("gelu", |v| v.gelu()),
+        ("silu", |v| v.silu()),
     ];
     for (name, op) in ops {
         let report = check(name, &[("T", 2)], |p, _| {

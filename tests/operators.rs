@@ -1,7 +1,8 @@
 //! Scalars on either side of an operator (`1.0 - x`, `2 * x`), and integer
-//! constants kept exact (past 2^53, where `f64` would round them).
+//! constants kept exact (past 2^53, where `f64` would round them), and the
+//! activations composed of other ops (GELU, SiLU) against their formulas.
 
-use tempo::{Data, HostArray, Program, f32s, i64s};
+use tempo::{Data, HostArray, Program, f32s, f64s, i64s};
 
 #[test]
 fn scalars_on_the_left_mean_what_they_say() {
@@ -45,5 +46,33 @@ fn integer_constants_are_exact() {
         p.runner().bound("T", 1).input(input.clone()).interpret().unwrap(),
     ] {
         assert_eq!(outputs[0].data, Data::I64(want.clone()));
+    }
+}
+
+#[test]
+fn gelu_and_silu_are_their_formulas() {
+    let mut p = Program::new();
+    let t = p.dim("t", "T");
+    let x = p.input("x", &[&t], f64s(&[7]));
+    let gelu = p.tensor("gelu", &[&t], f64s(&[7]));
+    let silu = p.tensor("silu", &[&t], f64s(&[7]));
+    p.otherwise(&gelu, x.here().gelu());
+    p.otherwise(&silu, x.here().silu());
+    p.output(&gelu);
+    p.output(&silu);
+    let values: Vec<f64> = (0..14).map(|k| k as f64 * 0.75 - 5.0).collect();
+    let input = HostArray { name: "x".into(), shape: vec![2, 7], data: Data::F64(values.clone()) };
+    for outputs in [
+        p.runner().bound("T", 2).input(input.clone()).run().unwrap(),
+        p.runner().bound("T", 2).input(input.clone()).interpret().unwrap(),
+    ] {
+        let (Data::F64(g), Data::F64(s)) = (&outputs[0].data, &outputs[1].data) else { panic!("f64") };
+        for (k, &v) in values.iter().enumerate() {
+            // GPT-2's GELU (tanh form) and x * sigmoid(x).
+            let want_g = 0.5 * v * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (v + 0.044715 * v * v * v)).tanh());
+            let want_s = v / (1.0 + (-v).exp());
+            assert!((g[k] - want_g).abs() <= 1e-12, "gelu({v}) = {}, want {want_g}", g[k]);
+            assert!((s[k] - want_s).abs() <= 1e-12, "silu({v}) = {}, want {want_s}", s[k]);
+        }
     }
 }
