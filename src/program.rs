@@ -556,6 +556,25 @@ impl Program {
     }
 }
 
+/// A float element of a constant of integer (or boolean) elements that
+/// the conversion would change: NaN, an infinity, a fraction, or one out of
+/// the element's range (a bool is 0 or 1). The first such, as written.
+fn inexact_integer(values: &Values, element: ElementType) -> Option<f64> {
+    // The range, its upper end excluded (2^31 and 2^63 are exact floats).
+    let (low, high) = match element {
+        ElementType::I1 => (0.0, 2.0),
+        ElementType::I32 => (-(2f64.powi(31)), 2f64.powi(31)),
+        ElementType::I64 => (-(2f64.powi(63)), 2f64.powi(63)),
+        ElementType::F32 | ElementType::F64 => return None,
+    };
+    let floats: &[f64] = match values {
+        Values::Floats(values) => values,
+        Values::SplatFloat(v) => std::slice::from_ref(v),
+        Values::Integers(_) | Values::SplatInteger(_) => return None,
+    };
+    floats.iter().copied().find(|&v| !(v.fract() == 0.0 && v >= low && v < high))
+}
+
 pub(crate) fn plain_location(location: &Site) -> String {
     format!("{}:{}:{}", location.file(), location.line(), location.column())
 }
@@ -776,6 +795,15 @@ impl BodyEmitter<'_> {
         match node {
             Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
             Node::Constant { values } => {
+                if let Some(bad) = inexact_integer(values, ty.element) {
+                    self.errors.push(format!(
+                        "{}: error: 'temporal.constant': the number {bad} is not a value of {} (a float given \
+                         where an integer is meant: NaN, an infinity, a fraction or one out of range would \
+                         be changed)",
+                        plain_location(&data.location),
+                        ty.element.mlir()
+                    ));
+                }
                 let value = match values {
                     Values::Floats(values) => tempo_passes::print::dense(values, ty),
                     Values::Integers(values) => tempo_passes::print::dense_integers(values, ty),

@@ -45,6 +45,13 @@ impl Site {
 /// how a front end over this API (the Python package) puts its user's
 /// lines into the program's diagnostics.
 pub fn at<R>(file: &str, line: u32, f: impl FnOnce() -> R) -> R {
+    at_column(file, line, 1, f)
+}
+
+/// [`at`] with a column (1-based; 0 where the front end does not know it:
+/// Python 3.11 and later know the column of the call that builds an op,
+/// earlier ones do not).
+pub fn at_column<R>(file: &str, line: u32, column: u32, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Site>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -52,7 +59,7 @@ pub fn at<R>(file: &str, line: u32, f: impl FnOnce() -> R) -> R {
             FRONT_END.with(|s| *s.borrow_mut() = previous);
         }
     }
-    let site = Site { file: Rc::from(file), line, column: 1 };
+    let site = Site { file: Rc::from(file), line, column };
     let _restore = Restore(FRONT_END.with(|s| s.borrow_mut().replace(site)));
     f()
 }
