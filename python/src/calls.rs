@@ -191,7 +191,7 @@ fn argument_exprs(py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>
     } else {
         match args.try_iter() {
             Ok(items) => items.collect::<PyResult<_>>()?,
-            Err(_) => return Err(refused(py, "the arguments of a call are a list of Expr")),
+            Err(_) => return Err(refused(py, "Program.call", "the arguments of a call are a list of Expr")),
         }
     };
     items
@@ -200,7 +200,11 @@ fn argument_exprs(py: Python<'_>, args: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>
             Ok(e) => Ok(e.borrow().expr.clone()),
             Err(_) => {
                 let kind = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                Err(refused(py, format!("an argument of a call is an Expr (a read such as `x[t - 1]`), not a {kind}")))
+                Err(refused(
+                    py,
+                    "Program.call",
+                    format!("an argument of a call is an Expr (a read such as `x[t - 1]`), not a {kind}"),
+                ))
             }
         })
         .collect()
@@ -264,29 +268,39 @@ impl PyProgram {
     ) -> PyResult<PyExpr> {
         if !function.is_callable() {
             let kind = function.get_type().name()?;
-            return Err(refused(py, format!("the function of call '{name}' is a {kind}, which is not callable")));
+            return Err(refused(
+                py,
+                "Program.call",
+                format!("the function of call '{name}' is a {kind}, which is not callable"),
+            ));
         }
         if name.is_empty() {
-            return Err(refused(py, "a call's name is not empty"));
+            return Err(refused(py, "Program.call", "a call's name is not empty"));
         }
         if let Some(n) = shape.iter().find(|&&n| n < 0) {
-            return Err(refused(py, format!("call '{name}': a size of the result's shape is {n}")));
+            return Err(refused(py, "Program.call", format!("call '{name}': a size of the result's shape is {n}")));
         }
-        let ty = point_type(shape, dtype).map_err(|e| refused(py, e.value(py).to_string()))?;
+        let ty = point_type(shape, dtype).map_err(|e| refused(py, "Program.call", e.value(py).to_string()))?;
         let args = argument_exprs(py, args)?;
         if batched && args.is_empty() {
-            return Err(refused(py, format!("batched call '{name}' takes an argument (a batch's size is its rows)")));
+            return Err(refused(
+                py,
+                "Program.call",
+                format!("batched call '{name}' takes an argument (a batch's size is its rows)"),
+            ));
         }
         match self.callbacks.iter().find(|(n, _, _, _)| n == name) {
             Some((_, known, _, _)) if !known.bind(py).is(function) => {
                 return Err(refused(
                     py,
+                    "Program.call",
                     format!("call '{name}' names another function already: give this one its own name"),
                 ));
             }
             Some((_, _, known, _)) if *known != ty => {
                 return Err(refused(
                     py,
+                    "Program.call",
                     format!(
                         "call '{name}' returns {} where it was called before, not {}",
                         describe(known),
@@ -296,7 +310,11 @@ impl PyProgram {
             }
             Some((_, _, _, was)) if *was != batched => {
                 let was = if *was { "True" } else { "False" };
-                return Err(refused(py, format!("call '{name}' was batched={was} where it was called before")));
+                return Err(refused(
+                    py,
+                    "Program.call",
+                    format!("call '{name}' was batched={was} where it was called before"),
+                ));
             }
             Some(_) => {}
             None if batched => {

@@ -2,7 +2,8 @@
 //! GIL released while its code runs (callbacks take it back), and the
 //! conversions of its arguments and results.
 
-use super::{TempoError, element_of, error, numpy_name};
+use super::errors::{caller, refused, tempo_error};
+use super::{element_of, error, numpy_name};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PySlice, PyTuple};
 use tempo::{Data, HostArray, PointType};
@@ -39,10 +40,11 @@ pub(crate) struct PyExecutable {
 
 impl PyExecutable {
     /// The executable of a compiled program.
-    pub(crate) fn new(compiled: tempo::Compiled) -> PyResult<Self> {
-        let bounds = compiled.bounds().map_err(error)?;
-        let outputs = compiled.outputs().map_err(error)?;
-        let inputs = compiled.inputs().map_err(error)?.into_iter().map(|(name, point, _)| (name, point)).collect();
+    pub(crate) fn new(py: Python<'_>, compiled: tempo::Compiled) -> PyResult<Self> {
+        let failed = |e| error(py, "Program.compile", e);
+        let bounds = compiled.bounds().map_err(failed)?;
+        let outputs = compiled.outputs().map_err(failed)?;
+        let inputs = compiled.inputs().map_err(failed)?.into_iter().map(|(name, point, _)| (name, point)).collect();
         let compiled = std::sync::Arc::new(SharedCompiled(std::sync::Mutex::new(compiled)));
         Ok(PyExecutable { compiled, bounds, inputs, outputs, stop_lengths: Default::default() })
     }
@@ -95,6 +97,7 @@ impl Drop for Running {
 #[allow(clippy::type_complexity)]
 pub(crate) fn split_arguments<'py>(
     py: Python<'py>,
+    op: &str,
     bound_names: &[String],
     inputs: &[(String, PointType)],
     arguments: Option<&Bound<'py, PyDict>>,
@@ -108,7 +111,17 @@ pub(crate) fn split_arguments<'py>(
     for (key, value) in arguments.iter() {
         let name: String = key.extract()?;
         if bound_names.contains(&name) {
-            bounds.push((name, value.extract::<i64>()?));
+            let is_int = value.is_instance_of::<pyo3::types::PyInt>() && !value.is_instance_of::<pyo3::types::PyBool>();
+            let integer = if is_int {
+                value.extract::<i64>().ok()
+            } else {
+                value.extract::<i64>().ok().filter(|_| value.hasattr("__index__").unwrap_or(false))
+            };
+            let Some(n) = integer else {
+                let shown = value.repr().map(|r| r.to_string()).unwrap_or_else(|_| "?".into());
+                return Err(refused(py, op, format!("bound {name} is an int, not {shown}")));
+            };
+            bounds.push((name, n));
             continue;
         }
         // A DLPack tensor (PyTorch, JAX) is seen through NumPy, without a
@@ -134,7 +147,7 @@ pub(crate) fn split_arguments<'py>(
         let array = numpy.call_method("asarray", (value,), Some(&keywords))?;
         let dtype: String = array.getattr("dtype")?.str()?.extract()?;
         let element = element_of(&dtype)
-            .map_err(|_| TempoError::new_err(format!("input '{name}': arrays of {dtype} are not supported")))?;
+            .map_err(|_| refused(py, op, format!("input '{name}': arrays of {dtype} are not supported")))?;
         let shape: Vec<usize> = array.getattr("shape")?.extract()?;
         let address: usize = array.getattr("ctypes")?.getattr("data")?.extract()?;
         views.push((name, tempo::ArrayView { shape, element, data: address as *const u8 }));
@@ -185,8 +198,24 @@ impl PyExecutable {
     /// float64 array for a float32 input is refused with a `TempoError`;
     /// convert it with `.astype(np.float32)`); only plain Python numbers
     /// take the input's dtype. C-order arrays are read in place; others
-    /// are copied to C order first. A bound missing, an input missing
-    /// (without `seed`) or of the wrong shape is a `TempoError`.
+    /// (strided views, Fortran order) are copied to C order first;
+    /// read-only arrays are fine (inputs are only read). A bound missing
+    /// or not an int, an input missing (without `seed`) or of the wrong
+    /// shape is a `TempoError` naming this call's line, with a hint.
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> x = p.input("x", [t], [2])
+    /// >>> y = p.tensor("y", [t], [2])
+    /// >>> p.otherwise(y, x[t] * 2.0)
+    /// >>> p.output(y)
+    /// >>> exe = p.compile()
+    /// >>> exe.run(T=1, x=np.array([[1.0, 2.0]], np.float32))["y"].tolist()
+    /// [[2.0, 4.0]]
+    /// >>> try:
+    /// ...     exe.run(T=1, x=np.array([[1.0, 2.0]]))  # float64: refused
+    /// ... except tempo.TempoError as e:
+    /// ...     print(e.op, "|", e.hint)
+    /// Executable.run | inputs are not converted: give an array of the input's dtype (`.astype(np.float32)`)
     #[pyo3(signature = (seed = None, **arguments))]
     fn run<'py>(
         &self,
@@ -194,7 +223,7 @@ impl PyExecutable {
         seed: Option<u64>,
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (bounds, views, keep) = split_arguments(py, &self.bounds, &self.inputs, arguments)?;
+        let (bounds, views, keep) = split_arguments(py, "Executable.run", &self.bounds, &self.inputs, arguments)?;
         // The outputs' arrays, made here and written by the run in place
         // (when every bound they are sized by is given; otherwise the run
         // reports the missing one and nothing is made).
@@ -218,8 +247,9 @@ impl PyExecutable {
         }
         let id = std::sync::Arc::as_ptr(&self.compiled) as usize;
         if RUNNING.with(|r| r.borrow().contains(&id)) {
-            return Err(super::refused(
+            return Err(refused(
                 py,
+                "Executable.run",
                 "this executable is running on this thread already: a function it calls (Program.call) cannot run it again",
             ));
         }
@@ -239,7 +269,8 @@ impl PyExecutable {
             // until the run returns.
             unsafe { compiled.run_in_place(&bounds, job.views, job.targets, seed) }
         });
-        let (outputs, report) = ran.map_err(error)?;
+        let (outputs, report) =
+            ran.map_err(|e| tempo_error(py, e.to_string(), Some("Executable.run"), Some(caller(py))))?;
         drop(keep);
         *self.stop_lengths.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = report.stop_lengths;
         if made.is_empty() {

@@ -10,34 +10,20 @@ use pyo3::types::{PyDict, PySlice, PyTuple};
 use tempo::{Coordinate, ElementType, Expr, Index, PointType};
 
 mod calls;
+mod errors;
 mod executable;
 mod rl;
 mod training;
+mod values;
 
+use errors::{TempoError, caller, refused, tempo_error};
 use executable::{PyExecutable, arrays, arrays_of, split_arguments};
 
-pyo3::create_exception!(
-    _tempo,
-    TempoError,
-    pyo3::exceptions::PyException,
-    "A program refused, or a run that failed; the message names the Python line."
-);
-
-/// The Python file and line running now (the caller of a method).
-fn caller(py: Python<'_>) -> (String, u32) {
-    let frame = py.import("sys").and_then(|sys| sys.getattr("_getframe")?.call1((0,)));
-    let found = frame.and_then(|f| {
-        let file: String = f.getattr("f_code")?.getattr("co_filename")?.extract()?;
-        let line: u32 = f.getattr("f_lineno")?.extract()?;
-        Ok((file, line))
-    });
-    found.unwrap_or_else(|_| ("<python>".into(), 0))
-}
-
-/// Runs `f` with the ops it builds located at the Python caller's line.
+/// Runs `f` with the ops it builds located at the Python caller's line
+/// and column.
 fn located<R>(py: Python<'_>, f: impl FnOnce() -> R) -> R {
-    let (file, line) = caller(py);
-    tempo::site::at(&file, line, f)
+    let at = caller(py);
+    tempo::site::at_column(&at.file, at.line, at.column, f)
 }
 
 fn element_of(dtype: &str) -> PyResult<ElementType> {
@@ -65,15 +51,11 @@ fn numpy_name(element: ElementType) -> &'static str {
     }
 }
 
-fn error(e: tempo::Error) -> PyErr {
-    TempoError::new_err(e.to_string())
-}
-
-/// A `TempoError` for a call the Python caller made wrongly, at its line
-/// (`file:line:1: error: ...`, as the program's own diagnostics read).
-fn refused(py: Python<'_>, message: impl std::fmt::Display) -> PyErr {
-    let (file, line) = caller(py);
-    TempoError::new_err(format!("{file}:{line}:1: error: {message}"))
+/// The `TempoError` of an error of the Rust API met by Python call `op`
+/// (`Program.compile`): located where the diagnostic says (the line that
+/// built the offending op), else at the call.
+fn error(py: Python<'_>, op: &str, e: tempo::Error) -> PyErr {
+    tempo_error(py, e.to_string(), Some(op), Some(caller(py)))
 }
 
 /// A point type as NumPy users write it: `float32[4, 8]`.
@@ -212,6 +194,20 @@ struct PyExpr {
 }
 
 impl PyExpr {
+    /// `self == other` (or another predicate) elementwise where `other` is
+    /// an operand; `NotImplemented` otherwise, so Python falls back to
+    /// identity (`expr == "text"` is False).
+    fn compared_or_not(
+        &self,
+        py: Python<'_>,
+        predicate: tempo::Predicate,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if operand(other).is_err() {
+            return Ok(py.NotImplemented());
+        }
+        Ok(Py::new(py, self.compared(py, predicate, other)?)?.into_any())
+    }
     fn compared(&self, py: Python<'_>, predicate: tempo::Predicate, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         let other = operand_expr(other, &self.expr)?;
         Ok(PyExpr { expr: located(py, || self.expr.compare(predicate, &other)) })
@@ -389,7 +385,37 @@ impl PyExpr {
     fn __ge__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         self.compared(py, tempo::Predicate::Ge, other)
     }
-    /// Elementwise equality (booleans): `tok.equals(EOS)`.
+    /// Elementwise equality (booleans), as NumPy's `==`: with token ids,
+    /// one-hot rows: `tempo.arange(V) == ids.reshape([B, 1])` is `[B, V]`.
+    /// (`==` and `!=` on values are elementwise; on dimensions and indices
+    /// they are conditions, `t == 0`.)
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compared_or_not(py, tempo::Predicate::Eq, other)
+    }
+    /// Elementwise inequality (booleans), as NumPy's `!=`.
+    fn __ne__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.compared_or_not(py, tempo::Predicate::Ne, other)
+    }
+    /// Refused: a value is known only when the program runs, so it has no
+    /// truth value while the program is built (`if x > 0:`, `x and y`).
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        Err(refused(
+            py,
+            "Expr.__bool__",
+            "a value has no truth value while the program is built: choose elementwise with \
+             `tempo.where(x > 0, a, b)`, or branch on the point with a condition (`p.define(y, t == 0, ...)`)",
+        ))
+    }
+    /// Elementwise equality (booleans): `tok.equals(EOS)`, the same as
+    /// `tok == EOS`. With token ids, one-hot rows:
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> ids = p.input("ids", [t], [2], "int64")
+    /// >>> y = p.tensor("y", [t], [2, 4])
+    /// >>> p.otherwise(y, tempo.arange(4).equals(ids[t].reshape([2, 1])).astype("float32"))
+    /// >>> p.output(y)
+    /// >>> p.compile().run(T=1, ids=np.array([[3, 0]]))["y"].tolist()
+    /// [[[0.0, 0.0, 0.0, 1.0], [1.0, 0.0, 0.0, 0.0]]]
     fn equals(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
         self.compared(py, tempo::Predicate::Eq, other)
     }
@@ -439,10 +465,44 @@ impl PyExpr {
     fn abs(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.abs()) }
     }
+    /// GELU in its tanh form, elementwise (floats): GPT-2's activation,
+    /// PyTorch's `gelu(x, approximate="tanh")`,
+    /// `0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))` (the Rust API's
+    /// `Expr::gelu`, composed of `tanh`, products and sums).
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> x = p.input("x", [t], [3], "float64")
+    /// >>> y = p.tensor("y", [t], [3], "float64")
+    /// >>> p.otherwise(y, x[t].gelu())
+    /// >>> p.output(y)
+    /// >>> p.compile().run(T=1, x=np.array([[-1.0, 0.0, 2.0]]))["y"].round(4).tolist()
+    /// [[-0.1588, 0.0, 1.9546]]
+    fn gelu(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.gelu()) }
+    }
+    /// SiLU (swish), `x * sigmoid(x)`, elementwise (floats): LLaMA's MLP
+    /// activation (the Rust API's `Expr::silu`).
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> x = p.input("x", [t], [3], "float64")
+    /// >>> y = p.tensor("y", [t], [3], "float64")
+    /// >>> p.otherwise(y, x[t].silu())
+    /// >>> p.output(y)
+    /// >>> p.compile().run(T=1, x=np.array([[-1.0, 0.0, 2.0]]))["y"].round(4).tolist()
+    /// [[-0.2689, 0.0, 1.7616]]
+    fn silu(&self, py: Python<'_>) -> PyExpr {
+        PyExpr { expr: located(py, || self.expr.silu()) }
+    }
     /// The same value, through which no gradient passes: for
     /// `Program.grad` it is a constant, so the gradient is the partial one
-    /// along the other paths. An update reads its gradient through it,
-    /// `w[i - 1] - lr * g[i - 1].stop_gradient()` (as `tempo.optim` does).
+    /// along the other paths (a target network's values, a baseline).
+    ///
+    /// It is not required in a parameter's update
+    /// `w[i] = w[i - 1] - lr * g[i - 1]`: `g[i]` is the gradient of the
+    /// loss through `w[i]` itself, never through the later points of `w`
+    /// that the update computes from it, so the updates are the same with
+    /// or without it (`tempo.optim` writes it, to say that the update is
+    /// not differentiated).
     fn stop_gradient(&self, py: Python<'_>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.stop_gradient()) }
     }
@@ -481,9 +541,52 @@ impl PyExpr {
         let axis = axis_of(axis, self.expr.rank())?;
         Ok(PyExpr { expr: located(py, || self.expr.rms_norm_along(axis, eps)) })
     }
-    /// The box at `offsets` of `sizes`.
+    /// The box at `offsets` of `sizes` (static offsets; `slice_at` takes
+    /// offsets that move with the point).
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> y = p.tensor("y", [t], [2], "int64")
+    /// >>> p.otherwise(y, tempo.arange(5).slice([1], [2]))
+    /// >>> p.output(y)
+    /// >>> p.compile().run(T=1)["y"].tolist()
+    /// [[1, 2]]
     fn slice(&self, py: Python<'_>, offsets: Vec<i64>, sizes: Vec<i64>) -> PyExpr {
         PyExpr { expr: located(py, || self.expr.slice(&offsets, &sizes)) }
+    }
+    /// The box of static `sizes` at `offsets` that depend on the point: one
+    /// affine index per axis over the dimensions of the tensor being
+    /// defined and the bounds (a `Dim`, an `Index` such as `t - 1` or
+    /// `2 * h`, or an int). Position embeddings take row `t` of a table
+    /// (`wpe[()].slice_at([t, 0], [1, D])`); attention heads, rows
+    /// `h * 8` on. An offset past the value's end is a `TempoError` (at
+    /// compile time where the bounds tell, else when the run reaches it).
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> wpe = p.input("wpe", [], [8, 2])
+    /// >>> x = p.input("x", [t], [2])
+    /// >>> h = p.tensor("h", [t], [2])
+    /// >>> p.otherwise(h, x[t] + wpe[()].slice_at([t, 0], [1, 2]).reshape([2]))
+    /// >>> p.output(h)
+    /// >>> table = np.arange(16, dtype=np.float32).reshape(8, 2)
+    /// >>> p.compile().run(T=3, wpe=table, x=np.zeros((3, 2), np.float32))["h"].tolist()
+    /// [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    fn slice_at(&self, py: Python<'_>, offsets: Vec<Bound<'_, PyAny>>, sizes: Vec<i64>) -> PyResult<PyExpr> {
+        let offsets: Vec<Index> = offsets.iter().map(index_of).collect::<PyResult<_>>()?;
+        if offsets.len() != self.expr.rank() || sizes.len() != self.expr.rank() {
+            return Err(refused(
+                py,
+                "Expr.slice_at",
+                format!(
+                    "slice_at of a value of rank {} takes {} offsets and {} sizes, not {} and {}",
+                    self.expr.rank(),
+                    self.expr.rank(),
+                    self.expr.rank(),
+                    offsets.len(),
+                    sizes.len()
+                ),
+            ));
+        }
+        Ok(PyExpr { expr: located(py, || self.expr.slice_at(offsets, &sizes)) })
     }
     /// The concatenation with `other` along `axis`.
     fn concat(&self, py: Python<'_>, other: &PyExpr, axis: usize) -> PyExpr {
@@ -539,127 +642,6 @@ impl PyExpr {
         let reduce = if keepdims { kept } else { plain };
         Ok(PyExpr { expr: located(py, || reduce(&self.expr, axis)) })
     }
-}
-
-/// `einsum(spec, *operands)`: a contraction in NumPy's notation.
-#[pyfunction]
-#[pyo3(signature = (spec, *operands))]
-fn einsum(py: Python<'_>, spec: &str, operands: Vec<PyRef<PyExpr>>) -> PyExpr {
-    let operands: Vec<&Expr> = operands.iter().map(|o| &o.expr).collect();
-    PyExpr { expr: located(py, || Expr::einsum(spec, &operands)) }
-}
-
-/// `where(condition, a, b)`: `a` where `condition` (booleans) holds, else
-/// `b`, elementwise and broadcast; `a` or `b` may be a number (a scalar of
-/// the other's dtype): `tempo.where(x > 0, x, 0.0)`.
-#[pyfunction(name = "where")]
-fn select(py: Python<'_>, condition: &PyExpr, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    let (a, b) = located(py, || operand_pair(a, b))?;
-    Ok(PyExpr { expr: located(py, || condition.expr.select(&a, &b)) })
-}
-
-/// `maximum(a, b)`: the elementwise maximum (broadcast), either side a
-/// number: `tempo.maximum(x, 0.0)`.
-#[pyfunction]
-fn maximum(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    let (a, b) = located(py, || operand_pair(a, b))?;
-    Ok(PyExpr { expr: located(py, || a.max(&b)) })
-}
-
-/// `minimum(a, b)`: the elementwise minimum (broadcast), either side a
-/// number: `tempo.minimum(ratio, 1.2)`.
-#[pyfunction]
-fn minimum(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    let (a, b) = located(py, || operand_pair(a, b))?;
-    Ok(PyExpr { expr: located(py, || a.min(&b)) })
-}
-
-/// `arange(n, dtype="int64")`: the vector `[0, 1, ..., n - 1]`. Compared
-/// with token ids it makes one-hot rows (targets as ids, not one-hot
-/// inputs): `tempo.arange(V).equals(y[t].reshape([B, 1])).astype("float32")`
-/// for ids `y[t]` of `[B]`, rows of `[B, V]`.
-#[pyfunction]
-#[pyo3(signature = (n, dtype = "int64"))]
-fn arange(py: Python<'_>, n: i64, dtype: &str) -> PyResult<PyExpr> {
-    let element = element_of(dtype)?;
-    Ok(PyExpr { expr: located(py, || Expr::arange(n, element)) })
-}
-
-/// `constant(value, dtype="float32", shape=None)`: a constant value. A
-/// number is one value everywhere (a scalar, or of `shape`):
-/// `tempo.constant(0.9)`, `tempo.constant(0, "int64", [4])`; a list or a
-/// NumPy array gives the elements (and the shape):
-/// `tempo.constant([1.0, -2.0, 0.5], "float64")`.
-#[pyfunction]
-#[pyo3(signature = (value, dtype = "float32", shape = None))]
-fn constant(py: Python<'_>, value: &Bound<'_, PyAny>, dtype: &str, shape: Option<Vec<i64>>) -> PyResult<PyExpr> {
-    let element = element_of(dtype)?;
-    if value.is_instance_of::<PyExpr>() {
-        return Err(PyTypeError::new_err("constant() takes a number, a list or an array, not an Expr"));
-    }
-    if value.is_instance_of::<pyo3::types::PyFloat>() || value.is_instance_of::<pyo3::types::PyInt>() {
-        let ty = PointType { shape: shape.unwrap_or_default(), element };
-        let number = if value.is_instance_of::<pyo3::types::PyFloat>() {
-            Operand::Float(value.extract()?)
-        } else {
-            Operand::Int(value.extract()?)
-        };
-        return Ok(PyExpr { expr: located(py, || number.or_splat(ty)) });
-    }
-    let numpy = py.import("numpy")?;
-    let array = numpy.call_method1("asarray", (value, if element.is_float() { "float64" } else { "int64" }))?;
-    let sizes: Vec<i64> = array.getattr("shape")?.extract()?;
-    if let Some(shape) = shape.filter(|s| *s != sizes) {
-        return Err(PyValueError::new_err(format!("constant() of shape {sizes:?} given shape {shape:?}")));
-    }
-    let ty = PointType { shape: sizes, element };
-    let flat = array.call_method0("ravel")?.call_method0("tolist")?;
-    let expr = if element.is_float() {
-        let values: Vec<f64> = flat.extract()?;
-        located(py, || Expr::constant(values, ty))
-    } else {
-        let values: Vec<i64> = flat.extract()?;
-        located(py, || Expr::constant_ints(values, ty))
-    };
-    Ok(PyExpr { expr })
-}
-
-/// `random_uniform(seed, shape, dtype="float32")`: seeded uniform values
-/// in [0, 1), a pure function of `seed`, the point of the tensor whose
-/// branch reads it and the element: the same seed gives the same values
-/// run after run, and each point its own (dropout masks, exploration
-/// noise). Floats only. (`Executable.run`'s `seed` is another thing: the
-/// values of inputs not given.)
-///
-/// >>> p = tempo.Program(); t = p.dim("t", "T")
-/// >>> u = p.tensor("u", [t], [2])
-/// >>> p.otherwise(u, tempo.random_uniform(7, [2]))
-/// >>> p.output(u)
-/// >>> out = p.compile().run(T=3)["u"]
-/// >>> out.shape, bool(((0 <= out) & (out < 1)).all())
-/// ((3, 2), True)
-#[pyfunction]
-#[pyo3(signature = (seed, shape, dtype = "float32"))]
-fn random_uniform(py: Python<'_>, seed: i64, shape: Vec<i64>, dtype: &str) -> PyResult<PyExpr> {
-    let ty = point_type(shape, dtype)?;
-    Ok(PyExpr { expr: located(py, || Expr::random_uniform(seed, ty)) })
-}
-
-/// `random_normal(seed, shape, dtype="float32")`: seeded standard normal
-/// values (mean 0, standard deviation 1), a pure function of `seed`, the
-/// point and the element, as `random_uniform`'s. Floats only:
-/// `mean + sigma * tempo.random_normal(3, [4])`.
-#[pyfunction]
-#[pyo3(signature = (seed, shape, dtype = "float32"))]
-fn random_normal(py: Python<'_>, seed: i64, shape: Vec<i64>, dtype: &str) -> PyResult<PyExpr> {
-    let ty = point_type(shape, dtype)?;
-    Ok(PyExpr { expr: located(py, || Expr::random_normal(seed, ty)) })
-}
-
-/// A condition that always holds.
-#[pyfunction]
-fn always() -> PyCond {
-    PyCond { cond: tempo::Cond::always() }
 }
 
 /// A recurrent tensor: an input or a tensor defined by conditional
@@ -828,9 +810,13 @@ impl PyProgram {
     }
     /// The gradient of the sum of `of`'s points (scalar floats: a loss)
     /// with respect to each point of `wrt`, a tensor named `name` over
-    /// `wrt`'s domain. A training loop updates a parameter over an
-    /// iteration dimension `i` from the previous iteration's gradient,
-    /// read through `stop_gradient` (`tempo.optim` writes such updates):
+    /// `wrt`'s domain: at each point of `wrt`, through that point only
+    /// (not through the later points of `wrt` an update computes from it).
+    /// A training loop updates a parameter over an iteration dimension `i`
+    /// from the previous iteration's gradient (`tempo.optim` writes such
+    /// updates); reading it through `stop_gradient` states that the update
+    /// is not differentiated but changes nothing: without it the updates
+    /// are the same.
     ///
     /// >>> p = tempo.Program(); i = p.dim("i", "I")
     /// >>> w = p.tensor("w", [i], [], "float64")
@@ -847,8 +833,8 @@ impl PyProgram {
         PyTensor { domain: wrt.domain.clone(), tensor }
     }
     /// The program as temporal MLIR.
-    fn mlir(&self) -> PyResult<String> {
-        self.program.to_mlir().map_err(error)
+    fn mlir(&self, py: Python<'_>) -> PyResult<String> {
+        self.program.to_mlir().map_err(|e| error(py, "Program.mlir", e))
     }
     /// Compiles once: `opt` (0 to 3), `fast_math`, `threads` (0: every
     /// core). `bounds` (`{"B": 8}`), when given, are the bound values
@@ -859,6 +845,7 @@ impl PyProgram {
     #[pyo3(signature = (opt = 2, fast_math = false, threads = 0, bounds = None))]
     fn compile(
         &self,
+        py: Python<'_>,
         opt: u8,
         fast_math: bool,
         threads: usize,
@@ -875,11 +862,23 @@ impl PyProgram {
         for (name, value) in bounds.unwrap_or_default() {
             runner = runner.bound(&name, value);
         }
-        PyExecutable::new(runner.compile().map_err(error)?)
+        PyExecutable::new(py, runner.compile().map_err(|e| error(py, "Program.compile", e))?)
     }
     /// Evaluates the program with the reference interpreter: bounds and
     /// inputs as keyword arguments (`T=10, x=array`), `seed` for inputs not
-    /// given. Returns `{output name: numpy array}`.
+    /// given. Returns `{output name: numpy array}`. Inputs are taken as
+    /// `Executable.run` takes them (not converted). The GIL is released
+    /// while the interpreter runs, so other Python threads go on (a
+    /// function of `Program.call` takes it back while it runs).
+    ///
+    /// >>> p = tempo.Program(); t = p.dim("t", "T")
+    /// >>> x = p.input("x", [t], [], "int64")
+    /// >>> s = p.tensor("s", [t], [], "int64")
+    /// >>> p.define(s, t == 0, x[t])
+    /// >>> p.otherwise(s, s[t - 1] + x[t])
+    /// >>> p.output(s)
+    /// >>> p.interpret(T=4, x=np.arange(4))["s"].tolist()
+    /// [0, 1, 3, 6]
     #[pyo3(signature = (seed = None, **arguments))]
     fn interpret<'py>(
         &self,
@@ -888,22 +887,39 @@ impl PyProgram {
         arguments: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let bound_names: Vec<String> = self.program.bounds();
-        let (bounds, views, _keep) = split_arguments(py, &bound_names, &self.program.inputs(), arguments)?;
+        let (bounds, views, _keep) =
+            split_arguments(py, "Program.interpret", &bound_names, &self.program.inputs(), arguments)?;
         let inputs = arrays_of(&views);
-        let mut runner = self.program.runner().front(tempo::Front::Python);
-        for (name, value) in &bounds {
-            runner = runner.bound(name, *value);
-        }
-        for input in inputs {
-            runner = runner.input(input);
-        }
-        if let Some(seed) = seed {
-            runner = runner.seed(seed);
-        }
-        let outputs = runner.interpret().map_err(error)?;
+        let program = OnThisThread(&self.program);
+        let outputs = py.detach(move || {
+            let program = program;
+            let mut runner = program.0.runner().front(tempo::Front::Python);
+            for (name, value) in &bounds {
+                runner = runner.bound(name, *value);
+            }
+            for input in inputs {
+                runner = runner.input(input);
+            }
+            if let Some(seed) = seed {
+                runner = runner.seed(seed);
+            }
+            runner.interpret()
+        });
+        let outputs = outputs.map_err(|e| error(py, "Program.interpret", e))?;
         arrays(py, outputs)
     }
 }
+
+/// The program, reached without the GIL by the thread that holds it.
+struct OnThisThread<'a>(&'a tempo::Program);
+
+// SAFETY: `Python::detach` runs its closure on the calling thread, the one
+// the (unsendable) `Program` belongs to; the GIL is released only so that
+// other threads run Python meanwhile. No other thread can reach the program
+// (PyO3 refuses an unsendable object to them), and a function the
+// interpreter calls on this thread takes the GIL back first (and, holding
+// the program borrowed, PyO3 refuses it a mutable borrow).
+unsafe impl Send for OnThisThread<'_> {}
 
 #[pymodule]
 fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -914,15 +930,15 @@ fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTensor>()?;
     m.add_class::<PyExpr>()?;
     m.add_class::<PyExecutable>()?;
-    m.add_function(wrap_pyfunction!(einsum, m)?)?;
-    m.add_function(wrap_pyfunction!(select, m)?)?;
-    m.add_function(wrap_pyfunction!(always, m)?)?;
-    m.add_function(wrap_pyfunction!(maximum, m)?)?;
-    m.add_function(wrap_pyfunction!(minimum, m)?)?;
-    m.add_function(wrap_pyfunction!(arange, m)?)?;
-    m.add_function(wrap_pyfunction!(constant, m)?)?;
-    m.add_function(wrap_pyfunction!(random_uniform, m)?)?;
-    m.add_function(wrap_pyfunction!(random_normal, m)?)?;
+    m.add_function(wrap_pyfunction!(values::einsum, m)?)?;
+    m.add_function(wrap_pyfunction!(values::select, m)?)?;
+    m.add_function(wrap_pyfunction!(values::always, m)?)?;
+    m.add_function(wrap_pyfunction!(values::maximum, m)?)?;
+    m.add_function(wrap_pyfunction!(values::minimum, m)?)?;
+    m.add_function(wrap_pyfunction!(values::arange, m)?)?;
+    m.add_function(wrap_pyfunction!(values::constant, m)?)?;
+    m.add_function(wrap_pyfunction!(values::random_uniform, m)?)?;
+    m.add_function(wrap_pyfunction!(values::random_normal, m)?)?;
     training::register(m)?;
     rl::register(m)?;
     m.add("TempoError", m.py().get_type::<TempoError>())?;

@@ -11,20 +11,28 @@ use pyo3::prelude::*;
 /// Refuses a tensor that `t` is not a dimension of, or whose points are
 /// not floats; `like` (when given) must have the same domain and point
 /// type.
-fn check_series(py: Python<'_>, what: &str, x: &PyTensor, t: &PyDim, like: Option<&PyTensor>) -> PyResult<()> {
+fn check_series(
+    py: Python<'_>,
+    op: &str,
+    what: &str,
+    x: &PyTensor,
+    t: &PyDim,
+    like: Option<&PyTensor>,
+) -> PyResult<()> {
     let name = x.tensor.name();
     if !x.domain.iter().any(|d| d.name() == t.dim.name()) {
-        return Err(refused(py, format!("{what} '{name}' is not over dimension '{}'", t.dim.name())));
+        return Err(refused(py, op, format!("{what} '{name}' is not over dimension '{}'", t.dim.name())));
     }
     let point = x.tensor.point_type();
     if !matches!(point.element, tempo::ElementType::F32 | tempo::ElementType::F64) {
-        return Err(refused(py, format!("{what} '{name}' has points of {}: floats expected", describe(point))));
+        return Err(refused(py, op, format!("{what} '{name}' has points of {}: floats expected", describe(point))));
     }
     if let Some(like) = like {
         let same_domain = x.domain.iter().map(|d| d.name()).eq(like.domain.iter().map(|d| d.name()));
         if !same_domain || like.tensor.point_type() != point {
             return Err(refused(
                 py,
+                op,
                 format!("{what} '{name}' must have the domain and point type of '{}'", like.tensor.name()),
             ));
         }
@@ -56,11 +64,11 @@ fn discounted_returns(
     gamma: f64,
     dones: Option<&PyTensor>,
 ) -> PyResult<PyTensor> {
-    check_series(py, "rewards", rewards, t, None)?;
+    check_series(py, "rl.discounted_returns", "rewards", rewards, t, None)?;
     if let Some(d) = dones {
-        check_series(py, "dones", d, t, Some(rewards))?;
+        check_series(py, "rl.discounted_returns", "dones", d, t, Some(rewards))?;
     }
-    let tensor = guarded(py, || {
+    let tensor = guarded(py, "rl.discounted_returns", || {
         tempo::rl::discounted_returns(
             &mut program.program,
             name,
@@ -104,12 +112,12 @@ fn gae(
     lam: f64,
     dones: Option<&PyTensor>,
 ) -> PyResult<PyTensor> {
-    check_series(py, "rewards", rewards, t, None)?;
-    check_series(py, "values", values, t, Some(rewards))?;
+    check_series(py, "rl.gae", "rewards", rewards, t, None)?;
+    check_series(py, "rl.gae", "values", values, t, Some(rewards))?;
     if let Some(d) = dones {
-        check_series(py, "dones", d, t, Some(rewards))?;
+        check_series(py, "rl.gae", "dones", d, t, Some(rewards))?;
     }
-    let tensor = guarded(py, || {
+    let tensor = guarded(py, "rl.gae", || {
         let dones = dones.map(|d| &d.tensor);
         tempo::rl::gae(&mut program.program, name, &rewards.tensor, &values.tensor, &t.dim, gamma, lam, dones)
     })?;
@@ -118,11 +126,12 @@ fn gae(
 
 /// Refuses a float parameter of a normal policy that is not broadcast to
 /// the mean's shape (one value, or the mean's shape).
-fn check_normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<()> {
+fn check_normal(py: Python<'_>, op: &str, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<()> {
     let (m, s) = (mean.expr.point_type(), log_sigma.expr.point_type());
     if !matches!(m.element, tempo::ElementType::F32 | tempo::ElementType::F64) || s.element != m.element {
         return Err(refused(
             py,
+            op,
             format!("a normal policy takes floats of one type: mean {}, log_sigma {}", describe(m), describe(s)),
         ));
     }
@@ -130,6 +139,7 @@ fn check_normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<(
     if s.shape != m.shape && size != 1 {
         return Err(refused(
             py,
+            op,
             format!("log_sigma is {}: one value, or the mean's shape {}", describe(s), describe(m)),
         ));
     }
@@ -152,7 +162,7 @@ fn check_normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<(
 /// [[1.0, 10.0]]
 #[pyfunction]
 fn normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr, seed: i64) -> PyResult<PySample> {
-    check_normal(py, mean, log_sigma)?;
+    check_normal(py, "rl.normal", mean, log_sigma)?;
     Ok(PySample { sample: located(py, || tempo::rl::normal(&mean.expr, &log_sigma.expr, seed)) })
 }
 
@@ -160,12 +170,21 @@ fn normal(py: Python<'_>, mean: &PyExpr, log_sigma: &PyExpr, seed: i64) -> PyRes
 /// element of `action` under independent normals with `mean` and
 /// `log_sigma` (`tempo::rl::normal_log_prob`), differentiable with respect
 /// to `mean` and `log_sigma`.
+///
+/// >>> p = tempo.Program(); t = p.dim("t", "T")
+/// >>> y = p.tensor("y", [t], [2], "float64")
+/// >>> zero = tempo.constant([0.0, 0.0], "float64")
+/// >>> p.otherwise(y, tempo.rl.normal_log_prob(tempo.constant([0.0, 1.0], "float64"), zero, zero))
+/// >>> p.output(y)
+/// >>> p.compile().run(T=1)["y"].round(4).tolist()
+/// [[-0.9189, -1.4189]]
 #[pyfunction]
 fn normal_log_prob(py: Python<'_>, action: &PyExpr, mean: &PyExpr, log_sigma: &PyExpr) -> PyResult<PyExpr> {
-    check_normal(py, mean, log_sigma)?;
+    check_normal(py, "rl.normal_log_prob", mean, log_sigma)?;
     if action.expr.point_type() != mean.expr.point_type() {
         return Err(refused(
             py,
+            "rl.normal_log_prob",
             format!(
                 "the action is {}, the mean {}: one shape and type",
                 describe(action.expr.point_type()),

@@ -5,7 +5,8 @@
 //! iteration dimension outside the parameter's domain, a gradient of
 //! another shape) is refused here first, as a `TempoError` at that line.
 
-use super::{PyDim, PyExpr, PyProgram, PyTensor, TempoError, caller, describe, located, operand, refused};
+use super::errors::tempo_error;
+use super::{PyDim, PyExpr, PyProgram, PyTensor, caller, describe, located, operand, refused};
 use pyo3::prelude::*;
 use tempo::Expr;
 use tempo::optim::{self, Adam};
@@ -52,12 +53,13 @@ impl PyAdamState {
 /// Refuses an update the Rust optimizers cannot make: `iteration` not in
 /// `param`'s domain, a gradient of another domain or point type, points
 /// that are not floats.
-fn check_update(py: Python<'_>, param: &PyTensor, grad: &PyTensor, iteration: &PyDim) -> PyResult<()> {
+fn check_update(py: Python<'_>, op: &str, param: &PyTensor, grad: &PyTensor, iteration: &PyDim) -> PyResult<()> {
     let name = param.tensor.name();
     let domain = param.tensor.domain();
     if !domain.iter().any(|d| d == iteration.dim.name()) {
         return Err(refused(
             py,
+            op,
             format!(
                 "the iteration dimension '{}' is not in the domain of '{name}' ([{}]): a parameter is a tensor over the iteration",
                 iteration.dim.name(),
@@ -68,6 +70,7 @@ fn check_update(py: Python<'_>, param: &PyTensor, grad: &PyTensor, iteration: &P
     if grad.tensor.domain() != domain || grad.tensor.point_type() != param.tensor.point_type() {
         return Err(refused(
             py,
+            op,
             format!(
                 "the gradient '{}' ({} over [{}]) is not of the parameter '{name}' ({} over [{}]): give p.grad(name, loss, {name})",
                 grad.tensor.name(),
@@ -81,6 +84,7 @@ fn check_update(py: Python<'_>, param: &PyTensor, grad: &PyTensor, iteration: &P
     if !param.tensor.point_type().element.is_float() {
         return Err(refused(
             py,
+            op,
             format!("'{name}' has {} points: optimizers update floats", describe(param.tensor.point_type())),
         ));
     }
@@ -90,16 +94,19 @@ fn check_update(py: Python<'_>, param: &PyTensor, grad: &PyTensor, iteration: &P
 /// Runs a Rust optimizer at the Python caller's line: a panic (an
 /// assertion the checks above did not foresee) comes back as a
 /// `TempoError` at that line rather than ending the interpreter.
-pub(super) fn guarded<R>(py: Python<'_>, f: impl FnOnce() -> R) -> PyResult<R> {
-    let (file, line) = caller(py);
-    let at = (file.clone(), line);
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || tempo::site::at(&at.0, at.1, f))).map_err(|panic| {
+pub(super) fn guarded<R>(py: Python<'_>, op: &str, f: impl FnOnce() -> R) -> PyResult<R> {
+    let at = caller(py);
+    let site = at.clone();
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        tempo::site::at_column(&site.file, site.line, site.column, f)
+    }))
+    .map_err(|panic| {
         let message = panic
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "the optimizer failed".into());
-        TempoError::new_err(format!("{file}:{line}:1: error: {message}"))
+        tempo_error(py, format!("{at}: error: {message}"), Some(op), None)
     })
 }
 
@@ -140,9 +147,9 @@ fn sgd(
     init: &Bound<'_, PyAny>,
     lr: f64,
 ) -> PyResult<()> {
-    check_update(py, param, grad, iteration)?;
+    check_update(py, "optim.sgd", param, grad, iteration)?;
     let init = initial(py, init, param)?;
-    guarded(py, || optim::sgd(&mut program.program, &param.tensor, &grad.tensor, &iteration.dim, init, lr))
+    guarded(py, "optim.sgd", || optim::sgd(&mut program.program, &param.tensor, &grad.tensor, &iteration.dim, init, lr))
 }
 
 /// Gradient descent with momentum, `tempo::optim::sgd_momentum`, as
@@ -174,9 +181,9 @@ fn momentum(
     lr: f64,
     momentum: f64,
 ) -> PyResult<Py<PyTensor>> {
-    check_update(py, param, grad, iteration)?;
+    check_update(py, "optim.momentum", param, grad, iteration)?;
     let init = initial(py, init, param)?;
-    let velocity = guarded(py, || {
+    let velocity = guarded(py, "optim.momentum", || {
         optim::sgd_momentum(&mut program.program, &param.tensor, &grad.tensor, &iteration.dim, init, lr, momentum)
     })?;
     wrapped(py, velocity, param.domain.clone())
@@ -219,11 +226,12 @@ fn adam(
     eps: f64,
     weight_decay: f64,
 ) -> PyResult<PyAdamState> {
-    check_update(py, param, grad, iteration)?;
+    check_update(py, "optim.adam", param, grad, iteration)?;
     let init = initial(py, init, param)?;
     let config = Adam { lr, beta1: betas.0, beta2: betas.1, eps, weight_decay };
-    let state =
-        guarded(py, || optim::adam(&mut program.program, &param.tensor, &grad.tensor, &iteration.dim, init, &config))?;
+    let state = guarded(py, "optim.adam", || {
+        optim::adam(&mut program.program, &param.tensor, &grad.tensor, &iteration.dim, init, &config)
+    })?;
     PyAdamState::new(py, state, param, iteration)
 }
 
@@ -234,7 +242,18 @@ fn adam(
 /// updates are `adam`'s in the order (iteration 0, epoch 0), (0, 1), ...,
 /// (1, 0), ...: `params[0][0] = init`, `params[0][i]` the update of
 /// `params[K-1][i-1]`, and `params[k][i]` that of `params[k-1][i]`.
-/// Returns each epoch's `AdamState`. With one epoch this is `adam`.
+/// Returns each epoch's `AdamState`. With one epoch this is `adam`:
+///
+/// >>> p = tempo.Program(); i = p.dim("i", "I")
+/// >>> w = [p.tensor(f"w{k}", [i], [], "float64") for k in range(2)]
+/// >>> loss = [p.tensor(f"loss{k}", [i], [], "float64") for k in range(2)]
+/// >>> for k in range(2):
+/// ...     p.otherwise(loss[k], (w[k][i] - 3.0) * (w[k][i] - 3.0))
+/// >>> g = [p.grad(f"g{k}", loss[k], w[k]) for k in range(2)]
+/// >>> states = tempo.optim.adam_epochs(p, w, g, i, 0.0, lr=0.5)
+/// >>> p.output(w[1])
+/// >>> bool(abs(p.compile().run(I=30)["w1"][-1] - 3.0) < 0.5)
+/// True
 #[pyfunction]
 #[pyo3(signature = (program, params, grads, iteration, init, lr = 1e-3, betas = (0.9, 0.999), eps = 1e-8, weight_decay = 0.0))]
 #[pyo3(
@@ -256,6 +275,7 @@ fn adam_epochs(
     if params.is_empty() || params.len() != grads.len() {
         return Err(refused(
             py,
+            "optim.adam_epochs",
             format!(
                 "adam_epochs takes one gradient per epoch's parameters ({} parameters, {} gradients)",
                 params.len(),
@@ -264,12 +284,13 @@ fn adam_epochs(
         ));
     }
     for (param, grad) in params.iter().zip(&grads) {
-        check_update(py, param, grad, iteration)?;
+        check_update(py, "optim.adam_epochs", param, grad, iteration)?;
         if param.tensor.domain() != params[0].tensor.domain()
             || param.tensor.point_type() != params[0].tensor.point_type()
         {
             return Err(refused(
                 py,
+                "optim.adam_epochs",
                 format!(
                     "every epoch's parameters have one domain and point type: '{}' is {} over [{}], '{}' {} over [{}]",
                     param.tensor.name(),
@@ -286,8 +307,9 @@ fn adam_epochs(
     let config = Adam { lr, beta1: betas.0, beta2: betas.1, eps, weight_decay };
     let tensors: Vec<tempo::Tensor> = params.iter().map(|p| p.tensor.clone()).collect();
     let gradients: Vec<tempo::Tensor> = grads.iter().map(|g| g.tensor.clone()).collect();
-    let states =
-        guarded(py, || optim::adam_epochs(&mut program.program, &tensors, &gradients, &iteration.dim, init, &config))?;
+    let states = guarded(py, "optim.adam_epochs", || {
+        optim::adam_epochs(&mut program.program, &tensors, &gradients, &iteration.dim, init, &config)
+    })?;
     states.into_iter().zip(&params).map(|(state, param)| PyAdamState::new(py, state, param, iteration)).collect()
 }
 
@@ -319,9 +341,9 @@ impl PySample {
 }
 
 /// Refuses logits without a class axis (a scalar).
-fn check_logits(py: Python<'_>, logits: &PyExpr) -> PyResult<()> {
+fn check_logits(py: Python<'_>, op: &str, logits: &PyExpr) -> PyResult<()> {
     if logits.expr.rank() == 0 {
-        return Err(refused(py, "logits need a class axis (the last): a scalar has none"));
+        return Err(refused(py, op, "logits need a class axis (the last): a scalar has none"));
     }
     Ok(())
 }
@@ -341,7 +363,7 @@ fn check_logits(py: Python<'_>, logits: &PyExpr) -> PyResult<()> {
 /// [2, 2, 2, 2]
 #[pyfunction]
 fn categorical(py: Python<'_>, logits: &PyExpr, seed: i64) -> PyResult<PySample> {
-    check_logits(py, logits)?;
+    check_logits(py, "categorical", logits)?;
     Ok(PySample { sample: located(py, || tempo::rl::categorical(&logits.expr, seed)) })
 }
 
@@ -349,9 +371,17 @@ fn categorical(py: Python<'_>, logits: &PyExpr, seed: i64) -> PyResult<PySample>
 /// integer `action` (one per row of `logits`) under `softmax(logits)`
 /// along the last axis, per row, `tempo::rl::categorical_log_prob`
 /// (differentiable with respect to the logits).
+///
+/// >>> p = tempo.Program(); t = p.dim("t", "T")
+/// >>> y = p.tensor("y", [t], [2], "float64")
+/// >>> logits = tempo.constant([[0.0, 0.0], [1.0, 1.0]], "float64")
+/// >>> p.otherwise(y, tempo.categorical_log_prob(logits, tempo.constant([0, 1], "int64")))
+/// >>> p.output(y)
+/// >>> p.compile().run(T=1)["y"].round(4).tolist()
+/// [[-0.6931, -0.6931]]
 #[pyfunction]
 fn categorical_log_prob(py: Python<'_>, logits: &PyExpr, action: &PyExpr) -> PyResult<PyExpr> {
-    check_logits(py, logits)?;
+    check_logits(py, "categorical_log_prob", logits)?;
     Ok(PyExpr { expr: located(py, || tempo::rl::categorical_log_prob(&logits.expr, &action.expr)) })
 }
 

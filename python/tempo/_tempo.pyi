@@ -3,7 +3,7 @@ over the Rust API): every class, method and function with its signature.
 The docstrings here are short; ``help()`` on the runtime objects gives the
 full ones, with examples."""
 
-from typing import Any, Callable, Sequence, Tuple, Union, final
+from typing import Any, Callable, Optional, Sequence, Tuple, Union, final
 
 import numpy.typing as npt
 
@@ -15,7 +15,22 @@ _IndexLike = Union["Dim", "Index", int]
 _Operand = Union["Expr", int, float]
 
 class TempoError(Exception):
-    """A program refused, or a run that failed; the message names the Python line."""
+    """A program refused, or a run that failed: ``file:line:column: error: ...``
+    naming the Python call that built the offending op, with a ``hint:`` line
+    where one helps."""
+
+    message: str
+    """The diagnostic, without the hint."""
+    file: Optional[str]
+    """The Python file of the call that built the offending op (or made the offending call)."""
+    line: Optional[int]
+    """Its line."""
+    column: Optional[int]
+    """Its column (1-based; None before Python 3.11, which gives no columns)."""
+    op: Optional[str]
+    """The op refused (``"matmul"``, ``"constant"``) or the call (``"Executable.run"``)."""
+    hint: Optional[str]
+    """What to do about it, where the error has a usual cure."""
 
 @final
 class Dim:
@@ -103,8 +118,14 @@ class Expr:
     def __gt__(self, other: _Operand, /) -> Expr: ...
     def __le__(self, other: _Operand, /) -> Expr: ...
     def __ge__(self, other: _Operand, /) -> Expr: ...
+    def __eq__(self, other: _Operand, /) -> Expr:  # type: ignore[override]
+        """Elementwise ``==`` (booleans): ``tempo.arange(V) == ids.reshape([B, 1])`` is one-hot rows."""
+    def __ne__(self, other: _Operand, /) -> Expr:  # type: ignore[override]
+        """Elementwise ``!=`` (booleans)."""
+    def __bool__(self) -> bool:
+        """Refused (a ``TempoError``): a value has no truth value while the program is built."""
     def equals(self, other: _Operand) -> Expr:
-        """Elementwise equality (booleans): ``tok.equals(EOS)``."""
+        """Elementwise equality (booleans): ``tok.equals(EOS)``, as ``tok == EOS``."""
     def pow(self, exponent: _Operand) -> Expr:
         """``self ** exponent`` elementwise (floats): ``x.pow(0.5)``."""
     def maximum(self, other: _Operand) -> Expr:
@@ -129,6 +150,10 @@ class Expr:
         """The cosine."""
     def abs(self) -> Expr:
         """The absolute value."""
+    def gelu(self) -> Expr:
+        """GELU, tanh form (GPT-2's; PyTorch's ``approximate="tanh"``)."""
+    def silu(self) -> Expr:
+        """SiLU, ``x * sigmoid(x)``."""
     def stop_gradient(self) -> Expr:
         """The same value, through which no gradient passes (``Program.grad``)."""
     def sum(self, axis: int = -1, keepdims: bool = False) -> Expr:
@@ -142,7 +167,9 @@ class Expr:
     def rms_norm(self, eps: float = 1e-5, axis: int = -1) -> Expr:
         """RMS normalization along ``axis`` (no scale)."""
     def slice(self, offsets: Sequence[int], sizes: Sequence[int]) -> Expr:
-        """The box at ``offsets`` of ``sizes``."""
+        """The box at static ``offsets`` of ``sizes``."""
+    def slice_at(self, offsets: Sequence[_IndexLike], sizes: Sequence[int]) -> Expr:
+        """The box of static ``sizes`` at offsets that move with the point: ``wpe[()].slice_at([t, 0], [1, D])``."""
     def concat(self, other: Expr, axis: int) -> Expr:
         """The concatenation with ``other`` along ``axis``."""
     def gather(self, indices: Expr) -> Expr:
@@ -213,7 +240,11 @@ class Program:
     ) -> Executable:
         """Compiles once: ``opt`` (0 to 3), ``fast_math``, ``threads`` (0: every core); ``bounds`` specializes."""
     def interpret(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
-        """Evaluates with the reference interpreter: bounds and inputs as keyword arguments."""
+        """Evaluates with the reference interpreter: bounds and inputs as keyword arguments.
+
+        Inputs are taken as ``Executable.run`` takes them (not converted); the
+        GIL is released while the interpreter runs.
+        """
 
 @final
 class Executable:
@@ -226,10 +257,15 @@ class Executable:
     def stop_lengths(self) -> list[list[int]]:
         """Where each data-dependent stop ended in the last run."""
     def run(self, seed: int | None = None, **arguments: Any) -> dict[str, npt.NDArray[Any]]:
-        """Runs the compiled code: bounds and inputs (of the inputs' dtypes) as keyword arguments.
+        """Runs the compiled code: bounds (ints) and inputs as keyword arguments.
 
-        The GIL is released while the compiled code runs; runs of one
-        executable from several threads take turns.
+        Inputs are not converted: an array must have the input's dtype (a
+        float64 array for a float32 input is a ``TempoError``: convert it
+        with ``.astype(np.float32)``); only plain Python numbers take the
+        input's dtype. Arrays that are not C-contiguous are copied first;
+        read-only arrays are fine (inputs are only read). The GIL is
+        released while the compiled code runs; runs of one executable from
+        several threads take turns.
         """
 
 @final
