@@ -2,7 +2,8 @@
 # Builds and runs a scratch crate outside this repository that depends on
 # `tempo` by path, with only the configuration the README's "Using tempo
 # from another crate" says to add: what a user of the crate does. Builds in
-# this repository's target directory (the dependencies are reused).
+# this repository's target directory (the dependencies are reused; the
+# tempo crates themselves are compiled again, unoptimized: see below).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d)"
@@ -18,6 +19,22 @@ edition = "2024"
 tempo = { path = "$root" }
 
 [workspace]
+
+# Outside this repository's workspace, cargo compiles the tempo crates
+# again for the dependent (path dependencies that are not members are
+# units of their own); unoptimized, they take a fraction of the time
+# (this checks the configuration, building, linking and running, not
+# speed). Their dependencies keep the release profile and are reused.
+[profile.release.package.tempo]
+opt-level = 0
+[profile.release.package.tempo-dialects]
+opt-level = 0
+[profile.release.package.tempo-passes]
+opt-level = 0
+[profile.release.package.tempo-lowering]
+opt-level = 0
+[profile.release.package.tempo-runtime]
+opt-level = 0
 TOML
 # Exactly the block the README gives.
 sed -n '/^# tempo-dependent-config-begin$/,/^# tempo-dependent-config-end$/p' "$root/README.md" \
