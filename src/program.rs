@@ -1069,7 +1069,6 @@ impl Runner<'_> {
             input_views: IndexMap::new(),
             output_views: IndexMap::new(),
             seed: self.seed,
-            opt_level: 2,
             source_name: "<program>".into(),
             externals: self.program.externals.clone(),
             fast_math: self.fast_math,

@@ -138,13 +138,13 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
 }
 
 /// The compile options of `text`: space-separated `O=0..3` (the
-/// optimization level, 2 by default), `fast-math`, `threads=N`,
+/// optimization level, 2 by default: the temporal passes' and LLVM's, as
+/// `tempo-run -O` and the Rust API), `fast-math`, `threads=N`,
 /// `memory-budget=BYTES`, `bound:NAME=VALUE` (bounds the optimizations may
 /// size for).
 fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
     let mut options = RunOptions {
         source_name: source_name.to_string(),
-        opt_level: 3,
         front: tempo_runtime::Front::C,
         ..Default::default()
     };

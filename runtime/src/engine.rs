@@ -145,8 +145,6 @@ pub struct RunOptions {
     pub output_views: IndexMap<String, ArrayViewMut>,
     /// Seed for inputs not given in `inputs`; without it they are an error.
     pub seed: Option<u64>,
-    /// LLVM optimization level (0-3).
-    pub opt_level: usize,
     /// Name of the program's source in diagnostics (locations of text
     /// parsed from a string carry MLIR's `-`).
     pub source_name: String,
@@ -224,6 +222,15 @@ pub struct Optimization {
 impl Default for Optimization {
     fn default() -> Self {
         Optimization { level: 2, disabled: Vec::new(), memory_budget: None }
+    }
+}
+
+impl Optimization {
+    /// LLVM's optimization and code generation level: the same number as
+    /// the temporal level (`-O0` to `-O3`), in every front end (`tempo-run`,
+    /// the Rust API, the C API, Python).
+    pub fn llvm_level(&self) -> usize {
+        usize::from(self.level.min(3))
     }
 }
 
@@ -1037,7 +1044,7 @@ fn jit(
     };
     let engine = if cuda {
         phases::time("LLVM IR translation and optimization", || {
-            Engine::new(module, options.opt_level, calls_openmp, options.dump_object.is_some())
+            Engine::new(module, options.optimization.llvm_level(), calls_openmp, options.dump_object.is_some())
         })
         .ok_or_else(jit_failed)?
     } else {
@@ -1267,6 +1274,19 @@ fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Res
         })?;
     }
     Ok(())
+}
+
+/// The program `module` becomes before its lowering (the gradients
+/// expanded, the temporal optimizations of `options` applied: what the
+/// lowering then compiles), as text; `module` is left so. Tests use it to
+/// tell which option sets compile the same program.
+pub fn optimized_program_text(
+    context: &Context,
+    module: &mut Module,
+    options: &RunOptions,
+) -> Result<String, Vec<String>> {
+    optimize(context, module, options)?;
+    Ok(module_text(module.as_operation()))
 }
 
 /// The `--pass-timings` report of temporal passes run on one program model
@@ -1526,7 +1546,7 @@ fn orc_engine(module: &Module, options: &RunOptions, openmp: bool) -> Result<Eng
         crate::orc::codegen::translate(&partitions)
     })?;
     let objects = phases::time("LLVM optimization and code generation", || {
-        crate::orc::codegen::compile_all(units, options.opt_level, ENTRY)
+        crate::orc::codegen::compile_all(units, options.optimization.llvm_level(), ENTRY)
     })?;
     let library = openmp.then_some(OPENMP_RUNTIME);
     let orc = crate::orc::OrcEngine::load(&objects, library)?;
@@ -1558,7 +1578,7 @@ fn cache_key(module: &Module, options: &RunOptions) -> String {
         options.optimization,
         options.fast_math,
         options.threads,
-        options.opt_level,
+        options.optimization.llvm_level(),
         options.source_name,
         std::path::Path::new(OPENMP_RUNTIME).exists(),
         // (The lowering's test hook: a compilation that must fault.)

@@ -24,6 +24,6 @@ pub use array::{Data, HostArray};
 pub use compiled::CompiledProgram;
 pub use engine::{
     ArrayView, ArrayViewMut, Executable, Front, Input, MemoryReport, Optimization, RunOptions, RunReport, StoreReport,
-    Target, emit_ptx, interpret_module, run_module, run_module_timed,
+    Target, emit_ptx, interpret_module, optimized_program_text, run_module, run_module_timed,
 };
 pub use externals::{Callback, Externals, RawCallback};

@@ -186,7 +186,6 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         input_views: Default::default(),
         output_views: Default::default(),
         seed: cli.seed,
-        opt_level: cli.opt_level as usize,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
         externals: Default::default(),
         fast_math: cli.fast_math,

@@ -258,7 +258,6 @@ fn gradient_case(seed: u64) -> Option<GradientCase> {
 /// `level` as `tempo-run -O level` sets it (LLVM and temporal passes).
 fn options(case: &GradientCase, inputs: &[HostArray], seed: u64, level: u8) -> RunOptions {
     let mut options = crate::options(&case.bounds, inputs.to_vec(), Some(seed));
-    options.opt_level = level as usize;
     options.optimization = Optimization { level, disabled: vec![], memory_budget: None };
     options
 }

@@ -32,7 +32,6 @@ pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>
         input_views: Default::default(),
         output_views: Default::default(),
         seed,
-        opt_level: 2,
         source_name: "test".into(),
         ..Default::default()
     }
