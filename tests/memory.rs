@@ -370,3 +370,26 @@ fn a_memory_budget_swaps_what_the_backward_loop_reads_and_keeps_results() {
         assert_eq!(peak(&report), 2 * 1024 * 16 + 2 * 16, "T = {steps}");
     }
 }
+
+/// The swap plan is the compiled code's: made once at compile time, at
+/// the compile's bounds (as the lowering made it), and reported by every
+/// run whatever its bounds. A run at bounds where no swap would be planned
+/// still runs (and reports) the compiled plan, and every run agrees with
+/// the program run without a budget.
+#[test]
+fn the_swap_plan_is_the_compiled_one_at_every_run() {
+    let p = forward_then_backward();
+    let budget = 100_000;
+    let compiled = p.runner().seed(3).bound("I", 2).bound("T", 20_000).memory_budget(budget).compile().unwrap();
+    for steps in [100i64, 20_000, 50_000] {
+        let kept = p.runner().seed(3).bound("I", 2).bound("T", steps).run().unwrap();
+        let (swapped, report) = compiled.run_with_report(&[("I", 2), ("T", steps)], &[], Some(3)).unwrap();
+        assert_eq!(kept, swapped, "swapping is exact (T = {steps})");
+        let x = kinds(&report).into_iter().find(|(t, _)| t == "x").unwrap().1;
+        assert_eq!(x, "blocks<1024> along t, swapped to a file", "T = {steps}");
+        // Resident: two blocks of 16-byte points, or the whole store where
+        // it is smaller (T = 100: one block, 1024 points).
+        let resident = (2 * 1024 * 16).min((steps as u64).div_ceil(1024) * 1024 * 16);
+        assert_eq!(peak(&report), resident + 2 * 16, "T = {steps}");
+    }
+}

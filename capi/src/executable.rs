@@ -143,11 +143,8 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
 /// `memory-budget=BYTES`, `bound:NAME=VALUE` (bounds the optimizations may
 /// size for).
 fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
-    let mut options = RunOptions {
-        source_name: source_name.to_string(),
-        front: tempo_runtime::Front::C,
-        ..Default::default()
-    };
+    let mut options =
+        RunOptions { source_name: source_name.to_string(), front: tempo_runtime::Front::C, ..Default::default() };
     options.optimization.level = 2;
     for item in text.split_whitespace() {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));

@@ -722,6 +722,14 @@ impl<'c> Executable<'c> {
         };
         let mut compiled = options.clone();
         compiled.inputs.clear();
+        let mut schedule = schedule;
+        if let (Target::Cpu, Some(budget)) = (&options.target, options.optimization.memory_budget) {
+            // The swap plan the lowering made (lower-temporal-to-loops{memory-budget}
+            // at the compile's bounds), kept for every run: the stores the
+            // runs report and check are the compiled code's.
+            let values: Vec<Option<i64>> = program.dims.iter().map(|d| options.bounds.get(&d.bound).copied()).collect();
+            schedule.plan_swaps(&program, budget, &values);
+        }
         Ok(Self {
             cache: outcome,
             checked: program,
@@ -762,16 +770,12 @@ impl<'c> Executable<'c> {
     /// (once) and this run took.
     pub fn run(&self, run: &RunOptions) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
         let program = &self.checked;
-        let mut schedule = self.schedule.clone();
+        // The schedule, stores and swap plan the code was compiled with.
+        let schedule = &self.schedule;
         let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
         let cuda = matches!(self.options.target, Target::Cuda { .. });
-        if let (Target::Cpu, Some(budget)) = (&self.options.target, self.options.optimization.memory_budget) {
-            // The swap plan the lowering made (lower-temporal-to-loops{memory-budget}).
-            let values: Vec<Option<i64>> = bounds.iter().map(|&b| Some(b)).collect();
-            schedule.plan_swaps(&program, budget, &values);
-        }
-        let stores = store_reports(&program, &schedule, &bounds);
+        let stores = store_reports(&program, schedule, &bounds);
         // Outputs written into the caller's memory, checked like inputs.
         let mut targets: Vec<Option<*mut u8>> = Vec::new();
         for (name, shape, element) in &outputs {
@@ -793,7 +797,7 @@ impl<'c> Executable<'c> {
         }
         let viewed: Vec<&str> = run.output_views.keys().map(String::as_str).collect();
         let mut outputs = allocate_outputs(&stores, outputs, &viewed)?;
-        check_points(&program, &schedule, &bounds).map_err(|e| {
+        check_points(&program, schedule, &bounds).map_err(|e| {
             vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
         })?;
         // Outputs over a stopped dimension: (output, axis, stop).
@@ -1339,7 +1343,10 @@ fn store_reports(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Vec<
         let names: Vec<&str> = t.domain.iter().map(|&d| program.dims[d].name.as_str()).collect();
         let (kind, bytes) = match schedule.swaps.get(&i) {
             // Resident: the blocks in memory at once; the rest in the file.
-            Some(swap) => (format!("{}, swapped to a file", storage.describe(&names)), Some(swap.bytes_after)),
+            Some(swap) => (
+                format!("{}, swapped to a file", storage.describe(&names)),
+                Some(bytes.map_or(swap.resident, |b| b.min(swap.resident))),
+            ),
             None => (storage.describe(&names), bytes),
         };
         stores.push(StoreReport { tensor: t.name.clone(), kind, bytes });

@@ -49,6 +49,10 @@ pub struct Swap {
     /// Estimated bytes of its store at the bounds, before and after.
     pub bytes_before: u64,
     pub bytes_after: u64,
+    /// Bytes resident at most whatever the bounds (the block being written
+    /// and those its own reads reach): at other bounds than the plan's, the
+    /// resident bytes are the smaller of these and the whole store's.
+    pub resident: u64,
 }
 
 /// An innermost loop of the schedule: its dimension, direction, the
@@ -236,11 +240,12 @@ fn qualify(
     let bytes_before = store_bytes(program, i, storage, bounds);
     // Resident: the block being written and those its own reads reach.
     let resident_blocks = 1 + (reach as u64).div_ceil(block as u64) + 1;
-    let bytes_after = (resident_blocks * block as u64 * point as u64).min(store_bytes(program, i, swapped, bounds));
+    let resident = resident_blocks * block as u64 * point as u64;
+    let bytes_after = resident.min(store_bytes(program, i, swapped, bounds));
     if bytes_after >= bytes_before {
         return None;
     }
-    let swap = Swap { dim: writer.dim, block, reach, readers, bytes_before, bytes_after };
+    let swap = Swap { dim: writer.dim, block, reach, readers, bytes_before, bytes_after, resident };
     Some((i, swap, swapped))
 }
 

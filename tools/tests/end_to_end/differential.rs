@@ -587,7 +587,8 @@ fn compiled_form(
 ) -> Option<(String, u8, bool, bool, Option<u64>)> {
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source)?;
-    let options = tempo_runtime::RunOptions { optimization: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
+    let options =
+        tempo_runtime::RunOptions { optimization: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
     let text = tempo_runtime::optimized_program_text(&context, &mut module, &options).ok()?;
     Some((
         text,
