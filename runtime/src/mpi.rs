@@ -25,10 +25,23 @@
 //!
 //! The interpreter calls `MPI_Allreduce` through the same handles, so an
 //! interpreted run under `mpirun` is a run across processes too.
+//!
+//! A watchdog bounds every wait for the other processes: initialization
+//! and each all-reduce (the compiled code's `MPI_Allreduce` resolves to
+//! the runtime's [`watched_allreduce`], which calls the library's). A
+//! process whose wait lasts longer than `TEMPO_MPI_TIMEOUT` seconds
+//! (default 300) says so on stderr and exits with status 1, and the
+//! launcher then ends the others: a process that died without
+//! `MPI_Abort`, hangs, or runs another program (other bounds, other
+//! collectives) ends the run with a message instead of a hang. (A killed
+//! process is usually noticed by Open MPI's `mpirun` itself, which ends
+//! the others at once; the watchdog covers what it does not notice.)
 
 use crate::array::Data;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use tempo_passes::program::Collective;
 
 /// An MPI ABI the compiled code can be lowered for.
@@ -120,6 +133,9 @@ fn open() -> Result<World, String> {
     let Some((var, who, started)) = launcher() else {
         return Ok(World { rank: 0, size: 1, implementation: Implementation::Mpich, library: None, mpi: None });
     };
+    if started.parse::<i32>().is_ok_and(|n| n > 1) {
+        start_watchdog()?;
+    }
     let (path, handle) = load_library(var)?;
     let symbol = |name: &str| -> Result<*mut c_void, String> {
         let cname = CString::new(name).expect("no NUL");
@@ -164,7 +180,10 @@ fn open() -> Result<World, String> {
         // one at a time (a run's collectives come from the thread that
         // runs it).
         let mut provided: c_int = 0;
-        let rc = unsafe { init(std::ptr::null_mut(), std::ptr::null_mut(), 2, &mut provided) };
+        let rc = {
+            let _watch = Watch::start(Waiting::Init);
+            unsafe { init(std::ptr::null_mut(), std::ptr::null_mut(), 2, &mut provided) }
+        };
         if rc != 0 {
             return Err(format!("MPI_Init_thread failed (error {rc}) in {library}"));
         }
@@ -295,7 +314,10 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
             Collective::Min => mpi.ops[2],
         };
         let count = c_int::try_from(count).map_err(|_| "an all-reduce of more than 2^31 elements".to_string())?;
-        let rc = unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) };
+        let rc = {
+            let _watch = Watch::start(Waiting::AllReduce);
+            unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) }
+        };
         if rc != 0 {
             return Err(format!("MPI_Allreduce failed (error {rc})"));
         }
@@ -356,14 +378,118 @@ pub(crate) fn symbols(world: &World) -> Vec<(&'static str, *mut ())> {
         // the globals `ompi_mpi_sum`, `ompi_mpi_max`, `ompi_mpi_min`, which
         // Open MPI does not define (its are `ompi_mpi_op_sum`, ...): the
         // JIT resolves MLIR's names to Open MPI's objects.
-        Some(mpi) if world.implementation == Implementation::OpenMpi => {
-            symbols.push(("ompi_mpi_sum", mpi.ops[0] as *mut ()));
-            symbols.push(("ompi_mpi_max", mpi.ops[1] as *mut ()));
-            symbols.push(("ompi_mpi_min", mpi.ops[2] as *mut ()));
+        Some(mpi) => {
+            // The library's MPI_Allreduce under the watchdog.
+            symbols.push(("MPI_Allreduce", watched_allreduce as *mut ()));
+            if world.implementation == Implementation::OpenMpi {
+                symbols.push(("ompi_mpi_sum", mpi.ops[0] as *mut ()));
+                symbols.push(("ompi_mpi_max", mpi.ops[1] as *mut ()));
+                symbols.push(("ompi_mpi_min", mpi.ops[2] as *mut ()));
+            }
         }
-        Some(_) => {}
     }
     symbols
+}
+
+/// The compiled code's `MPI_Allreduce` under a launcher: the library's,
+/// its wait bounded by the watchdog (see the module's documentation).
+extern "C" fn watched_allreduce(
+    send: *const c_void,
+    receive: *mut c_void,
+    count: c_int,
+    datatype: usize,
+    op: usize,
+    comm: usize,
+) -> c_int {
+    let Some(mpi) = opened().and_then(|w| w.mpi.as_ref()) else {
+        // Registered only once the library is open.
+        return one_process_allreduce(send, receive, count, datatype, op, comm);
+    };
+    let _watch = Watch::start(Waiting::AllReduce);
+    // SAFETY: the compiled code's arguments, passed on unchanged.
+    unsafe { (mpi.allreduce)(send, receive, count, datatype, op, comm) }
+}
+
+/// What a process waits for the others in.
+#[derive(Clone, Copy)]
+#[repr(u64)]
+enum Waiting {
+    Init = 1,
+    AllReduce = 2,
+}
+
+/// The wait in progress: what (the low 2 bits) and since when (the rest:
+/// milliseconds since [`EPOCH`], plus one), or 0.
+static WAITING: AtomicU64 = AtomicU64::new(0);
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// A wait for the other processes, watched while it lives.
+struct Watch;
+
+impl Watch {
+    fn start(what: Waiting) -> Watch {
+        let epoch = EPOCH.get_or_init(Instant::now);
+        let since = epoch.elapsed().as_millis() as u64 + 1;
+        WAITING.store((since << 2) | what as u64, Ordering::SeqCst);
+        Watch
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        WAITING.store(0, Ordering::SeqCst);
+    }
+}
+
+/// How long a process waits for the others before it gives up:
+/// `TEMPO_MPI_TIMEOUT` seconds, 300 by default.
+fn timeout() -> Result<Duration, String> {
+    match std::env::var("TEMPO_MPI_TIMEOUT") {
+        Err(_) => Ok(Duration::from_secs(300)),
+        Ok(text) => match text.trim().parse::<f64>() {
+            Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
+            _ => Err(format!("TEMPO_MPI_TIMEOUT: '{text}' is not a positive number of seconds")),
+        },
+    }
+}
+
+/// Starts the thread that ends this process when a wait for the others
+/// lasts longer than [`timeout`].
+fn start_watchdog() -> Result<(), String> {
+    let limit = timeout()?;
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    // The launcher's rank variable: the world is not open yet.
+    let rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK"].iter().find_map(|v| std::env::var(v).ok());
+    let rank = rank.map_or_else(|| "this process".to_string(), |r| format!("rank {r}"));
+    let poll = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(500));
+    std::thread::Builder::new()
+        .name("tempo-mpi-watchdog".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(poll);
+                let waiting = WAITING.load(Ordering::SeqCst);
+                if waiting == 0 {
+                    continue;
+                }
+                let since = Duration::from_millis((waiting >> 2) - 1);
+                let waited = epoch.elapsed().saturating_sub(since);
+                if waited < limit {
+                    continue;
+                }
+                let what = if waiting & 3 == Waiting::Init as u64 { "MPI's initialization" } else { "an all-reduce" };
+                eprintln!(
+                    "error: {rank}: {what} has waited {:.1} s for the other processes of the run (TEMPO_MPI_TIMEOUT): \
+                     one of them has died, hangs, or runs another program (other bounds or collectives); ending this one",
+                    waited.as_secs_f64()
+                );
+                // Another thread is inside MPI (initialized for serialized
+                // calls): end the process without calling MPI again; the
+                // launcher ends the others.
+                unsafe { libc::_exit(1) };
+            }
+        })
+        .map_err(|e| format!("cannot start the MPI watchdog thread: {e}"))?;
+    Ok(())
 }
 
 /// The runtime function giving the number of processes to compiled code.
