@@ -1,0 +1,26 @@
+// Data-parallel training of the LSTM (examples/train_lstm.rs
+// --data-parallel) under Open MPI's mpirun: two processes with half of a
+// batch of 4 each end with the parameters of one process with the whole
+// batch, within 1e-9 relative (f64; the sums of the gradient over the
+// batch are ordered differently), every rank holding the same parameters
+// (checksums compared); a run on half the batch alone does not (so the
+// comparison can fail). Rank 0 prints the whole batch's loss, the same as
+// one process's; rank 1 prints nothing.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %example_bin/train_lstm --iterations 5 --hidden 8 --seq-len 6 --batch 4 --params %t/one > %t/one.out
+// RUN: %example_bin/train_lstm --iterations 5 --hidden 8 --seq-len 6 --batch 2 --params %t/half > /dev/null
+// RUN: env TEMPO_MPI_TIMEOUT=120 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none %example_bin/train_lstm --iterations 5 --hidden 8 --seq-len 6 --batch 4 --data-parallel --params %t/two > %t/two.out
+// RUN: %python %S/Inputs/compare_params.py %t/one %t/two.rank0 %t/two.rank1 --rtol 1e-9 --differs %t/half | FileCheck %s
+// RUN: %python %S/Inputs/compare_lines.py %t/one.out %t/two.out loss 1e-9
+// RUN: FileCheck %s --check-prefix=LINES < %t/two.out
+
+// CHECK: ranks: 2, checksums equal: True
+// CHECK-NEXT: parameters: 5, within rtol: True
+// CHECK-NEXT: the other run differs: True
+
+// LINES: iteration 0 loss
+// LINES-NEXT: iteration 1 loss
+// LINES-NEXT: iteration 2 loss
+// LINES-NEXT: iteration 3 loss
+// LINES-NEXT: iteration 4 loss
+// LINES-NOT: iteration
