@@ -757,6 +757,8 @@ impl<'c> Executable<'c> {
         let program = &self.checked;
         let mut schedule = self.schedule.clone();
         let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
+        // Across processes, the same collectives in every one (`crate::mpi`).
+        crate::mpi::check_same_collectives(program, &bounds).map_err(|e| vec![format!("error: {e}")])?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
         let cuda = matches!(self.options.target, Target::Cuda { .. });
         if let (Target::Cpu, Some(budget)) = (&self.options.target, self.options.optimization.memory_budget) {
@@ -1726,6 +1728,8 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     // the compiler accept exactly the same programs.
     Schedule::check(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
+    // Across processes, the same collectives in every one (`crate::mpi`).
+    crate::mpi::check_same_collectives(&program, &prepared.bounds).map_err(|e| vec![format!("error: {e}")])?;
     // (Views of the caller's memory are copied: the interpreter takes arrays.)
     let names = program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str());
     let arrays: Vec<std::borrow::Cow<HostArray>> =

@@ -36,13 +36,17 @@
 //! collectives) ends the run with a message instead of a hang. (A killed
 //! process is usually noticed by Open MPI's `mpirun` itself, which ends
 //! the others at once; the watchdog covers what it does not notice.)
+//!
+//! The process counts its all-reduces, their bytes and the time spent in
+//! them (waiting for the others included): [`collective_stats`], printed
+//! on stderr at exit when `TEMPO_MPI_STATS` is set.
 
 use crate::array::Data;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tempo_passes::program::Collective;
+use tempo_passes::program::{Collective, NodeKind, Program};
 
 /// An MPI ABI the compiled code can be lowered for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -265,6 +269,15 @@ fn load_library(var: &str) -> Result<(String, *mut c_void), String> {
 static FINALIZE: OnceLock<(Flag, unsafe extern "C" fn() -> c_int)> = OnceLock::new();
 
 extern "C" fn finalize_at_exit() {
+    if std::env::var_os("TEMPO_MPI_STATS").is_some()
+        && let Some(world) = opened()
+    {
+        let stats = collective_stats();
+        eprintln!(
+            "tempo: rank {} of {}: {} all-reduces, {} bytes, {:.6} s in them",
+            world.rank, world.size, stats.calls, stats.bytes, stats.seconds
+        );
+    }
     if let Some((finalized, finalize)) = FINALIZE.get() {
         let mut flag: c_int = 0;
         unsafe {
@@ -314,10 +327,12 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
             Collective::Min => mpi.ops[2],
         };
         let count = c_int::try_from(count).map_err(|_| "an all-reduce of more than 2^31 elements".to_string())?;
+        let start = Instant::now();
         let rc = {
             let _watch = Watch::start(Waiting::AllReduce);
             unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) }
         };
+        record(mpi, count, datatype, start);
         if rc != 0 {
             return Err(format!("MPI_Allreduce failed (error {rc})"));
         }
@@ -330,6 +345,75 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
         }
     }
     Ok(out)
+}
+
+/// Checks, at the start of a run of `program` with `bounds` across several
+/// processes, that every process runs the same collectives: a fingerprint
+/// of the bounds and of each all-reduce (its tensor, reduction and type,
+/// in program order; not the rest, which may differ by rank: each
+/// process's own data, or its part of a batch) is all-reduced (its maximum
+/// and minimum, one `MPI_Allreduce`, not counted in [`collective_stats`]),
+/// and processes whose fingerprints differ all stop with an error instead
+/// of waiting in a collective another never reaches, or reducing buffers
+/// of other sizes. Nothing in a run of one process or without
+/// collectives.
+pub fn check_same_collectives(program: &Program, bounds: &[i64]) -> Result<(), String> {
+    use std::hash::{Hash, Hasher};
+    let Some(world) = opened() else { return Ok(()) };
+    let Some(mpi) = &world.mpi else { return Ok(()) };
+    if world.size <= 1 || !program.has_collectives() {
+        return Ok(());
+    }
+    // SipHash with fixed keys: the same in every process of one build.
+    let mut hasher = std::hash::DefaultHasher::new();
+    bounds.hash(&mut hasher);
+    for tensor in &program.tensors {
+        for node in tensor.branches.iter().flat_map(|b| &b.nodes) {
+            if let NodeKind::AllReduce(kind, _) = node.kind {
+                (&tensor.name, &tensor.domain, kind, &node.ty.shape, node.ty.element).hash(&mut hasher);
+            }
+        }
+    }
+    let mine = hasher.finish() as i64;
+    // The maximum of the fingerprints and of their complements (the
+    // complement of the minimum): equal everywhere only if all are.
+    let mut values = [mine, !mine];
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        let buffer = values.as_mut_ptr().cast::<c_void>();
+        unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, 2, mpi.types[3], mpi.ops[1], mpi.comm_world) }
+    };
+    if rc != 0 {
+        return Err(format!("MPI_Allreduce failed (error {rc})"));
+    }
+    if values[0] != !values[1] {
+        return Err(format!(
+            "rank {} of {}: the processes of this run do not run the same collectives (the bounds, or the \
+             all-reduces of the program, differ between processes): every process must run the same program \
+             with the same bounds",
+            world.rank, world.size
+        ));
+    }
+    Ok(())
+}
+
+/// Waits until every process of the run gets here (an all-reduce of one
+/// integer, watched as any, not counted in [`collective_stats`]): so that
+/// the processes start a run together (timings then leave out one
+/// process's longer compilation). Nothing in a run of one process.
+pub fn barrier() -> Result<(), String> {
+    let world = world()?;
+    let Some(mpi) = &world.mpi else { return Ok(()) };
+    let mut value: i32 = 0;
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        let buffer = (&mut value as *mut i32).cast::<c_void>();
+        unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, 1, mpi.types[2], mpi.ops[0], mpi.comm_world) }
+    };
+    if rc != 0 {
+        return Err(format!("MPI_Allreduce failed (error {rc})"));
+    }
+    Ok(())
 }
 
 /// The compiled code's `temporal.world_size`: MLIR 22.1.8 does not lower
@@ -405,9 +489,46 @@ extern "C" fn watched_allreduce(
         // Registered only once the library is open.
         return one_process_allreduce(send, receive, count, datatype, op, comm);
     };
-    let _watch = Watch::start(Waiting::AllReduce);
-    // SAFETY: the compiled code's arguments, passed on unchanged.
-    unsafe { (mpi.allreduce)(send, receive, count, datatype, op, comm) }
+    let start = Instant::now();
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        // SAFETY: the compiled code's arguments, passed on unchanged.
+        unsafe { (mpi.allreduce)(send, receive, count, datatype, op, comm) }
+    };
+    record(mpi, count, datatype, start);
+    rc
+}
+
+/// This process's all-reduces so far: how many, their bytes (one
+/// process's buffer each) and the seconds spent in them, waiting for the
+/// other processes included.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CollectiveStats {
+    pub calls: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+static NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one all-reduce of `count` elements of `datatype` begun at `start`.
+fn record(mpi: &Library, count: c_int, datatype: usize, start: Instant) {
+    // f32, f64, i32, i64.
+    let size = mpi.types.iter().position(|&t| t == datatype).map_or(0, |k| [4, 8, 4, 8][k]);
+    CALLS.fetch_add(1, Ordering::Relaxed);
+    BYTES.fetch_add(count.max(0) as u64 * size, Ordering::Relaxed);
+    NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// This process's all-reduces so far (none in a run of one process).
+pub fn collective_stats() -> CollectiveStats {
+    CollectiveStats {
+        calls: CALLS.load(Ordering::Relaxed),
+        bytes: BYTES.load(Ordering::Relaxed),
+        seconds: NANOS.load(Ordering::Relaxed) as f64 * 1e-9,
+    }
 }
 
 /// What a process waits for the others in.
