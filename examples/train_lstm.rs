@@ -13,7 +13,8 @@
 //! ```text
 //! cargo run --release --example train_lstm -- --iterations 200
 //!   [--hidden 32] [--seq-len 32] [--batch 8] [--lr 0.02] [--seed 1]
-//!   [--data-parallel] [--params FILE] [--interpret] [--mlir] [--data FILE]
+//!   [--threads N] [--data-parallel] [--params FILE] [--interpret] [--mlir]
+//!   [--data FILE]
 //! mpirun -np 2 --allow-run-as-root --oversubscribe \
 //!   target/release/examples/train_lstm --data-parallel
 //! ```
@@ -57,11 +58,22 @@ struct Config {
     lr: f64,
     seed: u64,
     data_parallel: bool,
+    /// Threads of the compiled code's parallel loops (0: one per core).
+    threads: usize,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { iterations: 200, hidden: 32, seq_len: 32, batch: 8, lr: 0.02, seed: 1, data_parallel: false }
+        Config {
+            iterations: 200,
+            hidden: 32,
+            seq_len: 32,
+            batch: 8,
+            lr: 0.02,
+            seed: 1,
+            data_parallel: false,
+            threads: 0,
+        }
     }
 }
 
@@ -208,9 +220,23 @@ fn train(config: &Config, text: &str, interpret: bool, params_out: bool) -> Resu
         .bound("I", config.iterations as i64)
         .bound("T", config.seq_len as i64)
         .seed(config.seed)
-        .input(x)
-        .input(y);
-    let out = if interpret { runner.interpret()? } else { runner.run()? };
+        .threads(config.threads)
+        .input(x.clone())
+        .input(y.clone());
+    let out = if interpret {
+        runner.interpret()?
+    } else {
+        // Compiled, then run once every process has compiled (a data-
+        // parallel run's timing leaves out the others' compilation).
+        let start = std::time::Instant::now();
+        let compiled = runner.compile()?;
+        let compile = start.elapsed().as_secs_f64();
+        tempo::barrier()?;
+        let bounds = [("I", config.iterations as i64), ("T", config.seq_len as i64)];
+        let (out, report) = compiled.run_with_report(&bounds, &[x, y], Some(config.seed))?;
+        eprintln!("train_lstm: compile {compile:.2} s, execute {:.4} s", report.execute.as_secs_f64());
+        out
+    };
     let loss = &out[0];
     // Per step, or (data parallel) per iteration.
     let steps = loss.data.len() / config.iterations;
@@ -231,7 +257,7 @@ fn train(config: &Config, text: &str, interpret: bool, params_out: bool) -> Resu
 
 fn usage() -> ! {
     eprintln!(
-        "usage: train_lstm [--iterations N] [--hidden H] [--seq-len T] [--batch B] [--lr LR] [--seed S] [--data-parallel] [--params FILE] [--interpret] [--mlir] [--data FILE]"
+        "usage: train_lstm [--iterations N] [--hidden H] [--seq-len T] [--batch B] [--lr LR] [--seed S] [--threads N] [--data-parallel] [--params FILE] [--interpret] [--mlir] [--data FILE]"
     );
     std::process::exit(2)
 }
@@ -258,6 +284,7 @@ fn main() {
             "--data" => data = Some(value()),
             "--params" => params_file = Some(value()),
             "--data-parallel" => config.data_parallel = true,
+            "--threads" => config.threads = parse(&arg, value()),
             "--interpret" => interpret = true,
             "--mlir" => mlir = true,
             "--help" | "-h" => usage(),
@@ -327,8 +354,16 @@ mod tests {
     /// compiled program's losses are the interpreter's.
     #[test]
     fn the_loss_falls_and_compiled_agrees_with_the_interpreter() {
-        let config =
-            Config { iterations: 40, hidden: 16, seq_len: 12, batch: 4, lr: 0.05, seed: 1, data_parallel: false };
+        let config = Config {
+            iterations: 40,
+            hidden: 16,
+            seq_len: 12,
+            batch: 4,
+            lr: 0.05,
+            seed: 1,
+            data_parallel: false,
+            threads: 0,
+        };
         let losses = train(&config, SONNETS, false, false).unwrap().0;
         let (first, last) = (losses[0], *losses.last().unwrap());
         let vocabulary = Corpus::new(SONNETS).vocabulary.len() as f64;
@@ -347,7 +382,16 @@ mod tests {
     /// parameters and losses alike.
     #[test]
     fn data_parallel_in_one_process_is_the_plain_run() {
-        let config = Config { iterations: 3, hidden: 8, seq_len: 6, batch: 2, lr: 0.05, seed: 1, data_parallel: false };
+        let config = Config {
+            iterations: 3,
+            hidden: 8,
+            seq_len: 6,
+            batch: 2,
+            lr: 0.05,
+            seed: 1,
+            data_parallel: false,
+            threads: 0,
+        };
         let plain = train(&config, SONNETS, false, true).unwrap();
         let parallel = train(&Config { data_parallel: true, ..config }, SONNETS, false, true).unwrap();
         assert_eq!(plain.1, parallel.1);

@@ -35,7 +35,9 @@ pub mod site;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
-pub use program::{Compiled, Dim, Error, Program, Runner, Shard, Tensor, TensorId, abort_processes, processes};
+pub use program::{
+    Compiled, Dim, Error, Program, Runner, Shard, Tensor, TensorId, abort_processes, barrier, processes,
+};
 pub use tempo_passes::program::{Collective, DYNAMIC, ElementType, PointType};
 pub use tempo_runtime::{
     ArrayView, ArrayViewMut, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target,

@@ -271,6 +271,13 @@ pub fn processes() -> Result<(usize, usize), Error> {
     Ok((world.rank as usize, world.size as usize))
 }
 
+/// Waits until every process of the run gets here (nothing in a run of
+/// one process): for example between compiling and running, so that a
+/// run's timing leaves out another process's longer compilation.
+pub fn barrier() -> Result<(), Error> {
+    tempo_runtime::mpi::barrier().map_err(|e| Error(vec![format!("error: {e}")]))
+}
+
 /// Ends the other processes of the run after an error in this one, so that
 /// none waits forever in a collective this one will not reach
 /// (`MPI_Abort`; nothing in a run of one process). For a program's `main`
