@@ -18,6 +18,12 @@
 // RUN: %python %S/Inputs/compare_params.py %t/one %t/two.rank0 %t/two.rank1 --rtol 1e-9 --differs %t/half | FileCheck %s
 // RUN: %python %S/Inputs/compare_lines.py %t/one.out %t/two.out loss 1e-9
 // RUN: FileCheck %s --check-prefix=LINES < %t/two.out
+// Interpreted across the two processes (the runtime's MPI_Allreduce): the
+// compiled run's parameters, bit for bit.
+// RUN: mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none %example_bin/train_lstm --iterations 2 --hidden 4 --seq-len 3 --batch 2 --data-parallel --interpret --params %t/interpreted > /dev/null
+// RUN: mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none %example_bin/train_lstm --iterations 2 --hidden 4 --seq-len 3 --batch 2 --data-parallel --params %t/compiled > /dev/null 2>&1
+// RUN: diff %t/interpreted.rank0 %t/compiled.rank0
+// RUN: diff %t/interpreted.rank1 %t/compiled.rank1
 
 // CHECK: ranks: 2, checksums equal: True
 // CHECK-NEXT: parameters: 5, within rtol: True
