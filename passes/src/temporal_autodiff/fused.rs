@@ -26,7 +26,7 @@
 //! iteration), and one buffer for both would make a cycle.
 
 use super::body::Body;
-use super::{fresh_name, identity, pack, push_tensor, universe};
+use super::{fresh_name, identity, push_tensor, universe};
 use crate::program::{Branch, Collective, GradDecl, NodeKind, Program};
 
 /// Makes the gradients of `grads` that carry an `all_reduce` the reduction
@@ -66,7 +66,7 @@ pub(super) fn all_reduce<'c>(program: &mut Program<'c>, grads: &[GradDecl<'c>], 
         }
         // The buffer: their values flattened side by side, all-reduced.
         let mut body = Body::new(location);
-        let values: Vec<usize> = locals
+        let mut values: Vec<usize> = locals
             .iter()
             .map(|(local, point)| {
                 let read =
@@ -75,8 +75,23 @@ pub(super) fn all_reduce<'c>(program: &mut Program<'c>, grads: &[GradDecl<'c>], 
                 body.reshape(read, &[size])
             })
             .collect();
-        let packing = pack(&mut body, &values);
-        let (packed, parts, _) = packing.into_iter().next().expect("one element type per group");
+        // Each gradient's offset in the buffer, in order.
+        let offsets: Vec<i64> = locals
+            .iter()
+            .scan(0, |at, (_, point)| {
+                let offset = *at;
+                *at += point.num_elements() as i64;
+                Some(offset)
+            })
+            .collect();
+        // Concatenated pairwise, level by level (a balanced tree: each
+        // element is copied about log2(n) times, not up to n times as the
+        // first would be in a chain).
+        while values.len() > 1 {
+            values =
+                values.chunks(2).map(|pair| if let [a, b] = *pair { body.concat(a, b, 0) } else { pair[0] }).collect();
+        }
+        let packed = values[0];
         let total = body.ty(packed).clone();
         let reduced = body.push(NodeKind::AllReduce(reduction, packed), total.clone());
         let name = fresh_name(program, &format!("{}$all_reduce", program.tensors[members[0].tensor].name));
@@ -87,10 +102,7 @@ pub(super) fn all_reduce<'c>(program: &mut Program<'c>, grads: &[GradDecl<'c>], 
         for (k, grad) in members.iter().enumerate() {
             let point = program.tensors[grad.tensor].point.clone();
             let size = point.num_elements() as i64;
-            let offset = match &parts[k] {
-                Some((offset, _)) => *offset,
-                None => 0,
-            };
+            let offset = offsets[k];
             let mut body = Body::new(grad.location);
             let read = body.push(NodeKind::Read { source: buffer, index: identity(dims, num_symbols) }, total.clone());
             let part = if size == total.shape[0] { read } else { body.slice(read, &[offset], &[size]) };
