@@ -7,7 +7,11 @@ Per workload and number of processes P:
 - strong scaling: P processes sharing the 1-process batch (B/P each).
 Time per iteration: the execution time the example reports (compilation
 apart; the processes start running together, tempo::barrier) divided by
-the iterations, the median of --repeat runs. Each process's all-reduces,
+the iterations, the median of --repeat interleaved rounds (each
+configuration and the control once per round). Processes waiting in an
+all-reduce yield their core (`--mca mpi_yield_when_idle 1`): with Open
+MPI's default busy polling, a waiting process takes the core its peer
+needs whenever they share cores. Each process's all-reduces,
 their bytes and the time in them come from the runtime (TEMPO_MPI_STATS).
 Throughput: samples (LSTM: windows of --seq-len characters; PPO:
 environment steps) per second over the whole run. Weak-scaling efficiency
@@ -91,8 +95,7 @@ def run_once(bin_dir, workload, processes, batch, iterations):
     return execute, stats
 
 
-def measure(bin_dir, workload, processes, batch, iterations, repeat):
-    runs = [run_once(bin_dir, workload, processes, batch, iterations) for _ in range(repeat)]
+def summarize(runs, workload, processes, batch, iterations):
     execute = statistics.median(r[0] for r in runs)
     out = dict(workload=workload, processes=processes, batch=batch, iterations=iterations,
                seconds_per_iteration=execute / iterations,
@@ -131,10 +134,18 @@ def main():
     for name, w in WORKLOADS.items():
         iterations = max(3, w["iterations"] // 3) if args.quick else w["iterations"]
         b = w["batch"]
-        one = measure(args.bin_dir, name, 1, b, iterations, repeat)
-        weak = measure(args.bin_dir, name, 2, 2 * b, iterations, repeat)
-        strong = measure(args.bin_dir, name, 2, b, iterations, repeat)
-        control = statistics.median(run_independent(args.bin_dir, name, 2, b, iterations) for _ in range(repeat))
+        # Interleaved rounds: each configuration and the control once per
+        # round, so that they meet the same load on a shared machine.
+        rounds = {"one": [], "weak": [], "strong": [], "control": []}
+        for _ in range(repeat):
+            rounds["one"].append(run_once(args.bin_dir, name, 1, b, iterations))
+            rounds["weak"].append(run_once(args.bin_dir, name, 2, 2 * b, iterations))
+            rounds["strong"].append(run_once(args.bin_dir, name, 2, b, iterations))
+            rounds["control"].append(run_independent(args.bin_dir, name, 2, b, iterations))
+        one = summarize(rounds["one"], name, 1, b, iterations)
+        weak = summarize(rounds["weak"], name, 2, 2 * b, iterations)
+        strong = summarize(rounds["strong"], name, 2, b, iterations)
+        control = statistics.median(rounds["control"])
         results.append(dict(workload=name, processes="2 independent", batch=f"{b} each", iterations=iterations,
                             seconds_per_iteration=control / iterations,
                             samples_per_second=2 * w["samples"](b, None) / (control / iterations)))
