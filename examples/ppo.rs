@@ -10,8 +10,26 @@
 //! cargo run --release --example ppo -- --env trivial --envs 64 --steps 64
 //!   [--objective a2c|ppo] [--epochs 4] [--clip 0.2]
 //!   [--layers 2] [--width 64] [--obs 3,4,4] [--iterations 50] [--lr 0.003]
-//!   [--seed 1] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]
+//!   [--seed 1] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward]
+//!   [--data-parallel] [--params FILE] [--interpret] [--mlir]
+//! mpirun -np 2 --allow-run-as-root --oversubscribe target/release/examples/ppo --data-parallel
 //! ```
+//!
+//! `--data-parallel` runs the environments over the processes of an MPI
+//! run (`Program::data_parallel`, the pattern of Podracer's Anakin and
+//! DD-PPO): each process steps its `envs / P` environments and computes
+//! their rollout, advantages and losses; the advantage normalization's
+//! mean and deviation and the mean return are all-reduced (means over
+//! the processes, so they are the whole batch's), and the gradients are
+//! the processes' mean, in one all-reduced buffer per loss and iteration.
+//! Each environment's randomness (its initial states and its actions'
+//! noise) is keyed by its index in the whole run's batch: each process
+//! has its own environments, and a run over P processes is the run of one
+//! process over all of them, up to the order of float sums. Without
+//! `mpirun` it is one process with every environment. `--params FILE`
+//! writes the parameters of the last iteration (before its update), one
+//! line per parameter, to `FILE` (`.rank{R}` appended when there are
+//! several processes); rank 0 alone prints the iterations.
 //!
 //! Objectives (`--objective`):
 //! - `a2c` (the default): one Adam step per iteration on the mean over
@@ -70,7 +88,7 @@
 mod rl_common;
 
 use tempo::optim::{self, Adam};
-use tempo::{Cond, ElementType, Expr, Program, Tensor, f64s, rl};
+use tempo::{Collective, Cond, ElementType, Expr, Program, Shard, Tensor, f64s, rl};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Env {
@@ -115,6 +133,10 @@ struct Config {
     /// Write the policy's forward pass twice, as frameworks run it: once
     /// in the rollout, again for the loss (temporal-dedup merges them).
     duplicate_forward: bool,
+    /// The environments split over the processes of an MPI run.
+    data_parallel: bool,
+    /// Output the parameters over `i` after the mean returns.
+    params_out: bool,
 }
 
 impl Default for Config {
@@ -136,6 +158,8 @@ impl Default for Config {
             fast_math: false,
             threads: 0,
             duplicate_forward: false,
+            data_parallel: false,
+            params_out: false,
         }
     }
 }
@@ -237,17 +261,43 @@ struct Param {
     scale: f64,
 }
 
-/// The training program; outputs `mean_return[i]`.
-fn program(config: &Config) -> Program {
+/// The training program; outputs `mean_return[i]` (then, with
+/// `params_out`, the parameters over `i`).
+fn program(config: &Config) -> Result<Program, tempo::Error> {
     // Every value's element type: f32 where asked (the trivial environment;
     // CartPole's dynamics are f64).
     let f32 = config.f32 && config.env == Env::Trivial;
     let f64s = |shape: &[i64]| if f32 { tempo::f32s(shape) } else { f64s(shape) };
-    let (n, width) = (config.envs, config.width);
+    let mut p = Program::new();
+    // This process's environments: all, or its part of a data-parallel
+    // run's.
+    let shard = if config.data_parallel {
+        p.data_parallel(config.envs as usize)?
+    } else {
+        Shard { rank: 0, processes: 1, start: 0, len: config.envs as usize }
+    };
+    let (n, width) = (shard.len as i64, config.width);
     let state_size = if config.env == Env::Trivial { 1 } else { 4 };
     let observation = if config.env == Env::Trivial { config.obs.iter().product::<i64>() } else { 4 };
     let callback = config.env == Env::CartPoleCallback;
-    let mut p = Program::new();
+    // Seeded noise for this process's environments, `[n, columns...]`:
+    // rows keyed by the environments' places in the whole run's batch (a
+    // slice of the draw for all of them), so that a data-parallel run is
+    // the one-process run.
+    let noise = |seed: i64, normal: bool, columns: &[i64]| {
+        let whole: Vec<i64> = [config.envs].iter().chain(columns).copied().collect();
+        let drawn =
+            if normal { Expr::random_normal(seed, f64s(&whole)) } else { Expr::random_uniform(seed, f64s(&whole)) };
+        if shard.processes == 1 {
+            return drawn;
+        }
+        let mut offsets = vec![0; whole.len()];
+        offsets[0] = shard.start as i64;
+        let shape: Vec<i64> = [n].iter().chain(columns).copied().collect();
+        drawn.slice(&offsets, &shape)
+    };
+    // A mean over the processes of a data-parallel run.
+    let across = |x: Expr, reduction: Collective| if config.data_parallel { x.all_reduce(reduction) } else { x };
     let i = p.dim("i", "I");
     let t = p.dim("t", "T");
     // Parameters: an MLP with tanh, an actor head and a critic head.
@@ -299,8 +349,7 @@ fn program(config: &Config) -> Program {
     let log_prob = p.tensor("log_prob", &[&i, &t], f64s(&[n]));
     let entropy = p.tensor("entropy", &[&i, &t], f64s(&[n]));
     let before = |x: &Tensor| x.at_dims([(&t, &t - 1)]);
-    let uniform =
-        |seed: i64, low: f64, high: f64| Expr::random_uniform(seed, f64s(&[n, state_size])) * (high - low) + low;
+    let uniform = |seed: i64, low: f64, high: f64| noise(seed, false, &[state_size]) * (high - low) + low;
     // Observations and features.
     let observed = match config.env {
         Env::Trivial => state.here().expand(&[n, observation]),
@@ -322,7 +371,7 @@ fn program(config: &Config) -> Program {
     let action = p.tensor("action", &[&i, &t], if config.env == Env::Trivial { f64s(&[n]) } else { tempo::i64s(&[n]) });
     match config.env {
         Env::Trivial => {
-            let sample = rl::normal(&head.reshape(&[n]), &param("log_sigma"), 17);
+            let sample = rl::normal_with_noise(&head.reshape(&[n]), &param("log_sigma"), &noise(17, true, &[]));
             p.otherwise(&action, sample.action.clone());
             p.otherwise(&log_prob, rl::normal_log_prob(&action.here(), &head.reshape(&[n]), &param("log_sigma")));
             p.otherwise(&entropy, sample.entropy);
@@ -335,7 +384,7 @@ fn program(config: &Config) -> Program {
             p.otherwise(&done, Expr::splat(0.0, f64s(&[n])));
         }
         Env::CartPole | Env::CartPoleCallback => {
-            let sample = rl::categorical(&head, 17);
+            let sample = rl::categorical_with_noise(&head, &noise(17, false, &[actions]));
             p.otherwise(&action, sample.action.clone());
             p.otherwise(&log_prob, rl::categorical_log_prob(&head, &action.here()));
             p.otherwise(&entropy, sample.entropy);
@@ -366,9 +415,11 @@ fn program(config: &Config) -> Program {
     let advantage = rl::gae(&mut p, "advantage", &reward, &fixed_value, &t, GAMMA, LAMBDA, Some(&done));
     let stats = p.tensor("advantage_stats", &[&i], f64s(&[2]));
     let all = advantage.read_box([(&t, tempo::Coordinate::range(0, t.bound()))]);
-    let mean = all.mean(0).mean(0);
+    // Over every process's environments (equal numbers: the mean of the
+    // processes' means).
+    let mean = across(all.mean(0).mean(0), Collective::Mean);
     let centered = &all - &mean;
-    let deviation = (&centered * &centered).mean(0).mean(0).sqrt();
+    let deviation = across((&centered * &centered).mean(0).mean(0), Collective::Mean).sqrt();
     p.otherwise(&stats, mean.reshape(&[1]).concat(&deviation.reshape(&[1]), 0));
     let stat = |k: i64| stats.here().slice(&[k], &[1]);
     let normalized = (advantage.here() - stat(0)) / (stat(1) + 1e-8);
@@ -450,7 +501,7 @@ fn program(config: &Config) -> Program {
     match config.env {
         Env::Trivial => {
             let rewards = reward.read_box([(&t, tempo::Coordinate::range(0, t.bound()))]);
-            p.otherwise(&mean_return, rewards.sum(0).mean(0));
+            p.otherwise(&mean_return, across(rewards.sum(0).mean(0), Collective::Mean));
         }
         Env::CartPole | Env::CartPoleCallback => {
             // Each episode's running return, and those of the ended ones.
@@ -464,18 +515,24 @@ fn program(config: &Config) -> Program {
             p.define(&ended, t.eq(t.bound() - 1), pair(running.here(), Expr::splat(1.0, f64s(&[n]))));
             p.otherwise(&ended, pair(running.here() * done.here(), done.here()));
             let totals = ended.read_box([(&t, tempo::Coordinate::range(0, t.bound()))]).sum(0).sum(1);
+            let totals = across(totals, Collective::Sum);
             let count = totals.slice(&[1], &[1]).reshape(&[]);
             let one = Expr::splat(1.0, f64s(&[]));
             p.otherwise(&mean_return, totals.slice(&[0], &[1]).reshape(&[]) / count.max(&one));
         }
     }
     p.output(&mean_return);
-    p
+    if config.params_out {
+        for q in &params {
+            p.output(&q.epochs[0]);
+        }
+    }
+    Ok(p)
 }
 
 /// Trains; the mean return of each iteration, and the run's seconds
 /// (without compilation).
-fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Error> {
+fn train(config: &Config, interpret: bool, params_file: Option<&str>) -> Result<(Vec<f64>, f64), tempo::Error> {
     let run = rl_common::Run {
         iterations: config.iterations,
         steps: config.steps,
@@ -484,12 +541,39 @@ fn train(config: &Config, interpret: bool) -> Result<(Vec<f64>, f64), tempo::Err
         fast_math: config.fast_math,
         threads: config.threads,
     };
-    rl_common::train("ppo", program(config), run)
+    let (returns, seconds, params) = rl_common::train_with_outputs("ppo", program(config)?, run)?;
+    if let Some(file) = params_file {
+        write_params(file, &params, config.iterations as usize, config.data_parallel)?;
+    }
+    Ok((returns, seconds))
+}
+
+/// Writes the parameters of the last iteration (the arrays over `i` of
+/// the program's outputs), one line `name v0 v1 ...` each, to `file`
+/// (`.rank{R}` appended when the run has several processes).
+fn write_params(
+    file: &str,
+    params: &[tempo::HostArray],
+    iterations: usize,
+    data_parallel: bool,
+) -> Result<(), tempo::Error> {
+    let (rank, processes) = if data_parallel { tempo::processes()? } else { (0, 1) };
+    let file = if processes > 1 { format!("{file}.rank{rank}") } else { file.to_string() };
+    let text: String = params
+        .iter()
+        .map(|a| {
+            let each = a.data.len() / iterations;
+            let last = (iterations - 1) * each;
+            let values: Vec<String> = (last..last + each).map(|k| format!("{:e}", a.data.get_f64(k))).collect();
+            format!("{} {}\n", a.name, values.join(" "))
+        })
+        .collect();
+    std::fs::write(&file, text).map_err(|e| tempo::Error(vec![format!("ppo: cannot write '{file}': {e}")]))
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--objective a2c|ppo] [--epochs K] [--clip C] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--interpret] [--mlir]"
+        "usage: ppo [--env trivial|cartpole|cartpole-callback] [--objective a2c|ppo] [--epochs K] [--clip C] [--envs N] [--steps T] [--layers L] [--width W] [--obs C,H,W] [--iterations I] [--lr LR] [--seed S] [--dtype f32|f64] [--fast-math] [--threads N] [--duplicate-forward] [--data-parallel] [--params FILE] [--interpret] [--mlir]"
     );
     eprintln!("{}", rl_common::NUMERICS_HELP);
     std::process::exit(2)
@@ -498,7 +582,7 @@ fn usage() -> ! {
 fn main() {
     const TOOL: &str = "ppo";
     let mut config = Config::default();
-    let (mut interpret, mut mlir, mut dtype_given) = (false, false, false);
+    let (mut interpret, mut mlir, mut dtype_given, mut params_file) = (false, false, false, None::<String>);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| usage());
@@ -539,6 +623,8 @@ fn main() {
                 dtype_given = true;
             }
             "--duplicate-forward" => config.duplicate_forward = true,
+            "--data-parallel" => config.data_parallel = true,
+            "--params" => params_file = Some(value()),
             "--fast-math" => config.fast_math = true,
             "--threads" => config.threads = rl_common::number(TOOL, &arg, &value()),
             "--interpret" => interpret = true,
@@ -565,7 +651,18 @@ fn main() {
         );
         std::process::exit(2)
     }
-    rl_common::finish(mlir, || program(&config), || train(&config, interpret));
+    config.params_out = params_file.is_some();
+    // Rank 0 alone reports a data-parallel run (every process holds the
+    // same returns).
+    let quiet = config.data_parallel
+        && match tempo::processes() {
+            Ok((rank, _)) => rank != 0,
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1)
+            }
+        };
+    rl_common::finish(mlir, quiet, || program(&config), || train(&config, interpret, params_file.as_deref()));
 }
 
 #[cfg(test)]
@@ -580,7 +677,7 @@ mod tests {
     fn returns_rise() {
         let config =
             Config { envs: 16, steps: 16, iterations: 40, width: 16, layers: 1, lr: 3e-3, ..Config::default() };
-        let (returns, _) = train(&config, false).unwrap();
+        let (returns, _) = train(&config, false, None).unwrap();
         let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
         let (first, last) = (mean(&returns[..8]), mean(&returns[32..]));
         assert!(last > first + 1.0, "mean return {first} -> {last}");
@@ -599,12 +696,12 @@ mod tests {
                 obs: [1, 2, 2],
                 ..Config::default()
             };
-            assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
+            assert_eq!(train(&small, false, None).unwrap().0, train(&small, true, None).unwrap().0, "{env:?}");
         }
         // The callback environment is the same CartPole.
         let config = Config { env: Env::CartPole, envs: 4, steps: 24, iterations: 2, width: 8, ..Config::default() };
         let callback = Config { env: Env::CartPoleCallback, ..config.clone() };
-        assert_eq!(train(&config, false).unwrap().0, train(&callback, false).unwrap().0);
+        assert_eq!(train(&config, false, None).unwrap().0, train(&callback, false, None).unwrap().0);
     }
 
     /// The PPO objective: compiled runs equal interpreted ones on each
@@ -621,7 +718,7 @@ mod tests {
             width: 16,
             ..Config::default()
         };
-        assert_eq!(train(&ppo, false).unwrap().0, train(&ppo, true).unwrap().0, "trivial");
+        assert_eq!(train(&ppo, false, None).unwrap().0, train(&ppo, true, None).unwrap().0, "trivial");
     }
 
     /// [`ppo_objective_compiled_agrees_with_the_interpreter`] on CartPole,
@@ -642,7 +739,7 @@ mod tests {
                 layers: 1,
                 ..Config::default()
             };
-            assert_eq!(train(&small, false).unwrap().0, train(&small, true).unwrap().0, "{env:?}");
+            assert_eq!(train(&small, false, None).unwrap().0, train(&small, true, None).unwrap().0, "{env:?}");
         }
     }
 
@@ -656,7 +753,19 @@ mod tests {
             let a2c =
                 Config { env, envs: 4, steps: 8, iterations: 3, width: 8, layers: 1, lr: 1e-2, ..Config::default() };
             let ppo = Config { objective: Objective::Ppo, epochs: 1, ..a2c.clone() };
-            assert_eq!(train(&a2c, false).unwrap().0, train(&ppo, false).unwrap().0, "{env:?}");
+            assert_eq!(train(&a2c, false, None).unwrap().0, train(&ppo, false, None).unwrap().0, "{env:?}");
+        }
+    }
+
+    /// Data parallel in one process (started without mpirun): the
+    /// all-reduces are the identity and the noise is the whole batch's,
+    /// so the returns are the plain run's, on both environments.
+    #[test]
+    fn data_parallel_in_one_process_is_the_plain_run() {
+        for env in [Env::Trivial, Env::CartPole] {
+            let plain = Config { env, envs: 4, steps: 6, layers: 1, width: 8, iterations: 3, ..Config::default() };
+            let parallel = Config { data_parallel: true, ..plain.clone() };
+            assert_eq!(train(&plain, false, None).unwrap().0, train(&parallel, false, None).unwrap().0, "{env:?}");
         }
     }
 }

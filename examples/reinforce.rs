@@ -218,7 +218,7 @@ fn main() {
         eprintln!("reinforce: --returns N needs 1 <= N <= --steps (got {k})");
         std::process::exit(2)
     }
-    rl_common::finish(mlir, || program(&config), || train(&config, interpret));
+    rl_common::finish(mlir, false, || Ok(program(&config)), || train(&config, interpret));
 }
 
 #[cfg(test)]

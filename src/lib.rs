@@ -35,7 +35,9 @@ pub mod site;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
 pub use index::{Cond, Index};
-pub use program::{Compiled, Dim, Error, Program, Runner, Tensor, TensorId};
+pub use program::{
+    Compiled, Dim, Error, Program, Runner, Shard, Tensor, TensorId, abort_processes, barrier, processes,
+};
 pub use tempo_passes::program::{Collective, DYNAMIC, ElementType, PointType};
 pub use tempo_runtime::{
     ArrayView, ArrayViewMut, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target,
@@ -264,5 +266,32 @@ mod tests {
         p.output(&y);
         let error = p.runner().bound("T", 2).seed(0).run().unwrap_err().to_string();
         assert!(error.contains("'temporal.add' needs operands and result of one type"), "{error}");
+    }
+
+    /// Data parallel in a process started without a launcher: the whole
+    /// batch is this one's; every gradient, declared before or after, is
+    /// marked all-reduced (its mean over one process: itself, so the
+    /// gradient is the plain one); an empty batch is refused.
+    #[test]
+    fn data_parallel_in_one_process() {
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let w = p.input("w", &[], f64s(&[3]));
+        let loss = p.tensor("loss", &[&t], f64s(&[]));
+        p.otherwise(&loss, (w.here() * w.here()).sum(0));
+        let before = p.grad("g_before", &loss, &w);
+        assert_eq!(p.data_parallel(4).unwrap(), Shard { rank: 0, processes: 1, start: 0, len: 4 });
+        let after = p.grad("g_after", &loss, &w);
+        p.output(&before);
+        p.output(&after);
+        let text = p.to_mlir().unwrap();
+        assert_eq!(text.matches("all_reduce = \"mean\"").count(), 2, "{text}");
+        let out = p.runner().bound("T", 3).seed(1).run().unwrap();
+        let w0 = p.runner().bound("T", 3).seed(1).interpret().unwrap();
+        assert_eq!(out, w0);
+        // d/dw of 3 sum(w^2): 6 w, the same in both.
+        assert_eq!(out[0].data, out[1].data);
+        let error = Program::new().data_parallel(0).unwrap_err().to_string();
+        assert!(error.contains("a batch of 0 does not split evenly over 1 processes"), "{error}");
     }
 }

@@ -242,6 +242,48 @@ pub struct Program {
     externals: Externals,
     /// Data-dependent stops: the tensor that ends the dimension, where.
     stops: Vec<(TensorId, String, Site)>,
+    /// Data-parallel training ([`Program::data_parallel`]): every
+    /// gradient is the all-reduced mean of the processes' gradients.
+    data_parallel: bool,
+}
+
+/// This process's part of a batch split across the processes of a run
+/// ([`Program::data_parallel`]): items `start .. start + len` of the
+/// whole run's batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This process's rank (0 to `processes - 1`).
+    pub rank: usize,
+    /// The number of processes of the run (1 without a launcher).
+    pub processes: usize,
+    /// The first item of this process's part of the batch.
+    pub start: usize,
+    /// The number of items of this process's part (the batch divided by
+    /// the number of processes).
+    pub len: usize,
+}
+
+/// The processes of this run: this one's rank and their number (rank 0 of
+/// 1 for a process started without an MPI launcher). Under `mpirun`, the
+/// first call loads and initializes MPI (`tempo_runtime::mpi`).
+pub fn processes() -> Result<(usize, usize), Error> {
+    let world = tempo_runtime::mpi::world().map_err(|e| Error(vec![format!("error: {e}")]))?;
+    Ok((world.rank as usize, world.size as usize))
+}
+
+/// Waits until every process of the run gets here (nothing in a run of
+/// one process): for example between compiling and running, so that a
+/// run's timing leaves out another process's longer compilation.
+pub fn barrier() -> Result<(), Error> {
+    tempo_runtime::mpi::barrier().map_err(|e| Error(vec![format!("error: {e}")]))
+}
+
+/// Ends the other processes of the run after an error in this one, so that
+/// none waits forever in a collective this one will not reach
+/// (`MPI_Abort`; nothing in a run of one process). For a program's `main`
+/// before it exits with an error.
+pub fn abort_processes(code: i32) {
+    tempo_runtime::mpi::abort_others(code)
 }
 
 fn is_identifier(s: &str) -> bool {
@@ -363,6 +405,35 @@ impl Program {
         self.declare(name, wrt.domain.clone(), wrt.point.clone(), kind)
     }
 
+    /// Data-parallel training over the processes of the run (`mpirun -np
+    /// P ...`, each process running this program): the batch dimension,
+    /// of `batch` items over the whole run, is split into equal parts, one
+    /// per process, and this process's part is returned (the program is
+    /// then written for `len` items: each process feeds its own). Every
+    /// gradient of the program ([`Program::grad`], declared before or
+    /// after) becomes the mean over the processes of their gradients
+    /// (`temporal.grad`'s `all_reduce = "mean"`): with a loss that is a mean
+    /// over the batch, the gradient of the whole batch's mean loss, so
+    /// parameters that start equal (same initial values, same seed) stay
+    /// equal on every process. `temporal-autodiff` sends the gradients of
+    /// one loss at one point (one iteration) in one fused buffer: one
+    /// all-reduce, one `MPI_Allreduce`, per iteration.
+    ///
+    /// Started without a launcher, the run is one process holding the
+    /// whole batch. Refuses a batch that does not split evenly (the mean of
+    /// unequal parts' means is not the batch's mean).
+    pub fn data_parallel(&mut self, batch: usize) -> Result<Shard, Error> {
+        let (rank, processes) = processes()?;
+        if batch == 0 || batch % processes != 0 {
+            return Err(Error(vec![format!(
+                "error: data_parallel: a batch of {batch} does not split evenly over {processes} processes"
+            )]));
+        }
+        self.data_parallel = true;
+        let len = batch / processes;
+        Ok(Shard { rank, processes, start: rank * len, len })
+    }
+
     /// Adds a branch: where `when` holds (and no earlier branch of `tensor`
     /// does), the point is `value`.
     #[track_caller]
@@ -475,10 +546,11 @@ impl Program {
             let _ = match decl.kind {
                 DeclKind::Grad { of, wrt } => writeln!(
                     text,
-                    "  %t{i} = \"temporal.grad\"(%t{}, %t{}) {{sym_name = \"{}\"}} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor {}",
+                    "  %t{i} = \"temporal.grad\"(%t{}, %t{}) {{sym_name = \"{}\"{}}} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor {}",
                     of.0,
                     wrt.0,
                     escape(&t.name),
+                    if self.data_parallel { ", all_reduce = \"mean\"" } else { "" },
                     location_text(&decl.location)
                 ),
                 DeclKind::Input | DeclKind::Tensor => writeln!(

@@ -175,7 +175,15 @@ pub fn normal_log_prob(action: &Expr, mean: &Expr, log_sigma: &Expr) -> Expr {
 /// each element's log-probability and entropy `log_sigma + (1 + ln 2 pi)/2`.
 #[track_caller]
 pub fn normal(mean: &Expr, log_sigma: &Expr, seed: i64) -> Sample {
-    let eps = Expr::random_normal(seed, mean.point_type().clone());
+    normal_with_noise(mean, log_sigma, &Expr::random_normal(seed, mean.point_type().clone()))
+}
+
+/// [`normal`] with the standard normal noise `eps` given (of `mean`'s
+/// type): for noise drawn otherwise, such as a part of a larger draw (the
+/// environments of one process of a data-parallel run, keyed by their
+/// index in the whole run's batch).
+#[track_caller]
+pub fn normal_with_noise(mean: &Expr, log_sigma: &Expr, eps: &Expr) -> Sample {
     let action = (mean + log_sigma.exp() * eps).stop_gradient();
     let log_prob = normal_log_prob(&action, mean, log_sigma);
     let per = log_sigma + 0.5 * (1.0 + LN_TWO_PI);
@@ -212,10 +220,17 @@ pub fn categorical_log_prob(logits: &Expr, action: &Expr) -> Expr {
 /// per row.
 #[track_caller]
 pub fn categorical(logits: &Expr, seed: i64) -> Sample {
+    categorical_with_noise(logits, &Expr::random_uniform(seed, logits.point_type().clone()))
+}
+
+/// [`categorical`] with the uniform noise in [0, 1) `uniform` given (of
+/// `logits`' type; see [`normal_with_noise`]).
+#[track_caller]
+pub fn categorical_with_noise(logits: &Expr, uniform: &Expr) -> Sample {
     let ty = logits.point_type().clone();
     let axis = ty.shape.len().checked_sub(1).expect("logits have a class axis");
     let tiny = Expr::splat(1e-12, PointType { shape: vec![], element: ty.element });
-    let u = Expr::random_uniform(seed, ty.clone()).max(&tiny);
+    let u = uniform.max(&tiny);
     let gumbel = -(-u.log()).log();
     let action = (logits.stop_gradient() + gumbel).argmax(axis);
     let log_prob = categorical_log_prob(logits, &action);

@@ -61,7 +61,10 @@ tempo_dialect_macros::dialect! {
         /// domain with `wrt`'s point type, point `q` is the derivative of
         /// the sum of the points of `of` with respect to `wrt[q]`, mapped
         /// over the dimensions `of` and `wrt` share (see `dialects/README.md`).
-        /// `temporal-autodiff` replaces it by the adjoint program.
+        /// An optional string attribute `all_reduce` ("mean" or "sum";
+        /// IRDL has no optional attributes, the build checks it) makes it
+        /// that reduction over the processes of the run (data-parallel
+        /// training). `temporal-autodiff` replaces it by the adjoint program.
         op grad {
             operands { of: rtensor, wrt: rtensor }
             attributes { sym_name: string }

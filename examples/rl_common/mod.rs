@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::time::Instant;
-use tempo::Program;
+use tempo::{HostArray, Program};
 
 /// How a training program runs.
 #[derive(Clone, Copy, Debug)]
@@ -23,7 +23,17 @@ pub struct Run {
 /// output is the mean return of each iteration) and returns the mean
 /// returns and the run's seconds, without compilation (reported on stderr
 /// as `{tool}: compile S s`).
+#[allow(dead_code)] // ppo.rs takes the outputs too
 pub fn train(tool: &str, program: Program, run: Run) -> Result<(Vec<f64>, f64), tempo::Error> {
+    train_with_outputs(tool, program, run).map(|(returns, seconds, _)| (returns, seconds))
+}
+
+/// [`train`], with the program's other outputs (after the mean returns).
+pub fn train_with_outputs(
+    tool: &str,
+    program: Program,
+    run: Run,
+) -> Result<(Vec<f64>, f64, Vec<HostArray>), tempo::Error> {
     let Run { iterations, steps, seed, interpret, fast_math, threads } = run;
     // The initial parameters (`*_init`) are the runner's seeded uniform
     // values in [-1, 1), scaled per parameter in the program.
@@ -34,30 +44,40 @@ pub fn train(tool: &str, program: Program, run: Run) -> Result<(Vec<f64>, f64), 
         let out = runner.interpret()?;
         (out, start.elapsed().as_secs_f64())
     } else {
-        let (out, report) = runner.run_with_report()?;
-        eprintln!("{tool}: compile {:.1} s", report.compile.as_secs_f64());
+        // Compiled, then run once every process of the run has compiled
+        // (a data-parallel run's timing leaves out the others' compilation).
+        let compiled = runner.compile()?;
+        eprintln!("{tool}: compile {:.1} s", start.elapsed().as_secs_f64());
+        tempo::barrier()?;
+        let (out, report) = compiled.run_with_report(&[("I", iterations), ("T", steps)], &[], Some(seed))?;
         (out, report.execute.as_secs_f64())
     };
     let returns = (0..iterations as usize).map(|k| out[0].data.get_f64(k)).collect();
-    Ok((returns, seconds))
+    Ok((returns, seconds, out.into_iter().skip(1).collect()))
 }
 
 /// Prints the program's MLIR (`mlir`) or the training run's lines,
 /// `iteration N mean_return R seconds S` (`S`: the run's time divided
-/// evenly, since every iteration runs in one program); exits 1 on an error.
+/// evenly, since every iteration runs in one program); exits 1 on an error
+/// (ending the other processes of an MPI run). `quiet`: print nothing
+/// (the processes of a data-parallel run but rank 0).
 pub fn finish(
     mlir: bool,
-    program: impl FnOnce() -> Program,
+    quiet: bool,
+    program: impl FnOnce() -> Result<Program, tempo::Error>,
     train: impl FnOnce() -> Result<(Vec<f64>, f64), tempo::Error>,
 ) {
     // Written without panicking when the reader goes away (`| head`).
     let mut out = std::io::stdout().lock();
     let result = if mlir {
-        program().to_mlir().map(|text| {
+        program().and_then(|p| p.to_mlir()).map(|text| {
             let _ = write!(out, "{text}");
         })
     } else {
         train().map(|(returns, seconds)| {
+            if quiet {
+                return;
+            }
             let each = seconds / returns.len() as f64;
             for (k, r) in returns.iter().enumerate() {
                 let _ = writeln!(out, "iteration {k} mean_return {r:.4} seconds {each:.6}");
@@ -66,6 +86,7 @@ pub fn finish(
     };
     if let Err(e) = result {
         eprintln!("{e}");
+        tempo::abort_processes(1);
         std::process::exit(1)
     }
 }

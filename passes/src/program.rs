@@ -889,6 +889,11 @@ pub struct GradDecl<'c> {
     pub tensor: usize,
     pub of: usize,
     pub wrt: usize,
+    /// The op's `all_reduce` (`"mean"` or `"sum"`): the gradient is that
+    /// reduction over the processes of the run of each process's gradient
+    /// (data-parallel training); the gradients of one `of` that have one
+    /// travel in one fused buffer (`temporal_autodiff::fused`).
+    pub all_reduce: Option<Collective>,
     pub location: Location<'c>,
 }
 

@@ -31,6 +31,10 @@
 //! where `X` is `of`. A recurrence's adjoint reads its own future, and the
 //! scheduler runs it backward.
 //!
+//! Gradients marked `all_reduce` (data-parallel training) become the
+//! reduction over the processes, those of one loss in one fused buffer per
+//! point (`fused`).
+//!
 //! Reads of ranges take another road (`ranges`): their cotangents have a
 //! dynamic length, so the gradient of each source point is computed at
 //! that point from the reader's row values and cotangents, stashed over
@@ -46,6 +50,7 @@
 
 mod body;
 mod decompose;
+mod fused;
 mod pullback;
 mod ranges;
 mod running_sums;
@@ -92,10 +97,21 @@ pub fn expand<'c>(program: &mut Program<'c>) -> Result<bool, Vec<PassDiagnostic<
         return Ok(false);
     }
     let grads = std::mem::take(&mut program.grads);
+    // Gradients with no path to their loss (zero on every process).
+    let zero: Vec<usize> = grads
+        .iter()
+        .filter(|g| g.all_reduce.is_some())
+        .filter(|g| {
+            let path = active(program, g.of, g.wrt);
+            !path[g.of] || !path[g.wrt]
+        })
+        .map(|g| g.tensor)
+        .collect();
     let mut sums = Vec::new();
     for group in groups(program, &grads) {
         differentiate(program, &group, &mut sums).map_err(|e| vec![e])?;
     }
+    fused::all_reduce(program, &grads, &zero);
     for tensor in &mut program.tensors {
         for branch in &mut tensor.branches {
             remove_stop_gradients(branch);

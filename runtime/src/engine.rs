@@ -773,6 +773,8 @@ impl<'c> Executable<'c> {
         // The schedule, stores and swap plan the code was compiled with.
         let schedule = &self.schedule;
         let Prepared { bounds, inputs, outputs } = prepare(&program, run)?;
+        // Across processes, the same collectives in every one (`crate::mpi`).
+        crate::mpi::check_same_collectives(program, &bounds).map_err(|e| vec![format!("error: {e}")])?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
         let cuda = matches!(self.options.target, Target::Cuda { .. });
         let stores = store_reports(&program, schedule, &bounds);
@@ -1753,6 +1755,8 @@ pub fn interpret_module(module: &Module, options: &RunOptions) -> Result<Vec<Hos
     // the compiler accept exactly the same programs.
     Schedule::check(&program).map_err(|d| render(&d, &options.source_name))?;
     let prepared = prepare(&program, options)?;
+    // Across processes, the same collectives in every one (`crate::mpi`).
+    crate::mpi::check_same_collectives(&program, &prepared.bounds).map_err(|e| vec![format!("error: {e}")])?;
     // (Views of the caller's memory are copied: the interpreter takes arrays.)
     let names = program.tensors.iter().filter(|t| t.is_input).map(|t| t.name.as_str());
     let arrays: Vec<std::borrow::Cow<HostArray>> =

@@ -25,11 +25,28 @@
 //!
 //! The interpreter calls `MPI_Allreduce` through the same handles, so an
 //! interpreted run under `mpirun` is a run across processes too.
+//!
+//! A watchdog bounds every wait for the other processes: initialization
+//! and each all-reduce (the compiled code's `MPI_Allreduce` resolves to
+//! the runtime's [`watched_allreduce`], which calls the library's). A
+//! process whose wait lasts longer than `TEMPO_MPI_TIMEOUT` seconds
+//! (default 300) says so on stderr and exits with status 1, and the
+//! launcher then ends the others: a process that died without
+//! `MPI_Abort`, hangs, or runs another program (other bounds, other
+//! collectives) ends the run with a message instead of a hang. (A killed
+//! process is usually noticed by Open MPI's `mpirun` itself, which ends
+//! the others at once; the watchdog covers what it does not notice.)
+//!
+//! The process counts its all-reduces, their bytes and the time spent in
+//! them (waiting for the others included): [`collective_stats`], printed
+//! on stderr at exit when `TEMPO_MPI_STATS` is set.
 
 use crate::array::Data;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::sync::OnceLock;
-use tempo_passes::program::Collective;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tempo_passes::program::{Collective, NodeKind, Program};
 
 /// An MPI ABI the compiled code can be lowered for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,6 +137,9 @@ fn open() -> Result<World, String> {
     let Some((var, who, started)) = launcher() else {
         return Ok(World { rank: 0, size: 1, implementation: Implementation::Mpich, library: None, mpi: None });
     };
+    if started.parse::<i32>().is_ok_and(|n| n > 1) {
+        start_watchdog()?;
+    }
     let (path, handle) = load_library(var)?;
     let symbol = |name: &str| -> Result<*mut c_void, String> {
         let cname = CString::new(name).expect("no NUL");
@@ -164,7 +184,10 @@ fn open() -> Result<World, String> {
         // one at a time (a run's collectives come from the thread that
         // runs it).
         let mut provided: c_int = 0;
-        let rc = unsafe { init(std::ptr::null_mut(), std::ptr::null_mut(), 2, &mut provided) };
+        let rc = {
+            let _watch = Watch::start(Waiting::Init);
+            unsafe { init(std::ptr::null_mut(), std::ptr::null_mut(), 2, &mut provided) }
+        };
         if rc != 0 {
             return Err(format!("MPI_Init_thread failed (error {rc}) in {library}"));
         }
@@ -246,6 +269,15 @@ fn load_library(var: &str) -> Result<(String, *mut c_void), String> {
 static FINALIZE: OnceLock<(Flag, unsafe extern "C" fn() -> c_int)> = OnceLock::new();
 
 extern "C" fn finalize_at_exit() {
+    if std::env::var_os("TEMPO_MPI_STATS").is_some()
+        && let Some(world) = opened()
+    {
+        let stats = collective_stats();
+        eprintln!(
+            "tempo: rank {} of {}: {} all-reduces, {} bytes, {:.6} s in them",
+            world.rank, world.size, stats.calls, stats.bytes, stats.seconds
+        );
+    }
     if let Some((finalized, finalize)) = FINALIZE.get() {
         let mut flag: c_int = 0;
         unsafe {
@@ -295,7 +327,12 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
             Collective::Min => mpi.ops[2],
         };
         let count = c_int::try_from(count).map_err(|_| "an all-reduce of more than 2^31 elements".to_string())?;
-        let rc = unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) };
+        let start = Instant::now();
+        let rc = {
+            let _watch = Watch::start(Waiting::AllReduce);
+            unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) }
+        };
+        record(mpi, count, datatype, start);
         if rc != 0 {
             return Err(format!("MPI_Allreduce failed (error {rc})"));
         }
@@ -308,6 +345,75 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
         }
     }
     Ok(out)
+}
+
+/// Checks, at the start of a run of `program` with `bounds` across several
+/// processes, that every process runs the same collectives: a fingerprint
+/// of the bounds and of each all-reduce (its tensor, reduction and type,
+/// in program order; not the rest, which may differ by rank: each
+/// process's own data, or its part of a batch) is all-reduced (its maximum
+/// and minimum, one `MPI_Allreduce`, not counted in [`collective_stats`]),
+/// and processes whose fingerprints differ all stop with an error instead
+/// of waiting in a collective another never reaches, or reducing buffers
+/// of other sizes. Nothing in a run of one process or without
+/// collectives.
+pub fn check_same_collectives(program: &Program, bounds: &[i64]) -> Result<(), String> {
+    use std::hash::{Hash, Hasher};
+    let Some(world) = opened() else { return Ok(()) };
+    let Some(mpi) = &world.mpi else { return Ok(()) };
+    if world.size <= 1 || !program.has_collectives() {
+        return Ok(());
+    }
+    // SipHash with fixed keys: the same in every process of one build.
+    let mut hasher = std::hash::DefaultHasher::new();
+    bounds.hash(&mut hasher);
+    for tensor in &program.tensors {
+        for node in tensor.branches.iter().flat_map(|b| &b.nodes) {
+            if let NodeKind::AllReduce(kind, _) = node.kind {
+                (&tensor.name, &tensor.domain, kind, &node.ty.shape, node.ty.element).hash(&mut hasher);
+            }
+        }
+    }
+    let mine = hasher.finish() as i64;
+    // The maximum of the fingerprints and of their complements (the
+    // complement of the minimum): equal everywhere only if all are.
+    let mut values = [mine, !mine];
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        let buffer = values.as_mut_ptr().cast::<c_void>();
+        unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, 2, mpi.types[3], mpi.ops[1], mpi.comm_world) }
+    };
+    if rc != 0 {
+        return Err(format!("MPI_Allreduce failed (error {rc})"));
+    }
+    if values[0] != !values[1] {
+        return Err(format!(
+            "rank {} of {}: the processes of this run do not run the same collectives (the bounds, or the \
+             all-reduces of the program, differ between processes): every process must run the same program \
+             with the same bounds",
+            world.rank, world.size
+        ));
+    }
+    Ok(())
+}
+
+/// Waits until every process of the run gets here (an all-reduce of one
+/// integer, watched as any, not counted in [`collective_stats`]): so that
+/// the processes start a run together (timings then leave out one
+/// process's longer compilation). Nothing in a run of one process.
+pub fn barrier() -> Result<(), String> {
+    let world = world()?;
+    let Some(mpi) = &world.mpi else { return Ok(()) };
+    let mut value: i32 = 0;
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        let buffer = (&mut value as *mut i32).cast::<c_void>();
+        unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, 1, mpi.types[2], mpi.ops[0], mpi.comm_world) }
+    };
+    if rc != 0 {
+        return Err(format!("MPI_Allreduce failed (error {rc})"));
+    }
+    Ok(())
 }
 
 /// The compiled code's `temporal.world_size`: MLIR 22.1.8 does not lower
@@ -356,14 +462,155 @@ pub(crate) fn symbols(world: &World) -> Vec<(&'static str, *mut ())> {
         // the globals `ompi_mpi_sum`, `ompi_mpi_max`, `ompi_mpi_min`, which
         // Open MPI does not define (its are `ompi_mpi_op_sum`, ...): the
         // JIT resolves MLIR's names to Open MPI's objects.
-        Some(mpi) if world.implementation == Implementation::OpenMpi => {
-            symbols.push(("ompi_mpi_sum", mpi.ops[0] as *mut ()));
-            symbols.push(("ompi_mpi_max", mpi.ops[1] as *mut ()));
-            symbols.push(("ompi_mpi_min", mpi.ops[2] as *mut ()));
+        Some(mpi) => {
+            // The library's MPI_Allreduce under the watchdog.
+            symbols.push(("MPI_Allreduce", watched_allreduce as *mut ()));
+            if world.implementation == Implementation::OpenMpi {
+                symbols.push(("ompi_mpi_sum", mpi.ops[0] as *mut ()));
+                symbols.push(("ompi_mpi_max", mpi.ops[1] as *mut ()));
+                symbols.push(("ompi_mpi_min", mpi.ops[2] as *mut ()));
+            }
         }
-        Some(_) => {}
     }
     symbols
+}
+
+/// The compiled code's `MPI_Allreduce` under a launcher: the library's,
+/// its wait bounded by the watchdog (see the module's documentation).
+extern "C" fn watched_allreduce(
+    send: *const c_void,
+    receive: *mut c_void,
+    count: c_int,
+    datatype: usize,
+    op: usize,
+    comm: usize,
+) -> c_int {
+    let Some(mpi) = opened().and_then(|w| w.mpi.as_ref()) else {
+        // Registered only once the library is open.
+        return one_process_allreduce(send, receive, count, datatype, op, comm);
+    };
+    let start = Instant::now();
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        // SAFETY: the compiled code's arguments, passed on unchanged.
+        unsafe { (mpi.allreduce)(send, receive, count, datatype, op, comm) }
+    };
+    record(mpi, count, datatype, start);
+    rc
+}
+
+/// This process's all-reduces so far: how many, their bytes (one
+/// process's buffer each) and the seconds spent in them, waiting for the
+/// other processes included.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CollectiveStats {
+    pub calls: u64,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+static NANOS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts one all-reduce of `count` elements of `datatype` begun at `start`.
+fn record(mpi: &Library, count: c_int, datatype: usize, start: Instant) {
+    // f32, f64, i32, i64.
+    let size = mpi.types.iter().position(|&t| t == datatype).map_or(0, |k| [4, 8, 4, 8][k]);
+    CALLS.fetch_add(1, Ordering::Relaxed);
+    BYTES.fetch_add(count.max(0) as u64 * size, Ordering::Relaxed);
+    NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// This process's all-reduces so far (none in a run of one process).
+pub fn collective_stats() -> CollectiveStats {
+    CollectiveStats {
+        calls: CALLS.load(Ordering::Relaxed),
+        bytes: BYTES.load(Ordering::Relaxed),
+        seconds: NANOS.load(Ordering::Relaxed) as f64 * 1e-9,
+    }
+}
+
+/// What a process waits for the others in.
+#[derive(Clone, Copy)]
+#[repr(u64)]
+enum Waiting {
+    Init = 1,
+    AllReduce = 2,
+}
+
+/// The wait in progress: what (the low 2 bits) and since when (the rest:
+/// milliseconds since [`EPOCH`], plus one), or 0.
+static WAITING: AtomicU64 = AtomicU64::new(0);
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+/// A wait for the other processes, watched while it lives.
+struct Watch;
+
+impl Watch {
+    fn start(what: Waiting) -> Watch {
+        let epoch = EPOCH.get_or_init(Instant::now);
+        let since = epoch.elapsed().as_millis() as u64 + 1;
+        WAITING.store((since << 2) | what as u64, Ordering::SeqCst);
+        Watch
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        WAITING.store(0, Ordering::SeqCst);
+    }
+}
+
+/// How long a process waits for the others before it gives up:
+/// `TEMPO_MPI_TIMEOUT` seconds, 300 by default.
+fn timeout() -> Result<Duration, String> {
+    match std::env::var("TEMPO_MPI_TIMEOUT") {
+        Err(_) => Ok(Duration::from_secs(300)),
+        Ok(text) => match text.trim().parse::<f64>() {
+            Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
+            _ => Err(format!("TEMPO_MPI_TIMEOUT: '{text}' is not a positive number of seconds")),
+        },
+    }
+}
+
+/// Starts the thread that ends this process when a wait for the others
+/// lasts longer than [`timeout`].
+fn start_watchdog() -> Result<(), String> {
+    let limit = timeout()?;
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    // The launcher's rank variable: the world is not open yet.
+    let rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK"].iter().find_map(|v| std::env::var(v).ok());
+    let rank = rank.map_or_else(|| "this process".to_string(), |r| format!("rank {r}"));
+    let poll = (limit / 10).clamp(Duration::from_millis(10), Duration::from_millis(500));
+    std::thread::Builder::new()
+        .name("tempo-mpi-watchdog".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(poll);
+                let waiting = WAITING.load(Ordering::SeqCst);
+                if waiting == 0 {
+                    continue;
+                }
+                let since = Duration::from_millis((waiting >> 2) - 1);
+                let waited = epoch.elapsed().saturating_sub(since);
+                if waited < limit {
+                    continue;
+                }
+                let what = if waiting & 3 == Waiting::Init as u64 { "MPI's initialization" } else { "an all-reduce" };
+                eprintln!(
+                    "error: {rank}: {what} has waited {:.1} s for the other processes of the run (TEMPO_MPI_TIMEOUT): \
+                     one of them has died, hangs, or runs another program (other bounds or collectives); ending this one",
+                    waited.as_secs_f64()
+                );
+                // Another thread is inside MPI (initialized for serialized
+                // calls): end the process without calling MPI again; the
+                // launcher ends the others.
+                unsafe { libc::_exit(1) };
+            }
+        })
+        .map_err(|e| format!("cannot start the MPI watchdog thread: {e}"))?;
+    Ok(())
 }
 
 /// The runtime function giving the number of processes to compiled code.

@@ -315,6 +315,21 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return;
             }
         }
+        let all_reduce = match op.attribute("all_reduce").ok() {
+            None => None,
+            Some(attr) => match string_attr(attr).as_deref().and_then(Collective::parse) {
+                Some(c @ (Collective::Mean | Collective::Sum)) => Some(c),
+                _ => {
+                    self.error(
+                        op,
+                        format!(
+                            "'{name}': all_reduce must be the string \"mean\" or \"sum\" (how the processes' gradients combine), got {attr}"
+                        ),
+                    );
+                    return;
+                }
+            },
+        };
         let source = &self.program.tensors[wrt];
         let tensor = Tensor {
             name,
@@ -324,7 +339,13 @@ impl<'c, 'v> Builder<'c, 'v> {
             branches: Vec::new(),
             location: op.location(),
         };
-        self.program.grads.push(GradDecl { tensor: self.program.tensors.len(), of, wrt, location: op.location() });
+        self.program.grads.push(GradDecl {
+            tensor: self.program.tensors.len(),
+            of,
+            wrt,
+            all_reduce,
+            location: op.location(),
+        });
         self.program.tensors.push(tensor);
         self.handles.push(grad.handle());
     }
