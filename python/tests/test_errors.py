@@ -6,13 +6,13 @@ that are not contiguous or not writable (those run); never a crash."""
 
 import inspect
 import sys
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import tempo
+from gil import steps_in_the_middle
 
 COLUMNS = sys.version_info >= (3, 11)
 
@@ -201,30 +201,6 @@ def test_interpret_releases_the_gil():
     p.interpret(T=steps, w=weights)
     alone = time.perf_counter() - start
     steps = int(steps * max(1.0, 0.2 / max(alone, 1e-6)))  # about 0.2 s at least
-    stamps = []
-    stop = threading.Event()
-
-    def spin():
-        k = 0
-        while not stop.is_set():
-            k += 1
-            if k % 100 == 0:
-                stamps.append(time.perf_counter())
-
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    try:
-        time.sleep(0.01)
-        start = time.perf_counter()
-        out = p.interpret(T=steps, w=weights)
-        end = time.perf_counter()
-    finally:
-        stop.set()
-        spinner.join()
+    out, middle, seconds = steps_in_the_middle(lambda: p.interpret(T=steps, w=weights))
     assert out["h"].shape == (steps, width)
-    # Holding the GIL, the spinner could take no step in the middle half
-    # of the run (it may before the call takes the GIL back and after it
-    # returns); released, it steps all along.
-    quarter = (end - start) / 4
-    middle = [s for s in stamps if start + quarter < s < end - quarter]
-    assert len(middle) > 10, f"the other thread stepped {len(middle)} times in the middle of a {end - start:.3f} s run"
+    assert middle > 10, f"the other thread stepped {middle} hundred times in the middle of a {seconds:.3f} s run"

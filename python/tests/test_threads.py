@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 import tempo
+from gil import steps_in_the_middle
 
 
 def recurrence(width=128):
@@ -41,34 +42,8 @@ def test_other_threads_run_python_while_compiled_code_runs():
     # Make the run long enough to count on (at least about 0.2 s).
     steps = int(steps * max(1.0, 0.2 / max(alone, 1e-6)))
     args = inputs(0, steps)
-    stamps = []
-    stop = threading.Event()
-
-    def spin():
-        # A time stamp every 1000 steps of counting.
-        n = 0
-        while not stop.is_set():
-            n += 1
-            if n % 1000 == 0:
-                stamps.append(time.perf_counter())
-
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    try:
-        time.sleep(0.01)
-        start = time.perf_counter()
-        exe.run(T=steps, **args)
-        end = time.perf_counter()
-    finally:
-        stop.set()
-        spinner.join()
-    # With the GIL held the spinner could not take a single step while the
-    # compiled code runs; released, it counts freely (hundreds of thousands
-    # per second). Its steps in the middle half of the run (not at the
-    # edges, where the call holds the GIL to take and return the arrays).
-    quarter = (end - start) / 4
-    during = sum(1 for s in stamps if start + quarter < s < end - quarter)
-    assert during >= 10, f"the other thread took {during} thousand steps in the middle of a {end - start:.3f} s run"
+    _, during, seconds = steps_in_the_middle(lambda: exe.run(T=steps, **args), every=1000)
+    assert during >= 10, f"the other thread took {during} thousand steps in the middle of a {seconds:.3f} s run"
 
 
 def test_two_threads_running_one_executable_both_get_their_results():

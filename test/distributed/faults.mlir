@@ -8,9 +8,9 @@
 //   iterations against 50): refused at the start of the run, on every
 //   rank, before any collective of the program;
 // - an invalid TEMPO_MPI_TIMEOUT is refused.
-// RUN: sh %S/Inputs/fails_within.sh 100 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none sh %S/Inputs/kill_rank1.sh 4 %example_bin/train_lstm --iterations 1000000 --hidden 8 --seq-len 4 --batch 2 --data-parallel > %t.killed 2>&1
+// RUN: sh %S/Inputs/fails_within.sh 100 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none sh %S/Inputs/signal_rank1.sh KILL 4 %example_bin/train_lstm --iterations 1000000 --hidden 8 --seq-len 4 --batch 2 --data-parallel > %t.killed 2>&1
 // RUN: FileCheck %s --check-prefix=KILLED < %t.killed
-// RUN: env TEMPO_MPI_TIMEOUT=3 sh %S/Inputs/fails_within.sh 100 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none sh %S/Inputs/stop_rank1.sh 4 %example_bin/train_lstm --iterations 1000000 --hidden 8 --seq-len 4 --batch 2 --data-parallel > %t.stopped 2>&1
+// RUN: env TEMPO_MPI_TIMEOUT=3 sh %S/Inputs/fails_within.sh 100 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none sh %S/Inputs/signal_rank1.sh STOP 4 %example_bin/train_lstm --iterations 1000000 --hidden 8 --seq-len 4 --batch 2 --data-parallel > %t.stopped 2>&1
 // RUN: FileCheck %s --check-prefix=STOPPED < %t.stopped
 // RUN: sh %S/Inputs/fails_within.sh 100 mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none sh %S/Inputs/rank1_iterations.sh 50 2 %example_bin/train_lstm --hidden 8 --seq-len 4 --batch 2 --data-parallel > %t.mismatch 2>&1
 // RUN: FileCheck %s --check-prefix=MISMATCH < %t.mismatch
