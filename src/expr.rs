@@ -7,7 +7,10 @@
 //! user's code.
 
 use crate::index::Index;
-use crate::program::{Tensor, TensorId};
+
+/// Identifies a tensor within its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorId(pub(crate) usize);
 use crate::site::Site;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::rc::Rc;
@@ -174,17 +177,6 @@ impl Expr {
     }
 
     #[track_caller]
-    pub(crate) fn read(tensor: &Tensor, index: Vec<(String, Index)>) -> Expr {
-        let node = Node::Read { tensor: tensor.id, name: tensor.name.clone(), index };
-        Expr::new(node, tensor.point.clone(), Site::caller())
-    }
-
-    #[track_caller]
-    pub(crate) fn read_at(tensor: &Tensor, coords: Vec<Expr>) -> Expr {
-        Expr::new(Node::ReadAt { tensor: tensor.id, coords }, tensor.point.clone(), Site::caller())
-    }
-
-    #[track_caller]
     fn unary(self, op: Unary) -> Expr {
         let ty = self.0.ty.clone();
         Expr::new(Node::Unary(op, self), ty, Site::caller())
@@ -196,22 +188,6 @@ impl Expr {
         // a location when the program is emitted.
         let ty = PointType { shape: broadcast(&[&self, &rhs]), element: self.0.ty.element };
         Expr::new(Node::Binary(op, self, rhs), ty, Site::caller())
-    }
-
-    #[track_caller]
-    pub(crate) fn read_range(tensor: &Tensor, index: Vec<(String, Coordinate)>) -> Expr {
-        let ranges = tensor
-            .domain
-            .iter()
-            .filter(|d| match index.iter().find(|(n, _)| n == *d) {
-                Some((_, Coordinate::Range { .. })) => true,
-                _ => false,
-            })
-            .count();
-        let mut shape = vec![DYNAMIC; ranges];
-        shape.extend(&tensor.point.shape);
-        let ty = PointType { shape, element: tensor.point.element };
-        Expr::new(Node::ReadRange { tensor: tensor.id, name: tensor.name.clone(), index }, ty, Site::caller())
     }
 
     #[track_caller]

@@ -13,9 +13,7 @@ use std::rc::Rc;
 use tempo_passes::program::{ElementType, PointType};
 use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
 
-/// Identifies a tensor within its program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct TensorId(pub(crate) usize);
+pub use crate::expr::TensorId;
 
 /// A temporal dimension: a variable `name` in `0..bound`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -128,6 +126,34 @@ impl Tensor {
         &self.point
     }
 
+    /// A read of this tensor's point at `index` (dimension name, index).
+    #[track_caller]
+    fn read(&self, index: Vec<(String, Index)>) -> Expr {
+        let node = Node::Read { tensor: self.id, name: self.name.clone(), index };
+        Expr::new(node, self.point.clone(), Site::caller())
+    }
+
+    /// A read of this tensor's point at coordinates given by data.
+    #[track_caller]
+    fn read_at(&self, coords: Vec<Expr>) -> Expr {
+        Expr::new(Node::ReadAt { tensor: self.id, coords }, self.point.clone(), Site::caller())
+    }
+
+    /// A read of a box of this tensor: a point or a range per listed
+    /// dimension; a value with a leading dimension of dynamic size per range.
+    #[track_caller]
+    fn read_range(&self, index: Vec<(String, Coordinate)>) -> Expr {
+        let ranges = self
+            .domain
+            .iter()
+            .filter(|d| matches!(index.iter().find(|(n, _)| n == *d), Some((_, Coordinate::Range { .. }))))
+            .count();
+        let mut shape = vec![tempo_passes::program::DYNAMIC; ranges];
+        shape.extend(&self.point.shape);
+        let ty = PointType { shape, element: self.point.element };
+        Expr::new(Node::ReadRange { tensor: self.id, name: self.name.clone(), index }, ty, Site::caller())
+    }
+
     /// Reads the point at `index`, one expression per domain dimension, in
     /// domain order: `x.at([&t - 1])`.
     #[track_caller]
@@ -139,7 +165,7 @@ impl Tensor {
             // Arity is checked when the program is emitted.
             index.into_iter().enumerate().map(|(i, e)| (format!("#{i}"), e)).collect()
         };
-        Expr::read(self, pairs)
+        self.read(pairs)
     }
 
     /// Reads the point whose coordinates are values of the program (a read
@@ -150,14 +176,14 @@ impl Tensor {
     /// reads is a run-time error.
     #[track_caller]
     pub fn at_data<'e>(&self, coords: impl IntoIterator<Item = &'e Expr>) -> Expr {
-        Expr::read_at(self, coords.into_iter().cloned().collect())
+        self.read_at(coords.into_iter().cloned().collect())
     }
 
     /// Reads the point at the reader's own variables of the same names
     /// (`x.here()` in a definition over `t` reads `x[t]`).
     #[track_caller]
     pub fn here(&self) -> Expr {
-        Expr::read(self, Vec::new())
+        self.read(Vec::new())
     }
 
     /// Reads the range `lo:hi` of a one-dimensional tensor (`k.range(0, &t + 1)`
@@ -165,21 +191,21 @@ impl Tensor {
     #[track_caller]
     pub fn range(&self, lo: impl Into<Index>, hi: impl Into<Index>) -> Expr {
         let dim = self.domain.first().cloned().unwrap_or_else(|| "#0".into());
-        Expr::read_range(self, vec![(dim, Coordinate::range(lo, hi))])
+        self.read_range(vec![(dim, Coordinate::range(lo, hi))])
     }
 
     /// Reads a box: each listed dimension is a point or a (clamped) range;
     /// the others default to the reader's variable of the same name.
     #[track_caller]
     pub fn read_box<'d>(&self, index: impl IntoIterator<Item = (&'d Dim, Coordinate)>) -> Expr {
-        Expr::read_range(self, index.into_iter().map(|(d, c)| (d.name.clone(), c)).collect())
+        self.read_range(index.into_iter().map(|(d, c)| (d.name.clone(), c)).collect())
     }
 
     /// Reads with some dimensions indexed explicitly; the others default to
     /// the reader's variable of the same name.
     #[track_caller]
     pub fn at_dims<'d, I: Into<Index>>(&self, index: impl IntoIterator<Item = (&'d Dim, I)>) -> Expr {
-        Expr::read(self, index.into_iter().map(|(d, e)| (d.name.clone(), e.into())).collect())
+        self.read(index.into_iter().map(|(d, e)| (d.name.clone(), e.into())).collect())
     }
 }
 

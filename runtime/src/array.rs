@@ -1,7 +1,6 @@
 //! Host arrays: typed, row-major buffers exchanged with compiled programs,
 //! read from and written to `.npy` files, generated from a seed, printed.
 
-use npyz::WriterBuilder;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::io::Write;
@@ -141,43 +140,6 @@ pub struct HostArray {
 }
 
 impl HostArray {
-    /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
-    pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
-        let npy = crate::npy::read(std::path::Path::new(path)).map_err(|e| match e.strip_prefix("cannot read: ") {
-            Some(detail) => format!("input '{name}': cannot read '{path}': {detail}"),
-            None => format!("input '{name}': '{path}' is not a valid .npy file: {e}"),
-        })?;
-        Ok(Self { name: name.into(), shape: npy.shape, data: npy.data })
-    }
-
-    /// Writes the array as a `.npy` file.
-    pub fn write_npy(&self, path: &std::path::Path) -> Result<(), String> {
-        let shape: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
-        let file = std::fs::File::create(path).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
-        let writer = std::io::BufWriter::new(file);
-        let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
-        macro_rules! write_all {
-            ($t:ty, $values:expr) => {{
-                let mut w = npyz::WriteOptions::<$t>::new()
-                    .default_dtype()
-                    .shape(&shape)
-                    .writer(writer)
-                    .begin_nd()
-                    .map_err(fail)?;
-                w.extend($values).map_err(fail)?;
-                w.finish().map_err(fail)?;
-            }};
-        }
-        match &self.data {
-            Data::F32(v) => write_all!(f32, v.iter().copied()),
-            Data::F64(v) => write_all!(f64, v.iter().copied()),
-            Data::I32(v) => write_all!(i32, v.iter().copied()),
-            Data::I64(v) => write_all!(i64, v.iter().copied()),
-            Data::Bool(v) => write_all!(bool, v.iter().map(|&b| b != 0)),
-        }
-        Ok(())
-    }
-
     /// Seeded random values: uniform in [-1, 1) for floats, integers in
     /// [-10, 10], fair booleans.
     pub fn random(name: &str, shape: Vec<usize>, element: ElementType, seed: u64) -> Self {

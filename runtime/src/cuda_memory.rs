@@ -15,11 +15,11 @@
 //! - block stores host code touches, in managed memory reserved whole.
 //!
 //! Every allocation a run makes is freed when it ends, whatever the
-//! compiled code freed. In a dry run (`crate::cuda::set_dry_run`) memory
+//! compiled code freed. In a dry run (`crate::cuda_driver::set_dry_run`) memory
 //! is host memory and device reservations are address space only; the
 //! bookkeeping (chunks mapped, peak bytes) is the same.
 
-use crate::cuda::{check, dry, failed, in_dry_run};
+use crate::cuda_driver::{check, dry, failed, in_dry_run};
 use cudarc::driver::sys;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -222,7 +222,7 @@ pub(crate) fn release(pointer: u64) {
         drop(allocations);
         stats(|s| s.buffer_bytes = s.buffer_bytes.saturating_sub(bytes));
         // (Kernels still queued may use it.)
-        crate::cuda::wait();
+        crate::cuda_driver::wait();
         free_one(pointer);
     }
 }
@@ -401,7 +401,7 @@ pub(crate) fn protect(at: u64, length: u64, protection: i32) -> i32 {
         let emptied = chunks.release(at - base, length);
         if !emptied.is_empty() {
             // (Kernels still queued may use the memory.)
-            crate::cuda::wait();
+            crate::cuda_driver::wait();
         }
         for k in emptied {
             if let Some(handle) = handles[k].take() {
@@ -439,7 +439,7 @@ pub(crate) fn unreserve(at: u64) -> i32 {
     let Some(k) = reservations.iter().position(|r| r.base == at) else { return -1 };
     let r = reservations.swap_remove(k);
     drop(reservations);
-    crate::cuda::wait();
+    crate::cuda_driver::wait();
     free_reservation(r);
     0
 }
@@ -504,7 +504,7 @@ mod tests {
     /// then free.
     #[test]
     fn a_device_block_store_grows_swaps_and_is_freed() {
-        crate::cuda::set_dry_run(true);
+        crate::cuda_driver::set_dry_run(true);
         reset_device_memory();
         let block = 512 << 10; // blocks of 512 KiB: four per chunk
         let base = reserve_device(10 * block) as u64;
@@ -533,6 +533,6 @@ mod tests {
         assert_eq!(unreserve(base), -1, "freed once");
         let freed = device_memory();
         assert_eq!((freed.mapped_bytes, freed.maps, freed.unmaps), (0, 5, 5));
-        crate::cuda::set_dry_run(false);
+        crate::cuda_driver::set_dry_run(false);
     }
 }

@@ -7,7 +7,7 @@
 //! the last launch's grid, block and shared memory, then the host's waits
 //! for kernels, and the PTX of the kernels that took most time (kernels are
 //! numbered in the order their modules load: the order of the lowered
-//! program). In a dry run (`crate::cuda::set_dry_run`) launches are counted
+//! program). In a dry run (`crate::cuda_driver::set_dry_run`) launches are counted
 //! and times are zero. Without the variable nothing is recorded.
 
 use std::collections::HashMap;

@@ -5,6 +5,7 @@ pub mod array;
 pub mod cache;
 pub mod compiled;
 pub mod cuda;
+pub mod cuda_driver;
 pub mod cuda_memory;
 pub mod cuda_profile;
 pub mod depth_order;

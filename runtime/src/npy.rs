@@ -9,7 +9,8 @@
 //! wrong; the header format is small and fixed, so validating it here is
 //! less code than working around the crate.
 
-use crate::array::Data;
+use crate::array::{Data, HostArray};
+use npyz::WriterBuilder;
 use tempo_passes::program::ElementType;
 
 /// A decoded `.npy` file.
@@ -360,6 +361,46 @@ impl Cursor {
                 }
             }
         }
+    }
+}
+
+/// `.npy` files of arrays (reading an input, writing an output).
+impl HostArray {
+    /// Reads a `.npy` file (C order, little-endian f32/f64/i32/i64/bool).
+    pub fn read_npy(name: &str, path: &str) -> Result<Self, String> {
+        let npy = read(std::path::Path::new(path)).map_err(|e| match e.strip_prefix("cannot read: ") {
+            Some(detail) => format!("input '{name}': cannot read '{path}': {detail}"),
+            None => format!("input '{name}': '{path}' is not a valid .npy file: {e}"),
+        })?;
+        Ok(Self { name: name.into(), shape: npy.shape, data: npy.data })
+    }
+
+    /// Writes the array as a `.npy` file.
+    pub fn write_npy(&self, path: &std::path::Path) -> Result<(), String> {
+        let shape: Vec<u64> = self.shape.iter().map(|&d| d as u64).collect();
+        let file = std::fs::File::create(path).map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
+        let writer = std::io::BufWriter::new(file);
+        let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
+        macro_rules! write_all {
+            ($t:ty, $values:expr) => {{
+                let mut w = npyz::WriteOptions::<$t>::new()
+                    .default_dtype()
+                    .shape(&shape)
+                    .writer(writer)
+                    .begin_nd()
+                    .map_err(fail)?;
+                w.extend($values).map_err(fail)?;
+                w.finish().map_err(fail)?;
+            }};
+        }
+        match &self.data {
+            Data::F32(v) => write_all!(f32, v.iter().copied()),
+            Data::F64(v) => write_all!(f64, v.iter().copied()),
+            Data::I32(v) => write_all!(i32, v.iter().copied()),
+            Data::I64(v) => write_all!(i64, v.iter().copied()),
+            Data::Bool(v) => write_all!(bool, v.iter().map(|&b| b != 0)),
+        }
+        Ok(())
     }
 }
 
