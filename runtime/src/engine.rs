@@ -1042,7 +1042,7 @@ fn jit(
         crate::cuda_memory::reset_device_memory();
     }
     // The OpenMP runtime is loaded only when the lowered code uses it.
-    let calls_openmp = contains_op(module.as_operation(), "omp.");
+    let calls_openmp = crate::ir::contains_op(module.as_operation(), "omp.");
     let jit_failed = || {
         let mut lines = collector.take();
         lines.push("error: the JIT could not compile the lowered module".into());
@@ -1386,7 +1386,7 @@ fn lowering_text(
             let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
             let loops = without_scheduling(&loops);
             run_pipeline(context, module, &loops, &options.source_name, "compilation failed", options)?;
-            if contains_op(module.as_operation(), "gpu.launch") {
+            if crate::ir::contains_op(module.as_operation(), "gpu.launch") {
                 return Err(vec![
                     "error: the GPU lowering run on the CPU: this program takes the shared-memory matrix kernel \
                      (a product of 16 rows or more), which runs only on a GPU"
@@ -1498,37 +1498,6 @@ fn descriptor(data: *mut u8, shape: &[usize]) -> Vec<i64> {
     words.extend(shape.iter().map(|&d| d as i64));
     words.extend(strides);
     words
-}
-
-/// Whether an op under `op` has a name starting with `prefix`.
-pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
-    struct Search<'a> {
-        prefix: &'a [u8],
-        found: bool,
-    }
-    unsafe extern "C" fn visit(op: mlir_sys::MlirOperation, search: *mut std::ffi::c_void) -> mlir_sys::MlirWalkResult {
-        // SAFETY: the walk passes the `Search` given below and live ops.
-        unsafe {
-            let search = &mut *(search as *mut Search);
-            let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op));
-            let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
-            if bytes.starts_with(search.prefix) {
-                search.found = true;
-                return mlir_sys::MlirWalkResult_MlirWalkResultInterrupt;
-            }
-        }
-        mlir_sys::MlirWalkResult_MlirWalkResultAdvance
-    }
-    let mut search = Search { prefix: prefix.as_bytes(), found: false };
-    unsafe {
-        mlir_sys::mlirOperationWalk(
-            op.to_raw(),
-            Some(visit),
-            &mut search as *mut Search as *mut std::ffi::c_void,
-            mlir_sys::MlirWalkOrder_MlirWalkPreOrder,
-        )
-    };
-    search.found
 }
 
 /// Compiles the lowered `module` for the CPU with [`crate::orc`]: split

@@ -15,6 +15,7 @@ pub mod gemm;
 pub mod guard;
 pub mod host_pool;
 pub mod interpreter;
+pub mod ir;
 pub mod memory;
 pub mod mpi;
 pub mod npy;

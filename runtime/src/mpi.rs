@@ -121,7 +121,7 @@ pub(crate) fn opened() -> Option<&'static World> {
 pub fn world_for(op: melior::ir::OperationRef) -> Result<Option<&'static World>, String> {
     let uses = ["temporal.rank", "temporal.world_size", "temporal.all_reduce"]
         .iter()
-        .any(|name| crate::engine::contains_op(op, name));
+        .any(|name| crate::ir::contains_op(op, name));
     if uses { world().map(Some) } else { Ok(None) }
 }
 
