@@ -778,83 +778,13 @@ impl<'c> Executable<'c> {
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
         let cuda = matches!(self.options.target, Target::Cuda { .. });
         let stores = store_reports(&program, schedule, &bounds);
-        // Outputs written into the caller's memory, checked like inputs.
-        let mut targets: Vec<Option<*mut u8>> = Vec::new();
-        for (name, shape, element) in &outputs {
-            targets.push(match run.output_views.get(name) {
-                Some(view) if &view.shape == shape && view.element == *element => Some(view.data),
-                Some(view) => {
-                    return Err(vec![format!(
-                        "error: output '{name}' is {}{shape:?}, its memory is for {}{:?}",
-                        element.numpy(),
-                        view.element.numpy(),
-                        view.shape
-                    )]);
-                }
-                None => None,
-            });
-        }
-        if let Some(name) = run.output_views.keys().find(|n| !outputs.iter().any(|(o, _, _)| o == *n)) {
-            return Err(vec![format!("error: '{name}' is not an output of the program")]);
-        }
+        let targets = output_targets(&outputs, run)?;
         let viewed: Vec<&str> = run.output_views.keys().map(String::as_str).collect();
         let mut outputs = allocate_outputs(&stores, outputs, &viewed)?;
         check_points(&program, schedule, &bounds).map_err(|e| {
             vec![format!("{}: error: {}", render_location(&e.location(&program), &self.options.source_name), e.message)]
         })?;
-        // Outputs over a stopped dimension: (output, axis, stop).
-        let stopped: Vec<(usize, usize, usize)> = program
-            .outputs
-            .iter()
-            .enumerate()
-            .flat_map(|(o, &t)| {
-                let domain = &program.tensors[t].domain;
-                program
-                    .stops
-                    .iter()
-                    .enumerate()
-                    .filter_map(move |(k, s)| domain.iter().position(|&d| d == s.dim).map(|axis| (o, axis, k)))
-            })
-            .collect();
-        let stops = program.stops.len();
-        // Outputs over a ragged stop's dimension and batch dimensions.
-        let ragged: Vec<RaggedOutput> = program
-            .outputs
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !program.tensors[**t].is_input)
-            .flat_map(|(o, &t)| {
-                let domain = &program.tensors[t].domain;
-                let program = &program;
-                let bounds = &bounds;
-                program.stops.iter().enumerate().filter(|(_, s)| s.is_ragged(program)).filter_map(move |(k, s)| {
-                    let axis = domain.iter().position(|&d| d == s.dim)?;
-                    let batch = s.batch(program);
-                    let axes = batch.iter().map(|b| domain.iter().position(|d| d == b)).collect::<Option<Vec<_>>>()?;
-                    let extents = batch.iter().map(|&b| bounds[b].max(0) as usize).collect();
-                    Some(RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k })
-                })
-            })
-            .collect();
-        let domain_lengths: Vec<usize> = program.outputs.iter().map(|&t| program.tensors[t].domain.len()).collect();
-        let stop_tensors: Vec<StopTensor> = program
-            .stops
-            .iter()
-            .map(|s| {
-                let done = &program.tensors[s.done];
-                let batch = s.batch(&program);
-                StopTensor {
-                    location: render_location(&done.location, &self.options.source_name),
-                    name: done.name.clone(),
-                    domain: done
-                        .domain
-                        .iter()
-                        .map(|&d| (program.dims[d].name.clone(), batch.iter().position(|&b| b == d)))
-                        .collect(),
-                    batch_extents: batch.iter().map(|&b| bounds[b].max(0)).collect(),
-                }
-            })
-            .collect();
+        let layout = self.stop_layout(&bounds);
         let mut arguments = Arguments::new(&bounds, &inputs, &mut outputs, &targets, cuda)?;
         let execute_start = std::time::Instant::now();
         let externals = run.externals.clone();
@@ -888,7 +818,7 @@ impl<'c> Executable<'c> {
         }
         invoked.map_err(|e| vec![format!("error: {e}")])?;
         if let Some((stop, t, flat)) = undefined
-            && let Some(tensor) = stop_tensors.get(stop)
+            && let Some(tensor) = layout.stop_tensors.get(stop)
         {
             return Err(vec![tensor.undefined_point(t, flat)]);
         }
@@ -935,68 +865,172 @@ impl<'c> Executable<'c> {
                 None => outputs[output].data = inputs[input].to_data(),
             }
         }
-        if stops > 0 {
-            let lengths = engine.lookup(tempo_lowering::temporal_to_loops::stops::STOP_LENGTHS).map(|p| {
-                // SAFETY: the global is a `memref<Kxi64>`, one word per stop.
-                (0..stops).map(|k| unsafe { *(p as *const i64).add(k) }).collect::<Vec<i64>>()
-            });
-            let handed = crate::ragged::take();
-            timings.stop_lengths = (0..stops)
-                .map(|k| match handed.iter().find(|(s, _)| *s == k) {
-                    Some((_, per_point)) => per_point.clone(),
-                    None => lengths.as_ref().and_then(|l| l.get(k)).map(|&l| vec![l]).unwrap_or_default(),
-                })
-                .collect();
-            // Points past a ragged stop's lengths are zero (the code did
-            // not compute them), in the full layout before truncation.
-            for RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k } in &ragged {
-                let Some((_, per_point)) = handed.iter().find(|(s, _)| s == k) else { continue };
-                let shape = &outputs[*o].shape;
-                let point_len: usize = shape[domain_lengths[*o]..].iter().product();
-                let ranges = crate::ragged::past_lengths(
-                    &shape[..domain_lengths[*o]],
-                    point_len,
-                    *axis,
-                    axes,
-                    extents,
-                    per_point,
-                );
-                let element = outputs[*o].data.element();
-                for (first, count) in ranges {
-                    match targets[*o] {
-                        // SAFETY: the caller's memory holds the output's
-                        // elements (its shape and type were checked).
-                        Some(target) => unsafe {
-                            std::ptr::write_bytes(
-                                target.add(first * element.byte_size()),
-                                0,
-                                count * element.byte_size(),
-                            )
-                        },
-                        None => {
-                            outputs[*o].data.write_at(first, &Data::zeros(element, count));
-                        }
-                    }
-                }
-            }
-            for &(o, axis, k) in &stopped {
-                let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied() else { continue };
-                let length = length.max(0) as usize;
-                match targets[o] {
-                    None => truncate(&mut outputs[o], axis, length),
-                    // Written in the caller's memory: its shape says how
-                    // much of it the run produced (the first `length`
-                    // entries along the axis).
-                    Some(_) => {
-                        if let Some(extent) = outputs[o].shape.get_mut(axis) {
-                            *extent = (*extent).min(length);
-                        }
-                    }
-                }
-            }
+        if !layout.stop_tensors.is_empty() {
+            timings.stop_lengths = finish_stops(engine, &layout, &mut outputs, &targets);
         }
         Ok((outputs, timings))
     }
+
+    /// Where the outputs meet the program's stops, at `bounds`.
+    fn stop_layout(&self, bounds: &[i64]) -> StopLayout {
+        let program = &self.checked;
+        // Outputs over a stopped dimension: (output, axis, stop).
+        let stopped: Vec<(usize, usize, usize)> = program
+            .outputs
+            .iter()
+            .enumerate()
+            .flat_map(|(o, &t)| {
+                let domain = &program.tensors[t].domain;
+                program
+                    .stops
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(k, s)| domain.iter().position(|&d| d == s.dim).map(|axis| (o, axis, k)))
+            })
+            .collect();
+        // Outputs over a ragged stop's dimension and batch dimensions.
+        let ragged: Vec<RaggedOutput> = program
+            .outputs
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !program.tensors[**t].is_input)
+            .flat_map(|(o, &t)| {
+                let domain = &program.tensors[t].domain;
+                let program = &program;
+                let bounds = &bounds;
+                program.stops.iter().enumerate().filter(|(_, s)| s.is_ragged(program)).filter_map(move |(k, s)| {
+                    let axis = domain.iter().position(|&d| d == s.dim)?;
+                    let batch = s.batch(program);
+                    let axes = batch.iter().map(|b| domain.iter().position(|d| d == b)).collect::<Option<Vec<_>>>()?;
+                    let extents = batch.iter().map(|&b| bounds[b].max(0) as usize).collect();
+                    Some(RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k })
+                })
+            })
+            .collect();
+        let domain_lengths: Vec<usize> = program.outputs.iter().map(|&t| program.tensors[t].domain.len()).collect();
+        let stop_tensors: Vec<StopTensor> = program
+            .stops
+            .iter()
+            .map(|s| {
+                let done = &program.tensors[s.done];
+                let batch = s.batch(&program);
+                StopTensor {
+                    location: render_location(&done.location, &self.options.source_name),
+                    name: done.name.clone(),
+                    domain: done
+                        .domain
+                        .iter()
+                        .map(|&d| (program.dims[d].name.clone(), batch.iter().position(|&b| b == d)))
+                        .collect(),
+                    batch_extents: batch.iter().map(|&b| bounds[b].max(0)).collect(),
+                }
+            })
+            .collect();
+        StopLayout { stopped, ragged, domain_lengths, stop_tensors }
+    }
+}
+
+/// Where the outputs meet the program's stops: what a run does to its
+/// outputs after the code ran ([`finish_stops`]).
+struct StopLayout {
+    /// Outputs over a stopped dimension: (output, axis, stop).
+    stopped: Vec<(usize, usize, usize)>,
+    /// Outputs over a ragged stop's dimension and batch dimensions.
+    ragged: Vec<RaggedOutput>,
+    /// Each output's number of domain dimensions.
+    domain_lengths: Vec<usize>,
+    /// Each stop's `done` tensor, for its errors.
+    stop_tensors: Vec<StopTensor>,
+}
+
+/// Outputs written into the caller's memory (`run.output_views`), each
+/// checked against the output's shape and type like an input.
+fn output_targets(
+    outputs: &[(String, Vec<usize>, ElementType)],
+    run: &RunOptions,
+) -> Result<Vec<Option<*mut u8>>, Vec<String>> {
+    let mut targets: Vec<Option<*mut u8>> = Vec::new();
+    for (name, shape, element) in outputs {
+        targets.push(match run.output_views.get(name) {
+            Some(view) if &view.shape == shape && view.element == *element => Some(view.data),
+            Some(view) => {
+                return Err(vec![format!(
+                    "error: output '{name}' is {}{shape:?}, its memory is for {}{:?}",
+                    element.numpy(),
+                    view.element.numpy(),
+                    view.shape
+                )]);
+            }
+            None => None,
+        });
+    }
+    if let Some(name) = run.output_views.keys().find(|n| !outputs.iter().any(|(o, _, _)| o == *n)) {
+        return Err(vec![format!("error: '{name}' is not an output of the program")]);
+    }
+    Ok(targets)
+}
+
+/// After a run of a program with stops: each stop's lengths (per batch
+/// point for a ragged stop), the points past a ragged stop's lengths
+/// zeroed, and outputs over a stopped dimension cut at its length.
+fn finish_stops(
+    engine: &Engine,
+    layout: &StopLayout,
+    outputs: &mut [HostArray],
+    targets: &[Option<*mut u8>],
+) -> Vec<Vec<i64>> {
+    let StopLayout { stopped, ragged, domain_lengths, stop_tensors } = layout;
+    let stops = stop_tensors.len();
+    let lengths = engine.lookup(tempo_lowering::temporal_to_loops::stops::STOP_LENGTHS).map(|p| {
+        // SAFETY: the global is a `memref<Kxi64>`, one word per stop.
+        (0..stops).map(|k| unsafe { *(p as *const i64).add(k) }).collect::<Vec<i64>>()
+    });
+    let handed = crate::ragged::take();
+    let stop_lengths: Vec<Vec<i64>> = (0..stops)
+        .map(|k| match handed.iter().find(|(s, _)| *s == k) {
+            Some((_, per_point)) => per_point.clone(),
+            None => lengths.as_ref().and_then(|l| l.get(k)).map(|&l| vec![l]).unwrap_or_default(),
+        })
+        .collect();
+    // Points past a ragged stop's lengths are zero (the code did
+    // not compute them), in the full layout before truncation.
+    for RaggedOutput { output: o, axis, batch_axes: axes, batch_extents: extents, stop: k } in ragged {
+        let Some((_, per_point)) = handed.iter().find(|(s, _)| s == k) else { continue };
+        let shape = &outputs[*o].shape;
+        let point_len: usize = shape[domain_lengths[*o]..].iter().product();
+        let ranges =
+            crate::ragged::past_lengths(&shape[..domain_lengths[*o]], point_len, *axis, axes, extents, per_point);
+        let element = outputs[*o].data.element();
+        for (first, count) in ranges {
+            match targets[*o] {
+                // SAFETY: the caller's memory holds the output's
+                // elements (its shape and type were checked).
+                Some(target) => unsafe {
+                    std::ptr::write_bytes(target.add(first * element.byte_size()), 0, count * element.byte_size())
+                },
+                None => {
+                    outputs[*o].data.write_at(first, &Data::zeros(element, count));
+                }
+            }
+        }
+    }
+    for &(o, axis, k) in stopped {
+        let Some(length) = lengths.as_ref().and_then(|l| l.get(k)).copied() else { continue };
+        let length = length.max(0) as usize;
+        match targets[o] {
+            None => truncate(&mut outputs[o], axis, length),
+            // Written in the caller's memory: its shape says how
+            // much of it the run produced (the first `length`
+            // entries along the axis).
+            Some(_) => {
+                if let Some(extent) = outputs[o].shape.get_mut(axis) {
+                    *extent = (*extent).min(length);
+                }
+            }
+        }
+    }
+
+    stop_lengths
 }
 
 /// Keeps the first `length` entries of `array` along `axis` (a stopped
