@@ -907,6 +907,39 @@ fn causal_attention_over_a_growing_cache() {
     });
 }
 
+/// The softmax is differentiated as one unit (`dX = P * (dP - sum(P *
+/// dP))`); its inner values read elsewhere too (a log-softmax reads the
+/// sum and the maximum, a score reads the exponentials) pass their
+/// cotangents op by op beside it, in one branch and over a range.
+#[test]
+fn softmax_units_whose_inner_values_are_read_elsewhere() {
+    check("softmax and log-softmax of one x", &[("T", 3)], |p, _| {
+        let t = p.dim("t", "T");
+        let x = p.input("x", &[&t], f64s(&[2, 4]));
+        let xt = x.here();
+        let m = xt.max_keepdims(1);
+        let e = (&xt - &m).exp();
+        let l = e.sum_keepdims(1);
+        let softmax = &e / &l;
+        let log_softmax = &xt - &m - l.log();
+        let loss = loss_of(p, &[&t], &softmax * &xt + log_softmax * 0.25 + e.sin());
+        Case::new(&loss, &[&x])
+    });
+    check("over k[0:t+1], the sum read by log", &[("T", 4)], |p, _| {
+        let t = p.dim("t", "T");
+        let q = p.input("q", &[&t], f64s(&[3]));
+        let k = p.input("k", &[&t], f64s(&[3]));
+        let o = p.tensor("o", &[&t], f64s(&[3]));
+        let keys = k.range(0, &t + 1);
+        let scores = keys.matmul(&q.here());
+        let e = (&scores - &scores.max_keepdims(0)).exp();
+        let l = e.sum_keepdims(0);
+        p.otherwise(&o, (&e / &l).matmul(&keys) + l.log() * 0.5);
+        let loss = loss_of(p, &[&t], o.here().tanh());
+        Case::new(&loss, &[&q, &k])
+    });
+}
+
 #[test]
 fn attention_over_computed_keys_reaches_the_weights() {
     check("h = tanh(x W); attention over h[0:t+1]", &[("T", 4)], |p, _| {

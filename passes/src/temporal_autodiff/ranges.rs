@@ -32,6 +32,7 @@
 
 use super::body::Body;
 use super::pullback::{self, Case, Coordinate};
+use super::vjp::softmax::{self, Softmax};
 use super::{Contribution, live_nodes, vjp};
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
@@ -259,6 +260,9 @@ enum Stash {
     Cotangent(usize),
     /// The length of the range a mean collapses.
     Count(usize),
+    /// `sum(P * dP)` along the range of the softmax of result `P` whose
+    /// axis is the range's (its unit's product needs it at every element).
+    SoftmaxDot(usize),
 }
 
 /// The element frame under construction: at `X`'s point `q`, the
@@ -270,6 +274,9 @@ enum Stash {
 struct Frame<'a, 'c> {
     branch: &'a Branch<'c>,
     carry: &'a [Carry],
+    /// The softmax units on the gradient's path whose result carries the
+    /// range, differentiated as units here as in the reader's frame.
+    units: &'a [Softmax],
     /// The pivot and its source's point type and number of dimensions.
     k: usize,
     x_point: PointType,
@@ -668,12 +675,30 @@ impl<'c> Frame<'_, 'c> {
                 }
             }
         }
+        let mut given = Vec::new();
+        for unit in self.units {
+            let Carry::Axis(at) = self.carry[unit.p] else { unreachable!("units carry the range") };
+            let (p, x) = (self.elem(unit.p)?, self.elem(unit.x)?);
+            let rank = self.element_shape(unit.p).len();
+            let batched = self.is_batched(p, rank) as usize;
+            let (axis, dot) = if unit.axis == at {
+                // A row value: the sum along the range at the reader.
+                let ty = self.branch.nodes[unit.p].ty.clone();
+                let mut shape = ty.shape.clone();
+                shape.remove(at);
+                let d = self.stashed(Stash::SoftmaxDot(unit.p), &PointType { shape, element: ty.element });
+                (at, Some(self.align(d, rank, rank)))
+            } else {
+                (if unit.axis > at { unit.axis - 1 } else { unit.axis } + batched, None)
+            };
+            given.push(softmax::Given { p, x, axis, dot });
+        }
         let forward = self.body.nodes.len();
         let mut seeds = Vec::new();
         for &c in collapses {
             seeds.extend(self.seeds(c, on)?);
         }
-        let found = vjp::backprop_seeds(&mut self.body, forward, &seeds, &[pivot])?;
+        let found = vjp::backprop_units(&mut self.body, forward, &seeds, &[pivot], softmax::Units::Given(&given))?;
         let ct = match found.get(&pivot) {
             Some(&ct) => ct,
             None => self.body.zeros(&self.x_point),
@@ -837,6 +862,7 @@ struct Plan<'c> {
     carry: Vec<Carry>,
     on: Vec<bool>,
     collapses: Vec<usize>,
+    units: Vec<Softmax>,
     /// Conditions on q from the point coordinates.
     constraints: Vec<Constraint>,
     /// The reader's point over q (`Dim(x_dims)`: the varying dimension).
@@ -853,6 +879,7 @@ impl<'c> Plan<'c> {
         Frame {
             branch,
             carry: &self.carry,
+            units: &self.units,
             k: self.k,
             x_point: program.tensors[self.x].point.clone(),
             x_dims: program.tensors[self.x].domain.len(),
@@ -898,7 +925,15 @@ fn plan<'c>(
     };
     let carry = analyse(branch, k);
     let on = vjp::on_path(&branch.nodes, k, branch.result);
-    let collapses: Vec<usize> = (0..branch.nodes.len()).filter(|&c| on[c] && carry[c] == Carry::Collapse).collect();
+    // Softmax units are differentiated whole (as the reader's frame does):
+    // the inner collapses (maximum and sum) of one that nothing else reads
+    // then pass no cotangent.
+    let units: Vec<Softmax> =
+        softmax::all(&branch.nodes).into_iter().filter(|u| on[u.p] && matches!(carry[u.p], Carry::Axis(_))).collect();
+    let silent: Vec<usize> =
+        units.iter().filter(|u| softmax::closed(&branch.nodes, u)).flat_map(|u| u.inner.iter().copied()).collect();
+    let collapses: Vec<usize> =
+        (0..branch.nodes.len()).filter(|&c| on[c] && carry[c] == Carry::Collapse && !silent.contains(&c)).collect();
     if let Some(n) = (0..branch.nodes.len()).find(|&n| on[n] && matches!(carry[n], Carry::Unsupported(_))) {
         let Carry::Unsupported(why) = &carry[n] else { unreachable!("unsupported") };
         return Err(PassDiagnostic::new(
@@ -968,6 +1003,7 @@ fn plan<'c>(
         carry,
         on,
         collapses,
+        units,
         constraints,
         point,
         varying,
@@ -1141,7 +1177,7 @@ fn stash_tensors<'c>(
     let wanted: Vec<usize> = requests
         .iter()
         .filter_map(|s| match s {
-            Stash::Cotangent(c) => Some(*c),
+            Stash::Cotangent(c) | Stash::SoftmaxDot(c) => Some(*c),
             _ => None,
         })
         .collect();
@@ -1158,6 +1194,20 @@ fn stash_tensors<'c>(
                 let NodeKind::Reduce(_, a, axis) = branch.nodes[c].kind else { unreachable!("a mean") };
                 let ones = body.like(a, 1.0, branch.nodes[c].ty.element);
                 body.reduce(ReduceKind::Sum, ones, axis)
+            }
+            Stash::SoftmaxDot(p) => {
+                let axis = softmax::find(&branch.nodes, p).expect("a softmax unit").axis;
+                match found.get(&p) {
+                    Some(&dp) => {
+                        let product = body.mul(p, dp);
+                        body.reduce(ReduceKind::Sum, product, axis)
+                    }
+                    None => {
+                        let mut ty = branch.nodes[p].ty.clone();
+                        ty.shape.remove(axis);
+                        body.zeros(&ty)
+                    }
+                }
             }
         });
     }

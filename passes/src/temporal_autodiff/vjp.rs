@@ -10,6 +10,7 @@ mod contractions;
 mod elementwise;
 mod movements;
 mod reductions;
+pub(super) mod softmax;
 
 use super::body::Body;
 use crate::diagnostics::PassDiagnostic;
@@ -96,6 +97,25 @@ pub(super) fn backprop_seeds<'c>(
     seeds: &[(usize, usize)],
     wanted: &[usize],
 ) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
+    backprop_units(body, forward, seeds, wanted, softmax::Units::Found)
+}
+
+/// [`backprop_seeds`] with the softmax units of `units` differentiated
+/// each as one op (see [`softmax`]).
+pub(super) fn backprop_units<'c>(
+    body: &mut Body<'c>,
+    forward: usize,
+    seeds: &[(usize, usize)],
+    wanted: &[usize],
+    units: softmax::Units<'_>,
+) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
+    let units: HashMap<usize, softmax::Given> = match units {
+        softmax::Units::Found => softmax::all(&body.nodes[..forward])
+            .into_iter()
+            .map(|u| (u.p, softmax::Given { p: u.p, x: u.x, axis: u.axis, dot: None }))
+            .collect(),
+        softmax::Units::Given(given) => given.iter().map(|g| (g.p, *g)).collect(),
+    };
     let mut ct: HashMap<usize, Vec<Part>> = HashMap::new();
     let (Some(&lowest), Some(highest)) = (wanted.iter().min(), seeds.iter().map(|&(n, _)| n).max()) else {
         return Ok(HashMap::new());
@@ -134,6 +154,13 @@ pub(super) fn backprop_seeds<'c>(
         let Some(parts) = ct.remove(&n) else { continue };
         let c = assemble(body, n, parts);
         ct.insert(n, vec![Part::Dense(c)]);
+        if let Some(unit) = units.get(&n) {
+            if path[unit.x] {
+                let dx = softmax::product(body, n, unit.axis, unit.dot, c);
+                ct.entry(unit.x).or_default().push(Part::Dense(dx));
+            }
+            continue;
+        }
         for (i, a) in operands(&body.nodes[n].kind).into_iter().enumerate() {
             if !path[a] || !passes(&body.nodes[..forward], n, i, a) {
                 continue;

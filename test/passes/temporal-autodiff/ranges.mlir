@@ -37,9 +37,10 @@
 // CHECK-DAG: #[[TO:map[0-9]+]] = affine_map<(d0)[s0] -> (s0)>
 // The element frame of k's range read (node 3 of o's branch), over k's
 // domain, and the query, one of the row values stashed over t once for
-// both range reads (13 values per step, each also in a tensor of its own
-// for reads of ranges of it).
-// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<13xf64>, sym_name = "gx$f$o$0"}
+// both range reads (11 values per step: the query, the softmax's maximum
+// and sum, sum(P * dP) and the output's cotangent; each also in a tensor
+// of its own for reads of ranges of it).
+// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<11xf64>, sym_name = "gx$f$o$0"}
 // CHECK-DAG: %[[A:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$a$o$0$3$0"}
 // CHECK-DAG: %[[Q:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$f$o$0$0"}
 // CHECK: "temporal.define"(%[[A]])
@@ -47,6 +48,17 @@
 // k[q] itself, and the scores of every step t >= q with it.
 // CHECK: %[[KQ:.*]] = "temporal.read"(%{{.*}}) {index = #map1} : (!temporal.rtensor) -> tensor<4xf64>
 // CHECK: "temporal.einsum"(%[[KQ]], %[[QS]]) {spec = "k,Rk->R"} : (tensor<4xf64>, tensor<?x4xf64>) -> tensor<?xf64>
+// The softmax differentiated as one unit (FlashAttention's backward):
+// P = exp(s - max) / sum from the stashed row values, dP = dO . v[q],
+// dS = P * (dP - D) with D = sum(P * dP) stashed per step; no cotangent
+// through the maximum (no comparison with it) or the sum.
+// CHECK-NOT: "temporal.cmp"
+// CHECK: %[[P:.*]] = "temporal.div"
+// CHECK: %[[DP:.*]] = "temporal.einsum"(%{{.*}}, %{{.*}}) {spec = "Ra,a->R"}
+// CHECK: %[[DIFF:.*]] = "temporal.sub"(%[[DP]], %{{.*}})
+// CHECK: "temporal.mul"(%[[P]], %[[DIFF]])
+// CHECK-NOT: "temporal.cmp"
+// CHECK: gpu.yield
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<4xf64>} : () -> !temporal.rtensor
