@@ -416,16 +416,21 @@ fn differentiate<'c>(
             let (ranges, points): (Vec<usize>, Vec<usize>) =
                 reads.into_iter().partition(|&k| is_range(&branch.nodes[k].kind));
             let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
-            for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr)? {
+            // The range reads' stash first: the reader's own sweep reads
+            // the row values of softmax units from it.
+            let reaching = vjp::reaching(&branch.nodes, branch.result);
+            let ranges: Vec<usize> = ranges.into_iter().filter(|&k| reaching[k]).collect();
+            let (from_ranges, rows) = if ranges.is_empty() {
+                (Vec::new(), ranges::SoftmaxRows::default())
+            } else {
+                ranges::contributions(program, &g_name, r, b, &branch, &ranges, dr)?
+            };
+            for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr, &rows)? {
                 let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
                 contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed, sums)?);
             }
-            let reaching = vjp::reaching(&branch.nodes, branch.result);
-            let ranges: Vec<usize> = ranges.into_iter().filter(|&k| reaching[k]).collect();
-            if !ranges.is_empty() {
-                for (x, c) in ranges::contributions(program, &g_name, r, b, &branch, &ranges, dr)? {
-                    contributions[x].push(c);
-                }
+            for (x, c) in from_ranges {
+                contributions[x].push(c);
             }
         }
     }
@@ -596,7 +601,9 @@ fn reader_tensor<'c>(
 /// branch for all of them, kept in one tensor per element type (where
 /// several reads share one, their flattened cotangents side by side), zero
 /// where another branch defines the point. Reads without a differentiable
-/// path are left out.
+/// path are left out. Softmax units are differentiated whole, their row
+/// values read from `rows` where the range reads' stash holds them.
+#[allow(clippy::too_many_arguments)]
 fn cotangents<'c>(
     program: &mut Program<'c>,
     g_name: &str,
@@ -605,6 +612,7 @@ fn cotangents<'c>(
     branch: &Branch<'c>,
     wanted: &[usize],
     dr: Option<usize>,
+    rows: &ranges::SoftmaxRows,
 ) -> Result<Vec<(usize, Packed)>, PassDiagnostic<'c>> {
     if wanted.is_empty() {
         return Ok(Vec::new());
@@ -613,6 +621,24 @@ fn cotangents<'c>(
     let reader = program.tensors[r].clone();
     let mut body = Body::new(branch.location);
     body.nodes = branch.nodes.clone();
+    let here = identity(reader.domain.len(), num_symbols);
+    // Inner values of units nothing else reads get no cotangent: read
+    // them (the kept maximum and sum) instead of computing them again.
+    for (&n, &t) in &rows.inner {
+        body.nodes[n].kind = NodeKind::Read { source: t, index: here.clone() };
+    }
+    let mut units = Vec::new();
+    for unit in vjp::softmax::all(&branch.nodes) {
+        let dot = rows.dots.get(&unit.p).map(|&t| {
+            let mut ty = branch.nodes[unit.p].ty.clone();
+            ty.shape.remove(unit.axis);
+            let d = body.push(NodeKind::Read { source: t, index: here.clone() }, ty);
+            let mut kept = branch.nodes[unit.p].ty.shape.clone();
+            kept[unit.axis] = 1;
+            body.reshape(d, &kept)
+        });
+        units.push(vjp::softmax::Given { p: unit.p, x: unit.x, axis: unit.axis, dot });
+    }
     let forward = body.nodes.len();
     // The reader's adjoint at the point (`None`: one, the seed of `of`).
     let seed = match dr {
@@ -638,7 +664,8 @@ fn cotangents<'c>(
         }
     }
     let swept = body.nodes.len();
-    let found = vjp::backprop_all(&mut body, forward, branch.result, seed, wanted)?;
+    let seeds = [(branch.result, seed)];
+    let found = vjp::backprop_units(&mut body, forward, &seeds, wanted, vjp::softmax::Units::Given(&units))?;
     let mut found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
     stored_parts(&mut body, forward, swept, &stored, &mut found);
     let values: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();

@@ -1017,11 +1017,23 @@ fn plan<'c>(
     Ok(plan)
 }
 
+/// Row values of softmax units the stash of a branch holds, each in a
+/// tensor of its own over the reader's domain (its point: the value), for
+/// the reader's own backward sweep to read instead of computing them
+/// again: the inner values (the kept maximum and sum) of units nothing
+/// else reads, by branch node, and `sum(P * dP)` by the unit's result.
+#[derive(Default)]
+pub(super) struct SoftmaxRows {
+    pub inner: HashMap<usize, usize>,
+    pub dots: HashMap<usize, usize>,
+}
+
 /// The contributions of the range reads `pivots` of `branch` (branch `b`
 /// of reader `r`) to their sources' adjoints, given `r`'s adjoint `dr`
 /// (`None`: one): per read and per piece of reader points a tensor over
 /// the read's source's domain. The row values all of them need are
-/// computed once, in one stash over the reader's domain.
+/// computed once, in one stash over the reader's domain; those of softmax
+/// units are returned too.
 pub(super) fn contributions<'c>(
     program: &mut Program<'c>,
     g_name: &str,
@@ -1030,7 +1042,7 @@ pub(super) fn contributions<'c>(
     branch: &Branch<'c>,
     pivots: &[usize],
     dr: Option<usize>,
-) -> Result<Vec<(usize, Contribution<'c>)>, PassDiagnostic<'c>> {
+) -> Result<(Vec<(usize, Contribution<'c>)>, SoftmaxRows), PassDiagnostic<'c>> {
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
     let plans: Vec<Plan<'c>> = pivots.iter().map(|&k| plan(program, r, b, branch, k)).collect::<Result<_, _>>()?;
@@ -1061,6 +1073,26 @@ pub(super) fn contributions<'c>(
             program.tensors[t].branches =
                 vec![Branch { when: super::universe(dims, num_symbols), nodes: body.nodes, result: value, location }];
             parts_split.insert((*f, *item), t);
+        }
+    }
+    let mut rows = SoftmaxRows::default();
+    let closed: Vec<usize> = softmax::all(&branch.nodes)
+        .into_iter()
+        .filter(|u| softmax::closed(&branch.nodes, u))
+        .flat_map(|u| u.inner)
+        .collect();
+    for (f, parts) in &stash {
+        for (item, extract) in parts {
+            let t = if extract.is_some() { parts_split[&(*f, *item)] } else { *f };
+            match *item {
+                Stash::Forward(n) if closed.contains(&n) => {
+                    rows.inner.insert(n, t);
+                }
+                Stash::SoftmaxDot(p) => {
+                    rows.dots.insert(p, t);
+                }
+                _ => {}
+            }
         }
     }
     let mut out = Vec::new();
@@ -1138,7 +1170,7 @@ pub(super) fn contributions<'c>(
             out.push((x, (NodeKind::Read { source: a, index: identity }, x_point.clone(), None, read.location)));
         }
     }
-    Ok(out)
+    Ok((out, rows))
 }
 
 /// A stash tensor and where each stashed value sits in it.

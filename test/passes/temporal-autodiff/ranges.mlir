@@ -15,6 +15,7 @@
 // -O3, whose tiled softmax is exact only in real arithmetic, within 1e-13.
 // RUN: tempo-opt %s --temporal-autodiff | FileCheck %s
 // RUN: tempo-opt %s --temporal-autodiff --temporal-verify > /dev/null
+// RUN: tempo-opt %s --temporal-autodiff | FileCheck %s --check-prefix=READER
 // RUN: tempo-run %s --bound T=6 --seed 3 --interpret > %t.interpreted
 // RUN: tempo-run %s --bound T=6 --seed 3 -O 0 | diff - %t.interpreted
 // RUN: tempo-run %s --bound T=6 --seed 3 -O 1 | diff - %t.interpreted
@@ -59,6 +60,24 @@
 // CHECK: "temporal.mul"(%[[P]], %[[DIFF]])
 // CHECK-NOT: "temporal.cmp"
 // CHECK: gpu.yield
+
+// The reader's own cotangents (of the query, through Wq and x) read the
+// softmax's maximum, sum and sum(P * dP) from the stash instead of
+// computing them again (FlashAttention-2's dQ: P from the row statistics,
+// dS = P * (dO . v - D), dq = dS k), so no reduction along the range.
+// READER-DAG: %[[MAX:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<1xf64>, sym_name = "gx$f$o$0$1"}
+// READER-DAG: %[[SUM:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<1xf64>, sym_name = "gx$f$o$0$2"}
+// READER-DAG: %[[DOT:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<f64>, sym_name = "gx$f$o$0$3"}
+// READER-DAG: %[[C:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<20xf64>, sym_name = "gx$c$o$0$0"}
+// READER: "temporal.define"(%[[C]])
+// READER-NOT: "temporal.reduce
+// READER: "temporal.read"(%[[MAX]])
+// READER-NOT: "temporal.reduce
+// READER: "temporal.read"(%[[SUM]])
+// READER-NOT: "temporal.reduce
+// READER: "temporal.read"(%[[DOT]])
+// READER-NOT: "temporal.reduce
+// READER: gpu.yield
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<4xf64>} : () -> !temporal.rtensor
