@@ -666,7 +666,24 @@ impl<'c> Frame<'_, 'c> {
     /// The whole element frame: forward elements, seeds, the sweep back to
     /// the pivot's element; its cotangent.
     fn build(&mut self, on: &[bool], collapses: &[usize]) -> Result<usize, PassDiagnostic<'c>> {
-        let pivot = self.elem(self.k)?;
+        let point = self.x_point.clone();
+        Ok(self.build_all(on, collapses, &[(self.k, point)])?[0])
+    }
+
+    /// [`Frame::build`] for several reads of the pivot's range at once (the
+    /// pivot first; `(read node, its source's point type)`), whose sources
+    /// share the pivot's domain: one sweep, the forward elements computed
+    /// once; their cotangents in order.
+    fn build_all(
+        &mut self,
+        on: &[bool],
+        collapses: &[usize],
+        reads: &[(usize, PointType)],
+    ) -> Result<Vec<usize>, PassDiagnostic<'c>> {
+        let mut pivots = Vec::new();
+        for (k, _) in reads {
+            pivots.push(self.elem(*k)?);
+        }
         // Every element the seeds start from, before the backward nodes.
         for &c in collapses {
             for a in crate::rewrite::operands(&self.branch.nodes[c].kind) {
@@ -698,13 +715,16 @@ impl<'c> Frame<'_, 'c> {
         for &c in collapses {
             seeds.extend(self.seeds(c, on)?);
         }
-        let found = vjp::backprop_units(&mut self.body, forward, &seeds, &[pivot], softmax::Units::Given(&given))?;
-        let ct = match found.get(&pivot) {
-            Some(&ct) => ct,
-            None => self.body.zeros(&self.x_point),
-        };
-        let target = self.x_point.shape.clone();
-        Ok(self.body.unbroadcast(ct, &target))
+        let found = vjp::backprop_units(&mut self.body, forward, &seeds, &pivots, softmax::Units::Given(&given))?;
+        let mut out = Vec::new();
+        for (pivot, (_, point)) in pivots.into_iter().zip(reads) {
+            let ct = match found.get(&pivot) {
+                Some(&ct) => ct,
+                None => self.body.zeros(point),
+            };
+            out.push(self.body.unbroadcast(ct, &point.shape));
+        }
+        Ok(out)
     }
 }
 
@@ -734,7 +754,7 @@ fn neg(a: AffineExpr) -> AffineExpr {
 /// One piece of the reader points where a branch defines the reader: the
 /// conditions on `q`, and the bounds the varying reader dimension
 /// (`Dim(var)`) must keep (lower bounds, exclusive upper bounds).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Piece {
     conditions: Vec<Constraint>,
     los: Vec<AffineExpr>,
@@ -871,6 +891,11 @@ struct Plan<'c> {
     varying: Option<(Vec<AffineExpr>, Vec<AffineExpr>)>,
     pieces: Vec<Piece>,
     requests: Vec<Stash>,
+    /// Other reads of the same range whose sources share the pivot's
+    /// domain and element type, differentiated in the pivot's frame (one
+    /// sweep: the scores and weights of an attention computed once for the
+    /// keys' and the values' cotangents): `(read node, source)`.
+    others: Vec<(usize, usize)>,
 }
 
 impl<'c> Plan<'c> {
@@ -1009,6 +1034,7 @@ fn plan<'c>(
         varying,
         pieces,
         requests: Vec::new(),
+        others: Vec::new(),
     };
     let mut frame = plan.frame(branch, program);
     frame.build(&plan.on, &plan.collapses)?;
@@ -1026,6 +1052,70 @@ fn plan<'c>(
 pub(super) struct SoftmaxRows {
     pub inner: HashMap<usize, usize>,
     pub dots: HashMap<usize, usize>,
+}
+
+/// `plans` with those of reads of one range whose sources share a domain
+/// and an element type (and so the reader points and pieces) joined into
+/// the first one's frame: the union of their paths, collapses and units,
+/// and the requests of the joined frame.
+fn join<'c>(
+    plans: Vec<Plan<'c>>,
+    branch: &Branch<'c>,
+    program: &Program<'c>,
+) -> Result<Vec<Plan<'c>>, PassDiagnostic<'c>> {
+    let mut out: Vec<Plan<'c>> = Vec::new();
+    for plan in plans {
+        let fits = |lead: &Plan<'c>| {
+            let (a, b) = (&program.tensors[lead.x], &program.tensors[plan.x]);
+            same_range(branch, lead.k, plan.k)
+                && a.domain == b.domain
+                && a.point.element == b.point.element
+                && lead.range_dim == plan.range_dim
+                && lead.point == plan.point
+                && lead.varying == plan.varying
+                && lead.constraints == plan.constraints
+                && lead.pieces == plan.pieces
+        };
+        match out.iter_mut().find(|lead| fits(lead)) {
+            Some(lead) => {
+                for (n, on) in plan.on.iter().enumerate() {
+                    lead.on[n] |= *on;
+                }
+                lead.others.push((plan.k, plan.x));
+            }
+            None => out.push(plan),
+        }
+    }
+    for lead in out.iter_mut().filter(|p| !p.others.is_empty()) {
+        let (on, carry) = (&lead.on, &lead.carry);
+        lead.units = softmax::all(&branch.nodes)
+            .into_iter()
+            .filter(|u| on[u.p] && matches!(carry[u.p], Carry::Axis(_)))
+            .collect();
+        let silent: Vec<usize> = lead
+            .units
+            .iter()
+            .filter(|u| softmax::closed(&branch.nodes, u))
+            .flat_map(|u| u.inner.iter().copied())
+            .collect();
+        lead.collapses =
+            (0..branch.nodes.len()).filter(|&c| on[c] && carry[c] == Carry::Collapse && !silent.contains(&c)).collect();
+        let reads = lead.reads(program);
+        let mut frame = lead.frame(branch, program);
+        frame.build_all(&lead.on, &lead.collapses, &reads)?;
+        lead.requests = std::mem::take(&mut frame.requests);
+    }
+    Ok(out)
+}
+
+impl<'c> Plan<'c> {
+    /// The reads the frame differentiates, with their sources' point types.
+    fn reads(&self, program: &Program<'c>) -> Vec<(usize, PointType)> {
+        std::iter::once((self.k, self.x))
+            .chain(self.others.iter().copied())
+            .map(|(k, x)| (k, program.tensors[x].point.clone()))
+            .collect()
+    }
 }
 
 /// The contributions of the range reads `pivots` of `branch` (branch `b`
@@ -1046,6 +1136,7 @@ pub(super) fn contributions<'c>(
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
     let plans: Vec<Plan<'c>> = pivots.iter().map(|&k| plan(program, r, b, branch, k)).collect::<Result<_, _>>()?;
+    let plans = join(plans, branch, program)?;
     let mut requests: Vec<Stash> = Vec::new();
     for plan in &plans {
         for item in &plan.requests {
@@ -1149,7 +1240,25 @@ pub(super) fn contributions<'c>(
                     frame.values.insert(*item, value);
                 }
             }
-            let result = frame.build(&plan.on, &plan.collapses)?;
+            let reads = plan.reads(program);
+            let results = frame.build_all(&plan.on, &plan.collapses, &reads)?;
+            // Several reads' cotangents side by side, flattened.
+            let (result, a_point, extracts) = if let [only] = results[..] {
+                (only, x_point.clone(), vec![None])
+            } else {
+                let mut packed: Option<usize> = None;
+                let mut extracts = Vec::new();
+                let mut offset = 0;
+                for (&v, (_, point)) in results.iter().zip(&reads) {
+                    let size = point.num_elements() as i64;
+                    let flat = frame.body.reshape(v, &[size]);
+                    packed = Some(packed.map_or(flat, |p| frame.body.concat(p, flat, 0)));
+                    extracts.push(Some((offset, point.clone())));
+                    offset += size;
+                }
+                let packed = packed.expect("several reads");
+                (packed, frame.body.ty(packed).clone(), extracts)
+            };
             let mut a_branch = Branch {
                 when: IntegerSet { num_dims: x_dims, num_symbols, constraints: when },
                 nodes: frame.body.nodes,
@@ -1161,13 +1270,17 @@ pub(super) fn contributions<'c>(
             super::compact(&mut a_branch, &live, &identity);
             let mut branches = vec![a_branch];
             if !branches[0].when.is_universe() {
-                branches.push(super::zero_branch(super::universe(x_dims, num_symbols), &x_point, read.location));
+                branches.push(super::zero_branch(super::universe(x_dims, num_symbols), &a_point, read.location));
             }
             let a_name = format!("{g_name}$a${}${}${}${}", reader.name, b, k, index);
-            let a = super::push_tensor(program, a_name, source_domain.clone(), x_point.clone(), read.location);
+            let a = super::push_tensor(program, a_name, source_domain.clone(), a_point.clone(), read.location);
             program.tensors[a].branches = branches;
             let identity = map((0..x_dims).map(AffineExpr::Dim).collect());
-            out.push((x, (NodeKind::Read { source: a, index: identity }, x_point.clone(), None, read.location)));
+            let sources = std::iter::once(x).chain(plan.others.iter().map(|&(_, x)| x));
+            for (source, extract) in sources.zip(extracts) {
+                let read_a = NodeKind::Read { source: a, index: identity.clone() };
+                out.push((source, (read_a, a_point.clone(), extract, read.location)));
+            }
         }
     }
     Ok((out, rows))

@@ -42,7 +42,10 @@
 // and sum, sum(P * dP) and the output's cotangent; each also in a tensor
 // of its own for reads of ranges of it).
 // CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<11xf64>, sym_name = "gx$f$o$0"}
-// CHECK-DAG: %[[A:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$a$o$0$3$0"}
+// The element frame also differentiates v's read of the same range (v
+// has k's domain): one sweep, the scores and weights computed once, both
+// cotangents side by side (k's 4, then v's 4).
+// CHECK-DAG: %[[A:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<8xf64>, sym_name = "gx$a$o$0$3$0"}
 // CHECK-DAG: %[[Q:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<4xf64>, sym_name = "gx$f$o$0$0"}
 // CHECK: "temporal.define"(%[[A]])
 // CHECK: %[[QS:.*]] = "temporal.read_range"(%[[Q]]) {caps = [#map], lower = [#[[FROM]]], upper = [#[[TO]]]} : (!temporal.rtensor) -> tensor<?x4xf64>
@@ -59,6 +62,8 @@
 // CHECK: %[[DIFF:.*]] = "temporal.sub"(%[[DP]], %{{.*}})
 // CHECK: "temporal.mul"(%[[P]], %[[DIFF]])
 // CHECK-NOT: "temporal.cmp"
+// CHECK: %[[DK:.*]] = "temporal.einsum"({{.*}}) {spec = "R,Rk->k"}
+// CHECK: "temporal.concat"(%[[DK]], %{{.*}}) {axis = 0 : i64} : (tensor<4xf64>, tensor<4xf64>) -> tensor<8xf64>
 // CHECK: gpu.yield
 
 // The reader's own cotangents (of the query, through Wq and x) read the
