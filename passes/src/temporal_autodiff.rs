@@ -416,21 +416,23 @@ fn differentiate<'c>(
             let (ranges, points): (Vec<usize>, Vec<usize>) =
                 reads.into_iter().partition(|&k| is_range(&branch.nodes[k].kind));
             let dr = (adjoint[r] != usize::MAX).then_some(adjoint[r]);
-            // The range reads' stash first: the reader's own sweep reads
-            // the row values of softmax units from it.
+            // The range reads' element frames read row values (the stash)
+            // that the reader's own backward sweep computes beside the
+            // cotangents of its point reads, in the same tensors.
             let reaching = vjp::reaching(&branch.nodes, branch.result);
             let ranges: Vec<usize> = ranges.into_iter().filter(|&k| reaching[k]).collect();
-            let (from_ranges, rows) = if ranges.is_empty() {
-                (Vec::new(), ranges::SoftmaxRows::default())
-            } else {
-                ranges::contributions(program, &g_name, r, b, &branch, &ranges, dr)?
-            };
-            for (k, packed) in cotangents(program, &g_name, r, b, &branch, &points, dr, &rows)? {
+            let planned =
+                if ranges.is_empty() { None } else { Some(ranges::prepare(program, r, b, &branch, &ranges)?) };
+            let requests = planned.as_ref().map_or(&[][..], |p| &p.requests[..]);
+            let (points, stash) = cotangents(program, &g_name, r, b, &branch, &points, dr, requests)?;
+            for (k, packed) in points {
                 let x = crate::rewrite::source(&branch.nodes[k].kind).expect("a read");
                 contributions[x].push(contribution(program, &g_name, r, b, &branch, k, &packed, sums)?);
             }
-            for (x, c) in from_ranges {
-                contributions[x].push(c);
+            if let Some(planned) = planned {
+                for (x, c) in ranges::contributions(program, &g_name, r, b, &branch, planned, stash)? {
+                    contributions[x].push(c);
+                }
             }
         }
     }
@@ -601,8 +603,13 @@ fn reader_tensor<'c>(
 /// branch for all of them, kept in one tensor per element type (where
 /// several reads share one, their flattened cotangents side by side), zero
 /// where another branch defines the point. Reads without a differentiable
-/// path are left out. Softmax units are differentiated whole, their row
-/// values read from `rows` where the range reads' stash holds them.
+/// path are left out. With them, the row values `requests` the element
+/// frames of the branch's range reads need (forward values, cotangents of
+/// collapsing nodes, ...) from the same sweep, packed in the same tensors:
+/// the forward values and the softmax's products are computed once for
+/// the reader's cotangents and the frames' (FlashAttention-2's dQ and the
+/// row statistics of its dK and dV in one pass). Returns where each read's
+/// cotangent and each request lies.
 #[allow(clippy::too_many_arguments)]
 fn cotangents<'c>(
     program: &mut Program<'c>,
@@ -612,33 +619,15 @@ fn cotangents<'c>(
     branch: &Branch<'c>,
     wanted: &[usize],
     dr: Option<usize>,
-    rows: &ranges::SoftmaxRows,
-) -> Result<Vec<(usize, Packed)>, PassDiagnostic<'c>> {
-    if wanted.is_empty() {
-        return Ok(Vec::new());
+    requests: &[ranges::Stash],
+) -> Result<(Vec<(usize, Packed)>, Vec<ranges::StashTensor>), PassDiagnostic<'c>> {
+    if wanted.is_empty() && requests.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
     let num_symbols = program.dims.len();
     let reader = program.tensors[r].clone();
     let mut body = Body::new(branch.location);
     body.nodes = branch.nodes.clone();
-    let here = identity(reader.domain.len(), num_symbols);
-    // Inner values of units nothing else reads get no cotangent: read
-    // them (the kept maximum and sum) instead of computing them again.
-    for (&n, &t) in &rows.inner {
-        body.nodes[n].kind = NodeKind::Read { source: t, index: here.clone() };
-    }
-    let mut units = Vec::new();
-    for unit in vjp::softmax::all(&branch.nodes) {
-        let dot = rows.dots.get(&unit.p).map(|&t| {
-            let mut ty = branch.nodes[unit.p].ty.clone();
-            ty.shape.remove(unit.axis);
-            let d = body.push(NodeKind::Read { source: t, index: here.clone() }, ty);
-            let mut kept = branch.nodes[unit.p].ty.shape.clone();
-            kept[unit.axis] = 1;
-            body.reshape(d, &kept)
-        });
-        units.push(vjp::softmax::Given { p: unit.p, x: unit.x, axis: unit.axis, dot });
-    }
     let forward = body.nodes.len();
     // The reader's adjoint at the point (`None`: one, the seed of `of`).
     let seed = match dr {
@@ -665,22 +654,41 @@ fn cotangents<'c>(
     }
     let swept = body.nodes.len();
     let seeds = [(branch.result, seed)];
-    let found = vjp::backprop_units(&mut body, forward, &seeds, wanted, vjp::softmax::Units::Given(&units))?;
-    let mut found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| found.get(&k).map(|&ct| (k, ct))).collect();
-    stored_parts(&mut body, forward, swept, &stored, &mut found);
-    let values: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();
+    let mut sweep: Vec<usize> = wanted.to_vec();
+    sweep.extend(ranges::swept(requests));
+    let all = vjp::backprop_seeds(&mut body, forward, &seeds, &sweep)?;
+    let mut found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| all.get(&k).map(|&ct| (k, ct))).collect();
+    let stashed = ranges::stash_values(&mut body, branch, requests, &all);
+    let mut roots: Vec<(usize, usize)> = found.clone();
+    roots.extend(stashed.iter().map(|&v| (usize::MAX, v)));
+    stored_parts(&mut body, forward, swept, &stored, &mut roots);
+    let stashed: Vec<usize> = roots[found.len()..].iter().map(|&(_, v)| v).collect();
+    found.truncate(0);
+    found.extend(roots.iter().take(roots.len() - stashed.len()).copied());
+    // Values: the reads' cotangents, then the requests.
+    let mut values: Vec<usize> = found.iter().map(|&(_, ct)| ct).collect();
+    values.extend(&stashed);
     let mut out = Vec::new();
+    let mut stash = Vec::new();
     for (result, parts, members) in pack(&mut body, &values) {
         let c_point = body.ty(result).clone();
-        let first = found[members[0]].0;
-        let c_name = format!("{g_name}$c${}${}${}", reader.name, b, first);
-        let c =
-            reader_tensor(program, &c_name, r, b, branch, body.nodes.clone(), result, branch.nodes[first].location)?;
+        let (c_name, at) = match found.get(members[0]) {
+            Some(&(first, _)) => (format!("{g_name}$c${}${}${}", reader.name, b, first), branch.nodes[first].location),
+            None => (format!("{g_name}$f${}${}", reader.name, b), branch.location),
+        };
+        let c = reader_tensor(program, &c_name, r, b, branch, body.nodes.clone(), result, at)?;
+        let mut items = Vec::new();
         for (m, extract) in members.into_iter().zip(parts) {
-            out.push((found[m].0, Packed { c, c_point: c_point.clone(), extract }));
+            match found.get(m) {
+                Some(&(k, _)) => out.push((k, Packed { c, c_point: c_point.clone(), extract })),
+                None => items.push((requests[m - found.len()], extract)),
+            }
+        }
+        if !items.is_empty() {
+            stash.push((c, items));
         }
     }
-    Ok(out)
+    Ok((out, stash))
 }
 
 /// The values of a branch that are its result or a part of it: the result

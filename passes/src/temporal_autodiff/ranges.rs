@@ -37,7 +37,6 @@ use super::{Contribution, live_nodes, vjp};
 use crate::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
 use crate::program::{Branch, DYNAMIC, Movement, NodeKind, PointType, Predicate, Program, ReduceKind, reshape_fits};
-use melior::ir::Location;
 use std::collections::HashMap;
 
 /// How a node of the reader's branch relates to the range of the read
@@ -253,7 +252,7 @@ fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
 
 /// A row value the element frame takes from the reader's frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Stash {
+pub(super) enum Stash {
     /// A forward value of the branch.
     Forward(usize),
     /// The cotangent of a collapsing node.
@@ -1043,17 +1042,6 @@ fn plan<'c>(
     Ok(plan)
 }
 
-/// Row values of softmax units the stash of a branch holds, each in a
-/// tensor of its own over the reader's domain (its point: the value), for
-/// the reader's own backward sweep to read instead of computing them
-/// again: the inner values (the kept maximum and sum) of units nothing
-/// else reads, by branch node, and `sum(P * dP)` by the unit's result.
-#[derive(Default)]
-pub(super) struct SoftmaxRows {
-    pub inner: HashMap<usize, usize>,
-    pub dots: HashMap<usize, usize>,
-}
-
 /// `plans` with those of reads of one range whose sources share a domain
 /// and an element type (and so the reader points and pieces) joined into
 /// the first one's frame: the union of their paths, collapses and units,
@@ -1118,23 +1106,24 @@ impl<'c> Plan<'c> {
     }
 }
 
-/// The contributions of the range reads `pivots` of `branch` (branch `b`
-/// of reader `r`) to their sources' adjoints, given `r`'s adjoint `dr`
-/// (`None`: one): per read and per piece of reader points a tensor over
-/// the read's source's domain. The row values all of them need are
-/// computed once, in one stash over the reader's domain; those of softmax
-/// units are returned too.
-pub(super) fn contributions<'c>(
-    program: &mut Program<'c>,
-    g_name: &str,
+/// The planned gradients of the range reads of one branch: the element
+/// frames to build and the row values they read at the reader's points
+/// (the *stash*, which the reader's own backward sweep computes beside the
+/// cotangents of its point reads: `cotangents` in `temporal_autodiff.rs`).
+pub(super) struct Planned<'c> {
+    plans: Vec<Plan<'c>>,
+    pub requests: Vec<Stash>,
+}
+
+/// Plans the gradients of the range reads `pivots` of `branch` (branch
+/// `b` of reader `r`).
+pub(super) fn prepare<'c>(
+    program: &Program<'c>,
     r: usize,
     b: usize,
     branch: &Branch<'c>,
     pivots: &[usize],
-    dr: Option<usize>,
-) -> Result<(Vec<(usize, Contribution<'c>)>, SoftmaxRows), PassDiagnostic<'c>> {
-    let num_symbols = program.dims.len();
-    let reader = program.tensors[r].clone();
+) -> Result<Planned<'c>, PassDiagnostic<'c>> {
     let plans: Vec<Plan<'c>> = pivots.iter().map(|&k| plan(program, r, b, branch, k)).collect::<Result<_, _>>()?;
     let plans = join(plans, branch, program)?;
     let mut requests: Vec<Stash> = Vec::new();
@@ -1145,8 +1134,79 @@ pub(super) fn contributions<'c>(
             }
         }
     }
-    let location = branch.nodes[pivots[0]].location;
-    let stash = stash_tensors(program, g_name, r, b, branch, location, dr, &requests)?;
+    Ok(Planned { plans, requests })
+}
+
+/// The nodes whose cotangents (in the reader's backward sweep) the stash
+/// of `requests` needs.
+pub(super) fn swept(requests: &[Stash]) -> Vec<usize> {
+    requests
+        .iter()
+        .filter_map(|s| match s {
+            Stash::Cotangent(c) | Stash::SoftmaxDot(c) => Some(*c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The value of each of `requests` in `body` (a copy of `branch`'s nodes
+/// and its backward sweep, whose cotangents are `found`).
+pub(super) fn stash_values(
+    body: &mut Body,
+    branch: &Branch,
+    requests: &[Stash],
+    found: &HashMap<usize, usize>,
+) -> Vec<usize> {
+    let mut values = Vec::new();
+    for item in requests {
+        values.push(match *item {
+            Stash::Forward(n) => n,
+            Stash::Cotangent(c) => match found.get(&c) {
+                Some(&ct) => ct,
+                None => body.zeros(&branch.nodes[c].ty),
+            },
+            Stash::Count(c) => {
+                let NodeKind::Reduce(_, a, axis) = branch.nodes[c].kind else { unreachable!("a mean") };
+                let ones = body.like(a, 1.0, branch.nodes[c].ty.element);
+                body.reduce(ReduceKind::Sum, ones, axis)
+            }
+            Stash::SoftmaxDot(p) => {
+                let axis = softmax::find(&branch.nodes, p).expect("a softmax unit").axis;
+                match found.get(&p) {
+                    Some(&dp) => {
+                        let product = body.mul(p, dp);
+                        body.reduce(ReduceKind::Sum, product, axis)
+                    }
+                    None => {
+                        let mut ty = branch.nodes[p].ty.clone();
+                        ty.shape.remove(axis);
+                        body.zeros(&ty)
+                    }
+                }
+            }
+        });
+    }
+    values
+}
+
+/// The contributions of the planned range reads of `branch` (branch `b`
+/// of reader `r`) to their sources' adjoints: per read (or joined reads)
+/// and per piece of reader points a tensor over the read's source's
+/// domain, reading the row values it needs from the tensors `stash` over
+/// the reader's domain (where each request lies in them).
+pub(super) fn contributions<'c>(
+    program: &mut Program<'c>,
+    g_name: &str,
+    r: usize,
+    b: usize,
+    branch: &Branch<'c>,
+    planned: Planned<'c>,
+    stash: Vec<StashTensor>,
+) -> Result<Vec<(usize, Contribution<'c>)>, PassDiagnostic<'c>> {
+    let num_symbols = program.dims.len();
+    let reader = program.tensors[r].clone();
+    let plans = planned.plans;
+    let location = plans[0].read.location;
     // Each packed value in a tensor of its own (cut from the packed one
     // point by point), so that reads of ranges of it need no slice of a
     // dynamic shape.
@@ -1164,26 +1224,6 @@ pub(super) fn contributions<'c>(
             program.tensors[t].branches =
                 vec![Branch { when: super::universe(dims, num_symbols), nodes: body.nodes, result: value, location }];
             parts_split.insert((*f, *item), t);
-        }
-    }
-    let mut rows = SoftmaxRows::default();
-    let closed: Vec<usize> = softmax::all(&branch.nodes)
-        .into_iter()
-        .filter(|u| softmax::closed(&branch.nodes, u))
-        .flat_map(|u| u.inner)
-        .collect();
-    for (f, parts) in &stash {
-        for (item, extract) in parts {
-            let t = if extract.is_some() { parts_split[&(*f, *item)] } else { *f };
-            match *item {
-                Stash::Forward(n) if closed.contains(&n) => {
-                    rows.inner.insert(n, t);
-                }
-                Stash::SoftmaxDot(p) => {
-                    rows.dots.insert(p, t);
-                }
-                _ => {}
-            }
         }
     }
     let mut out = Vec::new();
@@ -1283,84 +1323,8 @@ pub(super) fn contributions<'c>(
             }
         }
     }
-    Ok((out, rows))
+    Ok(out)
 }
 
 /// A stash tensor and where each stashed value sits in it.
-type StashTensor = (usize, Vec<(Stash, Option<(i64, PointType)>)>);
-
-/// The tensors over the reader's domain holding what the element frames
-/// requested: the branch's forward nodes, the backward sweep from `dr` to
-/// the collapsing nodes, the lengths of means' ranges; packed by element
-/// type. Returns each tensor and where each request sits in it.
-#[allow(clippy::too_many_arguments)]
-fn stash_tensors<'c>(
-    program: &mut Program<'c>,
-    g_name: &str,
-    r: usize,
-    b: usize,
-    branch: &Branch<'c>,
-    location: Location<'c>,
-    dr: Option<usize>,
-    requests: &[Stash],
-) -> Result<Vec<StashTensor>, PassDiagnostic<'c>> {
-    if requests.is_empty() {
-        return Ok(Vec::new());
-    }
-    let num_symbols = program.dims.len();
-    let reader = program.tensors[r].clone();
-    let mut body = Body::new(branch.location);
-    body.nodes = branch.nodes.clone();
-    let forward = body.nodes.len();
-    let seed = match dr {
-        Some(dr) => body.push(
-            NodeKind::Read { source: dr, index: super::identity(reader.domain.len(), num_symbols) },
-            reader.point.clone(),
-        ),
-        None => body.splat(1.0, &reader.point),
-    };
-    let wanted: Vec<usize> = requests
-        .iter()
-        .filter_map(|s| match s {
-            Stash::Cotangent(c) | Stash::SoftmaxDot(c) => Some(*c),
-            _ => None,
-        })
-        .collect();
-    let found = vjp::backprop_all(&mut body, forward, branch.result, seed, &wanted)?;
-    let mut values = Vec::new();
-    for item in requests {
-        values.push(match *item {
-            Stash::Forward(n) => n,
-            Stash::Cotangent(c) => match found.get(&c) {
-                Some(&ct) => ct,
-                None => body.zeros(&branch.nodes[c].ty),
-            },
-            Stash::Count(c) => {
-                let NodeKind::Reduce(_, a, axis) = branch.nodes[c].kind else { unreachable!("a mean") };
-                let ones = body.like(a, 1.0, branch.nodes[c].ty.element);
-                body.reduce(ReduceKind::Sum, ones, axis)
-            }
-            Stash::SoftmaxDot(p) => {
-                let axis = softmax::find(&branch.nodes, p).expect("a softmax unit").axis;
-                match found.get(&p) {
-                    Some(&dp) => {
-                        let product = body.mul(p, dp);
-                        body.reduce(ReduceKind::Sum, product, axis)
-                    }
-                    None => {
-                        let mut ty = branch.nodes[p].ty.clone();
-                        ty.shape.remove(axis);
-                        body.zeros(&ty)
-                    }
-                }
-            }
-        });
-    }
-    let mut out = Vec::new();
-    for (result, parts, members) in super::pack(&mut body, &values) {
-        let name = format!("{g_name}$f${}${}", reader.name, b);
-        let f = super::reader_tensor(program, &name, r, b, branch, body.nodes.clone(), result, location)?;
-        out.push((f, members.into_iter().map(|m| requests[m]).zip(parts).collect()));
-    }
-    Ok(out)
-}
+pub(super) type StashTensor = (usize, Vec<(Stash, Option<(i64, PointType)>)>);

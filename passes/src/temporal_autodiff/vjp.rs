@@ -76,21 +76,10 @@ pub(super) fn reaching(nodes: &[crate::program::Node], result: usize) -> Vec<boo
 }
 
 /// Builds into `body` the cotangents of the nodes `wanted` given the
-/// cotangent `seed` of node `result` (nodes `0..forward` of `body` are the
-/// branch's), in one sweep: by node, those with a differentiable path to
-/// the result.
-pub(super) fn backprop_all<'c>(
-    body: &mut Body<'c>,
-    forward: usize,
-    result: usize,
-    seed: usize,
-    wanted: &[usize],
-) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
-    backprop_seeds(body, forward, &[(result, seed)], wanted)
-}
-
-/// [`backprop_all`] from several seeds: `(node, cotangent)` pairs (the
-/// cotangents of one node add up).
+/// cotangents `seeds` of some nodes (`(node, cotangent)` pairs; the
+/// cotangents of one node add up), nodes `0..forward` of `body` being the
+/// branch's, in one sweep: by node, those with a differentiable path from
+/// a wanted node to a seed.
 pub(super) fn backprop_seeds<'c>(
     body: &mut Body<'c>,
     forward: usize,

@@ -38,10 +38,12 @@
 // CHECK-DAG: #[[TO:map[0-9]+]] = affine_map<(d0)[s0] -> (s0)>
 // The element frame of k's range read (node 3 of o's branch), over k's
 // domain, and the query, one of the row values stashed over t once for
-// both range reads (11 values per step: the query, the softmax's maximum
-// and sum, sum(P * dP) and the output's cotangent; each also in a tensor
-// of its own for reads of ranges of it).
-// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<11xf64>, sym_name = "gx$f$o$0"}
+// both range reads: 11 values per step (the query, the softmax's maximum
+// and sum, sum(P * dP) and the output's cotangent), computed by o's own
+// backward sweep beside the cotangents of its point reads (Wq and x: 20
+// values) in one tensor, each also in a tensor of its own for reads of
+// ranges of it.
+// CHECK-DAG: "temporal.tensor"() {domain = ["t"], element = tensor<31xf64>, sym_name = "gx$c$o$0$0"}
 // The element frame also differentiates v's read of the same range (v
 // has k's domain): one sweep, the scores and weights computed once, both
 // cotangents side by side (k's 4, then v's 4).
@@ -66,23 +68,18 @@
 // CHECK: "temporal.concat"(%[[DK]], %{{.*}}) {axis = 0 : i64} : (tensor<4xf64>, tensor<4xf64>) -> tensor<8xf64>
 // CHECK: gpu.yield
 
-// The reader's own cotangents (of the query, through Wq and x) read the
-// softmax's maximum, sum and sum(P * dP) from the stash instead of
-// computing them again (FlashAttention-2's dQ: P from the row statistics,
-// dS = P * (dO . v - D), dq = dS k), so no reduction along the range.
-// READER-DAG: %[[MAX:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<1xf64>, sym_name = "gx$f$o$0$1"}
-// READER-DAG: %[[SUM:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<1xf64>, sym_name = "gx$f$o$0$2"}
-// READER-DAG: %[[DOT:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<f64>, sym_name = "gx$f$o$0$3"}
-// READER-DAG: %[[C:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<20xf64>, sym_name = "gx$c$o$0$0"}
+// The reader's own sweep (FlashAttention-2's dQ: dS = P * (dO . v - D),
+// dq = dS k) computes the row values the element frames read in the same
+// pass: one maximum and one sum along the range, the reads' cotangents
+// (16 + 4 values) then the stash (the query, the maximum, the sum,
+// sum(P * dP), dO) side by side.
+// READER: %[[C:.*]] = "temporal.tensor"() {domain = ["t"], element = tensor<31xf64>, sym_name = "gx$c$o$0$0"}
 // READER: "temporal.define"(%[[C]])
-// READER-NOT: "temporal.reduce
-// READER: "temporal.read"(%[[MAX]])
-// READER-NOT: "temporal.reduce
-// READER: "temporal.read"(%[[SUM]])
-// READER-NOT: "temporal.reduce
-// READER: "temporal.read"(%[[DOT]])
-// READER-NOT: "temporal.reduce
-// READER: gpu.yield
+// READER: "temporal.reduce_max"
+// READER-NOT: "temporal.reduce_max"
+// READER: "temporal.concat"({{.*}}) -> tensor<20xf64>
+// READER: "temporal.concat"({{.*}}) -> tensor<31xf64>
+// READER-NEXT: gpu.yield
 
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()
 %x = "temporal.input"() {sym_name = "x", domain = ["t"], element = tensor<4xf64>} : () -> !temporal.rtensor
