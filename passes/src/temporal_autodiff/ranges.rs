@@ -14,9 +14,16 @@
 //! `X[q]` (and the same element of other reads of the same range), with
 //! the row values they need and the cotangents of the collapsing nodes
 //! read, as a range over the reader points that read `q` (`t >= q` for
-//! `x[0:t+1]`), from tensors over the reader's domain (`F`: the branch and
-//! its backward sweep); seeds each collapsing node's operands with its
-//! vector-Jacobian product and sweeps back to `X[q]`. Values that depend
+//! `x[0:t+1]`), from tensors over the reader's domain (the *stash*: the
+//! reader's own backward sweep computes it beside its point reads'
+//! cotangents, `cotangents` in `temporal_autodiff.rs`); seeds each
+//! collapsing node's operands with its vector-Jacobian product and sweeps
+//! back to `X[q]`. Reads of one range whose sources share a domain (an
+//! attention's keys and values) are differentiated in one frame, and a
+//! softmax along the range as one unit (`vjp/softmax.rs`): with both,
+//! the backward pass of causal attention is FlashAttention-2's (`P` again
+//! from the stashed maximum and sum, `dS = P * (dP - D)`, dK and dV from
+//! one sweep). Values that depend
 //! on the reader point carry a leading dimension of dynamic size, so the
 //! sum over reader points is the sweep's own sum over broadcast
 //! dimensions. Where branch conditions cut the reader points, the points
