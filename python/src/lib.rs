@@ -12,6 +12,7 @@ use tempo::{Coordinate, ElementType, Expr, Index, PointType};
 mod calls;
 mod errors;
 mod executable;
+mod parallel;
 mod rl;
 mod training;
 mod values;
@@ -941,6 +942,7 @@ fn _tempo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(values::random_normal, m)?)?;
     training::register(m)?;
     rl::register(m)?;
+    parallel::register(m)?;
     m.add("TempoError", m.py().get_type::<TempoError>())?;
     Ok(())
 }

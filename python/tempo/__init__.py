@@ -22,7 +22,9 @@ Adam and AdamW) defines parameters over an iteration dimension.
 ``random_uniform``, ``random_normal`` and ``categorical`` are seeded random
 values; ``tempo.rl`` has returns, advantages and policies for
 reinforcement learning, and ``Program.call`` calls a Python function (an
-environment) from the program.
+environment) from the program. ``Program.data_parallel`` splits a batch
+over the processes of an ``mpirun`` launch and averages the gradients
+(one all-reduce per iteration).
 
 The classes are the Rust API's (``tempo._tempo``): nothing is built or
 checked twice. Errors are ``tempo.TempoError`` naming the Python line.
@@ -37,16 +39,19 @@ from ._tempo import (  # noqa: F401
     Index,
     Program,
     Sample,
+    Shard,
     Tensor,
     TempoError,
     always,
     arange,
+    barrier,
     categorical,
     categorical_log_prob,
     constant,
     einsum,
     maximum,
     minimum,
+    processes,
     random_normal,
     random_uniform,
     where,
@@ -62,10 +67,12 @@ __all__ = [
     "Index",
     "Program",
     "Sample",
+    "Shard",
     "Tensor",
     "TempoError",
     "always",
     "arange",
+    "barrier",
     "categorical",
     "categorical_log_prob",
     "constant",
@@ -73,6 +80,7 @@ __all__ = [
     "maximum",
     "minimum",
     "optim",
+    "processes",
     "rl",
     "random_normal",
     "random_uniform",

@@ -216,6 +216,8 @@ class Program:
         """Ends ``dim`` where ``done`` (bool points over it) first holds."""
     def grad(self, name: str, of: Tensor, wrt: Tensor) -> Tensor:
         """The gradient of the sum of ``of``'s points with respect to each point of ``wrt``."""
+    def data_parallel(self, batch: int) -> Shard:
+        """Splits a batch of ``batch`` items over the processes of the run; every gradient becomes their mean."""
     def call(
         self,
         name: str,
@@ -298,6 +300,29 @@ class Sample:
     @property
     def entropy(self) -> Expr:
         """The entropy ``-sum(p log p)`` of each row's distribution."""
+
+@final
+class Shard:
+    """This process's part of a batch split over the processes of the run (``Program.data_parallel``)."""
+
+    @property
+    def rank(self) -> int:
+        """This process's rank (0 to ``processes - 1``)."""
+    @property
+    def processes(self) -> int:
+        """The number of processes of the run (1 without a launcher)."""
+    @property
+    def start(self) -> int:
+        """The first item of this process's part of the batch."""
+    @property
+    def len(self) -> int:
+        """The number of items of this process's part."""
+
+def processes() -> Tuple[int, int]:
+    """``(rank, processes)`` of this run (``(0, 1)`` without a launcher)."""
+
+def barrier() -> None:
+    """Waits until every process of the run gets here."""
 
 def einsum(spec: str, *operands: Expr) -> Expr:
     """A contraction in NumPy's notation: ``einsum("hqd,nhd->hqn", q, keys)``."""
