@@ -331,7 +331,7 @@ impl<'c> Reversal<'_, 'c> {
                     location,
                 });
             }
-            branches.push(zero_branch(universe(x_dims + 1, num_symbols), &c_point, location));
+            branches.push(zero_branch(universe(x_dims + 1, num_symbols), c_point, location));
             branches
         };
         program.tensors[s].branches = running(false);

@@ -12,6 +12,10 @@ use crate::diagnostics::PassDiagnostic;
 use crate::program::{Branch, NodeKind, PointType, Program};
 use melior::ir::Location;
 
+/// What the reader's sweep made: where each point read's cotangent lies,
+/// and the stash tensors of its range reads.
+type Swept = (Vec<(usize, Packed)>, Vec<ranges::StashTensor>);
+
 /// Where the cotangent of one read lives: tensor `c` over the reader's
 /// domain with points `c_point`, whole or (`extract`) the flat elements
 /// from an offset, reshaped to the read's point type.
@@ -127,7 +131,7 @@ pub(super) fn cotangents<'c>(
     wanted: &[usize],
     dr: Option<usize>,
     requests: &[ranges::Stash],
-) -> Result<(Vec<(usize, Packed)>, Vec<ranges::StashTensor>), PassDiagnostic<'c>> {
+) -> Result<Swept, PassDiagnostic<'c>> {
     if wanted.is_empty() && requests.is_empty() {
         return Ok((Vec::new(), Vec::new()));
     }
