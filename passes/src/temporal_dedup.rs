@@ -117,22 +117,26 @@ fn kind_key(kind: &NodeKind) -> String {
     }
 }
 
-/// A tensor's definition with the tensors it reads replaced by their
-/// classes.
-fn signature(program: &Program, t: usize, class: &[usize]) -> String {
+/// A tensor's definition with the tensors it reads left out (its shape:
+/// domain, point type, branches and nodes) and the tensors it reads, in
+/// order: two tensors hold the same values when their shapes are equal and
+/// the tensors they read, position by position, do.
+fn shape(program: &Program, t: usize) -> (String, Vec<usize>) {
     let tensor = &program.tensors[t];
     let mut text = format!("{:?} {:?} |", tensor.domain, tensor.point);
+    let mut reads = Vec::new();
     for branch in &tensor.branches {
         text += &format!(" when {:?} result {} :", branch.when, branch.result);
         for node in &branch.nodes {
             let mut kind = node.kind.clone();
             if let Some(source) = crate::rewrite::source_mut(&mut kind) {
-                *source = class[*source];
+                reads.push(*source);
+                *source = usize::MAX;
             }
             text += &format!(" {} {:?};", kind_key(&kind), node.ty);
         }
     }
-    text
+    (text, reads)
 }
 
 /// Merges computed tensors that hold the same values; returns whether any
@@ -145,16 +149,30 @@ pub fn merge_duplicate_tensors(program: &mut Program) -> bool {
         program.tensors[t].is_input
             || program.tensors[t].branches.iter().flat_map(|b| &b.nodes).any(|x| x.kind.has_effect())
     };
+    // Each tensor's shape, formatted once; the rounds refine classes by
+    // the classes of the tensors read (partition refinement).
+    let mut shapes: HashMap<String, usize> = HashMap::new();
+    let mut local: Vec<(usize, Vec<usize>)> = Vec::with_capacity(n);
+    for t in 0..n {
+        if alone(t) {
+            local.push((usize::MAX, Vec::new()));
+            continue;
+        }
+        let (text, reads) = shape(program, t);
+        let fresh = shapes.len();
+        local.push((*shapes.entry(text).or_insert(fresh), reads));
+    }
     let mut class: Vec<usize> = (0..n).map(|t| if alone(t) { n + t } else { 0 }).collect();
     loop {
-        let mut ids: HashMap<(usize, String), usize> = HashMap::new();
+        let mut ids: HashMap<(usize, usize, Vec<usize>), usize> = HashMap::new();
         let mut next: Vec<usize> = Vec::with_capacity(n);
         for t in 0..n {
             if alone(t) {
                 next.push(n + t);
                 continue;
             }
-            let key = (class[t], signature(program, t, &class));
+            let (id, reads) = &local[t];
+            let key = (class[t], *id, reads.iter().map(|&r| class[r]).collect::<Vec<_>>());
             let fresh = ids.len();
             next.push(*ids.entry(key).or_insert(fresh));
         }
