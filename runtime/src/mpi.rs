@@ -273,10 +273,14 @@ extern "C" fn finalize_at_exit() {
         && let Some(world) = opened()
     {
         let stats = collective_stats();
-        eprintln!(
-            "tempo: rank {} of {}: {} all-reduces, {} bytes, {:.6} s in them",
+        // One write of the whole line: `eprintln!` writes its pieces one by
+        // one, and the launcher, forwarding every process's standard error
+        // to one stream, interleaved two processes' pieces.
+        let line = format!(
+            "tempo: rank {} of {}: {} all-reduces, {} bytes, {:.6} s in them\n",
             world.rank, world.size, stats.calls, stats.bytes, stats.seconds
         );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
     }
     if let Some((finalized, finalize)) = FINALIZE.get() {
         let mut flag: c_int = 0;
