@@ -925,6 +925,19 @@ fn softmax_units_whose_inner_values_are_read_elsewhere() {
         let loss = loss_of(p, &[&t], &softmax * &xt + log_softmax * 0.25 + e.sin());
         Case::new(&loss, &[&x])
     });
+    check("over k[0:t+1], a softmax along another axis than the range's", &[("T", 4)], |p, _| {
+        let t = p.dim("t", "T");
+        let q = p.input("q", &[&t], f64s(&[2, 3]));
+        let k = p.input("k", &[&t], f64s(&[2, 3]));
+        let o = p.tensor("o", &[&t], f64s(&[2]));
+        // Scores [h, l]; the softmax across the heads h at each key l
+        // (elementwise along the range), then summed over the keys.
+        let scores = Expr::einsum("hd,lhd->hl", &[&q.here(), &k.range(0, &t + 1)]);
+        let weights = scores.softmax_along(0);
+        p.otherwise(&o, (&weights * &scores).sum(1));
+        let loss = loss_of(p, &[&t], o.here().tanh());
+        Case::new(&loss, &[&q, &k])
+    });
     check("over k[0:t+1], the sum read by log", &[("T", 4)], |p, _| {
         let t = p.dim("t", "T");
         let q = p.input("q", &[&t], f64s(&[3]));
