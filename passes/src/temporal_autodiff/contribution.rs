@@ -176,50 +176,43 @@ impl<'c> Reversal<'_, 'c> {
                 _ => None,
             })
         });
-        let (c, packed_point, extract) = match strided {
-            None => return,
-            Some((rd, k)) => {
-                let m_name = format!("{g_name}$m${}${}${}", reader.name, b, k);
-                let dims = reader.domain.len();
-                let m = push_tensor(program, m_name, reader.domain.clone(), c_point.clone(), read.location);
-                let mut branches = Vec::new();
-                for more in [true, false] {
-                    let mut body = Body::new(read.location);
-                    let whole = body
-                        .push(NodeKind::Read { source: c, index: identity(dims, num_symbols) }, packed_point.clone());
-                    let here = unpack(&mut body, whole, extract.as_ref());
-                    let mut constraints = Vec::new();
-                    let result = if more {
-                        // p_r + k <= extent - 1
-                        let extent = AffineExpr::Symbol(reader.domain[rd]);
-                        constraints.push(pullback::ge0(sub(
-                            sub(extent, AffineExpr::Constant(1)),
-                            add(AffineExpr::Dim(rd), AffineExpr::Constant(k)),
-                        )));
-                        let mut next: Vec<AffineExpr> = (0..dims).map(AffineExpr::Dim).collect();
-                        next[rd] = add(AffineExpr::Dim(rd), AffineExpr::Constant(k));
-                        let later = body.push(
-                            NodeKind::Read { source: m, index: pullback::map(dims, num_symbols, next) },
-                            c_point.clone(),
-                        );
-                        body.add(here, later)
-                    } else {
-                        here
-                    };
-                    branches.push(Branch {
-                        when: pullback::set(dims, num_symbols, constraints),
-                        nodes: body.nodes,
-                        result,
-                        location: read.location,
-                    });
-                }
-                program.tensors[m].branches = branches;
-                (m, c_point.clone(), None)
-            }
-        };
-        self.c = c;
-        self.packed_point = packed_point;
-        self.extract = extract;
+        let Some((rd, k)) = strided else { return };
+        let m_name = format!("{g_name}$m${}${}${}", reader.name, b, k);
+        let dims = reader.domain.len();
+        let m = push_tensor(program, m_name, reader.domain.clone(), c_point.clone(), read.location);
+        let mut branches = Vec::new();
+        for more in [true, false] {
+            let mut body = Body::new(read.location);
+            let whole =
+                body.push(NodeKind::Read { source: c, index: identity(dims, num_symbols) }, packed_point.clone());
+            let here = unpack(&mut body, whole, extract.as_ref());
+            let mut constraints = Vec::new();
+            let result = if more {
+                // p_r + k <= extent - 1
+                let extent = AffineExpr::Symbol(reader.domain[rd]);
+                constraints.push(pullback::ge0(sub(
+                    sub(extent, AffineExpr::Constant(1)),
+                    add(AffineExpr::Dim(rd), AffineExpr::Constant(k)),
+                )));
+                let mut next: Vec<AffineExpr> = (0..dims).map(AffineExpr::Dim).collect();
+                next[rd] = add(AffineExpr::Dim(rd), AffineExpr::Constant(k));
+                let later = body
+                    .push(NodeKind::Read { source: m, index: pullback::map(dims, num_symbols, next) }, c_point.clone());
+                body.add(here, later)
+            } else {
+                here
+            };
+            branches.push(Branch {
+                when: pullback::set(dims, num_symbols, constraints),
+                nodes: body.nodes,
+                result,
+                location: read.location,
+            });
+        }
+        program.tensors[m].branches = branches;
+        self.c = m;
+        self.packed_point = c_point.clone();
+        self.extract = None;
     }
 
     /// The read reversed, per source dimension: the cases of its

@@ -167,9 +167,9 @@ pub(super) fn cotangents<'c>(
     let seeds = [(branch.result, seed)];
     let mut sweep: Vec<usize> = wanted.to_vec();
     sweep.extend(ranges::swept(requests));
-    let all = vjp::backprop_seeds(&mut body, forward, &seeds, &sweep)?;
+    let (all, dots) = vjp::backprop_with_dots(&mut body, forward, &seeds, &sweep, vjp::softmax::Units::Found)?;
     let mut found: Vec<(usize, usize)> = wanted.iter().filter_map(|&k| all.get(&k).map(|&ct| (k, ct))).collect();
-    let stashed = ranges::stash_values(&mut body, branch, requests, &all);
+    let stashed = ranges::stash_values(&mut body, branch, requests, &all, &dots);
     let mut roots: Vec<(usize, usize)> = found.clone();
     roots.extend(stashed.iter().map(|&v| (usize::MAX, v)));
     stored_parts(&mut body, forward, swept, &stored, &mut roots);

@@ -333,12 +333,14 @@ pub(super) fn swept(requests: &[Stash]) -> Vec<usize> {
 }
 
 /// The value of each of `requests` in `body` (a copy of `branch`'s nodes
-/// and its backward sweep, whose cotangents are `found`).
+/// and its backward sweep, whose cotangents are `found` and whose softmax
+/// units computed the sums `dots`).
 pub(super) fn stash_values(
     body: &mut Body,
     branch: &Branch,
     requests: &[Stash],
     found: &HashMap<usize, usize>,
+    dots: &HashMap<usize, usize>,
 ) -> Vec<usize> {
     let mut values = Vec::new();
     for item in requests {
@@ -355,12 +357,13 @@ pub(super) fn stash_values(
             }
             Stash::SoftmaxDot(p) => {
                 let axis = softmax::find(&branch.nodes, p).expect("a softmax unit").axis;
-                match found.get(&p) {
-                    Some(&dp) => {
+                match (dots.get(&p), found.get(&p)) {
+                    (Some(&dot), _) => dot,
+                    (None, Some(&dp)) => {
                         let product = body.mul(p, dp);
                         body.reduce(ReduceKind::Sum, product, axis)
                     }
-                    None => {
+                    (None, None) => {
                         let mut ty = branch.nodes[p].ty.clone();
                         ty.shape.remove(axis);
                         body.zeros(&ty)

@@ -79,18 +79,8 @@ pub(super) fn reaching(nodes: &[crate::program::Node], result: usize) -> Vec<boo
 /// cotangents `seeds` of some nodes (`(node, cotangent)` pairs; the
 /// cotangents of one node add up), nodes `0..forward` of `body` being the
 /// branch's, in one sweep: by node, those with a differentiable path from
-/// a wanted node to a seed.
-pub(super) fn backprop_seeds<'c>(
-    body: &mut Body<'c>,
-    forward: usize,
-    seeds: &[(usize, usize)],
-    wanted: &[usize],
-) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
-    backprop_units(body, forward, seeds, wanted, softmax::Units::Found)
-}
-
-/// [`backprop_seeds`] with the softmax units of `units` differentiated
-/// each as one op (see [`softmax`]).
+/// a wanted node to a seed; the softmax units of `units` each as one op
+/// (see [`softmax`]).
 pub(super) fn backprop_units<'c>(
     body: &mut Body<'c>,
     forward: usize,
@@ -98,6 +88,19 @@ pub(super) fn backprop_units<'c>(
     wanted: &[usize],
     units: softmax::Units<'_>,
 ) -> Result<HashMap<usize, usize>, PassDiagnostic<'c>> {
+    Ok(backprop_with_dots(body, forward, seeds, wanted, units)?.0)
+}
+
+/// [`backprop_units`], with the sums `sum(P * dP)` along their axes the
+/// sweep computed for its softmax units, by unit result `P`.
+pub(super) fn backprop_with_dots<'c>(
+    body: &mut Body<'c>,
+    forward: usize,
+    seeds: &[(usize, usize)],
+    wanted: &[usize],
+    units: softmax::Units<'_>,
+) -> Result<(HashMap<usize, usize>, HashMap<usize, usize>), PassDiagnostic<'c>> {
+    let mut dots = HashMap::new();
     let units: HashMap<usize, softmax::Given> = match units {
         softmax::Units::Found => softmax::all(&body.nodes[..forward])
             .into_iter()
@@ -107,7 +110,7 @@ pub(super) fn backprop_units<'c>(
     };
     let mut ct: HashMap<usize, Vec<Part>> = HashMap::new();
     let (Some(&lowest), Some(highest)) = (wanted.iter().min(), seeds.iter().map(|&(n, _)| n).max()) else {
-        return Ok(HashMap::new());
+        return Ok((HashMap::new(), dots));
     };
     let nodes = &body.nodes[..forward];
     let mut reached = vec![false; forward];
@@ -145,7 +148,10 @@ pub(super) fn backprop_units<'c>(
         ct.insert(n, vec![Part::Dense(c)]);
         if let Some(unit) = units.get(&n) {
             if path[unit.x] {
-                let dx = softmax::product(body, n, unit.axis, unit.dot, c);
+                let (dx, dot) = softmax::product(body, n, unit.axis, unit.dot, c);
+                if let Some(dot) = dot {
+                    dots.insert(n, dot);
+                }
                 ct.entry(unit.x).or_default().push(Part::Dense(dx));
             }
             continue;
@@ -168,7 +174,7 @@ pub(super) fn backprop_units<'c>(
             result.insert(k, c);
         }
     }
-    Ok(result)
+    Ok((result, dots))
 }
 
 /// One contribution to a node's cotangent: a value of the node's shape, or

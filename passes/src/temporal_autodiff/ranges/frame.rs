@@ -90,7 +90,7 @@ impl<'c> Frame<'_, 'c> {
         out
     }
 
-    pub(super) fn stashed(&mut self, item: Stash, ty: &PointType) -> usize {
+    fn stashed(&mut self, item: Stash, ty: &PointType) -> usize {
         if let Some(&v) = self.values.get(&item) {
             return v;
         }
@@ -181,7 +181,7 @@ impl<'c> Frame<'_, 'c> {
     }
 
     /// The element of a node carrying the range, at `q`.
-    pub(super) fn elem(&mut self, n: usize) -> Result<usize, PassDiagnostic<'c>> {
+    fn elem(&mut self, n: usize) -> Result<usize, PassDiagnostic<'c>> {
         if let Some(&v) = self.elem.get(&n) {
             return Ok(v);
         }

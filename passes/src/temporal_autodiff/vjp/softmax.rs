@@ -124,24 +124,25 @@ pub(in crate::temporal_autodiff) fn closed(nodes: &[Node], unit: &Softmax) -> bo
 
 /// `dX = P * (c - keep(sum(P * c, axis)))` for the unit of result `p`
 /// (cotangent `c`), with the sum given as `dot` (already shaped to
-/// broadcast against `p`) or computed here.
+/// broadcast against `p`) or computed here; with the sum it computed
+/// (along `axis`, not kept), for the stash that needs it too.
 pub(in crate::temporal_autodiff) fn product(
     body: &mut Body<'_>,
     p: usize,
     axis: usize,
     dot: Option<usize>,
     c: usize,
-) -> usize {
-    let dot = match dot {
-        Some(d) => d,
+) -> (usize, Option<usize>) {
+    let (kept, sum) = match dot {
+        Some(d) => (d, None),
         None => {
             let pc = body.mul(p, c);
             let d = body.reduce(ReduceKind::Sum, pc, axis);
             let mut shape = body.ty(p).shape.clone();
             shape[axis] = 1;
-            body.reshape(d, &shape)
+            (body.reshape(d, &shape), Some(d))
         }
     };
-    let diff = body.binary(BinaryKind::Sub, c, dot);
-    body.mul(p, diff)
+    let diff = body.binary(BinaryKind::Sub, c, kept);
+    (body.mul(p, diff), sum)
 }
