@@ -21,10 +21,12 @@ slowest's time: what the machine gives P processes (its cores, memory
 bandwidth, other load); weak efficiency against it, t(control) / t(P,
 P*B), is what the data-parallel run loses to communication and waiting.
 
-    python3 bench/distributed/run.py [--repeat 3] [--quick] [--bin-dir DIR]
+    bench/.venv/bin/python bench/distributed/run.py [--repeat 3] [--quick] [--bin-dir DIR] [--no-ddp]
 
-Writes results.json and results.md beside this file. PyTorch DDP is not
-run here (see results.md).
+The baseline, PyTorch DDP (Gloo) from bench/.venv (bench/train/setup.sh
+installs it from PyPI), runs the same workloads (ddp.py) in the same
+rounds: 1 process, and 2 processes weak and strong, each of 1 thread.
+Writes results.json and results.md beside this file.
 """
 import argparse
 import json
@@ -95,9 +97,31 @@ def run_once(bin_dir, workload, processes, batch, iterations):
     return execute, stats
 
 
+def run_ddp(workload, processes, batch, iterations, port):
+    """PyTorch DDP's seconds per iteration and its figures (ddp.py)."""
+    command = [sys.executable, os.path.join(HERE, "ddp.py"), workload, "--processes", str(processes), "--batch",
+               str(batch), "--iterations", str(iterations), "--port", str(port)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def summarize_ddp(runs, workload, processes, batch, iterations):
+    seconds = statistics.median(r["seconds_per_iteration"] for r in runs)
+    out = dict(system="PyTorch DDP", workload=workload, processes=processes, batch=batch, iterations=iterations,
+               seconds_per_iteration=seconds, samples_per_second=WORKLOADS[workload]["samples"](batch, None) / seconds,
+               torch=runs[0]["torch"])
+    if processes > 1:
+        # The step's own collectives and DDP's one bucket of gradients.
+        out["all_reduces_per_iteration"] = runs[0]["step_collectives"] + 1
+        out["bytes_per_iteration"] = runs[0]["gradient_bytes"]
+    return out
+
+
 def summarize(runs, workload, processes, batch, iterations):
     execute = statistics.median(r[0] for r in runs)
-    out = dict(workload=workload, processes=processes, batch=batch, iterations=iterations,
+    out = dict(system="tempo", workload=workload, processes=processes, batch=batch, iterations=iterations,
                seconds_per_iteration=execute / iterations,
                samples_per_second=WORKLOADS[workload]["samples"](batch, None) / (execute / iterations),
                executes=[r[0] for r in runs])
@@ -111,15 +135,17 @@ def summarize(runs, workload, processes, batch, iterations):
 
 
 def table(results):
-    lines = ["| workload | P | batch (whole run) | ms / iteration | samples / s | all-reduces / iteration | "
+    lines = ["| system | workload | P | batch (whole run) | ms / iteration | samples / s | all-reduces / iteration | "
              "bytes / iteration | time in all-reduce | efficiency |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
         eff = r.get("efficiency", "")
+        share = f"{100 * r['collective_share']:.1f}%" if "collective_share" in r else "-"
         lines.append(
-            f"| {r['workload']} | {r['processes']} | {r['batch']} | {1000 * r['seconds_per_iteration']:.2f} | "
+            f"| {r.get('system', 'tempo')} | {r['workload']} | {r['processes']} | {r['batch']} | "
+            f"{1000 * r['seconds_per_iteration']:.2f} | "
             f"{r['samples_per_second']:.0f} | {r.get('all_reduces_per_iteration', 0):.0f} | "
-            f"{r.get('bytes_per_iteration', 0):.0f} | {100 * r.get('collective_share', 0):.1f}% | {eff} |")
+            f"{r.get('bytes_per_iteration', 0):.0f} | {share} | {eff} |")
     return "\n".join(lines)
 
 
@@ -128,7 +154,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one run each, fewer iterations")
     parser.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "release"))
+    parser.add_argument("--no-ddp", action="store_true", help="leave out the PyTorch DDP baseline")
     args = parser.parse_args()
+    load_before = os.getloadavg()
     repeat = 1 if args.quick else args.repeat
     results = []
     for name, w in WORKLOADS.items():
@@ -136,8 +164,14 @@ def main():
         b = w["batch"]
         # Interleaved rounds: each configuration and the control once per
         # round, so that they meet the same load on a shared machine.
-        rounds = {"one": [], "weak": [], "strong": [], "control": []}
-        for _ in range(repeat):
+        rounds = {"one": [], "weak": [], "strong": [], "control": [], "ddp one": [], "ddp weak": [],
+                  "ddp strong": []}
+        for k in range(repeat):
+            if not args.no_ddp:
+                port = 29531 + 7 * k
+                rounds["ddp one"].append(run_ddp(name, 1, b, iterations, port))
+                rounds["ddp weak"].append(run_ddp(name, 2, 2 * b, iterations, port + 1))
+                rounds["ddp strong"].append(run_ddp(name, 2, b, iterations, port + 2))
             rounds["one"].append(run_once(args.bin_dir, name, 1, b, iterations))
             rounds["weak"].append(run_once(args.bin_dir, name, 2, 2 * b, iterations))
             rounds["strong"].append(run_once(args.bin_dir, name, 2, b, iterations))
@@ -154,10 +188,25 @@ def main():
         strong["efficiency"] = f"strong {one['seconds_per_iteration'] / (2 * strong['seconds_per_iteration']):.2f}"
         results += [one, weak, strong]
         results.append(results.pop(-4))
+        if not args.no_ddp:
+            d_one = summarize_ddp(rounds["ddp one"], name, 1, b, iterations)
+            d_weak = summarize_ddp(rounds["ddp weak"], name, 2, 2 * b, iterations)
+            d_strong = summarize_ddp(rounds["ddp strong"], name, 2, b, iterations)
+            d_weak["efficiency"] = (f"weak {d_one['seconds_per_iteration'] / d_weak['seconds_per_iteration']:.2f}; "
+                                    f"tempo {d_weak['seconds_per_iteration'] / weak['seconds_per_iteration']:.2f}x")
+            d_strong["efficiency"] = (
+                f"strong {d_one['seconds_per_iteration'] / (2 * d_strong['seconds_per_iteration']):.2f}; "
+                f"tempo {d_strong['seconds_per_iteration'] / strong['seconds_per_iteration']:.2f}x")
+            d_one["efficiency"] = f"tempo {d_one['seconds_per_iteration'] / one['seconds_per_iteration']:.2f}x"
+            results += [d_one, d_weak, d_strong]
         print(table(results), flush=True)
+    load_after = os.getloadavg()
     with open(os.path.join(HERE, "results.json"), "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump(dict(load_before=load_before, load_after=load_after, repeat=repeat, results=results), f, indent=1)
     with open(os.path.join(HERE, "results.md"), "w") as f:
+        f.write(f"Median of {repeat} interleaved rounds; load average {load_before[0]:.2f} before, "
+                f"{load_after[0]:.2f} after. The DDP rows' efficiency column also gives tempo's speed-up "
+                "over DDP in the same configuration (its time over ours).\n\n")
         f.write(table(results) + "\n")
 
 

@@ -20,6 +20,7 @@ pub mod support;
 pub mod temporal_autodiff;
 pub mod temporal_dce;
 pub mod temporal_dedup;
+pub mod temporal_fuse_collectives;
 pub mod temporal_lift_recurrences;
 pub mod temporal_simplify;
 pub mod temporal_split_products;
@@ -34,6 +35,7 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(verify::VerifyTemporal);
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);
+    registry.add_pass(temporal_fuse_collectives::TemporalFuseCollectives);
     registry.add_pass(temporal_simplify::TemporalSimplify);
     registry.add_pass(temporal_lift_recurrences::TemporalLiftRecurrences);
     registry.add_pass(temporal_split_recurrences::TemporalSplitRecurrences);

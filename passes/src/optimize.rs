@@ -9,9 +9,11 @@
 //!   `temporal-split-products` (the same out of tensors with per-step
 //!   products of two varying values: weight gradients),
 //!   `temporal-vectorize` (with the bound
-//!   values of the run, which the program is then specialized for) and
-//!   `temporal-simplify`; every pass exact, so results stay bit for bit
-//!   those of the unoptimized program;
+//!   values of the run, which the program is then specialized for),
+//!   `temporal-simplify` and `temporal-fuse-collectives` (independent
+//!   all-reduces in one message); every pass exact, so results stay bit
+//!   for bit those of the unoptimized program (with more than two
+//!   processes, the MPI library may sum a fused message in another order);
 //! - `-O3`: the same with the rewrites that may change float rounding:
 //!   `inexact=true` (float matmul reassociation, lifting float suffix
 //!   sums) and `temporal-tile-ranges` (softmax attention over dynamic
@@ -39,6 +41,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-vectorize",
     "temporal-simplify",
     "temporal-dedup",
+    "temporal-fuse-collectives",
     "temporal-dce",
 ];
 
@@ -54,6 +57,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-tile-ranges",
     "temporal-simplify",
     "temporal-dedup",
+    "temporal-fuse-collectives",
     "temporal-dce",
 ];
 
@@ -203,7 +207,8 @@ mod tests {
         );
         assert_eq!(
             optimization_pipeline(2, &["temporal-dedup".into()], "").unwrap(),
-            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-dce"
+            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-fuse-collectives, \
+             temporal-dce"
         );
         assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
         assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));
@@ -217,7 +222,8 @@ mod tests {
             optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
             "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, \
              temporal-split-recurrences{bounds=T=9}, temporal-split-products{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
-             temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, temporal-dce"
+             temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, \
+             temporal-fuse-collectives, temporal-dce"
         );
         // Fast math (and level 3) sums weight gradients as one product.
         assert!(

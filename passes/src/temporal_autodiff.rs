@@ -58,6 +58,8 @@ mod ranges;
 mod running_sums;
 mod vjp;
 
+pub(crate) use fused::pack as pack_all_reduce;
+
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::{PassDiagnostic, PassResult};
 use crate::pass::{PassOptions, TempoPass};
@@ -246,7 +248,9 @@ fn fresh_name(program: &Program, base: &str) -> String {
     (1..).map(|k| format!("{base}${k}")).find(|n| !taken(n)).expect("a free name")
 }
 
-fn push_tensor<'c>(
+/// Appends a computed tensor of no branches yet, its name made fresh
+/// from `name`; returns its index.
+pub(crate) fn push_tensor<'c>(
     program: &mut Program<'c>,
     name: String,
     domain: Vec<usize>,

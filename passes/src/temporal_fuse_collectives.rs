@@ -1,0 +1,251 @@
+//! `temporal-fuse-collectives`: all-reduces that do not depend on each
+//! other travel in one message. A data-parallel training step all-reduces
+//! its gradients (one fused buffer per loss, `temporal-autodiff`) and
+//! often a few scalars beside them (the loss it reports, an episode
+//! return); each collective costs at least one network latency per
+//! iteration, so the ones that can wait for each other are merged: per
+//! point, ONE `temporal.all_reduce` of their operands flattened and
+//! concatenated, each tensor reading its slice back.
+//!
+//! A collective is a candidate when it is the result of the only branch of
+//! its tensor (defined at every point of the domain, its value nothing but
+//! the reduction; not a dynamic shape). Candidates of one domain, one
+//! element type and one reduction are merged when neither one's operand
+//! depends on the other's value at the same point or a later one: along
+//! every path of reads between them, each dimension of the domain moves
+//! by a known constant that is never positive, and at least one moves
+//! back (the loss of iteration `i` reads the parameters of `i`, made from
+//! the gradients of `i - 1`: mergeable with the gradients of `i`). A read
+//! whose offset is unknown (a range holding the present point, data, a
+//! tensor without that dimension) counts as the same point: no merge. So
+//! the merged buffer never waits for itself, and both operands are
+//! computed before the one collective.
+//!
+//! For candidates `a1 .. an` merged: each `ak`'s branch moves to a new
+//! tensor `ak$operand` without its `temporal.all_reduce` (its value is the
+//! operand), a new tensor `a1$fused` is the reduction of them all, and
+//! each `ak` is its slice of it.
+//!
+//! Exact in one process (the reduction is the identity) and with two (the
+//! sum of two values is the same in any order); with more, MPI libraries
+//! may pick another reduction order for a longer message, the same on
+//! every process. Every process fuses the same way (the program is the
+//! same), so they still reach the same collectives in the same order.
+//! Assumes a program accepted by `temporal-verify`, gradients expanded.
+
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
+use crate::program::{Collective, DYNAMIC, ElementType, NodeKind, Program};
+use crate::rewrite::compact_branch;
+use crate::temporal_autodiff::{pack_all_reduce, push_tensor};
+use melior::ir::Location;
+use std::collections::HashSet;
+
+/// The `temporal-fuse-collectives` pass.
+pub struct TemporalFuseCollectives;
+
+impl TempoPass for TemporalFuseCollectives {
+    fn name(&self) -> &'static str {
+        "temporal-fuse-collectives"
+    }
+    fn summary(&self) -> &'static str {
+        "Merge all-reduces of one domain, element type and reduction that do not depend on each other into one"
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalFuseCollectives {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        _options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(fuse_collectives(program))
+    }
+}
+
+/// Where a read moves the point along one dimension of the domain, as far
+/// as it is known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Move {
+    /// The same coordinate.
+    Stay,
+    /// Strictly earlier by a constant.
+    Back,
+    /// Strictly later by a constant.
+    Ahead,
+    /// Unknown, or a set holding the same coordinate.
+    Any,
+}
+
+impl Move {
+    fn of_offset(offset: Option<i64>) -> Move {
+        match offset {
+            Some(0) => Move::Stay,
+            Some(c) if c < 0 => Move::Back,
+            Some(_) => Move::Ahead,
+            None => Move::Any,
+        }
+    }
+
+    fn then(self, next: Move) -> Move {
+        match (self, next) {
+            (Move::Stay, m) | (m, Move::Stay) => m,
+            (Move::Back, Move::Back) => Move::Back,
+            (Move::Ahead, Move::Ahead) => Move::Ahead,
+            _ => Move::Any,
+        }
+    }
+}
+
+/// How the read `node` (in a branch of tensor `reader`) moves the point
+/// along each dimension of `domain`.
+fn read_moves(program: &Program, reader: usize, node: &NodeKind, domain: &[usize]) -> Vec<Move> {
+    let r = &program.tensors[reader];
+    domain
+        .iter()
+        .map(|dim| {
+            let (Some(source), Some(at)) = (crate::rewrite::source(node), r.domain.iter().position(|d| d == dim))
+            else {
+                return Move::Any;
+            };
+            let Some(k) = program.tensors[source].domain.iter().position(|d| d == dim) else {
+                // The source has no such coordinate: its reads may be of any.
+                return Move::Any;
+            };
+            match node {
+                NodeKind::Read { index, .. } => Move::of_offset(index.results[k].offset_from_dim(at)),
+                NodeKind::ReadRange { lower, upper, caps, .. } => {
+                    let offsets = |m: &crate::affine::AffineMap| {
+                        m.results.iter().map(|e| e.offset_from_dim(at)).collect::<Vec<_>>()
+                    };
+                    let (lo, hi) = (offsets(&lower[k]), offsets(&upper[k]));
+                    if hi.is_empty() {
+                        // A point: max(lower), capped.
+                        return if lo.len() == 1 && caps[k].results.is_empty() {
+                            Move::of_offset(lo[0])
+                        } else {
+                            Move::Any
+                        };
+                    }
+                    // The range [max(lower), min(upper)); caps only shrink it.
+                    let low = lo.iter().map(|o| o.unwrap_or(i64::MIN)).max().unwrap_or(i64::MIN);
+                    let high = hi.iter().map(|o| o.unwrap_or(i64::MAX)).min().unwrap_or(i64::MAX);
+                    match (low, high) {
+                        (0, 1) => Move::Stay,
+                        (_, h) if h <= 0 => Move::Back,
+                        (l, _) if l >= 1 => Move::Ahead,
+                        _ => Move::Any,
+                    }
+                }
+                _ => Move::Any,
+            }
+        })
+        .collect()
+}
+
+/// A collective that may be merged: its tensor, the node of the
+/// reduction in its branch, and what must match to merge.
+struct Candidate {
+    tensor: usize,
+    node: usize,
+    key: (Vec<usize>, ElementType, Collective),
+}
+
+fn candidates(program: &Program) -> Vec<Candidate> {
+    program
+        .tensors
+        .iter()
+        .enumerate()
+        .filter_map(|(t, tensor)| {
+            let [branch] = tensor.branches.as_slice() else { return None };
+            let NodeKind::AllReduce(reduction, operand) = branch.nodes[branch.result].kind else { return None };
+            let used = branch.nodes.iter().any(|n| crate::rewrite::operands(&n.kind).contains(&branch.result));
+            let ty = &branch.nodes[operand].ty;
+            let whole = branch.when.constraints.is_empty() && !used && !ty.shape.contains(&DYNAMIC);
+            whole.then(|| Candidate {
+                tensor: t,
+                node: branch.result,
+                key: (tensor.domain.clone(), ty.element, reduction),
+            })
+        })
+        .collect()
+}
+
+/// Whether tensor `from` at a point `p` of `domain` may need the value of
+/// a tensor of `targets` at `p` or later: a path of reads reaching one of
+/// them where no dimension moved ahead or unknown and one moved back is
+/// harmless; any other is not.
+fn may_need(program: &Program, from: usize, targets: &[usize], domain: &[usize]) -> bool {
+    let mut seen: HashSet<(usize, Vec<Move>)> = HashSet::new();
+    let mut work = vec![(from, vec![Move::Stay; domain.len()])];
+    while let Some((tensor, moves)) = work.pop() {
+        if !seen.insert((tensor, moves.clone())) {
+            continue;
+        }
+        for node in program.tensors[tensor].branches.iter().flat_map(|b| &b.nodes) {
+            let Some(source) = crate::rewrite::source(&node.kind) else { continue };
+            let next: Vec<Move> =
+                moves.iter().zip(read_moves(program, tensor, &node.kind, domain)).map(|(a, b)| a.then(b)).collect();
+            if targets.contains(&source) {
+                let back = next.contains(&Move::Back) && next.iter().all(|m| matches!(m, Move::Back | Move::Stay));
+                if !back {
+                    return true;
+                }
+            }
+            work.push((source, next));
+        }
+    }
+    false
+}
+
+/// Merges every group of independent collectives; returns whether any
+/// was merged.
+pub fn fuse_collectives(program: &mut Program) -> bool {
+    let all = candidates(program);
+    // Sets in the order of their first member (a deterministic program):
+    // each candidate joins the first set of its key that it is
+    // independent of, both ways.
+    let mut sets: Vec<Vec<&Candidate>> = Vec::new();
+    for c in &all {
+        let domain = &c.key.0;
+        let fits = |set: &Vec<&Candidate>| {
+            let members: Vec<usize> = set.iter().map(|m| m.tensor).collect();
+            set[0].key == c.key
+                && !may_need(program, c.tensor, &members, domain)
+                && !members.iter().any(|&m| may_need(program, m, &[c.tensor], domain))
+        };
+        match sets.iter().position(fits) {
+            Some(k) => sets[k].push(c),
+            None => sets.push(vec![c]),
+        }
+    }
+    let mut changed = false;
+    for set in sets.into_iter().filter(|s| s.len() > 1) {
+        let (domain, _, reduction) = set[0].key.clone();
+        let mut parts = Vec::new();
+        for c in &set {
+            // The branch, its value the operand: the reduction removed.
+            let t = &program.tensors[c.tensor];
+            let (name, location) = (format!("{}$operand", t.name), t.location);
+            let mut branch = t.branches[0].clone();
+            let NodeKind::AllReduce(_, operand) = branch.nodes[c.node].kind else { unreachable!("a candidate") };
+            branch.result = operand;
+            let point = branch.nodes[operand].ty.clone();
+            let mut keep = vec![true; branch.nodes.len()];
+            keep[c.node] = false;
+            compact_branch(&mut branch, &keep);
+            let operand_tensor = push_tensor(program, name, domain.clone(), point, location);
+            program.tensors[operand_tensor].branches = vec![branch];
+            parts.push((c.tensor, operand_tensor, location));
+        }
+        let name = format!("{}$fused", program.tensors[set[0].tensor].name);
+        let location = program.tensors[set[0].tensor].location;
+        pack_all_reduce(program, &parts, &domain, reduction, &name, location);
+        changed = true;
+    }
+    changed
+}
