@@ -7,9 +7,11 @@
 //! point, ONE `temporal.all_reduce` of their operands flattened and
 //! concatenated, each tensor reading its slice back.
 //!
-//! A collective is a candidate when it is the result of the only branch of
-//! its tensor (defined at every point of the domain, its value nothing but
-//! the reduction; not a dynamic shape). Candidates of one domain, one
+//! A collective is a candidate when its tensor's value is nothing but the
+//! reduction at every point: each branch's result is an all-reduce (one
+//! reduction for all, of operands of the tensor's static type, used by
+//! nothing else in the branch), and the last branch holds everywhere, so
+//! every point makes exactly one all-reduce. Candidates of one domain, one
 //! element type and one reduction are merged when neither one's operand
 //! depends on the other's value at the same point or a later one: along
 //! every path of reads between them, each dimension of the domain moves
@@ -21,9 +23,9 @@
 //! the merged buffer never waits for itself, and both operands are
 //! computed before the one collective.
 //!
-//! For candidates `a1 .. an` merged: each `ak`'s branch moves to a new
-//! tensor `ak$operand` without its `temporal.all_reduce` (its value is the
-//! operand), a new tensor `a1$fused` is the reduction of them all, and
+//! For candidates `a1 .. an` merged: each `ak`'s branches move to a new
+//! tensor `ak$operand` without their `temporal.all_reduce` (each value is
+//! the operand), a new tensor `a1$fused` is the reduction of them all, and
 //! each `ak` is its slice of it.
 //!
 //! Exact in one process (the reduction is the identity) and with two (the
@@ -148,29 +150,42 @@ fn read_moves(program: &Program, reader: usize, node: &NodeKind, domain: &[usize
 }
 
 /// A collective that may be merged: its tensor, the node of the
-/// reduction in its branch, and what must match to merge.
+/// reduction in each of its branches, and what must match to merge.
 struct Candidate {
     tensor: usize,
-    node: usize,
+    nodes: Vec<usize>,
     key: (Vec<usize>, ElementType, Collective),
 }
 
+/// The tensors whose every branch's value is an all-reduce (of one
+/// reduction, operands of one static type, used by nothing else in the
+/// branch) and whose last branch holds at every point: each point makes
+/// exactly one all-reduce, whichever branch defines it.
 fn candidates(program: &Program) -> Vec<Candidate> {
     program
         .tensors
         .iter()
         .enumerate()
         .filter_map(|(t, tensor)| {
-            let [branch] = tensor.branches.as_slice() else { return None };
-            let NodeKind::AllReduce(reduction, operand) = branch.nodes[branch.result].kind else { return None };
-            let used = branch.nodes.iter().any(|n| crate::rewrite::operands(&n.kind).contains(&branch.result));
-            let ty = &branch.nodes[operand].ty;
-            let whole = branch.when.constraints.is_empty() && !used && !ty.shape.contains(&DYNAMIC);
-            whole.then(|| Candidate {
-                tensor: t,
-                node: branch.result,
-                key: (tensor.domain.clone(), ty.element, reduction),
-            })
+            if !tensor.branches.last()?.when.constraints.is_empty() {
+                return None;
+            }
+            let mut key: Option<(ElementType, Collective)> = None;
+            let mut nodes = Vec::new();
+            for branch in &tensor.branches {
+                let NodeKind::AllReduce(reduction, operand) = branch.nodes[branch.result].kind else { return None };
+                let used = branch.nodes.iter().any(|n| crate::rewrite::operands(&n.kind).contains(&branch.result));
+                let ty = &branch.nodes[operand].ty;
+                if used || ty.shape.contains(&DYNAMIC) || ty != &tensor.point {
+                    return None;
+                }
+                if key.replace((ty.element, reduction)).is_some_and(|k| k != (ty.element, reduction)) {
+                    return None;
+                }
+                nodes.push(branch.result);
+            }
+            let (element, reduction) = key?;
+            Some(Candidate { tensor: t, nodes, key: (tensor.domain.clone(), element, reduction) })
         })
         .collect()
 }
@@ -228,18 +243,19 @@ pub fn fuse_collectives(program: &mut Program) -> bool {
         let (domain, _, reduction) = set[0].key.clone();
         let mut parts = Vec::new();
         for c in &set {
-            // The branch, its value the operand: the reduction removed.
+            // The branches, each's value its operand: the reductions removed.
             let t = &program.tensors[c.tensor];
-            let (name, location) = (format!("{}$operand", t.name), t.location);
-            let mut branch = t.branches[0].clone();
-            let NodeKind::AllReduce(_, operand) = branch.nodes[c.node].kind else { unreachable!("a candidate") };
-            branch.result = operand;
-            let point = branch.nodes[operand].ty.clone();
-            let mut keep = vec![true; branch.nodes.len()];
-            keep[c.node] = false;
-            compact_branch(&mut branch, &keep);
+            let (name, point, location) = (format!("{}$operand", t.name), t.point.clone(), t.location);
+            let mut branches = t.branches.clone();
+            for (branch, &node) in branches.iter_mut().zip(&c.nodes) {
+                let NodeKind::AllReduce(_, operand) = branch.nodes[node].kind else { unreachable!("a candidate") };
+                branch.result = operand;
+                let mut keep = vec![true; branch.nodes.len()];
+                keep[node] = false;
+                compact_branch(branch, &keep);
+            }
             let operand_tensor = push_tensor(program, name, domain.clone(), point, location);
-            program.tensors[operand_tensor].branches = vec![branch];
+            program.tensors[operand_tensor].branches = branches;
             parts.push((c.tensor, operand_tensor, location));
         }
         let name = format!("{}$fused", program.tensors[set[0].tensor].name);

@@ -1,7 +1,8 @@
 // Which all-reduces of one domain travel together: `a` and `c` do (c[i]
 // reads a[i - 1], sent one iteration before), `b` does not (b[i] reads
 // a[I - 1 - i], which may be a's point i or a later one), nor does `d`
-// (an f32 value among f64 ones) or `e` (defined by two branches). One
+// (an f32 value among f64 ones) or `e` (its two branches do not cover
+// every point), but `f` does (its last branch holds everywhere). One
 // process: the results are the program's without the pass.
 // RUN: tempo-opt %s --temporal-fuse-collectives | FileCheck %s
 // RUN: tempo-opt %s --temporal-fuse-collectives | grep -c temporal.all_reduce | FileCheck %s --check-prefix=COUNT
@@ -12,13 +13,24 @@
 // CHECK: %[[C:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<f64>, sym_name = "c"}
 // CHECK: %[[AO:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<2xf64>, sym_name = "a$operand"}
 // CHECK: %[[CO:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<f64>, sym_name = "c$operand"}
-// CHECK: %[[BUF:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<3xf64>, sym_name = "a$fused"}
+// CHECK: %[[FO:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<f64>, sym_name = "f$operand"}
+// CHECK: %[[BUF:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<4xf64>, sym_name = "a$fused"}
+// f's branches, each without its all-reduce.
+// CHECK: "temporal.define"(%[[FO]]) ({
+// CHECK-NEXT: "temporal.constant"() {value = dense<3.000000e+00> : tensor<f64>}
+// CHECK-NEXT: gpu.yield
+// CHECK: "temporal.define"(%[[FO]]) ({
+// CHECK-NEXT: "temporal.position"
+// CHECK-NEXT: gpu.yield
 // CHECK: "temporal.define"(%[[BUF]]) ({
 // CHECK-NEXT: "temporal.read"(%[[AO]])
 // CHECK-NEXT: "temporal.read"(%[[CO]])
 // CHECK-NEXT: "temporal.reshape"
+// CHECK-NEXT: "temporal.read"(%[[FO]])
+// CHECK-NEXT: "temporal.reshape"
 // CHECK-NEXT: "temporal.concat"
-// CHECK-NEXT: "temporal.all_reduce"({{.*}}) {reduction = "sum"} : (tensor<3xf64>) -> tensor<3xf64>
+// CHECK-NEXT: "temporal.concat"
+// CHECK-NEXT: "temporal.all_reduce"({{.*}}) {reduction = "sum"} : (tensor<4xf64>) -> tensor<4xf64>
 // a and c: one; b, d and each of e's two branches: one each.
 // COUNT: 5
 
@@ -71,7 +83,21 @@
   %y = "temporal.all_reduce"(%v) {reduction = "sum"} : (tensor<f64>) -> tensor<f64>
   "gpu.yield"(%y) : (tensor<f64>) -> ()
 }) {when = affine_set<(i)[I] : (i - 1 >= 0)>} : (!temporal.rtensor) -> ()
+// Two branches, the last holding everywhere: one all-reduce per point
+// whichever branch defines it, so it joins a and c.
+%f = "temporal.tensor"() {sym_name = "f", domain = ["i"], element = tensor<f64>} : () -> !temporal.rtensor
+"temporal.define"(%f) ({
+  %v = "temporal.constant"() {value = dense<3.0> : tensor<f64>} : () -> tensor<f64>
+  %y = "temporal.all_reduce"(%v) {reduction = "sum"} : (tensor<f64>) -> tensor<f64>
+  "gpu.yield"(%y) : (tensor<f64>) -> ()
+}) {when = affine_set<(i)[I] : (i == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%f) ({
+  %v = "temporal.position"() {dim = "i"} : () -> tensor<f64>
+  %y = "temporal.all_reduce"(%v) {reduction = "sum"} : (tensor<f64>) -> tensor<f64>
+  "gpu.yield"(%y) : (tensor<f64>) -> ()
+}) {when = affine_set<(i)[I] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%a) : (!temporal.rtensor) -> ()
+"temporal.output"(%f) : (!temporal.rtensor) -> ()
 "temporal.output"(%b) : (!temporal.rtensor) -> ()
 "temporal.output"(%c) : (!temporal.rtensor) -> ()
 "temporal.output"(%d) : (!temporal.rtensor) -> ()
