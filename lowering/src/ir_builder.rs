@@ -583,8 +583,21 @@ impl<'c, 'a> Builder<'c, 'a> {
     /// `llvm.loop_annotation` on the loop, which `llvm-loop-annotations`
     /// makes loop metadata.
     pub fn unroll_hint(&self, result: Value<'c, '_>, count: u32) -> Built<()> {
-        let text = format!("#llvm.loop_annotation<unroll = <count = {count} : i32>>");
-        let hint = Attribute::parse(self.context(), &text).ok_or("compiler fault: the loop annotation")?;
+        self.loop_hint(result, &format!("#llvm.loop_annotation<unroll = <count = {count} : i32>>"))
+    }
+
+    /// Asks LLVM's vectorizer to interleave `count` times (that many
+    /// independent partial sums) the loop whose result is `result` (an
+    /// `scf.for` built by [`Builder::scf_for_carrying`]): the CPU's code is
+    /// optimized with interleaving off but where a loop asks for it
+    /// (`runtime/src/orc/codegen.rs`).
+    pub fn interleave_hint(&self, result: Value<'c, '_>, count: u32) -> Built<()> {
+        self.loop_hint(result, &format!("#llvm.loop_annotation<interleave = <count = {count} : i32>>"))
+    }
+
+    /// Sets the loop annotation `text` on the loop whose result is `result`.
+    fn loop_hint(&self, result: Value<'c, '_>, text: &str) -> Built<()> {
+        let hint = Attribute::parse(self.context(), text).ok_or("compiler fault: the loop annotation")?;
         unsafe {
             let owner = mlir_sys::mlirOpResultGetOwner(result.to_raw());
             mlir_sys::mlirOperationSetAttributeByName(

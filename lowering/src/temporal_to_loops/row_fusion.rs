@@ -49,6 +49,10 @@
 /// rows of 2,048, 2^17 elements, run 17% faster on 2 threads).
 const PARALLEL_ROWS_GRAIN: i64 = 1 << 17;
 
+/// The partial sums LLVM's vectorizer keeps for a row's float reduction
+/// with fast math (its interleave count; the only loops it interleaves).
+const REDUCTION_INTERLEAVE: u32 = 4;
+
 use super::branch_body::NodeValue;
 use super::elementwise::Elementwise;
 use super::kernels::{Config, broadcast_at, element_type, loop_nest};
@@ -441,6 +445,11 @@ pub(super) fn build_row_group<'c, 'a>(
                 }
                 let next = inner.value(combine, &[carried[0], value], e, &flags)?;
                 inner.yield_values("scf.yield", &[next])?;
+                if !flags.is_empty() {
+                    // Several partial sums, so that the vectorized loop is
+                    // not bound by the latency of one accumulator.
+                    ind.interleave_hint(sums[0], REDUCTION_INTERLEAVE)?;
+                }
                 let result = match reduction {
                     // Divided by the length of the row (0 / 0 is NaN).
                     ReduceKind::Mean => {

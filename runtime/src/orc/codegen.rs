@@ -2,9 +2,9 @@
 //! translated to LLVM IR (in its own `LLVMContext`, on the calling thread:
 //! the translation reads the MLIR context), then optimized with LLVM's
 //! default pipeline of the level (the new pass manager, as MLIR's
-//! ExecutionEngine runs it: loop and SLP vectorization, unrolling and
-//! interleaving on) and compiled to an ELF object for the host CPU, one
-//! thread per partition.
+//! ExecutionEngine runs it: loop and SLP vectorization on; unrolling and
+//! interleaving only of the loops whose metadata asks for it) and compiled
+//! to an ELF object for the host CPU, one thread per partition.
 //!
 //! The large code model (as the JIT's own objects): every reference to a
 //! symbol of another partition or of the process is a 64-bit address, so
@@ -183,7 +183,16 @@ fn compile(unit: Unit, level: usize, wrap: Option<&str>) -> Result<Vec<u8>, Stri
         // at batch 64, width 256: 17.1% and 17.0% of 42k and 41k samples in
         // the compiled code over 20 runs each; bench/README, issue 42).
         LLVMPassBuilderOptionsSetLoopUnrolling(options, 0);
-        LLVMPassBuilderOptionsSetLoopInterleaving(options, 1);
+        // No interleaving either but of the loops that ask for it (a row's
+        // float reduction with fast math: `interleave_hint`): the
+        // vectorizer interleaved every elementwise loop four times, with
+        // a scalar remainder and runtime checks each, doubling the
+        // optimized IR. Without it, LLVM's time fell 13-21% on the bench
+        // programs (LSTM training at width 64: 955 -> 757 ms, GPT at T =
+        // 256: 1558 -> 1304 ms, medians of 4-5 interleaved runs) and their
+        // run times were unchanged within this machine's noise (GPT at T
+        // = 256: 517 and 522 ms for 2 iterations; bench/README, issue 42).
+        LLVMPassBuilderOptionsSetLoopInterleaving(options, 0);
         let pipeline = CString::new(format!("default<O{}>", level.min(3))).expect("no NUL");
         let error = LLVMRunPasses(unit.module, pipeline.as_ptr(), machine, options);
         LLVMDisposePassBuilderOptions(options);

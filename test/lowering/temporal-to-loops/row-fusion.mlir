@@ -15,6 +15,12 @@
 // RUN: tempo-run %s --bound T=5 --seed 3 --disable-pass fusion > %t.unfused
 // RUN: diff %t.unfused %t.interpreted
 // RUN: FileCheck %s --check-prefix=VALUES < %t.compiled
+// With fast math each row's float reduction may be reassociated and asks
+// LLVM to interleave its vectorized loop 4 times (4 partial sums: the CPU
+// code is optimized with interleaving off elsewhere); exact, it does not.
+// RUN: tempo-opt %s --lower-temporal-to-loops=fast-math=true | FileCheck %s --check-prefix=INTERLEAVE
+// RUN: tempo-opt %s --lower-temporal-to-loops | FileCheck %s --check-prefix=NO-HINT
+// RUN: tempo-run %s --bound T=5 --seed 3 --fast-math --format json | %python -c "import json,sys; [json.loads(l) for l in sys.stdin]"
 // With `parallel`, a group of at least 2^17 elements runs its rows as an
 // scf.parallel loop (64 rows of 2,048 here), with the same results.
 // RUN: tempo-opt %S/Inputs/wide-rows.mlir --lower-temporal-to-loops=parallel=true | FileCheck %s --check-prefix=PARALLEL
@@ -22,6 +28,16 @@
 // RUN: tempo-run %S/Inputs/wide-rows.mlir --bound T=3 --seed 1 --threads 2 > %t.parallel
 // RUN: tempo-run %S/Inputs/wide-rows.mlir --bound T=3 --seed 1 --interpret > %t.parallel-interpreted
 // RUN: diff %t.parallel %t.parallel-interpreted
+
+// INTERLEAVE: #[[COUNT:.*]] = #llvm.loop_interleave<count = 4 : i32>
+// INTERLEAVE: #[[HINT:.*]] = #llvm.loop_annotation<interleave = #[[COUNT]]>
+// INTERLEAVE: scf.for {{.*}} iter_args({{.*}}) -> (f32) {
+// INTERLEAVE: arith.maximumf {{.*}} fastmath<reassoc> : f32
+// INTERLEAVE: } {llvm.loop_annotation = #[[HINT]]}
+// INTERLEAVE: scf.for {{.*}} iter_args({{.*}}) -> (f32) {
+// INTERLEAVE: arith.addf {{.*}} fastmath<reassoc> : f32
+// INTERLEAVE: } {llvm.loop_annotation = #[[HINT]]}
+// NO-HINT-NOT: llvm.loop_annotation
 
 // CHECK-LABEL: func.func @tempo_main
 // CHECK: affine.for
