@@ -22,13 +22,15 @@ bytes, and the PyTorch version.
   wx[x] + h wh + bias` (the embedding of the four gates), gates i, f, g,
   o, `logits = h wy + by`, the loss the sum over t of the batch's mean
   cross-entropy, Adam (lr 0.02); the iteration's loss over the whole batch
-  all-reduced for the report, as ours does (1 collective + DDP's).
+  all-reduced for the report, as ours does (1 collective + DDP's: 2 in
+  all; ours sends the loss in the gradients' buffer: 1).
 - `ppo`: bench/rl's base configuration (baseline.py's CleanRL-style A2C
   on the trivial environment, float32): each process steps its own
   environments (its own seed), the advantages are normalized with their
   mean and deviation over all processes' environments (2 all-reduces),
   the mean return is all-reduced for the report (1), the update's
-  gradients through DDP: 3 collectives + DDP's, as ours (4 in all).
+  gradients through DDP: 3 collectives + DDP's (4 in all; ours 3, the
+  mean return in the gradients' buffer).
 """
 import argparse
 import datetime
@@ -108,7 +110,7 @@ def lstm_worker(torch, dist, a, rank, processes):
 
 def ppo_worker(torch, dist, a, rank, processes):
     sys.path.insert(0, os.path.join(ROOT, "bench", "rl"))
-    from baseline import ENTROPY, GAMMA, LAMBDA, VALUE, Agent
+    from baseline import ENTROPY, VALUE, Agent, trivial_rollout
 
     dtype = torch.float32
     observation = 3 * 4 * 4
@@ -144,23 +146,7 @@ def ppo_worker(torch, dist, a, rank, processes):
 
     def step(_):
         with torch.no_grad():
-            state = torch.empty(n, dtype=dtype).uniform_(-1, 1)
-            for t in range(T):
-                o = state.unsqueeze(-1).expand(n, observation)
-                obs[t] = o
-                values[t] = agent.value(o)
-                action = agent.distribution(o).sample()
-                actions[t] = action
-                state = (state + 0.1 * action).clamp(-1, 1)
-                rewards[t] = -state.abs()
-            advantages = torch.zeros(T, n, dtype=dtype)
-            last = torch.zeros(n, dtype=dtype)
-            for t in reversed(range(T)):
-                next_value = values[t + 1] if t + 1 < T else torch.zeros(n, dtype=dtype)
-                delta = rewards[t] + GAMMA * next_value - values[t]
-                last = delta + GAMMA * LAMBDA * last
-                advantages[t] = last
-            target = advantages + values
+            advantages, target = trivial_rollout(agent, obs, actions, rewards, values)
             mean = across(advantages.mean())
             deviation = across(((advantages - mean) ** 2).mean()).sqrt()
             normalized = (advantages - mean) / (deviation + 1e-8)

@@ -181,6 +181,32 @@ def cartpole(a, dtype):
     return seconds, returns
 
 
+def trivial_rollout(agent, obs, actions, rewards, values):
+    """A rollout of T steps over N environments of the trivial environment
+    (under no_grad), into the storage `obs` ([T, N, observation]),
+    `actions`, `rewards`, `values` ([T, N]), then GAE over the future (no
+    bootstrap past the last step): the advantages and the value targets."""
+    T, n, observation = obs.shape
+    dtype = obs.dtype
+    state = torch.empty(n, dtype=dtype).uniform_(-1, 1)
+    for t in range(T):
+        o = state.unsqueeze(-1).expand(n, observation)
+        obs[t] = o
+        values[t] = agent.value(o)
+        action = agent.distribution(o).sample()
+        actions[t] = action
+        state = (state + 0.1 * action).clamp(-1, 1)
+        rewards[t] = -state.abs()
+    advantages = torch.zeros(T, n, dtype=dtype)
+    last = torch.zeros(n, dtype=dtype)
+    for t in reversed(range(T)):
+        next_value = values[t + 1] if t + 1 < T else torch.zeros(n, dtype=dtype)
+        delta = rewards[t] + GAMMA * next_value - values[t]
+        last = delta + GAMMA * LAMBDA * last
+        advantages[t] = last
+    return advantages, advantages + values
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--envs", type=int, default=512)
@@ -222,23 +248,7 @@ def main():
     for _ in range(a.iterations):
         start = time.perf_counter()
         with torch.no_grad():
-            state = torch.empty(n, dtype=dtype).uniform_(-1, 1)
-            for t in range(T):
-                o = state.unsqueeze(-1).expand(n, observation)
-                obs[t] = o
-                values[t] = agent.value(o)
-                action = agent.distribution(o).sample()
-                actions[t] = action
-                state = (state + 0.1 * action).clamp(-1, 1)
-                rewards[t] = -state.abs()
-            advantages = torch.zeros(T, n, dtype=dtype)
-            last = torch.zeros(n, dtype=dtype)
-            for t in reversed(range(T)):
-                next_value = values[t + 1] if t + 1 < T else torch.zeros(n, dtype=dtype)
-                delta = rewards[t] + GAMMA * next_value - values[t]
-                last = delta + GAMMA * LAMBDA * last
-                advantages[t] = last
-            target = advantages + values
+            advantages, target = trivial_rollout(agent, obs, actions, rewards, values)
             normalized = (advantages - advantages.mean()) / (advantages.std(unbiased=False) + 1e-8)
         flat = obs.reshape(T * n, observation)
         dist = agent.distribution(flat)
