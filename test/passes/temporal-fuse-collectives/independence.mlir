@@ -1,8 +1,9 @@
 // Which all-reduces of one domain travel together: `a` and `c` do (c[i]
 // reads a[i - 1], sent one iteration before), `b` does not (b[i] reads
 // a[I - 1 - i], which may be a's point i or a later one), nor does `d`
-// (an f32 value among f64 ones) or `e` (its two branches do not cover
-// every point), but `f` does (its last branch holds everywhere). One
+// (an f32 value among f64 ones), `e` (its two branches do not cover
+// every point) or `big` (past the size of a merged message), but `f` does
+// (its last branch holds everywhere). One
 // process: the results are the program's without the pass.
 // RUN: tempo-opt %s --temporal-fuse-collectives | FileCheck %s
 // RUN: tempo-opt %s --temporal-fuse-collectives | grep -c temporal.all_reduce | FileCheck %s --check-prefix=COUNT
@@ -31,8 +32,8 @@
 // CHECK-NEXT: "temporal.concat"
 // CHECK-NEXT: "temporal.concat"
 // CHECK-NEXT: "temporal.all_reduce"({{.*}}) {reduction = "sum"} : (tensor<4xf64>) -> tensor<4xf64>
-// a and c: one; b, d and each of e's two branches: one each.
-// COUNT: 5
+// a, c and f: one; b, d, big and each of e's two branches: one each.
+// COUNT: 6
 
 "temporal.dim"() {sym_name = "i", bound = "I"} : () -> ()
 %a = "temporal.tensor"() {sym_name = "a", domain = ["i"], element = tensor<2xf64>} : () -> !temporal.rtensor
@@ -95,6 +96,15 @@
   %v = "temporal.position"() {dim = "i"} : () -> tensor<f64>
   %y = "temporal.all_reduce"(%v) {reduction = "sum"} : (tensor<f64>) -> tensor<f64>
   "gpu.yield"(%y) : (tensor<f64>) -> ()
+}) {when = affine_set<(i)[I] : (0 == 0)>} : (!temporal.rtensor) -> ()
+// 320 KB: with a, c and f past MAX_FUSED_BYTES (256 KiB; merging copies
+// every operand), so it travels apart.
+%big = "temporal.tensor"() {sym_name = "big", domain = ["i"], element = tensor<40000xf64>} : () -> !temporal.rtensor
+"temporal.define"(%big) ({
+  %v = "temporal.position"() {dim = "i"} : () -> tensor<f64>
+  %w = "temporal.expand"(%v) : (tensor<f64>) -> tensor<40000xf64>
+  %y = "temporal.all_reduce"(%w) {reduction = "sum"} : (tensor<40000xf64>) -> tensor<40000xf64>
+  "gpu.yield"(%y) : (tensor<40000xf64>) -> ()
 }) {when = affine_set<(i)[I] : (0 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.output"(%a) : (!temporal.rtensor) -> ()
 "temporal.output"(%f) : (!temporal.rtensor) -> ()

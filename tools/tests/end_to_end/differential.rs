@@ -7,7 +7,7 @@
 //! `TEMPO_RANDOM_PROGRAMS=N` (default 120; `tools/test.sh --long` runs 1200) for a longer run, e.g.
 //! `TEMPO_RANDOM_PROGRAMS=5000 cargo test -p tempo-tools --test end_to_end random`.
 
-use crate::generators::{DynamicGenerator, GeneralGenerator, Generator, ModelGenerator};
+use crate::generators::{CollectiveGenerator, DynamicGenerator, GeneralGenerator, Generator, ModelGenerator};
 use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -333,6 +333,51 @@ fn random_model_programs_agree_with_the_interpreter() {
         let variant = variants[seed as usize % variants.len()].clone();
         assert!(check_optimized(&program, &bounds, seed, &program, variant), "model program {seed} must run");
     }
+}
+
+/// Random programs of several all-reduces (`generators/collectives.rs`),
+/// independent or reading each other at the same point, the one before, a
+/// reversed point or a range: compiled at `-O2` (where
+/// `temporal-fuse-collectives` merges the independent ones into one
+/// message) they agree bit for bit with the interpreter, which runs the
+/// program as written (one process: each all-reduce is its operand, so a
+/// value sliced from the wrong place of a merged buffer shows). The pass
+/// must have merged collectives in at least a third of them (counted with
+/// `tempo-opt`). `TEMPO_COLLECTIVE_PROGRAMS=N` (default 24) for a longer
+/// run; `TEMPO_SHOW_COLLECTIVE_PROGRAM=SEED` prints one.
+#[test]
+fn random_collective_programs_agree_with_the_interpreter() {
+    if let Ok(seed) = std::env::var("TEMPO_SHOW_COLLECTIVE_PROGRAM") {
+        eprintln!("{}", CollectiveGenerator::program(seed.parse().expect("a seed")));
+    }
+    let count: u64 = std::env::var("TEMPO_COLLECTIVE_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
+    let collectives = |text: &str, pass: bool| -> usize {
+        use std::io::Write;
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tempo-opt"));
+        command.arg("-");
+        if pass {
+            command.arg("--temporal-fuse-collectives");
+        }
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("tempo-opt runs");
+        child.stdin.take().expect("stdin").write_all(text.as_bytes()).expect("written");
+        let out = child.wait_with_output().expect("tempo-opt ends");
+        assert!(out.status.success(), "tempo-opt failed on\n{text}");
+        String::from_utf8_lossy(&out.stdout).matches("temporal.all_reduce").count()
+    };
+    let mut merged = 0;
+    for seed in 0..count {
+        let program = CollectiveGenerator::program(seed);
+        let bounds = [("T", 1 + (seed % 5) as i64)];
+        assert!(check_both(&program, &bounds, seed, &program), "collective program {seed} must run");
+        if collectives(&program, true) < collectives(&program, false) {
+            merged += 1;
+        }
+    }
+    assert!(merged * 3 >= count, "only {merged} of {count} collective programs had all-reduces merged");
 }
 
 /// Random programs with dynamic structure (`generators/dynamic.rs`): tree

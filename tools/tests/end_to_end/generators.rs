@@ -7,7 +7,8 @@
 //! grouped heads and rotary embeddings, embeddings fed back from an argmax
 //! (`model`), [`DynamicGenerator`] with dynamic structure: tree cells whose
 //! children are read through data, loops with data-dependent stops
-//! (`dynamic`).
+//! (`dynamic`), [`CollectiveGenerator`] with several all-reduces that do
+//! or do not depend on each other (`collectives`).
 
 use crate::differential::HEADER;
 use rand::{Rng, SeedableRng, seq::IndexedRandom};
@@ -274,9 +275,11 @@ impl Generator {
     }
 }
 
+mod collectives;
 mod dynamic;
 mod general;
 mod model;
+pub(crate) use collectives::CollectiveGenerator;
 pub(crate) use dynamic::DynamicGenerator;
 pub(crate) use general::GeneralGenerator;
 pub(crate) use model::ModelGenerator;
