@@ -635,6 +635,13 @@ impl<'c> Executable<'c> {
         });
         if cached.is_none() {
             optimize(context, module, options)?;
+        } else {
+            // The optimized program may hold collectives the program as
+            // given did not (a gradient's `all_reduce` becomes one in
+            // temporal-autodiff): it opens the processes, as a cold
+            // compile's lowering does, so that linking finds MPI's
+            // symbols.
+            crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
         }
         let (program, schedule) = phases::time("verification and schedule", || {
             let fail = |d: Vec<PassDiagnostic>| render(&d, &options.source_name);

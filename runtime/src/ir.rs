@@ -3,8 +3,15 @@
 
 /// Whether an op under `op` has a name starting with `prefix`.
 pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
+    contains_op_with(op, prefix, None)
+}
+
+/// Whether an op under `op` has a name starting with `prefix` and, when
+/// `attribute` is given, an attribute of that name.
+pub(crate) fn contains_op_with(op: melior::ir::OperationRef, prefix: &str, attribute: Option<&str>) -> bool {
     struct Search<'a> {
         prefix: &'a [u8],
+        attribute: Option<&'a str>,
         found: bool,
     }
     unsafe extern "C" fn visit(op: mlir_sys::MlirOperation, search: *mut std::ffi::c_void) -> mlir_sys::MlirWalkResult {
@@ -13,14 +20,18 @@ pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
             let search = &mut *(search as *mut Search);
             let name = mlir_sys::mlirIdentifierStr(mlir_sys::mlirOperationGetName(op));
             let bytes = std::slice::from_raw_parts(name.data as *const u8, name.length);
-            if bytes.starts_with(search.prefix) {
+            let has = |name: &str| {
+                let attribute = mlir_sys::mlirOperationGetAttributeByName(op, melior::StringRef::new(name).to_raw());
+                !attribute.ptr.is_null()
+            };
+            if bytes.starts_with(search.prefix) && search.attribute.is_none_or(has) {
                 search.found = true;
                 return mlir_sys::MlirWalkResult_MlirWalkResultInterrupt;
             }
         }
         mlir_sys::MlirWalkResult_MlirWalkResultAdvance
     }
-    let mut search = Search { prefix: prefix.as_bytes(), found: false };
+    let mut search = Search { prefix: prefix.as_bytes(), attribute, found: false };
     unsafe {
         mlir_sys::mlirOperationWalk(
             op.to_raw(),

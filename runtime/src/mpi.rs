@@ -115,13 +115,18 @@ pub(crate) fn opened() -> Option<&'static World> {
 }
 
 /// The world of a program (the module `op`) that uses the processes of its
-/// run (`temporal.rank`, `temporal.world_size`, `temporal.all_reduce`),
+/// run (`temporal.rank`, `temporal.world_size`, `temporal.all_reduce`, a
+/// `temporal.grad` with `all_reduce`),
 /// opened on first use; `None` for any other program, which never touches
 /// MPI.
 pub fn world_for(op: melior::ir::OperationRef) -> Result<Option<&'static World>, String> {
+    // A gradient with `all_reduce` becomes an all-reduce in temporal-autodiff:
+    // the program uses the processes from the start (the compilation
+    // cache's key names the MPI the code will call).
     let uses = ["temporal.rank", "temporal.world_size", "temporal.all_reduce"]
         .iter()
-        .any(|name| crate::ir::contains_op(op, name));
+        .any(|name| crate::ir::contains_op(op, name))
+        || crate::ir::contains_op_with(op, "temporal.grad", Some("all_reduce"));
     if uses { world().map(Some) } else { Ok(None) }
 }
 

@@ -30,6 +30,23 @@
 // RUN: env TEMPO_CACHE_DIR=%t.small TEMPO_CACHE_MAX_BYTES=1 tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
 // RUN: env TEMPO_CACHE_DIR=%t.small TEMPO_CACHE_MAX_BYTES=1 tempo-run %s --bound T=4 --seed 1 --timings 2>&1 | FileCheck %s --check-prefix=MISS
 //
+// A hit of a program whose collectives come from its gradients (a
+// temporal.grad's all_reduce, an op only after temporal-autodiff) opens
+// the run's processes for the cached program and links MPI's symbols:
+// before, the second run failed with "Symbols not found: [ MPI_Allreduce,
+// tempo_mpi_world_size ]" (found by tempo-fuzz, seed 2026112813). The key
+// names the MPI the code calls for such a program too: under mpirun (Open
+// MPI) the entry a lone process stored (MPICH's ABI, no library) is a
+// miss, not a crash (it was a segmentation fault); then a hit.
+// RUN: rm -rf %t.grads
+// RUN: env TEMPO_CACHE_DIR=%t.grads tempo-run %S/../../passes/temporal-autodiff/all-reduce-fused.mlir --bound I=2 --bound T=2 --seed 3 > %t.grads-miss
+// RUN: env TEMPO_CACHE_DIR=%t.grads tempo-run %S/../../passes/temporal-autodiff/all-reduce-fused.mlir --bound I=2 --bound T=2 --seed 3 --timings 2> %t.grads-err > %t.grads-hit
+// RUN: FileCheck %s --check-prefix=HIT < %t.grads-err
+// RUN: diff %t.grads-miss %t.grads-hit
+// RUN: env TEMPO_CACHE_DIR=%t.grads mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none --output-filename %t.grads-mpi tempo-run %S/../../passes/temporal-autodiff/all-reduce-fused.mlir --bound I=2 --bound T=2 --seed 3 > /dev/null
+// RUN: env TEMPO_CACHE_DIR=%t.grads mpirun -np 2 --allow-run-as-root --oversubscribe --bind-to none --output-filename %t.grads-mpi-hit tempo-run %S/../../passes/temporal-autodiff/all-reduce-fused.mlir --bound I=2 --bound T=2 --seed 3 > /dev/null
+// RUN: diff %t.grads-mpi/1/rank.0/stdout %t.grads-mpi-hit/1/rank.0/stdout
+//
 // Concurrent writers: eight processes compiling at once leave one whole
 // entry, which a ninth hits.
 // RUN: %python %S/Inputs/cache_processes.py %t.concurrent %s 8 --bound T=4 --seed 1 | FileCheck %s --check-prefix=PROCESSES
