@@ -27,6 +27,32 @@ impl ReadEdge<'_> {
     }
 }
 
+/// Where a range read's box lies along one source dimension, relative to
+/// the reader's own coordinate of that dimension (its domain position
+/// `at`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoxOffsets {
+    /// A point, `max(lower)`: its offset when it is one known offset and
+    /// uncapped.
+    Point(Option<i64>),
+    /// The offsets `[max(lower), min(upper))`, unknown sides unbounded.
+    Range(i64, i64),
+}
+
+/// The box of a `temporal.read_range` along one source dimension (its
+/// `lower`, `upper` and `caps` maps) as offsets from the reader's
+/// coordinate at domain position `at`.
+pub fn box_offsets(lower: &AffineMap, upper: &AffineMap, caps: &AffineMap, at: usize) -> BoxOffsets {
+    let offsets = |m: &AffineMap| -> Vec<Option<i64>> { m.results.iter().map(|e| e.offset_from_dim(at)).collect() };
+    let (lo, hi) = (offsets(lower), offsets(upper));
+    if hi.is_empty() {
+        return BoxOffsets::Point((lo.len() == 1 && caps.results.is_empty()).then(|| lo[0]).flatten());
+    }
+    let low = lo.iter().map(|o| o.unwrap_or(i64::MIN)).max().unwrap_or(i64::MIN);
+    let high = hi.iter().map(|o| o.unwrap_or(i64::MAX)).min().unwrap_or(i64::MAX);
+    BoxOffsets::Range(low, high)
+}
+
 /// The SDG: node weights are tensor indices (equal to node indices).
 pub struct Sdg<'c> {
     pub graph: DiGraph<usize, ReadEdge<'c>>,
@@ -53,20 +79,10 @@ impl<'c> Sdg<'c> {
                             .enumerate()
                             .map(|(k, dim)| {
                                 let position = tensor.domain.iter().position(|d| d == dim)?;
-                                let offsets = |m: &AffineMap| -> Vec<Option<i64>> {
-                                    m.results.iter().map(|e| e.offset_from_dim(position)).collect()
-                                };
-                                let (lo, hi, cap) = (offsets(&lower[k]), offsets(&upper[k]), offsets(&caps[k]));
-                                if hi.is_empty() {
-                                    // A point: max(lower), capped.
-                                    let point = (lo.len() == 1 && cap.is_empty()).then(|| lo[0]).flatten();
-                                    return (point == Some(0)).then_some(0);
+                                match box_offsets(&lower[k], &upper[k], &caps[k], position) {
+                                    BoxOffsets::Point(point) => (point == Some(0)).then_some(0),
+                                    BoxOffsets::Range(low, high) => (low <= 0 && 0 < high).then_some(0),
                                 }
-                                // Range [max(lower), min(upper)): unknown sides
-                                // are unbounded.
-                                let low = lo.iter().map(|o| o.unwrap_or(i64::MIN)).max().unwrap_or(i64::MIN);
-                                let high = hi.iter().map(|o| o.unwrap_or(i64::MAX)).min().unwrap_or(i64::MAX);
-                                (low <= 0 && 0 < high).then_some(0)
                             })
                             .collect();
                         let index = AffineMap {

@@ -42,6 +42,7 @@ use crate::diagnostics::PassDiagnostic;
 use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Collective, DYNAMIC, ElementType, NodeKind, Program};
 use crate::rewrite::compact_branch;
+use crate::sdg::{BoxOffsets, box_offsets};
 use crate::temporal_autodiff::{pack_all_reduce, push_tensor};
 use melior::ir::Location;
 use std::collections::HashSet;
@@ -124,26 +125,13 @@ fn read_moves(program: &Program, reader: usize, node: &NodeKind, domain: &[usize
             match node {
                 NodeKind::Read { index, .. } => Move::of_offset(index.results[k].offset_from_dim(at)),
                 NodeKind::ReadRange { lower, upper, caps, .. } => {
-                    let offsets = |m: &crate::affine::AffineMap| {
-                        m.results.iter().map(|e| e.offset_from_dim(at)).collect::<Vec<_>>()
-                    };
-                    let (lo, hi) = (offsets(&lower[k]), offsets(&upper[k]));
-                    if hi.is_empty() {
-                        // A point: max(lower), capped.
-                        return if lo.len() == 1 && caps[k].results.is_empty() {
-                            Move::of_offset(lo[0])
-                        } else {
-                            Move::Any
-                        };
-                    }
-                    // The range [max(lower), min(upper)); caps only shrink it.
-                    let low = lo.iter().map(|o| o.unwrap_or(i64::MIN)).max().unwrap_or(i64::MIN);
-                    let high = hi.iter().map(|o| o.unwrap_or(i64::MAX)).min().unwrap_or(i64::MAX);
-                    match (low, high) {
-                        (0, 1) => Move::Stay,
-                        (_, h) if h <= 0 => Move::Back,
-                        (l, _) if l >= 1 => Move::Ahead,
-                        _ => Move::Any,
+                    // (Caps only shrink a range.)
+                    match box_offsets(&lower[k], &upper[k], &caps[k], at) {
+                        BoxOffsets::Point(offset) => Move::of_offset(offset),
+                        BoxOffsets::Range(0, 1) => Move::Stay,
+                        BoxOffsets::Range(_, high) if high <= 0 => Move::Back,
+                        BoxOffsets::Range(low, _) if low >= 1 => Move::Ahead,
+                        BoxOffsets::Range(..) => Move::Any,
                     }
                 }
                 _ => Move::Any,
