@@ -82,7 +82,6 @@ impl ProgramRewrite for TemporalSplitRecurrences {
 /// over a dimension with a bound value (`bound_values`, per dimension);
 /// returns whether any was.
 pub fn split_recurrences(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
-    let (component, cyclic) = components(program);
     let defined_everywhere: Vec<bool> =
         program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
     // The dimensions `temporal-vectorize` can batch a group along.
@@ -92,21 +91,28 @@ pub fn split_recurrences(program: &mut Program, bound_values: &[Option<i64>]) ->
                 && crate::temporal_vectorize::keeps_points_along(program, d)
         })
         .collect();
+    // The reads' components along each such dimension.
+    let along: Vec<Option<(Vec<usize>, Vec<bool>)>> =
+        (0..program.dims.len()).map(|d| batchable[d].then(|| components(program, d))).collect();
     let mut changed = false;
     for x in 0..program.tensors.len() {
-        let known = program.tensors[x].domain.iter().any(|&d| batchable[d]);
-        if program.tensors[x].is_input || !cyclic[x] || !known {
+        // The innermost dimension of the tensor's that can be batched.
+        let Some(&d) = program.tensors[x].domain.iter().rev().find(|&&d| batchable[d]) else { continue };
+        let (component, cyclic) = along[d].as_ref().expect("computed for every batchable dimension");
+        if program.tensors[x].is_input || !cyclic[x] {
             continue;
         }
-        let in_cycle = |s: usize| component[s] == component[x];
+        // A tensor made by an earlier split (past `component`) is on no cycle.
+        let in_cycle = |s: usize| component.get(s) == Some(&component[x]);
         changed |= split_tensor(program, x, &in_cycle, &defined_everywhere);
     }
     changed
 }
 
-/// Per tensor, its strongly connected component of reads (all kinds) and
-/// whether it is on a cycle.
-fn components(program: &Program) -> (Vec<usize>, Vec<bool>) {
+/// Per tensor, its strongly connected component of reads (all kinds, but
+/// those carried by a loop outside dimension `d`'s: see
+/// [`carried_outside`]) and whether it is on a cycle.
+fn components(program: &Program, d: usize) -> (Vec<usize>, Vec<bool>) {
     let count = program.tensors.len();
     let mut graph: DiGraph<(), ()> = DiGraph::new();
     for _ in 0..count {
@@ -114,7 +120,9 @@ fn components(program: &Program) -> (Vec<usize>, Vec<bool>) {
     }
     for (r, tensor) in program.tensors.iter().enumerate() {
         for node in tensor.branches.iter().flat_map(|b| &b.nodes) {
-            if let Some(s) = crate::rewrite::source(&node.kind) {
+            if let Some(s) = crate::rewrite::source(&node.kind)
+                && !carried_outside(program, r, &node.kind, d)
+            {
                 graph.update_edge(NodeIndex::new(r), NodeIndex::new(s), ());
             }
         }
@@ -128,6 +136,35 @@ fn components(program: &Program) -> (Vec<usize>, Vec<bool>) {
         }
     }
     (component, cyclic)
+}
+
+/// Whether read `kind` of tensor `reader` is carried by a loop outside
+/// dimension `d`'s: along the first dimension of the reader's domain (its
+/// outermost loop) that the source shares and the read does not hold at
+/// the reader's own coordinate, a dimension before `d` in that domain, it
+/// reads a strictly earlier point at a constant distance (`W[i - 1]`, the
+/// previous training iteration's parameters). Every point of the source it
+/// reads is then computed in an earlier iteration of that loop, so the
+/// read forms no recurrence along `d` inside it: a training run's
+/// parameters `W[i]` depend on the loss of iteration `i - 1`, not on the
+/// recurrence along `t` of iteration `i` that reads them, and an input
+/// projection `x[t] W[i]` is as time-parallel as with constant weights.
+/// (The domain's order is the loops' nesting.)
+fn carried_outside(program: &Program, reader: usize, kind: &NodeKind, d: usize) -> bool {
+    let NodeKind::Read { source, index } = kind else { return false };
+    let source = &program.tensors[*source];
+    for (p, dim) in program.tensors[reader].domain.iter().enumerate() {
+        if *dim == d {
+            return false;
+        }
+        let Some(q) = source.domain.iter().position(|x| x == dim) else { continue };
+        match index.results[q].offset_from_dim(p) {
+            Some(0) => continue,
+            Some(c) => return c < 0,
+            None => return false,
+        }
+    }
+    false
 }
 
 /// Per node of `branch` (of tensor `x`): whether it may move, whether its
