@@ -22,6 +22,7 @@ pub mod temporal_dce;
 pub mod temporal_dedup;
 pub mod temporal_fuse_collectives;
 pub mod temporal_lift_recurrences;
+pub mod temporal_pack_products;
 pub mod temporal_simplify;
 pub mod temporal_split_products;
 pub mod temporal_split_recurrences;
@@ -42,4 +43,5 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_split_products::TemporalSplitProducts);
     registry.add_pass(temporal_vectorize::TemporalVectorize);
     registry.add_pass(temporal_tile_ranges::TemporalTileRanges);
+    registry.add_pass(temporal_pack_products::TemporalPackProducts);
 }

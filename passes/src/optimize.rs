@@ -10,6 +10,9 @@
 //!   products of two varying values: weight gradients),
 //!   `temporal-vectorize` (with the bound
 //!   values of the run, which the program is then specialized for),
+//!   `temporal-pack-products` (on the CPU with fast math: the weight of
+//!   a per-step product of few rows packed once outside its loop, for the
+//!   runtime's packed kernel),
 //!   `temporal-simplify` and `temporal-fuse-collectives` (independent
 //!   all-reduces in one message); every pass exact, so results stay bit
 //!   for bit those of the unoptimized program (with more than two
@@ -39,6 +42,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-split-recurrences",
     "temporal-split-products",
     "temporal-vectorize",
+    "temporal-pack-products",
     "temporal-simplify",
     "temporal-dedup",
     "temporal-fuse-collectives",
@@ -55,6 +59,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-split-products",
     "temporal-vectorize",
     "temporal-tile-ranges",
+    "temporal-pack-products",
     "temporal-simplify",
     "temporal-dedup",
     "temporal-fuse-collectives",
@@ -90,6 +95,9 @@ pub const O1_PASSES: &[&str] = &["temporal-dce", "temporal-dedup", "temporal-dce
 /// The passes that split tensors for group vectorization (CPU only): they
 /// take the bound values.
 const SPLITS: &[&str] = &["temporal-split-recurrences", "temporal-split-products"];
+
+/// The pass that packs the weights of per-step products (CPU, fast math).
+const PACKING: &str = "temporal-pack-products";
 
 /// Passes taking the `inexact` option at level 3.
 const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
@@ -165,6 +173,9 @@ pub fn optimization_pipeline_of(
         .filter(|p| !disabled.iter().any(|d| d == *p))
         .filter(|p| (**p != "temporal-vectorize" && !SPLITS.contains(p)) || !bounds.is_empty())
         .filter(|p| cpu || !SPLITS.contains(p))
+        // The packed products are for the runtime's kernel, which the
+        // lowering calls with fast math on the CPU.
+        .filter(|p| **p != PACKING || (cpu && fast_math))
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
             "temporal-split-products" if level == 3 || fast_math => match memory_budget {

@@ -161,6 +161,14 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if self.gpu_split_einsum(spec, inputs, target, element, at)? {
             return Ok(());
         }
+        // A product by a matrix packed in panels (`temporal-pack-products`).
+        if !self.gpu
+            && self.fast_math
+            && self.library_gemm
+            && library_gemm::packed_applies(spec, inputs, target, element)
+        {
+            return library_gemm::build_packed(at, inputs[0], inputs[1], target, self.parallel);
+        }
         let perms = matmul_permutations(spec).filter(|_| element.is_float());
         // (For the GPU, one summed label and not a product of two matrices,
         // which the shared-memory kernels take: a thread per result, the

@@ -103,20 +103,7 @@ pub(super) fn build<'c, 'a>(
     let kind = b.i64(kind)?;
     // Base address (of element 0, in bytes), sizes and strides of each
     // operand.
-    let operand = |x: &View<'c, 'a>| -> Result<(Value<'c, 'a>, Vec<Value<'c, 'a>>, Vec<Value<'c, 'a>>), String> {
-        let index = b.index_type();
-        let base = MemRefType::new(e, &[], None, None).into();
-        let results: Vec<Type> = std::iter::once(base).chain(std::iter::repeat_n(index, 1 + 2 * rank)).collect();
-        let metadata = b.op("memref.extract_strided_metadata", &[x.value], &results, &[])?;
-        let result = |k: usize| -> Result<Value<'c, 'a>, String> {
-            metadata.result(k).map(Value::from).map_err(|e| e.to_string())
-        };
-        let sizes = (0..rank).map(|d| result(2 + d)).collect::<Result<_, _>>()?;
-        let strides = (0..rank).map(|d| result(2 + rank + d)).collect::<Result<_, _>>()?;
-        let raw = b.value("memref.extract_aligned_pointer_as_index", &[result(0)?], index, &[])?;
-        let pointer = b.arith("addi", raw, b.arith("muli", result(1)?, bytes)?)?;
-        Ok((pointer, sizes, strides))
-    };
+    let operand = |x: &View<'c, 'a>| metadata(b, x, e, bytes);
     let (c_ptr, c_sizes, c_strides) = operand(c)?;
     let (a_ptr, a_sizes, a_strides) = operand(a)?;
     let (b_ptr, _, b_strides) = operand(bm)?;
@@ -212,6 +199,126 @@ pub(super) fn build<'c, 'a>(
         element_loop.store(value, c.value, &[i, j])?;
     }
     Ok(())
+}
+
+/// The name of the runtime's product by a packed matrix
+/// (`tempo_gemm_packed`, `runtime/src/gemm.rs`).
+pub const PACKED_SYMBOL: &str = "tempo_gemm_packed";
+
+/// Columns per panel of a packed matrix (the runtime's `PANEL`).
+pub const PANEL: i64 = 16;
+
+/// Whether `einsum(spec)` of an `[m, k]` operand by a packed `[panels, k,
+/// r]` one (`"mk,jkr->mjr"`, what `temporal-pack-products` makes) calls
+/// [`PACKED_SYMBOL`]: f32, panels of [`PANEL`] with unit stride along `r`
+/// in the packed operand and the result.
+pub(super) fn packed_applies(
+    spec: &tempo_passes::program::Einsum,
+    inputs: &[&View],
+    target: &View,
+    element: ElementType,
+) -> bool {
+    let [a, p] = spec.operands.as_slice() else { return false };
+    let ([m, k], [j, k2, r]) = (a.as_slice(), p.as_slice()) else { return false };
+    element == ElementType::F32
+        && k == k2
+        && spec.result == [*m, *j, *r]
+        && m != k
+        && matches!(inputs[1].sizes[2], Extent::Static(PANEL))
+        && super::views::unit_inner_stride(inputs[1].ty())
+        && super::views::unit_inner_stride(target.ty())
+}
+
+/// `C[i, j, r] = sum_k A[i, k] P[j, k, r]` (see [`packed_applies`]) as a
+/// call of [`PACKED_SYMBOL`]; with `parallel` and enough static work, the
+/// panels in blocks over the threads.
+pub(super) fn build_packed<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    a: &View<'c, 'a>,
+    p: &View<'c, 'a>,
+    c: &View<'c, 'a>,
+    parallel: bool,
+) -> Result<(), String> {
+    let i64_type = b.integer_type(64);
+    let module = b.module()?;
+    declare(module, PACKED_SYMBOL, &[i64_type; 14], &[])?;
+    let e = element_type(b, ElementType::F32);
+    let bytes = b.index(4)?;
+    let operand = |x: &View<'c, 'a>| metadata(b, x, e, bytes);
+    let (c_ptr, _, c_strides) = operand(c)?;
+    let (a_ptr, a_sizes, a_strides) = operand(a)?;
+    let (p_ptr, p_sizes, p_strides) = operand(p)?;
+    let number = |s: &Extent| if let Extent::Static(n) = s { Some(*n) } else { None };
+    let panels = number(&p.sizes[0]);
+    let work = [&c.sizes[0], &p.sizes[0], &a.sizes[1]]
+        .iter()
+        .map(|s| number(s))
+        .try_fold(PANEL, |acc, v| v.map(|v| acc.saturating_mul(v)));
+    let blocks = match (parallel && !b.inside_parallel() && work.is_some_and(|w| w >= PARALLEL_GRAIN), panels) {
+        (true, Some(n)) => n.clamp(1, PARALLEL_BLOCKS),
+        _ => 1,
+    };
+    let (at, count, c_ptr, p_ptr) = if blocks > 1 {
+        // Block q covers panels [q w, min((q + 1) w, panels)).
+        let total = panels.unwrap_or(0);
+        let (c0, c1) = (b.index(0)?, b.index(1)?);
+        let (count, width, all) = (b.index(blocks)?, b.index((total + blocks - 1) / blocks)?, b.index(total)?);
+        let (block, ivs) = b.scf_parallel_range(&[c0], &[count], &[c1])?;
+        let start = block.arith("muli", ivs[0], width)?;
+        let end = block.arith("minui", block.arith("addi", start, width)?, all)?;
+        let extent = block.arith("subi", end, start)?;
+        let shift = |pointer: Value<'c, 'a>, stride: Value<'c, 'a>| -> Result<Value<'c, 'a>, String> {
+            block.arith("addi", pointer, block.arith("muli", block.arith("muli", start, stride)?, bytes)?)
+        };
+        let (c_shifted, p_shifted) = (shift(c_ptr, c_strides[1])?, shift(p_ptr, p_strides[0])?);
+        (block, extent, c_shifted, p_shifted)
+    } else {
+        (*b, p_sizes[0], c_ptr, p_ptr)
+    };
+    let arguments = [
+        a_sizes[0],
+        a_sizes[1],
+        count,
+        p_sizes[2],
+        c_ptr,
+        c_strides[0],
+        c_strides[1],
+        a_ptr,
+        a_strides[0],
+        a_strides[1],
+        p_ptr,
+        p_strides[0],
+        p_strides[1],
+    ];
+    let mut words = vec![at.i64(0)?];
+    for value in arguments {
+        words.push(at.index_cast(value, i64_type)?);
+    }
+    at.call(PACKED_SYMBOL, &words, &[])?;
+    Ok(())
+}
+
+/// The address of `x`'s element 0 (in bytes, `bytes` per element of type
+/// `e`), its sizes and its strides (in elements), as index values.
+#[allow(clippy::type_complexity)]
+fn metadata<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    x: &View<'c, 'a>,
+    e: Type<'c>,
+    bytes: Value<'c, 'a>,
+) -> Result<(Value<'c, 'a>, Vec<Value<'c, 'a>>, Vec<Value<'c, 'a>>), String> {
+    let rank = x.sizes.len();
+    let index = b.index_type();
+    let base = MemRefType::new(e, &[], None, None).into();
+    let results: Vec<Type> = std::iter::once(base).chain(std::iter::repeat_n(index, 1 + 2 * rank)).collect();
+    let metadata = b.op("memref.extract_strided_metadata", &[x.value], &results, &[])?;
+    let result =
+        |k: usize| -> Result<Value<'c, 'a>, String> { metadata.result(k).map(Value::from).map_err(|e| e.to_string()) };
+    let sizes = (0..rank).map(|d| result(2 + d)).collect::<Result<_, _>>()?;
+    let strides = (0..rank).map(|d| result(2 + rank + d)).collect::<Result<_, _>>()?;
+    let raw = b.value("memref.extract_aligned_pointer_as_index", &[result(0)?], index, &[])?;
+    let pointer = b.arith("addi", raw, b.arith("muli", result(1)?, bytes)?)?;
+    Ok((pointer, sizes, strides))
 }
 
 /// `count` blocks of `width` (the last cut at `total`) along one dimension

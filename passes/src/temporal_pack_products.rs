@@ -1,0 +1,285 @@
+//! `temporal-pack-products`: a product of a few rows by a weight that does
+//! not change along the loop it runs in reads the weight packed in panels,
+//! made once outside that loop.
+//!
+//! A recurrence's per-step product (`h[t-1] Wh`, and in its backward pass
+//! `dz[t] Wh^T`) multiplies `B` rows by a large weight that is the same at
+//! every step of `t` (it changes with the training iteration `i` only). A
+//! general matrix product packs the weight into the layout its kernel
+//! reads at every call, as long as the product itself for a few rows, and
+//! a transposed weight is gathered element by element. Here the weight's
+//! expression (reads of tensors at the reader's own point along the
+//! dimensions they share, permutations, reshapes) moves into a tensor of
+//! its own over the dimensions it reads, `W$packed[i]`, holding it in
+//! panels of 16 columns, `P[j, k, r] = B[k, 16 j + r]`; the product
+//! becomes `einsum("mk,jkr->mjr", A, P)` reshaped to `[m, n]`. The panel
+//! is made once per point of the tensor (per iteration), and the lowering
+//! (with fast math) calls the runtime's packed kernel, whose `k x 16`
+//! panel stays in the first-level cache while tiles of rows multiply it.
+//!
+//! What is packed: a float32 `matmul` of an `[m, k]` operand with at most
+//! [`MAX_ROWS`] rows by a `[k, n]` operand with `n` a multiple of 16 and
+//! at least [`MIN_WEIGHT`] elements, whose expression is made of reads of
+//! tensors defined at every point (inputs, or a last branch without
+//! condition), each at the reader's own coordinate along every dimension
+//! it has (`Wh_i[i]`, an input without a domain), permutations and
+//! reshapes, and reads fewer of the tensor's dimensions than the tensor has
+//! (so that it is invariant along one of its loops). Identical weight
+//! expressions share one packed tensor.
+//!
+//! Exact: each element of the product sums the same terms in the same
+//! order (`k` increasing) as the matmul did. Runs on the CPU with fast
+//! math (`-O2`, `-O3`), after `temporal-vectorize` (a product batched over
+//! the steps has many rows and stays a matmul). Assumes a program accepted
+//! by `temporal-verify`.
+
+use crate::affine::{AffineExpr, AffineMap, IntegerSet};
+use crate::diagnostics::PassDiagnostic;
+use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
+use crate::program::{Branch, Einsum, ElementType, Movement, Node, NodeKind, PointType, Program, Tensor};
+use melior::ir::Location;
+use std::collections::HashMap;
+
+/// The most rows of the other operand: past it the general product packs
+/// the weight once for enough rows to pay for it.
+pub const MAX_ROWS: i64 = 32;
+
+/// The fewest elements of the weight (64 KiB of float32): smaller ones fit
+/// in the first-level cache as they are.
+pub const MIN_WEIGHT: i64 = 1 << 14;
+
+/// Columns per panel (the runtime's kernel: two AVX2 vectors of f32).
+pub const PANEL: i64 = 16;
+
+/// The `temporal-pack-products` pass.
+pub struct TemporalPackProducts;
+
+impl TempoPass for TemporalPackProducts {
+    fn name(&self) -> &'static str {
+        "temporal-pack-products"
+    }
+    fn summary(&self) -> &'static str {
+        "Read the weight of a per-step product of few rows (h[t-1] Wh, dz[t] Wh^T) packed in panels of 16 columns, made once outside the loop (a tensor over the dimensions the weight reads); the product becomes an einsum the lowering sends to the runtime's packed kernel"
+    }
+    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
+        Some(self)
+    }
+}
+
+impl ProgramRewrite for TemporalPackProducts {
+    fn rewrite<'c>(
+        &self,
+        program: &mut Program<'c>,
+        _options: &PassOptions,
+        _at: Location<'c>,
+    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
+        Ok(pack_products(program))
+    }
+}
+
+/// Packs the weights of every product that qualifies; returns whether any
+/// was.
+pub fn pack_products(program: &mut Program) -> bool {
+    let defined_everywhere: Vec<bool> =
+        program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
+    // Packed tensors by their weight's expression.
+    let mut packed: HashMap<String, usize> = HashMap::new();
+    let mut changed = false;
+    for x in 0..program.tensors.len() {
+        if program.tensors[x].is_input {
+            continue;
+        }
+        for b in 0..program.tensors[x].branches.len() {
+            // One product at a time: the branch's nodes move after each.
+            while let Some((k, weight)) = next_product(program, x, b, &defined_everywhere) {
+                let p = packed_tensor(program, x, b, &weight, &mut packed);
+                rewrite_product(program, x, b, k, p, &weight);
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+/// A product's weight: its expression's nodes (in the branch's order) and
+/// the reader's dimensions (positions in its domain) it reads.
+struct Weight {
+    nodes: Vec<usize>,
+    dims: Vec<usize>,
+}
+
+/// The first product of branch `b` of tensor `x` to pack, with its weight.
+fn next_product(program: &Program, x: usize, b: usize, defined_everywhere: &[bool]) -> Option<(usize, Weight)> {
+    let tensor = &program.tensors[x];
+    let branch = &tensor.branches[b];
+    branch.nodes.iter().enumerate().find_map(|(k, node)| {
+        let NodeKind::Matmul(a, w) = node.kind else { return None };
+        let (sa, sw) = (&branch.nodes[a].ty, &branch.nodes[w].ty);
+        let thin = matches!(sa.shape[..], [m, _] if (1..=MAX_ROWS).contains(&m));
+        let wide = matches!(sw.shape[..], [k, n] if k > 0 && n > 0 && n % PANEL == 0 && k * n >= MIN_WEIGHT);
+        if node.ty.element != ElementType::F32 || !thin || !wide {
+            return None;
+        }
+        let weight = weight(program, tensor, branch, w, defined_everywhere)?;
+        (weight.dims.len() < tensor.domain.len()).then_some((k, weight))
+    })
+}
+
+/// The expression of node `w` if it is made of reads at the reader's own
+/// point of tensors defined everywhere, permutations and reshapes.
+fn weight(
+    program: &Program,
+    tensor: &Tensor,
+    branch: &Branch,
+    w: usize,
+    defined_everywhere: &[bool],
+) -> Option<Weight> {
+    let mut nodes = Vec::new();
+    let mut dims = Vec::new();
+    let mut stack = vec![w];
+    while let Some(n) = stack.pop() {
+        if nodes.contains(&n) {
+            continue;
+        }
+        nodes.push(n);
+        match &branch.nodes[n].kind {
+            NodeKind::Read { source, index } => {
+                let src = &program.tensors[*source];
+                if !defined_everywhere[*source] {
+                    return None;
+                }
+                for (q, dim) in src.domain.iter().enumerate() {
+                    let p = tensor.domain.iter().position(|d| d == dim)?;
+                    if !matches!(index.results[q], AffineExpr::Dim(i) if i == p) {
+                        return None;
+                    }
+                    if !dims.contains(&p) {
+                        dims.push(p);
+                    }
+                }
+            }
+            NodeKind::Move(Movement::Permute(_) | Movement::Reshape, operands) => stack.extend(operands),
+            _ => return None,
+        }
+    }
+    nodes.sort_unstable();
+    dims.sort_unstable();
+    Some(Weight { nodes, dims })
+}
+
+/// The packed tensor of `weight` (branch `b` of tensor `x`): an existing
+/// one with the same expression, or a new one over the dimensions it reads.
+fn packed_tensor(
+    program: &mut Program,
+    x: usize,
+    b: usize,
+    weight: &Weight,
+    packed: &mut HashMap<String, usize>,
+) -> usize {
+    let tensor = &program.tensors[x];
+    let branch = &tensor.branches[b];
+    let domain: Vec<usize> = weight.dims.iter().map(|&p| tensor.domain[p]).collect();
+    // The reader's dimension p is the packed tensor's dimension position(p).
+    let to_packed: Vec<AffineExpr> = (0..tensor.domain.len())
+        .map(|p| weight.dims.iter().position(|&q| q == p).map_or(AffineExpr::Constant(0), AffineExpr::Dim))
+        .collect();
+    let symbols = program.dims.len();
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut new: HashMap<usize, usize> = HashMap::new();
+    for &n in &weight.nodes {
+        let node = &branch.nodes[n];
+        let kind = match &node.kind {
+            NodeKind::Read { source, index } => NodeKind::Read {
+                source: *source,
+                index: AffineMap {
+                    num_dims: domain.len(),
+                    num_symbols: symbols,
+                    results: index.results.iter().map(|e| e.substitute_dims(&to_packed)).collect(),
+                },
+            },
+            other => crate::rewrite::map_operands(other, |o| new[&o]),
+        };
+        nodes.push(Node { kind, ty: node.ty.clone(), location: node.location });
+        new.insert(n, nodes.len() - 1);
+    }
+    let root = *weight.nodes.last().expect("a weight has a node");
+    let location = branch.nodes[root].location;
+    let [k, n] = branch.nodes[root].ty.shape[..] else { unreachable!("a 2-D weight (checked)") };
+    let f32 = |shape: Vec<i64>| PointType { shape, element: ElementType::F32 };
+    nodes.push(Node {
+        kind: NodeKind::Move(Movement::Reshape, vec![new[&root]]),
+        ty: f32(vec![k, n / PANEL, PANEL]),
+        location,
+    });
+    let split = nodes.len() - 1;
+    nodes.push(Node {
+        kind: NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![split]),
+        ty: f32(vec![n / PANEL, k, PANEL]),
+        location,
+    });
+    let key = format!("{domain:?}{:?}", nodes.iter().map(|n| (&n.kind, &n.ty)).collect::<Vec<_>>());
+    if let Some(&p) = packed.get(&key) {
+        return p;
+    }
+    let mut name = format!("{}$packed", program.tensors[x].name);
+    while program.tensors.iter().any(|t| t.name == name) {
+        name += "_";
+    }
+    let result = nodes.len() - 1;
+    let point = nodes[result].ty.clone();
+    program.tensors.push(Tensor {
+        name,
+        domain: domain.clone(),
+        point,
+        is_input: false,
+        branches: vec![Branch {
+            when: IntegerSet { num_dims: domain.len(), num_symbols: symbols, constraints: Vec::new() },
+            nodes,
+            result,
+            location,
+        }],
+        location,
+    });
+    packed.insert(key, program.tensors.len() - 1);
+    program.tensors.len() - 1
+}
+
+/// Node `k` of branch `b` of tensor `x` (the product) becomes the einsum of
+/// its rows by packed tensor `p`, reshaped back to the product's type.
+fn rewrite_product(program: &mut Program, x: usize, b: usize, k: usize, p: usize, weight: &Weight) {
+    let symbols = program.dims.len();
+    let packed_type = program.tensors[p].point.clone();
+    let rank = program.tensors[x].domain.len();
+    let branch = &mut program.tensors[x].branches[b];
+    let old = std::mem::take(&mut branch.nodes);
+    let mut nodes: Vec<Node> = Vec::with_capacity(old.len() + 2);
+    let mut at: Vec<usize> = Vec::with_capacity(old.len());
+    for (n, node) in old.into_iter().enumerate() {
+        if n != k {
+            let kind = crate::rewrite::map_operands(&node.kind, |o| at[o]);
+            nodes.push(Node { kind, ..node });
+            at.push(nodes.len() - 1);
+            continue;
+        }
+        let NodeKind::Matmul(a, _) = node.kind else { unreachable!("a product (checked)") };
+        let location = node.location;
+        let index = AffineMap {
+            num_dims: rank,
+            num_symbols: symbols,
+            results: weight.dims.iter().map(|&d| AffineExpr::Dim(d)).collect(),
+        };
+        nodes.push(Node { kind: NodeKind::Read { source: p, index }, ty: packed_type.clone(), location });
+        let read = nodes.len() - 1;
+        let m = node.ty.shape[0];
+        let spec = Einsum { operands: vec![vec!['m', 'k'], vec!['j', 'k', 'r']], result: vec!['m', 'j', 'r'] };
+        let panels = PointType { shape: vec![m, packed_type.shape[0], PANEL], element: ElementType::F32 };
+        nodes.push(Node { kind: NodeKind::Einsum(spec, vec![at[a], read]), ty: panels, location });
+        let einsum = nodes.len() - 1;
+        nodes.push(Node { kind: NodeKind::Move(Movement::Reshape, vec![einsum]), ty: node.ty, location });
+        at.push(nodes.len() - 1);
+    }
+    branch.result = at[branch.result];
+    branch.nodes = nodes;
+    let live = crate::rewrite::live_nodes(branch);
+    crate::rewrite::compact_branch(branch, &live);
+}
