@@ -348,6 +348,49 @@ mod tests {
             }
             assert!(c[i * (n + 3) + n].is_nan(), "the padding is not written");
         }
+        // Every tile height and a range of depths and panel counts, with
+        // small integers (exact in any order): the vector path against the
+        // portable one (a panel stride of 17 takes the portable path).
+        for m in 1..=13usize {
+            for (k, panels) in [(1usize, 1usize), (7, 2), (64, 1), (129, 3)] {
+                let a: Vec<f32> = (0..m * k).map(|x| ((x * 11 + m) % 7) as f32 - 3.0).collect();
+                let p: Vec<f32> = (0..panels * k * 17).map(|x| ((x * 3 + k) % 5) as f32 - 2.0).collect();
+                let run = |p_ks: usize| {
+                    let mut c = vec![0f32; m * panels * PANEL];
+                    unsafe {
+                        tempo_gemm_packed(
+                            0,
+                            m as i64,
+                            k as i64,
+                            panels as i64,
+                            PANEL as i64,
+                            c.as_mut_ptr() as i64,
+                            (panels * PANEL) as i64,
+                            PANEL as i64,
+                            a.as_ptr() as i64,
+                            k as i64,
+                            1,
+                            p.as_ptr() as i64,
+                            (k * 17) as i64,
+                            p_ks as i64,
+                        )
+                    };
+                    c
+                };
+                // The panels read with a row stride of 16 and of 17.
+                for p_ks in [PANEL, 17] {
+                    let c = run(p_ks);
+                    for i in 0..m {
+                        for j in 0..panels {
+                            for r in 0..PANEL {
+                                let want: f32 = (0..k).map(|kk| a[i * k + kk] * p[j * k * 17 + kk * p_ks + r]).sum();
+                                assert_eq!(c[(i * panels + j) * PANEL + r], want, "m {m} k {k} ({i}, {j}, {r})");
+                            }
+                        }
+                    }
+                }
+            }
+        }
         // f64, panels of 4.
         let (width, panels) = (4usize, 2usize);
         let a64: Vec<f64> = (0..m * k).map(|x| (x as f64).sin()).collect();
