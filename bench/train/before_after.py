@@ -7,7 +7,8 @@ is `tempo-run --repeat 3` (the median of 3 runs after a warm-up one, as
 bench/train/run.py now times ours); `--models gpt` (or lstm) keeps one
 model's cases. Run it with `TEMPO_CACHE=0` for the compile times (both
 builds have the compilation cache). `--before same --before-env NAME=VALUE`
-compares this build with and without a runtime setting. Prints one JSON line per case and
+compares this build with and without a runtime setting, `--before same
+--before-args '--disable-pass P'` with and without a pass. Prints one JSON line per case and
 writes /tmp/ab.json (the committed copies: bench/train/before_after*.json)."""
 import argparse
 import json
@@ -28,6 +29,9 @@ parser.add_argument("--models", default="lstm,gpt")
 parser.add_argument("--before-env", action="append", default=[],
                     help="NAME=VALUE set for the before runs only; with --before same, the before runs use this checkout's "
                          "build, so the pair compares one runtime setting (e.g. TEMPO_HOST_CACHE_BYTES=0)")
+parser.add_argument("--before-args", default="",
+                    help="tempo-run arguments for the before runs only (with --before same: this build with passes "
+                         "left out, e.g. '--disable-pass temporal-pack-products')")
 args = parser.parse_args()
 cases = [c for c in cases if c[0] in args.models.split(",")]
 after_bin = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "target", "release", "tempo-run")
@@ -44,7 +48,8 @@ for model, b, w, T, n in cases:
     comp = {"before": [], "after": []}
     for r in range(3):
         for k in (["before", "after"] if r % 2 == 0 else ["after", "before"]):
-            p = subprocess.run([bins[k]] + cmd[1:], capture_output=True, text=True, env=envs[k])
+            extra = args.before_args.split() if k == "before" else []
+            p = subprocess.run([bins[k]] + cmd[1:] + extra, capture_output=True, text=True, env=envs[k])
             m = re.search(r"compile ([\d.]+) ms, execute ([\d.]+) ms", p.stderr)
             res[k].append(float(m.group(2)) / n); comp[k].append(float(m.group(1)))
     row = dict(model=model, batch=b, width=w, T=T, before=statistics.median(res["before"]), after=statistics.median(res["after"]),

@@ -335,6 +335,7 @@ def main():
     parser.add_argument("--redraw", action="store_true")
     parser.add_argument("--tag", help="write results-TAG.json, the train-TAG table and train-TAG.png (a partial run)")
     parser.add_argument("--exact", action="store_true", help="run ours without --fast-math (bit-exact with the interpreter)")
+    parser.add_argument("--models", default="lstm,gpt", help="the models whose cases run (with --tag: a partial run)")
     args = parser.parse_args()
     global FAST_MATH
     FAST_MATH = not args.exact
@@ -374,6 +375,8 @@ def main():
     results["torch"] = torch.__version__
     for c in cases(args.quick):
         model = c["model"]
+        if model not in args.models.split(","):
+            continue
         mode = args.mode
         if mode == "auto":
             mode = "loop" if probes[(model, "loop")] is None else "step"
