@@ -29,7 +29,7 @@ use melior::ir::attribute::{ArrayAttribute, DenseI32ArrayAttribute};
 use melior::ir::operation::OperationBuilder;
 use melior::ir::{AffineExpr, AffineMap, Attribute, Block, BlockLike, Identifier, Region, RegionLike, Type, Value};
 use tempo_passes::program::Einsum;
-use tempo_passes::program::ElementType;
+use tempo_passes::program::{ElementType, PointType};
 
 /// An epilogue for the next matrix product (see `matmul_kernel`): the
 /// chain's leaves other than the product, which leaf the product is, and
@@ -78,6 +78,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             ra == 3 && rb == 3 && (same(&a.sizes[0], &b.sizes[0]) || (!unit(&a.sizes[0]) && !unit(&b.sizes[0])));
         if matches!((ra, rb), (2, 2) | (1, 2) | (2, 1)) || one_batch {
             return self.matmul_kernel(a, b, target, element, at);
+        }
+        // A batch of matrices by one shared matrix (the cotangents of all
+        // steps by a transposed weight, `[T, B, n] x [n, k]`): one product
+        // of the batch's rows, where the batched operand and the result are
+        // contiguous (each element still sums its terms in order).
+        if rb == 2
+            && ra >= 3
+            && self.epilogue.is_none()
+            && let Some((rows_a, rows_c)) = rows_collapsed(a, target, element, at)?
+        {
+            return self.matmul_kernel(&rows_a, b, &rows_c, element, at);
         }
         // Loops over the batch dimensions of the result.
         let batch = &target.sizes[..target.sizes.len() - 2];
@@ -203,6 +214,32 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 }
 
 type Built<T> = Result<T, String>;
+
+/// `a` (`[batch..., m, k]`) and `c` (`[batch..., m, n]`) seen as matrices of
+/// `batch * m` rows, without a copy: `None` unless both are contiguous
+/// row-major views of static sizes (see `views::reshaped`).
+#[allow(clippy::type_complexity)]
+fn rows_collapsed<'c, 'a>(
+    a: &View<'c, 'a>,
+    c: &View<'c, 'a>,
+    element: ElementType,
+    at: &Builder<'c, 'a>,
+) -> Built<Option<(View<'c, 'a>, View<'c, 'a>)>> {
+    let shape = |v: &View| v.sizes.iter().map(static_size).collect::<Option<Vec<i64>>>();
+    let (Some(sa), Some(sc)) = (shape(a), shape(c)) else { return Ok(None) };
+    let rows = |s: &[i64]| {
+        let (lead, last) = s.split_at(s.len() - 1);
+        PointType { shape: vec![lead.iter().product(), last[0]], element }
+    };
+    let point = |s: Vec<i64>| PointType { shape: s, element };
+    let (Some(ra), Some(rc)) = (
+        views::reshaped(at, a, &point(sa.clone()), &rows(&sa))?,
+        views::reshaped(at, c, &point(sc.clone()), &rows(&sc))?,
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some((ra, rc)))
+}
 
 /// `c = a b` as the `linalg` named op of the operands' ranks
 /// (`batch_matmul`, `matmul`, `matvec`, `vecmat`) after a fill with zero:

@@ -122,7 +122,14 @@ pub(super) fn contribution<'c>(
             && ranges == 1
             && !source_domain.contains(&bounds[f])
         {
-            a_branches.push(at.running_sum(program, &coords, f, constraints, sums));
+            // The reader's branch holds at one point of `f` only (an LSTM's
+            // `t == 0` branch): the cotangent is zero at every other point,
+            // and the sum is its value there.
+            let branch = match pinned(&at.reader.branches[b].when, f, bounds[f]) {
+                Some(point) => at.at_point(&coords, f, point, constraints),
+                None => at.running_sum(program, &coords, f, constraints, sums),
+            };
+            a_branches.push(branch);
             continue;
         }
         // A permutation of the reader's dimensions needs no tensor of its own.
@@ -146,6 +153,32 @@ pub(super) fn contribution<'c>(
     let a = push_tensor(program, a_name, source_domain, at.c_point.clone(), read.location);
     program.tensors[a].branches = a_branches;
     Ok((NodeKind::Read { source: a, index: identity(x_dims, num_symbols) }, at.c_point, None, read.location))
+}
+
+/// The one point of reader dimension `f` (bound symbol `bound`) where
+/// `when` can hold, when one of its equalities fixes `f` alone to an
+/// expression of constants and `f`'s bound (`t == 0`, `t == T - 1`).
+fn pinned(when: &crate::affine::IntegerSet, f: usize, bound: usize) -> Option<AffineExpr> {
+    when.constraints.iter().filter(|c| c.is_equality).find_map(|c| {
+        let (dims, symbols, constant) = c.expr.linear()?;
+        let coefficient = dims.get(f).copied().unwrap_or(0);
+        let only_f = dims.iter().enumerate().all(|(d, &a)| d == f || a == 0);
+        let only_bound = symbols.iter().enumerate().all(|(s, &a)| s == bound || a == 0);
+        if !only_f || !only_bound || coefficient.abs() != 1 {
+            return None;
+        }
+        // coefficient * f + a * bound + constant == 0.
+        let a = symbols.get(bound).copied().unwrap_or(0);
+        let (a, constant) = (-coefficient * a, -coefficient * constant);
+        Some(match a {
+            0 => AffineExpr::Constant(constant),
+            1 => add(AffineExpr::Symbol(bound), AffineExpr::Constant(constant)),
+            _ => add(
+                AffineExpr::Mul(Box::new(AffineExpr::Symbol(bound)), Box::new(AffineExpr::Constant(a))),
+                AffineExpr::Constant(constant),
+            ),
+        })
+    })
 }
 
 /// The coordinates of a combination without ranges, as expressions.
@@ -348,6 +381,43 @@ impl<'c> Reversal<'_, 'c> {
             nodes: body.nodes,
             result: node,
             location: read.location,
+        }
+    }
+
+    /// The branch (conditions `constraints`) of a combination whose one
+    /// range is reader dimension `f`, summed whole, where the reader's
+    /// branch holds only at `point` along `f`: the cotangent read there
+    /// (where `point` is inside the dimension; elsewhere the sum is empty
+    /// and the adjoint's zero branch applies).
+    fn at_point(
+        &self,
+        coords: &[Coordinate],
+        f: usize,
+        point: AffineExpr,
+        mut constraints: Vec<crate::affine::Constraint>,
+    ) -> Branch<'c> {
+        let location = self.read.location;
+        let mut body = Body::new(location);
+        let points: Vec<AffineExpr> = coords
+            .iter()
+            .enumerate()
+            .map(|(rd, c)| match c {
+                _ if rd == f => point.clone(),
+                Coordinate::Point(p) => p.clone(),
+                Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("one range"),
+            })
+            .collect();
+        let index = pullback::map(self.x_dims, self.num_symbols, points);
+        let whole = body.push(NodeKind::Read { source: self.c, index }, self.packed_point.clone());
+        let node = unpack(&mut body, whole, self.extract.as_ref());
+        let bound = AffineExpr::Symbol(self.reader.domain[f]);
+        constraints.push(pullback::ge0(point.clone()));
+        constraints.push(pullback::ge0(sub(sub(bound, AffineExpr::Constant(1)), point)));
+        Branch {
+            when: pullback::set(self.x_dims, self.num_symbols, constraints),
+            nodes: body.nodes,
+            result: node,
+            location,
         }
     }
 
