@@ -19,13 +19,16 @@
 //!
 //! What is packed: a float32 `matmul` of an `[m, k]` operand with at most
 //! [`MAX_ROWS`] rows by a `[k, n]` operand with `n` a multiple of 16 and
-//! at least [`MIN_WEIGHT`] elements, whose expression is made of reads of
-//! tensors defined at every point (inputs, or a last branch without
-//! condition), each at the reader's own coordinate along every dimension
-//! it has (`Wh_i[i]`, an input without a domain), permutations and
-//! reshapes, and reads fewer of the tensor's dimensions than the tensor has
-//! (so that it is invariant along one of its loops). Identical weight
-//! expressions share one packed tensor.
+//! at least [`MIN_WEIGHT`] elements, whose expression reads tensors
+//! defined at every point (inputs, or a last branch without condition),
+//! each at the reader's own coordinate along every dimension it has
+//! (`Wh_i[i]`, an input without a domain), through any ops but those whose
+//! value depends on where or when they run (random values, external calls,
+//! positions, collectives) and range or data reads, and reads fewer of the
+//! tensor's dimensions than the tensor has (so that it is invariant along
+//! one of its loops: the expression, a permutation or a scaling of the
+//! weight, then runs once per point of the packed tensor). Identical
+//! weight expressions share one packed tensor.
 //!
 //! Exact: each element of the product sums the same terms in the same
 //! order (`k` increasing) as the matmul did. Runs on the CPU with fast
@@ -125,8 +128,9 @@ fn next_product(program: &Program, x: usize, b: usize, defined_everywhere: &[boo
     })
 }
 
-/// The expression of node `w` if it is made of reads at the reader's own
-/// point of tensors defined everywhere, permutations and reshapes.
+/// The expression of node `w` if its reads are at the reader's own point
+/// of tensors defined everywhere and no op of it depends on where or when
+/// it runs.
 fn weight(
     program: &Program,
     tensor: &Tensor,
@@ -158,8 +162,16 @@ fn weight(
                     }
                 }
             }
-            NodeKind::Move(Movement::Permute(_) | Movement::Reshape, operands) => stack.extend(operands),
-            _ => return None,
+            // What depends on where or when it runs, or reads more than
+            // the point, stays.
+            NodeKind::ReadRange { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
+            | NodeKind::Position(_)
+            | NodeKind::Attention(..) => return None,
+            other => stack.extend(crate::rewrite::operands(other)),
         }
     }
     nodes.sort_unstable();

@@ -264,6 +264,14 @@ mod packed_avx2 {
 mod tests {
     use super::*;
 
+    /// Calls [`tempo_gemm_packed`]: the element kind, `[m, k, panels,
+    /// width]`, then C's, A's and P's address and two strides.
+    fn packed_call(kind: i64, sizes: [i64; 4], c: [i64; 3], a: [i64; 3], p: [i64; 3]) {
+        let [m, k, panels, width] = sizes;
+        // SAFETY: each test passes arrays that hold what it describes.
+        unsafe { tempo_gemm_packed(kind, m, k, panels, width, c[0], c[1], c[2], a[0], a[1], a[2], p[0], p[1], p[2]) }
+    }
+
     /// Against a plain triple loop, with B read transposed and C strided.
     #[test]
     fn products_with_any_strides() {
@@ -322,24 +330,13 @@ mod tests {
             }
         }
         let mut c = vec![f32::NAN; m * (n + 3)];
-        unsafe {
-            tempo_gemm_packed(
-                0,
-                m as i64,
-                k as i64,
-                panels as i64,
-                PANEL as i64,
-                c.as_mut_ptr() as i64,
-                (n + 3) as i64,
-                PANEL as i64,
-                a.as_ptr() as i64,
-                (k + 1) as i64,
-                1,
-                packed.as_ptr() as i64,
-                (k * PANEL) as i64,
-                PANEL as i64,
-            )
-        };
+        packed_call(
+            0,
+            [m as i64, k as i64, panels as i64, PANEL as i64],
+            [c.as_mut_ptr() as i64, (n + 3) as i64, PANEL as i64],
+            [a.as_ptr() as i64, (k + 1) as i64, 1],
+            [packed.as_ptr() as i64, (k * PANEL) as i64, PANEL as i64],
+        );
         for i in 0..m {
             for j in 0..n {
                 // Small integers and quarters: exact in any order.
@@ -357,24 +354,13 @@ mod tests {
                 let p: Vec<f32> = (0..panels * k * 17).map(|x| ((x * 3 + k) % 5) as f32 - 2.0).collect();
                 let run = |p_ks: usize| {
                     let mut c = vec![0f32; m * panels * PANEL];
-                    unsafe {
-                        tempo_gemm_packed(
-                            0,
-                            m as i64,
-                            k as i64,
-                            panels as i64,
-                            PANEL as i64,
-                            c.as_mut_ptr() as i64,
-                            (panels * PANEL) as i64,
-                            PANEL as i64,
-                            a.as_ptr() as i64,
-                            k as i64,
-                            1,
-                            p.as_ptr() as i64,
-                            (k * 17) as i64,
-                            p_ks as i64,
-                        )
-                    };
+                    packed_call(
+                        0,
+                        [m as i64, k as i64, panels as i64, PANEL as i64],
+                        [c.as_mut_ptr() as i64, (panels * PANEL) as i64, PANEL as i64],
+                        [a.as_ptr() as i64, k as i64, 1],
+                        [p.as_ptr() as i64, (k * 17) as i64, p_ks as i64],
+                    );
                     c
                 };
                 // The panels read with a row stride of 16 and of 17.
@@ -396,24 +382,13 @@ mod tests {
         let a64: Vec<f64> = (0..m * k).map(|x| (x as f64).sin()).collect();
         let p64: Vec<f64> = (0..panels * k * width).map(|x| (x as f64 * 0.3).cos()).collect();
         let mut c64 = vec![0f64; m * panels * width];
-        unsafe {
-            tempo_gemm_packed(
-                1,
-                m as i64,
-                k as i64,
-                panels as i64,
-                width as i64,
-                c64.as_mut_ptr() as i64,
-                (panels * width) as i64,
-                width as i64,
-                a64.as_ptr() as i64,
-                k as i64,
-                1,
-                p64.as_ptr() as i64,
-                (k * width) as i64,
-                width as i64,
-            )
-        };
+        packed_call(
+            1,
+            [m as i64, k as i64, panels as i64, width as i64],
+            [c64.as_mut_ptr() as i64, (panels * width) as i64, width as i64],
+            [a64.as_ptr() as i64, k as i64, 1],
+            [p64.as_ptr() as i64, (k * width) as i64, width as i64],
+        );
         for i in 0..m {
             for j in 0..panels {
                 for r in 0..width {

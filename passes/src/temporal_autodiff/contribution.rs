@@ -181,6 +181,20 @@ fn pinned(when: &crate::affine::IntegerSet, f: usize, bound: usize) -> Option<Af
     })
 }
 
+/// The coordinates of a combination whose one range is reader dimension
+/// `f`, with `f` at `at`.
+fn summed_at(coords: &[Coordinate], f: usize, at: &AffineExpr) -> Vec<AffineExpr> {
+    coords
+        .iter()
+        .enumerate()
+        .map(|(rd, c)| match c {
+            _ if rd == f => at.clone(),
+            Coordinate::Point(p) => p.clone(),
+            Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("one range"),
+        })
+        .collect()
+}
+
 /// The coordinates of a combination without ranges, as expressions.
 fn points(coords: &[Coordinate]) -> Vec<AffineExpr> {
     coords
@@ -315,16 +329,7 @@ impl<'c> Reversal<'_, 'c> {
         let s = push_tensor(program, s_name, s_domain, c_point.clone(), location);
         let along = AffineExpr::Dim(x_dims);
         // Coordinates of C at (q, f); the combination's conditions on q.
-        let points: Vec<AffineExpr> = coords
-            .iter()
-            .enumerate()
-            .map(|(rd, c)| match c {
-                _ if rd == f => along.clone(),
-                Coordinate::Point(p) => p.clone(),
-                Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("one range"),
-            })
-            .collect();
-        let c_at = pullback::map(x_dims + 1, num_symbols, points);
+        let c_at = pullback::map(x_dims + 1, num_symbols, summed_at(coords, f, &along));
         let last = sub(AffineExpr::Symbol(bounds[f]), AffineExpr::Constant(1));
         // Backward (a suffix sum read at 0, what back-propagation
         // through time needs) or forward (a prefix sum read at the
@@ -398,16 +403,7 @@ impl<'c> Reversal<'_, 'c> {
     ) -> Branch<'c> {
         let location = self.read.location;
         let mut body = Body::new(location);
-        let points: Vec<AffineExpr> = coords
-            .iter()
-            .enumerate()
-            .map(|(rd, c)| match c {
-                _ if rd == f => point.clone(),
-                Coordinate::Point(p) => p.clone(),
-                Coordinate::Range(..) | Coordinate::Box(..) | Coordinate::Strided(..) => unreachable!("one range"),
-            })
-            .collect();
-        let index = pullback::map(self.x_dims, self.num_symbols, points);
+        let index = pullback::map(self.x_dims, self.num_symbols, summed_at(coords, f, &point));
         let whole = body.push(NodeKind::Read { source: self.c, index }, self.packed_point.clone());
         let node = unpack(&mut body, whole, self.extract.as_ref());
         let bound = AffineExpr::Symbol(self.reader.domain[f]);

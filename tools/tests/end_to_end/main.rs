@@ -8,6 +8,7 @@ mod differential;
 mod examples;
 mod generators;
 mod gradients;
+mod packed_products;
 mod zoo;
 
 use indexmap::IndexMap;
