@@ -89,6 +89,23 @@ pub fn source_mut(kind: &mut NodeKind) -> Option<&mut usize> {
     }
 }
 
+/// Whether an op cannot move to another tensor's body: its value depends
+/// on where or when it runs (random values, external calls, positions,
+/// collectives), or it reads more than a point (ranges, reads through
+/// data, fused attention over a range).
+pub fn stays_in_place(kind: &NodeKind) -> bool {
+    matches!(
+        kind,
+        NodeKind::ReadRange { .. }
+            | NodeKind::ReadAt { .. }
+            | NodeKind::Random { .. }
+            | NodeKind::Call { .. }
+            | NodeKind::AllReduce(..)
+            | NodeKind::Position(_)
+            | NodeKind::Attention(..)
+    )
+}
+
 /// The tensor a node reads points of, if it is a read.
 pub fn source(kind: &NodeKind) -> Option<usize> {
     match kind {

@@ -162,15 +162,7 @@ fn weight(
                     }
                 }
             }
-            // What depends on where or when it runs, or reads more than
-            // the point, stays.
-            NodeKind::ReadRange { .. }
-            | NodeKind::ReadAt { .. }
-            | NodeKind::Random { .. }
-            | NodeKind::Call { .. }
-            | NodeKind::AllReduce(..)
-            | NodeKind::Position(_)
-            | NodeKind::Attention(..) => return None,
+            other if crate::rewrite::stays_in_place(other) => return None,
             other => stack.extend(crate::rewrite::operands(other)),
         }
     }

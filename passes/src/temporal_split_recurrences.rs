@@ -211,13 +211,7 @@ fn analyse(
                 movable[k] = ok;
             }
             NodeKind::Matmul(..) | NodeKind::Einsum(..) => heavy[k] |= varies[k],
-            NodeKind::ReadRange { .. }
-            | NodeKind::ReadAt { .. }
-            | NodeKind::Random { .. }
-            | NodeKind::Call { .. }
-            | NodeKind::AllReduce(..)
-            | NodeKind::Position(_)
-            | NodeKind::Attention(..) => movable[k] = false,
+            other if crate::rewrite::stays_in_place(other) => movable[k] = false,
             _ => {}
         }
     }
