@@ -106,6 +106,12 @@ pub fn stays_in_place(kind: &NodeKind) -> bool {
     )
 }
 
+/// Per tensor, whether it is defined at every point of its domain as far
+/// as its branches show: an input, or a last branch without condition.
+pub fn defined_everywhere(program: &crate::program::Program) -> Vec<bool> {
+    program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect()
+}
+
 /// The tensor a node reads points of, if it is a read.
 pub fn source(kind: &NodeKind) -> Option<usize> {
     match kind {

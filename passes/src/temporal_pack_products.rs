@@ -83,8 +83,7 @@ impl ProgramRewrite for TemporalPackProducts {
 /// Packs the weights of every product that qualifies; returns whether any
 /// was.
 pub fn pack_products(program: &mut Program) -> bool {
-    let defined_everywhere: Vec<bool> =
-        program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
+    let defined_everywhere = crate::rewrite::defined_everywhere(program);
     // Packed tensors by their weight's expression.
     let mut packed: HashMap<String, usize> = HashMap::new();
     let mut changed = false;

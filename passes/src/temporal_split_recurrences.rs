@@ -82,8 +82,7 @@ impl ProgramRewrite for TemporalSplitRecurrences {
 /// over a dimension with a bound value (`bound_values`, per dimension);
 /// returns whether any was.
 pub fn split_recurrences(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
-    let defined_everywhere: Vec<bool> =
-        program.tensors.iter().map(|t| t.is_input || t.branches.last().is_some_and(|b| b.when.is_universe())).collect();
+    let defined_everywhere = crate::rewrite::defined_everywhere(program);
     // The dimensions `temporal-vectorize` can batch a group along.
     let batchable: Vec<bool> = (0..program.dims.len())
         .map(|d| {

@@ -205,8 +205,9 @@ pub(super) fn build<'c, 'a>(
 /// (`tempo_gemm_packed`, `runtime/src/gemm.rs`).
 pub const PACKED_SYMBOL: &str = "tempo_gemm_packed";
 
-/// Columns per panel of a packed matrix (the runtime's `PANEL`).
-pub const PANEL: i64 = 16;
+// Columns per panel of a packed matrix (`temporal-pack-products`' and
+// the runtime's).
+use tempo_passes::temporal_pack_products::PANEL;
 
 /// Whether `einsum(spec)` of an `[m, k]` operand by a packed `[panels, k,
 /// r]` one (`"mk,jkr->mjr"`, what `temporal-pack-products` makes) calls

@@ -22,6 +22,9 @@
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 2 --fast-math --stats --format none 2>&1 | FileCheck %s --check-prefix=STATS
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 2 --stats --format none 2>&1 | FileCheck %s --check-prefix=EXACT
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 2 --fast-math --disable-pass temporal-pack-products --stats --format none 2>&1 | FileCheck %s --check-prefix=EXACT
+// An ill-formed program gets the verifier's located diagnostic.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir --temporal-pack-products 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 // Exact pipeline and interpreter: bit for bit.
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 2 --interpret > %t.interpreted
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 2 | diff - %t.interpreted
