@@ -1176,6 +1176,7 @@ impl Runner<'_> {
             target: self.target,
             dump_on_error: self.dump_on_error.clone(),
             pass_timings: false,
+            verify_each: false,
         }
     }
 

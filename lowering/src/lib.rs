@@ -29,8 +29,14 @@ use tempo_passes::pass::PassRegistry;
 /// `lower-store-to-memref`) to the LLVM dialect, each outermost spatial loop
 /// nest first moved into a function of its own (`outline-loop-nests`), the
 /// kernels' loop hints made loop metadata last (`llvm-loop-annotations`).
+/// The `canonicalize` after `convert-to-llvm` folds the chains of
+/// `llvm.insertvalue`/`llvm.extractvalue` that memref descriptors leave at
+/// every call of a nest and every view: three quarters of the entry's
+/// operations in the LSTM training step (8,985 -> 2,361 lines of LLVM IR),
+/// which the translation to LLVM IR and LLVM's first passes otherwise
+/// walked (translation 135 -> 30 ms).
 pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), outline-loop-nests, convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
-     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts, llvm-loop-annotations";
+     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts, canonicalize, llvm-loop-annotations";
 
 /// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
 /// contractions, fusion of the spatial work (`fuse`), computing the points

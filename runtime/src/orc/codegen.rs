@@ -152,6 +152,29 @@ unsafe fn add_packed_wrapper(module: LLVMModuleRef, name: &str) -> bool {
     }
 }
 
+/// LLVM's code generation options of the CPU code, set once per process
+/// (they are LLVM's global command-line options: in a process that also
+/// compiles CUDA kernels, those get them too).
+///
+/// `-disable-lsr`: no loop strength reduction. The loops the lowering
+/// makes index memory with one affine expression of the induction
+/// variables per access (strides as values, unrolled register tiles), and
+/// LLVM's strength reduction searched for rewrites of all of them: it
+/// and the larger code it left took 45% of `llc`'s time on the LSTM
+/// training step's nests (0.90 s -> 0.50 s without it), and the code ran
+/// no slower (bench/README, issue 42, sixth part).
+fn set_code_generation_options() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let arguments = [c"tempo".as_ptr(), c"-disable-lsr".as_ptr()];
+        // The C API parses into LLVM's null stream: an error (an option
+        // this LLVM lacks) is ignored, not fatal.
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(arguments.len() as i32, arguments.as_ptr(), c"".as_ptr())
+        };
+    });
+}
+
 /// Optimizes `unit` at `level` and compiles it to an object file's bytes;
 /// with `wrap`, first adds the packed wrapper of that function.
 fn compile(unit: Unit, level: usize, wrap: Option<&str>) -> Result<Vec<u8>, String> {
@@ -224,6 +247,7 @@ fn compile(unit: Unit, level: usize, wrap: Option<&str>) -> Result<Vec<u8>, Stri
 /// which holds the entry `entry`, with its packed wrapper): the objects,
 /// in partition order.
 pub fn compile_all(units: Vec<Unit>, level: usize, entry: &str) -> Result<Vec<Vec<u8>>, String> {
+    set_code_generation_options();
     let wrapped = format!("_mlir_ciface_{entry}");
     std::thread::scope(|scope| {
         let handles: Vec<_> = units

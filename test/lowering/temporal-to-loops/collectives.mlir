@@ -35,8 +35,10 @@
 // LLVM-DAG: llvm.mlir.global external @ompi_mpi_sum()
 // LLVM-DAG: llvm.func @MPI_Comm_rank(!llvm.ptr, !llvm.ptr) -> i32
 // LLVM-DAG: llvm.func @tempo_mpi_world_size() -> i64
-// LLVM: %[[SIZE:.*]] = llvm.extractvalue %{{.*}}[3, 0] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
-// LLVM-NEXT: %[[COUNT:.*]] = llvm.trunc %[[SIZE]] : i64 to i32
+// The count is the flat buffer's size: all 6 elements of the 2 x 3 tensor
+// (the descriptor's size, folded to a constant by the last canonicalize).
+// LLVM: %[[SIZE:.*]] = llvm.mlir.constant(6 : index) : i64
+// LLVM: %[[COUNT:.*]] = llvm.trunc %[[SIZE]] : i64 to i32
 // LLVM: llvm.call @MPI_Allreduce(%{{.*}}, %{{.*}}, %[[COUNT]], %{{.*}}, %{{.*}}, %{{.*}})
 // LLVM-NOT: mpi.
 

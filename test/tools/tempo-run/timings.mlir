@@ -8,6 +8,11 @@
 // RUN: env TEMPO_CACHE=0 tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --format none --timings 2>&1 | FileCheck %s
 // RUN: tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --format none --pass-timings 2>&1 | FileCheck %s --check-prefix=PASSES
 // RUN: tempo-opt %examples/rnn.mlir -O2 --mlir-timing 2>&1 >/dev/null | FileCheck %s --check-prefix=OPT
+// --verify-each verifies the IR after every pass of the compilation
+// (without it, once after each pipeline): slower, the same results.
+// RUN: env TEMPO_CACHE=0 tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --format json --verify-each > %t.each
+// RUN: env TEMPO_CACHE=0 tempo-run %examples/rnn.mlir --bound T=3 --seed 1 --format json > %t.once
+// RUN: diff %t.each %t.once
 
 // CHECK: tempo-run: compile {{[0-9.]+}} ms, execute {{[0-9.]+}} ms
 // CHECK-NEXT: tempo-run: compile phases: gradients {{[0-9.]+}} ms, verification and schedule {{[0-9.]+}} ms, temporal optimizations {{[0-9.]+}} ms, lowering (MLIR passes) {{[0-9.]+}} ms, LLVM IR translation {{[0-9.]+}} ms, LLVM optimization and code generation {{[0-9.]+}} ms, linking {{[0-9.]+}} ms

@@ -62,6 +62,11 @@ struct Cli {
     /// pass (temporal and upstream) of each pipeline to stderr.
     #[arg(long)]
     pass_timings: bool,
+    /// Verify the IR after every pass of the compilation (MLIR's
+    /// verify-each; slower): a pass that leaves invalid IR is named.
+    /// Without it, each pipeline's result is verified once.
+    #[arg(long)]
+    verify_each: bool,
     /// Compile once and run N times after one warm-up run (compiled runs):
     /// --timings then reports the median execution time (N = 1: one run,
     /// no warm-up).
@@ -193,6 +198,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         dump_object: cli.dump_object.clone(),
         dump_on_error: cli.dump_on_error.clone(),
         pass_timings: cli.pass_timings,
+        verify_each: cli.verify_each,
         optimization: Optimization {
             level: cli.opt_level,
             disabled: cli.disabled_passes.clone(),

@@ -34,6 +34,9 @@ pub fn options(bounds: &[(&str, i64)], inputs: Vec<HostArray>, seed: Option<u64>
         output_views: Default::default(),
         seed,
         source_name: "test".into(),
+        // Every pass's output verified: a pass that leaves invalid IR is
+        // named (users' runs verify each pipeline's result once).
+        verify_each: true,
         ..Default::default()
     }
 }
