@@ -645,7 +645,7 @@ impl<'c> Executable<'c> {
         let cache = cache_for(module, options);
         let cached = cache.as_ref().and_then(|(cache, key)| {
             let entry = phases::time("cache lookup", || cache.load(key))?;
-            let parsed = Module::parse(context, &entry.program)?;
+            let parsed = phases::time("cache lookup", || module_from_bytecode(context, &entry.program))?;
             *module = parsed;
             Some(entry)
         });
@@ -704,7 +704,7 @@ impl<'c> Executable<'c> {
         // lowering transforms the module.
         let printing = std::time::Instant::now();
         let optimized_text = match (&cache, &cached) {
-            (Some(_), None) if demands => Some(module_text(module.as_operation())),
+            (Some(_), None) if demands => Some(module_bytecode(module.as_operation())),
             _ => None,
         };
         let printing = printing.elapsed();
@@ -1604,7 +1604,7 @@ fn cache_for(module: &Module, options: &RunOptions) -> Option<(crate::cache::Cac
 /// The cache key of compiling `module` with `options` (see
 /// [`crate::cache`]).
 fn cache_key(module: &Module, options: &RunOptions) -> String {
-    let program = module_text(module.as_operation());
+    let program = module_bytecode(module.as_operation());
     // (The MPI ABI the code calls, for a program using processes.)
     let mpi = crate::mpi::world_for(module.as_operation()).ok().flatten().map(|w| w.implementation.dlti());
     let settings = format!(
@@ -1623,11 +1623,39 @@ fn cache_key(module: &Module, options: &RunOptions) -> String {
     let (cpu, features) = crate::orc::codegen::host_cpu();
     crate::cache::Cache::key(&[
         crate::cache::COMPILER.as_bytes(),
-        program.as_bytes(),
+        program.as_slice(),
         settings.as_bytes(),
         cpu.as_bytes(),
         features.as_bytes(),
     ])
+}
+
+/// `op` as MLIR bytecode (with its locations), for the compilation cache:
+/// the key's program (written faster than text) and an entry's optimized
+/// program.
+fn module_bytecode(op: melior::ir::OperationRef) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    unsafe extern "C" fn append(piece: mlir_sys::MlirStringRef, data: *mut std::ffi::c_void) {
+        // SAFETY: `data` is the Vec below; `piece` is valid for the call.
+        let bytes = unsafe { &mut *(data as *mut Vec<u8>) };
+        bytes.extend_from_slice(unsafe { std::slice::from_raw_parts(piece.data as *const u8, piece.length) });
+    }
+    // SAFETY: writing a live operation through a callback.
+    unsafe { mlir_sys::mlirOperationWriteBytecode(op.to_raw(), Some(append), &mut bytes as *mut Vec<u8> as *mut _) };
+    bytes
+}
+
+/// The module of `bytes` (MLIR bytecode, as [`module_bytecode`] writes;
+/// MLIR's parser reads bytecode as well as text); `None` if they do not
+/// parse (a damaged entry, rebuilt by the caller).
+fn module_from_bytecode<'c>(context: &Context, bytes: &[u8]) -> Option<Module<'c>> {
+    // SAFETY: parsing a buffer that lives for the call; the module is owned.
+    unsafe {
+        let reference =
+            mlir_sys::MlirStringRef { data: bytes.as_ptr() as *const std::ffi::c_char, length: bytes.len() };
+        let raw = mlir_sys::mlirModuleCreateParse(context.to_raw(), reference);
+        (!raw.ptr.is_null()).then(|| Module::from_raw(raw))
+    }
 }
 
 /// `op` printed in the generic form with its locations (what parses back
