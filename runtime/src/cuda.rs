@@ -28,7 +28,8 @@ static CONTEXT: Mutex<Option<usize>> = Mutex::new(None);
 /// A stand-in handle for dry runs (never dereferenced).
 const DRY_HANDLE: usize = 0x7e40;
 
-/// Loads the driver and makes device 0's primary context current on this
+/// Loads the driver and makes the primary context of the device of this
+/// process ([`local_rank`]; device 0 without a launcher) current on this
 /// thread; a clear error where there is no driver or no device.
 pub fn open() -> Result<(), String> {
     if in_dry_run() {
@@ -59,7 +60,7 @@ pub fn open() -> Result<(), String> {
         }
         let mut device = 0;
         let mut ctx = std::ptr::null_mut();
-        let ok = sys::cuDeviceGet(&mut device, 0) == sys::CUresult::CUDA_SUCCESS
+        let ok = sys::cuDeviceGet(&mut device, local_rank() % count) == sys::CUresult::CUDA_SUCCESS
             && sys::cuDevicePrimaryCtxRetain(&mut ctx, device) == sys::CUresult::CUDA_SUCCESS
             && sys::cuCtxSetCurrent(ctx) == sys::CUresult::CUDA_SUCCESS;
         if !ok {
@@ -70,7 +71,20 @@ pub fn open() -> Result<(), String> {
     Ok(())
 }
 
-/// The name of device 0 (after [`open`]).
+/// This process's rank among the processes of the run on its machine,
+/// as the launcher gives it (Open MPI's `OMPI_COMM_WORLD_LOCAL_RANK`,
+/// MPICH's `MPI_LOCALRANKID`; 0 without a launcher): each process of a
+/// data-parallel run uses the GPU of its local rank (modulo the GPUs), so
+/// that `mpirun -np N` on a machine of N GPUs gives each its own.
+fn local_rank() -> i32 {
+    ["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.trim().parse::<i32>().ok())
+        .unwrap_or(0)
+        .max(0)
+}
+
+/// The name of this process's device (after [`open`]).
 pub fn device_name() -> String {
     if in_dry_run() {
         return "no device (a dry run)".into();
@@ -79,7 +93,7 @@ pub fn device_name() -> String {
     // SAFETY: a buffer of the given length.
     unsafe {
         let mut device = 0;
-        if sys::cuDeviceGet(&mut device, 0) != sys::CUresult::CUDA_SUCCESS
+        if sys::cuCtxGetDevice(&mut device) != sys::CUresult::CUDA_SUCCESS
             || sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device) != sys::CUresult::CUDA_SUCCESS
         {
             return "an unnamed CUDA device".into();

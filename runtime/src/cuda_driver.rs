@@ -32,6 +32,9 @@ pub struct DryRun {
     /// (`tempo_gpu_reserve_device`).
     pub reservations: Vec<i64>,
     pub device_reservations: Vec<i64>,
+    /// All-reduces of the GPU lowering (`crate::nccl`): elements, bytes
+    /// per element, reduction (0 sum, 1 max, 2 min).
+    pub collectives: Vec<(i64, i64, i32)>,
 }
 
 /// Turns dry runs on (`true`) or off. In a dry run the CUDA target needs no
@@ -61,6 +64,14 @@ fn fail(what: &str, result: sys::CUresult) {
     let mut error = ERROR.lock().unwrap_or_else(|e| e.into_inner());
     if error.is_none() {
         *error = Some(format!("CUDA: {what} failed ({result:?})"));
+    }
+}
+
+/// Records a failure of the runtime's own (the first one is reported).
+pub(crate) fn record_failure(message: String) {
+    let mut error = ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if error.is_none() {
+        *error = Some(message);
     }
 }
 

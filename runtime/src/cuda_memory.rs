@@ -252,7 +252,13 @@ fn chunk_properties() -> sys::CUmemAllocationProp {
     let mut prop: sys::CUmemAllocationProp = unsafe { std::mem::zeroed() };
     prop.type_ = sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type_ = sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
+    // The device of the current context (the process's, `crate::cuda::open`).
+    let mut device = 0;
+    if !in_dry_run() {
+        // SAFETY: a valid out-pointer; on failure the device stays 0.
+        unsafe { sys::cuCtxGetDevice(&mut device) };
+    }
+    prop.location.id = device;
     prop
 }
 

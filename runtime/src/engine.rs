@@ -821,6 +821,8 @@ impl<'c> Executable<'c> {
             // SAFETY: the global is a `memref<2xi64>`: two i64 words.
             unsafe { std::ptr::write_bytes(p as *mut i64, 0, 2) };
         }
+        // Where the GPU lowering's all-reduce finds its buffers (`crate::nccl`).
+        crate::nccl::set_device_buffers(cuda);
         let invoked = if cuda {
             engine.invoke(ENTRY, &mut arguments.arguments)
         } else {
@@ -840,6 +842,13 @@ impl<'c> Executable<'c> {
             }]);
         }
         invoked.map_err(|e| vec![format!("error: {e}")])?;
+        // The GPU lowering's all-reduce run on the CPU records its failure
+        // as the CUDA runtime's functions do (`crate::nccl`).
+        if self.options.target == Target::GpuLoopsOnCpu
+            && let Some(e) = crate::cuda::take_error()
+        {
+            return Err(vec![format!("error: {e}")]);
+        }
         if let Some((stop, t, flat)) = undefined
             && let Some(tensor) = layout.stop_tensors.get(stop)
         {
@@ -1142,6 +1151,10 @@ fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(
         for (name, pointer) in crate::mpi::symbols(world) {
             engine.register_symbol(name, pointer);
         }
+        engine.register_symbol(
+            tempo_lowering::temporal_to_loops::collectives::GPU_ALL_REDUCE,
+            crate::nccl::tempo_gpu_all_reduce as *mut (),
+        );
     }
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());

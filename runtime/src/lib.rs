@@ -18,6 +18,7 @@ pub mod interpreter;
 pub mod ir;
 pub mod memory;
 pub mod mpi;
+pub mod nccl;
 pub mod npy;
 pub mod orc;
 pub mod ragged;

@@ -356,6 +356,42 @@ pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
     Ok(out)
 }
 
+/// An all-reduce in place of `count` elements of type `element` (f32,
+/// f64, i32, i64: 0 to 3) at `buffer`, by `op` (sum, max, min: 0 to 2),
+/// across the processes of the run; nothing in a run of one process. The
+/// GPU lowering's all-reduce where it runs on the CPU, and the sharing of
+/// NCCL's id (`crate::nccl`).
+///
+/// # Safety
+/// `buffer` holds `count` elements of the type.
+pub unsafe fn all_reduce_in_place(buffer: *mut c_void, count: i64, element: usize, op: usize) -> Result<(), String> {
+    let world = world()?;
+    let Some(mpi) = &world.mpi else { return Ok(()) };
+    let (Some(&datatype), Some(&reduction)) = (mpi.types.get(element), mpi.ops.get(op)) else {
+        return Err(format!("an all-reduce of element type {element} by reduction {op}"));
+    };
+    let count = c_int::try_from(count).map_err(|_| "an all-reduce of more than 2^31 elements".to_string())?;
+    let start = Instant::now();
+    let rc = {
+        let _watch = Watch::start(Waiting::AllReduce);
+        // SAFETY: the caller's buffer of `count` elements, in place.
+        unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, reduction, mpi.comm_world) }
+    };
+    record(mpi, count, datatype, start);
+    if rc != 0 {
+        return Err(format!("MPI_Allreduce failed (error {rc})"));
+    }
+    Ok(())
+}
+
+/// Counts one all-reduce of `bytes` begun at `start` that MPI did not
+/// make (NCCL's, `crate::nccl`).
+pub(crate) fn record_collective(bytes: u64, start: Instant) {
+    CALLS.fetch_add(1, Ordering::Relaxed);
+    BYTES.fetch_add(bytes, Ordering::Relaxed);
+    NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
 /// Checks, at the start of a run of `program` with `bounds` across several
 /// processes, that every process runs the same collectives: a fingerprint
 /// of the bounds and of each all-reduce (its tensor, reduction and type,

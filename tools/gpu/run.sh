@@ -83,6 +83,20 @@ stage2() {
   timeout $(( $(left) > 60 ? $(left) : 60 )) "$python" tools/gpu/check_programs.py "$out/programs" "${paths[@]}" \
     --tempo-run "$bin/tempo-run" --target-flags "--target $target" --jobs 16 --timeout 90 \
     --deadline $(share 30) 2>&1 | tee -a "$log" | grep -v "^agree" || true
+  # NCCL (issue 44): all-reduces (sum, mean, max) and the rank in one
+  # process, the GPU run against the interpreter; libnccl from PyTorch's pip
+  # package (nvidia-nccl-cu12) where the system has none.
+  nccl="$("$python" -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)"
+  for how in "--target $target" "--interpret"; do
+    LD_LIBRARY_PATH="${nccl:+$nccl:}${LD_LIBRARY_PATH:-}" timeout 60 "$bin/tempo-run" \
+      test/lowering/temporal-to-loops/collectives.mlir --bound T=3 --seed 1 --format json $how \
+      >"$out/nccl${how// /}.json" 2>>"$out/nccl.txt"
+  done
+  if cmp -s "$out/nccl--target$target.json" "$out/nccl--interpret.json"; then
+    say "NCCL smoke test: the GPU run's all-reduces agree with the interpreter"
+  else
+    say "NCCL smoke test: differs or failed (nccl.txt, nccl*.json)"
+  fi
   # Programs whose products disagree with the interpreter: the later stages
   # measure with the kernel without register tiles or split K instead.
   if grep -q '"outcome": "differ"' "$out/programs/programs.jsonl" 2>/dev/null && [ -z "${TEMPO_GPU_MATMUL:-}" ]; then

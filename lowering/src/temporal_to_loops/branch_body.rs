@@ -734,7 +734,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // kernel of one thread (an `scf.parallel` of one point), so that
         // host code never touches the data of stores, which can then live
         // in device memory. External calls run on the host; tiled
-        // attention has its own loop. (Nor do reductions over growing
+        // attention has its own loop; an all-reduce calls the runtime on
+        // the host between its copies (each a kernel of its own). (Nor do reductions over growing
         // ranges, which run in two stages of parallel loops:
         // `gpu_reduction`.)
         let split = match kind {
@@ -746,7 +747,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let single = self.gpu
             && node.ty.shape.is_empty()
             && !split
-            && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..));
+            && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..) | NodeKind::AllReduce(..));
         let unit = if single { Some(b.scf_parallel(&[b.index(1)?])?.0) } else { None };
         let b = unit.as_ref().unwrap_or(b);
         let config = self.config();

@@ -3,7 +3,9 @@
 //! dialect (`mpi.comm_world`, `mpi.comm_rank`, `mpi.allreduce`), which
 //! `convert-to-llvm` turns into calls of the MPI library for the ABI of the
 //! module's DLTI entry `"MPI:Implementation"` (set here from the pass's
-//! option `mpi-implementation`).
+//! option `mpi-implementation`). On the GPU target (`gpu=true`) the
+//! all-reduce is a call of the runtime's [`GPU_ALL_REDUCE`] on the flat
+//! buffer instead (NCCL on the kernels' stream; `tempo_runtime::nccl`).
 //!
 //! Gaps of MLIR 22.1.8's `mpi` lowering worked around here:
 //! - `mpi.comm_size` is not lowered (left in the IR, no error): the number
@@ -25,11 +27,18 @@ use melior::ir::attribute::IntegerAttribute;
 use melior::ir::r#type::IntegerType;
 use melior::ir::{Attribute, Location, Type, attribute::AttributeLike, operation::OperationLike};
 use tempo_passes::diagnostics::PassDiagnostic;
-use tempo_passes::program::{BinaryKind, Collective, PointType, Program};
+use tempo_passes::program::{BinaryKind, Collective, ElementType, PointType, Program};
 
 /// The runtime function giving the number of processes of the run, as an
 /// `i64` (`tempo_runtime::mpi::tempo_mpi_world_size`).
 pub const WORLD_SIZE: &str = "tempo_mpi_world_size";
+
+/// The runtime function of the GPU lowering's all-reduce
+/// (`tempo_runtime::nccl::tempo_gpu_all_reduce`): `(address: i64, count:
+/// i64, element: i32, op: i32)`, the flat buffer reduced in place (NCCL on
+/// the CUDA target, MPI where the GPU lowering runs on the CPU). Element
+/// 0 to 3: f32, f64, i32, i64; op 0 to 2: sum, max, min.
+pub const GPU_ALL_REDUCE: &str = "tempo_gpu_all_reduce";
 
 /// The MPI ABIs MLIR's lowering knows (values of the DLTI entry).
 const IMPLEMENTATIONS: [&str; 2] = ["MPICH", "OpenMPI"];
@@ -38,7 +47,8 @@ const IMPLEMENTATIONS: [&str; 2] = ["MPICH", "OpenMPI"];
 /// entry `"MPI:Implementation"` to `option` ("MPICH" when not given,
 /// MLIR's default); a module that already names another implementation is
 /// refused (compiled code works only with the library it was lowered
-/// for). Collectives on the GPU target are refused at the op.
+/// for). On the GPU target, an all-reduce of booleans is refused at the
+/// op (the runtime reduces f32, f64, i32 and i64).
 pub(super) fn prepare<'c>(
     module: melior::ir::OperationRef<'c, '_>,
     program: &Program<'c>,
@@ -47,9 +57,12 @@ pub(super) fn prepare<'c>(
 ) -> Result<(), Vec<PassDiagnostic<'c>>> {
     let fail = |location: Location<'c>, message: String| Err(vec![PassDiagnostic::new(location, message)]);
     let nodes = program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes);
-    let Some(first) = nodes.into_iter().find(|n| n.kind.is_collective_or_process()) else { return Ok(()) };
-    if gpu {
-        return fail(first.location, format!("not yet: {} on the GPU target", first.kind.op_name()));
+    let mut processes = nodes.filter(|n| n.kind.is_collective_or_process()).peekable();
+    if processes.peek().is_none() {
+        return Ok(());
+    }
+    if gpu && let Some(node) = processes.find(|n| n.ty.element == ElementType::I1) {
+        return fail(node.location, format!("{} of booleans on the GPU target", node.kind.op_name()));
     }
     if let Some(value) = option.filter(|v| !IMPLEMENTATIONS.contains(v)) {
         return fail(
@@ -95,11 +108,14 @@ pub(super) fn prepare<'c>(
 }
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
-    /// `temporal.rank` into `target`: `mpi.comm_rank` of `mpi.comm_world`.
+    /// `temporal.rank` into `target`: `mpi.comm_rank` of `mpi.comm_world`,
+    /// asked once at entry (host code: on the GPU target the store is in
+    /// a kernel, which gets the value as an argument).
     pub(super) fn rank(&mut self, target: &View<'c, 'a>, ty: &PointType, b: &Builder<'c, 'a>) -> Built<()> {
-        let comm = b.value("mpi.comm_world", &[], communicator(b)?, &[])?;
-        let rank = b.value("mpi.comm_rank", &[comm], b.integer_type(32), &[])?;
-        let index = b.index_cast(rank, b.index_type())?;
+        let entry = self.entry.at(b.location);
+        let comm = entry.value("mpi.comm_world", &[], communicator(&entry)?, &[])?;
+        let rank = entry.value("mpi.comm_rank", &[comm], entry.integer_type(32), &[])?;
+        let index = entry.index_cast(rank, entry.index_type())?;
         b.store(super::branch_body::index_as(b, index, ty.element)?, target.value, &[])
     }
 
@@ -142,18 +158,51 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let shaped = reshaped(&entry, &flat_view, &flat, ty)?
             .ok_or("compiler fault: the all-reduce buffer does not take the value's shape")?;
         let copy = Elementwise::Cast(ty.element);
-        self.elementwise(&[operand], &[ty.element], &shaped, ty, copy, b)?;
-        let comm = b.value("mpi.comm_world", &[], communicator(b)?, &[])?;
-        // MPI_OpClassEnum: MPI_MAX 1, MPI_MIN 2, MPI_SUM 3.
-        let class = match kind {
-            Collective::Sum | Collective::Mean => 3,
-            Collective::Max => 1,
-            Collective::Min => 2,
+        // On the GPU target, the copies of a single value are kernels of
+        // one thread (as `branch_body` makes for other single values),
+        // the runtime's call between them on the host.
+        let gpu = self.config().gpu;
+        let one_point = |b: &Builder<'c, 'a>| -> Built<Option<Builder<'c, 'a>>> {
+            Ok(if gpu && ty.shape.is_empty() { Some(b.scf_parallel(&[b.index(1)?])?.0) } else { None })
         };
-        let class: Attribute = IntegerAttribute::new(IntegerType::new(context, 32).into(), class).into();
-        b.op("mpi.allreduce", &[buffer, buffer, comm], &[], &[("op", class)])?;
+        let unit = one_point(b)?;
+        self.elementwise(&[operand], &[ty.element], &shaped, ty, copy, unit.as_ref().unwrap_or(b))?;
+        if gpu {
+            // The runtime's all-reduce of the flat buffer (device memory on
+            // the CUDA target: NCCL on the kernels' stream).
+            let word = b.integer_type(64);
+            let half = b.integer_type(32);
+            declare(b.module()?, GPU_ALL_REDUCE, &[word, word, half, half], &[])?;
+            let address = b.value("memref.extract_aligned_pointer_as_index", &[buffer], b.index_type(), &[])?;
+            let address = b.index_cast(address, word)?;
+            let element = match ty.element {
+                ElementType::F32 => 0,
+                ElementType::F64 => 1,
+                ElementType::I32 => 2,
+                ElementType::I64 => 3,
+                ElementType::I1 => return Err("compiler fault: an all-reduce of booleans on the GPU target".into()),
+            };
+            let op = match kind {
+                Collective::Sum | Collective::Mean => 0,
+                Collective::Max => 1,
+                Collective::Min => 2,
+            };
+            let arguments = [address, b.i64(count)?, b.i32(element)?, b.i32(op)?];
+            b.call(GPU_ALL_REDUCE, &arguments, &[])?;
+        } else {
+            let comm = b.value("mpi.comm_world", &[], communicator(b)?, &[])?;
+            // MPI_OpClassEnum: MPI_MAX 1, MPI_MIN 2, MPI_SUM 3.
+            let class = match kind {
+                Collective::Sum | Collective::Mean => 3,
+                Collective::Max => 1,
+                Collective::Min => 2,
+            };
+            let class: Attribute = IntegerAttribute::new(IntegerType::new(context, 32).into(), class).into();
+            b.op("mpi.allreduce", &[buffer, buffer, comm], &[], &[("op", class)])?;
+        }
         if kind != Collective::Mean {
-            return self.elementwise(&[&shaped], &[ty.element], target, ty, copy, b);
+            let unit = one_point(b)?;
+            return self.elementwise(&[&shaped], &[ty.element], target, ty, copy, unit.as_ref().unwrap_or(b));
         }
         // The mean: the sum divided by the number of processes (a scalar
         // of the element type, made at entry).
@@ -165,6 +214,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         entry.store(super::branch_body::index_as(&entry, size, ty.element)?, divisor, &[])?;
         let divisor = View::fixed(entry.cast(divisor, view_type(context, &scalar))?, &scalar);
         let divide = Elementwise::Binary(BinaryKind::Div);
+        let unit = one_point(b)?;
+        let b = unit.as_ref().unwrap_or(b);
         self.elementwise(&[&shaped, &divisor], &[ty.element, ty.element], target, ty, divide, b)
     }
 }

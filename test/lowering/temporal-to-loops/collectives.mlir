@@ -13,18 +13,25 @@
 // A module already lowered for another ABI, and an unknown one, are refused.
 // RUN: sed 's/^module {/module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "MPICH">} {/' %s | not tempo-opt --lower-temporal-to-loops='mpi-implementation=OpenMPI' 2>&1 | FileCheck %s --check-prefix=MISMATCH
 // RUN: not tempo-opt %s --lower-temporal-to-loops='mpi-implementation=LAM' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// RUN: not tempo-opt %s --lower-temporal-to-loops='gpu=true' 2>&1 | FileCheck %s --check-prefix=GPU
+// The GPU target: the flat buffer is device memory (only kernels and the
+// runtime's all-reduce use it), reduced in place by the runtime's
+// tempo_gpu_all_reduce(address, count, element, op) (NCCL on the kernels'
+// stream: no wait before it); the rank asked once on the host.
+// RUN: tempo-opt %s -p 'builtin.module(temporal-verify,temporal-schedule,lower-temporal-to-loops{gpu=true},lower-store-to-memref,lower-loops-to-gpu)' | FileCheck %s --check-prefix=GPU
+// RUN: tempo-opt %s -p 'builtin.module(temporal-to-cuda)' | FileCheck %s --check-prefix=CUDA
 
 // CHECK: module attributes {dlti.map = #dlti.map<"MPI:Implementation" = "OpenMPI">}
 // CHECK: func.func private @tempo_mpi_world_size() -> i64
 // CHECK: %[[SUM:.*]] = memref.alloc() : memref<6xf32>
 // CHECK: %[[MEAN:.*]] = memref.alloc() : memref<6xf64>
 // CHECK: %[[SIZE:.*]] = call @tempo_mpi_world_size() : () -> i64
+// The rank, asked once at entry.
+// CHECK: %[[WORLD:.*]] = mpi.comm_world : !mpi.comm
+// CHECK-NEXT: mpi.comm_rank(%[[WORLD]]) : i32
 // CHECK: %[[COMM:.*]] = mpi.comm_world : !mpi.comm
 // CHECK: mpi.allreduce(%[[SUM]], %[[SUM]], MPI_SUM, %[[COMM]]) : memref<6xf32>, memref<6xf32>
 // CHECK: mpi.allreduce(%[[MEAN]], %[[MEAN]], MPI_SUM, %{{.*}}) : memref<6xf64>, memref<6xf64>
 // CHECK: arith.divf
-// CHECK: mpi.comm_rank(%{{.*}}) : i32
 // CHECK: mpi.allreduce(%{{.*}}, %{{.*}}, MPI_MAX, %{{.*}}) : memref<3xi64>, memref<3xi64>
 // CHECK-NOT: mpi.comm_size
 
@@ -47,7 +54,18 @@
 
 // MISMATCH: error: the module is for the MPI implementation MPICH (its DLTI entry "MPI:Implementation"), but the MPI library of this run is OpenMPI
 // UNKNOWN: error: mpi-implementation: unknown MPI implementation 'LAM' (MPICH or OpenMPI)
-// GPU: collectives.mlir:[[# @LINE + 8]]:8: error: not yet: temporal.all_reduce on the GPU target
+// GPU: func.func private @tempo_gpu_all_reduce(i64, i64, i32, i32)
+// GPU: %[[BUF:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<6xf32>
+// GPU: %[[RANK:.*]] = mpi.comm_rank
+// GPU: %[[P:.*]] = memref.extract_aligned_pointer_as_index %[[BUF]] : memref<6xf32> -> index
+// GPU-NEXT: %[[A:.*]] = arith.index_cast %[[P]] : index to i64
+// GPU-NOT: tempo_gpu_wait
+// GPU: func.call @tempo_gpu_all_reduce(%[[A]], %c6_i64, %c0_i32, %c0_i32) : (i64, i64, i32, i32) -> ()
+// GPU: func.call @tempo_gpu_all_reduce(%{{.*}}, %c6_i64, %c1_i32, %c0_i32)
+// GPU: func.call @tempo_gpu_all_reduce(%{{.*}}, %c3_i64, %c3_i32, %c1_i32)
+// CUDA: llvm.func @MPI_Comm_rank(
+// CUDA: llvm.call @tempo_gpu_all_reduce(
+// CUDA-NOT: mpi.
 
 module {
 "temporal.dim"() {sym_name = "t", bound = "T"} : () -> ()

@@ -343,7 +343,7 @@ fn random_model_programs_agree_with_the_interpreter() {
 /// program as written (one process: each all-reduce is its operand, so a
 /// value sliced from the wrong place of a merged buffer shows). The pass
 /// must have merged collectives in at least a third of them (counted with
-/// `tempo-opt`). `TEMPO_COLLECTIVE_PROGRAMS=N` (default 24) for a longer
+/// `tempo-opt`). The GPU lowering run on the CPU agrees as well. `TEMPO_COLLECTIVE_PROGRAMS=N` (default 24) for a longer
 /// run; `TEMPO_SHOW_COLLECTIVE_PROGRAM=SEED` prints one.
 #[test]
 fn random_collective_programs_agree_with_the_interpreter() {
@@ -373,6 +373,11 @@ fn random_collective_programs_agree_with_the_interpreter() {
         let program = CollectiveGenerator::program(seed);
         let bounds = [("T", 1 + (seed % 5) as i64)];
         assert!(check_both(&program, &bounds, seed, &program), "collective program {seed} must run");
+        // The GPU lowering's all-reduce (the runtime's, on host memory
+        // here: MPI's, the identity for one process) agrees too.
+        let threads = 1 + (seed % 2) as usize;
+        let outcome = check_gpu_loops(&program, &bounds, seed, threads, &program);
+        assert!(matches!(outcome, GpuLoopsOutcome::Agreed), "collective program {seed} on the GPU lowering");
         if collectives(&program, true) < collectives(&program, false) {
             merged += 1;
         }
