@@ -322,30 +322,20 @@ pub fn abort_others(code: i32) {
 pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
     let world = world()?;
     let mut out = data.clone();
-    if let Some(mpi) = &world.mpi {
-        let (buffer, count, datatype) = match &mut out {
-            Data::F32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), mpi.types[0]),
-            Data::F64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), mpi.types[1]),
-            Data::I32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), mpi.types[2]),
-            Data::I64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), mpi.types[3]),
-            Data::Bool(_) => return Err("temporal.all_reduce of booleans".into()),
-        };
-        let op = match kind {
-            Collective::Sum | Collective::Mean => mpi.ops[0],
-            Collective::Max => mpi.ops[1],
-            Collective::Min => mpi.ops[2],
-        };
-        let count = c_int::try_from(count).map_err(|_| "an all-reduce of more than 2^31 elements".to_string())?;
-        let start = Instant::now();
-        let rc = {
-            let _watch = Watch::start(Waiting::AllReduce);
-            unsafe { (mpi.allreduce)(mpi.in_place as *const c_void, buffer, count, datatype, op, mpi.comm_world) }
-        };
-        record(mpi, count, datatype, start);
-        if rc != 0 {
-            return Err(format!("MPI_Allreduce failed (error {rc})"));
-        }
-    }
+    let (buffer, count, element) = match &mut out {
+        Data::F32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 0),
+        Data::F64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 1),
+        Data::I32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 2),
+        Data::I64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 3),
+        Data::Bool(_) => return Err("temporal.all_reduce of booleans".into()),
+    };
+    let op = match kind {
+        Collective::Sum | Collective::Mean => 0,
+        Collective::Max => 1,
+        Collective::Min => 2,
+    };
+    // SAFETY: `buffer` holds the `count` elements of `out`.
+    unsafe { all_reduce_in_place(buffer, count as i64, element, op)? };
     if kind == Collective::Mean {
         match &mut out {
             Data::F32(v) => v.iter_mut().for_each(|x| *x /= world.size as f32),
