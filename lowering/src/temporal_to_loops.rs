@@ -196,7 +196,7 @@ impl TempoPass for LowerTemporalToLoops {
         // the stores, chosen with their reads, stay valid without them).
         tempo_passes::rewrite::remove_dead_nodes(&mut program);
         stops::refuse_unsupported(&program, &schedule, gpu)?;
-        collectives::prepare(op, &program, options.text("mpi-implementation"), gpu)?;
+        collectives::prepare(op, &program, options.text("mpi-implementation"))?;
         let batch_by_depth = options.flag("batch-by-depth");
         let registers = matmul_kernel::RegisterFile::from_options(
             options.unsigned("vector-bits").unwrap_or(0),

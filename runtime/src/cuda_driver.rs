@@ -61,10 +61,7 @@ pub(crate) fn dry<R>(f: impl FnOnce(&mut DryRun) -> R) -> Option<R> {
 }
 
 fn fail(what: &str, result: sys::CUresult) {
-    let mut error = ERROR.lock().unwrap_or_else(|e| e.into_inner());
-    if error.is_none() {
-        *error = Some(format!("CUDA: {what} failed ({result:?})"));
-    }
+    record_failure(format!("CUDA: {what} failed ({result:?})"));
 }
 
 /// Records a failure of the runtime's own (the first one is reported).

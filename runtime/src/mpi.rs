@@ -322,20 +322,17 @@ pub fn abort_others(code: i32) {
 pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
     let world = world()?;
     let mut out = data.clone();
-    let (buffer, count, element) = match &mut out {
-        Data::F32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 0),
-        Data::F64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 1),
-        Data::I32(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 2),
-        Data::I64(v) => (v.as_mut_ptr() as *mut c_void, v.len(), 3),
-        Data::Bool(_) => return Err("temporal.all_reduce of booleans".into()),
-    };
-    let op = match kind {
-        Collective::Sum | Collective::Mean => 0,
-        Collective::Max => 1,
-        Collective::Min => 2,
+    use tempo_lowering::temporal_to_loops::collectives::{element_code, reduction_code};
+    let element = element_code(out.element()).ok_or("temporal.all_reduce of booleans")?;
+    let (buffer, count) = match &mut out {
+        Data::F32(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
+        Data::F64(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
+        Data::I32(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
+        Data::I64(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
+        Data::Bool(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
     };
     // SAFETY: `buffer` holds the `count` elements of `out`.
-    unsafe { all_reduce_in_place(buffer, count as i64, element, op)? };
+    unsafe { all_reduce_in_place(buffer, count as i64, element, reduction_code(kind))? };
     if kind == Collective::Mean {
         match &mut out {
             Data::F32(v) => v.iter_mut().for_each(|x| *x /= world.size as f32),
@@ -552,9 +549,7 @@ static NANOS: AtomicU64 = AtomicU64::new(0);
 fn record(mpi: &Library, count: c_int, datatype: usize, start: Instant) {
     // f32, f64, i32, i64.
     let size = mpi.types.iter().position(|&t| t == datatype).map_or(0, |k| [4, 8, 4, 8][k]);
-    CALLS.fetch_add(1, Ordering::Relaxed);
-    BYTES.fetch_add(count.max(0) as u64 * size, Ordering::Relaxed);
-    NANOS.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    record_collective(count.max(0) as u64 * size, start);
 }
 
 /// This process's all-reduces so far (none in a run of one process).

@@ -35,8 +35,9 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Element types the lowering passes (`element` of
-/// [`tempo_gpu_all_reduce`]): f32, f64, i32, i64.
+/// Element types by the lowering's code (`element` of
+/// [`tempo_gpu_all_reduce`], `collectives::element_code`): f32, f64, i32,
+/// i64.
 const ELEMENTS: [(sys::ncclDataType_t, usize); 4] = [
     (sys::ncclDataType_t::ncclFloat32, 4),
     (sys::ncclDataType_t::ncclFloat64, 8),
@@ -44,7 +45,8 @@ const ELEMENTS: [(sys::ncclDataType_t, usize); 4] = [
     (sys::ncclDataType_t::ncclInt64, 8),
 ];
 
-/// Reductions (`op`): sum, max, min.
+/// Reductions by the lowering's code (`op`, `collectives::reduction_code`):
+/// sum, max, min.
 const OPS: [sys::ncclRedOp_t; 3] = [sys::ncclRedOp_t::ncclSum, sys::ncclRedOp_t::ncclMax, sys::ncclRedOp_t::ncclMin];
 
 /// Whether the buffers of the run are device memory (the CUDA target) or

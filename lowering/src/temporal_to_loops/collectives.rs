@@ -40,6 +40,29 @@ pub const WORLD_SIZE: &str = "tempo_mpi_world_size";
 /// 0 to 3: f32, f64, i32, i64; op 0 to 2: sum, max, min.
 pub const GPU_ALL_REDUCE: &str = "tempo_gpu_all_reduce";
 
+/// The code of an element type in [`GPU_ALL_REDUCE`]'s calls (and the
+/// runtime's MPI path): f32 0, f64 1, i32 2, i64 3; booleans are not
+/// reduced.
+pub fn element_code(element: ElementType) -> Option<usize> {
+    match element {
+        ElementType::F32 => Some(0),
+        ElementType::F64 => Some(1),
+        ElementType::I32 => Some(2),
+        ElementType::I64 => Some(3),
+        ElementType::I1 => None,
+    }
+}
+
+/// The code of a reduction in [`GPU_ALL_REDUCE`]'s calls: sum (and the
+/// mean's sum) 0, max 1, min 2.
+pub fn reduction_code(kind: Collective) -> usize {
+    match kind {
+        Collective::Sum | Collective::Mean => 0,
+        Collective::Max => 1,
+        Collective::Min => 2,
+    }
+}
+
 /// The MPI ABIs MLIR's lowering knows (values of the DLTI entry).
 const IMPLEMENTATIONS: [&str; 2] = ["MPICH", "OpenMPI"];
 
@@ -47,22 +70,17 @@ const IMPLEMENTATIONS: [&str; 2] = ["MPICH", "OpenMPI"];
 /// entry `"MPI:Implementation"` to `option` ("MPICH" when not given,
 /// MLIR's default); a module that already names another implementation is
 /// refused (compiled code works only with the library it was lowered
-/// for). On the GPU target, an all-reduce of booleans is refused at the
-/// op (the runtime reduces f32, f64, i32 and i64).
+/// for). (The verifier refuses all-reduces of booleans: every target
+/// reduces f32, f64, i32 and i64.)
 pub(super) fn prepare<'c>(
     module: melior::ir::OperationRef<'c, '_>,
     program: &Program<'c>,
     option: Option<&str>,
-    gpu: bool,
 ) -> Result<(), Vec<PassDiagnostic<'c>>> {
     let fail = |location: Location<'c>, message: String| Err(vec![PassDiagnostic::new(location, message)]);
     let nodes = program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes);
-    let mut processes = nodes.filter(|n| n.kind.is_collective_or_process()).peekable();
-    if processes.peek().is_none() {
+    if !nodes.into_iter().any(|n| n.kind.is_collective_or_process()) {
         return Ok(());
-    }
-    if gpu && let Some(node) = processes.find(|n| n.ty.element == ElementType::I1) {
-        return fail(node.location, format!("{} of booleans on the GPU target", node.kind.op_name()));
     }
     if let Some(value) = option.filter(|v| !IMPLEMENTATIONS.contains(v)) {
         return fail(
@@ -175,19 +193,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             declare(b.module()?, GPU_ALL_REDUCE, &[word, word, half, half], &[])?;
             let address = b.value("memref.extract_aligned_pointer_as_index", &[buffer], b.index_type(), &[])?;
             let address = b.index_cast(address, word)?;
-            let element = match ty.element {
-                ElementType::F32 => 0,
-                ElementType::F64 => 1,
-                ElementType::I32 => 2,
-                ElementType::I64 => 3,
-                ElementType::I1 => return Err("compiler fault: an all-reduce of booleans on the GPU target".into()),
-            };
-            let op = match kind {
-                Collective::Sum | Collective::Mean => 0,
-                Collective::Max => 1,
-                Collective::Min => 2,
-            };
-            let arguments = [address, b.i64(count)?, b.i32(element)?, b.i32(op)?];
+            let element =
+                element_code(ty.element).ok_or("compiler fault: an all-reduce of booleans on the GPU target")?;
+            let op = reduction_code(kind);
+            let arguments = [address, b.i64(count)?, b.i32(element as i64)?, b.i32(op as i64)?];
             b.call(GPU_ALL_REDUCE, &arguments, &[])?;
         } else {
             let comm = b.value("mpi.comm_world", &[], communicator(b)?, &[])?;
