@@ -299,5 +299,25 @@ tempo_dialect_macros::dialect! {
         /// (exact in real arithmetic, not bit for bit). Made by
         /// `temporal-tile-ranges`.
         op attention { operands { query: any, key: any, value: any, scale: any } attributes { score: string, combine: string, block: integer } results { result: any } }
+        /// Softmax attention over whole sequences in canonical shapes
+        /// (queries `[Tq, G, R, Dk]`, keys `[Tk, G, Dk]`, values
+        /// `[Tk, G, Dv]`); result `[Tq, G, R, Dv + 2]`: per query row the
+        /// output, then the maximum and the sum of the softmax. `band =
+        /// "lower:upper"` bounds the keys query position `t` sees to
+        /// `[t + lower, t + upper)` (a side left empty: unbounded).
+        /// Computed by the runtime's tiled kernels with a running maximum
+        /// (exact in real arithmetic, not bit for bit). Made by
+        /// `temporal-fuse-attention` (see `tempo_passes::program::Flash`).
+        op flash_attention { operands { query: any, key: any, value: any, scale: any } attributes { band: string } results { result: any } }
+        /// The queries' half of `flash_attention`'s backward pass, given the
+        /// outputs' cotangents `[Tq, G, R, Dv]`: result `[Tq, G, R, Dv + 3 +
+        /// Dk]`, per query row the output, maximum, sum, `D = dO . O` and
+        /// the queries' cotangent.
+        op flash_attention_query_grad { operands { query: any, key: any, value: any, output_grad: any, scale: any } attributes { band: string } results { result: any } }
+        /// The keys' half of `flash_attention`'s backward pass from the
+        /// query rows' stashed values (queries, output cotangents, maxima,
+        /// sums and `D`, each `[Tq, G, R(, D)]`): result `[Tk, G, Dk + Dv]`,
+        /// per key its cotangent and its value's.
+        op flash_attention_key_grad { operands { query: any, output_grad: any, max: any, sum: any, row_sum: any, key: any, value: any, scale: any } attributes { band: string } results { result: any } }
     }
 }

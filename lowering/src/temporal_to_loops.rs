@@ -44,6 +44,7 @@ mod contractions;
 mod destinations;
 mod elementwise;
 mod external_call;
+pub mod flash;
 mod gpu_attention;
 mod gpu_matmul;
 mod gpu_reduction;

@@ -20,6 +20,7 @@ pub mod support;
 pub mod temporal_autodiff;
 pub mod temporal_dce;
 pub mod temporal_dedup;
+pub mod temporal_fuse_attention;
 pub mod temporal_fuse_collectives;
 pub mod temporal_lift_recurrences;
 pub mod temporal_pack_products;
@@ -43,5 +44,6 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_split_products::TemporalSplitProducts);
     registry.add_pass(temporal_vectorize::TemporalVectorize);
     registry.add_pass(temporal_tile_ranges::TemporalTileRanges);
+    registry.add_pass(temporal_fuse_attention::TemporalFuseAttention);
     registry.add_pass(temporal_pack_products::TemporalPackProducts);
 }

@@ -12,15 +12,19 @@
 //!   values of the run, which the program is then specialized for),
 //!   `temporal-pack-products` (on the CPU with fast math: the weight of
 //!   a per-step product of few rows packed once outside its loop, for the
-//!   runtime's packed kernel),
+//!   runtime's packed kernel), `temporal-fuse-attention` (on the CPU
+//!   with fast math: softmax attention over ranges and its backward
+//!   halves as `temporal.flash_attention`, the runtime's tiled kernels,
+//!   which change float rounding as fast math allows),
 //!   `temporal-simplify` and `temporal-fuse-collectives` (independent
 //!   all-reduces in one message); every pass exact, so results stay bit
 //!   for bit those of the unoptimized program (with more than two
 //!   processes, the MPI library may sum a fused message in another order);
 //! - `-O3`: the same with the rewrites that may change float rounding:
 //!   `inexact=true` (float matmul reassociation, lifting float suffix
-//!   sums) and `temporal-tile-ranges` (softmax attention over dynamic
-//!   ranges in static blocks, with a running maximum and sum).
+//!   sums), `temporal-fuse-attention` on the CPU, and
+//!   `temporal-tile-ranges` (softmax attention over dynamic ranges in
+//!   static blocks, with a running maximum and sum).
 //!
 //! With a memory budget (`--memory-budget BYTES`), level 2 also runs
 //! `temporal-tile-ranges`, limited to the attention whose temporaries could
@@ -41,6 +45,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-lift-recurrences",
     "temporal-split-recurrences",
     "temporal-split-products",
+    "temporal-fuse-attention",
     "temporal-vectorize",
     "temporal-pack-products",
     "temporal-simplify",
@@ -57,6 +62,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-lift-recurrences",
     "temporal-split-recurrences",
     "temporal-split-products",
+    "temporal-fuse-attention",
     "temporal-vectorize",
     "temporal-tile-ranges",
     "temporal-pack-products",
@@ -98,6 +104,10 @@ const SPLITS: &[&str] = &["temporal-split-recurrences", "temporal-split-products
 
 /// The pass that packs the weights of per-step products (CPU, fast math).
 const PACKING: &str = "temporal-pack-products";
+
+/// The pass that fuses attention for the runtime's kernels (CPU; level 3
+/// or fast math).
+const FUSED_ATTENTION: &str = "temporal-fuse-attention";
 
 /// Passes taking the `inexact` option at level 3.
 const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
@@ -176,6 +186,9 @@ pub fn optimization_pipeline_of(
         // The packed products are for the runtime's kernel, which the
         // lowering calls with fast math on the CPU.
         .filter(|p| **p != PACKING || (cpu && fast_math))
+        // The fused attention is the CPU runtime's kernels, and inexact:
+        // level 3, or level 2 with fast math.
+        .filter(|p| **p != FUSED_ATTENTION || (cpu && (level == 3 || fast_math)))
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
             "temporal-split-products" if level == 3 || fast_math => match memory_budget {

@@ -125,6 +125,7 @@ fn node_text(k: usize, node: &Node, nodes: &[Node], dims: &[crate::program::Dim]
             generic("dynamic_slice", &[*a], format!("offsets = {}", map_text(offsets)))
         }
         NodeKind::Einsum(spec, operands) => generic("einsum", operands, format!("spec = \"{spec}\"")),
+        NodeKind::FlashAttention(f, operands) => generic(f.part.op_name(), operands, format!("band = \"{}\"", f.band)),
         NodeKind::Attention(a, operands) => generic(
             "attention",
             operands,

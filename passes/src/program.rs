@@ -725,6 +725,9 @@ pub enum NodeKind {
     /// Softmax attention of `[query, key, value, scale]` ([`Attention`];
     /// `scale` is a scalar the scores are multiplied by).
     Attention(Attention, [usize; 4]),
+    /// Softmax attention or one of its backward halves over whole
+    /// sequences, for the runtime's tiled kernels ([`Flash`]).
+    FlashAttention(Flash, Vec<usize>),
     /// A call of the external function `callee` on the values of `args`;
     /// `site` numbers the call sites of the program (program order).
     /// `batched` (the op's `batched` attribute): the function takes a batch
@@ -792,6 +795,7 @@ impl NodeKind {
             Self::DynamicSlice(..) => "dynamic_slice",
             Self::Einsum(..) => "einsum",
             Self::Attention(..) => "attention",
+            Self::FlashAttention(..) => "flash_attention",
             Self::Call { .. } => "call",
             Self::Random { .. } => "random",
             Self::Constant { .. } => "constant",
@@ -981,6 +985,8 @@ impl<'c> Program<'c> {
 
 mod build;
 mod collectives;
+mod flash;
+pub use flash::{Band, Flash, FlashPart, FlashSizes};
 pub mod dynamic_sizes;
 pub use build::{check_name, string_attr, with_program};
 pub use collectives::Collective;

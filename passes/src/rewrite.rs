@@ -30,6 +30,7 @@ pub fn operands(kind: &NodeKind) -> Vec<usize> {
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.clone(),
         NodeKind::Call { args, .. } | NodeKind::ReadAt { data: args, .. } => args.clone(),
         NodeKind::Attention(_, list) => list.to_vec(),
+        NodeKind::FlashAttention(_, list) => list.clone(),
     }
 }
 
@@ -75,6 +76,7 @@ pub fn map_operands(kind: &NodeKind, f: impl Fn(usize) -> usize) -> NodeKind {
         NodeKind::Move(_, list) | NodeKind::Einsum(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
         NodeKind::Call { args, .. } | NodeKind::ReadAt { data: args, .. } => args.iter_mut().for_each(|a| *a = f(*a)),
         NodeKind::Attention(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
+        NodeKind::FlashAttention(_, list) => list.iter_mut().for_each(|a| *a = f(*a)),
     }
     kind
 }
@@ -103,6 +105,7 @@ pub fn stays_in_place(kind: &NodeKind) -> bool {
             | NodeKind::AllReduce(..)
             | NodeKind::Position(_)
             | NodeKind::Attention(..)
+            | NodeKind::FlashAttention(..)
     )
 }
 

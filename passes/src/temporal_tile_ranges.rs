@@ -178,7 +178,7 @@ fn find_attention(branch: &Branch, block: i64, wanted: &dyn Fn(&Found) -> bool) 
 
 /// The contraction node `k` as an einsum: itself, or a matmul of ranks
 /// `(2, 2)`, `(2, 1)`, `(1, 2)` or of equal ranks with equal batch sizes.
-fn contraction(branch: &Branch, k: usize) -> Option<(Einsum, [usize; 2])> {
+pub(crate) fn contraction(branch: &Branch, k: usize) -> Option<(Einsum, [usize; 2])> {
     let nodes = &branch.nodes;
     match &nodes[k].kind {
         NodeKind::Einsum(spec, list) if list.len() == 2 => Some((spec.clone(), [list[0], list[1]])),
@@ -273,7 +273,7 @@ fn match_chain(branch: &Branch, uses: &[usize], o: usize, block: i64) -> Option<
 }
 
 /// `spec` with its two operands exchanged (the products commute).
-fn swapped(spec: &Einsum) -> Einsum {
+pub(crate) fn swapped(spec: &Einsum) -> Einsum {
     Einsum { operands: vec![spec.operands[1].clone(), spec.operands[0].clone()], result: spec.result.clone() }
 }
 
@@ -299,18 +299,18 @@ fn relabel_first(spec: &Einsum, labels: &[char]) -> Option<Einsum> {
 /// The nodes of `E / R(reduce_sum(E))`, `E = exp(X - R(reduce_max(X)))`,
 /// where `R` is a reshape keeping the reduced axis with size 1 (`None`:
 /// no reshape, which broadcasts the same way when the axis is the first).
-struct Softmax {
-    input: usize,
-    axis: usize,
-    max: usize,
-    max_kept: Option<usize>,
-    shifted: usize,
-    exp: usize,
-    sum: usize,
-    sum_kept: Option<usize>,
+pub(crate) struct Softmax {
+    pub input: usize,
+    pub axis: usize,
+    pub max: usize,
+    pub max_kept: Option<usize>,
+    pub shifted: usize,
+    pub exp: usize,
+    pub sum: usize,
+    pub sum_kept: Option<usize>,
 }
 
-fn is_softmax(branch: &Branch, p: usize) -> Option<Softmax> {
+pub(crate) fn is_softmax(branch: &Branch, p: usize) -> Option<Softmax> {
     let nodes = &branch.nodes;
     let NodeKind::Binary(BinaryKind::Div, exp, sum_kept) = nodes[p].kind else { return None };
     let NodeKind::Unary(UnaryKind::Exp, shifted) = nodes[exp].kind else { return None };

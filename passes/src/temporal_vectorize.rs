@@ -264,6 +264,7 @@ fn vectorizable(program: &Program, d: usize, size: i64) -> bool {
                     | NodeKind::ReadAt { .. }
                     | NodeKind::Gather(..)
                     | NodeKind::Attention(..)
+                    | NodeKind::FlashAttention(..)
                     | NodeKind::Position(_)
                     | NodeKind::Bound(_)
                     | NodeKind::Rank
@@ -547,6 +548,7 @@ impl<'c> Batcher<'_, 'c> {
             | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
             | NodeKind::Attention(..)
+            | NodeKind::FlashAttention(..)
             | NodeKind::Position(_) => {
                 unreachable!("refused by vectorizable")
             }
@@ -700,7 +702,8 @@ pub fn batched_branch<'c>(
             | NodeKind::Call { .. }
             | NodeKind::AllReduce(..)
             | NodeKind::Gather(..)
-            | NodeKind::Attention(..) => false,
+            | NodeKind::Attention(..)
+            | NodeKind::FlashAttention(..) => false,
             NodeKind::Position(p) => *p == d,
             _ => true,
         };

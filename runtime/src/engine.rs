@@ -1159,6 +1159,10 @@ fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(
     if !cuda {
         engine.register_symbol(tempo_lowering::library_gemm::SYMBOL, crate::gemm::tempo_gemm as *mut ());
         engine.register_symbol(tempo_lowering::library_gemm::PACKED_SYMBOL, crate::gemm::tempo_gemm_packed as *mut ());
+        engine.register_symbol(
+            tempo_lowering::temporal_to_loops::flash::SYMBOL,
+            crate::flash::tempo_flash_attention as *mut (),
+        );
     }
     // Allocations, mappings and swap files through the runtime, so that a
     // run the system refuses ends with a message (runtime/src/guard.rs).

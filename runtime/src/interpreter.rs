@@ -959,6 +959,11 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                     attention(spec, &values[*q], &values[*k], &values[*v], &values[*scale])
                         .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
                 }
+                NodeKind::FlashAttention(spec, operands) => {
+                    let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
+                    flash_attention(spec, &inputs)
+                        .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?
+                }
                 NodeKind::Gather(table, indices) => gather(&values[*table], &values[*indices]),
                 NodeKind::Random { seed, normal } => random(*seed, *normal, point, &node.ty),
                 NodeKind::Call { callee, args, .. } => {

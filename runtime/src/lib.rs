@@ -11,6 +11,7 @@ pub mod cuda_profile;
 pub mod depth_order;
 pub mod engine;
 pub mod externals;
+pub mod flash;
 pub mod gemm;
 pub mod guard;
 pub mod host_pool;

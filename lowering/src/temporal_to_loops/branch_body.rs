@@ -673,6 +673,20 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                         .ok_or_else(|| format!("compiler fault: the einsum's label '{c}' is in no operand"))
                 })
                 .collect::<Built<_>>()?,
+            NodeKind::FlashAttention(spec, operands) => {
+                // Positions and groups from the operands, the packed width static.
+                let (first, position) = match spec.part {
+                    tempo_passes::program::FlashPart::Key => (operands[5], 0),
+                    _ => (operands[0], 0),
+                };
+                let own = views[first].sizes();
+                let mut sizes = vec![own[position], own[1]];
+                if spec.part != tempo_passes::program::FlashPart::Key {
+                    sizes.push(own[2]);
+                }
+                sizes.push(Extent::Static(*node.ty.shape.last().expect("a packed result")));
+                sizes
+            }
             NodeKind::Attention(spec, [q, k, v, _]) => {
                 let operands = [views[*q].sizes(), views[*k].sizes(), views[*v].sizes()];
                 spec.combine.result.iter().map(|&c| attention::label_size(spec, operands, c)).collect()
@@ -747,7 +761,13 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let single = self.gpu
             && node.ty.shape.is_empty()
             && !split
-            && !matches!(kind, NodeKind::Call { .. } | NodeKind::Attention(..) | NodeKind::AllReduce(..));
+            && !matches!(
+                kind,
+                NodeKind::Call { .. }
+                    | NodeKind::Attention(..)
+                    | NodeKind::FlashAttention(..)
+                    | NodeKind::AllReduce(..)
+            );
         let unit = if single { Some(b.scf_parallel(&[b.index(1)?])?.0) } else { None };
         let b = unit.as_ref().unwrap_or(b);
         let config = self.config();
@@ -821,6 +841,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             NodeKind::Einsum(spec, operands) => {
                 let operands: Vec<&View> = operands.iter().map(|&k| view(k)).collect::<Built<_>>()?;
                 self.einsum(spec, &operands, target, node.ty.element, b)
+            }
+            NodeKind::FlashAttention(spec, operands) => {
+                let operands: Vec<&View> = operands.iter().map(|&k| view(k)).collect::<Built<_>>()?;
+                self.flash_attention(spec, &operands, target, node.ty.element, b)
             }
             NodeKind::Attention(spec, [q, k, v, scale]) => {
                 let operands = [view(*q)?, view(*k)?, view(*v)?, view(*scale)?];

@@ -302,7 +302,7 @@ pub(super) fn build_packed<'c, 'a>(
 /// The address of `x`'s element 0 (in bytes, `bytes` per element of type
 /// `e`), its sizes and its strides (in elements), as index values.
 #[allow(clippy::type_complexity)]
-fn metadata<'c, 'a>(
+pub(super) fn metadata<'c, 'a>(
     b: &Builder<'c, 'a>,
     x: &View<'c, 'a>,
     e: Type<'c>,

@@ -95,6 +95,24 @@ pub(super) fn refuse_unsupported<'c>(
         if let Some(stop) = program.stops.first() {
             return fail(stop.location, "not yet: data-dependent stops (temporal.stop) on the GPU target".into());
         }
+        let fused = program
+            .tensors
+            .iter()
+            .flat_map(|t| &t.branches)
+            .flat_map(|b| &b.nodes)
+            .find(|n| matches!(n.kind, NodeKind::FlashAttention(..)));
+        if let Some(node) = fused {
+            return fail(
+                node.location,
+                format!(
+                    "'temporal.{}' has no GPU lowering (it calls the CPU runtime's tiled kernels)",
+                    match &node.kind {
+                        NodeKind::FlashAttention(f, _) => f.part.op_name(),
+                        _ => unreachable!("found above"),
+                    }
+                ),
+            );
+        }
     }
     for stop in &program.stops {
         let d = stop.dim;

@@ -341,6 +341,13 @@ fn product<'c>(body: &mut Body<'c>, n: usize, i: usize, c: usize) -> Result<usiz
         }
         NodeKind::DynamicSlice(a, offsets) => movements::dynamic_slice(body, a, &offsets, c),
         NodeKind::Attention(..) => return Err(unsupported(body, n, "temporal.attention (not yet)")),
+        NodeKind::FlashAttention(..) => {
+            return Err(unsupported(
+                body,
+                n,
+                "temporal.flash_attention (made by temporal-fuse-attention after gradients are taken)",
+            ));
+        }
         NodeKind::Read { .. }
         | NodeKind::ReadRange { .. }
         | NodeKind::Constant { .. }

@@ -208,6 +208,18 @@ pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bo
                 }
                 // A sum or maximum along a masked range: masked at each point.
                 NodeKind::Reduce(_, a, r) if flow.axis[*a] == Some(*r) => varies[k] = true,
+                // A fused attention over a masked range: its band.
+                NodeKind::FlashAttention(flash, operands) => {
+                    let ranged = flash.part.range_operands();
+                    let mask = flow.mask.as_ref();
+                    if !ranged.iter().all(|&i| flow.axis[operands[i]] == Some(0))
+                        || mask.and_then(|m| masks::band(m, p, d, flash.part)).is_none()
+                    {
+                        return (false, false);
+                    }
+                    varies[k] = true;
+                    heavy = true;
+                }
                 NodeKind::Random { .. }
                 | NodeKind::Call { .. }
                 | NodeKind::AllReduce(..)

@@ -26,7 +26,8 @@
 
 use crate::affine::{AffineExpr, AffineMap};
 use crate::program::{
-    BinaryKind, Branch, DYNAMIC, ElementType, Movement, Node, NodeKind, PointType, Predicate, Program, ReduceKind,
+    Band, BinaryKind, Branch, DYNAMIC, ElementType, FlashPart, Movement, Node, NodeKind, PointType, Predicate, Program,
+    ReduceKind,
 };
 
 use super::{MAX_BATCHED_BYTES, uses_dim};
@@ -191,6 +192,20 @@ pub(super) fn flow(
                 Some(_) => return None,
                 None => None,
             },
+            // Fused attention combines the range away: its ranged
+            // operands carry it first, the others not at all.
+            NodeKind::FlashAttention(flash, operands) => {
+                let ranged = flash.part.range_operands();
+                let carried = |i: usize| axis[operands[i]];
+                if (0..operands.len()).any(|i| carried(i).is_some()) {
+                    let fits = (0..operands.len())
+                        .all(|i| if ranged.contains(&i) { carried(i) == Some(0) } else { carried(i).is_none() });
+                    if !fits {
+                        return None;
+                    }
+                }
+                None
+            }
             NodeKind::Einsum(spec, operands) => {
                 let mut label = None;
                 for (i, &o) in operands.iter().enumerate() {
@@ -359,6 +374,60 @@ impl<'c> super::Batcher<'_, 'c> {
     }
 }
 
+/// `e` as `x + c` for the position `x` at `p` (`Some((1, c))`) or a
+/// constant `c` (`Some((0, c))`), `Some((2, 0))` for the bound of `d`
+/// alone; `None` for anything else.
+fn offset(e: &AffineExpr, p: usize, d: usize) -> Option<(u8, i64)> {
+    match e {
+        AffineExpr::Dim(i) if *i == p => Some((1, 0)),
+        AffineExpr::Constant(c) => Some((0, *c)),
+        AffineExpr::Symbol(s) if *s == d => Some((2, 0)),
+        AffineExpr::Add(a, b) => match (offset(a, p, d)?, offset(b, p, d)?) {
+            ((k, x), (0, y)) | ((0, y), (k, x)) if k != 2 || x == 0 => {
+                if k == 2 {
+                    None
+                } else {
+                    Some((k, x + y))
+                }
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The band of a fused attention (`temporal.flash_attention`) batched
+/// along `d` whose range reads are masked by `mask`, the reader's own
+/// position at `p`: for `forward` and `query` the keys `[lower, upper)`
+/// of query position `t`, `t + a` bounds becoming band sides `a`; for
+/// `key` the query rows `[n + a, n + b)` that read key `n`, which see it
+/// from `t - b + 1` to `t - a` (band `[1 - b, 1 - a)`). A constant lower
+/// bound of at most 0 and the bound of `d` as upper bound clip nothing
+/// (positions lie in `[0, D)`). `None` for other bounds.
+pub(super) fn band(mask: &RangeMask, p: usize, d: usize, part: FlashPart) -> Option<Band> {
+    // The sides as offsets from the own position (tightest of each).
+    let mut low: Option<i64> = None;
+    let mut high: Option<i64> = None;
+    for e in &mask.lower {
+        match offset(e, p, d)? {
+            (1, c) => low = Some(low.map_or(c, |l| l.max(c))),
+            (0, c) if c <= 0 => {}
+            _ => return None,
+        }
+    }
+    for e in &mask.upper {
+        match offset(e, p, d)? {
+            (1, c) => high = Some(high.map_or(c, |h| h.min(c))),
+            (2, _) => {}
+            _ => return None,
+        }
+    }
+    Some(match part {
+        FlashPart::Forward | FlashPart::Query => Band { lower: low, upper: high },
+        FlashPart::Key => Band { lower: high.map(|b| 1 - b), upper: low.map(|a| 1 - a) },
+    })
+}
+
 /// The identity of a reduction of `element`s of `kind` (a sum's `0`, a
 /// maximum's lowest value).
 pub(super) fn identity(kind: ReduceKind, element: ElementType) -> f64 {
@@ -449,6 +518,27 @@ impl<'c> super::Batcher<'_, 'c> {
                 substituted[*a] = x;
                 self.plain_node(&node, &substituted, d, position, vectorized)
             }
+            NodeKind::FlashAttention(flash, operands)
+                if flash.part.range_operands().iter().any(|&i| flow.axis[operands[i]].is_some()) =>
+            {
+                let band = band(mask, position, d, flash.part).expect("checked by the group");
+                let element = node.ty.element;
+                let mut inputs: Vec<usize> = operands.iter().map(|&o| new[o]).collect();
+                // The own operands ([1, ...] per step) as [D, ...].
+                for &i in flash.part.own_operands() {
+                    let x = self.expanded(inputs[i], location);
+                    let mut shape = self.nodes[x].ty.shape.clone();
+                    shape.remove(1);
+                    let ty = PointType { shape, element };
+                    inputs[i] = self.push(NodeKind::Move(Movement::Reshape, vec![x]), ty, true, location);
+                }
+                let mut shape = node.ty.shape.clone();
+                shape[0] = self.size;
+                let fused = NodeKind::FlashAttention(crate::program::Flash { part: flash.part, band }, inputs);
+                let value = self.push(fused, PointType { shape, element }, true, location);
+                let ty = self.batched_type(&node.ty);
+                self.push(NodeKind::Move(Movement::Reshape, vec![value]), ty, true, location)
+            }
             NodeKind::Einsum(spec, operands) => {
                 let carriers: Vec<(usize, usize)> =
                     operands.iter().enumerate().filter_map(|(i, &o)| flow.axis[o].map(|m| (i, m))).collect();
@@ -497,4 +587,39 @@ pub(crate) fn holds_everywhere(c: &crate::affine::Constraint, p: usize, d: usize
         dims[p] = t;
         c.expr.eval(&dims, &symbols).is_ok_and(|v| if c.is_equality { v == 0 } else { v >= 0 })
     })
+}
+
+#[cfg(test)]
+mod band_tests {
+    use super::*;
+
+    fn at(c: i64) -> AffineExpr {
+        AffineExpr::Add(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Constant(c)))
+    }
+
+    #[test]
+    fn bands_from_masks() {
+        let mask = |lower: Vec<AffineExpr>, upper: Vec<AffineExpr>| RangeMask { lower, upper };
+        // k[0:t+1], a causal prefix: keys up to the query's own position.
+        let prefix = mask(vec![AffineExpr::Constant(0)], vec![at(1)]);
+        assert_eq!(band(&prefix, 0, 0, FlashPart::Forward), Some(Band { lower: None, upper: Some(1) }));
+        // k[max(0, t-2):t+1], a window of three.
+        let window = mask(vec![AffineExpr::Constant(0), at(-2)], vec![at(1)]);
+        assert_eq!(band(&window, 0, 0, FlashPart::Query), Some(Band { lower: Some(-2), upper: Some(1) }));
+        // f[t:T], a suffix.
+        let suffix = mask(vec![AffineExpr::Dim(0)], vec![AffineExpr::Symbol(0)]);
+        assert_eq!(band(&suffix, 0, 0, FlashPart::Forward), Some(Band { lower: Some(0), upper: None }));
+        // The keys' half reads the query rows t in [n, T) that see key n:
+        // the causal band seen from the queries; rows [n, n + 3): a window.
+        assert_eq!(band(&suffix, 0, 0, FlashPart::Key), Some(Band { lower: None, upper: Some(1) }));
+        let rows = mask(vec![AffineExpr::Dim(0)], vec![at(3)]);
+        assert_eq!(band(&rows, 0, 0, FlashPart::Key), Some(Band { lower: Some(-2), upper: Some(1) }));
+        // Bounds of another form are refused.
+        let scaled = mask(
+            vec![AffineExpr::Constant(0)],
+            vec![AffineExpr::Mul(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Constant(2)))],
+        );
+        assert_eq!(band(&scaled, 0, 0, FlashPart::Forward), None);
+        assert_eq!(band(&mask(vec![AffineExpr::Constant(3)], vec![at(1)]), 0, 0, FlashPart::Forward), None);
+    }
 }

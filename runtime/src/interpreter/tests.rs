@@ -172,3 +172,90 @@ fn many_readers_give_the_results_of_keeping_every_point() {
     assert_eq!(kept[0].data, Data::I64(expected));
     assert_eq!(kept[1].data, Data::I64((0..steps).map(|t| total[t / 2]).collect()));
 }
+
+/// `flash_attention` on two groups of a band that leaves the first query
+/// position no key, against the kernel's reference (`crate::flash`) per
+/// group; key takes the statistics of the interpreted query part.
+#[test]
+fn flash_attention_matches_the_kernel_reference() {
+    use crate::flash::{Problem, reference};
+    use tempo_passes::program::{Band, Flash, FlashPart};
+    let (tq, tk, g, rows, dk, dv) = (6, 5, 2, 2, 3, 4);
+    let band = Band { lower: Some(-2), upper: Some(0) };
+    let numbers = |n: usize, seed: usize| -> Vec<f64> {
+        (0..n).map(|i| (((i * 7919 + seed * 104_729) % 211) as f64 / 105.0 - 1.0) * 1.5).collect()
+    };
+    let (q, k, v, d_o) = (
+        numbers(tq * g * rows * dk, 1),
+        numbers(tk * g * dk, 2),
+        numbers(tk * g * dv, 3),
+        numbers(tq * g * rows * dv, 4),
+    );
+    let scale = 0.7;
+    let value = |shape: &[usize], x: &[f64]| Value { shape: shape.to_vec(), data: Data::F64(x.to_vec()) };
+    // Group gi of an array laid out [outer, g, inner], as [outer, inner].
+    let group = |x: &[f64], inner: usize, gi: usize| -> Vec<f64> {
+        x.chunks(g * inner).flat_map(|c| c[gi * inner..][..inner].to_vec()).collect()
+    };
+    let (qv, kv, vv, dov, sv) = (
+        value(&[tq, g, rows, dk], &q),
+        value(&[tk, g, dk], &k),
+        value(&[tk, g, dv], &v),
+        value(&[tq, g, rows, dv], &d_o),
+        value(&[], &[scale]),
+    );
+    let run = |part: FlashPart, operands: &[&Value]| -> Vec<f64> {
+        let Data::F64(x) = flash_attention(&Flash { part, band }, operands).expect("evaluates").data else {
+            panic!("f64 in, f64 out")
+        };
+        x
+    };
+    let forward = run(FlashPart::Forward, &[&qv, &kv, &vv, &sv]);
+    let query = run(FlashPart::Query, &[&qv, &kv, &vv, &dov, &sv]);
+    let column = |c: usize| -> Vec<f64> { query.chunks(dv + 3 + dk).map(|row| row[c]).collect() };
+    let (m, l, d) = (column(dv), column(dv + 1), column(dv + 2));
+    let (mv, lv, dvv) = (value(&[tq, g, rows], &m), value(&[tq, g, rows], &l), value(&[tq, g, rows], &d));
+    let key = run(FlashPart::Key, &[&qv, &dov, &mv, &lv, &dvv, &kv, &vv, &sv]);
+    assert!(m.iter().filter(|x| x.is_infinite()).count() == g * rows, "position 0 sees no key");
+    for gi in 0..g {
+        let (qg, kg, vg, dog) =
+            (group(&q, rows * dk, gi), group(&k, dk, gi), group(&v, dv, gi), group(&d_o, rows * dv, gi));
+        let (mg, lg, dg) = (group(&m, rows, gi), group(&l, rows, gi), group(&d, rows, gi));
+        for (part, got, width) in [
+            (FlashPart::Forward, &forward, dv + 2),
+            (FlashPart::Query, &query, dv + 3 + dk),
+            (FlashPart::Key, &key, dk + dv),
+        ] {
+            let problem = Problem {
+                part,
+                band,
+                tq,
+                tk,
+                rows,
+                dk,
+                dv,
+                scale,
+                q: &qg,
+                k: &kg,
+                v: &vg,
+                d_o: &dog,
+                m: &mg,
+                l: &lg,
+                d: &dg,
+            };
+            let inner = if part == FlashPart::Key { width } else { rows * width };
+            let got = group(got, inner, gi);
+            let expected = reference(&problem);
+            assert_eq!(got.len(), expected.len());
+            for (a, b) in got.iter().zip(&expected) {
+                assert!(
+                    a == b || (a - b).abs() <= 1e-12 * (1.0 + b.abs()),
+                    "{} group {gi}: {a} against {b}",
+                    part.name()
+                );
+            }
+        }
+    }
+    let wrong = value(&[tk, g, dk + 1], &numbers(tk * g * (dk + 1), 5));
+    assert!(flash_attention(&Flash { part: FlashPart::Forward, band }, &[&qv, &wrong, &vv, &sv]).is_err());
+}

@@ -602,6 +602,171 @@ pub(super) fn attention(spec: &Attention, q: &Value, k: &Value, v: &Value, scale
     einsum(&spec.combine, &[&p, v])
 }
 
+/// `temporal.flash_attention` ([`tempo_passes::program::Flash`]) as its
+/// spec states it, in the element type: per group and query row (`t`,
+/// `r`), the keys `n` position `t` sees in order, `s[n] = scale * (q .
+/// k[n])`, their maximum `m` (`-inf` for none), `l = sum exp(s - m)`, `P[n]
+/// = exp(s[n] - m) / l`, `O = sum P[n] v[n]`; for query `dP[n] = dO .
+/// v[n]`, `D = sum P[n] dP[n]`, `dQ = sum scale P[n] (dP[n] - D) k[n]`; for
+/// key, per key, over the rows (in order) whose position sees it, `P`
+/// from the given `m` and `l`, `dV = sum P dO`, `dK = sum scale P (dO . v
+/// - D) q`. Sums start from zero and go in increasing index order.
+pub(super) fn flash_attention(spec: &tempo_passes::program::Flash, operands: &[&Value]) -> Result<Value, String> {
+    let shapes: Vec<Vec<i64>> = operands.iter().map(|v| v.shape.iter().map(|&d| d as i64).collect()).collect();
+    let shape_refs: Vec<&[i64]> = shapes.iter().map(Vec::as_slice).collect();
+    let sizes = spec.sizes(&shape_refs)?;
+    let shape: Vec<usize> = spec.result_shape(&sizes).iter().map(|&d| d as usize).collect();
+    for (k, v) in operands.iter().enumerate() {
+        let n: usize = v.shape.iter().product();
+        if v.data.len() != n {
+            return Err(format!("operand {k} holds {} elements for its shape {:?}", v.data.len(), v.shape));
+        }
+    }
+    match &operands[0].data {
+        Data::F32(_) => flash_typed::<f32>(spec, &sizes, operands, shape),
+        Data::F64(_) => flash_typed::<f64>(spec, &sizes, operands, shape),
+        _ => Err("flash_attention takes floats".to_string()),
+    }
+}
+
+/// An element type [`flash_attention`] computes in.
+trait FlashFloat:
+    num_like::Float
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    const ZERO: Self;
+    const NEG_INFINITY: Self;
+    fn exp(self) -> Self;
+    fn of(data: &Data) -> Option<&[Self]>;
+    fn data(values: Vec<Self>) -> Data;
+}
+
+impl FlashFloat for f32 {
+    const ZERO: Self = 0.0;
+    const NEG_INFINITY: Self = f32::NEG_INFINITY;
+    fn exp(self) -> Self {
+        f32::exp(self)
+    }
+    fn of(data: &Data) -> Option<&[Self]> {
+        if let Data::F32(v) = data { Some(v) } else { None }
+    }
+    fn data(values: Vec<Self>) -> Data {
+        Data::F32(values)
+    }
+}
+
+impl FlashFloat for f64 {
+    const ZERO: Self = 0.0;
+    const NEG_INFINITY: Self = f64::NEG_INFINITY;
+    fn exp(self) -> Self {
+        f64::exp(self)
+    }
+    fn of(data: &Data) -> Option<&[Self]> {
+        if let Data::F64(v) = data { Some(v) } else { None }
+    }
+    fn data(values: Vec<Self>) -> Data {
+        Data::F64(values)
+    }
+}
+
+fn flash_typed<T: FlashFloat>(
+    spec: &tempo_passes::program::Flash,
+    sizes: &tempo_passes::program::FlashSizes,
+    operands: &[&Value],
+    shape: Vec<usize>,
+) -> Result<Value, String> {
+    use tempo_passes::program::FlashPart;
+    let data: Vec<&[T]> = operands
+        .iter()
+        .enumerate()
+        .map(|(k, v)| T::of(&v.data).ok_or_else(|| format!("operand {k} is not of the first operand's element type")))
+        .collect::<Result<_, _>>()?;
+    let size = |x: i64| x.max(0) as usize;
+    let (tq, tk, g, rows, dk, dv) =
+        (size(sizes.tq), size(sizes.tk), size(sizes.groups), size(sizes.rows), size(sizes.dk), size(sizes.dv));
+    let (q, k, v, scale) = match spec.part {
+        FlashPart::Forward | FlashPart::Query => (data[0], data[1], data[2], data[spec.part.arity() - 1]),
+        FlashPart::Key => (data[0], data[5], data[6], data[7]),
+    };
+    let Some(&scale) = scale.first() else {
+        return Err("the scale holds no element".to_string());
+    };
+    let dot = |a: &[T], b: &[T]| a.iter().zip(b).fold(T::ZERO, |acc, (&x, &y)| acc + x * y);
+    let band = spec.band;
+    let sees = |t: usize, n: usize| band.sees(t as i64, n as i64);
+    // Row (t, g, r)'s offset in q, dO (times the feature width) and m, l, D.
+    let row = |t: usize, gi: usize, r: usize| (t * g + gi) * rows + r;
+    let q_of = |i: usize| &q[i * dk..][..dk];
+    let k_of = |n: usize, gi: usize| &k[(n * g + gi) * dk..][..dk];
+    let v_of = |n: usize, gi: usize| &v[(n * g + gi) * dv..][..dv];
+    let width = *shape.last().unwrap_or(&0);
+    let mut out = vec![T::ZERO; shape.iter().product()];
+    match spec.part {
+        FlashPart::Forward | FlashPart::Query => {
+            let d_o = if spec.part == FlashPart::Query { data[3] } else { &[][..] };
+            for t in 0..tq {
+                let seen: Vec<usize> = (0..tk).filter(|&n| sees(t, n)).collect();
+                for gi in 0..g {
+                    for r in 0..rows {
+                        let i = row(t, gi, r);
+                        let s: Vec<T> = seen.iter().map(|&n| scale * dot(q_of(i), k_of(n, gi))).collect();
+                        let m = s.iter().fold(T::NEG_INFINITY, |a, &b| nan_max(a, b));
+                        let l = s.iter().fold(T::ZERO, |a, &b| a + (b - m).exp());
+                        let p: Vec<T> = s.iter().map(|&b| (b - m).exp() / l).collect();
+                        let o = &mut out[i * width..][..width];
+                        for (&n, &pn) in seen.iter().zip(&p) {
+                            for (x, &ve) in o[..dv].iter_mut().zip(v_of(n, gi)) {
+                                *x = *x + pn * ve;
+                            }
+                        }
+                        o[dv] = m;
+                        o[dv + 1] = l;
+                        if spec.part == FlashPart::Query {
+                            let d_oi = &d_o[i * dv..][..dv];
+                            let dp: Vec<T> = seen.iter().map(|&n| dot(d_oi, v_of(n, gi))).collect();
+                            let d = p.iter().zip(&dp).fold(T::ZERO, |a, (&pn, &dpn)| a + pn * dpn);
+                            o[dv + 2] = d;
+                            for ((&n, &pn), &dpn) in seen.iter().zip(&p).zip(&dp) {
+                                let ds = scale * pn * (dpn - d);
+                                for (x, &kc) in o[dv + 3..].iter_mut().zip(k_of(n, gi)) {
+                                    *x = *x + ds * kc;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        FlashPart::Key => {
+            let (d_o, m, l, dd) = (data[1], data[2], data[3], data[4]);
+            for n in 0..tk {
+                let positions: Vec<usize> = (0..tq).filter(|&t| sees(t, n)).collect();
+                for gi in 0..g {
+                    let o = &mut out[(n * g + gi) * width..][..width];
+                    for &t in &positions {
+                        for r in 0..rows {
+                            let i = row(t, gi, r);
+                            let p = (scale * dot(q_of(i), k_of(n, gi)) - m[i]).exp() / l[i];
+                            let d_oi = &d_o[i * dv..][..dv];
+                            for (x, &e) in o[dk..].iter_mut().zip(d_oi) {
+                                *x = *x + p * e;
+                            }
+                            let ds = scale * p * (dot(d_oi, v_of(n, gi)) - dd[i]);
+                            for (x, &qc) in o[..dk].iter_mut().zip(q_of(i)) {
+                                *x = *x + ds * qc;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(Value { shape, data: T::data(out) })
+}
+
 /// A reduction along `axis`, in order from the first element.
 pub(super) fn reduce(kind: ReduceKind, a: &Value, axis: usize) -> Value {
     let outer: usize = a.shape[..axis].iter().product();

@@ -501,6 +501,8 @@ fn optimization_variants() -> Vec<Optimization> {
         Optimization { level: 1, disabled: vec![], memory_budget: None },
         Optimization { level: 3, disabled: vec![], memory_budget: None },
         Optimization { level: 3, disabled: vec!["temporal-tile-ranges".to_string()], memory_budget: None },
+        // Without the fused attention, the tiling takes the chains.
+        Optimization { level: 3, disabled: vec!["temporal-fuse-attention".to_string()], memory_budget: None },
     ];
     for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
         out.push(Optimization { level: 2, disabled: vec![pass.to_string()], memory_budget: None });
@@ -704,6 +706,17 @@ fn generated_programs_exercise_attention_tiling() {
     let tiled = count_generated(|program| tempo_passes::temporal_tile_ranges::tile_ranges(program, 2));
     eprintln!("{tiled} of 200 tiled");
     assert!(tiled >= 10, "only {tiled} of 200 generated programs have attention to tile");
+}
+
+/// The generator makes attention chains `temporal-fuse-attention` fuses
+/// (for -O3 and fast math: the runtime's tiled kernels) in a fair share of
+/// programs, so the -O3 variants above compare those kernels with the
+/// interpreter.
+#[test]
+fn generated_programs_exercise_fused_attention() {
+    let fused = count_generated(tempo_passes::temporal_fuse_attention::fuse_attention);
+    eprintln!("{fused} of 200 fused");
+    assert!(fused >= 10, "only {fused} of 200 generated programs have attention to fuse");
 }
 
 /// The generator reduces whole ranges after their loop (what lifting

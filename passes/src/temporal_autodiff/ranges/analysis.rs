@@ -198,7 +198,7 @@ pub(super) fn analyse(branch: &Branch, k: usize) -> Vec<Carry> {
                 _ => unsupported("a gather from the range"),
             },
             NodeKind::DynamicSlice(..) => unsupported("a dynamic_slice of the range"),
-            NodeKind::Attention(..) => unsupported("an attention inside an attention"),
+            NodeKind::Attention(..) | NodeKind::FlashAttention(..) => unsupported("an attention inside an attention"),
             NodeKind::Call { .. } => unsupported("an external call on the range"),
             NodeKind::AllReduce(..) => unsupported("an all_reduce of values along the range"),
             NodeKind::ReadAt { .. } => unsupported("a read through data at coordinates from the range"),
