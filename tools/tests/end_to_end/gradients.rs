@@ -11,8 +11,10 @@
 //! domain). The outputs are the loss and the gradients. Then
 //!
 //! 1. compiled code (`run_module`, what `tempo-run` runs, at its default
-//!    `-O2` and at `-O0`) equals the reference interpreter within 1e-9
-//!    relative, every output element;
+//!    `-O2` and at `-O0`, and with fast math where it sums a weight
+//!    gradient as one product over all steps or fuses attention and its
+//!    backward halves for the runtime's kernels) equals the reference
+//!    interpreter within 1e-9 relative, every output element;
 //! 2. a random sample of gradient elements (six per program) equals
 //!    central finite differences of the summed loss computed through the
 //!    interpreter (the input element moved by ±1e-6; every float input
@@ -330,9 +332,10 @@ fn check_case(seed: u64, case: &GradientCase) -> Result<Outcome, String> {
     // as one product over all steps, fused multiply-adds) within
     // FAST_MATH_AGREEMENT where the program has such a sum.
     let mut compiled_error: f64 = 0.0;
-    // (Fast math only where it sums a weight gradient: the rest of its
+    // (Fast math only where it sums a weight gradient or fuses attention
+    // and its backward halves for the runtime's kernels: the rest of its
     // rewrites have tests of their own, and each run is a compilation.)
-    let summed = splits(case, true);
+    let summed = splits(case, true) || fuses_attention(case);
     for (level, fast) in [(2u8, false), (0, false), (2, true)] {
         if fast && !summed {
             continue;
@@ -445,6 +448,7 @@ fn random_programs_gradients_match_finite_differences() {
     let mut failures = Vec::new();
     let mut split_products = 0;
     let mut summed = 0;
+    let mut fused = 0;
     for seed in 0..count {
         if std::env::var("TEMPO_TRACE").is_ok() {
             eprintln!("gradient program {seed}");
@@ -458,6 +462,7 @@ fn random_programs_gradients_match_finite_differences() {
                 checked += 1;
                 split_products += usize::from(splits_products(&case));
                 summed += usize::from(splits(&case, true));
+                fused += usize::from(fuses_attention(&case));
                 elements += e;
                 nonzero += z;
                 kinks += n;
@@ -486,11 +491,28 @@ fn random_programs_gradients_match_finite_differences() {
     eprintln!("gradient mode: layers of the checked programs: {layers:?}");
     eprintln!(
         "gradient mode: {split_products} checked programs have time-parallel work split out of per-step products \
-         (temporal-split-products at -O2); {summed} with fast math sum a weight gradient as one product over all steps"
+         (temporal-split-products at -O2); {summed} with fast math sum a weight gradient as one product over all steps; \
+         {fused} fuse attention's backward halves (temporal-fuse-attention, compared with fast math)"
     );
     assert!(failures.is_empty(), "{} gradient programs failed:\n{}", failures.len(), failures.join("\n\n"));
     assert!(checked * 10 >= count * 7, "only {checked} of {count} gradient programs were checked");
     assert!(split_products >= 1 || count < 12, "no gradient program splits per-step products");
+    assert!(fused >= 1 || count < 12, "no gradient program fuses attention's backward pass");
+}
+
+/// Whether `temporal-fuse-attention` (fast math) fuses a backward half of
+/// attention in the gradient program of `case` (after `temporal-autodiff`).
+fn fuses_attention(case: &GradientCase) -> bool {
+    let context = crate::context();
+    let Some(module) = Module::parse(&context, &case.gradients) else { return false };
+    let Ok(mut program) = Program::from_module(module.as_operation()) else { return false };
+    if tempo_passes::temporal_autodiff::expand(&mut program).is_err() {
+        return false;
+    }
+    tempo_passes::temporal_fuse_attention::fuse_attention(&mut program)
+        && program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes).any(|n| {
+            matches!(&n.kind, NodeKind::FlashAttention(f, _) if f.part != tempo_passes::program::FlashPart::Forward)
+        })
 }
 
 /// Whether `temporal-split-products` splits the gradient program of `case`
