@@ -24,6 +24,7 @@ pub mod temporal_fuse_attention;
 pub mod temporal_fuse_collectives;
 pub mod temporal_lift_recurrences;
 pub mod temporal_pack_products;
+pub mod temporal_share_values;
 pub mod temporal_simplify;
 pub mod temporal_split_products;
 pub mod temporal_split_recurrences;
@@ -45,5 +46,6 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_vectorize::TemporalVectorize);
     registry.add_pass(temporal_tile_ranges::TemporalTileRanges);
     registry.add_pass(temporal_fuse_attention::TemporalFuseAttention);
+    registry.add_pass(temporal_share_values::TemporalShareValues);
     registry.add_pass(temporal_pack_products::TemporalPackProducts);
 }

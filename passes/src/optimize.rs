@@ -16,7 +16,10 @@
 //!   with fast math: softmax attention over ranges and its backward
 //!   halves as `temporal.flash_attention`, the runtime's tiled kernels,
 //!   which change float rounding as fast math allows),
-//!   `temporal-simplify` and `temporal-fuse-collectives` (independent
+//!   `temporal-simplify`, `temporal-share-values` (a large product
+//!   several tensors compute at the same point, the forward pass's and
+//!   the backward pass's copy, computed once) and
+//!   `temporal-fuse-collectives` (independent
 //!   all-reduces in one message); every pass exact, so results stay bit
 //!   for bit those of the unoptimized program (with more than two
 //!   processes, the MPI library may sum a fused message in another order);
@@ -50,6 +53,7 @@ pub const O2_PASSES: &[&str] = &[
     "temporal-pack-products",
     "temporal-simplify",
     "temporal-dedup",
+    "temporal-share-values",
     "temporal-fuse-collectives",
     "temporal-dce",
 ];
@@ -68,6 +72,7 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-pack-products",
     "temporal-simplify",
     "temporal-dedup",
+    "temporal-share-values",
     "temporal-fuse-collectives",
     "temporal-dce",
 ];
@@ -108,6 +113,10 @@ const PACKING: &str = "temporal-pack-products";
 /// The pass that fuses attention for the runtime's kernels (CPU; level 3
 /// or fast math).
 const FUSED_ATTENTION: &str = "temporal-fuse-attention";
+
+/// The pass that stores products several tensors compute (not under a
+/// memory budget, which prefers computing them again).
+const SHARING: &str = "temporal-share-values";
 
 /// Passes taking the `inexact` option at level 3.
 const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
@@ -189,6 +198,8 @@ pub fn optimization_pipeline_of(
         // The fused attention is the CPU runtime's kernels, and inexact:
         // level 3, or level 2 with fast math.
         .filter(|p| **p != FUSED_ATTENTION || (cpu && (level == 3 || fast_math)))
+        // Sharing values keeps them stored: not where memory is budgeted.
+        .filter(|p| **p != SHARING || memory_budget.is_none())
         .map(|p| match *p {
             "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
             "temporal-split-products" if level == 3 || fast_math => match memory_budget {
@@ -231,9 +242,15 @@ mod tests {
         );
         assert_eq!(
             optimization_pipeline(2, &["temporal-dedup".into()], "").unwrap(),
-            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-fuse-collectives, \
-             temporal-dce"
+            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-share-values, \
+             temporal-fuse-collectives, temporal-dce"
         );
+        // Attention fused for the CPU runtime's kernels: -O3, or -O2 with fast math.
+        let fused = |level, cpu, fast| {
+            optimization_pipeline_of(level, &[], "T=4", None, cpu, fast).unwrap().contains("temporal-fuse-attention")
+        };
+        assert!(fused(3, true, false) && fused(2, true, true));
+        assert!(!fused(2, true, false) && !fused(3, false, false) && !fused(2, false, true));
         assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
         assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));
         assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-tile-ranges"));
@@ -267,7 +284,8 @@ mod tests {
         // The GPU target keeps recurrences whole.
         let gpu = optimization_pipeline_for(2, &[], "T=9", None, false).unwrap();
         assert!(gpu.contains("temporal-vectorize{bounds=T=9 groups=false}") && !gpu.contains("split"));
-        assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[], ""));
+        // (Level 3 tiles all attention anyway; a budget leaves sharing out.)
+        assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[SHARING.into()], ""));
         assert_eq!(optimization_pipeline_within(1, &[], "", Some(1)), optimization_pipeline(1, &[], ""));
         // Fusion is the lowering's: accepted, not a pass of the pipeline.
         assert_eq!(optimization_pipeline(2, &[FUSION.into()], ""), optimization_pipeline(2, &[], ""));

@@ -36,11 +36,28 @@ fn difference(branch: &Branch, k: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// The plan for the key half whose `dK` is contraction `dk`, and the
-/// chain's nodes only it may use.
-pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(Plan, Vec<usize>)> {
+/// The nodes of the key half ending at `dK`'s contraction.
+struct Chain {
+    ds: usize,
+    ds0: usize,
+    q_rows: usize,
+    p: usize,
+    diff: usize,
+    e: usize,
+    l: usize,
+    sub: usize,
+    x: usize,
+    m: usize,
+    dpv: usize,
+    d: usize,
+    s: usize,
+    scale: Option<usize>,
+}
+
+/// The chain's nodes from `dK = dS . q[r]` (`dS = P * (dPv - D)`, scaled
+/// by the scores' scale, `P = exp(X - m) / l`, `X = s * c | s`).
+fn chain(branch: &Branch, a: usize, b: usize) -> Option<Chain> {
     let nodes = &branch.nodes;
-    let (spec_dk, [a, b]) = contraction(branch, dk)?;
     // dS: a product with P, possibly scaled.
     let scaled = |x: usize| -> Option<(usize, Option<usize>)> {
         let scalar = |k: usize| nodes[k].ty.shape.iter().all(|&d| d == 1);
@@ -58,7 +75,6 @@ pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(
         Some((u, c)) if matches!(nodes[u].kind, NodeKind::Binary(BinaryKind::Mul, ..)) => (u, c),
         _ => (ds, None),
     };
-    // dS0 = P * (dPv - D), P = E / l, E = exp(X - m), X = s * c | s.
     let NodeKind::Binary(BinaryKind::Mul, u, w) = nodes[ds0].kind else { return None };
     let is_weights = |p: usize| matches!(nodes[p].kind, NodeKind::Binary(BinaryKind::Div, e, _) if matches!(nodes[e].kind, NodeKind::Unary(UnaryKind::Exp, _)));
     let (p, diff) = if is_weights(u) { (u, w) } else { (w, u) };
@@ -75,6 +91,15 @@ pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(
         (Some(c), Some(c2)) if same_scale(branch, c, c2) => {}
         _ => return None,
     }
+    Some(Chain { ds, ds0, q_rows, p, diff, e, l, sub, x, m, dpv, d, s, scale })
+}
+
+/// The plan for the key half whose `dK` is contraction `dk`, and the
+/// chain's nodes only it may use.
+pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(Plan, Vec<usize>)> {
+    let nodes = &branch.nodes;
+    let (spec_dk, [a, b]) = contraction(branch, dk)?;
+    let Chain { ds, ds0, q_rows, p, diff, e, l, sub, x, m, dpv, d, s, scale } = chain(branch, a, b)?;
     // The scores: the query rows by the key.
     let (score, k) = with_first(branch, s, q_rows)?;
     let shape = nodes[s].ty.shape.clone();

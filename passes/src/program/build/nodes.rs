@@ -509,6 +509,51 @@ impl<'c, 'v> Builder<'c, 'v> {
         })
     }
 
+    /// `temporal.flash_attention` and its backward halves ([`Flash`]).
+    #[allow(clippy::ptr_arg)]
+    fn flash_node(
+        &mut self,
+        op: OperationRef<'c, '_>,
+        name: &String,
+        part: FlashPart,
+        operand_nodes: &Vec<usize>,
+        nodes: &[Node<'c>],
+        ty: &PointType,
+    ) -> Option<NodeKind> {
+        let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
+        let Some(band) = Band::parse(&text("band")) else {
+            self.error(
+                op,
+                format!(
+                    "'{name}': band must be 'lower:upper' (integers, each side may be empty), got '{}'",
+                    text("band")
+                ),
+            );
+            return None;
+        };
+        let flash = Flash { part, band };
+        let shapes: Vec<&[i64]> = operand_nodes.iter().map(|&a| nodes[a].ty.shape.as_slice()).collect();
+        let element = ty.element;
+        let same_element = operand_nodes.iter().all(|&a| nodes[a].ty.element == element);
+        let checked = flash.sizes(&shapes).and_then(|sizes| {
+            let shape = flash.result_shape(&sizes);
+            if !same_element || !element.is_float() {
+                Err("float operands and result of one type".to_string())
+            } else if sizes.groups == DYNAMIC || sizes.rows == DYNAMIC || sizes.dk == DYNAMIC || sizes.dv == DYNAMIC {
+                Err("only the positions (the leading axes) may have dynamic sizes".to_string())
+            } else if !ty.compatible(&PointType { shape: shape.clone(), element }) {
+                Err(format!("the result must be {}", PointType { shape, element }))
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = checked {
+            self.error(op, format!("'{name}': {e}"));
+            return None;
+        }
+        Some(NodeKind::FlashAttention(flash, operand_nodes.clone()))
+    }
+
     /// Matrix products, einsums and tiled attention.
     #[allow(clippy::ptr_arg)]
     fn contraction_node(
@@ -563,39 +608,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
             NodeKind::Einsum(einsum, operand_nodes.clone())
         } else if let Some(part) = FlashPart::of_op(name) {
-            let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
-            let Some(band) = Band::parse(&text("band")) else {
-                self.error(
-                    op,
-                    format!(
-                        "'{name}': band must be 'lower:upper' (integers, each side may be empty), got '{}'",
-                        text("band")
-                    ),
-                );
-                return None;
-            };
-            let flash = Flash { part, band };
-            let shapes: Vec<&[i64]> = operand_nodes.iter().map(|&a| nodes[a].ty.shape.as_slice()).collect();
-            let element = ty.element;
-            let same_element = operand_nodes.iter().all(|&a| nodes[a].ty.element == element);
-            let checked = flash.sizes(&shapes).and_then(|sizes| {
-                let shape = flash.result_shape(&sizes);
-                if !same_element || !element.is_float() {
-                    Err("float operands and result of one type".to_string())
-                } else if sizes.groups == DYNAMIC || sizes.rows == DYNAMIC || sizes.dk == DYNAMIC || sizes.dv == DYNAMIC
-                {
-                    Err("only the positions (the leading axes) may have dynamic sizes".to_string())
-                } else if !ty.compatible(&PointType { shape: shape.clone(), element }) {
-                    Err(format!("the result must be {}", PointType { shape, element }))
-                } else {
-                    Ok(())
-                }
-            });
-            if let Err(e) = checked {
-                self.error(op, format!("'{name}': {e}"));
-                return None;
-            }
-            NodeKind::FlashAttention(flash, operand_nodes.clone())
+            self.flash_node(op, name, part, operand_nodes, nodes, ty)?
         } else if name == "temporal.attention" {
             let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
             let parsed = Einsum::parse(&text("score")).and_then(|score| {
