@@ -11,22 +11,9 @@
 //! as `temporal-autodiff` writes them for the keys and values of one range
 //! (`ranges::join`). Matched from `dK`'s contraction.
 
-use super::{Input, Output, Plan, Sizes, rename, same_scale, same_set, unique};
-use crate::program::{BinaryKind, Branch, DYNAMIC, Einsum, FlashPart, NodeKind, UnaryKind};
+use super::{Input, Output, Plan, Sizes, first_operand, rename, same_scale, same_set, unique};
+use crate::program::{BinaryKind, Branch, DYNAMIC, FlashPart, NodeKind, UnaryKind};
 use crate::temporal_tile_ranges::{contraction, swapped};
-
-/// The contraction at `k` with `x` as its first operand (swapped if it is
-/// the second), and its other operand.
-fn with_first(branch: &Branch, k: usize, x: usize) -> Option<(Einsum, usize)> {
-    let (spec, [a, b]) = contraction(branch, k)?;
-    if a == x {
-        Some((spec, b))
-    } else if b == x {
-        Some((swapped(&spec), a))
-    } else {
-        None
-    }
-}
 
 /// `a - b` at node `k`.
 fn difference(branch: &Branch, k: usize) -> Option<(usize, usize)> {
@@ -101,7 +88,7 @@ pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(
     let (spec_dk, [a, b]) = contraction(branch, dk)?;
     let Chain { ds, ds0, q_rows, p, diff, e, l, sub, x, m, dpv, d, s, scale } = chain(branch, a, b)?;
     // The scores: the query rows by the key.
-    let (score, k) = with_first(branch, s, q_rows)?;
+    let (score, k) = first_operand(branch, s, q_rows)?;
     let shape = nodes[s].ty.shape.clone();
     if [x, e, p, dpv, diff, ds0, m, l, d].iter().any(|&v| nodes[v].ty.shape != shape) {
         return None;
@@ -148,7 +135,7 @@ pub(super) fn plan(branch: &Branch, dk: usize, users: &[Vec<usize>]) -> Option<(
         if u == ds0 {
             return None;
         }
-        let (spec, other) = with_first(branch, u, p)?;
+        let (spec, other) = first_operand(branch, u, p)?;
         if other != d_o {
             return None;
         }
