@@ -43,7 +43,7 @@ use crate::program::{
     ReduceKind,
 };
 use crate::rewrite::{compact_branch, live_nodes, map_operands, operands, users};
-use crate::temporal_tile_ranges::{Softmax, contraction, is_softmax, swapped};
+use crate::temporal_tile_ranges::{Scores, Softmax, contraction, is_softmax, scores, swapped};
 use melior::ir::Location;
 use std::collections::HashMap;
 
@@ -234,19 +234,8 @@ fn core(branch: &Branch, p: usize) -> Option<Core> {
     let nodes = &branch.nodes;
     let softmax = is_softmax(branch, p)?;
     let (x, axis) = (softmax.input, softmax.axis);
-    let scalar = |k: usize| nodes[k].ty.shape.iter().all(|&d| d == 1);
-    let is_contraction = |k: usize| contraction(branch, k).is_some();
-    let (s, scale) = match &nodes[x].kind {
-        NodeKind::Binary(BinaryKind::Mul, a, b) if is_contraction(*a) && scalar(*b) => (*a, Some(*b)),
-        NodeKind::Binary(BinaryKind::Mul, a, b) if is_contraction(*b) && scalar(*a) => (*b, Some(*a)),
-        _ => (x, None),
-    };
-    let (score, [a, b]) = contraction(branch, s)?;
-    if nodes[s].ty.shape != nodes[x].ty.shape || axis >= score.result.len() {
-        return None;
-    }
+    let Scores { s, scale, score, q, k } = scores(branch, x, axis)?;
     let n = score.result[axis];
-    let (q, k, score) = if score.operands[1].contains(&n) { (a, b, score) } else { (b, a, swapped(&score)) };
     let roles = roles(&score, n)?;
     let mut sizes = Sizes::default();
     sizes.add(&score.operands[0], &nodes[q].ty.shape)?;

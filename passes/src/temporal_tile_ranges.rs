@@ -210,28 +210,8 @@ fn match_chain(branch: &Branch, uses: &[usize], o: usize, block: i64) -> Option<
         if is_softmax(branch, x0).is_some() { (x0, x1, combine) } else { (x1, x0, swapped(&combine)) };
     let softmax = is_softmax(branch, p)?;
     let (x, axis) = (softmax.input, softmax.axis);
-    // The scaling, if any, and the scores.
-    let is_contraction = |k: usize| matches!(nodes[k].kind, NodeKind::Einsum(..) | NodeKind::Matmul(..));
-    let (s, scale) = match &nodes[x].kind {
-        NodeKind::Binary(BinaryKind::Mul, a, b) => {
-            let scalar = |k: usize| nodes[k].ty.shape.iter().all(|&d| d == 1);
-            if is_contraction(*a) && scalar(*b) {
-                (*a, Some(*b))
-            } else if is_contraction(*b) && scalar(*a) {
-                (*b, Some(*a))
-            } else {
-                return None;
-            }
-        }
-        _ => (x, None),
-    };
-    let (score, [a, b]) = contraction(branch, s)?;
-    if nodes[s].ty.shape != nodes[x].ty.shape || axis >= score.result.len() {
-        return None;
-    }
-    // The key is the score operand with the attended label.
+    let Scores { s, scale, score, q, k } = scores(branch, x, axis)?;
     let n = score.result[axis];
-    let (q, k, score) = if score.operands[1].contains(&n) { (a, b, score) } else { (b, a, swapped(&score)) };
     // The combining contraction names the weights' labels as the scores do.
     let combine = relabel_first(&combine, &score.result)?;
     let attention = Attention::new(score, combine, block).ok()?;
@@ -270,6 +250,43 @@ fn match_chain(branch: &Branch, uses: &[usize], o: usize, block: i64) -> Option<
         None => (s, Some(s)),
     };
     Some(Found { combine: o, scores: s, kind: NodeKind::Attention(attention, [q, k, v, scale]), unit_scale })
+}
+
+/// The scores a softmax along `axis` reads: its input `x` is `S * c`,
+/// `c * S` or `S`, with `S` a contraction of the same shape and `c` a
+/// scalar; the key is the operand holding the attended label, second in
+/// `score`.
+pub(crate) struct Scores {
+    pub s: usize,
+    pub scale: Option<usize>,
+    pub score: Einsum,
+    pub q: usize,
+    pub k: usize,
+}
+
+pub(crate) fn scores(branch: &Branch, x: usize, axis: usize) -> Option<Scores> {
+    let nodes = &branch.nodes;
+    let is_contraction = |k: usize| matches!(nodes[k].kind, NodeKind::Einsum(..) | NodeKind::Matmul(..));
+    let (s, scale) = match &nodes[x].kind {
+        NodeKind::Binary(BinaryKind::Mul, a, b) => {
+            let scalar = |k: usize| nodes[k].ty.shape.iter().all(|&d| d == 1);
+            if is_contraction(*a) && scalar(*b) {
+                (*a, Some(*b))
+            } else if is_contraction(*b) && scalar(*a) {
+                (*b, Some(*a))
+            } else {
+                return None;
+            }
+        }
+        _ => (x, None),
+    };
+    let (score, [a, b]) = contraction(branch, s)?;
+    if nodes[s].ty.shape != nodes[x].ty.shape || axis >= score.result.len() {
+        return None;
+    }
+    let n = score.result[axis];
+    let (q, k, score) = if score.operands[1].contains(&n) { (a, b, score) } else { (b, a, swapped(&score)) };
+    Some(Scores { s, scale, score, q, k })
 }
 
 /// `spec` with its two operands exchanged (the products commute).

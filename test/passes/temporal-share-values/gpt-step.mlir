@@ -22,3 +22,6 @@
 // BEFORE: 25
 // AFTER: 23
 // SMALL-NOT: $shared
+// An ill-formed program gets the verifier's located diagnostic:
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir --temporal-share-values 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
