@@ -30,6 +30,18 @@
 //! weight, then runs once per point of the packed tensor). Identical
 //! weight expressions share one packed tensor.
 //!
+//! A product of more rows by a transposed weight (`dz[t] Wh^T` at a batch
+//! of 64: `permute(W)` as the expression's last op, an operand the
+//! lowering passes to the general product as a column-major view, which
+//! it gathers element by element at every call, 3.3 times the product's
+//! own time) reads a copy of the transposed weight instead,
+//! `W$transposed[i]`, made once per point in the same way: the product
+//! stays a `matmul`, now of a row-major operand (the same values).
+//!
+//! Neither applies in a branch that runs at a single point of the loop
+//! the weight does not change along (`t == 0`): the copy would cost as
+//! much as the product.
+//!
 //! Exact: each element of the product sums the same terms in the same
 //! order (`k` increasing) as the matmul did. Runs on the CPU with fast
 //! math (`-O2`, `-O3`), after `temporal-vectorize` (a product batched over
@@ -93,9 +105,9 @@ pub fn pack_products(program: &mut Program) -> bool {
         }
         for b in 0..program.tensors[x].branches.len() {
             // One product at a time: the branch's nodes move after each.
-            while let Some((k, weight)) = next_product(program, x, b, &defined_everywhere) {
-                let p = packed_tensor(program, x, b, &weight, &mut packed);
-                rewrite_product(program, x, b, k, p, &weight);
+            while let Some((k, weight, form)) = next_product(program, x, b, &defined_everywhere) {
+                let p = packed_tensor(program, x, b, &weight, form, &mut packed);
+                rewrite_product(program, x, b, k, p, &weight, form);
                 changed = true;
             }
         }
@@ -110,20 +122,50 @@ struct Weight {
     dims: Vec<usize>,
 }
 
-/// The first product of branch `b` of tensor `x` to pack, with its weight.
-fn next_product(program: &Program, x: usize, b: usize, defined_everywhere: &[bool]) -> Option<(usize, Weight)> {
+/// What the weight's tensor holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Panels of [`PANEL`] columns, for the runtime's packed kernel (a
+    /// product of at most [`MAX_ROWS`] rows).
+    Panels,
+    /// The transposed weight as a row-major matrix (a product of more rows
+    /// by `permute(W)`).
+    Transposed,
+}
+
+/// The first product of branch `b` of tensor `x` to pack, with its weight
+/// and the form it takes.
+fn next_product(program: &Program, x: usize, b: usize, defined_everywhere: &[bool]) -> Option<(usize, Weight, Form)> {
     let tensor = &program.tensors[x];
     let branch = &tensor.branches[b];
     branch.nodes.iter().enumerate().find_map(|(k, node)| {
         let NodeKind::Matmul(a, w) = node.kind else { return None };
         let (sa, sw) = (&branch.nodes[a].ty, &branch.nodes[w].ty);
-        let thin = matches!(sa.shape[..], [m, _] if (1..=MAX_ROWS).contains(&m));
-        let wide = matches!(sw.shape[..], [k, n] if k > 0 && n > 0 && n % PANEL == 0 && k * n >= MIN_WEIGHT);
-        if node.ty.element != ElementType::F32 || !thin || !wide {
+        let [m, _] = sa.shape[..] else { return None };
+        let [kk, n] = sw.shape[..] else { return None };
+        if node.ty.element != ElementType::F32 || m < 1 || kk < 1 || n < 1 || kk * n < MIN_WEIGHT {
             return None;
         }
+        let transposed = matches!(&branch.nodes[w].kind, NodeKind::Move(Movement::Permute(p), _) if p[..] == [1, 0]);
+        let form = if m <= MAX_ROWS && n % PANEL == 0 {
+            Form::Panels
+        } else if m > MAX_ROWS && transposed {
+            Form::Transposed
+        } else {
+            return None;
+        };
         let weight = weight(program, tensor, branch, w, defined_everywhere)?;
-        (weight.dims.len() < tensor.domain.len()).then_some((k, weight))
+        let invariant: Vec<usize> = (0..tensor.domain.len()).filter(|d| !weight.dims.contains(d)).collect();
+        (!invariant.is_empty() && !pins(&branch.when, &invariant)).then_some((k, weight, form))
+    })
+}
+
+/// Whether condition `when` holds at a single value of one of `dims` (an
+/// equality that involves it, `t == 0`).
+fn pins(when: &IntegerSet, dims: &[usize]) -> bool {
+    when.constraints.iter().filter(|c| c.is_equality).any(|c| match c.expr.linear() {
+        Some((coefficients, _, _)) => dims.iter().any(|&d| coefficients.get(d).is_some_and(|&v| v != 0)),
+        None => true,
     })
 }
 
@@ -170,13 +212,15 @@ fn weight(
     Some(Weight { nodes, dims })
 }
 
-/// The packed tensor of `weight` (branch `b` of tensor `x`): an existing
-/// one with the same expression, or a new one over the dimensions it reads.
+/// The packed (or transposed) tensor of `weight` (branch `b` of tensor
+/// `x`): an existing one with the same expression, or a new one over the
+/// dimensions it reads.
 fn packed_tensor(
     program: &mut Program,
     x: usize,
     b: usize,
     weight: &Weight,
+    form: Form,
     packed: &mut HashMap<String, usize>,
 ) -> usize {
     let tensor = &program.tensors[x];
@@ -209,22 +253,28 @@ fn packed_tensor(
     let location = branch.nodes[root].location;
     let [k, n] = branch.nodes[root].ty.shape[..] else { unreachable!("a 2-D weight (checked)") };
     let f32 = |shape: Vec<i64>| PointType { shape, element: ElementType::F32 };
-    nodes.push(Node {
-        kind: NodeKind::Move(Movement::Reshape, vec![new[&root]]),
-        ty: f32(vec![k, n / PANEL, PANEL]),
-        location,
-    });
-    let split = nodes.len() - 1;
-    nodes.push(Node {
-        kind: NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![split]),
-        ty: f32(vec![n / PANEL, k, PANEL]),
-        location,
-    });
+    if form == Form::Panels {
+        nodes.push(Node {
+            kind: NodeKind::Move(Movement::Reshape, vec![new[&root]]),
+            ty: f32(vec![k, n / PANEL, PANEL]),
+            location,
+        });
+        let split = nodes.len() - 1;
+        nodes.push(Node {
+            kind: NodeKind::Move(Movement::Permute(vec![1, 0, 2]), vec![split]),
+            ty: f32(vec![n / PANEL, k, PANEL]),
+            location,
+        });
+    }
     let key = format!("{domain:?}{:?}", nodes.iter().map(|n| (&n.kind, &n.ty)).collect::<Vec<_>>());
     if let Some(&p) = packed.get(&key) {
         return p;
     }
-    let mut name = format!("{}$packed", program.tensors[x].name);
+    let suffix = match form {
+        Form::Panels => "packed",
+        Form::Transposed => "transposed",
+    };
+    let mut name = format!("{}${suffix}", program.tensors[x].name);
     while program.tensors.iter().any(|t| t.name == name) {
         name += "_";
     }
@@ -248,8 +298,9 @@ fn packed_tensor(
 }
 
 /// Node `k` of branch `b` of tensor `x` (the product) becomes the einsum of
-/// its rows by packed tensor `p`, reshaped back to the product's type.
-fn rewrite_product(program: &mut Program, x: usize, b: usize, k: usize, p: usize, weight: &Weight) {
+/// its rows by packed tensor `p`, reshaped back to the product's type (or,
+/// transposed, the product of its rows by the copy `p`).
+fn rewrite_product(program: &mut Program, x: usize, b: usize, k: usize, p: usize, weight: &Weight, form: Form) {
     let symbols = program.dims.len();
     let packed_type = program.tensors[p].point.clone();
     let rank = program.tensors[x].domain.len();
@@ -273,6 +324,11 @@ fn rewrite_product(program: &mut Program, x: usize, b: usize, k: usize, p: usize
         };
         nodes.push(Node { kind: NodeKind::Read { source: p, index }, ty: packed_type.clone(), location });
         let read = nodes.len() - 1;
+        if form == Form::Transposed {
+            nodes.push(Node { kind: NodeKind::Matmul(at[a], read), ..node });
+            at.push(nodes.len() - 1);
+            continue;
+        }
         let m = node.ty.shape[0];
         let spec = Einsum { operands: vec![vec!['m', 'k'], vec!['j', 'k', 'r']], result: vec!['m', 'j', 'r'] };
         let panels = PointType { shape: vec![m, packed_type.shape[0], PANEL], element: ElementType::F32 };
@@ -285,4 +341,25 @@ fn rewrite_product(program: &mut Program, x: usize, b: usize, k: usize, p: usize
     branch.nodes = nodes;
     let live = crate::rewrite::live_nodes(branch);
     crate::rewrite::compact_branch(branch, &live);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_branch_at_one_step_is_pinned() {
+        // (i, t): t == 0 pins t; t - 1 >= 0 and i == 0 do not.
+        let set = |expr: AffineExpr, is_equality| IntegerSet {
+            num_dims: 2,
+            num_symbols: 2,
+            constraints: vec![crate::affine::Constraint { expr, is_equality }],
+        };
+        let t = AffineExpr::Dim(1);
+        assert!(pins(&set(t.clone(), true), &[1]));
+        let later = AffineExpr::Add(Box::new(t), Box::new(AffineExpr::Constant(-1)));
+        assert!(!pins(&set(later, false), &[1]));
+        assert!(!pins(&set(AffineExpr::Dim(0), true), &[1]));
+        assert!(!pins(&IntegerSet { num_dims: 2, num_symbols: 2, constraints: vec![] }, &[1]));
+    }
 }

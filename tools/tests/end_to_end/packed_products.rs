@@ -1,7 +1,7 @@
 //! Random recurrent training programs whose per-step products
 //! `temporal-pack-products` packs (few rows by a hidden-sized weight that
 //! changes only with the training iteration, read as it is or
-//! transposed), compiled with fast math (the packed kernel, the
+//! transposed; past 32 rows, a row-major copy of a transposed weight), compiled with fast math (the packed kernel, the
 //! first-step contributions, the batched-rows products) against the
 //! reference interpreter and against the same compilation without the
 //! pass. `TEMPO_PACK_PROGRAMS=N` (default 4) for a longer run
@@ -159,17 +159,23 @@ fn random_packed_products_agree_with_the_interpreter() {
     let count: u64 = std::env::var("TEMPO_PACK_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(4);
     let mut rng = ChaCha8Rng::seed_from_u64(2026_11_28);
     for case in 0..count {
-        let rows = rng.random_range(1..=32);
+        // Up to 32 rows: panels for the packed kernel; more: a row-major
+        // copy of a weight read transposed.
+        let rows = rng.random_range(1..=64);
         let hidden = [128, 144, 160, 192, 256][rng.random_range(0..5)];
         let input = rng.random_range(1..=8);
         let act = ["tanh", "sigmoid"][rng.random_range(0..2)];
-        let (trained, transposed) = (rng.random_bool(0.6), rng.random_bool(0.5));
+        let (trained, mut transposed) = (rng.random_bool(0.6), rng.random_bool(0.5));
+        // Past 32 rows only a transposed weight is copied: the forward
+        // product's, or (trained) the backward pass's.
+        transposed |= rows > 32 && !trained;
         let bounds = [("I", rng.random_range(1..=3)), ("T", rng.random_range(1..=5))];
         let what = format!(
             "case {case}: {rows} rows, hidden {hidden}, input {input}, {act}, trained {trained}, transposed {transposed}, {bounds:?}"
         );
         let source = program(rows, hidden, input, act, trained, transposed);
-        // The pass packs the forward product (and, trained, the backward's).
+        // The pass packs (or copies) the forward product's weight or, trained,
+        // the backward's.
         {
             let context = context();
             let module = melior::ir::Module::parse(&context, &source).expect("program parses");
