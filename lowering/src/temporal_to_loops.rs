@@ -52,8 +52,10 @@ mod kernels;
 pub mod library_gemm;
 mod matmul_kernel;
 mod movement;
+mod node_kinds;
 mod random;
 mod reads;
+mod reduction_parts;
 mod reductions;
 mod row_fusion;
 mod scalar;
@@ -61,6 +63,7 @@ mod scratch;
 pub mod stops;
 mod stores;
 pub(crate) mod swaps;
+mod values;
 mod views;
 
 use crate::ir_builder::{Builder, declare};

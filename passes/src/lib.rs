@@ -30,12 +30,13 @@ pub mod temporal_split_products;
 pub mod temporal_split_recurrences;
 pub mod temporal_tile_ranges;
 pub mod temporal_vectorize;
+pub mod temporal_verify;
 pub mod verify;
 
 /// Registers the temporal-level passes of this crate.
 pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_autodiff::TemporalAutodiff);
-    registry.add_pass(verify::VerifyTemporal);
+    registry.add_pass(temporal_verify::VerifyTemporal);
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);
     registry.add_pass(temporal_fuse_collectives::TemporalFuseCollectives);

@@ -1,5 +1,5 @@
-//! `temporal-verify`: checks that a module holds a well-formed temporal
-//! program.
+//! The checks of `temporal-verify` (the pass is `temporal_verify.rs`):
+//! that a module holds a well-formed temporal program, and its model.
 //!
 //! Checks: dimension and tensor declarations (unique names, known
 //! dimensions, static point types), definitions (target is a computed
@@ -13,14 +13,10 @@
 //!
 //! Assumes nothing beyond IRDL verification; leaves the IR unchanged.
 
-use crate::diagnostics::{PassDiagnostic, PassResult};
-use crate::pass::{PassOptions, TempoPass};
+use crate::diagnostics::PassDiagnostic;
 use crate::program::{NodeKind, Program, UnaryKind};
 use crate::sdg::Sdg;
 use melior::ir::OperationRef;
-
-/// The `temporal-verify` pass.
-pub struct VerifyTemporal;
 
 /// Runs every check of `temporal-verify` and returns the program model.
 pub fn verify_program<'c>(module: OperationRef<'c, '_>) -> Result<Program<'c>, Vec<PassDiagnostic<'c>>> {
@@ -61,16 +57,4 @@ pub fn verify_program<'c>(module: OperationRef<'c, '_>) -> Result<Program<'c>, V
         )]);
     }
     Ok(program)
-}
-
-impl TempoPass for VerifyTemporal {
-    fn name(&self) -> &'static str {
-        "temporal-verify"
-    }
-    fn summary(&self) -> &'static str {
-        "Check declarations, definitions, reads, types and causality (no zero-distance cycles) of a temporal program"
-    }
-    fn run<'c>(&self, op: OperationRef<'c, '_>, _options: &PassOptions) -> PassResult<'c> {
-        verify_program(op).map(|_| ())
-    }
 }

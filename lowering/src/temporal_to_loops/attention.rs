@@ -36,9 +36,9 @@
 //! `label_sizes`) and every label but `n` of static size (the pass
 //! guarantees it).
 
-use super::kernels::{element_type, loop_nest};
+use super::kernels::{element_type, index_of, loop_nest, row_position};
 use super::views::{View, static_size, unit_inner_stride};
-use super::{Emitter, gpu_attention, reductions};
+use super::{Emitter, gpu_attention};
 use crate::ir_builder::{Builder, Compare, Extent};
 use melior::ir::attribute::{DenseI32ArrayAttribute, StridedLayoutAttribute};
 use melior::ir::r#type::MemRefType;
@@ -188,7 +188,7 @@ pub(super) fn build_attention<'c, 'a>(
     let block = spec.block;
     let extra_dims: Vec<i64> = extra.iter().map(|&c| labels.static_size(c)).collect::<Built<_>>()?;
     let row_dims: Vec<i64> = rows.iter().map(|&c| labels.static_size(c)).collect::<Built<_>>()?;
-    let lowest = reductions::lowest(b, plan.element)?;
+    let lowest = super::reduction_parts::lowest(b, plan.element)?;
     let zero = super::movement::zero(b, plan.element)?;
     let (c0, c1) = (b.index(0)?, b.index(1)?);
     let block_size = b.index(block)?;
@@ -397,29 +397,6 @@ impl<'c, 'a> Block<'_, 'c, 'a> {
         weighing.yield_values("scf.yield", &[weighing.arith("addf", sum[0], weight)?])?;
         body.yield_values("scf.yield", &[new_max, block_sum[0]])
     }
-}
-
-/// The index of a value labelled `labels` at the indices `ivs` (by label).
-pub(super) fn index_of<'c, 'a>(labels: &[char], ivs: &[(char, Value<'c, 'a>)]) -> Built<Vec<Value<'c, 'a>>> {
-    labels
-        .iter()
-        .map(|c| {
-            ivs.iter()
-                .find(|(x, _)| x == c)
-                .map(|(_, iv)| *iv)
-                .ok_or_else(|| format!("compiler fault: attention label '{c}' has no index"))
-        })
-        .collect()
-}
-
-/// The row-major position of a row (`ivs` of rows of sizes `dims`, in
-/// order): its slice of per-row buffers.
-pub(super) fn row_position<'c, 'a>(b: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], dims: &[i64]) -> Built<Value<'c, 'a>> {
-    let mut position = b.index(0)?;
-    for (k, &d) in dims.iter().enumerate() {
-        position = b.arith("addi", b.arith("muli", position, b.index(d)?)?, ivs[k])?;
-    }
-    Ok(position)
 }
 
 /// `sum over summed labels of a * b`: with one summed label, last in both

@@ -4,11 +4,10 @@
 //! GPU's kernels of one point for single values, and the dispatch to each
 //! spatial op's lowering.
 
-use super::elementwise::Elementwise;
+use super::node_kinds::{Elementwise, computed_into_target};
+use super::values::NodeValue;
 use super::views::{View, broadcast_sizes, layout, plain_type, reshaped, static_size, strided, view_type};
-use super::{
-    Built, Emitter, TestFaultKind, attention, contractions, destinations, elementwise, reductions, row_fusion, scalar,
-};
+use super::{Built, Emitter, TestFaultKind, attention, contractions, destinations, reductions, row_fusion, scalar};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::attribute::AttributeLike;
 use melior::ir::{
@@ -19,60 +18,6 @@ use melior::ir::{
 use std::collections::HashMap;
 use tempo_passes::affine::AffineExpr;
 use tempo_passes::program::{DYNAMIC, ElementType, Movement, NodeKind, PointType, ReduceKind};
-
-/// A node's value while its branch is built: a view, or only the sizes of
-/// a value its users or its row group compute.
-#[derive(Clone)]
-pub(super) enum NodeValue<'c, 'a> {
-    View(View<'c, 'a>),
-    Sizes(Vec<Extent<'c, 'a>>),
-}
-
-impl<'c, 'a> NodeValue<'c, 'a> {
-    pub(super) fn sizes(&self) -> &[Extent<'c, 'a>] {
-        match self {
-            NodeValue::View(v) => &v.sizes,
-            NodeValue::Sizes(s) => s,
-        }
-    }
-
-    /// The view; a value without one is a compiler fault.
-    pub(super) fn view(&self) -> Built<&View<'c, 'a>> {
-        match self {
-            NodeValue::View(v) => Ok(v),
-            NodeValue::Sizes(_) => Err("compiler fault: a value computed by its users is read as a view".into()),
-        }
-    }
-
-    pub(super) fn as_view(&self) -> Option<&View<'c, 'a>> {
-        match self {
-            NodeValue::View(v) => Some(v),
-            NodeValue::Sizes(_) => None,
-        }
-    }
-}
-
-/// Whether a node's value is written by the body into a buffer it is
-/// given (so that it can be computed into a destination: the slot, a part
-/// of a concatenation), as opposed to a view of memory the body does not
-/// write: reads of every kind (a read through data is a view of the point
-/// it names; in a batch, reads and positions are gathered into buffers of
-/// their own), constants, and the ops lowered as views (permutations,
-/// reshapes and slices at point-dependent offsets). Destinations are
-/// planned with this one rule, so a view can never be taken for a value
-/// written where its user expects it.
-pub(super) fn computed_into_target(kind: &NodeKind) -> bool {
-    !matches!(
-        kind,
-        NodeKind::Read { .. }
-            | NodeKind::ReadRange { .. }
-            | NodeKind::ReadAt { .. }
-            | NodeKind::Constant { .. }
-            | NodeKind::Position(_)
-            | NodeKind::Move(Movement::Permute(_) | Movement::Reshape, _)
-            | NodeKind::DynamicSlice(..)
-    )
-}
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Breaks the code of the first op named `op` as the `test-fault`
@@ -118,7 +63,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             slot_operand: fusion.destination,
         };
         let planned = self.plan_destinations(branch, slot, &candidates, b)?;
-        let lifetimes = super::scratch::lifetimes(branch, &fusion);
+        let lifetimes = super::scratch::lifetimes(branch, &fusion.positions());
         let mut body = Body {
             branch,
             reader_domain,
@@ -449,6 +394,30 @@ pub(super) struct Fusion {
     destination: Option<usize>,
 }
 
+impl Fusion {
+    /// The position in the branch at which each node's code runs: its
+    /// own, except for an elementwise node inlined into its user (its
+    /// user's), a member of a row group (the group's last node) and a
+    /// product with an epilogue (its chain's root).
+    fn positions(&self) -> Vec<usize> {
+        let n = self.member_of.len();
+        let product_root: HashMap<usize, usize> = self.epilogue_product.iter().map(|(&root, &m)| (m, root)).collect();
+        let mut at: Vec<usize> = (0..n).collect();
+        for k in (0..n).rev() {
+            at[k] = if let Some(g) = self.member_of[k] {
+                self.groups[g].end.max(k)
+            } else if let Some(&root) = product_root.get(&k) {
+                at[root]
+            } else if self.inlined[k] {
+                self.users[k].iter().map(|&u| at[u]).max().unwrap_or(k)
+            } else {
+                k
+            };
+        }
+        at
+    }
+}
+
 /// A branch body being built: its branch, the reader's domain and point,
 /// what fusion decided, the destinations planned, the slot of the result,
 /// the values of the nodes so far and the buffers freed at its end.
@@ -486,7 +455,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 member_of[m] = Some(g);
             }
         }
-        let mut inlined = elementwise::inlined_nodes(branch);
+        let mut inlined = super::node_kinds::inlined_nodes(branch);
         if !self.fuse {
             inlined.fill(false);
         }
@@ -532,7 +501,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 let Some(&root) = roots.first() else { continue };
                 let fits = roots.iter().all(|&r| r == root)
                     && !inlined[root]
-                    && elementwise::operands_of(&nodes[root].kind).is_some()
+                    && super::node_kinds::operands_of(&nodes[root].kind).is_some()
                     && member_of[root].is_none()
                     && nodes[root].ty.shape == node.ty.shape
                     && nodes[root].ty.element == node.ty.element;
@@ -721,7 +690,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let node = &branch.nodes[n];
         let kind = &node.kind;
         let view = |k: usize| views[k].view();
-        let fuses = elementwise::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
+        let fuses = super::node_kinds::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
         // Argmax keeps its running maximum in a scratch buffer of the
         // result's shape, allocated here (outside the kernel of a single
         // value, below).

@@ -82,7 +82,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         &mut self,
         node: &Node<'c>,
         nodes: &[Node<'c>],
-        views: &[super::branch_body::NodeValue<'c, 'a>],
+        views: &[super::values::NodeValue<'c, 'a>],
         reader_dims: &[Value<'c, 'a>],
         b: &Builder<'c, 'a>,
     ) -> Built<View<'c, 'a>> {

@@ -19,7 +19,7 @@
 //!   `ompi_mpi_op_sum`, ...): the runtime defines MLIR's names
 //!   (`runtime/src/mpi.rs`, `symbols`).
 
-use super::elementwise::Elementwise;
+use super::node_kinds::Elementwise;
 use super::views::{View, plain_type, reshaped, view_type};
 use super::{Built, Emitter};
 use crate::ir_builder::{Builder, declare};

@@ -58,7 +58,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         let static_shape = |k: usize| nodes[k].ty.shape.iter().all(|&s| s >= 0);
         let placeable = |k: usize| {
-            super::branch_body::computed_into_target(&nodes[k].kind)
+            super::node_kinds::computed_into_target(&nodes[k].kind)
                 && k != branch.result
                 && c.users[k].len() == 1
                 && static_shape(k)

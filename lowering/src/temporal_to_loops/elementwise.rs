@@ -13,14 +13,15 @@
 //! temporaries between them.
 
 use super::Emitter;
-use super::branch_body::NodeValue;
 use super::kernels::{Config, broadcast_at, contiguous_dimension, copy_loops, inner_dimension, spreads};
+use super::node_kinds::Elementwise;
 use super::scalar::Chain;
+use super::values::NodeValue;
 use super::views::View;
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::{AffineExpr, AffineMap, Value};
 use tempo_passes::program::Node;
-use tempo_passes::program::{BinaryKind, ElementType, NodeKind, PointType, Predicate, ReduceKind, UnaryKind};
+use tempo_passes::program::{ElementType, PointType};
 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// One elementwise op over `inputs` (of elements `input_elements`)
@@ -121,52 +122,6 @@ pub(super) fn broadcast_maps<'c>(
                 })
                 .collect();
             AffineMap::new(context, rank, 0, &exprs)
-        })
-        .collect()
-}
-
-#[derive(Clone, Copy, Debug)]
-pub(super) enum Elementwise {
-    Unary(UnaryKind),
-    Binary(BinaryKind),
-    Compare(Predicate),
-    Select,
-    /// From this element type to the result's.
-    Cast(ElementType),
-}
-
-/// The operands of an elementwise node (`None` for other kinds).
-pub(super) fn operands_of(kind: &NodeKind) -> Option<Vec<usize>> {
-    match kind {
-        NodeKind::Unary(_, a) | NodeKind::Cast(a) => Some(vec![*a]),
-        NodeKind::Binary(_, a, b) | NodeKind::Compare(_, a, b) => Some(vec![*a, *b]),
-        NodeKind::Select(c, a, b) => Some(vec![*c, *a, *b]),
-        _ => None,
-    }
-}
-
-/// The elementwise nodes computed inside their only user's loop: used
-/// once, by an elementwise node of the same type shape or by a sum, maximum
-/// or mean, and not the branch's result.
-pub(super) fn inlined_nodes(branch: &tempo_passes::program::Branch) -> Vec<bool> {
-    let n = branch.nodes.len();
-    let mut uses = vec![0usize; n];
-    let mut user = vec![usize::MAX; n];
-    for (k, node) in branch.nodes.iter().enumerate() {
-        for a in tempo_passes::rewrite::operands(&node.kind) {
-            uses[a] += 1;
-            user[a] = k;
-        }
-    }
-    (0..n)
-        .map(|k| {
-            let fusing_user = match &branch.nodes.get(user[k]).map(|u| &u.kind) {
-                // Same shape: no broadcasting on the way to the user.
-                Some(kind) if operands_of(kind).is_some() => branch.nodes[k].ty.shape == branch.nodes[user[k]].ty.shape,
-                Some(NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, ..)) => true,
-                _ => false,
-            };
-            k != branch.result && uses[k] == 1 && operands_of(&branch.nodes[k].kind).is_some() && fusing_user
         })
         .collect()
 }

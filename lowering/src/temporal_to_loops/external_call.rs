@@ -1,7 +1,7 @@
 //! External calls in `lower-temporal-to-loops`: arguments copied into
 //! contiguous buffers whose addresses go to the runtime's trampoline.
 
-use super::elementwise::Elementwise;
+use super::node_kinds::Elementwise;
 use super::views::{View, plain_type, view_type};
 use super::{Built, Emitter};
 use crate::ir_builder::{Builder, declare};

@@ -17,9 +17,8 @@
 //! differs.
 
 use super::Emitter;
-use super::attention::{index_of, row_position};
 use super::gpu_reduction::CHUNK;
-use super::kernels::loop_nest;
+use super::kernels::{index_of, loop_nest, row_position};
 use super::views::{UNKNOWN, View};
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::r#type::MemRefType;

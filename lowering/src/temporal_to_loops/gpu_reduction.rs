@@ -36,11 +36,11 @@
 //! results (at most [`MAX_STATIC_RESULTS`]): a norm over a batch's rows, a
 //! bias gradient's sum over a batch, a softmax over a window of 512.
 
+use super::Emitter;
 use super::kernels::{broadcast_at, element_type};
-use super::reductions::ReduceInput;
+use super::reduction_parts::{ReduceInput, combine_op, lowest};
 use super::scalar::Chain;
 use super::views::{UNKNOWN, View, key, static_size};
-use super::{Emitter, reductions};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::Value;
 use melior::ir::r#type::MemRefType;
@@ -344,10 +344,10 @@ fn folding<'c, 'a>(
         Stages::Einsum { .. } => ReduceKind::Sum,
     };
     let start = match kind {
-        ReduceKind::Max => reductions::lowest(b, element)?,
+        ReduceKind::Max => lowest(b, element)?,
         _ => super::movement::zero(b, element)?,
     };
-    Ok((kind, reductions::combine_op(kind, element), start))
+    Ok((kind, combine_op(kind, element), start))
 }
 
 /// A reduction's result from its folded `total`: divided by the axis's

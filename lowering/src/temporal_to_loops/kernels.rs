@@ -2,6 +2,7 @@
 //! read ([`Config`]), the element types, loops over a result's elements
 //! and NumPy broadcasting of an operand's index.
 
+use super::Built;
 use crate::ir_builder::{Builder, Extent};
 use melior::ir::{OperationRef, Value};
 use tempo_passes::program::ElementType;
@@ -234,4 +235,28 @@ pub(super) fn contiguous_dimension(ty: melior::ir::Type, to_result: &dyn Fn(usiz
     let layout = super::views::layout(ty).ok()?;
     let k = (0..layout.dims.len()).find(|&k| layout.strides[k] == 1 && layout.dims[k] != 1)?;
     to_result(k)
+}
+
+/// The index of a value labelled `labels` at the indices `ivs` (by label:
+/// the einsum-style labels of attention's operands).
+pub(super) fn index_of<'c, 'a>(labels: &[char], ivs: &[(char, Value<'c, 'a>)]) -> Built<Vec<Value<'c, 'a>>> {
+    labels
+        .iter()
+        .map(|c| {
+            ivs.iter()
+                .find(|(x, _)| x == c)
+                .map(|(_, iv)| *iv)
+                .ok_or_else(|| format!("compiler fault: attention label '{c}' has no index"))
+        })
+        .collect()
+}
+
+/// The row-major position of a row (`ivs` of rows of sizes `dims`, in
+/// order): its slice of per-row buffers.
+pub(super) fn row_position<'c, 'a>(b: &Builder<'c, 'a>, ivs: &[Value<'c, 'a>], dims: &[i64]) -> Built<Value<'c, 'a>> {
+    let mut position = b.index(0)?;
+    for (k, &d) in dims.iter().enumerate() {
+        position = b.arith("addi", b.arith("muli", position, b.index(d)?)?, ivs[k])?;
+    }
+    Ok(position)
 }

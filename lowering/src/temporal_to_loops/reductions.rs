@@ -3,6 +3,7 @@
 //! cumulative sums, each summing in the interpreter's order.
 
 use super::kernels::{Config, element_type, loop_nest};
+use super::reduction_parts::{ReduceInput, combine_op, lowest};
 use super::scalar::Chain;
 use super::views::View;
 use super::{Emitter, elementwise};
@@ -54,14 +55,6 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         build_reduce(b, kind, &input, axis, target, ty.element, self.config())
     }
-}
-
-/// The input of a reduction: one view, or a chain over its leaves; its
-/// sizes.
-pub(super) struct ReduceInput<'r, 'c, 'a> {
-    pub leaves: &'r [View<'c, 'a>],
-    pub chain: Option<&'r Chain>,
-    pub shape: &'r [Extent<'c, 'a>],
 }
 
 /// Sum, maximum or mean of `input` along `axis` into `target`, in order:
@@ -119,27 +112,6 @@ pub(super) fn build_reduce<'c, 'a>(
         body.yield_values("linalg.yield", &[body.arith("divf", arguments[0], length)?])?;
     }
     Ok(())
-}
-
-/// The op combining two partial results of a sum, maximum or mean of
-/// `element`s.
-pub(super) fn combine_op(kind: ReduceKind, element: ElementType) -> &'static str {
-    match (kind, element.is_float()) {
-        (ReduceKind::Max, true) => "arith.maximumf",
-        (ReduceKind::Max, false) => "arith.maxsi",
-        (_, true) => "arith.addf",
-        (_, false) => "arith.addi",
-    }
-}
-
-/// The smallest value of an element type (-inf for floats).
-pub(super) fn lowest<'c, 'a>(b: &Builder<'c, 'a>, element: ElementType) -> Result<Value<'c, 'a>, String> {
-    let ty = element_type(b, element);
-    match element {
-        ElementType::F32 | ElementType::F64 => b.float(f64::NEG_INFINITY, ty),
-        ElementType::I32 => b.constant(i32::MIN as i64, ty),
-        _ => b.constant(i64::MIN, ty),
-    }
 }
 
 /// The maps of a reduction along `axis` of rank `rank`: the identity and

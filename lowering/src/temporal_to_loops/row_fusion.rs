@@ -53,11 +53,11 @@ const PARALLEL_ROWS_GRAIN: i64 = 1 << 17;
 /// with fast math (its interleave count; the only loops it interleaves).
 const REDUCTION_INTERLEAVE: u32 = 4;
 
-use super::branch_body::NodeValue;
-use super::elementwise::Elementwise;
 use super::kernels::{Config, broadcast_at, element_type, loop_nest};
+use super::node_kinds::{Elementwise, operands_of};
+use super::values::NodeValue;
 use super::views::View;
-use super::{Emitter, elementwise, reductions, scalar};
+use super::{Emitter, scalar};
 use crate::ir_builder::{Builder, Extent, element_of};
 use melior::ir::{Attribute, Value};
 use std::collections::HashMap;
@@ -151,7 +151,7 @@ fn group_at(branch: &Branch, users: &[Vec<usize>], r0: usize, floor: usize) -> O
         fully_static
             || wide_nodes().any(|w| {
                 w == a
-                    || elementwise::operands_of(&nodes[w].kind)
+                    || operands_of(&nodes[w].kind)
                         .is_some_and(|ops| ops.iter().any(|&o| o == a && nodes[o].ty.shape == wide))
             })
     };
@@ -176,7 +176,7 @@ fn group_at(branch: &Branch, users: &[Vec<usize>], r0: usize, floor: usize) -> O
                 Some(Form::RowUnit) if node.ty.shape == rows => Some(Form::Row),
                 _ => None,
             },
-            kind => match elementwise::operands_of(kind) {
+            kind => match operands_of(kind) {
                 Some(operands) => {
                     let shape = node.ty.shape.as_slice();
                     let member_forms: Vec<Form> = operands.iter().filter_map(|&a| form_of(&members, a)).collect();
@@ -230,13 +230,13 @@ fn finish(
         if is_free(&node.kind) {
             continue;
         }
-        let elementwise = elementwise::operands_of(&node.kind).is_some();
+        let elementwise = operands_of(&node.kind).is_some();
         let all_users_members = !users[k].is_empty() && users[k].iter().all(|&u| is_member(&members, u));
         // Connected: the anchor, or an operand of a wide member of the same shape.
         let connected = k == anchor
-            || members.iter().any(|&(m, f)| {
-                f == Form::Wide && elementwise::operands_of(&nodes[m].kind).is_some_and(|ops| ops.contains(&k))
-            });
+            || members
+                .iter()
+                .any(|&(m, f)| f == Form::Wide && operands_of(&nodes[m].kind).is_some_and(|ops| ops.contains(&k)));
         if elementwise && all_users_members && connected && node.ty.shape == *wide {
             members.push((k, Form::Wide));
         } else {
@@ -368,7 +368,7 @@ impl<'c, 'a> Row<'_, 'c, 'a> {
         loaded: &mut HashMap<(usize, Form), Value<'c, 'a>>,
     ) -> Built<Value<'c, 'a>> {
         let (kind, ty) = &self.nodes[k];
-        let operands = elementwise::operands_of(kind).ok_or("compiler fault: a row member that is not elementwise")?;
+        let operands = operands_of(kind).ok_or("compiler fault: a row member that is not elementwise")?;
         let values: Vec<Value> = operands.iter().map(|&a| self.value(b, a, context, loaded)).collect::<Built<_>>()?;
         let op = match kind {
             NodeKind::Cast(a) => Elementwise::Cast(self.nodes[*a].1.element),
@@ -429,10 +429,10 @@ pub(super) fn build_row_group<'c, 'a>(
             NodeKind::Reduce(reduction, a, _) => {
                 let e = element_type(b, ty.element);
                 let start = match reduction {
-                    ReduceKind::Max => reductions::lowest(&ind, ty.element)?,
+                    ReduceKind::Max => super::reduction_parts::lowest(&ind, ty.element)?,
                     _ => super::movement::zero(&ind, ty.element)?,
                 };
-                let combine = reductions::combine_op(*reduction, ty.element);
+                let combine = super::reduction_parts::combine_op(*reduction, ty.element);
                 let (inner, j, carried, sums) = ind.scf_for_carrying(zero, n, one, &[start])?;
                 let value = row.value(&inner, *a, Context { form: Form::Wide, j: Some(j) }, &mut HashMap::new())?;
                 // With fast math the row's float reduction may be

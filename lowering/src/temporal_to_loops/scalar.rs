@@ -10,8 +10,8 @@
 //! rather than libm calls.
 
 use super::approximations;
-use super::elementwise::{Elementwise, operands_of};
 use super::kernels::element_type;
+use super::node_kinds::{Elementwise, operands_of};
 use crate::ir_builder::{Builder, Compare, FloatCompare};
 use melior::ir::Value;
 use tempo_passes::program::{BinaryKind, ElementType, Node, NodeKind, Predicate, UnaryKind};

@@ -23,7 +23,6 @@
 //! dynamic size, destinations planned for concatenations, the slot.
 
 use super::Emitter;
-use super::branch_body::Fusion;
 use super::views::View;
 use crate::ir_builder::Builder;
 use std::collections::HashMap;
@@ -69,30 +68,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 /// `usize::MAX` where the buffer must live to the body's end (the
 /// result's, and every value it may be a view of).
 ///
-/// Code for a node runs at its own position, except: an elementwise node
-/// inlined into its user runs at its user's; a member of a row group at
-/// the group's last node; a product with an epilogue at its chain's root.
-/// A value's buffer is live from its node's position to the last position
+/// `at` is the position at which each node's code runs (the branch
+/// body's fusion decides it: an elementwise node inlined into its user
+/// runs at its user's, a member of a row group at the group's last node,
+/// a product with an epilogue at its chain's root). A value's buffer is live from its node's position to the last position
 /// of a node reading it. A movement or a dynamic slice may be a view of
 /// its operand's buffer (a transposition, a reshape of a contiguous value,
 /// a subview), so values linked by them share the latest position of
 /// them all.
-pub(super) fn lifetimes(branch: &Branch, fusion: &Fusion) -> Vec<usize> {
+pub(super) fn lifetimes(branch: &Branch, at: &[usize]) -> Vec<usize> {
     let nodes = &branch.nodes;
     let n = nodes.len();
-    let product_root: HashMap<usize, usize> = fusion.epilogue_product.iter().map(|(&root, &m)| (m, root)).collect();
-    let mut at: Vec<usize> = (0..n).collect();
-    for k in (0..n).rev() {
-        at[k] = if let Some(g) = fusion.member_of[k] {
-            fusion.groups[g].end.max(k)
-        } else if let Some(&root) = product_root.get(&k) {
-            at[root]
-        } else if fusion.inlined[k] {
-            fusion.users[k].iter().map(|&u| at[u]).max().unwrap_or(k)
-        } else {
-            k
-        };
-    }
     // Values that may share a buffer (union-find).
     let mut parent: Vec<usize> = (0..n).collect();
     fn find(parent: &mut [usize], mut x: usize) -> usize {
@@ -115,7 +101,7 @@ pub(super) fn lifetimes(branch: &Branch, fusion: &Fusion) -> Vec<usize> {
             }
         }
     }
-    let mut last = at.clone();
+    let mut last = at.to_vec();
     for (k, node) in nodes.iter().enumerate() {
         for a in tempo_passes::rewrite::operands(&node.kind) {
             last[a] = last[a].max(at[k]);

@@ -4,7 +4,7 @@
 // with operands of three ranks. The interpreter, every level and the
 // unfused lowering agree, at T = 1 (ranges of one point) and T = 4. The
 // result types that state a static size for a range's length are refused
-// (test/passes/verify/broadcast-errors.mlir).
+// (test/passes/temporal-verify/broadcast-errors.mlir).
 // RUN: tempo-run %s --bound T=4 --seed 5 --interpret > %t.interpreted
 // RUN: FileCheck %s < %t.interpreted
 // RUN: tempo-run %s --bound T=4 --seed 5 -O 0 | diff - %t.interpreted
