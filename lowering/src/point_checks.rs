@@ -50,12 +50,10 @@ fn flat(point: &[i64], extents: &[i64]) -> usize {
     point.iter().zip(extents).fold(0usize, |acc, (&p, &e)| acc * e as usize + p as usize)
 }
 
-/// Runs the checks for the given bound values (one per dimension).
-pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Result<(), PointError> {
-    let extents: Vec<Vec<i64>> =
-        program.tensors.iter().map(|t| t.domain.iter().map(|&d| bounds[d].max(0)).collect()).collect();
-    // One bit per point, allocated fallibly: a bound in the trillions gets
-    // an error here, not an allocation abort.
+/// One bit per point of each tensor (of `extents`), unset but for the
+/// outputs', allocated fallibly: a bound in the trillions gets an error
+/// here, not an allocation abort.
+fn needed_bits(program: &Program, extents: &[Vec<i64>], bounds: &[i64]) -> Result<Vec<Bits>, PointError> {
     let mut needed: Vec<Bits> = Vec::new();
     for (i, e) in extents.iter().enumerate() {
         let points = e.iter().try_fold(1u64, |acc, &x| acc.checked_mul(x as u64));
@@ -71,6 +69,14 @@ pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> R
         })?;
         needed.push(bits);
     }
+    Ok(needed)
+}
+
+/// Runs the checks for the given bound values (one per dimension).
+pub fn check_points(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Result<(), PointError> {
+    let extents: Vec<Vec<i64>> =
+        program.tensors.iter().map(|t| t.domain.iter().map(|&d| bounds[d].max(0)).collect()).collect();
+    let mut needed = needed_bits(program, &extents, bounds)?;
     // Per tensor and branch, the nodes that are evaluated.
     let live: Vec<Vec<Vec<bool>>> =
         program.tensors.iter().map(|t| t.branches.iter().map(live_nodes).collect()).collect();

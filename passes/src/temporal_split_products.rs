@@ -168,9 +168,27 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
         return None;
     }
     let p = tensor.domain.iter().position(|&y| y == d).expect("over d");
+    let (varies, tail) = flow(program, branch, d, p)?;
+    if !tail.iter().any(|&t| t) || !tail[branch.result] || !thin(branch, &tail) {
+        return None;
+    }
+    let mut memo = vec![None; branch.nodes.len()];
+    let packed = packed_values(branch, &tail, &mut memo)?;
+    let moved = moved_nodes(branch, &packed);
+    if !worth_moving(branch, &moved, &varies)? {
+        return None;
+    }
+    let part = part_tensor(program, tensor, &moved, &packed);
+    let rebuilt = rebuilt_branch(program, tensor, &packed, &tail, &mut memo);
+    Some((part, rebuilt))
+}
+
+/// Whether each node of `branch` (of a tensor over `d`, at position `p` of
+/// its domain) varies along `d`, and whether it is a per-step product or
+/// computed from one (the tail, which stays); `None` where a read along
+/// `d` is not at the reader's own point.
+fn flow(program: &Program, branch: &Branch, d: usize, p: usize) -> Option<(Vec<bool>, Vec<bool>)> {
     let n = branch.nodes.len();
-    // Whether each node varies along `d`, and whether it is a per-step
-    // product or computed from one (the tail, which stays).
     let mut varies = vec![false; n];
     let mut tail = vec![false; n];
     for (k, node) in branch.nodes.iter().enumerate() {
@@ -198,56 +216,65 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
             _ => {}
         }
     }
-    if !tail.iter().any(|&t| t) || !tail[branch.result] {
-        return None;
-    }
-    // Only where a per-step product is a thin update (few rows per step,
-    // as a batch of 16): products of many rows per step (PPO's 512
-    // environments) already run as large products, and batching the rest
-    // of the tensor over the steps only adds memory traffic (measured:
-    // the PPO base configuration 1.4x slower).
-    let thin = branch.nodes.iter().enumerate().any(|(k, node)| match node.kind {
+    Some((varies, tail))
+}
+
+/// Whether a per-step product of the tail is a thin update (few rows per
+/// step, as a batch of 16): products of many rows per step (PPO's 512
+/// environments) already run as large products, and batching the rest of
+/// the tensor over the steps only adds memory traffic (measured: the PPO
+/// base configuration 1.4x slower).
+fn thin(branch: &Branch, tail: &[bool]) -> bool {
+    branch.nodes.iter().enumerate().any(|(k, node)| match node.kind {
         NodeKind::Matmul(a, _) if tail[k] && !branch.nodes[a].ty.shape.is_empty() => {
             branch.nodes[a].ty.shape.last().is_some_and(|&rows| (1..MAX_THIN_ROWS).contains(&rows))
         }
         _ => false,
-    });
-    if !thin {
-        return None;
-    }
-    // The values the tail reads from the rest, but cheap leaves.
-    let mut memo = vec![None; n];
+    })
+}
+
+/// The values the tail reads from the rest, but cheap leaves, in order;
+/// `None` where there are none, or they are not all static and of one
+/// element type (they are packed side by side in one tensor).
+fn packed_values(branch: &Branch, tail: &[bool], memo: &mut [Option<bool>]) -> Option<Vec<usize>> {
     let mut packed: Vec<usize> = Vec::new();
     for (k, node) in branch.nodes.iter().enumerate() {
         if !tail[k] {
             continue;
         }
         for o in crate::rewrite::operands(&node.kind) {
-            if !tail[o] && !cheap(&branch.nodes, o, &mut memo) && !packed.contains(&o) {
+            if !tail[o] && !cheap(&branch.nodes, o, memo) && !packed.contains(&o) {
                 packed.push(o);
             }
         }
     }
     packed.sort_unstable();
-    if packed.is_empty() {
-        return None;
-    }
-    let element = branch.nodes[packed[0]].ty.element;
+    let element = branch.nodes[*packed.first()?].ty.element;
     if packed.iter().any(|&k| !branch.nodes[k].ty.is_static() || branch.nodes[k].ty.element != element) {
         return None;
     }
-    // What moves: the packed values' subexpressions.
-    let mut moved = vec![false; n];
-    for &k in &packed {
+    Some(packed)
+}
+
+/// What moves into the part: the packed values' subexpressions.
+fn moved_nodes(branch: &Branch, packed: &[usize]) -> Vec<bool> {
+    let mut moved = vec![false; branch.nodes.len()];
+    for &k in packed {
         moved[k] = true;
     }
-    for k in (0..n).rev() {
+    for k in (0..branch.nodes.len()).rev() {
         if moved[k] {
             for o in crate::rewrite::operands(&branch.nodes[k].kind) {
                 moved[o] = true;
             }
         }
     }
+    moved
+}
+
+/// Whether moving is worth it (a product that varies along the dimension,
+/// or a range read, moves); `None` where a moved node may not be batched.
+fn worth_moving(branch: &Branch, moved: &[bool], varies: &[bool]) -> Option<bool> {
     let mut worth = false;
     for (k, node) in branch.nodes.iter().enumerate().filter(|(k, _)| moved[*k]) {
         match &node.kind {
@@ -262,27 +289,27 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
             _ => {}
         }
     }
-    if !worth {
-        return None;
-    }
+    Some(worth)
+}
+
+/// The part of `tensor` (its single branch): the moved nodes, then the
+/// packed values flattened and concatenated.
+fn part_tensor<'c>(program: &Program<'c>, tensor: &Tensor<'c>, moved: &[bool], packed: &[usize]) -> Tensor<'c> {
+    let branch = &tensor.branches[0];
     let location = branch.location;
-    let dims = tensor.domain.len();
-    let symbols = program.dims.len();
-    // The part: the moved nodes, then the packed values flattened and
-    // concatenated.
+    let element = branch.nodes[packed[0]].ty.element;
     let mut nodes: Vec<Node> = Vec::new();
-    let mut new = vec![usize::MAX; n];
+    let mut new = vec![usize::MAX; branch.nodes.len()];
     for (k, node) in branch.nodes.iter().enumerate() {
         if moved[k] {
             nodes.push(Node { kind: crate::rewrite::map_operands(&node.kind, |o| new[o]), ..node.clone() });
             new[k] = nodes.len() - 1;
         }
     }
-    let flat = |shape: &[i64]| shape.iter().product::<i64>();
     let mut result: Option<(usize, i64)> = None;
-    for &k in &packed {
+    for &k in packed {
         let ty = &branch.nodes[k].ty;
-        let size = flat(&ty.shape);
+        let size = ty.shape.iter().product::<i64>();
         let mut value = new[k];
         if ty.shape.len() != 1 {
             let flat_ty = PointType { shape: vec![size], element };
@@ -303,30 +330,45 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
     while program.tensors.iter().any(|t| t.name == name) {
         name += "_";
     }
-    let universe = IntegerSet { num_dims: dims, num_symbols: symbols, constraints: Vec::new() };
-    let part = Tensor {
+    let when = IntegerSet { num_dims: tensor.domain.len(), num_symbols: program.dims.len(), constraints: Vec::new() };
+    Tensor {
         name,
         domain: tensor.domain.clone(),
         point: PointType { shape: vec![total], element },
         is_input: false,
-        branches: vec![Branch { when: universe.clone(), nodes, result, location }],
+        branches: vec![Branch { when, nodes, result, location }],
         location: tensor.location,
-    };
-    // `x`: its point of the part, the packed values sliced out, the cheap
-    // leaves and the tail.
-    let part_index = program.tensors.len();
+    }
+}
+
+/// `tensor`'s new branch: its point of the part (the program's next
+/// tensor), the packed values sliced out of it, the cheap leaves and the
+/// tail.
+fn rebuilt_branch<'c>(
+    program: &Program<'c>,
+    tensor: &Tensor<'c>,
+    packed: &[usize],
+    tail: &[bool],
+    memo: &mut [Option<bool>],
+) -> Branch<'c> {
+    let branch = &tensor.branches[0];
+    let location = branch.location;
+    let element = branch.nodes[packed[0]].ty.element;
+    let (dims, symbols) = (tensor.domain.len(), program.dims.len());
+    let total: i64 = packed.iter().map(|&k| branch.nodes[k].ty.shape.iter().product::<i64>()).sum();
     let identity =
         AffineMap { num_dims: dims, num_symbols: symbols, results: (0..dims).map(AffineExpr::Dim).collect() };
     let mut nodes: Vec<Node> = vec![Node {
-        kind: NodeKind::Read { source: part_index, index: identity },
+        kind: NodeKind::Read { source: program.tensors.len(), index: identity },
         ty: PointType { shape: vec![total], element },
         location,
     }];
+    let n = branch.nodes.len();
     let mut new = vec![usize::MAX; n];
     let mut offset = 0;
-    for &k in &packed {
+    for &k in packed {
         let ty = &branch.nodes[k].ty;
-        let size = flat(&ty.shape);
+        let size = ty.shape.iter().product::<i64>();
         let piece = PointType { shape: vec![size], element };
         nodes.push(Node { kind: NodeKind::Move(Movement::Slice(vec![offset]), vec![0]), ty: piece, location });
         if ty.shape.len() != 1 {
@@ -337,7 +379,7 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
         offset += size;
     }
     for (k, node) in branch.nodes.iter().enumerate() {
-        if new[k] == usize::MAX && (tail[k] || cheap(&branch.nodes, k, &mut memo)) {
+        if new[k] == usize::MAX && (tail[k] || cheap(&branch.nodes, k, memo)) {
             if crate::rewrite::operands(&node.kind).iter().any(|&o| new[o] == usize::MAX) {
                 continue;
             }
@@ -345,8 +387,9 @@ fn split_tensor<'c>(program: &Program<'c>, x: usize, d: usize) -> Option<(Tensor
             new[k] = nodes.len() - 1;
         }
     }
-    let mut rebuilt = Branch { when: universe, nodes, result: new[branch.result], location };
+    let when = IntegerSet { num_dims: dims, num_symbols: symbols, constraints: Vec::new() };
+    let mut rebuilt = Branch { when, nodes, result: new[branch.result], location };
     let live = crate::rewrite::live_nodes(&rebuilt);
     crate::rewrite::compact_branch(&mut rebuilt, &live);
-    Some((part, rebuilt))
+    rebuilt
 }

@@ -389,71 +389,9 @@ impl<'c> Batcher<'_, 'c> {
         let ty = node.ty.clone();
         let b = |this: &Self, k: usize| this.batched[new[k]];
         match &node.kind {
-            NodeKind::Read { source, index } => {
-                let src = &self.program.tensors[*source];
-                let index = map_drop(index, position);
-                match src.domain.iter().position(|&x| x == d) {
-                    Some(q) if vectorized[*source] => {
-                        let mut index = index;
-                        index.results.remove(q);
-                        let ty = self.batched_type(&ty);
-                        self.push(NodeKind::Read { source: *source, index }, ty, true, location)
-                    }
-                    Some(q) => {
-                        // An input over the batch: the whole range along it.
-                        let n = index.num_dims;
-                        let symbols = index.num_symbols;
-                        let empty = AffineMap { num_dims: n, num_symbols: symbols, results: vec![] };
-                        let single = |e: AffineExpr| AffineMap { num_dims: n, num_symbols: symbols, results: vec![e] };
-                        let lower: Vec<AffineMap> = index
-                            .results
-                            .iter()
-                            .enumerate()
-                            .map(|(i, e)| single(if i == q { AffineExpr::Constant(0) } else { e.clone() }))
-                            .collect();
-                        let upper: Vec<AffineMap> = (0..index.results.len())
-                            .map(|i| if i == q { single(AffineExpr::Symbol(d)) } else { empty.clone() })
-                            .collect();
-                        let caps = vec![empty; index.results.len()];
-                        let ty = self.batched_type(&ty);
-                        self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, true, location)
-                    }
-                    None => self.push(NodeKind::Read { source: *source, index }, ty, false, location),
-                }
-            }
+            NodeKind::Read { source, index } => self.read_node(*source, index, &ty, d, position, vectorized, location),
             NodeKind::ReadRange { source, lower, upper, caps } => {
-                let src = &self.program.tensors[*source];
-                let (mut lower, mut upper, mut caps): (Vec<AffineMap>, Vec<AffineMap>, Vec<AffineMap>) = (
-                    lower.iter().map(|m| map_drop(m, position)).collect(),
-                    upper.iter().map(|m| map_drop(m, position)).collect(),
-                    caps.iter().map(|m| map_drop(m, position)).collect(),
-                );
-                let ranged_before =
-                    |q: usize, upper: &[AffineMap]| upper[..q].iter().filter(|m| !m.results.is_empty()).count();
-                match src.domain.iter().position(|&x| x == d) {
-                    Some(q) if vectorized[*source] => {
-                        // The batch now leads the point, after the ranged
-                        // dimensions of the value.
-                        let ranged = upper.iter().filter(|m| !m.results.is_empty()).count();
-                        lower.remove(q);
-                        upper.remove(q);
-                        caps.remove(q);
-                        let read = NodeKind::ReadRange { source: *source, lower, upper, caps };
-                        self.batched_range(read, &ty, ranged, location)
-                    }
-                    Some(q) => {
-                        let before = ranged_before(q, &upper);
-                        let n = lower[q].num_dims;
-                        let symbols = lower[q].num_symbols;
-                        lower[q] =
-                            AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Constant(0)] };
-                        upper[q] =
-                            AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Symbol(d)] };
-                        let read = NodeKind::ReadRange { source: *source, lower, upper, caps };
-                        self.batched_range(read, &ty, before, location)
-                    }
-                    None => self.push(NodeKind::ReadRange { source: *source, lower, upper, caps }, ty, false, location),
-                }
+                self.range_node(*source, [lower, upper, caps], &ty, d, position, vectorized, location)
             }
             NodeKind::Constant { .. } | NodeKind::Move(Movement::Arange, _) => {
                 self.push(node.kind.clone(), ty, false, location)
@@ -493,32 +431,7 @@ impl<'c> Batcher<'_, 'c> {
                     self.push(NodeKind::DynamicSlice(new[*a], offsets), ty, false, location)
                 }
             }
-            NodeKind::Einsum(spec, operands) => {
-                let news: Vec<usize> = operands.iter().map(|&o| new[o]).collect();
-                if let Some(k) = self.einsum_as_product(spec, &news, location) {
-                    return k;
-                }
-                // A label for the batch, on every batched operand and the result.
-                let label = ('a'..='z')
-                    .chain('A'..='Z')
-                    .find(|c| !spec.operands.iter().flatten().any(|x| x == c) && !spec.result.contains(c))
-                    .expect("an einsum has at most 52 labels... and fewer here");
-                let mut labels = spec.operands.clone();
-                let mut any = false;
-                for (k, &o) in operands.iter().enumerate() {
-                    if self.batched[new[o]] {
-                        labels[k].insert(0, label);
-                        any = true;
-                    }
-                }
-                let mut result = spec.result.clone();
-                if any {
-                    result.insert(0, label);
-                }
-                let spec = Einsum { operands: labels, result };
-                let operands = operands.iter().map(|&o| new[o]).collect();
-                self.same(NodeKind::Einsum(spec, operands), &ty, any, location)
-            }
+            NodeKind::Einsum(spec, operands) => self.einsum_node(spec, operands, new, &ty, location),
             NodeKind::Matmul(x, y) => self.matmul(new[*x], new[*y], &ty, location),
             // Only in batches of data groups ([`batched_branch`]): the
             // lowering gathers the points and positions of the batch.
@@ -553,6 +466,132 @@ impl<'c> Batcher<'_, 'c> {
                 unreachable!("refused by vectorizable")
             }
         }
+    }
+
+    /// [`Batcher::plain_node`] of a read of `source` at `index`.
+    #[allow(clippy::too_many_arguments)]
+    fn read_node(
+        &mut self,
+        source: usize,
+        index: &AffineMap,
+        ty: &PointType,
+        d: usize,
+        position: usize,
+        vectorized: &[bool],
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let src = &self.program.tensors[source];
+        let index = map_drop(index, position);
+        match src.domain.iter().position(|&x| x == d) {
+            Some(q) if vectorized[source] => {
+                let mut index = index;
+                index.results.remove(q);
+                let ty = self.batched_type(ty);
+                self.push(NodeKind::Read { source, index }, ty, true, location)
+            }
+            Some(q) => {
+                // An input over the batch: the whole range along it.
+                let n = index.num_dims;
+                let symbols = index.num_symbols;
+                let empty = AffineMap { num_dims: n, num_symbols: symbols, results: vec![] };
+                let single = |e: AffineExpr| AffineMap { num_dims: n, num_symbols: symbols, results: vec![e] };
+                let lower: Vec<AffineMap> = index
+                    .results
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| single(if i == q { AffineExpr::Constant(0) } else { e.clone() }))
+                    .collect();
+                let upper: Vec<AffineMap> = (0..index.results.len())
+                    .map(|i| if i == q { single(AffineExpr::Symbol(d)) } else { empty.clone() })
+                    .collect();
+                let caps = vec![empty; index.results.len()];
+                let ty = self.batched_type(ty);
+                self.push(NodeKind::ReadRange { source, lower, upper, caps }, ty, true, location)
+            }
+            None => self.push(NodeKind::Read { source, index }, ty.clone(), false, location),
+        }
+    }
+
+    /// [`Batcher::plain_node`] of a range read of `source` (its lower and
+    /// upper bounds and caps).
+    #[allow(clippy::too_many_arguments)]
+    fn range_node(
+        &mut self,
+        source: usize,
+        maps: [&[AffineMap]; 3],
+        ty: &PointType,
+        d: usize,
+        position: usize,
+        vectorized: &[bool],
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let src = &self.program.tensors[source];
+        let [lower, upper, caps] = maps;
+        let (mut lower, mut upper, mut caps): (Vec<AffineMap>, Vec<AffineMap>, Vec<AffineMap>) = (
+            lower.iter().map(|m| map_drop(m, position)).collect(),
+            upper.iter().map(|m| map_drop(m, position)).collect(),
+            caps.iter().map(|m| map_drop(m, position)).collect(),
+        );
+        let ranged_before = |q: usize, upper: &[AffineMap]| upper[..q].iter().filter(|m| !m.results.is_empty()).count();
+        match src.domain.iter().position(|&x| x == d) {
+            Some(q) if vectorized[source] => {
+                // The batch now leads the point, after the ranged
+                // dimensions of the value.
+                let ranged = upper.iter().filter(|m| !m.results.is_empty()).count();
+                lower.remove(q);
+                upper.remove(q);
+                caps.remove(q);
+                let read = NodeKind::ReadRange { source, lower, upper, caps };
+                self.batched_range(read, ty, ranged, location)
+            }
+            Some(q) => {
+                let before = ranged_before(q, &upper);
+                let n = lower[q].num_dims;
+                let symbols = lower[q].num_symbols;
+                lower[q] = AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Constant(0)] };
+                upper[q] = AffineMap { num_dims: n, num_symbols: symbols, results: vec![AffineExpr::Symbol(d)] };
+                let read = NodeKind::ReadRange { source, lower, upper, caps };
+                self.batched_range(read, ty, before, location)
+            }
+            None => self.push(NodeKind::ReadRange { source, lower, upper, caps }, ty.clone(), false, location),
+        }
+    }
+
+    /// [`Batcher::plain_node`] of an einsum: a product where it is one
+    /// ([`Batcher::einsum_as_product`]), else a label for the batch on
+    /// every batched operand and the result.
+    fn einsum_node(
+        &mut self,
+        spec: &Einsum,
+        operands: &[usize],
+        new: &[usize],
+        ty: &PointType,
+        location: melior::ir::Location<'c>,
+    ) -> usize {
+        let news: Vec<usize> = operands.iter().map(|&o| new[o]).collect();
+        if let Some(k) = self.einsum_as_product(spec, &news, location) {
+            return k;
+        }
+        // A label for the batch, on every batched operand and the result.
+        let label = ('a'..='z')
+            .chain('A'..='Z')
+            .find(|c| !spec.operands.iter().flatten().any(|x| x == c) && !spec.result.contains(c))
+            .expect("an einsum has at most 52 labels... and fewer here");
+        let mut labels = spec.operands.clone();
+        let mut any = false;
+        for (k, &o) in operands.iter().enumerate() {
+            if self.batched[new[o]] {
+                labels[k].insert(0, label);
+                any = true;
+            }
+        }
+        let mut result = spec.result.clone();
+        if any {
+            result.insert(0, label);
+        }
+        let spec = Einsum { operands: labels, result };
+        let operands = operands.iter().map(|&o| new[o]).collect();
+        self.same(NodeKind::Einsum(spec, operands), ty, any, location)
     }
 
     /// Pushes `kind` with `ty`, batched when `batched`.

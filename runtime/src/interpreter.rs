@@ -871,68 +871,17 @@ impl<'p, 'c> Interpreter<'p, 'c> {
                 NodeKind::Compare(predicate, a, b) => {
                     let (x, y) = broadcast(&values[*a], &values[*b])
                         .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?;
-                    let flags = (0..x.data.len())
-                        .map(|k| {
-                            let ordering = match (&x.data, &y.data) {
-                                (Data::I32(p), Data::I32(q)) => Some(p[k].cmp(&q[k])),
-                                (Data::I64(p), Data::I64(q)) => Some(p[k].cmp(&q[k])),
-                                (Data::F32(p), Data::F32(q)) => p[k].partial_cmp(&q[k]),
-                                (Data::F64(p), Data::F64(q)) => p[k].partial_cmp(&q[k]),
-                                _ => unreachable!("the verifier checks compared types"),
-                            };
-                            // Ordered comparisons: false when a NaN is involved.
-                            ordering.is_some_and(|o| predicate.holds(o)) as u8
-                        })
-                        .collect();
-                    Value { shape: x.shape, data: Data::Bool(flags) }
+                    compare(*predicate, &x, &y)
                 }
-                NodeKind::Select(c, a, b) => {
-                    let located = |e: String| self.at(node.location, format!("at {}: {e}", self.point_name(key)));
-                    let shape =
-                        broadcast_shape(&[&values[*c].shape, &values[*a].shape, &values[*b].shape]).map_err(located)?;
-                    let (condition, x, y) = (
-                        broadcast_to(&values[*c], &shape),
-                        broadcast_to(&values[*a], &shape),
-                        broadcast_to(&values[*b], &shape),
-                    );
-                    let Data::Bool(flags) = &condition.data else { unreachable!("the verifier checks the condition") };
-                    let parts: Vec<Data> = flags
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &f)| slice(if f != 0 { &x.data } else { &y.data }, k, 1))
-                        .collect();
-                    Value { shape, data: concat(node.ty.element, &parts) }
-                }
+                NodeKind::Select(c, a, b) => select(&values[*c], &values[*a], &values[*b], node.ty.element)
+                    .map_err(|e| self.at(node.location, format!("at {}: {e}", self.point_name(key))))?,
                 NodeKind::Cast(a) => {
                     Value { shape: values[*a].shape.clone(), data: cast(&values[*a].data, node.ty.element) }
                 }
                 NodeKind::Move(movement, operands) => {
                     let inputs: Vec<&Value> = operands.iter().map(|&k| &values[k]).collect();
-                    // Dynamic sizes of a reshape or expand come from the operand.
-                    let out: Vec<usize> = match movement {
-                        Movement::Reshape => {
-                            let input = &inputs[0].shape;
-                            let known: usize =
-                                node.ty.shape.iter().filter(|&&d| d != DYNAMIC).map(|&d| d as usize).product();
-                            let total: usize = input.iter().product();
-                            node.ty
-                                .shape
-                                .iter()
-                                .map(|&d| if d == DYNAMIC { total.checked_div(known).unwrap_or(0) } else { d as usize })
-                                .collect()
-                        }
-                        Movement::Expand => {
-                            let input = &inputs[0].shape;
-                            let skip = node.ty.shape.len() - input.len();
-                            node.ty
-                                .shape
-                                .iter()
-                                .enumerate()
-                                .map(|(k, &d)| if d == DYNAMIC { input[k - skip] } else { d as usize })
-                                .collect()
-                        }
-                        _ => static_shape(&node.ty),
-                    };
+                    let input = inputs.first().map_or(&[][..], |v| v.shape.as_slice());
+                    let out = moved_shape(movement, &node.ty, input);
                     move_elements(movement, &inputs, &out, node.ty.element)
                 }
                 NodeKind::DynamicSlice(a, offsets) => {

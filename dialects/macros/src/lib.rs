@@ -288,14 +288,10 @@ fn irdl_text(d: &DialectDecl) -> syn::Result<String> {
     Ok(out)
 }
 
-fn op_code(d: &DialectDecl, op: &OpDecl) -> TokenStream2 {
-    let dialect = d.name.to_string();
-    let op_name = format!("{dialect}.{}", op.name);
-    let struct_name = format_ident!("{}Op", camel(&op.name.to_string()));
-    let doc = op.docs.join("\n");
-
-    // Operand accessors: with at most one variadic group, the variadic group
-    // spans everything between the fixed operands before and after it.
+/// The operand accessors of `op`'s view: with at most one variadic group,
+/// the variadic group spans everything between the fixed operands before
+/// and after it.
+fn operand_accessors(op: &OpDecl) -> Vec<TokenStream2> {
     let n_fixed_operands = op.operands.iter().filter(|s| !s.variadic).count();
     let mut operand_accessors = Vec::new();
     let mut seen_variadic = false;
@@ -329,6 +325,11 @@ fn op_code(d: &DialectDecl, op: &OpDecl) -> TokenStream2 {
             });
         }
     }
+    operand_accessors
+}
+
+/// The result accessors of `op`'s view (a variadic group as for operands).
+fn result_accessors(op: &OpDecl) -> Vec<TokenStream2> {
     let n_fixed_results = op.results.iter().filter(|s| !s.variadic).count();
     let mut result_accessors = Vec::new();
     let mut seen_variadic = false;
@@ -361,26 +362,12 @@ fn op_code(d: &DialectDecl, op: &OpDecl) -> TokenStream2 {
             });
         }
     }
-    let attr_accessors = op.attributes.iter().map(|a| {
-        let name = &a.name;
-        let key = name.to_string();
-        quote! {
-            #[doc = concat!("The `", #key, "` attribute (checked present by IRDL).")]
-            pub fn #name(&self) -> Option<::melior::ir::Attribute<'c>> {
-                ::melior::ir::operation::OperationLike::attribute(&self.op, #key).ok()
-            }
-        }
-    });
-    let region_accessors = op.regions.iter().enumerate().map(|(i, name)| {
-        quote! {
-            #[doc = concat!("The `", stringify!(#name), "` region.")]
-            pub fn #name(&self) -> ::melior::ir::RegionRef<'c, 'a> {
-                ::melior::ir::operation::OperationLike::region(&self.op, #i).expect("region count checked by IRDL")
-            }
-        }
-    });
+    result_accessors
+}
 
-    // Builder parameters.
+/// The parameters of `op`'s builder and the statements that collect them
+/// into operands, attributes, result types and regions.
+fn builder_parts(op: &OpDecl) -> (Vec<TokenStream2>, Vec<TokenStream2>) {
     let mut params = Vec::new();
     let mut body = Vec::new();
     for slot in &op.operands {
@@ -415,6 +402,37 @@ fn op_code(d: &DialectDecl, op: &OpDecl) -> TokenStream2 {
         params.push(quote! { #region: ::melior::ir::Region<'c> });
         body.push(quote! { regions.push(#region); });
     }
+    (params, body)
+}
+
+fn op_code(d: &DialectDecl, op: &OpDecl) -> TokenStream2 {
+    let dialect = d.name.to_string();
+    let op_name = format!("{dialect}.{}", op.name);
+    let struct_name = format_ident!("{}Op", camel(&op.name.to_string()));
+    let doc = op.docs.join("\n");
+
+    let operand_accessors = operand_accessors(op);
+    let result_accessors = result_accessors(op);
+    let attr_accessors = op.attributes.iter().map(|a| {
+        let name = &a.name;
+        let key = name.to_string();
+        quote! {
+            #[doc = concat!("The `", #key, "` attribute (checked present by IRDL).")]
+            pub fn #name(&self) -> Option<::melior::ir::Attribute<'c>> {
+                ::melior::ir::operation::OperationLike::attribute(&self.op, #key).ok()
+            }
+        }
+    });
+    let region_accessors = op.regions.iter().enumerate().map(|(i, name)| {
+        quote! {
+            #[doc = concat!("The `", stringify!(#name), "` region.")]
+            pub fn #name(&self) -> ::melior::ir::RegionRef<'c, 'a> {
+                ::melior::ir::operation::OperationLike::region(&self.op, #i).expect("region count checked by IRDL")
+            }
+        }
+    });
+
+    let (params, body) = builder_parts(op);
 
     let code = quote! {
         #[doc = #doc]

@@ -676,6 +676,61 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         })
     }
 
+    /// Argmax keeps its running maximum in a scratch buffer of the
+    /// result's shape, allocated here (outside the kernel of a single
+    /// value); `None` for other nodes.
+    fn argmax_scratch(
+        &mut self,
+        n: usize,
+        body: &mut Body<'_, 'c, 'a>,
+        target: &View<'c, 'a>,
+        b: &Builder<'c, 'a>,
+    ) -> Built<Option<View<'c, 'a>>> {
+        let branch = body.branch;
+        let node = &branch.nodes[n];
+        let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = node.kind else { return Ok(None) };
+        let scratch_type =
+            plain_type(self.context, &PointType { shape: node.ty.shape.clone(), element: branch.nodes[a].ty.element });
+        let dynamic: Vec<Value> = node
+            .ty
+            .shape
+            .iter()
+            .zip(&target.sizes)
+            .filter(|(d, _)| **d == DYNAMIC)
+            .map(|(_, s)| b.extent(*s))
+            .collect::<Built<_>>()?;
+        let scratch = b.alloc(scratch_type, &dynamic)?;
+        body.dynamic_buffers.push(scratch);
+        Ok(Some(View { value: scratch, sizes: target.sizes.clone() }))
+    }
+
+    /// For the GPU, whether `node` runs as a kernel of one thread (an
+    /// `scf.parallel` of one point): work whose result is a single value,
+    /// so that host code never touches the data of stores, which can then
+    /// live in device memory. External calls run on the host; tiled
+    /// attention has its own loop; an all-reduce calls the runtime on the
+    /// host between its copies (each a kernel of its own). (Nor do
+    /// reductions over growing ranges, which run in two stages of
+    /// parallel loops: `gpu_reduction`.)
+    fn single_value_kernel(&self, node: &tempo_passes::program::Node, views: &[NodeValue<'c, 'a>]) -> bool {
+        let split = match &node.kind {
+            NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
+                self.gpu_split_applies(views[*a].sizes(), *axis).is_some()
+            }
+            _ => false,
+        };
+        self.gpu
+            && node.ty.shape.is_empty()
+            && !split
+            && !matches!(
+                node.kind,
+                NodeKind::Call { .. }
+                    | NodeKind::Attention(..)
+                    | NodeKind::FlashAttention(..)
+                    | NodeKind::AllReduce(..)
+            )
+    }
+
     /// Computes node `n` into `target` (a spatial op's lowering, chosen by
     /// its kind); buffers of this step go to `body`'s.
     fn compute(
@@ -685,58 +740,14 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         target: &View<'c, 'a>,
         b: &Builder<'c, 'a>,
     ) -> Built<()> {
+        let argmax_scratch = self.argmax_scratch(n, body, target, b)?;
         let (branch, views, reader_dims) = (body.branch, &body.views, &body.reader_dims);
         let (inlined, planned) = (&body.fusion.inlined, &body.planned);
         let node = &branch.nodes[n];
         let kind = &node.kind;
         let view = |k: usize| views[k].view();
         let fuses = super::node_kinds::operands_of(kind).is_some_and(|ops| ops.iter().any(|&a| inlined[a]));
-        // Argmax keeps its running maximum in a scratch buffer of the
-        // result's shape, allocated here (outside the kernel of a single
-        // value, below).
-        let argmax_scratch = if let NodeKind::Reduce(ReduceKind::ArgMax, a, _) = kind {
-            let scratch_type = plain_type(
-                self.context,
-                &PointType { shape: node.ty.shape.clone(), element: branch.nodes[*a].ty.element },
-            );
-            let dynamic: Vec<Value> = node
-                .ty
-                .shape
-                .iter()
-                .zip(&target.sizes)
-                .filter(|(d, _)| **d == DYNAMIC)
-                .map(|(_, s)| b.extent(*s))
-                .collect::<Built<_>>()?;
-            let scratch = b.alloc(scratch_type, &dynamic)?;
-            body.dynamic_buffers.push(scratch);
-            Some(View { value: scratch, sizes: target.sizes.clone() })
-        } else {
-            None
-        };
-        // For the GPU, work whose result is a single value runs as a
-        // kernel of one thread (an `scf.parallel` of one point), so that
-        // host code never touches the data of stores, which can then live
-        // in device memory. External calls run on the host; tiled
-        // attention has its own loop; an all-reduce calls the runtime on
-        // the host between its copies (each a kernel of its own). (Nor do reductions over growing
-        // ranges, which run in two stages of parallel loops:
-        // `gpu_reduction`.)
-        let split = match kind {
-            NodeKind::Reduce(ReduceKind::Sum | ReduceKind::Max | ReduceKind::Mean, a, axis) => {
-                self.gpu_split_applies(views[*a].sizes(), *axis).is_some()
-            }
-            _ => false,
-        };
-        let single = self.gpu
-            && node.ty.shape.is_empty()
-            && !split
-            && !matches!(
-                kind,
-                NodeKind::Call { .. }
-                    | NodeKind::Attention(..)
-                    | NodeKind::FlashAttention(..)
-                    | NodeKind::AllReduce(..)
-            );
+        let single = self.single_value_kernel(node, views);
         let unit = if single { Some(b.scf_parallel(&[b.index(1)?])?.0) } else { None };
         let b = unit.as_ref().unwrap_or(b);
         let config = self.config();

@@ -884,3 +884,53 @@ impl MeanOf for i64 {
         unreachable!("the verifier allows the mean only on floats")
     }
 }
+
+/// Elementwise comparison of `x` and `y` (of one shape): 1 where
+/// `predicate` holds (ordered: false when a NaN is involved).
+pub(super) fn compare(predicate: tempo_passes::program::Predicate, x: &Value, y: &Value) -> Value {
+    let flags = (0..x.data.len())
+        .map(|k| {
+            let ordering = match (&x.data, &y.data) {
+                (Data::I32(p), Data::I32(q)) => Some(p[k].cmp(&q[k])),
+                (Data::I64(p), Data::I64(q)) => Some(p[k].cmp(&q[k])),
+                (Data::F32(p), Data::F32(q)) => p[k].partial_cmp(&q[k]),
+                (Data::F64(p), Data::F64(q)) => p[k].partial_cmp(&q[k]),
+                _ => unreachable!("the verifier checks compared types"),
+            };
+            ordering.is_some_and(|o| predicate.holds(o)) as u8
+        })
+        .collect();
+    Value { shape: x.shape.clone(), data: Data::Bool(flags) }
+}
+
+/// `a` where `condition` holds, else `b` (all three broadcast to one
+/// shape), of `element`s.
+pub(super) fn select(condition: &Value, a: &Value, b: &Value, element: ElementType) -> Result<Value, String> {
+    let shape = broadcast_shape(&[&condition.shape, &a.shape, &b.shape])?;
+    let (condition, x, y) = (broadcast_to(condition, &shape), broadcast_to(a, &shape), broadcast_to(b, &shape));
+    let Data::Bool(flags) = &condition.data else { unreachable!("the verifier checks the condition") };
+    let parts: Vec<Data> =
+        flags.iter().enumerate().map(|(k, &f)| slice(if f != 0 { &x.data } else { &y.data }, k, 1)).collect();
+    Ok(Value { shape, data: concat(element, &parts) })
+}
+
+/// The shape of a movement's result of type `ty` whose first operand has
+/// shape `input`: dynamic sizes of a reshape or expand come from the
+/// operand.
+pub(super) fn moved_shape(movement: &Movement, ty: &PointType, input: &[usize]) -> Vec<usize> {
+    match movement {
+        Movement::Reshape => {
+            let known: usize = ty.shape.iter().filter(|&&d| d != DYNAMIC).map(|&d| d as usize).product();
+            let total: usize = input.iter().product();
+            ty.shape
+                .iter()
+                .map(|&d| if d == DYNAMIC { total.checked_div(known).unwrap_or(0) } else { d as usize })
+                .collect()
+        }
+        Movement::Expand => {
+            let skip = ty.shape.len() - input.len();
+            ty.shape.iter().enumerate().map(|(k, &d)| if d == DYNAMIC { input[k - skip] } else { d as usize }).collect()
+        }
+        _ => static_shape(ty),
+    }
+}

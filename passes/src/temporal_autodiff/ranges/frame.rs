@@ -205,26 +205,7 @@ impl<'c> Frame<'_, 'c> {
                 self.body.push(NodeKind::Read { source, index }, self.x_point.clone())
             }
             NodeKind::ReadRange { source, lower, upper, caps } => {
-                // The same element of another read of the pivot's range.
-                let empty = AffineMap { num_dims: self.x_dims, num_symbols: self.num_symbols, results: Vec::new() };
-                let mut l = Vec::new();
-                let mut c = Vec::new();
-                for j in 0..lower.len() {
-                    if upper[j].results.is_empty() {
-                        match (self.compose(&lower[j]), self.compose(&caps[j])) {
-                            (Some(lo), Some(cap)) => {
-                                l.push(lo);
-                                c.push(cap);
-                            }
-                            _ => return Err(self.error(n, "a read of the same range at a point that varies with it")),
-                        }
-                    } else {
-                        l.push(AffineMap { results: vec![AffineExpr::Dim(self.range_dim)], ..empty.clone() });
-                        c.push(empty.clone());
-                    }
-                }
-                let kind = NodeKind::ReadRange { source: *source, lower: l, upper: vec![empty; upper.len()], caps: c };
-                self.body.push(kind, PointType { shape, element })
+                self.range_elem(n, *source, [lower, upper, caps], PointType { shape, element })?
             }
             NodeKind::Unary(kind, a) => {
                 let a = self.elem(*a)?;
@@ -265,69 +246,8 @@ impl<'c> Frame<'_, 'c> {
                 let axis = shift(*along) + self.is_batched(a, rank) as usize;
                 self.body.reduce(*kind, a, axis)
             }
-            NodeKind::Matmul(..) | NodeKind::Einsum(..) => {
-                let (ops, labels, result) = contraction_labels(self.branch, n).expect("analysed");
-                let label = node_label(self.carry, &ops, &labels);
-                let batch = Self::batch_label(&labels);
-                let mut pairs = Vec::new();
-                let mut sizes: Vec<(char, i64)> = vec![(batch, DYNAMIC)];
-                let mut any = false;
-                for (&a, l) in ops.iter().zip(&labels) {
-                    let (v, r) = self.operand(a)?;
-                    let mut l: Vec<char> = l.iter().copied().filter(|&c| c != label).collect();
-                    if self.is_batched(v, r) {
-                        l.insert(0, batch);
-                        any = true;
-                    }
-                    sizes.extend(l.iter().copied().zip(self.body.ty(v).shape.iter().copied()));
-                    pairs.push((v, l));
-                }
-                let mut result: Vec<char> = result.into_iter().filter(|&c| c != label).collect();
-                if any {
-                    result.insert(0, batch);
-                }
-                self.body.contract(&pairs, &result, &sizes)
-            }
-            NodeKind::Move(movement, ops) => {
-                let rank = self.element_shape(ops[0]).len();
-                let a = self.elem(ops[0])?;
-                let batched = self.is_batched(a, rank);
-                let b = batched as usize;
-                if batched && matches!(movement, Movement::Slice(_) | Movement::Concat(_)) {
-                    return Err(self.error(n, "a slice or concatenation of values that depend on the reader's point"));
-                }
-                match movement {
-                    Movement::Permute(permutation) => {
-                        let Carry::Axis(from) = self.carry[ops[0]] else { unreachable!("carries") };
-                        let mut out: Vec<usize> = if batched { vec![0] } else { Vec::new() };
-                        out.extend(
-                            permutation.iter().filter(|&&x| x != from).map(|&x| if x > from { x - 1 } else { x } + b),
-                        );
-                        self.body.permute(a, &out)
-                    }
-                    Movement::Flip(along) => self.body.flip(a, shift(*along) + b),
-                    Movement::Slice(offsets) => {
-                        let mut offsets = offsets.clone();
-                        offsets.remove(p);
-                        self.body.slice(a, &offsets, &shape)
-                    }
-                    Movement::Reshape => {
-                        let target = self.stashed_shape(&shape);
-                        self.body.reshape(a, if batched { &target } else { &shape })
-                    }
-                    Movement::Expand if batched => {
-                        let aligned = self.align(a, rank, shape.len());
-                        let zeros = self.body.zeros(&PointType { shape: shape.clone(), element });
-                        self.body.add(aligned, zeros)
-                    }
-                    Movement::Expand => self.body.expand(a, &shape),
-                    Movement::Concat(along) => {
-                        let c = self.elem(ops[1])?;
-                        self.body.concat(a, c, shift(*along))
-                    }
-                    Movement::Arange => unreachable!("no operands"),
-                }
-            }
+            NodeKind::Matmul(..) | NodeKind::Einsum(..) => self.contraction_elem(n)?,
+            NodeKind::Move(movement, ops) => self.move_elem(n, movement, ops, p, PointType { shape, element })?,
             NodeKind::Gather(table, indices) => {
                 let (t, r) = self.operand(*table)?;
                 if self.is_batched(t, r) {
@@ -344,6 +264,113 @@ impl<'c> Frame<'_, 'c> {
         };
         self.elem.insert(n, v);
         Ok(v)
+    }
+
+    /// [`Self::elem`] of a range read of `source` (its lower and upper
+    /// bounds and caps) other than the pivot: the same element of another
+    /// read of the pivot's range, of type `ty`.
+    fn range_elem(
+        &mut self,
+        n: usize,
+        source: usize,
+        maps: [&[AffineMap]; 3],
+        ty: PointType,
+    ) -> Result<usize, PassDiagnostic<'c>> {
+        let [lower, upper, caps] = maps;
+        let empty = AffineMap { num_dims: self.x_dims, num_symbols: self.num_symbols, results: Vec::new() };
+        let mut l = Vec::new();
+        let mut c = Vec::new();
+        for j in 0..lower.len() {
+            if upper[j].results.is_empty() {
+                match (self.compose(&lower[j]), self.compose(&caps[j])) {
+                    (Some(lo), Some(cap)) => {
+                        l.push(lo);
+                        c.push(cap);
+                    }
+                    _ => return Err(self.error(n, "a read of the same range at a point that varies with it")),
+                }
+            } else {
+                l.push(AffineMap { results: vec![AffineExpr::Dim(self.range_dim)], ..empty.clone() });
+                c.push(empty.clone());
+            }
+        }
+        let kind = NodeKind::ReadRange { source, lower: l, upper: vec![empty; upper.len()], caps: c };
+        Ok(self.body.push(kind, ty))
+    }
+
+    /// [`Self::elem`] of a contraction (a matmul or an einsum) of node `n`.
+    fn contraction_elem(&mut self, n: usize) -> Result<usize, PassDiagnostic<'c>> {
+        let (ops, labels, result) = contraction_labels(self.branch, n).expect("analysed");
+        let label = node_label(self.carry, &ops, &labels);
+        let batch = Self::batch_label(&labels);
+        let mut pairs = Vec::new();
+        let mut sizes: Vec<(char, i64)> = vec![(batch, DYNAMIC)];
+        let mut any = false;
+        for (&a, l) in ops.iter().zip(&labels) {
+            let (v, r) = self.operand(a)?;
+            let mut l: Vec<char> = l.iter().copied().filter(|&c| c != label).collect();
+            if self.is_batched(v, r) {
+                l.insert(0, batch);
+                any = true;
+            }
+            sizes.extend(l.iter().copied().zip(self.body.ty(v).shape.iter().copied()));
+            pairs.push((v, l));
+        }
+        let mut result: Vec<char> = result.into_iter().filter(|&c| c != label).collect();
+        if any {
+            result.insert(0, batch);
+        }
+        Ok(self.body.contract(&pairs, &result, &sizes))
+    }
+
+    /// [`Self::elem`] of a movement of node `n` carrying the range along
+    /// axis `p`, of element type `ty`.
+    fn move_elem(
+        &mut self,
+        n: usize,
+        movement: &Movement,
+        ops: &[usize],
+        p: usize,
+        ty: PointType,
+    ) -> Result<usize, PassDiagnostic<'c>> {
+        let (shape, element) = (ty.shape, ty.element);
+        let shift = |axis: usize| if axis > p { axis - 1 } else { axis };
+        let rank = self.element_shape(ops[0]).len();
+        let a = self.elem(ops[0])?;
+        let batched = self.is_batched(a, rank);
+        let b = batched as usize;
+        if batched && matches!(movement, Movement::Slice(_) | Movement::Concat(_)) {
+            return Err(self.error(n, "a slice or concatenation of values that depend on the reader's point"));
+        }
+        Ok(match movement {
+            Movement::Permute(permutation) => {
+                let Carry::Axis(from) = self.carry[ops[0]] else { unreachable!("carries") };
+                let mut out: Vec<usize> = if batched { vec![0] } else { Vec::new() };
+                out.extend(permutation.iter().filter(|&&x| x != from).map(|&x| if x > from { x - 1 } else { x } + b));
+                self.body.permute(a, &out)
+            }
+            Movement::Flip(along) => self.body.flip(a, shift(*along) + b),
+            Movement::Slice(offsets) => {
+                let mut offsets = offsets.clone();
+                offsets.remove(p);
+                self.body.slice(a, &offsets, &shape)
+            }
+            Movement::Reshape => {
+                let target = self.stashed_shape(&shape);
+                self.body.reshape(a, if batched { &target } else { &shape })
+            }
+            Movement::Expand if batched => {
+                let aligned = self.align(a, rank, shape.len());
+                let zeros = self.body.zeros(&PointType { shape: shape.clone(), element });
+                self.body.add(aligned, zeros)
+            }
+            Movement::Expand => self.body.expand(a, &shape),
+            Movement::Concat(along) => {
+                let c = self.elem(ops[1])?;
+                self.body.concat(a, c, shift(*along))
+            }
+            Movement::Arange => unreachable!("no operands"),
+        })
     }
 
     /// The cotangents a collapsing node `c` gives the elements of its
