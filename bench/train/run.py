@@ -328,6 +328,9 @@ def main():
     parser.add_argument("--mode", choices=["auto", "loop", "step"], default="auto")
     parser.add_argument("--wait-load", type=float, default=1.5, help="wait (up to 10 min) for a load average below this first")
     parser.add_argument("--no-check", action="store_true")
+    parser.add_argument("--no-cell-loop", action="store_true",
+                        help="leave out PyTorch's LSTM as a loop of cells (nn.LSTM, the faster, stays; a cell loop takes "
+                             "seconds per iteration at batch 64, width 256, T = 256)")
     parser.add_argument("--no-jax", action="store_true", help="leave out the JAX baselines (a jitted step, the run as one lax.scan)")
     parser.add_argument("--torch-compile", action="store_true",
                         help="also PyTorch with torch.compile (tens of seconds of compile per case)")
@@ -385,7 +388,8 @@ def main():
                                         system="tempo", error=probes[(model, mode)]))
             print(f"{label(c)}: not runnable: {probes[(model, mode)].splitlines()[-1]}", flush=True)
             continue
-        systems = ["tempo", "torch"] + (["torch-nn"] if model == "lstm" else [])
+        cell_loop = not (args.no_cell_loop and model == "lstm")
+        systems = ["tempo"] + (["torch"] if cell_loop else []) + (["torch-nn"] if model == "lstm" else [])
         if not args.no_jax:
             systems += ["jax", "jax-scan"]
         if args.torch_compile:
