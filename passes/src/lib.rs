@@ -6,6 +6,7 @@ pub mod affine;
 pub mod collectives;
 pub mod data_reads;
 pub mod diagnostics;
+pub mod emit;
 pub mod fault;
 pub mod optimize;
 pub mod pass;

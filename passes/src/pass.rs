@@ -227,7 +227,7 @@ pub fn rewrite_module<'c>(
 ) -> PassResult<'c> {
     let mut program = crate::verify::verify_program(op)?;
     if pass.rewrite(&mut program, options, op.location())? {
-        crate::print::replace_program(op, &program)?;
+        crate::emit::replace_program(op, &program)?;
     }
     Ok(())
 }

@@ -351,7 +351,7 @@ fn rewrite_all<'c>(
         times.push((pass.name(), start.elapsed()));
     }
     if changed {
-        crate::print::replace_program(op, &program)?;
+        crate::emit::replace_program(op, &program)?;
     }
     Ok(times)
 }

@@ -17,6 +17,7 @@ use mlir_sys::{
     mlirTypeAttrGetValue, mlirTypeEqual, mlirTypeIsAF32, mlirTypeIsAF64, mlirTypeIsAInteger, mlirTypeIsARankedTensor,
 };
 use std::fmt;
+use std::sync::Arc;
 use tempo_dialects::{block_operations, temporal};
 
 /// Element types of point values.
@@ -760,10 +761,12 @@ pub enum NodeKind {
     /// A constant; `text` is the MLIR attribute text, `values` the elements in
     /// row-major order (as f64; integers are exact up to 2^53), `integers`
     /// the elements of an integer constant, exact (empty for floats).
+    /// Shared (a weight-shaped constant is megabytes, and passes clone
+    /// nodes).
     Constant {
-        text: String,
-        values: Vec<f64>,
-        integers: Vec<i64>,
+        text: Arc<str>,
+        values: Arc<[f64]>,
+        integers: Arc<[i64]>,
     },
     Unary(UnaryKind, usize),
     Binary(BinaryKind, usize, usize),

@@ -85,7 +85,7 @@ impl TempoPass for TemporalAutodiff {
         if !expand(&mut program)? {
             return Ok(());
         }
-        crate::print::replace_program(op, &program)
+        crate::emit::replace_program(op, &program)
     }
 }
 

@@ -619,7 +619,11 @@ fn apply<'c>(branch: &mut Branch<'c>, plan: Plan) {
         None => {
             let text = format!("dense<1.0> : tensor<{}>", element.mlir());
             let integers = crate::program::integers_of(&[1.0], element);
-            push(&mut nodes, NodeKind::Constant { text, values: vec![1.0], integers }, Vec::new())
+            push(
+                &mut nodes,
+                NodeKind::Constant { text: text.into(), values: [1.0].into(), integers: integers.into() },
+                Vec::new(),
+            )
         }
     };
     operands.push(scale);

@@ -425,7 +425,7 @@ fn start(kind: ReduceKind, ty: &PointType) -> NodeKind {
     };
     let values = vec![value; ty.num_elements()];
     let integers = crate::program::integers_of(&values, ty.element);
-    NodeKind::Constant { text: dense(&values, ty), values, integers }
+    NodeKind::Constant { text: dense(&values, ty).into(), values: values.into(), integers: integers.into() }
 }
 
 /// Builds the recurrence tensor for `lift`.

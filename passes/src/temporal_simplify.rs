@@ -279,7 +279,7 @@ fn constant_values<'a>(nodes: &'a [Node], k: usize) -> Option<&'a [f64]> {
 /// A constant node of type `ty` with these values.
 fn constant(values: Vec<f64>, ty: &PointType) -> NodeKind {
     let integers = crate::program::integers_of(&values, ty.element);
-    NodeKind::Constant { text: dense(&values, ty), values, integers }
+    NodeKind::Constant { text: dense(&values, ty).into(), values: values.into(), integers: integers.into() }
 }
 
 /// Negation and add, sub, mul, div of constants of one type (or a scalar

@@ -363,7 +363,8 @@ fn apply(branch: &mut Branch, found: Found) {
         let element = branch.nodes[unit].ty.element;
         let text = format!("dense<1.0> : tensor<{}>", element.mlir());
         let integers = crate::program::integers_of(&[1.0], element);
-        branch.nodes[unit].kind = NodeKind::Constant { text, values: vec![1.0], integers };
+        branch.nodes[unit].kind =
+            NodeKind::Constant { text: text.into(), values: [1.0].into(), integers: integers.into() };
         branch.nodes[unit].ty = PointType { shape: Vec::new(), element };
         branch.nodes[unit].location = location;
     }

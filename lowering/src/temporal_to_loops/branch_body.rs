@@ -103,7 +103,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     self.range_view(*source, lower, upper, caps, &body.reader_dims, &node.ty, b)?
                 }
                 NodeKind::ReadAt { .. } => self.read_at_view(node, &branch.nodes, &body.views, &body.reader_dims, b)?,
-                NodeKind::Constant { text, .. } => self.constant(text, &node.ty, b)?,
+                NodeKind::Constant { values, integers, .. } => self.constant(values, integers, &node.ty, b)?,
                 _ => {
                     self.computed(&mut body, n, b)?;
                     continue;
@@ -285,20 +285,29 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// A constant: a private global (`memref.global`) holding its value,
     /// viewed where it is read (for the GPU, copied once at entry into
     /// memory its kernels can read); a splat, a buffer filled at entry.
-    fn constant(&mut self, text: &str, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
+    fn constant(
+        &mut self,
+        values: &[f64],
+        integers: &[i64],
+        ty: &PointType,
+        b: &Builder<'c, 'a>,
+    ) -> Built<View<'c, 'a>> {
         let context = self.context;
         let global = format!("__tempo_constant_{}", self.fresh_id());
         let plain = plain_type(context, ty);
-        let value = Attribute::parse(context, text)
-            .ok_or_else(|| format!("compiler fault: the constant's value '{text}' is not an attribute"))?;
+        let value = tempo_passes::emit::dense_attribute(context, ty, values, integers)
+            .map_err(|e| format!("compiler fault: the constant's value: {e}"))?;
         if let Some(element) = splat_element(value).filter(|_| !ty.shape.is_empty() && !self.gpu) {
+            // One buffer per splat value and type (the attribute's text is
+            // short: one element).
+            let text = value.to_string();
             // A splat of more than one element (an optimizer's learning
             // rate as a whole weight-shaped tensor): a buffer filled once
             // at entry, shared by every use of the same constant, not a
             // global of every element, which LLVM would translate, lay out
             // and emit element by element (3.4 MB of read-only data in a
             // 2-layer GPT training step).
-            if let Some(&view) = self.splats.get(text) {
+            if let Some(&view) = self.splats.get(&text) {
                 return Ok(View::fixed(view, ty));
             }
             let entry = self.entry.at(b.location);
@@ -307,7 +316,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             entry.fill(scalar, buffer)?;
             self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
             let view = entry.cast(buffer, view_type(context, ty))?;
-            self.splats.insert(text.to_string(), view);
+            self.splats.insert(text, view);
             return Ok(View::fixed(view, ty));
         }
         let named = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);

@@ -41,7 +41,10 @@ impl<'c> Body<'c> {
     pub fn scalar(&mut self, value: f64, element: ElementType) -> usize {
         let ty = PointType { shape: Vec::new(), element };
         let integers = crate::program::integers_of(&[value], element);
-        self.push(NodeKind::Constant { text: dense(&[value], &ty), values: vec![value], integers }, ty)
+        self.push(
+            NodeKind::Constant { text: dense(&[value], &ty).into(), values: [value].into(), integers: integers.into() },
+            ty,
+        )
     }
 
     /// `value` in every element of `ty` (a scalar broadcast, so that large

@@ -636,8 +636,11 @@ fn apply(program: &mut Program, plan: Plan, d: usize) {
     let ty = sum.point.clone();
     let location = sum.location;
     let scalar = PointType { shape: vec![], element: ty.element };
-    let zero =
-        NodeKind::Constant { text: crate::print::dense(&[0.0], &scalar), values: vec![0.0], integers: Vec::new() };
+    let zero = NodeKind::Constant {
+        text: crate::print::dense(&[0.0], &scalar).into(),
+        values: [0.0].into(),
+        integers: [].into(),
+    };
     let nodes = vec![
         Node { kind: zero, ty: scalar, location },
         Node { kind: NodeKind::Move(Movement::Expand, vec![0]), ty, location },

@@ -271,9 +271,9 @@ impl<'c> super::Batcher<'_, 'c> {
             AffineExpr::Symbol(s) => self.push(NodeKind::Bound(*s), scalar, false, location),
             AffineExpr::Constant(c) => {
                 let kind = NodeKind::Constant {
-                    text: crate::print::dense(&[*c as f64], &scalar),
-                    values: vec![*c as f64],
-                    integers: vec![*c],
+                    text: crate::print::dense(&[*c as f64], &scalar).into(),
+                    values: [*c as f64].into(),
+                    integers: [*c].into(),
                 };
                 self.push(kind, scalar, false, location)
             }
@@ -361,9 +361,9 @@ impl<'c> super::Batcher<'_, 'c> {
         let element = self.nodes[x].ty.element;
         let scalar = PointType { shape: vec![], element };
         let kind = NodeKind::Constant {
-            text: crate::print::dense(&[identity], &scalar),
-            values: vec![identity],
-            integers: crate::program::integers_of(&[identity], element),
+            text: crate::print::dense(&[identity], &scalar).into(),
+            values: [identity].into(),
+            integers: crate::program::integers_of(&[identity], element).into(),
         };
         let identity = self.push(kind, scalar, false, location);
         let mut shape = self.nodes[x].ty.shape.clone();

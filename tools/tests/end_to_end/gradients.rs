@@ -542,6 +542,6 @@ fn splits(case: &GradientCase, inexact: bool) -> bool {
     program.tensors.iter().any(|t| {
         t.name.contains("$s$")
             && matches!(t.branches.as_slice(), [b] if matches!(b.nodes.first().map(|n| &n.kind),
-                Some(NodeKind::Constant { values, .. }) if values == &[0.0]))
+                Some(NodeKind::Constant { values, .. }) if **values == [0.0]))
     })
 }

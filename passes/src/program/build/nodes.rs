@@ -369,7 +369,7 @@ impl<'c, 'v> Builder<'c, 'v> {
         }
         let values = dense_values(value, ty.num_elements(), ty.element);
         let integers = dense_integers(value, ty.num_elements(), ty.element);
-        Some(NodeKind::Constant { text: value.to_string(), values, integers })
+        Some(NodeKind::Constant { text: value.to_string().into(), values: values.into(), integers: integers.into() })
     }
 
     /// Unary, binary, comparison, select and cast ops (NumPy broadcasting).

@@ -100,7 +100,7 @@ impl<'c> Frame<'_, 'c> {
         let shape = self.stashed_shape(&ty.shape);
         // A placeholder of the right type (the first build is discarded).
         let ty = PointType { shape, element: ty.element };
-        self.body.push(NodeKind::Constant { text: String::new(), values: Vec::new(), integers: Vec::new() }, ty)
+        self.body.push(NodeKind::Constant { text: "".into(), values: [].into(), integers: [].into() }, ty)
     }
 
     /// Whether body node `v` is batched, given its element shape's rank.
