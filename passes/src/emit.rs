@@ -20,9 +20,7 @@
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
 use crate::diagnostics::PassDiagnostic;
-use crate::program::{
-    BinaryKind, DYNAMIC, ElementType, FlashPart, Movement, Node, NodeKind, PointType, Program, ReduceKind, UnaryKind,
-};
+use crate::program::{DYNAMIC, ElementType, FlashPart, Movement, Node, NodeKind, PointType, Program, ReduceKind};
 use melior::Context;
 use melior::ir::attribute::{ArrayAttribute, IntegerAttribute, StringAttribute, TypeAttribute};
 use melior::ir::operation::{OperationLike, OperationMutLike};
@@ -322,8 +320,11 @@ impl<'c> Emit<'c, '_> {
             NodeKind::Constant { values: floats, integers, .. } => {
                 t::ConstantOp::build(c, at, dense_attribute(c, &node.ty, floats, integers)?, ty)
             }
-            NodeKind::Unary(kind, a) => unary(c, at, *kind, v(*a)?, ty),
-            NodeKind::Binary(kind, a, b) => binary(c, at, *kind, v(*a)?, v(*b)?, ty),
+            // Elementwise ops have no attributes: built by the name the
+            // model gives their kind, so that a new one is declared and
+            // named once (the dialect, `UnaryKind::op_name`).
+            NodeKind::Unary(_, a) => elementwise(&node.kind.op_name(), at, &[v(*a)?], ty)?,
+            NodeKind::Binary(_, a, b) => elementwise(&node.kind.op_name(), at, &[v(*a)?, v(*b)?], ty)?,
             NodeKind::Compare(p, a, b) => t::CmpOp::build(c, at, v(*a)?, v(*b)?, self.string(p.text()), ty),
             NodeKind::Select(p, a, b) => t::SelectOp::build(c, at, v(*p)?, v(*a)?, v(*b)?, ty),
             NodeKind::Cast(a) => t::CastOp::build(c, at, v(*a)?, ty),
@@ -409,44 +410,19 @@ impl<'c> Emit<'c, '_> {
     }
 }
 
-/// A unary elementwise op.
-fn unary<'c>(c: &'c Context, at: Location<'c>, kind: UnaryKind, a: Value<'c, '_>, ty: Type<'c>) -> Operation<'c> {
-    match kind {
-        UnaryKind::Neg => t::NegOp::build(c, at, a, ty),
-        UnaryKind::Exp => t::ExpOp::build(c, at, a, ty),
-        UnaryKind::Log => t::LogOp::build(c, at, a, ty),
-        UnaryKind::Sqrt => t::SqrtOp::build(c, at, a, ty),
-        UnaryKind::Tanh => t::TanhOp::build(c, at, a, ty),
-        UnaryKind::Sigmoid => t::SigmoidOp::build(c, at, a, ty),
-        UnaryKind::Relu => t::ReluOp::build(c, at, a, ty),
-        UnaryKind::Sin => t::SinOp::build(c, at, a, ty),
-        UnaryKind::Cos => t::CosOp::build(c, at, a, ty),
-        UnaryKind::Abs => t::AbsOp::build(c, at, a, ty),
-        UnaryKind::Not => t::NotOp::build(c, at, a, ty),
-        UnaryKind::StopGradient => t::StopGradientOp::build(c, at, a, ty),
-    }
-}
-
-/// A binary elementwise op.
-fn binary<'c>(
-    c: &'c Context,
+/// The elementwise op `name` (with the dialect's prefix) of `operands`,
+/// of result type `ty`.
+fn elementwise<'c>(
+    name: &str,
     at: Location<'c>,
-    kind: BinaryKind,
-    a: Value<'c, '_>,
-    b: Value<'c, '_>,
+    operands: &[Value<'c, '_>],
     ty: Type<'c>,
-) -> Operation<'c> {
-    match kind {
-        BinaryKind::Add => t::AddOp::build(c, at, a, b, ty),
-        BinaryKind::Sub => t::SubOp::build(c, at, a, b, ty),
-        BinaryKind::Mul => t::MulOp::build(c, at, a, b, ty),
-        BinaryKind::Div => t::DivOp::build(c, at, a, b, ty),
-        BinaryKind::Max => t::MaxOp::build(c, at, a, b, ty),
-        BinaryKind::Min => t::MinOp::build(c, at, a, b, ty),
-        BinaryKind::Pow => t::PowOp::build(c, at, a, b, ty),
-        BinaryKind::And => t::AndOp::build(c, at, a, b, ty),
-        BinaryKind::Or => t::OrOp::build(c, at, a, b, ty),
-    }
+) -> Result<Operation<'c>, String> {
+    melior::ir::operation::OperationBuilder::new(name, at)
+        .add_operands(operands)
+        .add_results(&[ty])
+        .build()
+        .map_err(|e| format!("{name}: {e}"))
 }
 
 #[cfg(test)]

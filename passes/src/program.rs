@@ -237,6 +237,28 @@ impl UnaryKind {
             Self::StopGradient => "stop_gradient",
         }
     }
+
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 12] = [
+        Self::Neg,
+        Self::Exp,
+        Self::Log,
+        Self::Sqrt,
+        Self::Tanh,
+        Self::Sigmoid,
+        Self::Relu,
+        Self::Sin,
+        Self::Cos,
+        Self::Abs,
+        Self::Not,
+        Self::StopGradient,
+    ];
+
+    /// The kind of op `name` (with the dialect's prefix), if it is one.
+    pub fn of_op(name: &str) -> Option<Self> {
+        let short = name.strip_prefix("temporal.")?;
+        Self::ALL.into_iter().find(|k| k.op_name() == short)
+    }
 }
 
 /// Elementwise binary operations.
@@ -267,6 +289,16 @@ impl BinaryKind {
             Self::And => "and",
             Self::Or => "or",
         }
+    }
+
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 9] =
+        [Self::Add, Self::Sub, Self::Mul, Self::Div, Self::Max, Self::Min, Self::Pow, Self::And, Self::Or];
+
+    /// The kind of op `name` (with the dialect's prefix), if it is one.
+    pub fn of_op(name: &str) -> Option<Self> {
+        let short = name.strip_prefix("temporal.")?;
+        Self::ALL.into_iter().find(|k| k.op_name() == short)
     }
 }
 
@@ -342,6 +374,15 @@ impl ReduceKind {
             Self::ArgMax => "argmax",
             Self::CumSum => "cumsum",
         }
+    }
+
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 5] = [Self::Sum, Self::Max, Self::Mean, Self::ArgMax, Self::CumSum];
+
+    /// The kind of op `name` (with the dialect's prefix), if it is one.
+    pub fn of_op(name: &str) -> Option<Self> {
+        let short = name.strip_prefix("temporal.")?;
+        Self::ALL.into_iter().find(|k| k.op_name() == short)
     }
 }
 

@@ -71,36 +71,14 @@ impl<'c, 'v> Builder<'c, 'v> {
             "temporal.read" => self.read_node(op, reader, &ty)?,
             "temporal.read_at" => self.read_at_node(op, reader, &ty, &operand_nodes, nodes)?,
             "temporal.read_range" => self.read_range_node(op, reader, &ty)?,
-            "temporal.reduce_sum"
-            | "temporal.reduce_max"
-            | "temporal.reduce_mean"
-            | "temporal.argmax"
-            | "temporal.cumsum" => self.reduction_node(op, &name, &operand_nodes, nodes, &ty)?,
+            n if ReduceKind::of_op(n).is_some() => self.reduction_node(op, &name, &operand_nodes, nodes, &ty)?,
             "temporal.constant" => self.constant_node(op, result_type, &ty)?,
-            "temporal.neg"
-            | "temporal.exp"
-            | "temporal.log"
-            | "temporal.sqrt"
-            | "temporal.tanh"
-            | "temporal.sigmoid"
-            | "temporal.relu"
-            | "temporal.sin"
-            | "temporal.cos"
-            | "temporal.abs"
-            | "temporal.not"
-            | "temporal.stop_gradient"
-            | "temporal.add"
-            | "temporal.sub"
-            | "temporal.mul"
-            | "temporal.div"
-            | "temporal.max"
-            | "temporal.min"
-            | "temporal.pow"
-            | "temporal.and"
-            | "temporal.or"
-            | "temporal.cmp"
-            | "temporal.select"
-            | "temporal.cast" => self.elementwise_node(op, &name, &operand_nodes, nodes, &ty)?,
+            n if UnaryKind::of_op(n).is_some()
+                || BinaryKind::of_op(n).is_some()
+                || matches!(n, "temporal.cmp" | "temporal.select" | "temporal.cast") =>
+            {
+                self.elementwise_node(op, &name, &operand_nodes, nodes, &ty)?
+            }
             "temporal.matmul"
             | "temporal.einsum"
             | "temporal.attention"
@@ -328,13 +306,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             self.error(op, format!("'{name}' axis {axis} is out of range for {input}"));
             return None;
         }
-        let kind = match name.as_str() {
-            "temporal.reduce_sum" => ReduceKind::Sum,
-            "temporal.reduce_max" => ReduceKind::Max,
-            "temporal.reduce_mean" => ReduceKind::Mean,
-            "temporal.argmax" => ReduceKind::ArgMax,
-            _ => ReduceKind::CumSum,
-        };
+        let kind = ReduceKind::of_op(name).unwrap_or(ReduceKind::CumSum);
         let mut shape = input.shape.clone();
         if kind != ReduceKind::CumSum {
             shape.remove(axis as usize);
@@ -382,33 +354,8 @@ impl<'c, 'v> Builder<'c, 'v> {
         nodes: &[Node<'c>],
         ty: &PointType,
     ) -> Option<NodeKind> {
-        let unary = match name.as_str() {
-            "temporal.neg" => Some(UnaryKind::Neg),
-            "temporal.exp" => Some(UnaryKind::Exp),
-            "temporal.log" => Some(UnaryKind::Log),
-            "temporal.sqrt" => Some(UnaryKind::Sqrt),
-            "temporal.tanh" => Some(UnaryKind::Tanh),
-            "temporal.sigmoid" => Some(UnaryKind::Sigmoid),
-            "temporal.relu" => Some(UnaryKind::Relu),
-            "temporal.sin" => Some(UnaryKind::Sin),
-            "temporal.cos" => Some(UnaryKind::Cos),
-            "temporal.abs" => Some(UnaryKind::Abs),
-            "temporal.not" => Some(UnaryKind::Not),
-            "temporal.stop_gradient" => Some(UnaryKind::StopGradient),
-            _ => None,
-        };
-        let binary = match name.as_str() {
-            "temporal.add" => Some(BinaryKind::Add),
-            "temporal.sub" => Some(BinaryKind::Sub),
-            "temporal.mul" => Some(BinaryKind::Mul),
-            "temporal.div" => Some(BinaryKind::Div),
-            "temporal.max" => Some(BinaryKind::Max),
-            "temporal.min" => Some(BinaryKind::Min),
-            "temporal.pow" => Some(BinaryKind::Pow),
-            "temporal.and" => Some(BinaryKind::And),
-            "temporal.or" => Some(BinaryKind::Or),
-            _ => None,
-        };
+        let unary = UnaryKind::of_op(name);
+        let binary = BinaryKind::of_op(name);
         Some(if let Some(u) = unary {
             let a = operand_nodes[0];
             if !nodes[a].ty.compatible(&ty) {
