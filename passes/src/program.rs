@@ -238,6 +238,19 @@ impl UnaryKind {
         }
     }
 
+    /// What the operand must be, if `element` is not it (the verifier's
+    /// message): `not` takes booleans, negation, relu and abs any number,
+    /// the others floats.
+    pub fn operand_needs(self, element: ElementType) -> Option<&'static str> {
+        let boolean = element == ElementType::I1;
+        match self {
+            Self::Not => (!boolean).then_some("a boolean (i1)"),
+            Self::StopGradient => None,
+            Self::Neg | Self::Relu | Self::Abs => boolean.then_some("a numeric"),
+            _ => (!element.is_float()).then_some("a floating-point"),
+        }
+    }
+
     /// Every kind, in declaration order.
     pub const ALL: [Self; 12] = [
         Self::Neg,

@@ -362,14 +362,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 self.error(op, format!("'{name}' operand is {} but the result is {ty}", nodes[a].ty));
                 return None;
             }
-            let boolean = ty.element == ElementType::I1;
-            let wrong = match u {
-                UnaryKind::Not => (!boolean).then_some("a boolean (i1)"),
-                UnaryKind::StopGradient => None,
-                UnaryKind::Neg | UnaryKind::Relu | UnaryKind::Abs => boolean.then_some("a numeric"),
-                _ => (!ty.element.is_float()).then_some("a floating-point"),
-            };
-            if let Some(kind) = wrong {
+            if let Some(kind) = u.operand_needs(ty.element) {
                 self.error(op, format!("'{name}' needs {kind} operand, got {ty}"));
                 return None;
             }
