@@ -172,6 +172,9 @@ tempo_dialect_macros::dialect! {
         op cos { operands { operand: any } results { result: any } }
         /// Elementwise absolute value.
         op abs { operands { operand: any } results { result: any } }
+        /// Elementwise sign: 1 where the operand is positive, -1 where it is
+        /// negative, the operand elsewhere (zeros and NaNs), of its type.
+        op sign { operands { operand: any } results { result: any } }
         /// Elementwise `lhs ^ rhs` (floats).
         op pow { operands { lhs: any, rhs: any } results { result: any } }
         /// Elementwise logical and (booleans, `i1`).

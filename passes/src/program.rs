@@ -213,6 +213,8 @@ pub enum UnaryKind {
     Sin,
     Cos,
     Abs,
+    /// 1, -1, or the operand (zero, NaN) by its sign.
+    Sign,
     Not,
     /// The operand's value; no gradient passes (`temporal.stop_gradient`,
     /// removed by `temporal-autodiff`).
@@ -233,6 +235,7 @@ impl UnaryKind {
             Self::Sin => "sin",
             Self::Cos => "cos",
             Self::Abs => "abs",
+            Self::Sign => "sign",
             Self::Not => "not",
             Self::StopGradient => "stop_gradient",
         }
@@ -246,13 +249,13 @@ impl UnaryKind {
         match self {
             Self::Not => (!boolean).then_some("a boolean (i1)"),
             Self::StopGradient => None,
-            Self::Neg | Self::Relu | Self::Abs => boolean.then_some("a numeric"),
+            Self::Neg | Self::Relu | Self::Abs | Self::Sign => boolean.then_some("a numeric"),
             _ => (!element.is_float()).then_some("a floating-point"),
         }
     }
 
     /// Every kind, in declaration order.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Neg,
         Self::Exp,
         Self::Log,
@@ -263,6 +266,7 @@ impl UnaryKind {
         Self::Sin,
         Self::Cos,
         Self::Abs,
+        Self::Sign,
         Self::Not,
         Self::StopGradient,
     ];

@@ -74,6 +74,18 @@ pub(super) fn scalar<'c, 'a>(
         Elementwise::Unary(UnaryKind::Abs) if float => unary("math.absf"),
         // max(x, -x) (wrapping: the smallest integer stays itself).
         Elementwise::Unary(UnaryKind::Abs) => b.arith("maxsi", a[0], b.arith("subi", zero()?, a[0])?),
+        // 1 above zero, -1 below, else the value itself (zeros, NaNs).
+        Elementwise::Unary(UnaryKind::Sign) => {
+            let (positive, negative) = if float {
+                let (gt, lt) = (FloatCompare::Ogt, FloatCompare::Olt);
+                (b.compare_floats(gt, a[0], zero()?)?, b.compare_floats(lt, a[0], zero()?)?)
+            } else {
+                (b.compare(Compare::Sgt, a[0], zero()?)?, b.compare(Compare::Slt, a[0], zero()?)?)
+            };
+            let one = if float { b.float(1.0, e)? } else { b.constant(1, e)? };
+            let minus_one = if float { b.float(-1.0, e)? } else { b.constant(-1, e)? };
+            b.select(positive, one, b.select(negative, minus_one, a[0])?)
+        }
         // Never reached after temporal-autodiff (which removes it): the value.
         Elementwise::Unary(UnaryKind::StopGradient) => Ok(a[0]),
         Elementwise::Unary(UnaryKind::Not) => b.arith("xori", a[0], b.constant(1, e)?),

@@ -281,6 +281,9 @@ macro_rules! float_unary {
                 UnaryKind::Sin => x.sin(),
                 UnaryKind::Cos => x.cos(),
                 UnaryKind::Abs => x.abs(),
+                UnaryKind::Sign if x > 0.0 => 1.0,
+                UnaryKind::Sign if x < 0.0 => -1.0,
+                UnaryKind::Sign => x,
                 UnaryKind::StopGradient => x,
                 UnaryKind::Not => unreachable!("the verifier allows not only on booleans"),
             })
@@ -293,6 +296,7 @@ macro_rules! int_unary {
         match $kind {
             UnaryKind::Neg => $x.wrapping_neg(),
             UnaryKind::Abs => $x.wrapping_abs(),
+            UnaryKind::Sign => $x.signum(),
             _ => $x.max(0),
         }
     };

@@ -45,6 +45,11 @@ pub(super) fn unary(body: &mut Body<'_>, n: usize, op: UnaryKind, a: usize, c: u
             let down = body.mask(negative, minus);
             body.select(positive, c, down)
         }
+        // Flat but at zero: no gradient.
+        UnaryKind::Sign => {
+            let ty = body.ty(a).clone();
+            body.zeros(&ty)
+        }
         UnaryKind::Not | UnaryKind::StopGradient => unreachable!("no gradient passes"),
     }
 }

@@ -743,9 +743,9 @@ impl GeneralGenerator {
             v
         } else if kind < 7 {
             let ops: &[&str] = if g.is_float() {
-                &["neg", "relu", "tanh", "sigmoid", "sin", "cos", "abs"]
+                &["neg", "relu", "tanh", "sigmoid", "sin", "cos", "abs", "sign"]
             } else {
-                &["neg", "relu", "abs"]
+                &["neg", "relu", "abs", "sign"]
             };
             let op = *ops.choose(&mut g.rng).expect("non-empty");
             let a = self.expression(depth - 1, me, tensors, inputs, domain, direction, points, body);
