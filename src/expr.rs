@@ -487,6 +487,12 @@ impl Expr {
     pub fn abs(&self) -> Expr {
         self.clone().unary(Unary::Abs)
     }
+    /// Sign: 1 where positive, -1 where negative, the value itself
+    /// elsewhere (zeros, NaN); no gradient passes through it.
+    #[track_caller]
+    pub fn sign(&self) -> Expr {
+        self.clone().unary(Unary::Sign)
+    }
     /// SiLU (swish), `x * sigmoid(x)`, elementwise (floats): LLaMA's MLP
     /// activation. Composed of `sigmoid` and a product (no op of its own:
     /// the lowering fuses `g * sigmoid(g)` of a product into its kernel).
