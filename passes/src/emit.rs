@@ -177,7 +177,8 @@ pub fn dense_attribute<'c>(
     Ok(unsafe { Attribute::from_raw(raw) })
 }
 
-fn element_type(context: &Context, element: ElementType) -> Type<'_> {
+/// The MLIR type of an element type.
+pub fn element_type(context: &Context, element: ElementType) -> Type<'_> {
     match element {
         ElementType::F32 => Type::float32(context),
         ElementType::F64 => Type::float64(context),

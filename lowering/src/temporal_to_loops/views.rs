@@ -17,7 +17,7 @@ use melior::ir::{
     attribute::{ArrayAttribute, DenseI64ArrayAttribute, IntegerAttribute},
     r#type::{DimSize, IntegerType, MemRefType, ShapedTypeLike, TypeLike},
 };
-use tempo_passes::program::{DYNAMIC, ElementType, PointType};
+use tempo_passes::program::{DYNAMIC, PointType};
 
 /// MLIR's marker of a dynamic size, stride or offset in a type.
 pub(super) const UNKNOWN: i64 = i64::MIN;
@@ -66,16 +66,8 @@ pub(super) fn key(value: Value) -> usize {
     value.to_raw().ptr as usize
 }
 
-/// The MLIR type of an element type.
-pub(super) fn element_type(context: &Context, element: ElementType) -> Type<'_> {
-    match element {
-        ElementType::F32 => Type::float32(context),
-        ElementType::F64 => Type::float64(context),
-        ElementType::I32 => IntegerType::new(context, 32).into(),
-        ElementType::I64 => IntegerType::new(context, 64).into(),
-        ElementType::I1 => IntegerType::new(context, 1).into(),
-    }
-}
+/// The MLIR type of an element type (the program model's writer's).
+pub(super) use tempo_passes::emit::element_type;
 
 /// A point shape's sizes in a type (a dynamic one as MLIR's marker).
 fn dims(shape: &[i64]) -> Vec<i64> {
