@@ -449,6 +449,7 @@ pub(super) fn matrix<'c, 'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tempo_passes::program::ElementType;
 
     #[test]
     fn view_types_are_row_major_strided() {
