@@ -1,44 +1,12 @@
-//! Replacing a module's contents with code parsed from MLIR text.
-//!
-//! Lowerings that produce whole functions build them as text (readable,
-//! and checked by MLIR's own parser and verifier) and splice the result into
-//! the module being transformed, in the module's context.
+//! Removing a module's top-level ops, and adding ops parsed from MLIR text
+//! (the few lowerings that still write declarations and helper functions
+//! as text).
 
 use crate::diagnostics::PassDiagnostic;
 use crate::fault::{Origins, parse_generated};
 use melior::ir::{BlockLike, Module, OperationRef, RegionLike, ValueLike, operation::OperationLike};
-use mlir_sys::{mlirBlockAppendOwnedOperation, mlirOperationDestroy, mlirOperationRemoveFromParent};
+use mlir_sys::{mlirOperationDestroy, mlirOperationRemoveFromParent};
 use tempo_dialects::block_operations;
-
-/// Removes the top-level ops of `module` for which `remove(name)` holds and
-/// appends every op of the module parsed from `text`. With `origins` (the
-/// markers of a lowering, see [`crate::fault`]) the new ops get the
-/// locations of the user ops they lower, and code that does not parse or
-/// verify is a compiler fault at the op it lowers; without, ops keep the
-/// locations the text gives them.
-pub fn replace_module_body<'c>(
-    module: OperationRef<'c, '_>,
-    text: &str,
-    origins: Option<&Origins<'c>>,
-    remove: impl Fn(&str) -> bool,
-) -> Result<(), PassDiagnostic<'c>> {
-    let context = module.context();
-    let fallback = (module.location(), "the program");
-    let parsed = parse_generated(unsafe { context.to_ref() }, text, origins, fallback, true)?;
-    remove_ops(module, remove)?;
-    let body = module
-        .region(0)
-        .ok()
-        .and_then(|r| r.first_block())
-        .ok_or_else(|| PassDiagnostic::new(module.location(), "compiler fault: module without a body"))?;
-    for op in block_operations(parsed.body()) {
-        unsafe {
-            mlirOperationRemoveFromParent(op.to_raw());
-            mlirBlockAppendOwnedOperation(body.to_raw(), op.to_raw());
-        }
-    }
-    Ok(())
-}
 
 /// Removes the top-level ops of `module` for which `remove(name)` holds.
 pub fn remove_ops<'c>(module: OperationRef<'c, '_>, remove: impl Fn(&str) -> bool) -> Result<(), PassDiagnostic<'c>> {
