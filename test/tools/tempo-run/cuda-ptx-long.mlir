@@ -14,5 +14,5 @@
 // RUN: %example_bin/recurrences --mlir > %t/rust/recurrences.mlir
 // RUN: %python %S/Inputs/check_ptx.py %ptxas %t/sm_80 sm_80 %examples %examples/corpus %t/rust | FileCheck %s --check-prefix=SM80
 // RUN: %python %S/Inputs/check_ptx.py %ptxas %t/o3 sm_90 -O 3 %examples %examples/corpus %t/rust | FileCheck %s --check-prefix=O3
-// O3: 44 programs, {{[0-9]+}} kernels accepted by ptxas (sm_90); 4 refused
-// SM80: 44 programs, {{[0-9]+}} kernels accepted by ptxas (sm_80); 4 refused
+// O3: {{[0-9]+}} programs, {{[0-9]+}} kernels accepted by ptxas (sm_90); 4 refused
+// SM80: {{[0-9]+}} programs, {{[0-9]+}} kernels accepted by ptxas (sm_80); 4 refused
