@@ -290,3 +290,35 @@ impl PassRegistry {
         self.entries.values()
     }
 }
+
+/// The [`TempoPass`] and [`ProgramRewrite`] of a rewrite without options:
+/// `option_free_rewrite!(TemporalDce, "temporal-dce", "summary",
+/// eliminate_dead_code)` runs `eliminate_dead_code(&mut program) -> bool`
+/// (whether it changed the program).
+#[macro_export]
+macro_rules! option_free_rewrite {
+    ($pass:ident, $name:literal, $summary:literal, $rewrite:path) => {
+        impl $crate::pass::TempoPass for $pass {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn summary(&self) -> &'static str {
+                $summary
+            }
+            fn as_rewrite(&self) -> Option<&dyn $crate::pass::ProgramRewrite> {
+                Some(self)
+            }
+        }
+
+        impl $crate::pass::ProgramRewrite for $pass {
+            fn rewrite<'c>(
+                &self,
+                program: &mut $crate::program::Program<'c>,
+                _options: &$crate::pass::PassOptions,
+                _at: melior::ir::Location<'c>,
+            ) -> Result<bool, Vec<$crate::diagnostics::PassDiagnostic<'c>>> {
+                Ok($rewrite(program))
+            }
+        }
+    };
+}

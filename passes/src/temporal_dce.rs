@@ -13,37 +13,18 @@
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::Program;
 use crate::rewrite::{remove_dead_nodes, retain_tensors, source};
-use melior::ir::Location;
 
 /// The `temporal-dce` pass.
 pub struct TemporalDce;
 
-impl TempoPass for TemporalDce {
-    fn name(&self) -> &'static str {
-        "temporal-dce"
-    }
-    fn summary(&self) -> &'static str {
-        "Remove body ops whose values reach no branch result or external call, and tensors no output depends on"
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalDce {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(eliminate_dead_code(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalDce,
+    "temporal-dce",
+    "Remove body ops whose values reach no branch result or external call, and tensors no output depends on",
+    eliminate_dead_code
+);
 
 /// Removes dead nodes and tensors; returns whether anything changed.
 pub fn eliminate_dead_code(program: &mut Program) -> bool {

@@ -19,39 +19,20 @@
 //! Exact: merged values are computed by the same ops on the same operands.
 //! Assumes a program accepted by `temporal-verify`.
 
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{NodeKind, Program};
 use crate::rewrite::{compact_branch, live_nodes};
 use crate::rewrite::{map_operands, retain_tensors};
-use melior::ir::Location;
 use std::collections::HashMap;
 
 /// The `temporal-dedup` pass.
 pub struct TemporalDedup;
 
-impl TempoPass for TemporalDedup {
-    fn name(&self) -> &'static str {
-        "temporal-dedup"
-    }
-    fn summary(&self) -> &'static str {
-        "Merge identical ops of a branch body and tensors that provably hold the same values"
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalDedup {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(deduplicate(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalDedup,
+    "temporal-dedup",
+    "Merge identical ops of a branch body and tensors that provably hold the same values",
+    deduplicate
+);
 
 /// Merges identical ops and tensors until nothing more merges (merging
 /// tensors makes reads of them identical); returns whether anything did.

@@ -36,15 +36,12 @@
 //! Assumes a program accepted by `temporal-verify`, after
 //! `temporal-autodiff`.
 
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOption, PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{
     Band, BinaryKind, Branch, DYNAMIC, Einsum, Flash, FlashPart, Movement, Node, NodeKind, PointType, Program,
     ReduceKind,
 };
 use crate::rewrite::{compact_branch, live_nodes, map_operands, operands, users};
 use crate::temporal_tile_ranges::{Scores, Softmax, contraction, is_softmax, scores, swapped};
-use melior::ir::Location;
 use std::collections::HashMap;
 
 mod key;
@@ -52,31 +49,12 @@ mod key;
 /// The `temporal-fuse-attention` pass.
 pub struct TemporalFuseAttention;
 
-impl TempoPass for TemporalFuseAttention {
-    fn name(&self) -> &'static str {
-        "temporal-fuse-attention"
-    }
-    fn summary(&self) -> &'static str {
-        "Fuse softmax attention over ranges and its backward halves into temporal.flash_attention ops for the runtime's tiled kernels (changes float rounding)"
-    }
-    fn options(&self) -> &'static [PassOption] {
-        &[]
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalFuseAttention {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(fuse_attention(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalFuseAttention,
+    "temporal-fuse-attention",
+    "Fuse softmax attention over ranges and its backward halves into temporal.flash_attention ops for the runtime's tiled kernels (changes float rounding)",
+    fuse_attention
+);
 
 /// Fuses every recognized chain; returns whether any was.
 pub fn fuse_attention(program: &mut Program) -> bool {

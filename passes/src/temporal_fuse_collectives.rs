@@ -38,40 +38,21 @@
 //! same), so they still reach the same collectives in the same order.
 //! Assumes a program accepted by `temporal-verify`, gradients expanded.
 
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Collective, DYNAMIC, ElementType, NodeKind, Program};
 use crate::rewrite::compact_branch;
 use crate::sdg::{BoxOffsets, box_offsets};
 use crate::temporal_autodiff::{pack_all_reduce, push_tensor};
-use melior::ir::Location;
 use std::collections::HashSet;
 
 /// The `temporal-fuse-collectives` pass.
 pub struct TemporalFuseCollectives;
 
-impl TempoPass for TemporalFuseCollectives {
-    fn name(&self) -> &'static str {
-        "temporal-fuse-collectives"
-    }
-    fn summary(&self) -> &'static str {
-        "Merge all-reduces of one domain, element type and reduction that do not depend on each other into one"
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalFuseCollectives {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(fuse_collectives(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalFuseCollectives,
+    "temporal-fuse-collectives",
+    "Merge all-reduces of one domain, element type and reduction that do not depend on each other into one",
+    fuse_collectives
+);
 
 /// Where a read moves the point along one dimension of the domain, as far
 /// as it is known.

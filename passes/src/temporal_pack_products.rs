@@ -49,10 +49,7 @@
 //! by `temporal-verify`.
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Branch, Einsum, ElementType, Movement, Node, NodeKind, PointType, Program, Tensor};
-use melior::ir::Location;
 use std::collections::HashMap;
 
 /// The most rows of the other operand: past it the general product packs
@@ -69,28 +66,12 @@ pub const PANEL: i64 = 16;
 /// The `temporal-pack-products` pass.
 pub struct TemporalPackProducts;
 
-impl TempoPass for TemporalPackProducts {
-    fn name(&self) -> &'static str {
-        "temporal-pack-products"
-    }
-    fn summary(&self) -> &'static str {
-        "Read the weight of a per-step product of few rows (h[t-1] Wh, dz[t] Wh^T) packed in panels of 16 columns, made once outside the loop (a tensor over the dimensions the weight reads); the product becomes an einsum the lowering sends to the runtime's packed kernel"
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalPackProducts {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(pack_products(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalPackProducts,
+    "temporal-pack-products",
+    "Read the weight of a per-step product of few rows (h[t-1] Wh, dz[t] Wh^T) packed in panels of 16 columns, made once outside the loop (a tensor over the dimensions the weight reads); the product becomes an einsum the lowering sends to the runtime's packed kernel",
+    pack_products
+);
 
 /// Packs the weights of every product that qualifies; returns whether any
 /// was.

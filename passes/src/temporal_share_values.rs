@@ -26,11 +26,8 @@
 //! of loops are small and stay recomputed).
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, ProgramRewrite, TempoPass};
 use crate::program::{Branch, DYNAMIC, Node, NodeKind, Program, Tensor};
 use crate::rewrite::{compact_branch, live_nodes, map_operands, operands};
-use melior::ir::Location;
 use std::collections::HashMap;
 
 /// The `temporal-share-values` pass.
@@ -43,28 +40,12 @@ pub const MIN_WORK: i64 = 1 << 21;
 /// The largest shared value, in bytes.
 pub const MAX_BYTES: i64 = 64 << 20;
 
-impl TempoPass for TemporalShareValues {
-    fn name(&self) -> &'static str {
-        "temporal-share-values"
-    }
-    fn summary(&self) -> &'static str {
-        "Compute a large product that several tensors' bodies compute at the same point once, in a tensor they read"
-    }
-    fn as_rewrite(&self) -> Option<&dyn ProgramRewrite> {
-        Some(self)
-    }
-}
-
-impl ProgramRewrite for TemporalShareValues {
-    fn rewrite<'c>(
-        &self,
-        program: &mut Program<'c>,
-        _options: &PassOptions,
-        _at: Location<'c>,
-    ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        Ok(share_values(program))
-    }
-}
+crate::option_free_rewrite!(
+    TemporalShareValues,
+    "temporal-share-values",
+    "Compute a large product that several tensors' bodies compute at the same point once, in a tensor they read",
+    share_values
+);
 
 /// Shares every qualifying product; returns whether any was.
 pub fn share_values(program: &mut Program) -> bool {
