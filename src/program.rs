@@ -644,11 +644,8 @@ impl Program {
             bounds: IndexMap::new(),
             inputs: Vec::new(),
             seed: None,
-            optimization: Default::default(),
-            target: Default::default(),
+            compile: Default::default(),
             dump_on_error: None,
-            fast_math: false,
-            threads: 0,
             front: tempo_runtime::Front::Rust,
         }
     }
@@ -1075,11 +1072,8 @@ pub struct Runner<'p> {
     bounds: IndexMap<String, i64>,
     inputs: Vec<HostArray>,
     seed: Option<u64>,
-    optimization: tempo_runtime::Optimization,
-    target: tempo_runtime::Target,
+    compile: tempo_runtime::CompileOptions,
     dump_on_error: Option<std::path::PathBuf>,
-    fast_math: bool,
-    threads: usize,
     front: tempo_runtime::Front,
 }
 
@@ -1102,13 +1096,13 @@ impl Runner<'_> {
     /// The temporal optimization level (0 to 3, default 2: every exact
     /// pass; 3 adds rules that may change float rounding).
     pub fn optimize(mut self, level: u8) -> Self {
-        self.optimization.level = level;
+        self.compile.level = level;
         self
     }
     /// Leaves a temporal optimization pass out (`"temporal-simplify"`), or
     /// the lowering's fusion (`"fusion"`).
     pub fn disable_pass(mut self, name: &str) -> Self {
-        self.optimization.disabled.push(name.to_string());
+        self.compile.disabled.push(name.to_string());
         self
     }
     /// A memory budget in bytes at the run's bounds: at level 2, softmax
@@ -1117,7 +1111,7 @@ impl Runner<'_> {
     /// tensors a forward loop writes and a backward loop reads back are
     /// swapped to a temporary file block by block (exact).
     pub fn memory_budget(mut self, bytes: u64) -> Self {
-        self.optimization.memory_budget = Some(bytes);
+        self.compile.memory_budget = Some(bytes);
         self
     }
 
@@ -1127,13 +1121,13 @@ impl Runner<'_> {
     /// library GEMM. Off (the default), compiled results are bit-exact with
     /// the interpreter's.
     pub fn fast_math(mut self, on: bool) -> Self {
-        self.fast_math = on;
+        self.compile.fast_math = on;
         self
     }
     /// Threads of the compiled code's parallel loops (as `tempo-run
     /// --threads`): 0 (the default) one per core, 1 no parallel loops.
     pub fn threads(mut self, threads: usize) -> Self {
-        self.threads = threads;
+        self.compile.threads = threads;
         self
     }
 
@@ -1148,14 +1142,14 @@ impl Runner<'_> {
     /// Runs on an NVIDIA GPU (`sm_90`) instead of the CPU: an error where
     /// there is no CUDA driver or device.
     pub fn on_gpu(mut self) -> Self {
-        self.target = tempo_runtime::Target::cuda(90);
+        self.compile.target = tempo_runtime::Target::cuda(90);
         self
     }
     /// Runs on `target`: another GPU architecture or block size
     /// (`Target::Cuda { chip: 80, threads_per_block: 128 }`), or the GPU
     /// lowering's loops on the CPU (`Target::GpuLoopsOnCpu`).
     pub fn target(mut self, target: tempo_runtime::Target) -> Self {
-        self.target = target;
+        self.compile.target = target;
         self
     }
 
@@ -1169,11 +1163,9 @@ impl Runner<'_> {
             seed: self.seed,
             source_name: "<program>".into(),
             externals: self.program.externals.clone(),
-            fast_math: self.fast_math,
-            threads: self.threads,
             dump_object: None,
-            optimization: self.optimization.clone(),
-            target: self.target,
+            // The runner's bounds are those a compilation specializes for.
+            compile: tempo_runtime::CompileOptions { bounds: self.bounds.clone(), ..self.compile.clone() },
             dump_on_error: self.dump_on_error.clone(),
             pass_timings: false,
             verify_each: false,

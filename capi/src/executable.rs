@@ -145,7 +145,6 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
 fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
     let mut options =
         RunOptions { source_name: source_name.to_string(), front: tempo_runtime::Front::C, ..Default::default() };
-    options.optimization.level = 2;
     for item in text.split_whitespace() {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         let number = |what: &str| -> Result<u64, String> {
@@ -157,13 +156,13 @@ fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
                 if level > 3 {
                     return Err(format!("option '{item}': the level is 0 to 3"));
                 }
-                options.optimization.level = level as u8;
+                options.compile.level = level as u8;
             }
-            "fast-math" if value.is_empty() => options.fast_math = true,
-            "threads" => options.threads = number("the thread count")? as usize,
-            "memory-budget" => options.optimization.memory_budget = Some(number("the budget")?),
+            "fast-math" if value.is_empty() => options.compile.fast_math = true,
+            "threads" => options.compile.threads = number("the thread count")? as usize,
+            "memory-budget" => options.compile.memory_budget = Some(number("the budget")?),
             _ if key.starts_with("bound:") => {
-                options.bounds.insert(key["bound:".len()..].to_string(), number("a bound")? as i64);
+                options.compile.bounds.insert(key["bound:".len()..].to_string(), number("a bound")? as i64);
             }
             _ => {
                 return Err(format!(

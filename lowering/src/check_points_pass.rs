@@ -34,7 +34,7 @@ impl TempoPass for CheckPoints {
     fn run<'c>(&self, op: OperationRef<'c, '_>, options: &PassOptions) -> PassResult<'c> {
         let program = verify_program(op)?;
         let here = |message: String| vec![PassDiagnostic::new(op.location(), message)];
-        let given = program.bound_values(options.text("bounds").unwrap_or("")).map_err(here)?;
+        let given = options.bound_values(&program);
         let mut bounds = Vec::new();
         for (dim, value) in program.dims.iter().zip(given) {
             match value {

@@ -15,6 +15,7 @@
 //! loops nested in another `scf.parallel`, are left as they are. Loops inside
 //! `gpu.module`s are not touched.
 
+use crate::ir_builder::Builder;
 use melior::ir::{BlockLike, OperationRef, RegionLike, ValueLike, operation::OperationLike};
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
@@ -34,7 +35,7 @@ impl TempoPass for GpuFlattenParallelLoops {
         collect(op, false, &mut loops);
         for found in loops {
             let found = unsafe { OperationRef::from_raw(found) };
-            flatten(op, found).map_err(|e| vec![PassDiagnostic::new(found.location(), e)])?;
+            flatten(found).map_err(|e| vec![PassDiagnostic::new(found.location(), e)])?;
         }
         Ok(())
     }
@@ -73,8 +74,8 @@ fn constant_index(value: melior::ir::Value) -> Option<i64> {
     if op.name().as_string_ref().as_str() != Ok("arith.constant") {
         return None;
     }
-    let text = op.attribute("value").ok()?.to_string();
-    text.split(':').next()?.trim().parse().ok()
+    let value = melior::ir::attribute::IntegerAttribute::try_from(op.attribute("value").ok()?).ok()?;
+    Some(value.value())
 }
 
 /// Rank of `op` (an `scf.parallel`) if it has rank >= 2, bounds from 0,
@@ -92,65 +93,39 @@ fn flattenable(op: OperationRef) -> bool {
         })
 }
 
-fn flatten(module: OperationRef, op: OperationRef) -> Result<(), String> {
+/// Replaces `op` by the flat loop: the strides and the total before it,
+/// and in the flat loop's body each original index (`(k / stride) %
+/// extent`), then the original body.
+fn flatten(op: OperationRef) -> Result<(), String> {
     use mlir_sys::*;
     let rank = op.operand_count() / 3;
-    let extents: Vec<_> = (rank..2 * rank).filter_map(|i| op.operand(i).ok()).collect();
-    // The replacement: strides, the flat loop, and in its body 2 ops per
-    // dimension, the index being the second.
-    let arguments: Vec<String> = (0..rank).map(|d| format!("%n{d}: index")).collect();
-    let mut text = format!("module {{\n  func.func @replacement({}) {{\n", arguments.join(", "));
-    text += "    %c0 = arith.constant 0 : index\n    %c1 = arith.constant 1 : index\n";
-    text += &format!("    %s{} = arith.constant 1 : index\n", rank - 1);
-    for d in (0..rank - 1).rev() {
-        text += &format!("    %s{d} = arith.muli %s{}, %n{} : index\n", d + 1, d + 1);
-    }
-    text += "    %total = arith.muli %s0, %n0 : index\n";
-    text += "    scf.parallel (%k) = (%c0) to (%total) step (%c1) {\n";
-    for d in 0..rank {
-        text +=
-            &format!("      %q{d} = arith.divui %k, %s{d} : index\n      %i{d} = arith.remui %q{d}, %n{d} : index\n");
-    }
-    text += "    }\n    return\n  }\n}\n";
+    let extents: Vec<_> =
+        (rank..2 * rank).map(|i| op.operand(i).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
     let body = op.region(0).map_err(|e| e.to_string())?.first_block().ok_or("a parallel loop without a body")?;
     let old_ops = tempo_dialects::block_operations(body);
     let (old_terminator, old_body) = old_ops.split_last().ok_or("an empty parallel loop")?;
     if old_terminator.name().as_string_ref().as_str() != Ok("scf.reduce") || old_terminator.operand_count() != 0 {
         return Err("compiler fault: a parallel loop without a plain scf.reduce".into());
     }
-    // Parse the replacement in the module's context; move its ops before
-    // the loop and the loop's body into the flat loop.
-    let context = module.context();
-    let origins = tempo_passes::fault::Origins::new();
-    let fallback = (op.location(), "a parallel loop");
-    let parsed =
-        tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, false)
-            .map_err(|fault| fault.message)?;
-    let function =
-        tempo_dialects::block_operations(parsed.body()).into_iter().next().ok_or("compiler fault: no @replacement")?;
-    let block = function.region(0).map_err(|e| e.to_string())?.first_block().ok_or("no @replacement body")?;
-    let parent = op.block().ok_or("compiler fault: the loop is not in a block")?;
-    let new_ops = tempo_dialects::block_operations(block);
-    let (_return, new_body) = new_ops.split_last().ok_or("compiler fault: empty @replacement")?;
+    // Row-major strides: the innermost 1, each outer one the product of
+    // the extents inside it.
+    let b = Builder::before(op)?;
+    let mut strides = vec![b.index(1)?; rank];
+    for d in (0..rank - 1).rev() {
+        strides[d] = b.arith("muli", strides[d + 1], extents[d + 1])?;
+    }
+    let total = b.arith("muli", strides[0], extents[0])?;
+    let (inside, flat) = b.scf_parallel(&[total])?;
+    let k = flat[0];
+    let mut indices = Vec::new();
+    for d in 0..rank {
+        let q = inside.arith("divui", k, strides[d])?;
+        indices.push(inside.arith("remui", q, extents[d])?);
+    }
+    let flat_body = unsafe { melior::ir::BlockRef::from_raw(mlirBlockArgumentGetOwner(k.to_raw())) };
+    let terminator = flat_body.terminator().ok_or("compiler fault: the flat loop has no terminator")?;
     unsafe {
-        for (d, extent) in extents.iter().enumerate() {
-            mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(block.to_raw(), d as isize), extent.to_raw());
-        }
-        let mut flat = None;
-        for moved in new_body {
-            if moved.name().as_string_ref().as_str() == Ok("scf.parallel") {
-                flat = Some(*moved);
-            }
-            mlirOperationRemoveFromParent(moved.to_raw());
-            mlirBlockInsertOwnedOperationBefore(parent.to_raw(), op.to_raw(), moved.to_raw());
-        }
-        let flat = flat.ok_or("compiler fault: no flat loop")?;
-        let flat_body =
-            flat.region(0).map_err(|e| e.to_string())?.first_block().ok_or("compiler fault: flat loop body")?;
-        let flat_ops = tempo_dialects::block_operations(flat_body);
-        let terminator = *flat_ops.last().ok_or("compiler fault: flat loop terminator")?;
-        for d in 0..rank {
-            let index = flat_ops[2 * d + 1].result(0).map_err(|e| e.to_string())?;
+        for (d, index) in indices.iter().enumerate() {
             mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body.to_raw(), d as isize), index.to_raw());
         }
         for moved in old_body {

@@ -57,7 +57,8 @@ use std::collections::HashSet;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 
-use crate::ir_builder::Builder;
+use crate::ir_builder::{Builder, declare};
+use melior::ir::{Type, r#type::IntegerType};
 
 /// The `gpu-place-memory` pass.
 pub struct GpuPlaceMemory;
@@ -164,8 +165,12 @@ impl TempoPass for GpuPlaceMemory {
         if !found.reservations.is_empty() {
             // Both reservation functions are declared (the `@mmap`
             // declaration itself is removed below).
-            declare(op, RESERVE_MANAGED, "(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr").map_err(here)?;
-            declare(op, RESERVE_DEVICE, "(!llvm.ptr, i64, i32, i32, i32, i64) -> !llvm.ptr").map_err(here)?;
+            let pointer = melior::dialect::llvm::r#type::pointer(context, 0);
+            let (i64, i32) = (IntegerType::new(context, 64).into(), IntegerType::new(context, 32).into());
+            let inputs = [pointer, i64, i32, i32, i32, i64];
+            for name in [RESERVE_MANAGED, RESERVE_DEVICE] {
+                declare(op, name, &inputs, &[pointer]).map_err(here)?;
+            }
         }
         for &declaration in &found.mmap_declarations {
             unsafe {
@@ -179,7 +184,7 @@ impl TempoPass for GpuPlaceMemory {
         waits.sort_by_key(|op| op.ptr as usize);
         waits.dedup_by_key(|op| op.ptr as usize);
         if !waits.is_empty() {
-            declare(op, "tempo_gpu_wait", "()").map_err(here)?;
+            declare(op, "tempo_gpu_wait", &[], &[]).map_err(here)?;
         }
         for &user in &waits {
             let user = unsafe { OperationRef::from_raw(user) };
@@ -191,7 +196,7 @@ impl TempoPass for GpuPlaceMemory {
         // parsed per buffer: a training step has thousands of buffers, in
         // a module of hundreds of kernels).
         if alloc_places.contains(&Place::Swap) {
-            declare(op, "tempo_gpu_place_on_host", "(index)").map_err(here)?;
+            declare(op, "tempo_gpu_place_on_host", &[Type::index(context)], &[]).map_err(here)?;
         }
         for (&alloc, place) in found.allocs.iter().zip(alloc_places) {
             if place == Place::HostOnly {
@@ -207,7 +212,7 @@ impl TempoPass for GpuPlaceMemory {
             .filter(|dealloc| dealloc.operand(0).is_ok_and(|b| !host_only.contains(&(b.to_raw().ptr as usize))))
             .collect();
         if !freed.is_empty() {
-            declare(op, "tempo_gpu_free", "(index)").map_err(here)?;
+            declare(op, "tempo_gpu_free", &[Type::index(context)], &[]).map_err(here)?;
         }
         for dealloc in freed {
             let buffer = dealloc.operand(0).map_err(|e| here(e.to_string()))?;
@@ -231,7 +236,7 @@ fn place_alloc<'c, 'a>(context: &'c melior::Context, alloc: OperationRef<'c, 'a>
     let ty = memref.r#type();
     let sizes: Vec<melior::ir::Value> = (0..alloc.operand_count()).filter_map(|i| alloc.operand(i).ok()).collect();
     let n = sizes.len() as i32;
-    let token = melior::ir::Type::parse(context, "!gpu.async.token").ok_or("compiler fault: the async token type")?;
+    let token = unsafe { melior::ir::Type::from_raw(mlir_sys::mlirGPUAsyncTokenTypeGet(context.to_raw())) };
     let b = Builder::before(alloc)?;
     let replacement = match place {
         Place::Device => {
@@ -273,15 +278,6 @@ fn call_with_pointer<'c, 'a>(
     let pointer = b.value("memref.extract_aligned_pointer_as_index", &[buffer], b.index_type(), &[])?;
     let symbol = FlatSymbolRefAttribute::new(b.context(), callee).into();
     b.op("func.call", &[pointer], &[], &[("callee", symbol)]).map(|_| ())
-}
-
-/// Adds `func.func private @name` of `signature` to the module `op` unless
-/// a symbol of that name is there.
-fn declare(op: OperationRef, name: &str, signature: &str) -> Result<(), String> {
-    tempo_passes::support::splice::add_missing_symbols(
-        op,
-        &format!("module {{\n  func.func private @{name}{signature}\n}}"),
-    )
 }
 
 /// For a call of (or the declaration of) a block-store memory function

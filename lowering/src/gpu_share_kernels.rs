@@ -66,14 +66,27 @@ impl TempoPass for GpuShareKernels {
         for launch in launches {
             let launch = unsafe { OperationRef::from_raw(launch) };
             let Ok(kernel) = launch.attribute("kernel") else { continue };
-            // `@module::@kernel`
-            let text = kernel.to_string();
-            let Some((module, function)) = text.trim_start_matches('@').split_once("::") else { continue };
-            let module = module.trim_matches('"');
-            let Some(kept) = renamed.get(module) else { continue };
-            let new = melior::ir::Attribute::parse(context, &format!("@{kept}::{function}")).ok_or_else(|| {
-                vec![PassDiagnostic::new(launch.location(), format!("compiler fault: the kernel {text}"))]
-            })?;
+            // `@module::@kernel`: the root reference renamed, the nested
+            // ones kept.
+            if !unsafe { mlir_sys::mlirAttributeIsASymbolRef(kernel.to_raw()) } {
+                continue;
+            }
+            let root = unsafe { mlir_sys::mlirSymbolRefAttrGetRootReference(kernel.to_raw()) };
+            let module = unsafe { melior::StringRef::from_raw(root) }.as_str().unwrap_or("").to_string();
+            let Some(kept) = renamed.get(module.as_str()) else { continue };
+            let nested: Vec<mlir_sys::MlirAttribute> =
+                (0..unsafe { mlir_sys::mlirSymbolRefAttrGetNumNestedReferences(kernel.to_raw()) })
+                    .map(|k| unsafe { mlir_sys::mlirSymbolRefAttrGetNestedReference(kernel.to_raw(), k) })
+                    .collect();
+            let kept = kept.to_string();
+            let new = unsafe {
+                melior::ir::Attribute::from_raw(mlir_sys::mlirSymbolRefAttrGet(
+                    context.to_raw(),
+                    melior::StringRef::new(&kept).to_raw(),
+                    nested.len() as isize,
+                    nested.as_ptr(),
+                ))
+            };
             unsafe {
                 mlir_sys::mlirOperationSetAttributeByName(
                     launch.to_raw(),

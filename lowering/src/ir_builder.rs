@@ -891,6 +891,28 @@ pub fn declare_zeros(module: OperationRef<'_, '_>, name: &str, size: i64) -> Bui
     Ok(())
 }
 
+/// Appends `func.func @name(inputs)` (no results) to `module`, its body
+/// ending in `func.return`: a builder before the return, at `module`'s
+/// location, and the function's arguments.
+pub fn define_function<'c, 'a>(
+    module: OperationRef<'c, 'a>,
+    name: &str,
+    inputs: &[Type<'c>],
+) -> Built<(Builder<'c, 'a>, Vec<Value<'c, 'a>>)> {
+    let outside = Builder::at_end(module.context(), module.location(), module_body(module)?);
+    let context = outside.context();
+    let function = FunctionType::new(context, inputs, &[]);
+    let op = OperationBuilder::new("func.func", outside.location)
+        .add_attributes(&[
+            (Identifier::new(context, "sym_name"), StringAttribute::new(context, name).into()),
+            (Identifier::new(context, "function_type"), TypeAttribute::new(function.into()).into()),
+        ])
+        .add_regions([outside.region(inputs, Some("func.return"))?])
+        .build()
+        .map_err(|e| format!("compiler fault: cannot build '@{name}': {e}"))?;
+    outside.inside_terminated(op)
+}
+
 /// Adds `func.func private @name(inputs) -> results` to `module` (its
 /// body block) unless a symbol of that name is there.
 pub fn declare<'c>(module: OperationRef<'c, '_>, name: &str, inputs: &[Type<'c>], results: &[Type<'c>]) -> Built<()> {

@@ -23,133 +23,206 @@ pub mod select_stores_pass;
 pub mod store_to_memref;
 pub mod temporal_to_loops;
 
-use tempo_passes::pass::PassRegistry;
+use tempo_passes::compile_options::CompileOptions;
+use tempo_passes::pass::{OptionValue, PassRegistry};
+use tempo_passes::pipeline::{Step, print_steps};
 
 /// Upstream passes taking the loop-level code (the output of
 /// `lower-store-to-memref`) to the LLVM dialect, each outermost spatial loop
 /// nest first moved into a function of its own (`outline-loop-nests`), the
 /// kernels' loop hints made loop metadata last (`llvm-loop-annotations`).
-/// The `canonicalize` after `convert-to-llvm` folds the chains of
+/// Parallel loops become OpenMP ones with `openmp` threads (`Some(0)`:
+/// the OpenMP runtime chooses, one per core; `None`: no OpenMP, the loops
+/// stay serial). The `canonicalize`
+/// after `convert-to-llvm` folds the chains of
 /// `llvm.insertvalue`/`llvm.extractvalue` that memref descriptors leave at
 /// every call of a nest and every view: three quarters of the entry's
 /// operations in the LSTM training step (8,985 -> 2,361 lines of LLVM IR),
 /// which the translation to LLVM IR and LLVM's first passes otherwise
 /// walked (translation 135 -> 30 ms).
-pub const LOOPS_TO_LLVM: &str = "func.func(convert-linalg-to-loops), outline-loop-nests, convert-scf-to-openmp, canonicalize, lower-affine, convert-scf-to-cf, \
-     expand-strided-metadata, lower-affine, convert-math-to-libm, convert-to-llvm, reconcile-unrealized-casts, canonicalize, llvm-loop-annotations";
-
-/// [`TEMPORAL_TO_LLVM`] with the options of a run: fused multiply-add in
-/// contractions, fusion of the spatial work (`fuse`), computing the points
-/// of one depth of a data group together (`batch_by_depth`), the number of
-/// threads (1: no parallel loops; 0: the OpenMP runtime's default, one per
-/// core), and a memory budget in bytes with the run's bound values
-/// (`T=10,B=3`): stores past it are swapped to a file
-/// (`lower-temporal-to-loops{memory-budget=...}`), and the MPI ABI the
-/// code of a program using the processes of its run calls
-/// (`mpi-implementation`: `OpenMPI` or `MPICH`).
-pub fn temporal_to_llvm(
-    fast_math: bool,
-    fuse: bool,
-    batch_by_depth: bool,
-    threads: usize,
-    memory_budget: Option<(u64, &str)>,
-    mpi: Option<&str>,
-) -> String {
-    let mut options = Vec::new();
-    let mpi = mpi.map(|name| format!("mpi-implementation={name}"));
-    if let Some(mpi) = &mpi {
-        options.push(mpi.as_str());
-    }
-    let budget = memory_budget.map(|(bytes, bounds)| format!("memory-budget={bytes} bounds={bounds}"));
-    if let Some(budget) = &budget {
-        options.push(budget.as_str());
-    }
-    if fast_math {
-        options.push("fast-math=true");
-        // Large products call the runtime's GEMM, which tempo-run and the
-        // Rust API register.
-        options.push("library-gemm=true");
-    }
-    if !fuse {
-        options.push("fuse=false");
-    }
-    if !batch_by_depth {
-        options.push("batch-by-depth=false");
-    }
-    if threads != 1 {
-        options.push("parallel=true");
-    }
-    let lowering =
-        if options.is_empty() { String::new() } else { format!("lower-temporal-to-loops{{{}}}", options.join(" ")) };
-    let loops = if threads > 1 {
-        LOOPS_TO_LLVM.replace("convert-scf-to-openmp", &format!("convert-scf-to-openmp{{num-threads={threads}}}"))
-    } else {
-        LOOPS_TO_LLVM.to_string()
-    };
-    let text = TEMPORAL_TO_LLVM.replace("lower-loops-to-llvm", &loops);
-    if lowering.is_empty() { text } else { text.replace("lower-temporal-to-loops", &lowering) }
+pub fn loops_to_llvm(openmp: Option<usize>) -> Vec<Step> {
+    let openmp = openmp.map(|threads| match threads {
+        0 => Step::upstream("convert-scf-to-openmp", ""),
+        n => Step::upstream("convert-scf-to-openmp", &format!("num-threads={n}")),
+    });
+    let mut steps = vec![
+        Step::nested("func.func", vec![Step::upstream("convert-linalg-to-loops", "")]),
+        Step::pass(outline_loop_nests::OutlineLoopNests),
+    ];
+    steps.extend(openmp);
+    steps.extend(upstream(&[
+        "canonicalize",
+        "lower-affine",
+        "convert-scf-to-cf",
+        "expand-strided-metadata",
+        "lower-affine",
+        "convert-math-to-libm",
+        "convert-to-llvm",
+        "reconcile-unrealized-casts",
+        "canonicalize",
+    ]));
+    steps.push(Step::pass(llvm_loop_annotations::LlvmLoopAnnotations));
+    steps
 }
 
-/// The whole compilation pipeline from the temporal dialect to LLVM.
-pub const TEMPORAL_TO_LLVM: &str = "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm";
+/// Upstream passes without options, in order.
+fn upstream(names: &[&str]) -> Vec<Step> {
+    names.iter().map(|name| Step::upstream(name, "")).collect()
+}
+
+/// The passes every target's lowering starts with: gradients expanded, the
+/// program verified and scheduled (`schedule`: a caller that writes the
+/// schedule it already made into the module leaves it out).
+fn temporal_front(schedule: bool) -> Vec<Step> {
+    let mut steps = vec![
+        Step::pass(tempo_passes::temporal_autodiff::TemporalAutodiff),
+        Step::pass(tempo_passes::temporal_verify::VerifyTemporal),
+    ];
+    if schedule {
+        steps.push(Step::pass(schedule_pass::TemporalSchedule));
+    }
+    steps
+}
+
+/// Flags of `lower-temporal-to-loops` and `lower-store-to-memref`.
+fn flag(name: &'static str, on: bool) -> (&'static str, OptionValue) {
+    (name, OptionValue::Flag(on))
+}
+
+/// The lowering of a temporal program to the LLVM dialect on the CPU with
+/// the options of a compilation: fused multiply-add in contractions and
+/// the runtime's GEMM for large products (fast math), fusion of the spatial
+/// work, computing the points of one depth of a data group together
+/// (depth batching), the number of threads (1: no parallel loops; 0: the
+/// OpenMP runtime's default, one per core), and a memory budget with the
+/// bound values: stores past it are swapped to a file
+/// (`lower-temporal-to-loops{memory-budget=...}`); `mpi` is the MPI ABI the
+/// code of a program using the processes of its run calls
+/// (`mpi-implementation`: `OpenMPI` or `MPICH`). `schedule`: whether the
+/// pipeline schedules the program itself (see [`temporal_front`]).
+pub fn temporal_to_llvm(options: &CompileOptions, mpi: Option<&str>, schedule: bool) -> Vec<Step> {
+    let mut given = vec![
+        flag("fast-math", options.fast_math),
+        // Large products call the runtime's GEMM, which tempo-run and the
+        // Rust API register.
+        flag("library-gemm", options.fast_math),
+        flag("fuse", options.fusion()),
+        flag("batch-by-depth", options.depth_batching()),
+        flag("parallel", options.threads != 1),
+    ];
+    given.extend(mpi.map(|name| ("mpi-implementation", OptionValue::Text(name.to_string()))));
+    if let Some(bytes) = options.memory_budget {
+        given.push(("memory-budget", OptionValue::Unsigned(bytes)));
+        given.push(("bounds", OptionValue::Bounds(options.bound_pairs())));
+    }
+    let mut steps = temporal_front(schedule);
+    steps.push(Step::with(temporal_to_loops::LowerTemporalToLoops, given).expect("declared options"));
+    steps.push(Step::pass(store_to_memref::LowerStoreToMemref));
+    // (With one thread the lowering makes no parallel loops.)
+    steps.extend(loops_to_llvm(Some(if options.threads > 1 { options.threads } else { 0 })));
+    steps
+}
 
 /// Upstream passes (and `gpu-place-memory`) taking the loop-level code
 /// (the output of `lower-store-to-memref` after `lower-temporal-to-loops{gpu=true}`)
-/// to host code launching GPU kernels: `linalg` ops become parallel loops;
+/// to host code launching GPU kernels of `threads` threads per block (1
+/// to 1024): `linalg` ops become parallel loops;
 /// adjacent loops over the same points whose dependences stay at the same
 /// point are fused (`scf-parallel-loop-fusion`: e.g. a fill and the
 /// product that accumulates into it become one kernel; 48 launches a step
 /// become 33 in a 2-layer GPT; checked on the CPU, where 4,000 random
 /// programs lowered with the same fusion agreed with the interpreter); loops are
 /// flattened to one dimension (`gpu-flatten-parallel-loops`) and tiled by
-/// 256 (a guard instead of a partial tile), the tiles mapped to blocks and
+/// `threads` (a guard instead of a partial tile), the tiles mapped to blocks and
 /// their points to threads, each loop nest outlined as a `gpu.func`; host
 /// buffers go to device memory where only kernels use them, to managed memory
 /// otherwise (`gpu-place-memory`).
-pub const LOOPS_TO_GPU: &str = "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, \
-     func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=256 no-min-max-bounds=true}, gpu-map-parallel-loops, \
-     convert-parallel-loops-to-gpu), lower-affine, gpu-kernel-outlining, gpu-share-kernels, gpu-place-memory";
-
-/// The threads per block of the mapped loops' kernels by default.
-pub const DEFAULT_THREADS_PER_BLOCK: u32 = 256;
-
-/// [`LOOPS_TO_GPU`] with `threads` threads per block (1 to 1024).
-pub fn loops_to_gpu(threads: u32) -> String {
-    LOOPS_TO_GPU.replace("parallel-loop-tile-sizes=256", &format!("parallel-loop-tile-sizes={threads}"))
+pub fn loops_to_gpu(threads: u32) -> Vec<Step> {
+    let tiling = format!("parallel-loop-tile-sizes={threads} no-min-max-bounds=true");
+    vec![
+        Step::nested("func.func", upstream(&["convert-linalg-to-parallel-loops", "scf-parallel-loop-fusion"])),
+        Step::pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops),
+        Step::nested(
+            "func.func",
+            vec![
+                Step::upstream("scf-parallel-loop-tiling", &tiling),
+                Step::upstream("gpu-map-parallel-loops", ""),
+                Step::upstream("convert-parallel-loops-to-gpu", ""),
+            ],
+        ),
+        Step::upstream("lower-affine", ""),
+        Step::upstream("gpu-kernel-outlining", ""),
+        Step::pass(gpu_share_kernels::GpuShareKernels),
+        Step::pass(gpu_place_memory::GpuPlaceMemory),
+    ]
 }
+
+pub use tempo_passes::compile_options::DEFAULT_THREADS_PER_BLOCK;
 
 /// The default GPU architecture of the CUDA target.
 pub const DEFAULT_CHIP: &str = "sm_90";
 
 /// Kernels to PTX for `chip` (`gpu.binary` ops holding PTX text), linking
 /// `libdevice` (the CUDA math library as LLVM bitcode) when given.
-pub fn gpu_to_ptx(chip: &str, libdevice: Option<&str>) -> String {
+pub fn gpu_to_ptx(chip: &str, libdevice: Option<&str>) -> Vec<Step> {
     let link = libdevice.map(|l| format!(" l={l}")).unwrap_or_default();
-    format!(
-        "nvvm-attach-target{{chip={chip} O=3{link}}}, gpu.module(convert-scf-to-cf, convert-gpu-to-nvvm, \
-         reconcile-unrealized-casts), gpu-module-to-binary{{format=isa}}"
-    )
+    vec![
+        Step::upstream("nvvm-attach-target", &format!("chip={chip} O=3{link}")),
+        Step::nested(
+            "gpu.module",
+            upstream(&["convert-scf-to-cf", "convert-gpu-to-nvvm", "reconcile-unrealized-casts"]),
+        ),
+        Step::upstream("gpu-module-to-binary", "format=isa"),
+    ]
 }
 
 /// Host code (loops, managed allocations, kernel launches) to the LLVM
 /// dialect; launches call the `mgpu*` functions of the runtime, each with
 /// the stack memory of its arguments given back after it
 /// (`gpu-scope-launch-arguments`).
-pub const GPU_HOST_TO_LLVM: &str = "func.func(convert-linalg-to-loops), lower-affine, convert-scf-to-cf, \
-     expand-strided-metadata, lower-affine, convert-math-to-libm, gpu-to-llvm, convert-to-llvm, reconcile-unrealized-casts, \
-     gpu-scope-launch-arguments";
+pub fn gpu_host_to_llvm() -> Vec<Step> {
+    let mut steps = vec![Step::nested("func.func", upstream(&["convert-linalg-to-loops"]))];
+    steps.extend(upstream(&[
+        "lower-affine",
+        "convert-scf-to-cf",
+        "expand-strided-metadata",
+        "lower-affine",
+        "convert-math-to-libm",
+        "gpu-to-llvm",
+        "convert-to-llvm",
+        "reconcile-unrealized-casts",
+    ]));
+    steps.push(Step::pass(gpu_scope_launch_arguments::GpuScopeLaunchArguments));
+    steps
+}
+
+/// The temporal program to the loops of the CUDA target
+/// (`lower-temporal-to-loops{gpu=true}`, with fast math where asked, and
+/// `lower-store-to-memref{gpu=true}`).
+fn temporal_to_gpu_loops(fast_math: bool, schedule: bool) -> Vec<Step> {
+    let mut steps = temporal_front(schedule);
+    let lowering = [flag("gpu", true), flag("fast-math", fast_math)];
+    steps.push(Step::with(temporal_to_loops::LowerTemporalToLoops, lowering).expect("declared options"));
+    steps.push(Step::with(store_to_memref::LowerStoreToMemref, [flag("gpu", true)]).expect("declared options"));
+    steps
+}
 
 /// The whole CUDA pipeline: the temporal program to host code in the LLVM
 /// dialect with its kernels as PTX for `chip`, the mapped loops' kernels
 /// with `threads_per_block` threads per block; with `fast_math`, matrix
-/// products in fused multiply-adds.
-pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&str>, fast_math: bool) -> String {
-    let fast = if fast_math { " fast-math=true" } else { "" };
-    format!(
-        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{{gpu=true{fast}}}, lower-store-to-memref{{gpu=true}}, {}, {}, {GPU_HOST_TO_LLVM}",
-        loops_to_gpu(threads_per_block),
-        gpu_to_ptx(chip, libdevice)
-    )
+/// products in fused multiply-adds. `schedule` as for [`temporal_to_llvm`].
+pub fn temporal_to_cuda(
+    chip: &str,
+    threads_per_block: u32,
+    libdevice: Option<&str>,
+    fast_math: bool,
+    schedule: bool,
+) -> Vec<Step> {
+    let mut steps = temporal_to_gpu_loops(fast_math, schedule);
+    steps.extend(loops_to_gpu(threads_per_block));
+    steps.extend(gpu_to_ptx(chip, libdevice));
+    steps.extend(gpu_host_to_llvm());
+    steps
 }
 
 /// The CUDA target's lowering up to its kernels, then the CPU's: every loop
@@ -158,19 +231,15 @@ pub fn temporal_to_cuda(chip: &str, threads_per_block: u32, libdevice: Option<&s
 /// checking the GPU lowering against the interpreter without a GPU; the
 /// shared-memory matrix kernel (a `gpu.launch`) has no CPU lowering.
 /// Returned in two parts: the lowering to loops, after which a caller may
-/// look for `gpu.launch`, and the rest.
-pub fn gpu_loops_on_cpu(threads: usize) -> (String, String) {
-    let loops = match threads {
-        1 => LOOPS_TO_LLVM.replace("convert-scf-to-openmp, ", ""),
-        0 => LOOPS_TO_LLVM.to_string(),
-        n => LOOPS_TO_LLVM.replace("convert-scf-to-openmp", &format!("convert-scf-to-openmp{{num-threads={n}}}")),
-    };
-    (
-        "temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops{gpu=true}, lower-store-to-memref{gpu=true}".into(),
-        format!(
-            "func.func(convert-linalg-to-parallel-loops, scf-parallel-loop-fusion), gpu-flatten-parallel-loops, {loops}"
-        ),
-    )
+/// look for `gpu.launch`, and the rest. `schedule` as for
+/// [`temporal_to_llvm`].
+pub fn gpu_loops_on_cpu(threads: usize, schedule: bool) -> (Vec<Step>, Vec<Step>) {
+    let mut rest = vec![
+        Step::nested("func.func", upstream(&["convert-linalg-to-parallel-loops", "scf-parallel-loop-fusion"])),
+        Step::pass(gpu_flatten_parallel_loops::GpuFlattenParallelLoops),
+    ];
+    rest.extend(loops_to_llvm((threads != 1).then_some(threads)));
+    (temporal_to_gpu_loops(false, schedule), rest)
 }
 
 /// The CUDA math library (`libdevice.10.bc`): `$TEMPO_LIBDEVICE`, else where
@@ -204,19 +273,32 @@ pub fn registry() -> PassRegistry {
     registry.add_pass(outline_loop_nests::OutlineLoopNests);
     registry.add_pass(llvm_loop_annotations::LlvmLoopAnnotations);
     registry.add_pass(store_to_memref::LowerStoreToMemref);
+    // Named pipelines are text, for tools that take pipeline text
+    // (tempo-opt, mlir-opt): the builders' steps, printed once.
+    static TEXTS: std::sync::OnceLock<[String; 4]> = std::sync::OnceLock::new();
+    let [llvm, gpu, cuda, whole] = TEXTS.get_or_init(|| {
+        let cuda = temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref(), false, true);
+        let mut whole = temporal_front(true);
+        whole.push(Step::pass(temporal_to_loops::LowerTemporalToLoops));
+        whole.push(Step::pass(store_to_memref::LowerStoreToMemref));
+        whole.push(Step::upstream("lower-loops-to-llvm", ""));
+        [
+            print_steps(&loops_to_llvm(Some(0))),
+            print_steps(&loops_to_gpu(DEFAULT_THREADS_PER_BLOCK)),
+            print_steps(&cuda),
+            print_steps(&whole),
+        ]
+    });
     registry.add_pipeline(
         "lower-loops-to-llvm",
         "Lower the loops/memref/linalg output of lower-store-to-memref to the LLVM dialect (upstream passes)",
-        LOOPS_TO_LLVM,
+        llvm,
     );
     registry.add_pipeline(
         "lower-loops-to-gpu",
         "Map the spatial loops of the output of lower-store-to-memref (lower-temporal-to-loops{gpu=true}) to GPU kernels launched from host loops, with buffers in device memory where only kernels use them (gpu-place-memory)",
-        LOOPS_TO_GPU,
+        gpu,
     );
-    static CUDA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let cuda = CUDA
-        .get_or_init(|| temporal_to_cuda(DEFAULT_CHIP, DEFAULT_THREADS_PER_BLOCK, find_libdevice().as_deref(), false));
     registry.add_pipeline(
         "temporal-to-cuda",
         "The whole CUDA pipeline for sm_90: host code in the LLVM dialect launching kernels held as PTX (gpu.binary), libdevice linked when found",
@@ -230,7 +312,7 @@ pub fn registry() -> PassRegistry {
     registry.add_pipeline(
         "temporal-to-llvm",
         "The whole pipeline: temporal-autodiff, temporal-verify, temporal-schedule, lower-temporal-to-loops, lower-store-to-memref, lower-loops-to-llvm",
-        TEMPORAL_TO_LLVM,
+        whole,
     );
     registry
 }

@@ -17,9 +17,12 @@
 //! one (see [`read_schedule`]), after checking that it is legal, so a
 //! schedule can also be written or edited by hand.
 
+use crate::ir_builder::{Builder, affine_map, define_function};
 use crate::schedule::{Nest, Schedule, Step};
-use melior::ir::{BlockLike, Location, OperationRef, RegionLike, ValueLike, operation::OperationLike};
-use std::fmt::Write;
+use melior::ir::attribute::{IntegerAttribute, StringAttribute};
+use melior::ir::operation::{OperationLike, OperationMutLike};
+use melior::ir::r#type::IntegerType;
+use melior::ir::{BlockLike, Location, OperationRef, RegionLike, Value, ValueLike};
 use tempo_dialects::block_operations;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
@@ -51,22 +54,101 @@ impl TempoPass for TemporalSchedule {
 /// schedule it finds, for a caller that has one already (the runtime,
 /// which keeps the schedule it checked and lowers without this pass).
 pub fn insert_schedule<'c>(op: OperationRef<'c, '_>, program: &Program<'c>, schedule: &Schedule) -> PassResult<'c> {
-    let text = schedule_text(program, schedule);
     remove_schedule(op);
-    let context = op.context();
-    let origins = tempo_passes::fault::Origins::new();
-    let fallback = (op.location(), "the schedule");
-    let parsed =
-        tempo_passes::fault::parse_generated(unsafe { context.to_ref() }, &text, Some(&origins), fallback, true)
-            .map_err(|fault| vec![fault])?;
-    let body = module_body(op)?;
-    for moved in block_operations(parsed.body()) {
-        unsafe {
-            mlir_sys::mlirOperationRemoveFromParent(moved.to_raw());
-            mlir_sys::mlirBlockAppendOwnedOperation(body.to_raw(), moved.to_raw());
+    module_body(op)?;
+    build_schedule(op, program, schedule).map_err(|e| vec![PassDiagnostic::new(op.location(), e)])
+}
+
+/// Builds `@tempo_schedule` for `schedule` at the end of `module`.
+fn build_schedule(module: OperationRef, program: &Program, schedule: &Schedule) -> Result<(), String> {
+    let context = module.context();
+    let index = melior::ir::Type::index(unsafe { context.to_ref() });
+    let (b, bounds) = define_function(module, SCHEDULE_FUNCTION, &vec![index; program.dims.len()])?;
+    for nest in &schedule.nests {
+        let mut variables = vec![None; program.dims.len()];
+        build_steps(&b, program, &nest.steps(program), &|t| nest.lag(t), &bounds, &mut variables)?;
+    }
+    Ok(())
+}
+
+/// Builds `steps` as `temporal.compute` ops and loops at `b`; `variables`
+/// holds each open loop's dimension variable.
+fn build_steps<'c, 'a>(
+    b: &Builder<'c, 'a>,
+    program: &Program,
+    steps: &[Step],
+    lag: &dyn Fn(usize) -> i64,
+    bounds: &[Value<'c, 'a>],
+    variables: &mut Vec<Option<Value<'c, 'a>>>,
+) -> Result<(), String> {
+    use tempo_passes::affine::AffineExpr as E;
+    let context = b.context();
+    for step in steps {
+        match step {
+            Step::Compute(t) => {
+                let tensor = &program.tensors[*t];
+                let coords = tensor
+                    .domain
+                    .iter()
+                    .map(|&d| {
+                        variables[d].ok_or_else(|| format!("compiler fault: '{}' outside its loops", tensor.name))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut attributes = vec![("tensor", StringAttribute::new(context, &tensor.name).into())];
+                if lag(*t) != 0 {
+                    let i64 = IntegerType::new(context, 64).into();
+                    attributes.push(("lag", IntegerAttribute::new(i64, lag(*t)).into()));
+                }
+                b.op("temporal.compute", &coords, &[], &attributes)?;
+            }
+            Step::Loop { dim: d, forward, body } => {
+                let (d, forward) = (*d, *forward);
+                let latest =
+                    body.iter().map(|step| if let Step::Compute(t) = step { lag(*t) } else { 0 }).max().unwrap_or(0);
+                let zero = affine_map(context, 0, 0, &[E::Constant(0)]);
+                let upper = match latest {
+                    0 => E::Symbol(0),
+                    l => E::Add(Box::new(E::Symbol(0)), Box::new(E::Constant(l))),
+                };
+                let upper = affine_map(context, 0, 1, &[upper]);
+                let (inside, counter) = b.affine_for((zero, &[]), (upper, &[bounds[d]]))?;
+                let variable = match forward {
+                    true => counter,
+                    // s0 - d0 - 1
+                    false => {
+                        let minus = |e: E| E::Mul(Box::new(E::Constant(-1)), Box::new(e));
+                        let last = E::Add(
+                            Box::new(E::Add(Box::new(E::Symbol(0)), Box::new(minus(E::Dim(0))))),
+                            Box::new(E::Constant(-1)),
+                        );
+                        inside.affine_value(
+                            "affine.apply",
+                            affine_map(context, 1, 1, &[last]),
+                            &[counter, bounds[d]],
+                        )?
+                    }
+                };
+                let direction = if forward { "forward" } else { "backward" };
+                let mut op = loop_of(counter)?;
+                op.set_attribute("tempo.dim", StringAttribute::new(context, &program.dims[d].name).into());
+                op.set_attribute("tempo.direction", StringAttribute::new(context, direction).into());
+                let outer = variables[d].replace(variable);
+                build_steps(&inside, program, body, lag, bounds, variables)?;
+                variables[d] = outer;
+            }
         }
     }
     Ok(())
+}
+
+/// The loop whose induction variable `counter` is.
+fn loop_of<'c, 'a>(counter: Value<'c, 'a>) -> Result<melior::ir::operation::OperationRefMut<'c, 'a>, String> {
+    let block = unsafe { mlir_sys::mlirBlockArgumentGetOwner(counter.to_raw()) };
+    let op = unsafe { mlir_sys::mlirBlockGetParentOperation(block) };
+    if op.ptr.is_null() {
+        return Err("compiler fault: a loop variable outside its loop".into());
+    }
+    Ok(unsafe { melior::ir::operation::OperationRefMut::from_raw(op) })
 }
 
 fn module_body<'c, 'a>(op: OperationRef<'c, 'a>) -> Result<melior::ir::BlockRef<'c, 'a>, Vec<PassDiagnostic<'c>>> {
@@ -99,81 +181,6 @@ pub fn remove_schedule(module: OperationRef) {
         unsafe {
             mlir_sys::mlirOperationRemoveFromParent(function.to_raw());
             mlir_sys::mlirOperationDestroy(function.to_raw());
-        }
-    }
-}
-
-/// The text of a module holding `@tempo_schedule` for `schedule`.
-pub fn schedule_text(program: &Program, schedule: &Schedule) -> String {
-    let bounds: Vec<String> =
-        program.dims.iter().enumerate().map(|(d, dim)| format!("%{}{d}", sanitize(&dim.bound))).collect();
-    let args: Vec<String> = bounds.iter().map(|b| format!("{b}: index")).collect();
-    let mut out = format!("module {{\n  func.func @{SCHEDULE_FUNCTION}({}) {{\n", args.join(", "));
-    for nest in &schedule.nests {
-        let mut variables = vec![String::new(); program.dims.len()];
-        write_steps(program, &nest.steps(program), &|t| nest.lag(t), &bounds, &mut variables, "    ", &mut out);
-    }
-    out += "    return\n  }\n}\n";
-    out
-}
-
-/// Writes `steps` as `temporal.compute` ops and loops; `variables` holds
-/// the SSA name of each open loop's dimension variable.
-fn write_steps(
-    program: &Program,
-    steps: &[Step],
-    lag: &dyn Fn(usize) -> i64,
-    bounds: &[String],
-    variables: &mut Vec<String>,
-    indent: &str,
-    out: &mut String,
-) {
-    for step in steps {
-        match step {
-            Step::Compute(t) => {
-                let tensor = &program.tensors[*t];
-                let coords: Vec<&str> = tensor.domain.iter().map(|&d| variables[d].as_str()).collect();
-                let types: Vec<&str> = coords.iter().map(|_| "index").collect();
-                let late = match lag(*t) {
-                    0 => String::new(),
-                    l => format!(", lag = {l} : i64"),
-                };
-                let _ = writeln!(
-                    out,
-                    "{indent}\"temporal.compute\"({}) {{tensor = \"{}\"{late}}} : ({}) -> ()",
-                    coords.join(", "),
-                    tensor.name,
-                    types.join(", ")
-                );
-            }
-            Step::Loop { dim: d, forward, body } => {
-                let (d, forward) = (*d, *forward);
-                let name = sanitize(&program.dims[d].name);
-                let variable = format!("%{name}{d}_{}", out.len());
-                let counter = if forward { variable.clone() } else { format!("{variable}_step") };
-                let latest =
-                    body.iter().map(|step| if let Step::Compute(t) = step { lag(*t) } else { 0 }).max().unwrap_or(0);
-                let upper = match latest {
-                    0 => bounds[d].clone(),
-                    l => format!("affine_map<()[s0] -> (s0 + {l})>()[{}]", bounds[d]),
-                };
-                let _ = writeln!(out, "{indent}affine.for {counter} = 0 to {upper} {{");
-                if !forward {
-                    let _ = writeln!(
-                        out,
-                        "{indent}  {variable} = affine.apply affine_map<(d0)[s0] -> (s0 - d0 - 1)>({counter})[{}]",
-                        bounds[d]
-                    );
-                }
-                variables[d] = variable;
-                write_steps(program, body, lag, bounds, variables, &format!("{indent}  "), out);
-                let direction = if forward { "forward" } else { "backward" };
-                let _ = writeln!(
-                    out,
-                    "{indent}}} {{tempo.dim = \"{}\", tempo.direction = \"{direction}\"}}",
-                    program.dims[d].name
-                );
-            }
         }
     }
 }
@@ -364,10 +371,4 @@ fn compute_target<'c>(
         ));
     }
     Ok(t)
-}
-
-/// `name` as a valid SSA value name: characters other than ASCII letters,
-/// digits and `_` become `_`.
-fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }

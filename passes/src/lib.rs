@@ -4,6 +4,7 @@
 
 pub mod affine;
 pub mod collectives;
+pub mod compile_options;
 pub mod data_reads;
 pub mod diagnostics;
 pub mod emit;

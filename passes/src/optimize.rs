@@ -77,28 +77,10 @@ pub const O3_PASSES: &[&str] = &[
     "temporal-dce",
 ];
 
-/// The name `--disable-pass` takes for the fusion of
-/// `lower-temporal-to-loops` (not a temporal pass: an option of the
-/// lowering, `fuse`).
-pub const FUSION: &str = "fusion";
-
-/// The name `--disable-pass` takes for the batching of data groups by
-/// `lower-temporal-to-loops` (its `batch-by-depth` option): without it,
-/// the points of one depth run one by one.
-pub const DEPTH_BATCHING: &str = "depth-batching";
-
-/// Whether `lower-temporal-to-loops` computes the points of one depth of a
-/// data group together, with the passes named in `disabled` left out (at
-/// every level, `-O0` included: it changes no result).
-pub fn depth_batching_enabled(disabled: &[String]) -> bool {
-    !disabled.iter().any(|d| d == DEPTH_BATCHING)
-}
-
-/// Whether `lower-temporal-to-loops` fuses at optimization `level` with the
-/// passes named in `disabled` left out.
-pub fn fusion_enabled(level: u8, disabled: &[String]) -> bool {
-    level >= 1 && !disabled.iter().any(|d| d == FUSION)
-}
+use crate::compile_options::{CompileOptions, Target};
+pub use crate::compile_options::{DEPTH_BATCHING, FUSION};
+use crate::pass::OptionValue;
+use crate::pipeline::Step;
 
 /// The passes of level 1.
 pub const O1_PASSES: &[&str] = &["temporal-dce", "temporal-dedup", "temporal-dce"];
@@ -121,55 +103,28 @@ const SHARING: &str = "temporal-share-values";
 /// Passes taking the `inexact` option at level 3.
 const INEXACT: &[&str] = &["temporal-simplify", "temporal-lift-recurrences"];
 
-/// The pipeline text of optimization `level` without the passes named in
-/// `disabled` (empty: nothing to run); an error for a level above 3 or a
-/// name that is not one of the level's passes. `bounds` (`T=10,B=3`) are
-/// the bound values of the run, for `temporal-vectorize`.
-pub fn optimization_pipeline(level: u8, disabled: &[String], bounds: &str) -> Result<String, String> {
-    optimization_pipeline_within(level, disabled, bounds, None)
-}
-
-/// [`optimization_pipeline`] with a memory budget (bytes): at level 2,
-/// softmax attention over a range is tiled (`temporal-tile-ranges`, which
-/// changes float rounding) where its range-long temporaries could exceed
-/// the budget at the run's bounds, and nowhere else. (Level 3 tiles all of
-/// it anyway; levels 0 and 1 do not tile.)
-pub fn optimization_pipeline_within(
-    level: u8,
-    disabled: &[String],
-    bounds: &str,
-    memory_budget: Option<u64>,
-) -> Result<String, String> {
-    optimization_pipeline_for(level, disabled, bounds, memory_budget, true)
-}
-
-/// [`optimization_pipeline_within`] for the CPU (`cpu`) or the GPU target.
-/// The GPU's keeps recurrences whole: `temporal-split-recurrences` is left
-/// out and `temporal-vectorize` batches whole dimensions only (`groups`
-/// off). Its mapping fuses a step's input product into the step's kernel;
-/// a batched one costs a kernel of its own, and the per-step launches
-/// have not been measured against it on a GPU yet.
-pub fn optimization_pipeline_for(
-    level: u8,
-    disabled: &[String],
-    bounds: &str,
-    memory_budget: Option<u64>,
-    cpu: bool,
-) -> Result<String, String> {
-    optimization_pipeline_of(level, disabled, bounds, memory_budget, cpu, false)
-}
-
-/// [`optimization_pipeline_for`] for a run with `fast_math`, which lets
-/// `temporal-split-products` sum a weight gradient's per-step products as
-/// one product over all steps (`inexact`, as level 3 does).
-pub fn optimization_pipeline_of(
-    level: u8,
-    disabled: &[String],
-    bounds: &str,
-    memory_budget: Option<u64>,
-    cpu: bool,
-    fast_math: bool,
-) -> Result<String, String> {
+/// The steps of the optimization level of `options` (gradients expanded
+/// first, at every level), without the passes it disables; an error for a
+/// level above 3 or a disabled name that is not one of the level's passes.
+///
+/// - The bound values feed `temporal-vectorize` and the splits, which
+///   need them (without bounds they are left out).
+/// - The GPU targets keep recurrences whole: no splits, and
+///   `temporal-vectorize` batches whole dimensions only (`groups` off). Its
+///   mapping fuses a step's input product into the step's kernel; a
+///   batched one costs a kernel of its own, and the per-step launches have
+///   not been measured against it on a GPU yet.
+/// - Fast math lets `temporal-split-products` sum a weight gradient's
+///   per-step products as one product over all steps (`inexact`, as level
+///   3 does), and packs products and fuses attention for the CPU runtime's
+///   kernels.
+/// - A memory budget at level 2 tiles softmax attention over a range
+///   (`temporal-tile-ranges`, which changes float rounding) where its
+///   range-long temporaries could exceed it at the bounds, and nowhere
+///   else (level 3 tiles all of it anyway; levels 0 and 1 do not tile).
+pub fn optimization_steps(options: &CompileOptions) -> Result<Vec<Step>, String> {
+    let level = options.level;
+    let memory_budget = options.memory_budget;
     let budget = memory_budget.filter(|_| level == 2);
     let passes: &[&str] = match level {
         0 => &[],
@@ -179,7 +134,7 @@ pub fn optimization_pipeline_of(
         3 => O3_PASSES,
         _ => return Err(format!("optimization level {level} does not exist (0 to 3)")),
     };
-    for name in disabled {
+    for name in &options.disabled {
         if !O3_PASSES.contains(&name.as_str()) && name != FUSION && name != DEPTH_BATCHING {
             return Err(format!(
                 "'{name}' is not a temporal optimization pass (one of {}), '{FUSION}' or '{DEPTH_BATCHING}'",
@@ -187,35 +142,60 @@ pub fn optimization_pipeline_of(
             ));
         }
     }
-    let kept: Vec<String> = passes
-        .iter()
-        .filter(|p| !disabled.iter().any(|d| d == *p))
-        .filter(|p| (**p != "temporal-vectorize" && !SPLITS.contains(p)) || !bounds.is_empty())
-        .filter(|p| cpu || !SPLITS.contains(p))
-        // The packed products are for the runtime's kernel, which the
-        // lowering calls with fast math on the CPU.
-        .filter(|p| **p != PACKING || (cpu && fast_math))
-        // The fused attention is the CPU runtime's kernels, and inexact:
-        // level 3, or level 2 with fast math.
-        .filter(|p| **p != FUSED_ATTENTION || (cpu && (level == 3 || fast_math)))
-        // Sharing values keeps them stored: not where memory is budgeted.
-        .filter(|p| **p != SHARING || memory_budget.is_none())
-        .map(|p| match *p {
-            "temporal-vectorize" if !cpu => format!("{p}{{bounds={bounds} groups=false}}"),
-            "temporal-split-products" if level == 3 || fast_math => match memory_budget {
-                Some(bytes) => format!("{p}{{bounds={bounds} inexact=true memory-budget={bytes}}}"),
-                None => format!("{p}{{bounds={bounds} inexact=true}}"),
-            },
-            _ if **p == *"temporal-vectorize" || SPLITS.contains(p) => format!("{p}{{bounds={bounds}}}"),
-            "temporal-tile-ranges" if level == 2 => {
-                format!("{p}{{memory-budget={} bounds={bounds}}}", budget.unwrap_or_default())
+    let (cpu, fast_math) = (options.target == Target::Cpu, options.fast_math);
+    let has_bounds = !options.bounds.is_empty();
+    let bounds = || ("bounds", OptionValue::Bounds(options.bound_pairs()));
+    let inexact = ("inexact", OptionValue::Flag(true));
+    let mut registry = crate::pass::PassRegistry::default();
+    crate::register_passes(&mut registry);
+    let mut steps = vec![step(&registry, "temporal-autodiff", vec![])?];
+    for &name in passes {
+        let kept = !options.is_disabled(name)
+            && ((name != "temporal-vectorize" && !SPLITS.contains(&name)) || has_bounds)
+            && (cpu || !SPLITS.contains(&name))
+            // The packed products are for the runtime's kernel, which the
+            // lowering calls with fast math on the CPU.
+            && (name != PACKING || (cpu && fast_math))
+            // The fused attention is the CPU runtime's kernels, and inexact:
+            // level 3, or level 2 with fast math.
+            && (name != FUSED_ATTENTION || (cpu && (level == 3 || fast_math)))
+            // Sharing values keeps them stored: not where memory is budgeted.
+            && (name != SHARING || memory_budget.is_none());
+        if !kept {
+            continue;
+        }
+        let given = match name {
+            "temporal-vectorize" if !cpu => vec![bounds(), ("groups", OptionValue::Flag(false))],
+            "temporal-split-products" if level == 3 || fast_math => {
+                let mut given = vec![bounds(), inexact.clone()];
+                given.extend(memory_budget.map(|bytes| ("memory-budget", OptionValue::Unsigned(bytes))));
+                given
             }
-            _ if level == 3 && INEXACT.contains(p) => format!("{p}{{inexact=true}}"),
-            _ => p.to_string(),
-        })
-        .collect();
-    // Gradients are expanded first, at every level.
-    Ok(std::iter::once("temporal-autodiff".to_string()).chain(kept).collect::<Vec<_>>().join(", "))
+            _ if name == "temporal-vectorize" || SPLITS.contains(&name) => vec![bounds()],
+            "temporal-tile-ranges" if level == 2 => {
+                vec![("memory-budget", OptionValue::Unsigned(budget.unwrap_or_default())), bounds()]
+            }
+            _ if level == 3 && INEXACT.contains(&name) => vec![inexact.clone()],
+            _ => vec![],
+        };
+        steps.push(step(&registry, name, given)?);
+    }
+    Ok(steps)
+}
+
+/// Registered pass `name` with options `given`.
+fn step(
+    registry: &crate::pass::PassRegistry,
+    name: &str,
+    given: Vec<(&'static str, OptionValue)>,
+) -> Result<Step, String> {
+    match registry.get(name) {
+        Some(crate::pass::RegistryEntry::Pass(pass)) => {
+            let options = crate::pass::PassOptions::of(pass.as_ref(), given)?;
+            Ok(Step::Pass { pass: pass.clone(), options })
+        }
+        _ => Err(format!("no temporal pass named '{name}'")),
+    }
 }
 
 /// The distinct names of `passes`, in order.
@@ -233,63 +213,83 @@ pub fn unique(passes: &[&'static str]) -> Vec<&'static str> {
 mod tests {
     use super::*;
 
+    use crate::pipeline::print_steps;
+
+    /// The level's pipeline as text, for `bounds` (`T=9`: one bound).
+    fn text(level: u8, disabled: &[&str], bounds: &str, budget: Option<u64>, target: Target, fast: bool) -> String {
+        let options = CompileOptions {
+            level,
+            disabled: disabled.iter().map(|d| d.to_string()).collect(),
+            memory_budget: budget,
+            fast_math: fast,
+            target,
+            bounds: bounds.split_once('=').map(|(k, v)| (k.to_string(), v.parse().unwrap())).into_iter().collect(),
+            ..Default::default()
+        };
+        optimization_steps(&options).map(|s| print_steps(&s)).unwrap_or_else(|e| format!("error: {e}"))
+    }
+    fn cpu(level: u8, disabled: &[&str], bounds: &str) -> String {
+        text(level, disabled, bounds, None, Target::Cpu, false)
+    }
+
     #[test]
     fn levels_and_disabled_passes() {
-        assert_eq!(optimization_pipeline(0, &[], "").unwrap(), "temporal-autodiff");
+        assert_eq!(cpu(0, &[], ""), "temporal-autodiff");
+        assert_eq!(cpu(1, &[], ""), "temporal-autodiff, temporal-dce, temporal-dedup, temporal-dce");
         assert_eq!(
-            optimization_pipeline(1, &[], "").unwrap(),
-            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-dce"
-        );
-        assert_eq!(
-            optimization_pipeline(2, &["temporal-dedup".into()], "").unwrap(),
+            cpu(2, &["temporal-dedup"], ""),
             "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-simplify, temporal-share-values, \
              temporal-fuse-collectives, temporal-dce"
         );
         // Attention fused for the CPU runtime's kernels: -O3, or -O2 with fast math.
-        let fused = |level, cpu, fast| {
-            optimization_pipeline_of(level, &[], "T=4", None, cpu, fast).unwrap().contains("temporal-fuse-attention")
-        };
-        assert!(fused(3, true, false) && fused(2, true, true));
-        assert!(!fused(2, true, false) && !fused(3, false, false) && !fused(2, false, true));
-        assert!(optimization_pipeline(2, &[], "B=3").unwrap().contains("temporal-vectorize{bounds=B=3}"));
-        assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-simplify{inexact=true}"));
-        assert!(optimization_pipeline(3, &[], "").unwrap().contains("temporal-tile-ranges"));
-        assert!(!optimization_pipeline(2, &[], "").unwrap().contains("temporal-tile-ranges"));
-        assert!(optimization_pipeline(4, &[], "").is_err());
-        let wrong = optimization_pipeline(2, &["canonicalize".into()], "").unwrap_err();
-        assert!(wrong.contains("not a temporal optimization pass"));
+        let fused =
+            |level, target, fast| text(level, &[], "T=4", None, target, fast).contains("temporal-fuse-attention");
+        assert!(fused(3, Target::Cpu, false) && fused(2, Target::Cpu, true));
+        let gpu = Target::cuda(90);
+        assert!(!fused(2, Target::Cpu, false) && !fused(3, gpu, false) && !fused(2, gpu, true));
+        assert!(cpu(2, &[], "B=3").contains("temporal-vectorize{bounds=B=3}"));
+        assert!(cpu(3, &[], "").contains("temporal-simplify{inexact=true}"));
+        assert!(cpu(3, &[], "").contains("temporal-tile-ranges"));
+        assert!(!cpu(2, &[], "").contains("temporal-tile-ranges"));
+        assert!(cpu(4, &[], "").starts_with("error: optimization level 4"));
+        assert!(cpu(2, &["canonicalize"], "").contains("not a temporal optimization pass"));
         // A memory budget tiles at level 2, only over it.
         assert_eq!(
-            optimization_pipeline_within(2, &[], "T=9", Some(1024)).unwrap(),
+            text(2, &[], "T=9", Some(1024), Target::Cpu, false),
             "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, \
              temporal-split-recurrences{bounds=T=9}, temporal-split-products{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, \
              temporal-fuse-collectives, temporal-dce"
         );
         // Fast math (and level 3) sums weight gradients as one product.
-        assert!(
-            optimization_pipeline_of(2, &[], "T=9", None, true, true)
-                .unwrap()
-                .contains("temporal-split-products{bounds=T=9 inexact=true}")
-        );
-        assert!(
-            optimization_pipeline(3, &[], "T=9").unwrap().contains("temporal-split-products{bounds=T=9 inexact=true}")
-        );
+        let inexact_split = "temporal-split-products{inexact=true bounds=T=9}";
+        assert!(text(2, &[], "T=9", None, Target::Cpu, true).contains(inexact_split));
+        assert!(cpu(3, &[], "T=9").contains(inexact_split));
         // Under a memory budget, only where its rows fit.
         assert!(
-            optimization_pipeline_of(2, &[], "T=9", Some(4096), true, true)
-                .unwrap()
-                .contains("temporal-split-products{bounds=T=9 inexact=true memory-budget=4096}")
+            text(2, &[], "T=9", Some(4096), Target::Cpu, true)
+                .contains("temporal-split-products{inexact=true bounds=T=9 memory-budget=4096}")
         );
         // The GPU target keeps recurrences whole.
-        let gpu = optimization_pipeline_for(2, &[], "T=9", None, false).unwrap();
-        assert!(gpu.contains("temporal-vectorize{bounds=T=9 groups=false}") && !gpu.contains("split"));
+        let on_gpu = text(2, &[], "T=9", None, gpu, false);
+        assert!(on_gpu.contains("temporal-vectorize{groups=false bounds=T=9}") && !on_gpu.contains("split"));
         // (Level 3 tiles all attention anyway; a budget leaves sharing out.)
-        assert_eq!(optimization_pipeline_within(3, &[], "", Some(1)), optimization_pipeline(3, &[SHARING.into()], ""));
-        assert_eq!(optimization_pipeline_within(1, &[], "", Some(1)), optimization_pipeline(1, &[], ""));
+        assert_eq!(text(3, &[], "", Some(1), Target::Cpu, false), cpu(3, &[SHARING], ""));
+        assert_eq!(text(1, &[], "", Some(1), Target::Cpu, false), cpu(1, &[], ""));
         // Fusion is the lowering's: accepted, not a pass of the pipeline.
-        assert_eq!(optimization_pipeline(2, &[FUSION.into()], ""), optimization_pipeline(2, &[], ""));
-        assert!(fusion_enabled(2, &[]) && fusion_enabled(1, &[]));
-        assert!(!fusion_enabled(0, &[]) && !fusion_enabled(3, &[FUSION.into()]));
+        assert_eq!(cpu(2, &[FUSION], ""), cpu(2, &[], ""));
+    }
+
+    /// Printed steps read back as the same steps.
+    #[test]
+    fn printed_steps_parse_back() {
+        let mut registry = crate::pass::PassRegistry::default();
+        crate::register_passes(&mut registry);
+        for printed in
+            [text(3, &[], "T=9", Some(4096), Target::Cpu, true), text(2, &[], "T=9", None, Target::cuda(90), false)]
+        {
+            let parsed = crate::pipeline::parse_steps(&registry, &printed).unwrap();
+            assert_eq!(print_steps(&parsed), printed);
+        }
     }
 }

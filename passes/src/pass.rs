@@ -81,15 +81,19 @@ impl PassOption {
                 .map(OptionValue::Unsigned)
                 .map_err(|_| format!("option {name} takes a non-negative integer, got '{text}'")),
             OptionKind::Bounds => {
+                let mut bounds = Vec::new();
                 for item in text.split(',').filter(|s| !s.is_empty()) {
-                    let valid = item.split_once('=').is_some_and(|(k, v)| !k.is_empty() && v.parse::<i64>().is_ok());
-                    if !valid {
-                        return Err(format!(
-                            "option {name} takes NAME=VALUE pairs separated by commas (T=10,B=3), got '{item}'"
-                        ));
+                    let pair = item.split_once('=').filter(|(k, _)| !k.is_empty());
+                    match pair.and_then(|(k, v)| Some((k.to_string(), v.parse::<i64>().ok()?))) {
+                        Some(pair) => bounds.push(pair),
+                        None => {
+                            return Err(format!(
+                                "option {name} takes NAME=VALUE pairs separated by commas (T=10,B=3), got '{item}'"
+                            ));
+                        }
                     }
                 }
-                Ok(OptionValue::Text(text.to_string()))
+                Ok(OptionValue::Bounds(bounds))
             }
             OptionKind::Text => Ok(OptionValue::Text(text.to_string())),
         }
@@ -101,7 +105,37 @@ impl PassOption {
 pub enum OptionValue {
     Flag(bool),
     Unsigned(u64),
+    /// Bound values by bound name, in the order given.
+    Bounds(Vec<(String, i64)>),
     Text(String),
+}
+
+impl OptionValue {
+    /// Whether this value fits an option of `kind`.
+    fn fits(&self, kind: OptionKind) -> bool {
+        matches!(
+            (self, kind),
+            (OptionValue::Flag(_), OptionKind::Flag(_))
+                | (OptionValue::Unsigned(_), OptionKind::Unsigned)
+                | (OptionValue::Bounds(_), OptionKind::Bounds)
+                | (OptionValue::Text(_), OptionKind::Text)
+        )
+    }
+}
+
+/// The value in pipeline syntax (what [`PassOption::parse`] reads back).
+impl std::fmt::Display for OptionValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            OptionValue::Flag(b) => write!(f, "{b}"),
+            OptionValue::Unsigned(n) => write!(f, "{n}"),
+            OptionValue::Bounds(bounds) => {
+                let items: Vec<String> = bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                f.write_str(&items.join(","))
+            }
+            OptionValue::Text(t) => f.write_str(t),
+        }
+    }
 }
 
 /// The options of one pass run: every option given in the pipeline
@@ -140,6 +174,43 @@ impl PassOptions {
         Ok(options)
     }
 
+    /// The options of `pass` as values (what a front end building a
+    /// pipeline from [`crate::compile_options::CompileOptions`] gives, no
+    /// text involved): the flags' defaults, then each of `given`. A name
+    /// the pass does not declare, or a value of another kind, is an error.
+    pub fn of(
+        pass: &dyn TempoPass,
+        given: impl IntoIterator<Item = (&'static str, OptionValue)>,
+    ) -> Result<Self, String> {
+        let mut options = PassOptions::parse(pass.name(), pass.options(), [])?;
+        for (key, value) in given {
+            let option = pass.options().iter().find(|o| o.name == key);
+            match option {
+                Some(option) if value.fits(option.kind) => {
+                    options.0.insert(key.to_string(), value);
+                }
+                _ => return Err(format!("pass '{}' has no option '{key}' taking {value:?}", pass.name())),
+            }
+        }
+        Ok(options)
+    }
+
+    /// The options in pipeline syntax (`key=value ...`), flags at their
+    /// default left out: what [`crate::pipeline::parse_options`] reads
+    /// back into these options.
+    pub fn print(&self, declared: &[PassOption]) -> String {
+        let items: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(key, value)| {
+                let default = declared.iter().find(|o| o.name == key.as_str()).map(|o| o.kind);
+                !matches!((default, value), (Some(OptionKind::Flag(d)), OptionValue::Flag(v)) if d == *v)
+            })
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect();
+        items.join(" ")
+    }
+
     /// A flag's value (false for a name that is not a flag).
     pub fn flag(&self, name: &str) -> bool {
         matches!(self.0.get(name), Some(OptionValue::Flag(true)))
@@ -154,18 +225,20 @@ impl PassOptions {
     }
 
     /// The bound values (per dimension of `program`) of the bounds option
-    /// `bounds` (none given: none), or a diagnostic at `at`.
-    pub fn bound_values<'c>(
-        &self,
-        program: &Program<'c>,
-        at: Location<'c>,
-    ) -> Result<Vec<Option<i64>>, Vec<PassDiagnostic<'c>>> {
-        program
-            .bound_values(self.text("bounds").unwrap_or(""))
-            .map_err(|message| vec![PassDiagnostic::new(at, message)])
+    /// `bounds` (none given: none).
+    pub fn bound_values(&self, program: &Program) -> Vec<Option<i64>> {
+        program.bound_values(self.bounds("bounds").unwrap_or(&[]))
     }
 
-    /// A text or bounds option's value, if given.
+    /// A bounds option's values, if given.
+    pub fn bounds(&self, name: &str) -> Option<&[(String, i64)]> {
+        match self.0.get(name) {
+            Some(OptionValue::Bounds(b)) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// A text option's value, if given.
     pub fn text(&self, name: &str) -> Option<&str> {
         match self.0.get(name) {
             Some(OptionValue::Text(t)) => Some(t),

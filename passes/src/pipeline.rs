@@ -1,19 +1,23 @@
-//! Pipeline text: parsing and building MLIR pass managers from it.
+//! Pipelines: pipeline text parsed ([`parse_pipeline`]) and resolved into
+//! typed steps ([`steps`]), and MLIR pass managers built from steps.
 //!
 //! Syntax (a superset of MLIR's): `elem (, elem)*` where `elem` is
 //! `pass-name`, `pass-name{options}` or `op.name(nested pipeline)`. A
 //! leading `builtin.module(...)` around everything is optional. Names found
-//! in the [`PassRegistry`] become Rust passes or expand as named pipelines;
+//! in the [`crate::pass::PassRegistry`] become Rust passes or expand as named pipelines;
 //! every other name is handed to MLIR as an upstream pass (so all upstream
 //! passes work, with their own option syntax).
 
 use crate::diagnostics::PassDiagnostic;
-use crate::pass::{PassOptions, PassRegistry, RegistryEntry, TempoPass};
+use crate::pass::{PassOptions, TempoPass};
 use melior::{
     ir::{OperationRef, operation::OperationLike, r#type::TypeId},
-    pass::{ExternalPass, OperationPassManager, PassManager, create_external},
+    pass::{ExternalPass, OperationPassManager, create_external},
 };
 use std::{ffi::c_void, sync::Arc};
+
+mod steps;
+pub use steps::{Step, add_steps, add_to_pass_manager, parse_steps, print_steps, resolve};
 
 /// One element of a pipeline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,15 +150,6 @@ pub fn parse_options(pass: &dyn TempoPass, text: &str) -> Result<PassOptions, Pi
     PassOptions::parse(pass.name(), pass.options(), given).map_err(PipelineError)
 }
 
-/// Adds `elements` to the root pass manager of a module.
-pub fn add_to_pass_manager(
-    manager: &PassManager,
-    registry: &PassRegistry,
-    elements: &[PipelineElement],
-) -> Result<(), PipelineError> {
-    add_elements(&manager.as_operation_pass_manager(), "builtin.module", registry, elements, 0)
-}
-
 /// `elements` in MLIR's pipeline syntax (what MLIR's own parser reads).
 pub fn print_elements(elements: &[PipelineElement]) -> String {
     let items: Vec<String> = elements
@@ -168,50 +163,7 @@ pub fn print_elements(elements: &[PipelineElement]) -> String {
     items.join(",")
 }
 
-/// Adds `elements` to `manager`, nested under ops named `anchor`
-/// (`builtin.module` at the top).
-pub fn add_elements(
-    manager: &OperationPassManager,
-    anchor: &str,
-    registry: &PassRegistry,
-    elements: &[PipelineElement],
-    depth: usize,
-) -> Result<(), PipelineError> {
-    if depth > 32 {
-        return Err(PipelineError("named pipelines expand recursively".into()));
-    }
-    for element in elements {
-        match element {
-            PipelineElement::Nested { anchor: nested, elements } => {
-                let inner = manager.nested_under(nested);
-                add_elements(&inner, nested, registry, elements, depth)?;
-            }
-            PipelineElement::Pass { name, options } => match registry.get(name) {
-                Some(RegistryEntry::Pass(pass)) => {
-                    if pass.anchor() != anchor {
-                        return Err(PipelineError(format!(
-                            "pass '{name}' runs on '{}' and cannot be nested under '{anchor}'",
-                            pass.anchor()
-                        )));
-                    }
-                    let options = parse_options(pass.as_ref(), options)?;
-                    manager.add_pass(external_pass(pass.clone(), options));
-                }
-                Some(RegistryEntry::Pipeline { text, .. }) => {
-                    if !options.is_empty() {
-                        return Err(PipelineError(format!("pipeline '{name}' takes no options")));
-                    }
-                    let inner = parse_pipeline(text)?;
-                    add_elements(manager, anchor, registry, &inner, depth + 1)?;
-                }
-                None => add_upstream(manager, name, options)?,
-            },
-        }
-    }
-    Ok(())
-}
-
-fn add_upstream(manager: &OperationPassManager, name: &str, options: &str) -> Result<(), PipelineError> {
+pub(crate) fn add_upstream(manager: &OperationPassManager, name: &str, options: &str) -> Result<(), PipelineError> {
     let text = if options.is_empty() { name.to_string() } else { format!("{name}{{{options}}}") };
     let mut message: Option<String> = None;
     unsafe extern "C" fn on_error(text: mlir_sys::MlirStringRef, data: *mut c_void) {
@@ -281,53 +233,41 @@ pub fn run_reported(pass: &dyn TempoPass, op: OperationRef<'_, '_>, options: &Pa
     false
 }
 
-/// Runs `elements` on one program model, where every one is a pass that
+/// Runs `steps` on one program model, where every one is a pass that
 /// rewrites it ([`crate::pass::ProgramRewrite`]: the temporal
 /// optimizations): the program read from `op` and verified once, each pass
 /// rewriting it in turn (a panic caught and reported as a compiler fault,
 /// as [`run_reported`] does), and written back once if any changed it.
-/// Through MLIR's pass manager, each pass read the program from the IR and
-/// verified it, and printed it back and parsed it when it changed it.
-/// `None` where some element is not such a pass (an upstream pass, a
-/// nested pipeline): the caller runs the pipeline through a pass manager.
-/// Otherwise each pass's name and wall time, in order, or the first
-/// failure's diagnostics.
+/// Through MLIR's pass manager, each pass would read the program from the
+/// IR and verify it, and write it back when it changed it. `None` where
+/// some step is not such a pass (an upstream pass, a nested pipeline): the
+/// caller runs the pipeline through a pass manager. Otherwise each pass's
+/// name and wall time, in order, or the first failure's diagnostics.
 pub fn run_rewrites<'c>(
     op: OperationRef<'c, '_>,
-    registry: &PassRegistry,
-    elements: &[PipelineElement],
+    steps: &[Step],
 ) -> Option<Result<Vec<(&'static str, std::time::Duration)>, Vec<PassDiagnostic<'c>>>> {
-    let elements = match elements {
-        [PipelineElement::Nested { anchor, elements }] if anchor == "builtin.module" => elements.as_slice(),
-        _ => elements,
-    };
     let mut passes = Vec::new();
-    for element in elements {
-        let PipelineElement::Pass { name, options } = element else { return None };
-        let Some(RegistryEntry::Pass(pass)) = registry.get(name) else { return None };
+    for step in steps {
+        let Step::Pass { pass, options } = step else { return None };
         if pass.anchor() != "builtin.module" || pass.as_rewrite().is_none() {
             return None;
         }
-        passes.push((pass.clone(), options.as_str()));
+        passes.push((pass.clone(), options));
     }
     Some(rewrite_all(op, &passes))
 }
 
-/// [`run_rewrites`] of resolved passes (each a rewrite) with their option text.
+/// [`run_rewrites`] of passes (each a rewrite) with their options.
 fn rewrite_all<'c>(
     op: OperationRef<'c, '_>,
-    passes: &[(Arc<dyn TempoPass>, &str)],
+    passes: &[(Arc<dyn TempoPass>, &PassOptions)],
 ) -> Result<Vec<(&'static str, std::time::Duration)>, Vec<PassDiagnostic<'c>>> {
     let at = op.location();
-    let parsed: Vec<PassOptions> = passes
-        .iter()
-        .map(|(pass, text)| parse_options(pass.as_ref(), text))
-        .collect::<Result<_, _>>()
-        .map_err(|e| vec![PassDiagnostic::new(at, e.0)])?;
     let mut program = crate::verify::verify_program(op)?;
     let mut changed = false;
     let mut times = Vec::new();
-    for ((pass, _), options) in passes.iter().zip(&parsed) {
+    for (pass, options) in passes {
         let rewrite = pass.as_rewrite().expect("resolved as a rewrite");
         let start = std::time::Instant::now();
         crate::fault::clear_current();
@@ -357,7 +297,7 @@ fn rewrite_all<'c>(
 }
 
 /// Wraps a Rust pass as an MLIR external pass.
-fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass::Pass {
+pub(crate) fn external_pass(pass: Arc<dyn TempoPass>, options: PassOptions) -> melior::pass::Pass {
     // Each external pass needs a unique, 8-aligned TypeID address.
     let id: &'static u64 = Box::leak(Box::new(0u64));
     let name = pass.name();
@@ -408,35 +348,41 @@ mod tests {
     #[test]
     fn rewrites_on_one_model_equal_the_pass_manager() {
         let context = tempo_dialects::create_context();
-        let mut registry = PassRegistry::default();
+        let mut registry = crate::pass::PassRegistry::default();
         crate::register_passes(&mut registry);
         for (source, bounds) in [
             (include_str!("../../examples/corpus/zoo_gpt.mlir"), "T=5"),
             (include_str!("../../examples/corpus/zoo_lstm_lm.mlir"), "T=4"),
         ] {
-            let text = crate::optimize::optimization_pipeline_of(3, &[], bounds, None, true, true).unwrap();
-            let elements = parse_pipeline(&text).unwrap();
-            let [PipelineElement::Pass { name, .. }, rest @ ..] = elements.as_slice() else { panic!("passes") };
-            assert_eq!(name, "temporal-autodiff");
+            let (bound, value) = bounds.split_once('=').unwrap();
+            let options = crate::compile_options::CompileOptions {
+                level: 3,
+                fast_math: true,
+                bounds: [(bound.to_string(), value.parse().unwrap())].into_iter().collect(),
+                ..Default::default()
+            };
+            let steps = crate::optimize::optimization_steps(&options).unwrap();
+            let [first, rest @ ..] = steps.as_slice() else { panic!("passes") };
+            assert_eq!(first.name(), "temporal-autodiff");
             let expanded = || {
                 let module = melior::ir::Module::parse(&context, source).unwrap();
                 crate::temporal_autodiff::TemporalAutodiff.run(module.as_operation(), &PassOptions::default()).unwrap();
                 module
             };
             let one = expanded();
-            let times = run_rewrites(one.as_operation(), &registry, rest).expect("all rewrites").unwrap();
+            let times = run_rewrites(one.as_operation(), rest).expect("all rewrites").unwrap();
             assert_eq!(times.len(), rest.len());
             let managed = expanded();
-            let manager = PassManager::new(&context);
-            add_to_pass_manager(&manager, &registry, rest).unwrap();
+            let manager = melior::pass::PassManager::new(&context);
+            add_to_pass_manager(&manager, rest).unwrap();
             let mut managed = managed;
             manager.run(&mut managed).unwrap();
             assert_eq!(one.as_operation().to_string(), managed.as_operation().to_string());
         }
         // A pipeline with an upstream pass runs through a pass manager.
         let module = melior::ir::Module::parse(&context, include_str!("../../examples/rnn.mlir")).unwrap();
-        let mixed = parse_pipeline("temporal-dce, canonicalize").unwrap();
-        assert!(run_rewrites(module.as_operation(), &registry, &mixed).is_none());
+        let mixed = parse_steps(&registry, "temporal-dce, canonicalize").unwrap();
+        assert!(run_rewrites(module.as_operation(), &mixed).is_none());
     }
 
     #[test]

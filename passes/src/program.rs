@@ -1007,20 +1007,17 @@ impl<'c> Program<'c> {
     pub fn bound_names(&self) -> Vec<String> {
         self.dims.iter().map(|d| d.bound.clone()).collect()
     }
-    /// The bound value of each dimension given by `text` (`T=10,B=3`, as
-    /// the `bounds` options take them; names of no dimension are ignored).
-    pub fn bound_values(&self, text: &str) -> Result<Vec<Option<i64>>, String> {
+    /// The bound value of each dimension given by `given` (bound name and
+    /// value, as the `bounds` options hold them; names of no dimension are
+    /// ignored).
+    pub fn bound_values(&self, given: &[(String, i64)]) -> Vec<Option<i64>> {
         let mut values = vec![None; self.dims.len()];
-        for item in text.split(',').filter(|s| !s.is_empty()) {
-            let (name, value) = item
-                .split_once('=')
-                .ok_or_else(|| format!("bounds must be NAME=VALUE separated by commas, got '{item}'"))?;
-            let value: i64 = value.parse().map_err(|_| format!("bound {name}: '{value}' is not an integer"))?;
-            if let Some(d) = self.dims.iter().position(|x| x.bound == name) {
-                values[d] = Some(value);
+        for (name, value) in given {
+            if let Some(d) = self.dims.iter().position(|x| &x.bound == name) {
+                values[d] = Some(*value);
             }
         }
-        Ok(values)
+        values
     }
 
     /// Looks a tensor up by name.

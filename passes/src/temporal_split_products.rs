@@ -78,12 +78,11 @@ impl ProgramRewrite for TemporalSplitProducts {
         &self,
         program: &mut Program<'c>,
         options: &PassOptions,
-        at: Location<'c>,
+        _at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
         let budget = options.unsigned("memory-budget");
-        options
-            .bound_values(program, at)
-            .map(|values| split_products_within(program, &values, options.flag("inexact"), budget))
+        let values = options.bound_values(program);
+        Ok(split_products_within(program, &values, options.flag("inexact"), budget))
     }
 }
 

@@ -72,9 +72,10 @@ impl ProgramRewrite for TemporalSplitRecurrences {
         &self,
         program: &mut Program<'c>,
         options: &PassOptions,
-        at: Location<'c>,
+        _at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        options.bound_values(program, at).map(|values| split_recurrences(program, &values))
+        let values = options.bound_values(program);
+        Ok(split_recurrences(program, &values))
     }
 }
 

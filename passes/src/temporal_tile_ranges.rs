@@ -95,7 +95,7 @@ impl ProgramRewrite for TemporalTileRanges {
         };
         let budget = match options.unsigned("memory-budget") {
             None => None,
-            Some(bytes) => Some(MemoryBudget { bytes, bounds: options.bound_values(program, at)? }),
+            Some(bytes) => Some(MemoryBudget { bytes, bounds: options.bound_values(program) }),
         };
         Ok(tile_ranges_over_budget(program, block, budget.as_ref()))
     }

@@ -90,9 +90,10 @@ impl ProgramRewrite for TemporalVectorize {
         &self,
         program: &mut Program<'c>,
         options: &PassOptions,
-        at: Location<'c>,
+        _at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
-        options.bound_values(program, at).map(|values| vectorize_with(program, &values, options.flag("groups")))
+        let values = options.bound_values(program);
+        Ok(vectorize_with(program, &values, options.flag("groups")))
     }
 }
 

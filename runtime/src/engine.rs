@@ -12,9 +12,10 @@ use tempo_lowering::{
     store_selection::Slicing,
     temporal_to_loops::{ENTRY, MEMORY_STATS},
 };
+pub use tempo_passes::compile_options::{CompileOptions, Target};
 use tempo_passes::{
     diagnostics::{DiagnosticCollector, PassDiagnostic, render_location},
-    pipeline,
+    pipeline::{self, Step},
     program::{ElementType, PointType, Program},
     verify::verify_program,
 };
@@ -150,20 +151,15 @@ pub struct RunOptions {
     pub source_name: String,
     /// Callbacks for the program's `temporal.call`s.
     pub externals: Externals,
-    /// Contractions with fused multiply-add (one rounding instead of two);
-    /// off, compiled results are bit-exact with the interpreter's order.
-    pub fast_math: bool,
-    /// Threads for the parallel loops of a step: 1 runs everything on the
-    /// calling thread, 0 (the default) one per core (the LLVM OpenMP
-    /// runtime, `libomp`; without it runs use one thread).
-    pub threads: usize,
     /// Write the JIT-compiled object code to this file (for profilers and
     /// disassemblers).
     pub dump_object: Option<String>,
-    /// The temporal-level optimizations run before scheduling.
-    pub optimization: Optimization,
-    /// Where compiled code runs.
-    pub target: Target,
+    /// What the compilation is asked for: optimization level, passes left
+    /// out, fast math, threads (without the LLVM OpenMP runtime, `libomp`,
+    /// runs use one), target, memory budget, and the bound values the
+    /// size-dependent optimizations specialize for ([`run_module`]: the
+    /// run's).
+    pub compile: CompileOptions,
     /// Where a compiler fault writes the generated module it names
     /// (process-wide while compiling; `None`: the system's temporary
     /// directory). See `tempo_passes::fault`.
@@ -182,62 +178,25 @@ pub struct RunOptions {
     pub verify_each: bool,
 }
 
-/// Where compiled code runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Target {
-    /// The host CPU (LLVM JIT, OpenMP threads).
-    #[default]
-    Cpu,
-    /// An NVIDIA GPU: kernels as PTX for this architecture (`sm_90`),
-    /// launched from host loops (`tempo_lowering::temporal_to_cuda`).
-    /// The kernels of mapped loops run `threads_per_block` threads per
-    /// block ([`Target::cuda`]: 256).
-    Cuda { chip: u32, threads_per_block: u32 },
-    /// The CUDA target's lowering run on the CPU: the same loops, one-point
-    /// kernels and fused parallel loops, each future kernel a parallel loop
-    /// (OpenMP threads) instead of a launch
-    /// (`tempo_lowering::gpu_loops_on_cpu`). It checks the GPU lowering
-    /// against the interpreter on machines without a GPU. Products that
-    /// take the shared-memory kernel (16 rows or more) are refused.
-    GpuLoopsOnCpu,
-}
-
-impl Target {
-    /// The CUDA target for `chip` (`sm_90` is 90) with the default threads
-    /// per block.
-    pub fn cuda(chip: u32) -> Target {
-        Target::Cuda { chip, threads_per_block: tempo_lowering::DEFAULT_THREADS_PER_BLOCK }
-    }
-}
-
-/// Which temporal-level optimizations run
-/// ([`tempo_passes::optimize::optimization_pipeline`]).
-#[derive(Clone, Debug)]
-pub struct Optimization {
-    /// 0 to 3; 2 (all exact passes) by default.
-    pub level: u8,
-    /// Passes of the level left out, by name.
-    pub disabled: Vec<String>,
-    /// A memory budget in bytes: at level 2 the temporaries of attention
-    /// over a range are tiled where they could exceed it
-    /// (`temporal-tile-ranges`, inexact), and at every level stores written
-    /// by a forward loop and read back by a backward one are swapped to a
-    /// file where the stores exceed it (exact); `None`: neither.
-    pub memory_budget: Option<u64>,
-}
-
-impl Default for Optimization {
-    fn default() -> Self {
-        Optimization { level: 2, disabled: Vec::new(), memory_budget: None }
-    }
-}
-
-impl Optimization {
-    /// LLVM's optimization and code generation level: the same number as
-    /// the temporal level (`-O0` to `-O3`), in every front end (`tempo-run`,
-    /// the Rust API, the C API, Python).
-    pub fn llvm_level(&self) -> usize {
-        usize::from(self.level.min(3))
+impl RunOptions {
+    /// These options without the run's data (inputs, input and output
+    /// views): what a compilation keeps, copied without copying arrays.
+    fn settings(&self) -> RunOptions {
+        RunOptions {
+            front: self.front,
+            bounds: self.bounds.clone(),
+            inputs: IndexMap::new(),
+            input_views: IndexMap::new(),
+            output_views: IndexMap::new(),
+            seed: self.seed,
+            source_name: self.source_name.clone(),
+            externals: self.externals.clone(),
+            dump_object: self.dump_object.clone(),
+            compile: self.compile.clone(),
+            dump_on_error: self.dump_on_error.clone(),
+            pass_timings: self.pass_timings,
+            verify_each: self.verify_each,
+        }
     }
 }
 
@@ -524,29 +483,18 @@ fn check_externals(program: &Program, options: &RunOptions) -> Result<(), Vec<St
     if missing.is_empty() { Ok(()) } else { Err(missing) }
 }
 
-/// The temporal optimization pipeline of `options` (empty: none).
-fn optimization_text(options: &RunOptions) -> Result<String, Vec<String>> {
-    // The bound values of the run (for vectorization, which specializes the
-    // program to them).
-    let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    tempo_passes::optimize::optimization_pipeline_of(
-        options.optimization.level,
-        &options.optimization.disabled,
-        &bounds.join(","),
-        options.optimization.memory_budget,
-        options.target == Target::Cpu,
-        options.fast_math,
-    )
-    .map_err(|e| vec![format!("error: {e}")])
+/// The temporal optimization steps of `options`.
+fn optimization_steps(options: &CompileOptions) -> Result<Vec<Step>, Vec<String>> {
+    tempo_passes::optimize::optimization_steps(options).map_err(|e| vec![format!("error: {e}")])
 }
 
-/// Runs the pipeline `text` on `module`, collecting diagnostics (the
+/// Runs `steps` on `module`, collecting diagnostics (the
 /// collector stays attached for the caller); on failure, the diagnostics
 /// then `failure`.
 fn run_pipeline<'c>(
     context: &'c Context,
     module: &mut Module,
-    text: &str,
+    steps: &[Step],
     source_name: &str,
     failure: &str,
     options: &RunOptions,
@@ -558,9 +506,7 @@ fn run_pipeline<'c>(
         // MLIR's report, printed to stderr when the manager is dropped.
         unsafe { mlir_sys::mlirPassManagerEnableTiming(manager.to_raw()) };
     }
-    let elements = pipeline::parse_pipeline(text).map_err(|e| vec![format!("error: {e}")])?;
-    pipeline::add_to_pass_manager(&manager, &tempo_lowering::registry(), &elements)
-        .map_err(|e| vec![format!("error: {e}")])?;
+    pipeline::add_to_pass_manager(&manager, steps).map_err(|e| vec![format!("error: {e}")])?;
     if manager.run(module).is_err() {
         let mut lines = collector.take();
         lines.push(format!("error: {failure}"));
@@ -588,13 +534,17 @@ fn expand_gradients(module: &Module, source_name: &str) -> Result<(), Vec<String
         .map_err(|d| render(&d, source_name))
 }
 
-/// Like [`run_module`], also reporting how long compiling and executing took.
+/// Like [`run_module`], also reporting how long compiling and executing
+/// took. Compiled for one run, the program is specialized for that run's
+/// bounds: they replace `options.compile.bounds`.
 pub fn run_module_timed(
     context: &Context,
     module: &mut Module,
     options: &RunOptions,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
-    Executable::compile(context, module, options)?.run(options)
+    let compile = CompileOptions { bounds: options.bounds.clone(), ..options.compile.clone() };
+    let once = RunOptions { compile, ..options.settings() };
+    Executable::compile(context, module, &once)?.run(options)
 }
 
 /// A temporal program compiled once, to be run many times with new bounds
@@ -715,7 +665,7 @@ impl<'c> Executable<'c> {
                     Some(entry) => load_cached(entry, options, !sites.is_empty())?,
                     None => jit(context, module, options, !sites.is_empty())?,
                 };
-                if matches!(options.target, Target::Cuda { .. }) {
+                if matches!(options.compile.target, Target::Cuda { .. }) {
                     // Loads the kernel modules (global constructors of the host code).
                     if let Backend::Mlir(raw) = &engine.backend {
                         unsafe { mlir_sys::mlirExecutionEngineInitialize(*raw) };
@@ -743,14 +693,14 @@ impl<'c> Executable<'c> {
             }),
             _ => None,
         };
-        let mut compiled = options.clone();
-        compiled.inputs.clear();
+        let compiled = options.settings();
         let mut schedule = schedule;
-        if let (Target::Cpu, Some(budget)) = (&options.target, options.optimization.memory_budget) {
+        if let (Target::Cpu, Some(budget)) = (&options.compile.target, options.compile.memory_budget) {
             // The swap plan the lowering made (lower-temporal-to-loops{memory-budget}
             // at the compile's bounds), kept for every run: the stores the
             // runs report and check are the compiled code's.
-            let values: Vec<Option<i64>> = program.dims.iter().map(|d| options.bounds.get(&d.bound).copied()).collect();
+            let values: Vec<Option<i64>> =
+                program.dims.iter().map(|d| options.compile.bounds.get(&d.bound).copied()).collect();
             schedule.plan_swaps(&program, budget, &values);
         }
         Ok(Self {
@@ -799,7 +749,7 @@ impl<'c> Executable<'c> {
         // Across processes, the same collectives in every one (`crate::mpi`).
         crate::mpi::check_same_collectives(program, &bounds).map_err(|e| vec![format!("error: {e}")])?;
         let Some(engine) = &self.engine else { return Ok((Vec::new(), RunReport::default())) };
-        let cuda = matches!(self.options.target, Target::Cuda { .. });
+        let cuda = matches!(self.options.compile.target, Target::Cuda { .. });
         let stores = store_reports(&program, schedule, &bounds);
         let targets = output_targets(&outputs, run)?;
         let viewed: Vec<&str> = run.output_views.keys().map(String::as_str).collect();
@@ -844,7 +794,7 @@ impl<'c> Executable<'c> {
         invoked.map_err(|e| vec![format!("error: {e}")])?;
         // The GPU lowering's all-reduce run on the CPU records its failure
         // as the CUDA runtime's functions do (`crate::nccl`).
-        if self.options.target == Target::GpuLoopsOnCpu
+        if self.options.compile.target == Target::GpuLoopsOnCpu
             && let Some(e) = crate::cuda::take_error()
         {
             return Err(vec![format!("error: {e}")]);
@@ -1097,12 +1047,12 @@ fn jit(
     calls_externals: bool,
 ) -> Result<(Engine, *mut ()), Vec<String>> {
     let openmp = std::path::Path::new(OPENMP_RUNTIME).exists();
-    let threads = if openmp { options.threads } else { 1 };
-    let text = phases::time("lowering (MLIR passes)", || lowering_text(context, module, options, threads))?;
+    let threads = if openmp { options.compile.threads } else { 1 };
+    let steps = phases::time("lowering (MLIR passes)", || lowering_steps(context, module, options, threads))?;
     let collector = phases::time("lowering (MLIR passes)", || {
-        run_pipeline(context, module, &text, &options.source_name, "compilation failed", options)
+        run_pipeline(context, module, &steps, &options.source_name, "compilation failed", options)
     })?;
-    let cuda = matches!(options.target, Target::Cuda { .. });
+    let cuda = matches!(options.compile.target, Target::Cuda { .. });
     if cuda {
         crate::cuda::open().map_err(|e| vec![format!("error: {e}")])?;
         crate::cuda_memory::reset_device_memory();
@@ -1116,7 +1066,7 @@ fn jit(
     };
     let engine = if cuda {
         phases::time("LLVM IR translation and optimization", || {
-            Engine::new(module, options.optimization.llvm_level(), calls_openmp, options.dump_object.is_some())
+            Engine::new(module, options.compile.llvm_level(), calls_openmp, options.dump_object.is_some())
         })
         .ok_or_else(jit_failed)?
     } else {
@@ -1142,7 +1092,7 @@ fn jit(
 /// generation (MLIR's engine) happen now, counted as compile time. With
 /// `--dump-object`, the object code is written out.
 fn link(engine: Engine, options: &RunOptions, calls_externals: bool) -> Result<(Engine, *mut ()), String> {
-    let cuda = matches!(options.target, Target::Cuda { .. });
+    let cuda = matches!(options.compile.target, Target::Cuda { .. });
     if calls_externals {
         engine.register_symbol("tempo_external_call", tempo_external_call as *mut ());
     }
@@ -1311,49 +1261,43 @@ fn optimize(context: &Context, module: &mut Module, options: &RunOptions) -> Res
     // checks below are those of the program as written.
     tempo_passes::fault::set_dump_dir(options.dump_on_error.clone());
     phases::time("gradients", || expand_gradients(module, &options.source_name))?;
-    let text = optimization_text(options)?;
-    if !text.is_empty() {
-        phases::time("verification and schedule", || {
-            let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
-            Schedule::check(&written).map_err(|d| render(&d, &options.source_name))?;
-            check_externals(&written, options)
-        })?;
-        phases::time("temporal optimizations", || {
-            // On one program model (verified once, printed back once) where
-            // the level's passes all rewrite it, as they do.
-            let mut elements = pipeline::parse_pipeline(&text).map_err(|e| vec![format!("error: {e}")])?;
-            // The level's pipeline begins with the gradients' expansion,
-            // which has just run ("gradients").
-            if let Some(pipeline::PipelineElement::Pass { name, .. }) = elements.first()
-                && name == "temporal-autodiff"
-            {
-                elements.remove(0);
-            }
-            let registry = tempo_lowering::registry();
-            match pipeline::run_rewrites(module.as_operation(), &registry, &elements) {
-                Some(Ok(times)) => {
-                    if options.pass_timings {
-                        eprint!("{}", rewrite_timings(&times));
-                    }
-                    Ok(())
-                }
-                Some(Err(diagnostics)) => {
-                    let mut lines = render(&diagnostics, &options.source_name);
-                    lines.push("error: the temporal optimizations failed".into());
-                    Err(lines)
-                }
-                None => run_pipeline(
-                    context,
-                    module,
-                    &text,
-                    &options.source_name,
-                    "the temporal optimizations failed",
-                    options,
-                )
-                .map(|_| ()),
-            }
-        })?;
+    let mut steps = optimization_steps(&options.compile)?;
+    // The level's pipeline begins with the gradients' expansion, which has
+    // just run ("gradients").
+    if steps.first().is_some_and(|s| s.name() == "temporal-autodiff") {
+        steps.remove(0);
     }
+    phases::time("verification and schedule", || {
+        let written = verify_program(module.as_operation()).map_err(|d| render(&d, &options.source_name))?;
+        Schedule::check(&written).map_err(|d| render(&d, &options.source_name))?;
+        check_externals(&written, options)
+    })?;
+    phases::time("temporal optimizations", || {
+        // On one program model (verified once, printed back once) where
+        // the level's passes all rewrite it, as they do.
+        match pipeline::run_rewrites(module.as_operation(), &steps) {
+            Some(Ok(times)) => {
+                if options.pass_timings {
+                    eprint!("{}", rewrite_timings(&times));
+                }
+                Ok(())
+            }
+            Some(Err(diagnostics)) => {
+                let mut lines = render(&diagnostics, &options.source_name);
+                lines.push("error: the temporal optimizations failed".into());
+                Err(lines)
+            }
+            None => run_pipeline(
+                context,
+                module,
+                &steps,
+                &options.source_name,
+                "the temporal optimizations failed",
+                options,
+            )
+            .map(|_| ()),
+        }
+    })?;
     Ok(())
 }
 
@@ -1366,7 +1310,9 @@ pub fn optimized_program_text(
     module: &mut Module,
     options: &RunOptions,
 ) -> Result<String, Vec<String>> {
-    optimize(context, module, options)?;
+    // Specialized for the run's bounds, as [`run_module`] compiles.
+    let compile = CompileOptions { bounds: options.bounds.clone(), ..options.compile.clone() };
+    optimize(context, module, &RunOptions { compile, ..options.settings() })?;
     Ok(module_text(module.as_operation()))
 }
 
@@ -1431,35 +1377,33 @@ fn store_reports(program: &Program, schedule: &Schedule, bounds: &[i64]) -> Vec<
     stores
 }
 
-/// The lowering pipeline of the run's target (for the GPU loops run on the
-/// CPU, the loop mapping has already run: what is left).
-fn lowering_text(
+/// The lowering steps of the run's target, with `threads` threads (for
+/// the GPU loops run on the CPU, the loop mapping has already run: what is
+/// left). Without `temporal-schedule`: the engine writes the schedule it
+/// already checked into the module ([`Executable::compile`]), which
+/// `lower-temporal-to-loops` follows.
+fn lowering_steps(
     context: &Context,
     module: &mut Module,
     options: &RunOptions,
     threads: usize,
-) -> Result<String, Vec<String>> {
-    Ok(without_scheduling(&match options.target {
+) -> Result<Vec<Step>, Vec<String>> {
+    let compile = CompileOptions { threads, ..options.compile.clone() };
+    Ok(match compile.target {
         Target::Cpu => {
-            let fuse =
-                tempo_passes::optimize::fusion_enabled(options.optimization.level, &options.optimization.disabled);
-            let bounds: Vec<String> = options.bounds.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let bounds = bounds.join(",");
-            let budget = options.optimization.memory_budget.map(|bytes| (bytes, bounds.as_str()));
-            let batch = tempo_passes::optimize::depth_batching_enabled(&options.optimization.disabled);
             let mpi = crate::mpi::world_for(module.as_operation()).map_err(|e| vec![format!("error: {e}")])?;
             let mpi = mpi.map(|world| world.implementation.dlti());
-            tempo_lowering::temporal_to_llvm(options.fast_math, fuse, batch, threads, budget, mpi)
+            tempo_lowering::temporal_to_llvm(&compile, mpi, false)
         }
         Target::Cuda { chip, threads_per_block } => tempo_lowering::temporal_to_cuda(
             &format!("sm_{chip}"),
             threads_per_block,
             Some(&libdevice()?),
-            options.fast_math,
+            compile.fast_math,
+            false,
         ),
         Target::GpuLoopsOnCpu => {
-            let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads);
-            let loops = without_scheduling(&loops);
+            let (loops, rest) = tempo_lowering::gpu_loops_on_cpu(threads, false);
             run_pipeline(context, module, &loops, &options.source_name, "compilation failed", options)?;
             if crate::ir::contains_op(module.as_operation(), "gpu.launch") {
                 return Err(vec![
@@ -1470,14 +1414,7 @@ fn lowering_text(
             }
             rest
         }
-    }))
-}
-
-/// A lowering pipeline without its `temporal-schedule` pass: the engine
-/// writes the schedule it already checked into the module
-/// ([`Executable::compile`]), which `lower-temporal-to-loops` follows.
-fn without_scheduling(pipeline: &str) -> String {
-    pipeline.replacen("temporal-schedule, ", "", 1)
+    })
 }
 
 /// libdevice (the CUDA math library the kernels link), or an error saying
@@ -1499,11 +1436,9 @@ pub fn emit_ptx(
     chip: u32,
     directory: &str,
 ) -> Result<usize, Vec<String>> {
-    let text = optimization_text(&RunOptions { bounds: IndexMap::new(), ..options.clone() })?;
-    if !text.is_empty() {
-        run_pipeline(context, module, &text, &options.source_name, "the temporal optimizations failed", options)?;
-    }
-    let threads_per_block = match options.target {
+    let steps = optimization_steps(&CompileOptions { bounds: IndexMap::new(), ..options.compile.clone() })?;
+    run_pipeline(context, module, &steps, &options.source_name, "the temporal optimizations failed", options)?;
+    let threads_per_block = match options.compile.target {
         Target::Cuda { threads_per_block, .. } => threads_per_block,
         _ => tempo_lowering::DEFAULT_THREADS_PER_BLOCK,
     };
@@ -1511,7 +1446,8 @@ pub fn emit_ptx(
         &format!("sm_{chip}"),
         threads_per_block,
         Some(&libdevice()?),
-        options.fast_math,
+        options.compile.fast_math,
+        true,
     );
     run_pipeline(context, module, &pipeline, &options.source_name, "compilation failed", options)?;
     let kernels = tempo_lowering::ptx::kernels(module.as_operation());
@@ -1599,7 +1535,7 @@ fn orc_engine(module: &Module, options: &RunOptions, openmp: bool) -> Result<Eng
         crate::orc::codegen::translate(&partitions)
     })?;
     let objects = phases::time("LLVM optimization and code generation", || {
-        crate::orc::codegen::compile_all(units, options.optimization.llvm_level(), ENTRY)
+        crate::orc::codegen::compile_all(units, options.compile.llvm_level(), ENTRY)
     })?;
     let library = openmp.then_some(OPENMP_RUNTIME);
     let orc = crate::orc::OrcEngine::load(&objects, library)?;
@@ -1611,7 +1547,7 @@ fn orc_engine(module: &Module, options: &RunOptions, openmp: bool) -> Result<Eng
 /// neither `--dump-object` nor `--pass-timings` (which ask for the
 /// compilation itself).
 fn cache_for(module: &Module, options: &RunOptions) -> Option<(crate::cache::Cache, String)> {
-    if options.target != Target::Cpu || options.dump_object.is_some() || options.pass_timings {
+    if options.compile.target != Target::Cpu || options.dump_object.is_some() || options.pass_timings {
         return None;
     }
     let cache = crate::cache::Cache::from_env()?;
@@ -1625,13 +1561,9 @@ fn cache_key(module: &Module, options: &RunOptions) -> String {
     // (The MPI ABI the code calls, for a program using processes.)
     let mpi = crate::mpi::world_for(module.as_operation()).ok().flatten().map(|w| w.implementation.dlti());
     let settings = format!(
-        "bounds {:?}; optimization {:?}; fast math {}; threads {}; LLVM level {}; source {:?}; OpenMP {}; \
-         injected fault {:?}; MPI {mpi:?}",
-        options.bounds,
-        options.optimization,
-        options.fast_math,
-        options.threads,
-        options.optimization.llvm_level(),
+        "compile {:?}; LLVM level {}; source {:?}; OpenMP {}; injected fault {:?}; MPI {mpi:?}",
+        options.compile,
+        options.compile.llvm_level(),
         options.source_name,
         std::path::Path::new(OPENMP_RUNTIME).exists(),
         // (The lowering's test hook: a compilation that must fault.)

@@ -27,7 +27,7 @@ pub mod ragged;
 pub use array::{Data, HostArray};
 pub use compiled::CompiledProgram;
 pub use engine::{
-    ArrayView, ArrayViewMut, Executable, Front, Input, MemoryReport, Optimization, RunOptions, RunReport, StoreReport,
-    Target, emit_ptx, interpret_module, optimized_program_text, run_module, run_module_timed,
+    ArrayView, ArrayViewMut, CompileOptions, Executable, Front, Input, MemoryReport, RunOptions, RunReport,
+    StoreReport, Target, emit_ptx, interpret_module, optimized_program_text, run_module, run_module_timed,
 };
 pub use externals::{Callback, Externals, RawCallback};

@@ -20,12 +20,12 @@ pub(crate) fn memory_budget(
     options: &PassOptions,
 ) -> Result<Option<(u64, Vec<Option<i64>>)>, String> {
     let Some(budget) = options.unsigned("memory-budget") else {
-        if options.text("bounds").is_some() {
+        if options.bounds("bounds").is_some() {
             return Err("bounds are given for memory-budget, which is missing".into());
         }
         return Ok(None);
     };
-    let bounds = program.bound_values(options.text("bounds").unwrap_or(""))?;
+    let bounds = options.bound_values(program);
     Ok(Some((budget, bounds)))
 }
 

@@ -29,6 +29,8 @@ struct Args {
     input: String,
     output: Option<String>,
     pipeline: Vec<String>,
+    /// The steps of `-O` (before the pipeline's).
+    optimization: Vec<pipeline::Step>,
     generic: bool,
     /// `--mlir-print-debuginfo`: print each op's location (the user's op
     /// of generated code: maps profiled code back to the program).
@@ -45,6 +47,7 @@ fn parse_args() -> Result<Args, String> {
         input: "-".into(),
         output: None,
         pipeline: Vec::new(),
+        optimization: Vec::new(),
         generic: false,
         debuginfo: false,
         emit_irdl: false,
@@ -110,10 +113,8 @@ fn parse_args() -> Result<Args, String> {
         return Err("--disable-pass leaves a pass out of an -O level; give one (-O1, -O2 or -O3)".into());
     }
     if let Some(level) = level {
-        let text = tempo_passes::optimize::optimization_pipeline(level, &disabled, "")?;
-        if !text.is_empty() {
-            args.pipeline.insert(0, text);
-        }
+        let options = tempo_passes::compile_options::CompileOptions { level, disabled, ..Default::default() };
+        args.optimization = tempo_passes::optimize::optimization_steps(&options)?;
     }
     Ok(args)
 }
@@ -172,21 +173,26 @@ fn run() -> ExitCode {
     let chunks = if args.split_input_file { tempo_tools::split_chunks(&text) } else { vec![(1, text)] };
     let context = tempo_dialects::create_context();
     let registry = tempo_lowering::registry();
-    // Check the pipeline once, before any input is processed.
-    let scratch = PassManager::new(&context);
+    // The pipeline's text parsed once, and checked before any input is
+    // processed.
+    let mut steps = args.optimization.clone();
     for pipeline_text in &args.pipeline {
-        if let Err(e) = pipeline::parse_pipeline(pipeline_text)
-            .and_then(|elements| pipeline::add_to_pass_manager(&scratch, &registry, &elements))
-        {
-            eprintln!("tempo-opt: error: {e}");
-            return ExitCode::FAILURE;
+        match pipeline::parse_steps(&registry, pipeline_text) {
+            Ok(parsed) => steps.extend(parsed),
+            Err(e) => {
+                eprintln!("tempo-opt: error: {e}");
+                return ExitCode::FAILURE;
+            }
         }
     }
-    drop(scratch);
+    if let Err(e) = pipeline::add_to_pass_manager(&PassManager::new(&context), &steps) {
+        eprintln!("tempo-opt: error: {e}");
+        return ExitCode::FAILURE;
+    }
     let mut printed = Vec::new();
     let mut failed = false;
     for (first_line, chunk) in &chunks {
-        match process(&context, &registry, &args, chunk, &name, *first_line) {
+        match process(&context, &steps, &args, chunk, &name, *first_line) {
             Ok(text) => printed.push(text),
             Err(Fatal(lines)) => {
                 lines.iter().for_each(|l| eprintln!("{l}"));
@@ -213,7 +219,7 @@ struct Fatal(Vec<String>);
 /// Parses one chunk, runs the pipeline, and prints the result.
 fn process(
     context: &melior::Context,
-    registry: &tempo_passes::pass::PassRegistry,
+    steps: &[pipeline::Step],
     args: &Args,
     text: &str,
     name: &str,
@@ -228,11 +234,7 @@ fn process(
         // printed to stderr when the manager is dropped.
         unsafe { mlir_sys::mlirPassManagerEnableTiming(manager.to_raw()) };
     }
-    for pipeline_text in &args.pipeline {
-        pipeline::parse_pipeline(pipeline_text)
-            .and_then(|elements| pipeline::add_to_pass_manager(&manager, registry, &elements))
-            .map_err(|e| Fatal(vec![format!("tempo-opt: error: {e}")]))?;
-    }
+    pipeline::add_to_pass_manager(&manager, steps).map_err(|e| Fatal(vec![format!("tempo-opt: error: {e}")]))?;
     if !module.as_operation().verify() || manager.run(&mut module).is_err() {
         let mut lines = collector.take();
         if lines.is_empty() {

@@ -13,7 +13,7 @@ use indexmap::IndexMap;
 use std::process::ExitCode;
 use tempo_runtime::cache::Outcome;
 use tempo_runtime::{
-    HostArray, Optimization, RunOptions, RunReport, Target, emit_ptx, interpret_module, run_module_timed,
+    CompileOptions, HostArray, RunOptions, RunReport, Target, emit_ptx, interpret_module, run_module_timed,
 };
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -191,7 +191,16 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
     };
     Ok(RunOptions {
         front: tempo_runtime::Front::CommandLine,
-        target,
+        // The program is compiled for this run: for its bounds too.
+        compile: CompileOptions {
+            level: cli.opt_level,
+            disabled: cli.disabled_passes.clone(),
+            memory_budget: cli.memory_budget,
+            fast_math: cli.fast_math,
+            threads: cli.threads as usize,
+            target,
+            bounds: bounds.clone(),
+        },
         bounds,
         inputs,
         input_views: Default::default(),
@@ -199,17 +208,10 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         seed: cli.seed,
         source_name: if cli.program == "-" { "<stdin>".into() } else { cli.program.clone() },
         externals: Default::default(),
-        fast_math: cli.fast_math,
-        threads: cli.threads as usize,
         dump_object: cli.dump_object.clone(),
         dump_on_error: cli.dump_on_error.clone(),
         pass_timings: cli.pass_timings,
         verify_each: cli.verify_each,
-        optimization: Optimization {
-            level: cli.opt_level,
-            disabled: cli.disabled_passes.clone(),
-            memory_budget: cli.memory_budget,
-        },
     })
 }
 
@@ -235,7 +237,7 @@ fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let (Some(directory), Target::Cuda { chip, .. }) = (&cli.emit_ptx, options.target) {
+    if let (Some(directory), Target::Cuda { chip, .. }) = (&cli.emit_ptx, options.compile.target) {
         return match emit_ptx(&context, &mut module, &options, chip, directory) {
             Ok(count) => {
                 eprintln!("tempo-run: {count} kernels written to {directory}");

@@ -13,7 +13,7 @@
 use crate::{context, example, options};
 use melior::ir::Module;
 use std::sync::Mutex;
-use tempo_runtime::{RunOptions, Target, cuda, cuda_memory::DeviceMemory, run_module_timed};
+use tempo_runtime::{CompileOptions, RunOptions, Target, cuda, cuda_memory::DeviceMemory, run_module_timed};
 
 /// Dry runs change the runtime's global mode: one test at a time.
 static DRY: Mutex<()> = Mutex::new(());
@@ -44,7 +44,11 @@ fn dry_run_profiled(
     let mut module = Module::parse(&context, source).expect("program parses");
     cuda::set_dry_run(true);
     tempo_runtime::cuda_profile::set_path(profile.map(|p| p.display().to_string()));
-    let run = run_module_timed(&context, &mut module, &RunOptions { target, ..options(bounds, vec![], Some(1)) });
+    let run = run_module_timed(
+        &context,
+        &mut module,
+        &RunOptions { compile: CompileOptions { target, ..Default::default() }, ..options(bounds, vec![], Some(1)) },
+    );
     tempo_runtime::cuda_profile::set_path(None);
     let record = cuda::dry_run_record().expect("dry run on");
     cuda::set_dry_run(false);
@@ -155,7 +159,10 @@ fn the_host_waits_for_the_kernels_before_each_external_call() {
     let context = context();
     let mut module = Module::parse(&context, &source).expect("program parses");
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut options = RunOptions { target: Target::cuda(90), ..options(&[("T", 4)], vec![], Some(1)) };
+    let mut options = RunOptions {
+        compile: CompileOptions { target: Target::cuda(90), ..Default::default() },
+        ..options(&[("T", 4)], vec![], Some(1))
+    };
     let seen = calls.clone();
     options.externals.register("env_step", move |args| {
         seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

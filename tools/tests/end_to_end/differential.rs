@@ -11,7 +11,7 @@ use crate::generators::{CollectiveGenerator, DynamicGenerator, GeneralGenerator,
 use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tempo_runtime::{Data, HostArray, Optimization};
+use tempo_runtime::{CompileOptions, Data, HostArray};
 
 fn close_f64(a: f64, b: f64, tolerance: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + a.abs().max(b.abs()))
@@ -49,11 +49,11 @@ fn compare(compiled: &[HostArray], interpreted: &[HostArray]) -> Result<(), Stri
 /// name, or the program text itself) if only one side fails or the outputs
 /// differ. Returns whether the program ran.
 fn check_both(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str) -> bool {
-    check_optimized(source, bounds, seed, what, Optimization::default())
+    check_optimized(source, bounds, seed, what, CompileOptions::default())
 }
 
 /// [`check_both`] with the compiled side optimized as `optimization` says.
-fn check_optimized(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str, optimization: Optimization) -> bool {
+fn check_optimized(source: &str, bounds: &[(&str, i64)], seed: u64, what: &str, optimization: CompileOptions) -> bool {
     let interpreted = interpret(source, bounds, vec![], Some(seed));
     check_against(&interpreted, source, bounds, seed, what, optimization)
 }
@@ -65,7 +65,7 @@ fn check_against(
     bounds: &[(&str, i64)],
     seed: u64,
     what: &str,
-    optimization: Optimization,
+    optimization: CompileOptions,
 ) -> bool {
     let label = format!(
         "-O{} without {:?}, memory budget {:?}",
@@ -404,13 +404,18 @@ fn random_dynamic_programs_agree_with_the_interpreter() {
     }
     let count: u64 = std::env::var("TEMPO_DYNAMIC_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
     let variants = optimization_variants();
-    let one_by_one = Optimization {
+    let one_by_one = CompileOptions {
         level: 2,
         disabled: vec![tempo_passes::optimize::DEPTH_BATCHING.to_string()],
         memory_budget: None,
+        ..Default::default()
     };
-    let unfused =
-        Optimization { level: 2, disabled: vec![tempo_passes::optimize::FUSION.to_string()], memory_budget: None };
+    let unfused = CompileOptions {
+        level: 2,
+        disabled: vec![tempo_passes::optimize::FUSION.to_string()],
+        memory_budget: None,
+        ..Default::default()
+    };
     let (mut trees, mut stops) = (0, 0);
     for seed in 0..count {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7ee5);
@@ -418,7 +423,7 @@ fn random_dynamic_programs_agree_with_the_interpreter() {
         let bounds = [("N", rng.random_range(1..48))];
         // (Interpreted once, against each configuration.)
         let interpreted = interpret(&tree, &bounds, vec![], Some(seed));
-        if check_against(&interpreted, &tree, &bounds, seed, &tree, Optimization::default()) {
+        if check_against(&interpreted, &tree, &bounds, seed, &tree, CompileOptions::default()) {
             trees += 1;
             for variant in [one_by_one.clone(), unfused.clone(), variants[seed as usize % variants.len()].clone()] {
                 check_against(&interpreted, &tree, &bounds, seed, &tree, variant);
@@ -430,7 +435,7 @@ fn random_dynamic_programs_agree_with_the_interpreter() {
             bounds.push(("B", rng.random_range(0..5)));
         }
         let interpreted = interpret(&stopping, &bounds, vec![], Some(seed));
-        if check_against(&interpreted, &stopping, &bounds, seed, &stopping, Optimization::default()) {
+        if check_against(&interpreted, &stopping, &bounds, seed, &stopping, CompileOptions::default()) {
             stops += 1;
             let variant = variants[seed as usize % variants.len()].clone();
             check_against(&interpreted, &stopping, &bounds, seed, &stopping, variant);
@@ -495,37 +500,54 @@ fn corpus_directory_agrees_with_the_interpreter() {
 /// default: no temporal passes, level 1, level 3 (inexact rules and attention
 /// tiling, compared within tolerance; also without the tiling), and level 2 with each pass left out
 /// (and with the lowering's fusion off).
-fn optimization_variants() -> Vec<Optimization> {
+fn optimization_variants() -> Vec<CompileOptions> {
     let mut out = vec![
-        Optimization { level: 0, disabled: vec![], memory_budget: None },
-        Optimization { level: 1, disabled: vec![], memory_budget: None },
-        Optimization { level: 3, disabled: vec![], memory_budget: None },
-        Optimization { level: 3, disabled: vec!["temporal-tile-ranges".to_string()], memory_budget: None },
+        CompileOptions { level: 0, disabled: vec![], memory_budget: None, ..Default::default() },
+        CompileOptions { level: 1, disabled: vec![], memory_budget: None, ..Default::default() },
+        CompileOptions { level: 3, disabled: vec![], memory_budget: None, ..Default::default() },
+        CompileOptions {
+            level: 3,
+            disabled: vec!["temporal-tile-ranges".to_string()],
+            memory_budget: None,
+            ..Default::default()
+        },
         // Without the fused attention, the tiling takes the chains.
-        Optimization { level: 3, disabled: vec!["temporal-fuse-attention".to_string()], memory_budget: None },
+        CompileOptions {
+            level: 3,
+            disabled: vec!["temporal-fuse-attention".to_string()],
+            memory_budget: None,
+            ..Default::default()
+        },
     ];
     for pass in tempo_passes::optimize::unique(tempo_passes::optimize::O2_PASSES) {
-        out.push(Optimization { level: 2, disabled: vec![pass.to_string()], memory_budget: None });
+        out.push(CompileOptions {
+            level: 2,
+            disabled: vec![pass.to_string()],
+            memory_budget: None,
+            ..Default::default()
+        });
     }
-    out.push(Optimization {
+    out.push(CompileOptions {
         level: 2,
         disabled: vec![tempo_passes::optimize::FUSION.to_string()],
         memory_budget: None,
+        ..Default::default()
     });
     // A budget of nothing: level 2 tiles every attention over a range.
-    out.push(Optimization { level: 2, disabled: vec![], memory_budget: Some(0) });
+    out.push(CompileOptions { level: 2, disabled: vec![], memory_budget: Some(0), ..Default::default() });
     out
 }
 
 /// Every `-O` level, each with the lowering's fusion on and off (`-O0`
 /// does not fuse).
-fn zoo_variants() -> Vec<Optimization> {
+fn zoo_variants() -> Vec<CompileOptions> {
     (0..=3)
         .flat_map(|level| {
-            [vec![], vec![tempo_passes::optimize::FUSION.to_string()]].map(|disabled| Optimization {
+            [vec![], vec![tempo_passes::optimize::FUSION.to_string()]].map(|disabled| CompileOptions {
                 level,
                 disabled,
                 memory_budget: None,
+                ..Default::default()
             })
         })
         .filter(|v| v.level > 0 || v.disabled.is_empty())
@@ -635,20 +657,13 @@ fn compiled_form(
     source: &str,
     bounds: &[(&str, i64)],
     seed: u64,
-    variant: &Optimization,
+    variant: &CompileOptions,
 ) -> Option<(String, u8, bool, bool, Option<u64>)> {
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source)?;
-    let options =
-        tempo_runtime::RunOptions { optimization: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
+    let options = tempo_runtime::RunOptions { compile: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
     let text = tempo_runtime::optimized_program_text(&context, &mut module, &options).ok()?;
-    Some((
-        text,
-        variant.level,
-        tempo_passes::optimize::fusion_enabled(variant.level, &variant.disabled),
-        tempo_passes::optimize::depth_batching_enabled(&variant.disabled),
-        variant.memory_budget,
-    ))
+    Some((text, variant.level, variant.fusion(), variant.depth_batching(), variant.memory_budget))
 }
 
 /// How many of the first 200 generated programs `f` (a rewrite of the
@@ -1134,8 +1149,11 @@ fn run_gpu_loops(
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source).expect("program parses");
     let options = tempo_runtime::RunOptions {
-        target: tempo_runtime::Target::GpuLoopsOnCpu,
-        threads,
+        compile: tempo_runtime::CompileOptions {
+            target: tempo_runtime::Target::GpuLoopsOnCpu,
+            threads,
+            ..Default::default()
+        },
         ..crate::options(bounds, vec![], Some(seed))
     };
     tempo_runtime::run_module(&context, &mut module, &options)
@@ -1226,8 +1244,11 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
                 let mut module = melior::ir::Module::parse(&context, &source).expect("program parses");
                 let bounds = [("T", 131), ("L", 2)];
                 let options = tempo_runtime::RunOptions {
-                    target: tempo_runtime::Target::GpuLoopsOnCpu,
-                    threads: 2,
+                    compile: tempo_runtime::CompileOptions {
+                        target: tempo_runtime::Target::GpuLoopsOnCpu,
+                        threads: 2,
+                        ..Default::default()
+                    },
                     ..crate::options(&bounds, vec![], Some(7))
                 };
                 let loops = tempo_runtime::run_module(&context, &mut module, &options).expect("the GPT runs");

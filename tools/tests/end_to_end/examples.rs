@@ -125,8 +125,8 @@ fn lower(name: &str, pipeline_text: &str) -> String {
     let context = context();
     let mut module = Module::parse(&context, &example(name)).expect("example parses");
     let manager = PassManager::new(&context);
-    let elements = pipeline::parse_pipeline(pipeline_text).unwrap();
-    pipeline::add_to_pass_manager(&manager, &tempo_lowering::registry(), &elements).unwrap();
+    let steps = pipeline::parse_steps(&tempo_lowering::registry(), pipeline_text).unwrap();
+    pipeline::add_to_pass_manager(&manager, &steps).unwrap();
     manager.run(&mut module).expect("pipeline succeeds");
     module.as_operation().to_string()
 }

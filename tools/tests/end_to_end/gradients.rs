@@ -41,7 +41,7 @@ use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use tempo_passes::program::{ElementType, NodeKind, Program};
-use tempo_runtime::{Data, HostArray, Optimization, RunOptions, interpret_module, run_module};
+use tempo_runtime::{CompileOptions, Data, HostArray, RunOptions, interpret_module, run_module};
 
 /// Perturbation of each input element.
 const STEP: f64 = 1e-6;
@@ -260,7 +260,7 @@ fn gradient_case(seed: u64) -> Option<GradientCase> {
 /// `level` as `tempo-run -O level` sets it (LLVM and temporal passes).
 fn options(case: &GradientCase, inputs: &[HostArray], seed: u64, level: u8) -> RunOptions {
     let mut options = crate::options(&case.bounds, inputs.to_vec(), Some(seed));
-    options.optimization = Optimization { level, disabled: vec![], memory_budget: None };
+    options.compile = CompileOptions { level, disabled: vec![], memory_budget: None, ..Default::default() };
     options
 }
 
@@ -341,7 +341,7 @@ fn check_case(seed: u64, case: &GradientCase) -> Result<Outcome, String> {
             continue;
         }
         let mut run = options(case, &case.inputs, seed, level);
-        run.fast_math = fast;
+        run.compile.fast_math = fast;
         let compiled = run_module(&context, &mut parse(&case.gradients), &run)
             .map_err(|e| format!("compiled at -O{level} (fast math: {fast}): {}", e.join("\n")))?;
         if compiled.len() != interpreted.len() {

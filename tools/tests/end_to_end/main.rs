@@ -13,7 +13,7 @@ mod zoo;
 
 use indexmap::IndexMap;
 use melior::{Context, ir::Module};
-use tempo_runtime::{HostArray, Optimization, RunOptions, interpret_module, run_module};
+use tempo_runtime::{CompileOptions, HostArray, RunOptions, interpret_module, run_module};
 
 pub fn context() -> Context {
     melior::utility::register_all_passes();
@@ -48,7 +48,7 @@ pub fn run(
     inputs: Vec<HostArray>,
     seed: Option<u64>,
 ) -> Result<Vec<HostArray>, Vec<String>> {
-    run_optimized(source, bounds, inputs, seed, Optimization::default())
+    run_optimized(source, bounds, inputs, seed, CompileOptions::default())
 }
 
 /// Compiles and runs `source` with the given temporal optimizations.
@@ -57,11 +57,11 @@ pub fn run_optimized(
     bounds: &[(&str, i64)],
     inputs: Vec<HostArray>,
     seed: Option<u64>,
-    optimization: Optimization,
+    optimization: CompileOptions,
 ) -> Result<Vec<HostArray>, Vec<String>> {
     let context = context();
     let mut module = Module::parse(&context, source).expect("program parses");
-    run_module(&context, &mut module, &RunOptions { optimization, ..options(bounds, inputs, seed) })
+    run_module(&context, &mut module, &RunOptions { compile: optimization, ..options(bounds, inputs, seed) })
 }
 
 /// Evaluates `source` with the reference interpreter.

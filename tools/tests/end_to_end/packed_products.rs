@@ -10,7 +10,7 @@
 use crate::{context, interpret, options};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tempo_runtime::{Data, HostArray, Optimization, RunOptions, run_module};
+use tempo_runtime::{CompileOptions, Data, HostArray, RunOptions, run_module};
 
 /// Relative agreement with the interpreter (fused multiply-adds and the
 /// library's summation order in float32 over a few training iterations).
@@ -146,9 +146,12 @@ fn compiled(source: &str, bounds: &[(&str, i64)], disabled: &[&str]) -> Vec<f64>
     let context = context();
     let mut module = melior::ir::Module::parse(&context, source).expect("program parses");
     let run = RunOptions {
-        fast_math: true,
-        threads: 2,
-        optimization: Optimization { disabled: disabled.iter().map(|d| d.to_string()).collect(), ..Default::default() },
+        compile: CompileOptions {
+            fast_math: true,
+            threads: 2,
+            disabled: disabled.iter().map(|d| d.to_string()).collect(),
+            ..Default::default()
+        },
         ..options(bounds, Vec::new(), Some(7))
     };
     values(&run_module(&context, &mut module, &run).unwrap_or_else(|e| panic!("{}\n{source}", e.join("\n"))))
