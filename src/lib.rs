@@ -38,10 +38,8 @@ pub use index::{Cond, Index};
 pub use program::{
     Compiled, Dim, Error, Program, Runner, Shard, Tensor, TensorId, abort_processes, barrier, processes,
 };
+pub use tempo_driver::{ArrayView, ArrayViewMut, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target};
 pub use tempo_passes::program::{Collective, DYNAMIC, ElementType, PointType};
-pub use tempo_runtime::{
-    ArrayView, ArrayViewMut, Data, Front, HostArray, MemoryReport, RunReport, StoreReport, Target,
-};
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::fmt::{self, Write};
 use std::ops::{Add, Mul, Sub};
 use std::rc::Rc;
+use tempo_driver::{Externals, HostArray, RunOptions, RunReport};
 use tempo_passes::program::{ElementType, PointType};
-use tempo_runtime::{Externals, HostArray, RunOptions, RunReport};
 
 pub use crate::expr::TensorId;
 
@@ -646,7 +646,7 @@ impl Program {
             seed: None,
             compile: Default::default(),
             dump_on_error: None,
-            front: tempo_runtime::Front::Rust,
+            front: tempo_driver::Front::Rust,
         }
     }
 }
@@ -990,7 +990,7 @@ impl BodyEmitter<'_> {
 /// }
 /// ```
 pub struct Compiled {
-    compiled: tempo_runtime::CompiledProgram,
+    compiled: tempo_driver::CompiledProgram,
     /// The options compiled with (externals, target, threads).
     base: RunOptions,
 }
@@ -1036,8 +1036,8 @@ impl Compiled {
     pub unsafe fn run_in_place(
         &self,
         bounds: &[(&str, i64)],
-        views: Vec<(String, tempo_runtime::ArrayView)>,
-        outputs: Vec<(String, tempo_runtime::ArrayViewMut)>,
+        views: Vec<(String, tempo_driver::ArrayView)>,
+        outputs: Vec<(String, tempo_driver::ArrayViewMut)>,
         seed: Option<u64>,
     ) -> Result<(Vec<HostArray>, RunReport), Error> {
         let mut options = self.base.clone();
@@ -1072,9 +1072,9 @@ pub struct Runner<'p> {
     bounds: IndexMap<String, i64>,
     inputs: Vec<HostArray>,
     seed: Option<u64>,
-    compile: tempo_runtime::CompileOptions,
+    compile: tempo_driver::CompileOptions,
     dump_on_error: Option<std::path::PathBuf>,
-    front: tempo_runtime::Front,
+    front: tempo_driver::Front,
 }
 
 impl Runner<'_> {
@@ -1142,13 +1142,13 @@ impl Runner<'_> {
     /// Runs on an NVIDIA GPU (`sm_90`) instead of the CPU: an error where
     /// there is no CUDA driver or device.
     pub fn on_gpu(mut self) -> Self {
-        self.compile.target = tempo_runtime::Target::cuda(90);
+        self.compile.target = tempo_driver::Target::cuda(90);
         self
     }
     /// Runs on `target`: another GPU architecture or block size
     /// (`Target::Cuda { chip: 80, threads_per_block: 128 }`), or the GPU
     /// lowering's loops on the CPU (`Target::GpuLoopsOnCpu`).
-    pub fn target(mut self, target: tempo_runtime::Target) -> Self {
+    pub fn target(mut self, target: tempo_driver::Target) -> Self {
         self.compile.target = target;
         self
     }
@@ -1165,7 +1165,7 @@ impl Runner<'_> {
             externals: self.program.externals.clone(),
             dump_object: None,
             // The runner's bounds are those a compilation specializes for.
-            compile: tempo_runtime::CompileOptions { bounds: self.bounds.clone(), ..self.compile.clone() },
+            compile: tempo_driver::CompileOptions { bounds: self.bounds.clone(), ..self.compile.clone() },
             dump_on_error: self.dump_on_error.clone(),
             pass_timings: false,
             verify_each: false,
@@ -1186,7 +1186,7 @@ impl Runner<'_> {
     /// Phrases messages for another front end over this API (the Python
     /// package): what its users pass, not Rust methods.
     #[doc(hidden)]
-    pub fn front(mut self, front: tempo_runtime::Front) -> Self {
+    pub fn front(mut self, front: tempo_driver::Front) -> Self {
         self.front = front;
         self
     }
@@ -1198,27 +1198,27 @@ impl Runner<'_> {
     pub fn compile(&self) -> Result<Compiled, Error> {
         let text = self.program.to_mlir()?;
         let options = self.options();
-        let compiled = tempo_runtime::CompiledProgram::compile(&text, "<program>", &options).map_err(Error)?;
+        let compiled = tempo_driver::CompiledProgram::compile(&text, "<program>", &options).map_err(Error)?;
         Ok(Compiled { compiled, base: RunOptions { inputs: IndexMap::new(), ..options } })
     }
 
     /// Compiles the program to native code and runs it.
     pub fn run(&self) -> Result<Vec<HostArray>, Error> {
         let options = self.options();
-        self.with_module(|context, module| tempo_runtime::run_module(context, module, &options))
+        self.with_module(|context, module| tempo_driver::run_module(context, module, &options))
     }
 
     /// Compiles and runs the program, also reporting compile and execution
     /// times, each tensor's store and the peak bytes of live stores.
     pub fn run_with_report(&self) -> Result<(Vec<HostArray>, RunReport), Error> {
         let options = self.options();
-        self.with_module(|context, module| tempo_runtime::run_module_timed(context, module, &options))
+        self.with_module(|context, module| tempo_driver::run_module_timed(context, module, &options))
     }
 
     /// Evaluates the program with the reference interpreter.
     pub fn interpret(&self) -> Result<Vec<HostArray>, Error> {
         let options = self.options();
-        self.with_module(|_, module| tempo_runtime::interpret_module(module, &options))
+        self.with_module(|_, module| tempo_driver::interpret_module(module, &options))
     }
 
     /// Evaluates the program with the reference interpreter once for each
@@ -1237,7 +1237,7 @@ impl Runner<'_> {
                     for array in set {
                         options.inputs.insert(array.name.clone(), array.clone());
                     }
-                    tempo_runtime::interpret_module(module, &options)
+                    tempo_driver::interpret_module(module, &options)
                 })
                 .collect()
         })

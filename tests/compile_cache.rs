@@ -6,7 +6,7 @@
 mod common;
 
 use tempo::Data;
-use tempo_runtime::cache::Outcome;
+use tempo_driver::cache::Outcome;
 
 #[test]
 fn a_second_compile_hits_the_cache_with_the_same_outputs() {

@@ -10,8 +10,8 @@
 
 use mlir_sys::MlirModule;
 use std::ffi::{CStr, CString, c_char, c_void};
+use tempo_driver::{CompiledProgram, Data, HostArray, RunOptions};
 use tempo_passes::program::{ElementType, PointType};
-use tempo_runtime::{CompiledProgram, Data, HostArray, RunOptions};
 
 /// DLPack's device (`DLDevice`).
 #[repr(C)]
@@ -144,7 +144,7 @@ fn guarded<T>(error: *mut *mut c_char, body: impl FnOnce() -> Result<T, String>)
 /// size for).
 fn options(text: &str, source_name: &str) -> Result<RunOptions, String> {
     let mut options =
-        RunOptions { source_name: source_name.to_string(), front: tempo_runtime::Front::C, ..Default::default() };
+        RunOptions { source_name: source_name.to_string(), front: tempo_driver::Front::C, ..Default::default() };
     for item in text.split_whitespace() {
         let (key, value) = item.split_once('=').unwrap_or((item, ""));
         let number = |what: &str| -> Result<u64, String> {
@@ -234,7 +234,7 @@ pub extern "C" fn tempoCompile(
         // pointing at the host's source.
         // SAFETY: a non-null module handle from the caller.
         let op = unsafe { melior::ir::OperationRef::from_raw(mlir_sys::mlirModuleGetOperation(module)) };
-        let text = tempo_runtime::engine::module_text(op);
+        let text = tempo_driver::module_text(op);
         compile(&text, "-", &text_of(options)?)
     })
     .map_or(std::ptr::null_mut(), register)
@@ -368,7 +368,7 @@ fn read_tensor(name: &str, t: &DLTensor, element: ElementType) -> Result<HostArr
 /// Tensor `t` as a view the run reads in place: on the CPU, of exactly
 /// `element`'s DLPack type, row-major (no strides, or row-major ones) with
 /// data; `None` otherwise.
-fn view_of(t: &DLTensor, element: ElementType) -> Option<tempo_runtime::ArrayView> {
+fn view_of(t: &DLTensor, element: ElementType) -> Option<tempo_driver::ArrayView> {
     let want = dtype(element);
     if t.device.device_type != CPU || t.dtype.code != want.code || t.dtype.bits != want.bits || t.dtype.lanes != 1 {
         return None;
@@ -387,7 +387,7 @@ fn view_of(t: &DLTensor, element: ElementType) -> Option<tempo_runtime::ArrayVie
         }
     }
     let data = unsafe { (t.data as *const u8).add(t.byte_offset as usize) };
-    Some(tempo_runtime::ArrayView { shape: shape.iter().map(|&d| d as usize).collect(), element, data })
+    Some(tempo_driver::ArrayView { shape: shape.iter().map(|&d| d as usize).collect(), element, data })
 }
 
 /// What a managed output tensor owns.
@@ -458,7 +458,7 @@ pub extern "C" fn tempoRun(
                 this.outputs.len()
             ));
         }
-        let mut run = RunOptions { front: tempo_runtime::Front::C, ..Default::default() };
+        let mut run = RunOptions { front: tempo_driver::Front::C, ..Default::default() };
         for k in 0..num_bounds {
             let bound = unsafe { &*bounds.add(k) };
             run.bounds.insert(text_of(bound.name)?, bound.value);

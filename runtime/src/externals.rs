@@ -132,7 +132,7 @@ fn elements(shape: &[usize]) -> usize {
 }
 
 /// What the trampoline needs during one compiled run.
-pub(crate) struct CallContext {
+pub struct CallContext {
     pub externals: Externals,
     /// Per site: callee, argument types and result type.
     pub sites: Vec<(String, Vec<PointType>, PointType)>,
@@ -142,7 +142,7 @@ pub(crate) struct CallContext {
 }
 
 thread_local! {
-    pub(crate) static CURRENT: RefCell<Option<CallContext>> = const { RefCell::new(None) };
+    pub static CURRENT: RefCell<Option<CallContext>> = const { RefCell::new(None) };
 }
 
 /// Reads `ty` from a contiguous buffer at `pointer`.

@@ -942,5 +942,5 @@ mod store;
 #[cfg(test)]
 mod tests;
 mod values;
-pub(crate) use values::slice;
+pub use values::slice;
 use values::*;

@@ -2,7 +2,7 @@
 //! program uses: the OpenMP runtime, GPU launches, MPI collectives).
 
 /// Whether an op under `op` has a name starting with `prefix`.
-pub(crate) fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
+pub fn contains_op(op: melior::ir::OperationRef, prefix: &str) -> bool {
     contains_op_with(op, prefix, None)
 }
 

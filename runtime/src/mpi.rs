@@ -110,7 +110,7 @@ pub fn world() -> Result<&'static World, String> {
 }
 
 /// The world, if a program opened it.
-pub(crate) fn opened() -> Option<&'static World> {
+pub fn opened() -> Option<&'static World> {
     WORLD.get().and_then(|w| w.as_ref().ok())
 }
 
@@ -322,7 +322,7 @@ pub fn abort_others(code: i32) {
 pub fn all_reduce(kind: Collective, data: &Data) -> Result<Data, String> {
     let world = world()?;
     let mut out = data.clone();
-    use tempo_lowering::temporal_to_loops::collectives::{element_code, reduction_code};
+    use tempo_passes::collectives::{element_code, reduction_code};
     let element = element_code(out.element()).ok_or("temporal.all_reduce of booleans")?;
     let (buffer, count) = match &mut out {
         Data::F32(v) => (v.as_mut_ptr() as *mut c_void, v.len()),
@@ -483,7 +483,7 @@ extern "C" fn one_process_allreduce(
 
 /// The symbols the compiled code of a program using the processes of a
 /// run needs from the runtime besides the MPI library's.
-pub(crate) fn symbols(world: &World) -> Vec<(&'static str, *mut ())> {
+pub fn symbols(world: &World) -> Vec<(&'static str, *mut ())> {
     let mut symbols = vec![(WORLD_SIZE, tempo_mpi_world_size as *mut ())];
     match &world.mpi {
         None => {
@@ -644,4 +644,4 @@ fn start_watchdog() -> Result<(), String> {
 }
 
 /// The runtime function giving the number of processes to compiled code.
-pub use tempo_lowering::temporal_to_loops::collectives::WORLD_SIZE;
+pub use tempo_passes::collectives::WORLD_SIZE;

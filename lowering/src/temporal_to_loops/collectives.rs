@@ -27,41 +27,9 @@ use melior::ir::attribute::IntegerAttribute;
 use melior::ir::r#type::IntegerType;
 use melior::ir::{Attribute, Location, Type, attribute::AttributeLike, operation::OperationLike};
 use tempo_passes::diagnostics::PassDiagnostic;
-use tempo_passes::program::{BinaryKind, Collective, ElementType, PointType, Program};
+use tempo_passes::program::{BinaryKind, Collective, PointType, Program};
 
-/// The runtime function giving the number of processes of the run, as an
-/// `i64` (`tempo_runtime::mpi::tempo_mpi_world_size`).
-pub const WORLD_SIZE: &str = "tempo_mpi_world_size";
-
-/// The runtime function of the GPU lowering's all-reduce
-/// (`tempo_runtime::nccl::tempo_gpu_all_reduce`): `(address: i64, count:
-/// i64, element: i32, op: i32)`, the flat buffer reduced in place (NCCL on
-/// the CUDA target, MPI where the GPU lowering runs on the CPU). Element
-/// 0 to 3: f32, f64, i32, i64; op 0 to 2: sum, max, min.
-pub const GPU_ALL_REDUCE: &str = "tempo_gpu_all_reduce";
-
-/// The code of an element type in [`GPU_ALL_REDUCE`]'s calls (and the
-/// runtime's MPI path): f32 0, f64 1, i32 2, i64 3; booleans are not
-/// reduced.
-pub fn element_code(element: ElementType) -> Option<usize> {
-    match element {
-        ElementType::F32 => Some(0),
-        ElementType::F64 => Some(1),
-        ElementType::I32 => Some(2),
-        ElementType::I64 => Some(3),
-        ElementType::I1 => None,
-    }
-}
-
-/// The code of a reduction in [`GPU_ALL_REDUCE`]'s calls: sum (and the
-/// mean's sum) 0, max 1, min 2.
-pub fn reduction_code(kind: Collective) -> usize {
-    match kind {
-        Collective::Sum | Collective::Mean => 0,
-        Collective::Max => 1,
-        Collective::Min => 2,
-    }
-}
+pub use tempo_passes::collectives::{GPU_ALL_REDUCE, WORLD_SIZE, element_code, reduction_code};
 
 /// The MPI ABIs MLIR's lowering knows (values of the DLTI entry).
 const IMPLEMENTATIONS: [&str; 2] = ["MPICH", "OpenMPI"];

@@ -203,7 +203,7 @@ pub(super) fn broadcast(a: &Value, b: &Value) -> Result<(Value, Value), String> 
 }
 
 /// `len` elements of `data` from `start`.
-pub(crate) fn slice(data: &Data, start: usize, len: usize) -> Data {
+pub fn slice(data: &Data, start: usize, len: usize) -> Data {
     match data {
         Data::F32(v) => Data::F32(v[start..start + len].to_vec()),
         Data::F64(v) => Data::F64(v[start..start + len].to_vec()),

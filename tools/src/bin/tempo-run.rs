@@ -11,8 +11,8 @@
 use clap::{Parser, ValueEnum};
 use indexmap::IndexMap;
 use std::process::ExitCode;
-use tempo_runtime::cache::Outcome;
-use tempo_runtime::{
+use tempo_driver::cache::Outcome;
+use tempo_driver::{
     CompileOptions, HostArray, RunOptions, RunReport, Target, emit_ptx, interpret_module, run_module_timed,
 };
 
@@ -190,7 +190,7 @@ fn options(cli: &Cli) -> Result<RunOptions, String> {
         }
     };
     Ok(RunOptions {
-        front: tempo_runtime::Front::CommandLine,
+        front: tempo_driver::Front::CommandLine,
         // The program is compiled for this run: for its bounds too.
         compile: CompileOptions {
             level: cli.opt_level,
@@ -371,7 +371,7 @@ fn repeated(
     options: &RunOptions,
     repeat: usize,
 ) -> Result<(Vec<HostArray>, RunReport), Vec<String>> {
-    let executable = tempo_runtime::Executable::compile(context, module, options)?;
+    let executable = tempo_driver::Executable::compile(context, module, options)?;
     let mut last = executable.run(options)?;
     let mut times = Vec::with_capacity(repeat);
     for _ in 0..repeat {

@@ -13,7 +13,8 @@
 use crate::{context, example, options};
 use melior::ir::Module;
 use std::sync::Mutex;
-use tempo_runtime::{CompileOptions, RunOptions, Target, cuda, cuda_memory::DeviceMemory, run_module_timed};
+use tempo_driver::{CompileOptions, RunOptions, Target, run_module_timed};
+use tempo_runtime::{cuda, cuda_memory::DeviceMemory};
 
 /// Dry runs change the runtime's global mode: one test at a time.
 static DRY: Mutex<()> = Mutex::new(());
@@ -167,7 +168,7 @@ fn the_host_waits_for_the_kernels_before_each_external_call() {
     options.externals.register("env_step", move |args| {
         seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         assert_eq!(args.len(), 2);
-        Ok(tempo_runtime::HostArray { name: "r".into(), shape: vec![2], data: tempo_runtime::Data::F32(vec![0.0; 2]) })
+        Ok(tempo_driver::HostArray { name: "r".into(), shape: vec![2], data: tempo_driver::Data::F32(vec![0.0; 2]) })
     });
     cuda::set_dry_run(true);
     let run = run_module_timed(&context, &mut module, &options);

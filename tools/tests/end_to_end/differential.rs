@@ -11,7 +11,7 @@ use crate::generators::{CollectiveGenerator, DynamicGenerator, GeneralGenerator,
 use crate::{example, interpret, run_optimized};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tempo_runtime::{CompileOptions, Data, HostArray};
+use tempo_driver::{CompileOptions, Data, HostArray};
 
 fn close_f64(a: f64, b: f64, tolerance: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tolerance * (1.0 + a.abs().max(b.abs()))
@@ -661,8 +661,8 @@ fn compiled_form(
 ) -> Option<(String, u8, bool, bool, Option<u64>)> {
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source)?;
-    let options = tempo_runtime::RunOptions { compile: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
-    let text = tempo_runtime::optimized_program_text(&context, &mut module, &options).ok()?;
+    let options = tempo_driver::RunOptions { compile: variant.clone(), ..crate::options(bounds, vec![], Some(seed)) };
+    let text = tempo_driver::optimized_program_text(&context, &mut module, &options).ok()?;
     Some((text, variant.level, variant.fusion(), variant.depth_batching(), variant.memory_budget))
 }
 
@@ -1092,7 +1092,7 @@ fn random_programs_compile_to_ptx_that_ptxas_accepts() {
         let mut module = melior::ir::Module::parse(&context, &source).expect("generated programs parse");
         let directory = scratch.join(format!("{}{seed}", if model { "model-" } else { "" }));
         let options = crate::options(&[], vec![], Some(seed));
-        let emitted = tempo_runtime::emit_ptx(&context, &mut module, &options, 90, directory.to_str().unwrap());
+        let emitted = tempo_driver::emit_ptx(&context, &mut module, &options, 90, directory.to_str().unwrap());
         let n = match emitted {
             Ok(n) => n,
             Err(e) if model => panic!("model program {seed} does not compile for CUDA: {e:?}\n{source}"),
@@ -1139,7 +1139,7 @@ enum GpuLoopsOutcome {
 }
 
 /// Runs `source` with the CUDA target's lowering on the CPU
-/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) on `threads` threads.
+/// ([`tempo_driver::Target::GpuLoopsOnCpu`]) on `threads` threads.
 fn run_gpu_loops(
     source: &str,
     bounds: &[(&str, i64)],
@@ -1148,19 +1148,19 @@ fn run_gpu_loops(
 ) -> Result<Vec<HostArray>, Vec<String>> {
     let context = crate::context();
     let mut module = melior::ir::Module::parse(&context, source).expect("program parses");
-    let options = tempo_runtime::RunOptions {
-        compile: tempo_runtime::CompileOptions {
-            target: tempo_runtime::Target::GpuLoopsOnCpu,
+    let options = tempo_driver::RunOptions {
+        compile: tempo_driver::CompileOptions {
+            target: tempo_driver::Target::GpuLoopsOnCpu,
             threads,
             ..Default::default()
         },
         ..crate::options(bounds, vec![], Some(seed))
     };
-    tempo_runtime::run_module(&context, &mut module, &options)
+    tempo_driver::run_module(&context, &mut module, &options)
 }
 
 /// Runs `source` with the CUDA target's lowering on the CPU
-/// ([`tempo_runtime::Target::GpuLoopsOnCpu`]) and with the interpreter;
+/// ([`tempo_driver::Target::GpuLoopsOnCpu`]) and with the interpreter;
 /// panics if they disagree.
 fn check_gpu_loops(source: &str, bounds: &[(&str, i64)], seed: u64, threads: usize, what: &str) -> GpuLoopsOutcome {
     let compiled = run_gpu_loops(source, bounds, seed, threads);
@@ -1243,15 +1243,15 @@ fn gpu_lowering_run_on_the_cpu_agrees_with_the_interpreter() {
                 let context = crate::context();
                 let mut module = melior::ir::Module::parse(&context, &source).expect("program parses");
                 let bounds = [("T", 131), ("L", 2)];
-                let options = tempo_runtime::RunOptions {
-                    compile: tempo_runtime::CompileOptions {
-                        target: tempo_runtime::Target::GpuLoopsOnCpu,
+                let options = tempo_driver::RunOptions {
+                    compile: tempo_driver::CompileOptions {
+                        target: tempo_driver::Target::GpuLoopsOnCpu,
                         threads: 2,
                         ..Default::default()
                     },
                     ..crate::options(&bounds, vec![], Some(7))
                 };
-                let loops = tempo_runtime::run_module(&context, &mut module, &options).expect("the GPT runs");
+                let loops = tempo_driver::run_module(&context, &mut module, &options).expect("the GPT runs");
                 let interpreted = interpret(&source, &bounds, vec![], Some(7)).expect("the GPT runs");
                 let (a, b) = (&loops[0].data, &interpreted[0].data);
                 let worst = (0..a.len())

@@ -3,8 +3,8 @@
 
 use crate::{context, example, run};
 use melior::{ir::Module, pass::PassManager};
+use tempo_driver::{Data, HostArray};
 use tempo_passes::pipeline;
-use tempo_runtime::{Data, HostArray};
 
 fn f32s(array: &HostArray) -> &[f32] {
     match &array.data {

@@ -40,8 +40,8 @@ use rand::{Rng, SeedableRng, seq::SliceRandom};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use tempo_driver::{CompileOptions, Data, HostArray, RunOptions, interpret_module, run_module};
 use tempo_passes::program::{ElementType, NodeKind, Program};
-use tempo_runtime::{CompileOptions, Data, HostArray, RunOptions, interpret_module, run_module};
 
 /// Perturbation of each input element.
 const STEP: f64 = 1e-6;

@@ -13,7 +13,7 @@ mod zoo;
 
 use indexmap::IndexMap;
 use melior::{Context, ir::Module};
-use tempo_runtime::{CompileOptions, HostArray, RunOptions, interpret_module, run_module};
+use tempo_driver::{CompileOptions, HostArray, RunOptions, interpret_module, run_module};
 
 pub fn context() -> Context {
     melior::utility::register_all_passes();

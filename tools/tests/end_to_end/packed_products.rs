@@ -10,7 +10,7 @@
 use crate::{context, interpret, options};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use tempo_runtime::{CompileOptions, Data, HostArray, RunOptions, run_module};
+use tempo_driver::{CompileOptions, Data, HostArray, RunOptions, run_module};
 
 /// Relative agreement with the interpreter (fused multiply-adds and the
 /// library's summation order in float32 over a few training iterations).

@@ -11,7 +11,7 @@
 //! bit but where the reference sums in another order).
 
 use crate::{interpret, run};
-use tempo_runtime::{Data, HostArray};
+use tempo_driver::{Data, HostArray};
 
 /// Random inputs of a zoo program (uniform in [-1, 1], as `--seed` makes).
 struct Inputs(Vec<HostArray>);

@@ -2,9 +2,10 @@
 //! Rust API's `Runner::compile`, the C API and the Python package hand
 //! out, to be run many times with new bounds and inputs.
 
-use crate::array::HostArray;
-use crate::engine::{Executable, RunOptions, RunReport};
+use crate::executable::{Executable, RunReport};
+use crate::options::RunOptions;
 use melior::Context;
+use tempo_runtime::array::HostArray;
 
 /// An [`Executable`] and its own MLIR context.
 pub struct CompiledProgram {
