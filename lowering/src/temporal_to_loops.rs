@@ -344,6 +344,30 @@ struct Builders<'c, 'a> {
     exit: Builder<'c, 'a>,
 }
 
+/// What the nest being built holds: the dimensions' current indices,
+/// how coordinates are built, a pending contraction epilogue, and the data
+/// group or stop being computed.
+#[derive(Default)]
+struct Nest<'c, 'a> {
+    /// Each dimension's current index inside a nest.
+    index_of: HashMap<usize, Value<'c, 'a>>,
+    /// The epilogue the next register-tiled contraction applies (taken by
+    /// it; left in place where the kernel does not apply).
+    epilogue: Option<contractions::PendingEpilogue<'c, 'a>>,
+    /// Whether the reader's variables are computed values (a point of a
+    /// data group, loaded from the order of its depths) rather than affine
+    /// loop variables: coordinates and conditions are then built with
+    /// `arith` ops instead of affine ones ([`Emitter::apply`],
+    /// [`Emitter::when`]).
+    arith_indices: bool,
+    /// While the points of one segment of a data group are computed
+    /// together ([`by_depth::Batch`]).
+    batch: Option<by_depth::Batch<'c, 'a>>,
+    /// While the nest computing a stop's tensor is built: the stop's
+    /// number, its dimension and its tensor ([`stops`]).
+    stop: Option<(usize, usize, usize)>,
+}
+
 struct Emitter<'p, 'c, 'a> {
     program: &'p Program<'c>,
     schedule: &'p Schedule,
@@ -362,27 +386,10 @@ struct Emitter<'p, 'c, 'a> {
     /// Index 0 and each dimension's last index (bound - 1), at entry.
     zero_index: Value<'c, 'a>,
     last_index: Vec<Value<'c, 'a>>,
-    /// Each dimension's current index inside a nest.
-    index_of: HashMap<usize, Value<'c, 'a>>,
-    /// Contractions use fused multiply-add (see `matmul_kernel`), and on
-    /// the CPU `exp`, `tanh` and `sigmoid` on `f32` are polynomials
-    /// (`approximations`).
-    fast_math: bool,
-    /// With `fast_math`: large products call the runtime's GEMM.
-    library_gemm: bool,
-    /// The vector registers contraction tiles are sized for.
-    registers: matmul_kernel::RegisterFile,
-    batch_by_depth: bool,
-    /// Large contractions spread their panels over threads (`scf.parallel`).
-    parallel: bool,
-    /// Contractions as `linalg` named ops (for the GPU mapping).
-    gpu: bool,
-    /// Ops fused into shared loop nests (elementwise chains, row groups,
-    /// contraction fills and epilogues); off: one nest per op.
-    fuse: bool,
-    /// The epilogue the next register-tiled contraction applies (taken by
-    /// it; left in place where the kernel does not apply).
-    epilogue: Option<contractions::PendingEpilogue<'c, 'a>>,
+    /// The pass's options that shape the code.
+    options: Options,
+    /// The nest being built.
+    nest: Nest<'c, 'a>,
     /// For a dynamic size (a range read's length, by [`views::key`]), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<usize, Value<'c, 'a>>,
@@ -395,18 +402,6 @@ struct Emitter<'p, 'c, 'a> {
     origins: Origins<'c>,
     /// A fault to inject (the `test-fault` option), until injected.
     test_fault: Option<TestFault>,
-    /// Whether the reader's variables are computed values (a point of a
-    /// data group, loaded from the order of its depths) rather than affine
-    /// loop variables: coordinates and conditions are then built with
-    /// `arith` ops instead of affine ones ([`Emitter::apply`],
-    /// [`Emitter::when`]).
-    arith_indices: bool,
-    /// While the points of one segment of a data group are computed
-    /// together ([`by_depth::Batch`]).
-    batch: Option<by_depth::Batch<'c, 'a>>,
-    /// While the nest computing a stop's tensor is built: the stop's
-    /// number, its dimension and its tensor ([`stops`]).
-    stop: Option<(usize, usize, usize)>,
     /// Per stop, its `[stopped, length]` buffer.
     stop_states: HashMap<usize, Value<'c, 'a>>,
     /// Per ragged stop, its buffers ([`stops`]).
@@ -495,23 +490,13 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             zero_index: bound_args.first().copied().unwrap_or(arguments[0]),
             last_index: Vec::new(),
             bound_args,
-            index_of: HashMap::new(),
-            fast_math: options.fast_math,
-            library_gemm: options.library_gemm,
-            registers: options.registers,
-            batch_by_depth: options.batch_by_depth,
-            parallel: options.parallel,
-            gpu: options.gpu,
-            fuse: options.fuse,
-            epilogue: None,
+            options,
+            nest: Nest::default(),
             size_caps: HashMap::new(),
             growing_lengths: HashSet::new(),
             window_widths: HashMap::new(),
             origins: Origins::new(),
             test_fault: None,
-            arith_indices: false,
-            batch: None,
-            stop: None,
             stop_states: HashMap::new(),
             ragged: HashMap::new(),
             ragged_done: Vec::new(),
@@ -522,7 +507,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
 
     /// What the kinds' lowerings need of the options.
     fn config(&self) -> kernels::Config {
-        kernels::Config { gpu: self.gpu, fast_math: self.fast_math, parallel: self.parallel }
+        kernels::Config { gpu: self.options.gpu, fast_math: self.options.fast_math, parallel: self.options.parallel }
     }
 
     /// The ops built from now on lower `what` at `location` (for faults).
@@ -590,7 +575,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             let stop = program.stops.iter().position(|s| nest.body.contains(&s.done));
             if let Some(k) = stop {
                 let stop = &program.stops[k];
-                self.stop = Some((k, stop.dim, stop.done));
+                self.nest.stop = Some((k, stop.dim, stop.done));
                 if stop.is_ragged(program) {
                     self.ragged_setup(k, nests)?;
                 }
@@ -600,7 +585,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                 None => self.place(&nest.steps(program), nests)?,
             }
             if let Some(k) = stop {
-                self.stop = None;
+                self.nest.stop = None;
                 self.after_stop(k, nests)?;
             }
             for &i in stored.iter().filter(|&&i| last_use.get(&i).copied().or(nest_of.get(&i).copied()) == Some(k)) {
@@ -658,13 +643,13 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                                     &[var],
                                 )?,
                             };
-                            self.index_of.insert(d, point);
+                            self.nest.index_of.insert(d, point);
                             self.tensor(*t, &then)?;
                         }
-                        self.index_of.insert(d, var);
+                        self.nest.index_of.insert(d, var);
                         continue;
                     }
-                    if let Some((k, dim, done)) = self.stop
+                    if let Some((k, dim, done)) = self.nest.stop
                         && dim == d
                         && !self.ragged.contains_key(&k)
                     {
@@ -684,7 +669,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                         )?;
                         (inner, var)
                     };
-                    self.index_of.insert(d, var);
+                    self.nest.index_of.insert(d, var);
                     let swapped = self.swapped_in(d, body);
                     if !*forward {
                         for &(i, _) in swapped.iter().filter(|(_, reading)| *reading) {
@@ -721,9 +706,9 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         let mut flat = b.index(0)?;
         for d in s.batch(program) {
             flat = b.arith("muli", flat, self.bound_args[d])?;
-            flat = b.arith("addi", flat, self.index_of[&d])?;
+            flat = b.arith("addi", flat, self.nest.index_of[&d])?;
         }
-        let args = [b.i64(stop as i64)?, b.index_cast(self.index_of[&s.dim], word)?, b.index_cast(flat, word)?];
+        let args = [b.i64(stop as i64)?, b.index_cast(self.nest.index_of[&s.dim], word)?, b.index_cast(flat, word)?];
         b.call(stops::UNDEFINED_POINT, &args, &[])?;
         b.store(b.constant(1, b.integer_type(1))?, slot, &[])
     }
@@ -740,7 +725,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         let tensor = &program.tensors[i];
         self.enter(tensor.location, &format!("the store of '{}'", tensor.name));
         let b = b.at(tensor.location);
-        let dims: Vec<Value<'c, 'a>> = tensor.domain.iter().map(|d| self.index_of[d]).collect();
+        let dims: Vec<Value<'c, 'a>> = tensor.domain.iter().map(|d| self.nest.index_of[d]).collect();
         let slot = self.point_view(i, &dims, true, &b)?;
         // A stop's tensor is needed at every point the stop looks at, which
         // only the run knows: a point no branch defines is reported then.
@@ -771,7 +756,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
     fn branch(&mut self, i: usize, k: usize, slot: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let program = self.program;
         let reader = &program.tensors[i];
-        let reader_dims: Vec<Value<'c, 'a>> = reader.domain.iter().map(|d| self.index_of[d]).collect();
+        let reader_dims: Vec<Value<'c, 'a>> = reader.domain.iter().map(|d| self.nest.index_of[d]).collect();
         let branch = &reader.branches[k];
         self.enter(branch.location, &format!("a definition of '{}'", reader.name));
         let b = b.at(branch.location);
@@ -812,7 +797,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         with_else: bool,
         b: &Builder<'c, 'a>,
     ) -> Built<(Builder<'c, 'a>, Option<Builder<'c, 'a>>)> {
-        if self.arith_indices {
+        if self.nest.arith_indices {
             let holds = b.arith_set(condition, dims, &self.bound_args)?;
             return b.scf_if_else(holds, with_else);
         }

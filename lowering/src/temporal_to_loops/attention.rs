@@ -93,15 +93,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // for a parallel region (a fork and join per block of every step).
         let summed_size: i64 = summed.iter().map(|&c| static_size(c).unwrap_or(1)).product();
         let block_work = row_count * block * (summed_size + extra_dims.iter().product::<i64>());
-        let cpu_parallel = !self.gpu && self.parallel && row_count > 1 && block_work >= PARALLEL_WORK;
+        let cpu_parallel = !self.options.gpu && self.options.parallel && row_count > 1 && block_work >= PARALLEL_WORK;
         let dot_width = match summed[..] {
-            [d] if !self.gpu => vector_width(&size_of(d)).filter(|_| {
+            [d] if !self.options.gpu => vector_width(&size_of(d)).filter(|_| {
                 contiguous_last(q, &spec.score.operands[0], d) && contiguous_last(k, &spec.score.operands[1], d)
             }),
             _ => None,
         };
         let acc_width = match extra[..] {
-            [c] if !self.gpu => vector_width(&size_of(c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], c)),
+            [c] if !self.options.gpu => {
+                vector_width(&size_of(c)).filter(|_| contiguous_last(v, &spec.combine.operands[1], c))
+            }
             _ => None,
         };
         // Buffers: one pair serves every row, except where rows run in
@@ -109,7 +111,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // the kernel), on CPU threads (`parallel`) each row has its slice of
         // buffers with a leading row dimension (an alloca in an OpenMP loop
         // body would need an alloca scope around multi-block code).
-        let buffers = if self.gpu {
+        let buffers = if self.options.gpu {
             None
         } else {
             let lead: Vec<i64> = if cpu_parallel { vec![row_count] } else { Vec::new() };
@@ -125,14 +127,21 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             Some([made[0], made[1]])
         };
         let (chunks, per_chunk) = match self.growing_cap(&size_of(n)) {
-            Some(cap) if self.gpu => {
+            Some(cap) if self.options.gpu => {
                 let (chunks, per_chunk) = self.attention_chunks(cap, block, row_count, &extra_dims, e, b)?;
                 (Some(chunks), Some(per_chunk))
             }
             _ => (None, None),
         };
-        let plan =
-            AttentionPlan { spec: spec.clone(), element, gpu: self.gpu, cpu_parallel, per_chunk, dot_width, acc_width };
+        let plan = AttentionPlan {
+            spec: spec.clone(),
+            element,
+            gpu: self.options.gpu,
+            cpu_parallel,
+            per_chunk,
+            dot_width,
+            acc_width,
+        };
         build_attention(b, &plan, [q, k, v, scale, target], buffers, chunks)
     }
 }

@@ -67,7 +67,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let mut body = Body {
             branch,
             reader_domain,
-            reader_dims: reader_domain.iter().map(|d| self.index_of[d]).collect(),
+            reader_dims: reader_domain.iter().map(|d| self.nest.index_of[d]).collect(),
             fusion,
             planned,
             slot,
@@ -88,7 +88,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             self.enter(node.location, &op_name);
             let b = &b.at(node.location);
             self.inject_test_fault(&op_name, b)?;
-            let batch = self.batch.as_ref().map(|batch| batch.dim);
+            let batch = self.nest.batch.as_ref().map(|batch| batch.dim);
             let view = match &node.kind {
                 NodeKind::Read { source, .. } if batch.is_some_and(|d| self.program.tensors[*source].domain == [d]) => {
                     self.gather(*source, None, &node.ty, b)?
@@ -112,7 +112,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             // A read or constant that is the result is copied into the
             // slot (a single value by a kernel of one thread on the GPU).
             if n == branch.result {
-                if self.gpu && node.ty.shape.is_empty() {
+                if self.options.gpu && node.ty.shape.is_empty() {
                     let (inner, _) = b.scf_parallel(&[b.index(1)?])?;
                     inner.copy(view.value, slot)?;
                 } else {
@@ -242,7 +242,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         // (Not where the slice is to be computed into a destination: the
         // slot a result reshape sees, or a concatenation's part.)
-        if let (NodeKind::Move(Movement::Slice(offsets), operands), false, false) = (kind, is_result, self.gpu)
+        if let (NodeKind::Move(Movement::Slice(offsets), operands), false, false) = (kind, is_result, self.options.gpu)
             && node.ty.is_static()
             && fusion.destination != Some(n)
             && !body.planned.view.contains_key(&n)
@@ -297,7 +297,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let plain = plain_type(context, ty);
         let value = tempo_passes::emit::dense_attribute(context, ty, values, integers)
             .map_err(|e| format!("compiler fault: the constant's value: {e}"))?;
-        if let Some(element) = splat_element(value).filter(|_| !ty.shape.is_empty() && !self.gpu) {
+        if let Some(element) = splat_element(value).filter(|_| !ty.shape.is_empty() && !self.options.gpu) {
             // One buffer per splat value and type (the attribute's text is
             // short: one element).
             let text = value.to_string();
@@ -332,7 +332,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             .map_err(|e| format!("compiler fault: cannot build the constant's global: {e}"))?;
         self.globals.insert_op(op);
         let view = view_type(context, ty);
-        if self.gpu {
+        if self.options.gpu {
             // Kernels cannot read the host's globals.
             let entry = self.entry.at(b.location);
             let host = entry.global(&global, plain)?;
@@ -370,11 +370,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             .ok_or("compiler fault: the product is not a leaf of its chain")?;
         let leaves =
             chain.leaves.iter().filter(|&&l| l != m).map(|&l| views[l].view().cloned()).collect::<Built<Vec<_>>>()?;
-        self.epilogue = Some(contractions::PendingEpilogue { leaves, sum_argument, chain });
+        self.nest.epilogue = Some(contractions::PendingEpilogue { leaves, sum_argument, chain });
         let element = branch.nodes[m].ty.element;
         let (a, c) = (views[x].view()?.clone(), views[y].view()?.clone());
         self.matmul(&a, &c, target, element, b)?;
-        if self.epilogue.take().is_some() {
+        if self.nest.epilogue.take().is_some() {
             // The kernel did not apply it: the chain runs after the
             // product, in place.
             views[m] = NodeValue::View(target.clone());
@@ -457,7 +457,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // Row groups (norms, softmax) in one nest per row; elementwise
         // chains in their user's loop (neither when fusion is off, nor on
         // the GPU, whose mapping fuses parallel loops).
-        let groups = if self.fuse && !self.gpu { row_fusion::row_groups(branch) } else { Vec::new() };
+        let groups = if self.options.fuse && !self.options.gpu { row_fusion::row_groups(branch) } else { Vec::new() };
         let mut member_of: Vec<Option<usize>> = vec![None; branch.nodes.len()];
         for (g, group) in groups.iter().enumerate() {
             for &(m, _) in &group.members {
@@ -465,7 +465,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             }
         }
         let mut inlined = super::node_kinds::inlined_nodes(branch);
-        if !self.fuse {
+        if !self.options.fuse {
             inlined.fill(false);
         }
         let users = tempo_passes::rewrite::users(branch);
@@ -482,7 +482,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // shape and element type that no group computes.
         let mut epilogue_product: HashMap<usize, usize> = HashMap::new();
         let mut has_epilogue = vec![false; branch.nodes.len()];
-        if self.fuse && !self.gpu {
+        if self.options.fuse && !self.options.gpu {
             let nodes = &branch.nodes;
             for (m, node) in nodes.iter().enumerate() {
                 let NodeKind::Matmul(a, b) = node.kind else { continue };
@@ -589,7 +589,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     let skip = node.ty.shape.len() - input.len();
                     // A new dynamic leading dimension is a batch's
                     // (`temporal_vectorize::batched_branch`).
-                    let batch = self.batch.map(|batch| Extent::Value(batch.count));
+                    let batch = self.nest.batch.map(|batch| Extent::Value(batch.count));
                     node.ty
                         .shape
                         .iter()
@@ -728,7 +728,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             }
             _ => false,
         };
-        self.gpu
+        self.options.gpu
             && node.ty.shape.is_empty()
             && !split
             && !matches!(
@@ -790,7 +790,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             }
             NodeKind::Random { seed, normal } => super::random::build(b, *seed, *normal, reader_dims, target, &node.ty),
             NodeKind::Position(d) => {
-                let index = *self.index_of.get(d).ok_or("compiler fault: a position along a dimension not looped")?;
+                let index =
+                    *self.nest.index_of.get(d).ok_or("compiler fault: a position along a dimension not looped")?;
                 b.store(index_as(b, index, node.ty.element)?, target.value, &[])
             }
             NodeKind::Bound(d) => b.store(index_as(b, self.bound_args[*d], node.ty.element)?, target.value, &[]),
@@ -890,7 +891,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             }
             return Ok(View::fixed(slot, &node.ty));
         }
-        if node.ty.is_static() && !self.gpu {
+        if node.ty.is_static() && !self.options.gpu {
             // From the pool, given back after its last use (`scratch`).
             let (view, k) = self.take_scratch(&node.ty, b)?;
             scratch.push((n, k));
@@ -900,7 +901,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             return self.static_buffer(&node.ty, b);
         }
         // A batch's rows (of a data group's segment): a global buffer.
-        if let Some(batch) = self.batch
+        if let Some(batch) = self.nest.batch
             && matches!(sizes.first(), Some(Extent::Value(v)) if super::views::key(*v) == super::views::key(batch.count))
             && node.ty.shape[1..].iter().all(|&d| d > 0)
         {
@@ -951,7 +952,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Whether reshapes of contiguous values are views (fused CPU code;
     /// the GPU's memory placement follows buffers through fewer view ops).
     pub(super) fn reshapes_are_views(&self) -> bool {
-        self.fuse && !self.gpu
+        self.options.fuse && !self.options.gpu
     }
 }
 

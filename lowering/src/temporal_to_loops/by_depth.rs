@@ -89,7 +89,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let NodeKind::ReadAt { source, index, data } = &node.kind else {
             return Err("compiler fault: a read through data expected".into());
         };
-        if self.gpu {
+        if self.options.gpu {
             return Err("not yet: reads through data on the GPU target".into());
         }
         let program = self.program;
@@ -148,10 +148,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             shape: std::iter::once(DYNAMIC).chain(point.shape.iter().copied()).collect(),
             element: point.element,
         };
-        self.batch = Some(batch);
+        self.nest.batch = Some(batch);
         let slot = self.batch_buffer(&rows_type, &b)?;
         let built = self.body_of(branch, &[], slot.value, &b);
-        self.batch = None;
+        self.nest.batch = None;
         built?;
         let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
         let at = each.arith("addi", batch.low, j)?;
@@ -170,7 +170,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// so that its pages are touched once, not at every run), viewed at the
     /// batch's size.
     pub(super) fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
-        let batch = self.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
+        let batch = self.nest.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
         let entry = self.entry.at(b.location);
         let name = format!("tempo_batch_{}", self.fresh_id());
         let shape: Vec<i64> = std::iter::once(batch.rows).chain(rows.shape[1..].iter().copied()).collect();
@@ -218,7 +218,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         rows: &PointType,
         b: &Builder<'c, 'a>,
     ) -> Built<View<'c, 'a>> {
-        let batch = self.batch.ok_or("compiler fault: a gather outside a batch")?;
+        let batch = self.nest.batch.ok_or("compiler fault: a gather outside a batch")?;
         let view = self.batch_buffer(rows, b)?;
         let word = b.integer_type(64);
         let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
@@ -242,7 +242,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 
     /// The batch's positions along its dimension, as values of `ty` (`[?]`).
     pub(super) fn batch_positions(&mut self, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
-        let batch = self.batch.ok_or("compiler fault: positions outside a batch")?;
+        let batch = self.nest.batch.ok_or("compiler fault: positions outside a batch")?;
         let view = self.batch_buffer(ty, b)?;
         let word = b.integer_type(64);
         let (each, j) = b.scf_for(b.index(0)?, batch.count, b.index(1)?)?;
@@ -288,7 +288,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let NodeKind::ReadAt { index, data, .. } = &branch.nodes[column.node].kind else {
             return Err("compiler fault: a column that is not a read through data".into());
         };
-        let mut dims = vec![self.index_of[&d]];
+        let mut dims = vec![self.nest.index_of[&d]];
         for &a in data {
             // The ops `a` is computed from, alone, as a branch of its own.
             let mut needed = vec![false; a + 1];
@@ -322,7 +322,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 
     /// Builds the nest of data group `group` (see the module's doc).
     pub(super) fn by_depth(&mut self, group: &DataGroup, b: &Builder<'c, 'a>) -> Built<()> {
-        if self.gpu {
+        if self.options.gpu {
             return Err("not yet: cycles through reads through data on the GPU target".into());
         }
         let program = self.program;
@@ -368,10 +368,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         for (k, &value) in entries.iter().enumerate() {
             b.store(value, table, &[b.index(k as i64)?])?;
         }
-        let saved = std::mem::replace(&mut self.arith_indices, true);
+        let saved = std::mem::replace(&mut self.nest.arith_indices, true);
         // 1. Branches and coordinates of every point.
         let (each, p) = b.scf_for(zero, n, one)?;
-        self.index_of.insert(d, p);
+        self.nest.index_of.insert(d, p);
         for (m, &t) in group.tensors.iter().enumerate() {
             let branches = &program.tensors[t].branches;
             let mut chosen = each.i64(branches.len() as i64)?;
@@ -413,14 +413,14 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let one_by_one = |this: &mut Self, at: &Builder<'c, 'a>| -> Built<()> {
             let (point, j) = at.scf_for(low, high, at.index(1)?)?;
             let p = point.index_cast(point.load(order, &[j], word)?, index)?;
-            this.index_of.insert(d, p);
+            this.nest.index_of.insert(d, p);
             for &t in &group.tensors {
                 this.tensor(t, &point)?;
             }
             Ok(())
         };
         match batched {
-            Some(branches) if self.batch_by_depth => {
+            Some(branches) if self.options.batch_by_depth => {
                 let size = segment.arith("subi", high, low)?;
                 let small = segment.compare(Compare::Slt, size, segment.index(MIN_BATCH)?)?;
                 let (few, many) = segment.scf_if_else(small, true)?;
@@ -464,7 +464,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             }
             _ => one_by_one(self, &segment)?,
         }
-        self.arith_indices = saved;
+        self.nest.arith_indices = saved;
         for buffer in buffers.into_iter().chain([table]) {
             b.op("memref.dealloc", &[buffer], &[], &[])?;
         }

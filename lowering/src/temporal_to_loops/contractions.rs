@@ -85,7 +85,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // contiguous (each element still sums its terms in order).
         if rb == 2
             && ra >= 3
-            && self.epilogue.is_none()
+            && self.nest.epilogue.is_none()
             && let Some((rows_a, rows_c)) = rows_collapsed(a, target, element, at)?
         {
             return self.matmul_kernel(&rows_a, b, &rows_c, element, at);
@@ -112,26 +112,36 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         element: ElementType,
         at: &Builder<'c, 'a>,
     ) -> Built<()> {
-        let epilogue = self.epilogue.take();
+        let epilogue = self.nest.epilogue.take();
         let shape = |v: &View| matmul_kernel::Shape {
             sizes: v.sizes.iter().map(static_size).collect(),
             unit_inner_stride: unit_inner_stride(v.ty()),
         };
         let (sa, sb, sc) = (shape(a), shape(b), shape(target));
-        let strategy = if !self.gpu
-            && self.fast_math
-            && self.library_gemm
+        let strategy = if !self.options.gpu
+            && self.options.fast_math
+            && self.options.library_gemm
             && library_gemm::applies(&sa, &sb, &sc, element)
             && !(epilogue.is_some() && target.sizes.len() == 3)
         {
-            Some(Strategy::Library { parallel: self.parallel })
-        } else if self.gpu {
+            Some(Strategy::Library { parallel: self.options.parallel })
+        } else if self.options.gpu {
             None
         } else {
             let has_epilogue = epilogue.is_some();
-            let exact = !self.fast_math;
-            matmul_kernel::plan(&sa, &sb, &sc, element, exact, self.parallel, self.fuse, has_epilogue, self.registers)
-                .map(Strategy::Tiled)
+            let exact = !self.options.fast_math;
+            matmul_kernel::plan(
+                &sa,
+                &sb,
+                &sc,
+                element,
+                exact,
+                self.options.parallel,
+                self.options.fuse,
+                has_epilogue,
+                self.options.registers,
+            )
+            .map(Strategy::Tiled)
         };
         if let Some(strategy) = strategy {
             let approximate = self.config().approximate();
@@ -149,7 +159,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             };
         }
         // Not applied: the caller computes it after the product.
-        self.epilogue = epilogue;
+        self.nest.epilogue = epilogue;
         if self.gpu_split_k(a, b, target, element, at)? {
             return Ok(());
         }
@@ -173,19 +183,19 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             return Ok(());
         }
         // A product by a matrix packed in panels (`temporal-pack-products`).
-        if !self.gpu
-            && self.fast_math
-            && self.library_gemm
+        if !self.options.gpu
+            && self.options.fast_math
+            && self.options.library_gemm
             && library_gemm::packed_applies(spec, inputs, target, element)
         {
-            return library_gemm::build_packed(at, inputs[0], inputs[1], target, self.parallel);
+            return library_gemm::build_packed(at, inputs[0], inputs[1], target, self.options.parallel);
         }
         let perms = matmul_permutations(spec).filter(|_| element.is_float());
         // (For the GPU, one summed label and not a product of two matrices,
         // which the shared-memory kernels take: a thread per result, the
         // running sum in a register.)
         let matrices = perms.as_ref().is_some_and(|(pa, pb)| pa.len() == 2 && pb.len() == 2);
-        if self.gpu
+        if self.options.gpu
             && !matrices
             && let [summed] = spec.summed()[..]
             && let Some(n) = spec

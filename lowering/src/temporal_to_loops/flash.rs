@@ -40,7 +40,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         element: ElementType,
         b: &Builder<'c, 'a>,
     ) -> Built<()> {
-        if self.gpu {
+        if self.options.gpu {
             return Err(
                 "temporal.flash_attention has no GPU lowering (the runtime's tiled kernels run on the CPU)".into()
             );
@@ -63,7 +63,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         self.exit.op("memref.dealloc", &[table], &[], &[])?;
         let (c0, c1) = (b.index(0)?, b.index(1)?);
         let count = b.index(groups)?;
-        let (inner, g) = if self.parallel && groups > 1 && !b.inside_parallel() {
+        let (inner, g) = if self.options.parallel && groups > 1 && !b.inside_parallel() {
             let (inner, ivs) = b.scf_parallel(&[count])?;
             (inner, ivs[0])
         } else {

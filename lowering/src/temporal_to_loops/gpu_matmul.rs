@@ -119,7 +119,7 @@ pub(super) fn shape(m: Option<i64>, k: Option<i64>, n: Option<i64>, simple: bool
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// Whether `a @ b` of these views takes the shared-memory kernel.
     pub(super) fn uses_gpu_matmul(&self, a: &View, b: &View, element: ElementType) -> bool {
-        self.gpu
+        self.options.gpu
             && element.is_float()
             && a.sizes.len() == 2
             && b.sizes.len() == 2
@@ -138,7 +138,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     ) -> Built<()> {
         let simple = std::env::var("TEMPO_GPU_MATMUL").is_ok_and(|v| v == "simple");
         let (m, k, n) = (static_size(&a.sizes[0]), static_size(&a.sizes[1]), static_size(&bm.sizes[1]));
-        let shape = Shape { fused: self.fast_math, ..shape(m, k, n, simple) };
+        let shape = Shape { fused: self.options.fast_math, ..shape(m, k, n, simple) };
         let partial = match (shape.splits > 1, m, n) {
             (true, Some(m), Some(n)) => {
                 let ty = MemRefType::new(element_type(b, element), &[shape.splits, m, n], None, None).into();
@@ -331,7 +331,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         element: ElementType,
         b: &Builder<'c, 'a>,
     ) -> Built<bool> {
-        if !self.gpu || !element.is_float() || bm.sizes.len() != 2 {
+        if !self.options.gpu || !element.is_float() || bm.sizes.len() != 2 {
             return Ok(false);
         }
         let rows = match a.sizes.len() {

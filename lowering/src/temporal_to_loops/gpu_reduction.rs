@@ -88,7 +88,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// results, a static axis or a window of a static width of at least
     /// [`MIN_STATIC_LENGTH`].
     fn split_cap(&self, length: &Extent<'c, 'a>, results: i64) -> Option<Extent<'c, 'a>> {
-        if !self.gpu {
+        if !self.options.gpu {
             return None;
         }
         let few = results <= MAX_STATIC_RESULTS;
@@ -108,7 +108,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// For the GPU, the cap of a range's length that grows with a dimension.
     pub(super) fn growing_cap(&self, length: &Extent<'c, 'a>) -> Option<Value<'c, 'a>> {
         let Extent::Value(length) = length else { return None };
-        if !self.gpu || !self.growing_lengths.contains(&key(*length)) {
+        if !self.options.gpu || !self.growing_lengths.contains(&key(*length)) {
             return None;
         }
         self.size_caps.get(&key(*length)).copied()

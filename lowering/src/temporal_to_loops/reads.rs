@@ -25,7 +25,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         reader_dims: &[Value<'c, 'a>],
         b: &Builder<'c, 'a>,
     ) -> Built<Value<'c, 'a>> {
-        if self.arith_indices {
+        if self.nest.arith_indices {
             let values: Vec<Value<'c, 'a>> =
                 exprs.iter().map(|e| b.arith_expr(e, reader_dims, &self.bound_args)).collect::<Built<_>>()?;
             let fold = match op {

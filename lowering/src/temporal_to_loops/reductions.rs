@@ -45,7 +45,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if self.gpu_split_reduce(kind, &input, axis, target, ty, b)? {
             return Ok(());
         }
-        if self.gpu {
+        if self.options.gpu {
             // A thread per result, the running value in a register.
             let n = b.extent(sizes[axis])?;
             let results: Vec<Value> =

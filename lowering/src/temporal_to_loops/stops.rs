@@ -190,7 +190,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let from = crate::ir_builder::affine_map(self.context, 0, 0, &[tempo_passes::affine::AffineExpr::Constant(0)]);
         let to = crate::ir_builder::affine_map(self.context, 0, 1, &[tempo_passes::affine::AffineExpr::Symbol(0)]);
         let (inner, t) = b.affine_for((from, &[]), (to, &[self.bound_args[d]]))?;
-        self.index_of.insert(d, t);
+        self.nest.index_of.insert(d, t);
         let stopped = inner.load(state, &[inner.index(0)?], word)?;
         let running = inner.compare(Compare::Eq, stopped, inner.i64(0)?)?;
         let (then, _) = inner.scf_if_else(running, false)?;
@@ -264,7 +264,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     fn batch_point(&self, batch: &[usize], b: &Builder<'c, 'a>) -> Built<Value<'c, 'a>> {
         let mut flat = b.index(0)?;
         for &d in batch {
-            let at = *self.index_of.get(&d).ok_or("compiler fault: a batch dimension without its loop")?;
+            let at = *self.nest.index_of.get(&d).ok_or("compiler fault: a batch dimension without its loop")?;
             flat = b.arith("muli", flat, self.bound_args[d])?;
             flat = b.arith("addi", flat, at)?;
         }
@@ -277,7 +277,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// an iteration only while some point runs. False elsewhere (the
     /// caller builds the body as usual).
     pub(super) fn ragged_body(&mut self, d: usize, body: &[Step], b: &Builder<'c, 'a>) -> Built<bool> {
-        let Some((k, dim, done)) = self.stop else { return Ok(false) };
+        let Some((k, dim, done)) = self.nest.stop else { return Ok(false) };
         let Some(ragged) = self.ragged.get(&k).cloned() else { return Ok(false) };
         let word = b.integer_type(64);
         let zero = b.index(0)?;
@@ -288,12 +288,12 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             let (then, _) = b.scf_if_else(running, false)?;
             self.place(body, &then)?;
             let coords: Vec<Value<'c, 'a>> =
-                self.program.tensors[done].domain.iter().map(|x| self.index_of[x]).collect();
+                self.program.tensors[done].domain.iter().map(|x| self.nest.index_of[x]).collect();
             let point = self.point_view(done, &coords, false, &then)?;
             let holds = then.load(point, &[], then.integer_type(1))?;
             let (hit, _) = then.scf_if_else(holds, false)?;
             hit.store(hit.i64(1)?, ragged.stopped, &[flat])?;
-            let next = hit.arith("addi", self.index_of[&dim], hit.index(1)?)?;
+            let next = hit.arith("addi", self.nest.index_of[&dim], hit.index(1)?)?;
             hit.store(hit.index_cast(next, word)?, ragged.lengths, &[flat])?;
             let live = hit.load(ragged.live, &[zero], word)?;
             hit.store(hit.arith("subi", live, hit.i64(1)?)?, ragged.live, &[zero])?;
@@ -363,15 +363,15 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             self.bound_args[d] = length;
             self.last_index[d] = inner.arith("subi", length, inner.index(1)?)?;
             if domain.contains(&d) {
-                let inside = inner.compare(Compare::Slt, self.index_of[&d], length)?;
+                let inside = inner.compare(Compare::Slt, self.nest.index_of[&d], length)?;
                 inner = inner.scf_if_else(inside, false)?.0;
             }
         }
         // The lengths are loaded values, not affine symbols: coordinates
         // and conditions are built with `arith` ops.
-        let affine = std::mem::replace(&mut self.arith_indices, true);
+        let affine = std::mem::replace(&mut self.nest.arith_indices, true);
         let built = self.tensor_at(i, &inner);
-        self.arith_indices = affine;
+        self.nest.arith_indices = affine;
         (self.bound_args, self.last_index) = saved;
         built
     }
