@@ -24,6 +24,7 @@ use melior::ir::operation::{OperationLike, OperationMutLike};
 use melior::ir::r#type::IntegerType;
 use melior::ir::{BlockLike, Location, OperationRef, RegionLike, Value, ValueLike};
 use tempo_dialects::block_operations;
+use tempo_dialects::temporal as t;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 use tempo_passes::program::Program;
@@ -99,7 +100,7 @@ fn build_steps<'c, 'a>(
                     let i64 = IntegerType::new(context, 64).into();
                     attributes.push(("lag", IntegerAttribute::new(i64, lag(*t)).into()));
                 }
-                b.op("temporal.compute", &coords, &[], &attributes)?;
+                b.op(t::ComputeOp::NAME, &coords, &[], &attributes)?;
             }
             Step::Loop { dim: d, forward, body } => {
                 let (d, forward) = (*d, *forward);
@@ -201,7 +202,7 @@ pub fn read_schedule<'c>(
     for op in block_operations(body) {
         match name_of(op).as_str() {
             "func.return" => {}
-            "temporal.compute" => {
+            t::ComputeOp::NAME => {
                 let t = compute_target(op, program, &[])?;
                 if !program.tensors[t].domain.is_empty() {
                     return Err(located(op, format!("'{}' needs loops over its domain", program.tensors[t].name)));
@@ -257,7 +258,7 @@ fn collect_lags<'c>(
     for inner in block_operations(block) {
         match name_of(inner).as_str() {
             "affine.for" => collect_lags(inner, program, lags)?,
-            "temporal.compute" => {
+            t::ComputeOp::NAME => {
                 let Ok(attribute) = inner.attribute("lag") else { continue };
                 let lag = melior::ir::attribute::IntegerAttribute::try_from(attribute)
                     .map_err(|_| located(inner, "'lag' is an integer".into()))?
@@ -324,7 +325,7 @@ fn read_loop<'c>(
                 }
                 variable = Some(result.to_raw());
             }
-            "affine.for" | "temporal.compute" => {
+            "affine.for" | t::ComputeOp::NAME => {
                 let Some(v) = variable else {
                     return Err(located(inner, "a backward loop's variable is defined first".into()));
                 };

@@ -19,6 +19,7 @@ use melior::ir::{
     r#type::IntegerType,
 };
 use tempo_dialects::block_operations;
+use tempo_dialects::temporal as t;
 use tempo_passes::diagnostics::{PassDiagnostic, PassResult};
 use tempo_passes::pass::{PassOptions, TempoPass};
 use tempo_passes::verify::verify_program;
@@ -66,7 +67,7 @@ impl TempoPass for SelectStores {
         drop(program);
         for decl in block_operations(body) {
             let name = decl.name().as_string_ref().as_str().unwrap_or("").to_string();
-            if name != "temporal.tensor" && name != "temporal.input" {
+            if name != t::TensorOp::NAME && name != t::InputOp::NAME {
                 continue;
             }
             let Some(symbol) = decl.attribute("sym_name").ok().and_then(tempo_passes::program::string_attr) else {

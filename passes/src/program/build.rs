@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::diagnostics::PassResult;
+use tempo_dialects::temporal as t;
 
 impl<'c> Program<'c> {
     /// Builds the model from a module, checking structure and types. The
@@ -228,7 +229,7 @@ impl<'c, 'v> Builder<'c, 'v> {
     }
 
     fn declare(&mut self, op: OperationRef<'c, 'v>, handle: Value<'c, 'v>, is_input: bool) {
-        let kind = if is_input { "temporal.input" } else { "temporal.tensor" };
+        let kind = if is_input { t::InputOp::NAME } else { t::TensorOp::NAME };
         let name = op.attribute("sym_name").ok().and_then(string_attr);
         let domain = op.attribute("domain").ok().and_then(string_array_attr);
         let element = op.attribute("element").ok().and_then(type_attr);

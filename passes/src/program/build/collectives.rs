@@ -14,12 +14,12 @@ impl<'c> Builder<'c, '_> {
         nodes: &[Node<'c>],
         ty: &PointType,
     ) -> Option<NodeKind> {
-        if name != "temporal.all_reduce" {
+        if name != t::AllReduceOp::NAME {
             if !ty.shape.is_empty() || ty.element == ElementType::I1 {
                 self.error(op, format!("'{name}' gives a scalar number (tensor<i64>, tensor<f32>, ...), not {ty}"));
                 return None;
             }
-            return Some(if name == "temporal.rank" { NodeKind::Rank } else { NodeKind::WorldSize });
+            return Some(if name == t::RankOp::NAME { NodeKind::Rank } else { NodeKind::WorldSize });
         }
         let Some(reduction) = op.attribute("reduction").ok().and_then(string_attr) else {
             self.error(

@@ -13,7 +13,7 @@ impl<'c, 'v> Builder<'c, 'v> {
     ) -> Option<Node<'c>> {
         let name = op_name(op);
         let location = op.location();
-        let regions_allowed = usize::from(name == "temporal.call");
+        let regions_allowed = usize::from(name == t::CallOp::NAME);
         if op.result_count() != 1 || op.region_count() != regions_allowed {
             self.error(op, format!("'{name}' is not allowed in a temporal.define body"));
             return None;
@@ -27,7 +27,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         };
         // A call's arguments are the operands of the `gpu.yield` in its region.
-        let argument_op = if name == "temporal.call" {
+        let argument_op = if name == t::CallOp::NAME {
             use melior::ir::RegionLike;
             let region = op.region(0).expect("one region");
             let block = region.first_block();
@@ -50,10 +50,10 @@ impl<'c, 'v> Builder<'c, 'v> {
         let mut operand_nodes = Vec::new();
         for i in 0..operand_source.operand_count() {
             let v = operand_source.operand(i).expect("in range");
-            if name == "temporal.read" || name == "temporal.read_range" {
+            if name == t::ReadOp::NAME || name == t::ReadRangeOp::NAME {
                 break;
             }
-            if name == "temporal.read_at" && i == 0 {
+            if name == t::ReadAtOp::NAME && i == 0 {
                 continue;
             }
             match values.iter().position(|x| x.to_raw().ptr == v.to_raw().ptr) {
@@ -68,24 +68,24 @@ impl<'c, 'v> Builder<'c, 'v> {
             }
         }
         let kind = match name.as_str() {
-            "temporal.read" => self.read_node(op, reader, &ty)?,
-            "temporal.read_at" => self.read_at_node(op, reader, &ty, &operand_nodes, nodes)?,
-            "temporal.read_range" => self.read_range_node(op, reader, &ty)?,
+            t::ReadOp::NAME => self.read_node(op, reader, &ty)?,
+            t::ReadAtOp::NAME => self.read_at_node(op, reader, &ty, &operand_nodes, nodes)?,
+            t::ReadRangeOp::NAME => self.read_range_node(op, reader, &ty)?,
             n if ReduceKind::of_op(n).is_some() => self.reduction_node(op, &name, &operand_nodes, nodes, &ty)?,
-            "temporal.constant" => self.constant_node(op, result_type, &ty)?,
+            t::ConstantOp::NAME => self.constant_node(op, result_type, &ty)?,
             n if UnaryKind::of_op(n).is_some()
                 || BinaryKind::of_op(n).is_some()
-                || matches!(n, "temporal.cmp" | "temporal.select" | "temporal.cast") =>
+                || matches!(n, t::CmpOp::NAME | t::SelectOp::NAME | t::CastOp::NAME) =>
             {
                 self.elementwise_node(op, &name, &operand_nodes, nodes, &ty)?
             }
-            "temporal.matmul"
-            | "temporal.einsum"
-            | "temporal.attention"
-            | "temporal.flash_attention"
-            | "temporal.flash_attention_query_grad"
-            | "temporal.flash_attention_key_grad" => self.contraction_node(op, &name, &operand_nodes, nodes, &ty)?,
-            "temporal.rank" | "temporal.world_size" | "temporal.all_reduce" => {
+            t::MatmulOp::NAME
+            | t::EinsumOp::NAME
+            | t::AttentionOp::NAME
+            | t::FlashAttentionOp::NAME
+            | t::FlashAttentionQueryGradOp::NAME
+            | t::FlashAttentionKeyGradOp::NAME => self.contraction_node(op, &name, &operand_nodes, nodes, &ty)?,
+            t::RankOp::NAME | t::WorldSizeOp::NAME | t::AllReduceOp::NAME => {
                 self.collective_node(op, &name, &operand_nodes, nodes, &ty)?
             }
             _ => self.other_node(op, &name, &operand_nodes, nodes, &ty, reader, location)?,
@@ -395,7 +395,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Binary(b, l, r)
-        } else if name == "temporal.cmp" {
+        } else if name == t::CmpOp::NAME {
             let (l, r) = (operand_nodes[0], operand_nodes[1]);
             let Some(predicate) =
                 op.attribute("predicate").ok().and_then(string_attr).and_then(|t| Predicate::parse(&t))
@@ -418,7 +418,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Compare(predicate, l, r)
-        } else if name == "temporal.select" {
+        } else if name == t::SelectOp::NAME {
             let (c, a, b) = (operand_nodes[0], operand_nodes[1], operand_nodes[2]);
             let condition = &nodes[c].ty;
             let shape = PointType::broadcast_shape(&[&condition.shape, &nodes[a].ty.shape, &nodes[b].ty.shape]);
@@ -434,7 +434,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Select(c, a, b)
-        } else if name == "temporal.cast" {
+        } else if name == t::CastOp::NAME {
             let a = operand_nodes[0];
             if nodes[a].ty.shape.len() != ty.shape.len()
                 || !(PointType { shape: nodes[a].ty.shape.clone(), element: ty.element }).compatible(&ty)
@@ -504,7 +504,7 @@ impl<'c, 'v> Builder<'c, 'v> {
         nodes: &[Node<'c>],
         ty: &PointType,
     ) -> Option<NodeKind> {
-        Some(if name == "temporal.matmul" {
+        Some(if name == t::MatmulOp::NAME {
             let (l, r) = (operand_nodes[0], operand_nodes[1]);
             let (a, b) = (&nodes[l].ty, &nodes[r].ty);
             let expected = matmul_shape(&a.shape, &b.shape);
@@ -515,7 +515,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Matmul(l, r)
-        } else if name == "temporal.einsum" {
+        } else if name == t::EinsumOp::NAME {
             let spec = op.attribute("spec").ok().and_then(string_attr).unwrap_or_default();
             let einsum = match Einsum::parse(&spec) {
                 Ok(e) => e,
@@ -549,7 +549,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             NodeKind::Einsum(einsum, operand_nodes.clone())
         } else if let Some(part) = FlashPart::of_op(name) {
             self.flash_node(op, name, part, operand_nodes, nodes, ty)?
-        } else if name == "temporal.attention" {
+        } else if name == t::AttentionOp::NAME {
             let text = |key: &str| op.attribute(key).ok().and_then(string_attr).unwrap_or_default();
             let parsed = Einsum::parse(&text("score")).and_then(|score| {
                 let combine = Einsum::parse(&text("combine"))?;
@@ -638,7 +638,7 @@ impl<'c, 'v> Builder<'c, 'v> {
     ) -> Option<NodeKind> {
         Some(if let Some(movement) = self.movement(op, &name, &operand_nodes, nodes, &ty) {
             NodeKind::Move(movement?, operand_nodes.clone())
-        } else if name == "temporal.call" {
+        } else if name == t::CallOp::NAME {
             let Some(callee) = op.attribute("callee").ok().and_then(string_attr) else {
                 self.error(op, "temporal.call needs a string 'callee'".into());
                 return None;
@@ -668,7 +668,7 @@ impl<'c, 'v> Builder<'c, 'v> {
             });
             let batched = op.attribute("batched").is_ok();
             NodeKind::Call { callee, site, args: operand_nodes.clone(), batched }
-        } else if name == "temporal.random" {
+        } else if name == t::RandomOp::NAME {
             let seed = op.attribute("seed").ok().and_then(integer_attr);
             let distribution = op.attribute("distribution").ok().and_then(string_attr);
             let normal = match distribution.as_deref() {
@@ -688,7 +688,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Random { seed, normal }
-        } else if name == "temporal.position" || name == "temporal.bound" {
+        } else if name == t::PositionOp::NAME || name == t::BoundOp::NAME {
             let dim_name = op.attribute("dim").ok().and_then(string_attr);
             let Some(dim) = dim_name.as_ref().and_then(|d| self.program.dims.iter().position(|x| &x.name == d)) else {
                 self.error(op, format!("'{name}' needs 'dim', the name of a dimension of the program"));
@@ -698,7 +698,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 self.error(op, format!("'{name}' gives a scalar, not {ty}"));
                 return None;
             }
-            if name == "temporal.bound" {
+            if name == t::BoundOp::NAME {
                 NodeKind::Bound(dim)
             } else if self.program.tensors[reader].domain.contains(&dim) {
                 NodeKind::Position(dim)
@@ -713,7 +713,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 );
                 return None;
             }
-        } else if name == "temporal.gather" {
+        } else if name == t::GatherOp::NAME {
             let (table, indices) = (operand_nodes[0], operand_nodes[1]);
             let (t, i) = (&nodes[table].ty, &nodes[indices].ty);
             let integer_indices = matches!(i.element, ElementType::I32 | ElementType::I64);
@@ -730,7 +730,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                 return None;
             }
             NodeKind::Gather(table, indices)
-        } else if name == "temporal.dynamic_slice" {
+        } else if name == t::DynamicSliceOp::NAME {
             let a = operand_nodes[0];
             let input = nodes[a].ty.clone();
             let Some(offsets) = op.attribute("offsets").ok().and_then(AffineMap::from_attribute) else {
@@ -789,7 +789,7 @@ impl<'c, 'v> Builder<'c, 'v> {
         let input = operands.first().map(|&a| nodes[a].ty.clone());
         let same_element = input.as_ref().is_none_or(|i| i.element == ty.element);
         let result: Result<Movement, String> = match name {
-            "temporal.permute" => {
+            t::PermuteOp::NAME => {
                 let input = input.clone()?;
                 match integers("permutation") {
                     Some(p)
@@ -812,7 +812,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     )),
                 }
             }
-            "temporal.flip" => {
+            t::FlipOp::NAME => {
                 let input = input.clone()?;
                 match integer("axis") {
                     Some(a) if a >= 0 && (a as usize) < input.shape.len() && ty.compatible(&input) => {
@@ -821,7 +821,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     _ => Err(format!("flip needs an 'axis' of {input} and the same result type, got {ty}")),
                 }
             }
-            "temporal.slice" => {
+            t::SliceOp::NAME => {
                 let input = input.clone()?;
                 match integers("offsets") {
                     Some(o)
@@ -839,7 +839,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     _ => Err(format!("slice needs static shapes and 'offsets' with the box of {ty} inside {input}")),
                 }
             }
-            "temporal.reshape" => {
+            t::ReshapeOp::NAME => {
                 let input = input.clone()?;
                 if reshape_fits(&input.shape, &ty.shape) {
                     Ok(Movement::Reshape)
@@ -849,7 +849,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     ))
                 }
             }
-            "temporal.expand" => {
+            t::ExpandOp::NAME => {
                 let input = input.clone()?;
                 if expand_fits(&input.shape, &ty.shape) {
                     Ok(Movement::Expand)
@@ -859,7 +859,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     ))
                 }
             }
-            "temporal.concat" => {
+            t::ConcatOp::NAME => {
                 let (a, b) = (nodes[operands[0]].ty.clone(), nodes[operands[1]].ty.clone());
                 match integer("axis") {
                     Some(axis) if axis >= 0 && (axis as usize) < a.shape.len() && a.shape.len() == b.shape.len() => {
@@ -883,7 +883,7 @@ impl<'c, 'v> Builder<'c, 'v> {
                     _ => Err(format!("concat needs an 'axis' valid for {a} and {b} of one rank")),
                 }
             }
-            "temporal.arange" => {
+            t::ArangeOp::NAME => {
                 if ty.shape.len() == 1 && ty.is_static() && ty.element != ElementType::I1 {
                     Ok(Movement::Arange)
                 } else {
