@@ -201,15 +201,10 @@ impl Cond {
         self.constraints.extend(other.constraints);
         self
     }
-    pub(crate) fn constraints_text(&self) -> String {
-        if self.constraints.is_empty() {
-            return "0 == 0".into();
-        }
-        self.constraints
-            .iter()
-            .map(|(e, eq)| format!("{e} {} 0", if *eq { "==" } else { ">=" }))
-            .collect::<Vec<_>>()
-            .join(", ")
+    /// The constraints: an expression and whether it is `== 0` (else
+    /// `>= 0`).
+    pub(crate) fn constraints(&self) -> &[(Index, bool)] {
+        &self.constraints
     }
     pub(crate) fn vars(&self, out: &mut Vec<String>) {
         for (e, _) in &self.constraints {

@@ -1,19 +1,19 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Coordinate, Expr, ExprData, Movement, Node, Values};
+use crate::expr::{Coordinate, Expr, Node, Values};
 use crate::index::{Cond, Index};
 use crate::site::Site;
 use indexmap::IndexMap;
 use melior::ir::Module;
-use std::collections::HashMap;
-use std::fmt::{self, Write};
+use std::fmt;
 use std::ops::{Add, Mul, Sub};
-use std::rc::Rc;
 use tempo_driver::{Externals, HostArray, RunOptions, RunReport};
 use tempo_passes::program::{ElementType, PointType};
 
 pub use crate::expr::TensorId;
+
+mod build;
 
 /// A temporal dimension: a variable `name` in `0..bound`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -319,14 +319,6 @@ fn is_identifier(s: &str) -> bool {
         && !matches!(s, "mod" | "floordiv" | "ceildiv" | "symbol")
 }
 
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-fn location_text(location: &Site) -> String {
-    format!("loc(\"{}\":{}:{})", escape(location.file()), location.line(), location.column())
-}
-
 impl Program {
     /// An empty program.
     pub fn new() -> Self {
@@ -534,107 +526,22 @@ impl Program {
         self.stops.push((done.id, dim.name.clone(), Site::caller()));
     }
 
-    /// The program as temporal-dialect MLIR (generic form), readable by
-    /// `tempo-opt` and by stock `mlir-opt --irdl-file=...`.
+    /// The program as temporal-dialect MLIR (generic form, with the
+    /// locations of the lines that built it), readable by `tempo-opt` and
+    /// by stock `mlir-opt --irdl-file=...`: the module the compiler gets,
+    /// printed by MLIR.
     pub fn to_mlir(&self) -> Result<String, Error> {
-        let mut errors = Vec::new();
-        for d in &self.dims {
-            for name in [&d.name, &d.bound] {
-                if !is_identifier(name) {
-                    errors.push(format!(
-                        "error: '{name}' is not a valid dimension or bound name (use letters, digits and _)"
-                    ));
-                }
-            }
-        }
-        let bounds: Vec<&str> = self.dims.iter().map(|d| d.bound.as_str()).collect();
-        let mut text = String::from("module {\n");
-        for d in &self.dims {
-            let _ = writeln!(
-                text,
-                "  \"temporal.dim\"() {{sym_name = \"{}\", bound = \"{}\"}} : () -> ()",
-                escape(&d.name),
-                escape(&d.bound)
-            );
-        }
-        for (i, decl) in self.tensors.iter().enumerate() {
-            let t = &decl.tensor;
-            if let Some(&d) = t.point.shape.iter().find(|&&d| d < 0) {
-                errors.push(format!(
-                    "{}: error: tensor '{}': the size {d} in its point shape {:?} is negative (sizes are static and at least 1)",
-                    plain_location(&decl.location),
-                    t.name,
-                    t.point.shape
-                ));
-                continue;
-            }
-            let domain: Vec<String> = t.domain.iter().map(|d| format!("\"{}\"", escape(d))).collect();
-            let _ = match decl.kind {
-                DeclKind::Grad { of, wrt } => writeln!(
-                    text,
-                    "  %t{i} = \"temporal.grad\"(%t{}, %t{}) {{sym_name = \"{}\"{}}} : (!temporal.rtensor, !temporal.rtensor) -> !temporal.rtensor {}",
-                    of.0,
-                    wrt.0,
-                    escape(&t.name),
-                    if self.data_parallel { ", all_reduce = \"mean\"" } else { "" },
-                    location_text(&decl.location)
-                ),
-                DeclKind::Input | DeclKind::Tensor => writeln!(
-                    text,
-                    "  %t{i} = \"temporal.{}\"() {{sym_name = \"{}\", domain = [{}], element = {}}} : () -> !temporal.rtensor {}",
-                    if matches!(decl.kind, DeclKind::Input) { "input" } else { "tensor" },
-                    escape(&t.name),
-                    domain.join(", "),
-                    t.point,
-                    location_text(&decl.location)
-                ),
-            };
-        }
-        for define in &self.defines {
-            let reader = &self.tensors[define.target.0].tensor;
-            let header = format!("({})[{}]", reader.domain.join(", "), bounds.join(", "));
-            let mut used = Vec::new();
-            define.when.vars(&mut used);
-            for v in used.iter().filter(|v| !reader.domain.contains(v)) {
-                errors.push(format!(
-                    "{}: error: the condition of a branch of '{}' uses '{v}', which is not in its domain",
-                    crate::program::plain_location(&define.location),
-                    reader.name
-                ));
-            }
-            let mut body = BodyEmitter {
-                program: self,
-                reader,
-                header: &header,
-                text: String::new(),
-                names: HashMap::new(),
-                errors: &mut errors,
-            };
-            let result = body.emit(&define.value);
-            let _ = writeln!(
-                text,
-                "  \"temporal.define\"(%t{}) ({{\n{}    \"gpu.yield\"({result}) : ({}) -> ()\n  }}) {{when = affine_set<{header} : ({})>}} : (!temporal.rtensor) -> () {}",
-                define.target.0,
-                body.text,
-                define.value.0.ty,
-                define.when.constraints_text(),
-                location_text(&define.location)
-            );
-        }
-        for o in &self.outputs {
-            let _ = writeln!(text, "  \"temporal.output\"(%t{}) : (!temporal.rtensor) -> ()", o.0);
-        }
-        for (done, dim, site) in &self.stops {
-            let _ = writeln!(
-                text,
-                "  \"temporal.stop\"(%t{}) {{dim = \"{}\"}} : (!temporal.rtensor) -> () {}",
-                done.0,
-                escape(dim),
-                location_text(site)
-            );
-        }
-        text.push_str("}\n");
-        if errors.is_empty() { Ok(text) } else { Err(Error(errors)) }
+        let context = tempo_dialects::create_context();
+        let module = self.build_module(&context)?;
+        let flags = melior::ir::operation::OperationPrintingFlags::new()
+            .enable_debug_info(true, false)
+            .print_generic_operation_form();
+        use melior::ir::operation::OperationLike;
+        module
+            .as_operation()
+            .to_string_with_flags(flags)
+            .map(|text| text + "\n")
+            .map_err(|e| Error(vec![format!("error: {e}")]))
     }
 
     /// Starts configuring a run (bounds, inputs, seed).
@@ -672,300 +579,6 @@ fn inexact_integer(values: &Values, element: ElementType) -> Option<f64> {
 
 pub(crate) fn plain_location(location: &Site) -> String {
     format!("{}:{}:{}", location.file(), location.line(), location.column())
-}
-
-struct BodyEmitter<'a> {
-    program: &'a Program,
-    reader: &'a Tensor,
-    header: &'a str,
-    text: String,
-    /// SSA name of each emitted node, by node address.
-    names: HashMap<*const ExprData, String>,
-    errors: &'a mut Vec<String>,
-}
-
-impl BodyEmitter<'_> {
-    /// The SSA name of `expr`'s value, its op (and its operands') written
-    /// first, once.
-    fn emit(&mut self, expr: &Expr) -> String {
-        let key = Rc::as_ptr(&expr.0);
-        if let Some(name) = self.names.get(&key) {
-            return name.clone();
-        }
-        let data = &expr.0;
-        let name = match &data.node {
-            Node::Read { tensor, name, index } => self.read(data, *tensor, name, index),
-            Node::ReadRange { tensor, name, index } => self.read_range(data, *tensor, name, index),
-            Node::ReadAt { tensor, coords } => self.read_at(data, *tensor, coords),
-            Node::Call { callee, args, batched } => self.call(data, callee, args, *batched),
-            node => {
-                let (op, operands, attributes) = self.op_of(data, node);
-                // Sizes below -1 (the marker of a dynamic size) come from
-                // bad arguments (a reshape to [-3]); said here, in the
-                // caller's terms, rather than as unparsable text.
-                if data.ty.shape.iter().any(|&d| d < -1) {
-                    self.errors.push(format!(
-                        "{}: error: 'temporal.{op}' would give a value of shape {:?}: sizes cannot be negative",
-                        plain_location(&data.location),
-                        data.ty.shape
-                    ));
-                }
-                let names: Vec<String> = operands.iter().map(|o| self.emit(o)).collect();
-                let types: Vec<String> = operands.iter().map(|o| o.0.ty.to_string()).collect();
-                let name = format!("%v{}", self.names.len());
-                let _ = writeln!(
-                    self.text,
-                    "    {name} = \"temporal.{op}\"({}) {attributes} : ({}) -> {} {}",
-                    names.join(", "),
-                    types.join(", "),
-                    data.ty,
-                    location_text(&data.location)
-                );
-                name
-            }
-        };
-        self.names.insert(key, name.clone());
-        name
-    }
-
-    /// A `temporal.read` of tensor `tensor` (named `name`) at `index`.
-    fn read(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Index)]) -> String {
-        let (ty, loc) = (&data.ty, location_text(&data.location));
-        let source = &self.program.tensors[tensor.0].tensor;
-        let mut coords = Vec::new();
-        for dim in &source.domain {
-            match index.iter().find(|(d, _)| d == dim) {
-                Some((_, e)) => coords.push(e.clone()),
-                None => coords.push(Index::Var(dim.clone())),
-            }
-        }
-        for (d, _) in index {
-            if !source.domain.contains(d) {
-                self.errors.push(format!(
-                    "{}: error: read of '{name}' indexes {} but '{name}' has domain [{}]",
-                    plain_location(&data.location),
-                    if d.starts_with('#') {
-                        "the wrong number of dimensions".to_string()
-                    } else {
-                        format!("dimension '{d}'")
-                    },
-                    source.domain.join(", ")
-                ));
-            }
-        }
-        let mut used = Vec::new();
-        coords.iter().for_each(|c| c.vars(&mut used));
-        for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-            self.errors.push(format!(
-                "{}: error: read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                plain_location(&data.location),
-                self.reader.name
-            ));
-        }
-        let results: Vec<String> = coords.iter().map(Index::to_string).collect();
-        let attrs = format!("{{index = affine_map<{} -> ({})>}}", self.header, results.join(", "));
-        let operand_text = format!("%t{}", tensor.0);
-        let _ = writeln!(
-            self.text,
-            "    %v{n} = \"temporal.read\"({operand_text}) {attrs} : (!temporal.rtensor) -> {ty} {loc}",
-            n = self.names.len()
-        );
-        format!("%v{}", self.names.len())
-    }
-
-    /// A `temporal.read_range` of tensor `tensor` (named `name`) over `index`.
-    fn read_range(&mut self, data: &ExprData, tensor: TensorId, name: &str, index: &[(String, Coordinate)]) -> String {
-        let (ty, loc) = (&data.ty, location_text(&data.location));
-        let source = &self.program.tensors[tensor.0].tensor;
-        for (d, _) in index {
-            if !source.domain.contains(d) {
-                self.errors.push(format!(
-                    "{}: error: range read of '{name}' indexes dimension '{d}' but '{name}' has domain [{}]",
-                    plain_location(&data.location),
-                    source.domain.join(", ")
-                ));
-            }
-        }
-        let mut lower = Vec::new();
-        let mut upper = Vec::new();
-        let mut caps = Vec::new();
-        let mut used = Vec::new();
-        for dim in &source.domain {
-            let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
-            let (lo, hi, cap) = match coordinate {
-                Some(Coordinate::Range { lower, upper }) => (lower, upper, vec![]),
-                Some(Coordinate::Clamped { at_least, at_most }) => (at_least, vec![], at_most),
-                Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
-                None => (vec![Index::Var(dim.clone())], vec![], vec![]),
-            };
-            if lo.is_empty()
-                || (matches!(index.iter().find(|(d, _)| d == dim), Some((_, Coordinate::Range { .. })))
-                    && hi.is_empty())
-            {
-                self.errors.push(format!(
-                    "{}: error: range read of '{name}' needs at least one lower and one upper bound for dimension '{dim}'",
-                    plain_location(&data.location)
-                ));
-            }
-            lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
-            let text = |es: &[Index]| es.iter().map(Index::to_string).collect::<Vec<_>>().join(", ");
-            lower.push(format!("affine_map<{} -> ({})>", self.header, text(&lo)));
-            upper.push(format!("affine_map<{} -> ({})>", self.header, text(&hi)));
-            caps.push(format!("affine_map<{} -> ({})>", self.header, text(&cap)));
-        }
-        for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-            self.errors.push(format!(
-                "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                plain_location(&data.location),
-                self.reader.name
-            ));
-        }
-        let name = format!("%v{}", self.names.len());
-        let _ = writeln!(
-            self.text,
-            "    {name} = \"temporal.read_range\"(%t{}) {{caps = [{}], lower = [{}], upper = [{}]}} : (!temporal.rtensor) -> {ty} {loc}",
-            tensor.0,
-            caps.join(", "),
-            lower.join(", "),
-            upper.join(", ")
-        );
-        name
-    }
-
-    /// A `temporal.read_at` of tensor `tensor` at the values `coords`.
-    fn read_at(&mut self, data: &ExprData, tensor: TensorId, coords: &[Expr]) -> String {
-        let (ty, loc) = (&data.ty, location_text(&data.location));
-        let source = &self.program.tensors[tensor.0].tensor;
-        if coords.len() != source.domain.len() {
-            self.errors.push(format!(
-                "{}: error: read through data of '{}' gives {} coordinates, but it has domain [{}]",
-                plain_location(&data.location),
-                source.name,
-                coords.len(),
-                source.domain.join(", ")
-            ));
-        }
-        let names: Vec<String> = coords.iter().map(|o| self.emit(o)).collect();
-        let types: Vec<String> = coords.iter().map(|o| format!(", {}", o.0.ty)).collect();
-        // The reader's variables, then one per coordinate operand.
-        let data_vars: Vec<String> = (0..coords.len()).map(|k| format!("data_{k}_")).collect();
-        let (dims, symbols) = self.header.split_once(')').unwrap_or((self.header, ""));
-        let header = match dims.trim_start_matches('(').is_empty() {
-            true => format!("({}){symbols}", data_vars.join(", ")),
-            false => format!("{dims}, {}){symbols}", data_vars.join(", ")),
-        };
-        let name = format!("%v{}", self.names.len());
-        let _ = writeln!(
-            self.text,
-            "    {name} = \"temporal.read_at\"(%t{}{}) {{index = affine_map<{header} -> ({})>}} : (!temporal.rtensor{}) -> {ty} {loc}",
-            tensor.0,
-            names.iter().map(|n| format!(", {n}")).collect::<String>(),
-            data_vars.join(", "),
-            types.concat()
-        );
-        name
-    }
-
-    /// A `temporal.call` of `callee` on `args`.
-    fn call(&mut self, data: &ExprData, callee: &str, args: &[Expr], batched: bool) -> String {
-        let (ty, loc) = (&data.ty, location_text(&data.location));
-        let names: Vec<String> = args.iter().map(|o| self.emit(o)).collect();
-        let types: Vec<String> = args.iter().map(|o| o.0.ty.to_string()).collect();
-        let name = format!("%v{}", self.names.len());
-        let _ = writeln!(
-            self.text,
-            "    {name} = \"temporal.call\"() ({{\n      \"gpu.yield\"({}) : ({}) -> ()\n    }}) {{callee = \"{}\"{}}} : () -> {ty} {loc}",
-            names.join(", "),
-            types.join(", "),
-            escape(callee),
-            if batched { ", batched" } else { "" }
-        );
-        name
-    }
-
-    /// The op name, operands and attribute text of an op other than a
-    /// read or a call.
-    fn op_of(&mut self, data: &ExprData, node: &Node) -> (&'static str, Vec<Expr>, String) {
-        let ty = &data.ty;
-        match node {
-            Node::Reduce(kind, a, axis) => (kind.op_name(), vec![a.clone()], format!("{{axis = {axis} : i64}}")),
-            Node::Constant { values } => {
-                if let Some(bad) = inexact_integer(values, ty.element) {
-                    self.errors.push(format!(
-                        "{}: error: 'temporal.constant': the number {bad} is not a value of {} (a float given \
-                         where an integer is meant: NaN, an infinity, a fraction or one out of range would \
-                         be changed)",
-                        plain_location(&data.location),
-                        ty.element.mlir()
-                    ));
-                }
-                let value = match values {
-                    Values::Floats(values) => tempo_passes::print::dense(values, ty),
-                    Values::Integers(values) => tempo_passes::print::dense_integers(values, ty),
-                    Values::SplatFloat(v) => tempo_passes::print::dense_splat(*v, ty),
-                    Values::SplatInteger(v) if ty.element.is_float() => tempo_passes::print::dense_splat(*v as f64, ty),
-                    Values::SplatInteger(v) => tempo_passes::print::dense_splat_integer(*v, ty),
-                };
-                ("constant", vec![], format!("{{value = {value}}}"))
-            }
-            Node::Position { dim } => ("position", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
-            Node::Bound { dim } => ("bound", vec![], format!("{{dim = \"{}\"}}", escape(dim))),
-            Node::Process { world_size } => (if *world_size { "world_size" } else { "rank" }, vec![], String::new()),
-            Node::AllReduce(kind, a) => ("all_reduce", vec![a.clone()], format!("{{reduction = \"{}\"}}", kind.text())),
-            Node::Unary(u, a) => (u.op_name(), vec![a.clone()], String::new()),
-            Node::Binary(b, x, y) => (b.op_name(), vec![x.clone(), y.clone()], String::new()),
-            Node::Compare(predicate, x, y) => {
-                ("cmp", vec![x.clone(), y.clone()], format!("{{predicate = \"{}\"}}", predicate.text()))
-            }
-            Node::Select(c, x, y) => ("select", vec![c.clone(), x.clone(), y.clone()], String::new()),
-            Node::Cast(x) => ("cast", vec![x.clone()], String::new()),
-            Node::Gather(table, indices) => ("gather", vec![table.clone(), indices.clone()], String::new()),
-
-            Node::Random { seed, normal } => (
-                "random",
-                vec![],
-                format!("{{seed = {seed} : i64, distribution = \"{}\"}}", if *normal { "normal" } else { "uniform" }),
-            ),
-            Node::Move(movement, operands) => {
-                let list = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
-                let (op, attributes) = match movement {
-                    Movement::Permute(p) => (
-                        "permute",
-                        format!("{{permutation = [{}]}}", list(&p.iter().map(|&k| k as i64).collect::<Vec<_>>())),
-                    ),
-                    Movement::Flip(axis) => ("flip", format!("{{axis = {axis} : i64}}")),
-                    Movement::Slice(offsets) => ("slice", format!("{{offsets = [{}]}}", list(offsets))),
-                    Movement::Reshape => ("reshape", String::new()),
-                    Movement::Expand => ("expand", String::new()),
-                    Movement::Concat(axis) => ("concat", format!("{{axis = {axis} : i64}}")),
-                    Movement::Arange => ("arange", String::new()),
-                };
-                (op, operands.clone(), attributes)
-            }
-            Node::Matmul(x, y) => ("matmul", vec![x.clone(), y.clone()], String::new()),
-            Node::Einsum(spec, operands) => ("einsum", operands.clone(), format!("{{spec = \"{}\"}}", escape(spec))),
-            Node::DynamicSlice(x, offsets) => {
-                let mut used = Vec::new();
-                offsets.iter().for_each(|c| c.vars(&mut used));
-                for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-                    self.errors.push(format!(
-                    "{}: error: slice offsets in a branch of '{}' use variable '{v}', which is not in the reader's domain",
-                    plain_location(&data.location),
-                    self.reader.name
-                ));
-                }
-                let results: Vec<String> = offsets.iter().map(Index::to_string).collect();
-                (
-                    "dynamic_slice",
-                    vec![x.clone()],
-                    format!("{{offsets = affine_map<{} -> ({})>}}", self.header, results.join(", ")),
-                )
-            }
-            Node::Read { .. } | Node::ReadRange { .. } | Node::ReadAt { .. } | Node::Call { .. } => {
-                unreachable!("written by their own functions")
-            }
-        }
-    }
 }
 
 /// A program compiled once ([`Runner::compile`]), run many times.
@@ -1176,10 +789,9 @@ impl Runner<'_> {
         &self,
         f: impl FnOnce(&melior::Context, &mut Module) -> Result<R, Vec<String>>,
     ) -> Result<R, Error> {
-        let text = self.program.to_mlir()?;
         melior::utility::register_all_passes();
         let context = tempo_dialects::create_context();
-        let mut module = tempo_passes::support::source::parse_text(&context, &text, "<program>", 1).map_err(Error)?;
+        let mut module = self.program.build_module(&context)?;
         f(&context, &mut module).map_err(Error)
     }
 
@@ -1196,9 +808,11 @@ impl Runner<'_> {
     /// bounds, if any, are those the size-dependent optimizations (a memory
     /// budget) plan for; its inputs and seed are not used.
     pub fn compile(&self) -> Result<Compiled, Error> {
-        let text = self.program.to_mlir()?;
         let options = self.options();
-        let compiled = tempo_driver::CompiledProgram::compile(&text, "<program>", &options).map_err(Error)?;
+        let program = self.program;
+        let compiled =
+            tempo_driver::CompiledProgram::build(|context| program.build_module(context).map_err(|e| e.0), &options)
+                .map_err(Error)?;
         Ok(Compiled { compiled, base: RunOptions { inputs: IndexMap::new(), ..options } })
     }
 

@@ -30,6 +30,21 @@ impl CompiledProgram {
         Ok(Self { executable, _context: context })
     }
 
+    /// Compiles the module `build` makes in a context of its own (a front
+    /// end building its program as typed IR, the Rust API) with `options`.
+    pub fn build(
+        build: impl for<'c> FnOnce(&'c Context) -> Result<melior::ir::Module<'c>, Vec<String>>,
+        options: &RunOptions,
+    ) -> Result<Self, Vec<String>> {
+        melior::utility::register_all_passes();
+        let context = Box::new(tempo_dialects::create_context());
+        // SAFETY: as in `compile`.
+        let context_ref: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
+        let mut module = build(context_ref)?;
+        let executable = Executable::compile(context_ref, &mut module, options)?;
+        Ok(Self { executable, _context: context })
+    }
+
     /// The compiled program.
     pub fn executable(&self) -> &Executable<'_> {
         &self.executable

@@ -69,7 +69,7 @@ pub fn replace_program<'c>(module: OperationRef<'c, '_>, program: &Program<'c>) 
 /// A module holding the ops of `program`, in order; `handle` is the
 /// dialect's `!temporal.rtensor` type.
 pub fn build_program<'c>(context: &'c Context, program: &Program<'c>, handle: Type<'c>) -> Result<Module<'c>, String> {
-    let b = Emit { context, program, handle };
+    let b = Emit::new(context, &program.dims, handle);
     let location = program.location.unwrap_or_else(|| Location::unknown(context));
     let module = Module::new(location);
     let body = module.body();
@@ -118,7 +118,7 @@ pub fn build_program<'c>(context: &'c Context, program: &Program<'c>, handle: Ty
 }
 
 /// `gpu.yield` of `values` (a define's or a call's region ends in one).
-fn yield_op<'c>(location: Location<'c>, values: &[Value<'c, '_>]) -> Result<Operation<'c>, String> {
+pub fn yield_op<'c>(location: Location<'c>, values: &[Value<'c, '_>]) -> Result<Operation<'c>, String> {
     melior::ir::operation::OperationBuilder::new("gpu.yield", location)
         .add_operands(values)
         .build()
@@ -210,14 +210,27 @@ pub fn tensor_type<'c>(context: &'c Context, ty: &PointType) -> Result<Type<'c>,
 
 /// What building needs: the context, the program (dimension names) and the
 /// handle type.
-struct Emit<'c, 'p> {
+/// Builds the ops of a program's parts through the dialect's typed
+/// builders: what [`build_program`] does for the passes' model, and what a
+/// front end building a program of its own (the Rust API) uses for the
+/// nodes of its branches and their conditions.
+pub struct Emit<'c, 'p> {
     context: &'c Context,
-    program: &'p Program<'c>,
+    /// The program's dimensions (for the ops naming one).
+    dims: &'p [crate::program::Dim],
+    /// The dialect's `!temporal.rtensor` type.
     handle: Type<'c>,
 }
 
-impl<'c> Emit<'c, '_> {
-    fn string(&self, text: &str) -> Attribute<'c> {
+impl<'c, 'p> Emit<'c, 'p> {
+    /// An emitter for a program of dimensions `dims`; `handle` is the
+    /// dialect's `!temporal.rtensor` type.
+    pub fn new(context: &'c Context, dims: &'p [crate::program::Dim], handle: Type<'c>) -> Self {
+        Emit { context, dims, handle }
+    }
+
+    /// A string attribute.
+    pub fn string(&self, text: &str) -> Attribute<'c> {
         StringAttribute::new(self.context, text).into()
     }
 
@@ -230,7 +243,7 @@ impl<'c> Emit<'c, '_> {
         ArrayAttribute::new(self.context, &items).into()
     }
 
-    fn tensor_type(&self, ty: &PointType) -> Result<Type<'c>, String> {
+    pub fn tensor_type(&self, ty: &PointType) -> Result<Type<'c>, String> {
         tensor_type(self.context, ty)
     }
 
@@ -275,7 +288,7 @@ impl<'c> Emit<'c, '_> {
 
     /// An `affine_set` attribute (`0 == 0` where it always holds: MLIR's
     /// sets have at least one constraint).
-    fn set(&self, set: &IntegerSet) -> Attribute<'c> {
+    pub fn set(&self, set: &IntegerSet) -> Attribute<'c> {
         let (mut constraints, mut equalities): (Vec<mlir_sys::MlirAffineExpr>, Vec<bool>) =
             set.constraints.iter().map(|c| (self.expr(&c.expr), c.is_equality)).unzip();
         if constraints.is_empty() {
@@ -299,7 +312,7 @@ impl<'c> Emit<'c, '_> {
 
     /// The op of `node` (a branch's nodes so far have `values`; tensors
     /// have `handles`).
-    fn node(
+    pub fn node(
         &self,
         node: &Node<'c>,
         values: &[Value<'c, '_>],
@@ -307,7 +320,7 @@ impl<'c> Emit<'c, '_> {
     ) -> Result<Operation<'c>, String> {
         let (c, at, ty) = (self.context, node.location, self.tensor_type(&node.ty)?);
         let v = |k: usize| values.get(k).copied().ok_or_else(|| format!("operand {k} not yet built"));
-        let dim = |d: usize| self.string(&self.program.dims[d].name);
+        let dim = |d: usize| self.string(&self.dims[d].name);
         Ok(match &node.kind {
             NodeKind::Read { source, index } => t::ReadOp::build(c, at, handles[*source], self.map(index), ty),
             NodeKind::ReadAt { source, index, data } => {
