@@ -15,7 +15,7 @@ use crate::site::Site;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::rc::Rc;
 pub use tempo_passes::program::{BinaryKind as Binary, Movement, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
-use tempo_passes::program::{Collective, DYNAMIC, ElementType, PointType};
+use tempo_passes::program::{Collective, DYNAMIC, ElementType, NodeKind, PointType};
 
 /// How a range read indexes one dimension of its source.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -64,8 +64,16 @@ pub(crate) enum Values {
     SplatInteger(i64),
 }
 
+/// A node of an expression: an op of the compiler's program model
+/// ([`NodeKind`]) on operand expressions, or one of the forms this API
+/// resolves when the program is built (`program/build.rs`): reads and
+/// positions by dimension name, constants without their elements
+/// materialized, slices at index expressions.
 #[derive(Debug)]
 pub(crate) enum Node {
+    /// An op of the compiler's program model; its operand numbers are
+    /// positions in the operand list.
+    Op(NodeKind, Vec<Expr>),
     /// A point of `tensor`; dims without an index default to the reader's
     /// variable of the same name.
     Read {
@@ -86,7 +94,6 @@ pub(crate) enum Node {
         name: String,
         index: Vec<(String, Coordinate)>,
     },
-    Reduce(Reduce, Expr, usize),
     /// The reader's position along dimension `dim`.
     Position {
         dim: String,
@@ -98,36 +105,12 @@ pub(crate) enum Node {
     Constant {
         values: Values,
     },
-    Unary(Unary, Expr),
-    Binary(Binary, Expr, Expr),
-    Compare(Predicate, Expr, Expr),
-    Select(Expr, Expr, Expr),
-    Cast(Expr),
-    Move(Movement, Vec<Expr>),
-    Gather(Expr, Expr),
-    Random {
-        seed: i64,
-        normal: bool,
-    },
-    Matmul(Expr, Expr),
-    /// Einstein summation (`spec`, one or two operands).
-    Einsum(String, Vec<Expr>),
     /// The static box of the operand at offsets affine in the reader's
     /// variables and the bounds.
     DynamicSlice(Expr, Vec<Index>),
-    Call {
-        callee: String,
-        args: Vec<Expr>,
-        /// The function takes a batch of points too ([`Expr::call_batched`]).
-        batched: bool,
-    },
-    /// This process's rank (`temporal.rank`), or with `world_size` the
-    /// number of processes of the run (`temporal.world_size`).
-    Process {
-        world_size: bool,
-    },
-    /// A reduction over the processes of the run (`temporal.all_reduce`).
-    AllReduce(Collective, Expr),
+    /// An op that could not be made (an ill-formed einsum spec), said when
+    /// the program is built.
+    Refused(String),
 }
 
 #[derive(Debug)]
@@ -179,7 +162,7 @@ impl Expr {
     #[track_caller]
     fn unary(self, op: Unary) -> Expr {
         let ty = self.0.ty.clone();
-        Expr::new(Node::Unary(op, self), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Unary(op, 0), vec![self]), ty, Site::caller())
     }
 
     #[track_caller]
@@ -187,7 +170,15 @@ impl Expr {
         // NumPy broadcasting; shapes that do not broadcast are reported with
         // a location when the program is emitted.
         let ty = PointType { shape: broadcast(&[&self, &rhs]), element: self.0.ty.element };
-        Expr::new(Node::Binary(op, self, rhs), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Binary(op, 0, 1), vec![self, rhs]), ty, Site::caller())
+    }
+
+    /// A call of `callee` on `args` giving `result`.
+    #[track_caller]
+    fn call_of(callee: &str, args: &[&Expr], result: PointType, batched: bool) -> Expr {
+        let args: Vec<Expr> = args.iter().map(|&a| a.clone()).collect();
+        let kind = NodeKind::Call { callee: callee.to_string(), site: 0, args: (0..args.len()).collect(), batched };
+        Expr::new(Node::Op(kind, args), result, Site::caller())
     }
 
     #[track_caller]
@@ -197,7 +188,7 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Reduce(kind, self.clone(), axis), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Reduce(kind, 0, axis), vec![self.clone()]), ty, Site::caller())
     }
 
     /// Sum along `axis` (removed from the shape).
@@ -226,20 +217,25 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: ElementType::I64 };
-        Expr::new(Node::Reduce(Reduce::ArgMax, self.clone(), axis), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Reduce(Reduce::ArgMax, 0, axis), vec![self.clone()]), ty, Site::caller())
     }
 
     /// Running sum along `axis` (same shape).
     #[track_caller]
     pub fn cumsum(&self, axis: usize) -> Expr {
-        Expr::new(Node::Reduce(Reduce::CumSum, self.clone(), axis), self.0.ty.clone(), Site::caller())
+        Expr::new(
+            Node::Op(NodeKind::Reduce(Reduce::CumSum, 0, axis), vec![self.clone()]),
+            self.0.ty.clone(),
+            Site::caller(),
+        )
     }
 
     #[track_caller]
     fn moved(&self, movement: Movement, others: &[&Expr], shape: Vec<i64>) -> Expr {
         let ty = PointType { shape, element: self.0.ty.element };
-        let operands = std::iter::once(self.clone()).chain(others.iter().map(|e| (*e).clone())).collect();
-        Expr::new(Node::Move(movement, operands), ty, Site::caller())
+        let operands: Vec<Expr> = std::iter::once(self.clone()).chain(others.iter().map(|e| (*e).clone())).collect();
+        let numbers = (0..operands.len()).collect();
+        Expr::new(Node::Op(NodeKind::Move(movement, numbers), operands), ty, Site::caller())
     }
 
     /// Result dimension `i` is dimension `permutation[i]`.
@@ -293,7 +289,7 @@ impl Expr {
         let mut shape = indices.0.ty.shape.clone();
         shape.extend(self.0.ty.shape.iter().skip(1));
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Gather(self.clone(), indices.clone()), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Gather(0, 1), vec![self.clone(), indices.clone()]), ty, Site::caller())
     }
 
     /// Calls the external function `callee` on `args`, returning a value of
@@ -301,8 +297,7 @@ impl Expr {
     /// `callee` ([`crate::Program::external`]).
     #[track_caller]
     pub fn call(callee: &str, args: &[&Expr], result: PointType) -> Expr {
-        let args = args.iter().map(|&a| a.clone()).collect();
-        Expr::new(Node::Call { callee: callee.to_string(), args, batched: false }, result, Site::caller())
+        Expr::call_of(callee, args, result, false)
     }
 
     /// Like [`Expr::call`], for a function that takes a batch of points
@@ -314,21 +309,20 @@ impl Expr {
     /// independent); elsewhere, and in the interpreter, it gets one point.
     #[track_caller]
     pub fn call_batched(callee: &str, args: &[&Expr], result: PointType) -> Expr {
-        let args = args.iter().map(|&a| a.clone()).collect();
-        Expr::new(Node::Call { callee: callee.to_string(), args, batched: true }, result, Site::caller())
+        Expr::call_of(callee, args, result, true)
     }
 
     /// Seeded uniform values in [0, 1) of type `ty` (floats), a pure function
     /// of the seed, the point and the element position.
     #[track_caller]
     pub fn random_uniform(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Random { seed, normal: false }, ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Random { seed, normal: false }, vec![]), ty, Site::caller())
     }
 
     /// Seeded standard normal values of type `ty` (floats).
     #[track_caller]
     pub fn random_normal(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Random { seed, normal: true }, ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Random { seed, normal: true }, vec![]), ty, Site::caller())
     }
 
     /// This process's rank among the processes of the run (0 to the world
@@ -336,7 +330,7 @@ impl Expr {
     #[track_caller]
     pub fn process_rank(element: ElementType) -> Expr {
         let ty = PointType { shape: vec![], element };
-        Expr::new(Node::Process { world_size: false }, ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Rank, vec![]), ty, Site::caller())
     }
 
     /// The number of processes of the run (1 without `mpirun`), a scalar
@@ -344,7 +338,7 @@ impl Expr {
     #[track_caller]
     pub fn world_size(element: ElementType) -> Expr {
         let ty = PointType { shape: vec![], element };
-        Expr::new(Node::Process { world_size: true }, ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::WorldSize, vec![]), ty, Site::caller())
     }
 
     /// The elementwise `reduction` (sum, mean, max, min) of this value over
@@ -353,14 +347,14 @@ impl Expr {
     /// where one may be used).
     #[track_caller]
     pub fn all_reduce(&self, reduction: Collective) -> Expr {
-        Expr::new(Node::AllReduce(reduction, self.clone()), self.0.ty.clone(), Site::caller())
+        Expr::new(Node::Op(NodeKind::AllReduce(reduction, 0), vec![self.clone()]), self.0.ty.clone(), Site::caller())
     }
 
     /// `[0, 1, ..., n-1]` as a vector of `element`.
     #[track_caller]
     pub fn arange(n: i64, element: ElementType) -> Expr {
         let ty = PointType { shape: vec![n], element };
-        Expr::new(Node::Move(Movement::Arange, vec![]), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Move(Movement::Arange, vec![]), vec![]), ty, Site::caller())
     }
 
     /// The rank of the value.
@@ -543,7 +537,7 @@ impl Expr {
     #[track_caller]
     pub fn compare(&self, predicate: Predicate, other: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, other]), element: ElementType::I1 };
-        Expr::new(Node::Compare(predicate, self.clone(), other.clone()), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Compare(predicate, 0, 1), vec![self.clone(), other.clone()]), ty, Site::caller())
     }
     /// `self < other`, elementwise.
     #[track_caller]
@@ -559,13 +553,17 @@ impl Expr {
     #[track_caller]
     pub fn select(&self, on_true: &Expr, on_false: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, on_true, on_false]), element: on_true.0.ty.element };
-        Expr::new(Node::Select(self.clone(), on_true.clone(), on_false.clone()), ty, Site::caller())
+        Expr::new(
+            Node::Op(NodeKind::Select(0, 1, 2), vec![self.clone(), on_true.clone(), on_false.clone()]),
+            ty,
+            Site::caller(),
+        )
     }
     /// Converts every element to `element`.
     #[track_caller]
     pub fn cast(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: self.0.ty.shape.clone(), element };
-        Expr::new(Node::Cast(self.clone()), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Cast(0), vec![self.clone()]), ty, Site::caller())
     }
 
     /// Elementwise maximum.
@@ -588,7 +586,7 @@ impl Expr {
         // Ill-shaped: keep the left type; the verifier reports it.
         let shape = tempo_passes::program::matmul_shape(&a.shape, &b.shape).unwrap_or_else(|| a.shape.clone());
         let ty = PointType { shape, element: a.element };
-        Expr::new(Node::Matmul(self.clone(), other.clone()), ty, Site::caller())
+        Expr::new(Node::Op(NodeKind::Matmul(0, 1), vec![self.clone(), other.clone()]), ty, Site::caller())
     }
 
     /// Einstein summation of one or two operands: `Expr::einsum("hqd,nhd->hqn",
@@ -600,12 +598,18 @@ impl Expr {
         let element = operands.first().map_or(ElementType::F32, |o| o.0.ty.element);
         let shapes: Vec<&[i64]> = operands.iter().map(|o| o.0.ty.shape.as_slice()).collect();
         // An ill-formed spec or shapes: a scalar; the verifier reports it.
-        let shape = tempo_passes::program::Einsum::parse(spec)
+        let parsed = tempo_passes::program::Einsum::parse(spec);
+        let shape = parsed
+            .clone()
             .and_then(|e| Ok(e.label_sizes(&shapes)?.iter().take(e.result.len()).map(|&(_, n)| n).collect()))
             .unwrap_or_default();
         let ty = PointType { shape, element };
-        let operands = operands.iter().map(|&o| o.clone()).collect();
-        Expr::new(Node::Einsum(spec.to_string(), operands), ty, Site::caller())
+        let operands: Vec<Expr> = operands.iter().map(|&o| o.clone()).collect();
+        let node = match parsed {
+            Ok(einsum) => Node::Op(NodeKind::Einsum(einsum, (0..operands.len()).collect()), operands),
+            Err(e) => Node::Refused(format!("'temporal.einsum' spec \"{spec}\": {e}")),
+        };
+        Expr::new(node, ty, Site::caller())
     }
 
     /// The static box of `sizes` at `offsets` that depend on the point

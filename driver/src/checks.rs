@@ -4,6 +4,7 @@
 
 use crate::options::RunOptions;
 use melior::ir::Module;
+use melior::ir::operation::OperationLike;
 use tempo_passes::diagnostics::{PassDiagnostic, render_location};
 use tempo_passes::program::Program;
 
@@ -36,5 +37,30 @@ pub(crate) fn check_externals(program: &Program, options: &RunOptions) -> Result
             )
         })
         .collect();
+    if missing.is_empty() { Ok(()) } else { Err(missing) }
+}
+
+/// Every external function `module` (a program as given, not yet read)
+/// calls is registered: what [`check_externals`] says of a read program,
+/// said from the `temporal.call` ops themselves. A compilation cache hit
+/// uses it: it never reads the program as given, and the optimized
+/// program it loads has lost the calls nothing demands, which the program
+/// as written must still be able to make.
+pub(crate) fn check_calls_registered(module: &Module, options: &RunOptions) -> Result<(), Vec<String>> {
+    let mut missing = Vec::new();
+    for define in tempo_dialects::nested_operations(module.as_operation()) {
+        for op in tempo_dialects::nested_operations(define) {
+            if op.name().as_string_ref().as_str() != Ok(tempo_dialects::temporal::CallOp::NAME) {
+                continue;
+            }
+            let callee = op.attribute("callee").ok().and_then(tempo_passes::program::string_attr).unwrap_or_default();
+            if !options.externals.contains(&callee) {
+                missing.push(format!(
+                    "{}: error: external function '{callee}' is not registered (register a callback under this name)",
+                    render_location(&op.location(), &options.source_name)
+                ));
+            }
+        }
+    }
     if missing.is_empty() { Ok(()) } else { Err(missing) }
 }

@@ -3,7 +3,7 @@
 //! JIT on the CPU, MLIR's ExecutionEngine for the CUDA target's host code),
 //! linking the runtime's functions, and the compilation cache.
 
-use crate::checks::{check_externals, expand_gradients, render};
+use crate::checks::{check_calls_registered, check_externals, expand_gradients, render};
 use crate::executable::Executable;
 use crate::options::RunOptions;
 use crate::phases;
@@ -79,10 +79,16 @@ impl<'c> Executable<'c> {
         let cache = cache_for(module, options);
         let cached = cache.as_ref().and_then(|(cache, key)| {
             let entry = phases::time("cache lookup", || cache.load(key))?;
+            // (The check a cold compile makes of the program as written,
+            // before the optimized program replaces it.)
+            if let Err(lines) = check_calls_registered(module, options) {
+                return Some(Err(lines));
+            }
             let parsed = phases::time("cache lookup", || module_from_bytecode(context, &entry.program))?;
             *module = parsed;
-            Some(entry)
+            Some(Ok(entry))
         });
+        let cached = cached.transpose()?;
         if cached.is_none() {
             optimize(context, module, options)?;
         } else {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use tempo_dialects::temporal as t;
 use tempo_passes::affine::{AffineExpr, AffineMap, Constraint, IntegerSet};
 use tempo_passes::emit::{Emit, yield_op};
-use tempo_passes::program::{DYNAMIC, Einsum, Node, NodeKind};
+use tempo_passes::program::{DYNAMIC, Node, NodeKind};
 
 /// The MLIR location of a site.
 fn location<'c>(context: &'c Context, site: &Site) -> Location<'c> {
@@ -216,59 +216,23 @@ impl<'c> Nodes<'_, 'c, '_> {
 
     fn kind(&mut self, data: &ExprData) -> NodeKind {
         match &data.node {
+            ApiNode::Op(kind, operands) => {
+                let operands = self.nodes(operands);
+                match tempo_passes::rewrite::map_operands(kind, |k| operands[k]) {
+                    NodeKind::Call { callee, args, batched, .. } => {
+                        let site = *self.calls;
+                        *self.calls += 1;
+                        NodeKind::Call { callee, site, args, batched }
+                    }
+                    kind => kind,
+                }
+            }
             ApiNode::Read { tensor, name, index } => self.read(data, tensor.0, name, index),
             ApiNode::ReadRange { tensor, name, index } => self.read_range(data, tensor.0, name, index),
             ApiNode::ReadAt { tensor, coords } => self.read_at(data, tensor.0, coords),
-            ApiNode::Call { callee, args, batched } => {
-                let args = self.nodes(args);
-                let site = *self.calls;
-                *self.calls += 1;
-                NodeKind::Call { callee: callee.clone(), site, args, batched: *batched }
-            }
-            ApiNode::Reduce(kind, a, axis) => NodeKind::Reduce(*kind, self.node(a), *axis),
             ApiNode::Constant { values } => self.constant(data, values),
             ApiNode::Position { dim } => NodeKind::Position(self.dimension(dim, &data.location)),
             ApiNode::Bound { dim } => NodeKind::Bound(self.dimension(dim, &data.location)),
-            ApiNode::Process { world_size: true } => NodeKind::WorldSize,
-            ApiNode::Process { world_size: false } => NodeKind::Rank,
-            ApiNode::AllReduce(kind, a) => NodeKind::AllReduce(*kind, self.node(a)),
-            ApiNode::Unary(u, a) => NodeKind::Unary(*u, self.node(a)),
-            ApiNode::Binary(b, x, y) => {
-                let (x, y) = (self.node(x), self.node(y));
-                NodeKind::Binary(*b, x, y)
-            }
-            ApiNode::Compare(p, x, y) => {
-                let (x, y) = (self.node(x), self.node(y));
-                NodeKind::Compare(*p, x, y)
-            }
-            ApiNode::Select(c, x, y) => {
-                let (c, x, y) = (self.node(c), self.node(x), self.node(y));
-                NodeKind::Select(c, x, y)
-            }
-            ApiNode::Cast(x) => NodeKind::Cast(self.node(x)),
-            ApiNode::Gather(table, indices) => {
-                let (table, indices) = (self.node(table), self.node(indices));
-                NodeKind::Gather(table, indices)
-            }
-            ApiNode::Random { seed, normal } => NodeKind::Random { seed: *seed, normal: *normal },
-            ApiNode::Move(movement, operands) => NodeKind::Move(movement.clone(), self.nodes(operands)),
-            ApiNode::Matmul(x, y) => {
-                let (x, y) = (self.node(x), self.node(y));
-                NodeKind::Matmul(x, y)
-            }
-            ApiNode::Einsum(spec, operands) => {
-                let operands = self.nodes(operands);
-                match Einsum::parse(spec) {
-                    Ok(einsum) => NodeKind::Einsum(einsum, operands),
-                    Err(e) => {
-                        self.errors.push(format!(
-                            "{}: error: 'temporal.einsum' spec \"{spec}\": {e}",
-                            plain_location(&data.location)
-                        ));
-                        NodeKind::Matmul(0, 0)
-                    }
-                }
-            }
             ApiNode::DynamicSlice(x, offsets) => {
                 let mut used = Vec::new();
                 offsets.iter().for_each(|c| c.vars(&mut used));
@@ -281,6 +245,10 @@ impl<'c> Nodes<'_, 'c, '_> {
                 }
                 let x = self.node(x);
                 NodeKind::DynamicSlice(x, self.map(offsets, 0, &data.location))
+            }
+            ApiNode::Refused(message) => {
+                self.errors.push(format!("{}: error: {message}", plain_location(&data.location)));
+                NodeKind::Rank
             }
         }
     }
