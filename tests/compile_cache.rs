@@ -11,12 +11,20 @@ use tempo_driver::cache::Outcome;
 /// The tests here take turns: each sets the process's cache directory.
 static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Takes this test's turn and makes an empty cache directory named after
+/// `name` the process's; the guard ends the turn.
+fn own_cache(name: &str) -> (std::sync::MutexGuard<'static, ()>, std::path::PathBuf) {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("tempo-api-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // SAFETY: the tests of this binary set it in turn (`TURN`).
+    unsafe { std::env::set_var("TEMPO_CACHE_DIR", &dir) };
+    (turn, dir)
+}
+
 #[test]
 fn a_second_compile_hits_the_cache_with_the_same_outputs() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("tempo-api-cache-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    unsafe { std::env::set_var("TEMPO_CACHE_DIR", &dir) };
+    let (_turn, dir) = own_cache("cache-test");
     let p = common::rnn(4);
     let run = |bound: i64| p.runner().bound("T", bound).seed(7).run_with_report().expect("runs");
     let (first, cold) = run(5);
@@ -43,10 +51,7 @@ fn a_second_compile_hits_the_cache_with_the_same_outputs() {
 /// let a run with an unregistered function go ahead.)
 #[test]
 fn a_hit_still_refuses_unregistered_functions() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("tempo-api-cache-calls-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    unsafe { std::env::set_var("TEMPO_CACHE_DIR", &dir) };
+    let (_turn, dir) = own_cache("cache-calls");
     let program = |register_unused: bool| {
         let mut p = Program::new();
         let t = p.dim("t", "T");
