@@ -29,13 +29,7 @@ pub(crate) fn check_externals(program: &Program, options: &RunOptions) -> Result
         .externals
         .missing(&program.call_sites)
         .iter()
-        .map(|site| {
-            format!(
-                "{}: error: external function '{}' is not registered (register a callback under this name)",
-                render_location(&site.location, &options.source_name),
-                site.callee
-            )
-        })
+        .map(|site| unregistered(&site.location, &site.callee, options))
         .collect();
     if missing.is_empty() { Ok(()) } else { Err(missing) }
 }
@@ -55,12 +49,17 @@ pub(crate) fn check_calls_registered(module: &Module, options: &RunOptions) -> R
             }
             let callee = op.attribute("callee").ok().and_then(tempo_passes::program::string_attr).unwrap_or_default();
             if !options.externals.contains(&callee) {
-                missing.push(format!(
-                    "{}: error: external function '{callee}' is not registered (register a callback under this name)",
-                    render_location(&op.location(), &options.source_name)
-                ));
+                missing.push(unregistered(&op.location(), &callee, options));
             }
         }
     }
     if missing.is_empty() { Ok(()) } else { Err(missing) }
+}
+
+/// The error for a call at `location` of `callee`, which is not registered.
+fn unregistered(location: &melior::ir::Location, callee: &str, options: &RunOptions) -> String {
+    format!(
+        "{}: error: external function '{callee}' is not registered (register a callback under this name)",
+        render_location(location, &options.source_name)
+    )
 }

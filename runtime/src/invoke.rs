@@ -89,10 +89,11 @@ pub const OPENMP_RUNTIME: &str = "/usr/lib/llvm-22/lib/libomp.so";
 /// [`Arguments::copy_back`]). `arguments` points into the other fields'
 /// heap storage, which moving the struct does not move.
 pub struct Arguments {
-    pub _bounds: Vec<i64>,
-    pub managed: Vec<crate::cuda::Managed>,
-    pub _descriptors: Vec<Vec<i64>>,
-    pub _pointers: Vec<*mut i64>,
+    _bounds: Vec<i64>,
+    managed: Vec<crate::cuda::Managed>,
+    _descriptors: Vec<Vec<i64>>,
+    _pointers: Vec<*mut i64>,
+    /// The packed arguments of the entry (what `Engine::invoke` takes).
     pub arguments: Vec<*mut ()>,
 }
 

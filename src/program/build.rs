@@ -293,7 +293,7 @@ impl<'c> Nodes<'_, 'c, '_> {
                 ));
             }
         }
-        let (mut lower, mut upper, mut caps, mut used) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut lower, mut upper, mut caps, mut all) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for dim in &domain {
             let coordinate = index.iter().find(|(d, _)| d == dim).map(|(_, c)| c.clone());
             let is_range = matches!(coordinate, Some(Coordinate::Range { .. }));
@@ -309,18 +309,12 @@ impl<'c> Nodes<'_, 'c, '_> {
                     plain_location(&data.location)
                 ));
             }
-            lo.iter().chain(&hi).chain(&cap).for_each(|e| e.vars(&mut used));
+            all.extend(lo.iter().chain(&hi).chain(&cap).cloned());
             lower.push(self.map(&lo, 0, &data.location));
             upper.push(self.map(&hi, 0, &data.location));
             caps.push(self.map(&cap, 0, &data.location));
         }
-        for v in used.iter().filter(|v| !self.reader.domain.contains(v)) {
-            self.errors.push(format!(
-                "{}: error: range read of '{name}' in a branch of '{}' uses variable '{v}', which is not in the reader's domain",
-                plain_location(&data.location),
-                self.reader.name
-            ));
-        }
+        self.check_reader_variables(&all, &format!("range read of '{name}'"), &data.location);
         NodeKind::ReadRange { source, lower, upper, caps }
     }
 
@@ -370,11 +364,12 @@ impl<'c> Nodes<'_, 'c, '_> {
             Values::SplatInteger(v) => (vec![*v as f64; n], vec![*v; n]),
         };
         let integers = if float { Vec::new() } else { integers };
-        if floats.len() != n && !(integers.len() == n && !float) {
+        // (`floats` holds every element, integers converted.)
+        if floats.len() != n {
             self.errors.push(format!(
                 "{}: error: 'temporal.constant': {} values for a value of shape {:?}",
                 plain_location(&data.location),
-                floats.len().max(integers.len()),
+                floats.len(),
                 ty.shape
             ));
         }
