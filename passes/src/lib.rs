@@ -22,6 +22,7 @@ pub mod support;
 pub mod temporal_autodiff;
 pub mod temporal_dce;
 pub mod temporal_dedup;
+pub mod temporal_drop_pinned_dims;
 pub mod temporal_fuse_attention;
 pub mod temporal_fuse_collectives;
 pub mod temporal_lift_recurrences;
@@ -41,6 +42,7 @@ pub fn register_passes(registry: &mut pass::PassRegistry) {
     registry.add_pass(temporal_verify::VerifyTemporal);
     registry.add_pass(temporal_dce::TemporalDce);
     registry.add_pass(temporal_dedup::TemporalDedup);
+    registry.add_pass(temporal_drop_pinned_dims::TemporalDropPinnedDims);
     registry.add_pass(temporal_fuse_collectives::TemporalFuseCollectives);
     registry.add_pass(temporal_simplify::TemporalSimplify);
     registry.add_pass(temporal_lift_recurrences::TemporalLiftRecurrences);

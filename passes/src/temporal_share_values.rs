@@ -17,6 +17,18 @@
 //! the domain, computes what each reader would have. The readers keep
 //! their branch conditions; the new tensor has none.
 //!
+//! Also shared: a value over whole ranges of steps (an expression with a
+//! range read and arithmetic, of at least [`MIN_RANGE_BYTES`] bytes) that
+//! the batched weight-gradient tensors of a recurrence each compute from
+//! the stored steps. An LSTM's input, embedding and recurrent weight
+//! gradients each computed the pre-activation cotangents of every step,
+//! `dy * y (1 - y)` over `[T - 1, B, 4H]`, from the stored gates and their
+//! cotangents: now one tensor computes them and the three products read
+//! it. The readers' branches must hold under one condition, which the new
+//! tensor takes: it is computed where each of them was (a range is inside
+//! its source where the reader's condition holds), and its sources must be
+//! defined at every point.
+//!
 //! Exact: the shared value is computed by the same ops on the same
 //! operands. It trades memory for work as stored activations do: the
 //! value is kept from its first reader to its last (a whole-sequence
@@ -26,7 +38,7 @@
 //! of loops are small and stay recomputed).
 
 use crate::affine::{AffineExpr, AffineMap, IntegerSet};
-use crate::program::{Branch, DYNAMIC, Node, NodeKind, Program, Tensor};
+use crate::program::{Branch, DYNAMIC, Movement, Node, NodeKind, Program, Tensor};
 use crate::rewrite::{compact_branch, live_nodes, map_operands, operands};
 use std::collections::HashMap;
 
@@ -39,6 +51,11 @@ pub const MIN_WORK: i64 = 1 << 21;
 
 /// The largest shared value, in bytes.
 pub const MAX_BYTES: i64 = 64 << 20;
+
+/// The smallest shared value computed from range reads without a product
+/// at its root, in bytes (smaller ones stay in cache between their
+/// computations).
+pub const MIN_RANGE_BYTES: i64 = 256 << 10;
 
 crate::option_free_rewrite!(
     TemporalShareValues,
@@ -76,17 +93,29 @@ impl Interner {
     }
 }
 
+/// What [`keys`] finds of a node's whole expression.
+#[derive(Clone, Copy)]
+struct Key {
+    /// The expression's interned number.
+    id: usize,
+    /// Its size in nodes (as a tree, saturating).
+    size: usize,
+    /// Whether it reads a range.
+    ranged: bool,
+    /// Whether it computes anything (more than reads and movements).
+    computes: bool,
+}
+
 /// The key of each node's whole expression in a body of a tensor over
-/// `domain`, and its size in nodes (as a tree, saturating); `None` where
-/// it is not shareable.
+/// `domain`; `None` where it is not shareable.
 fn keys(
     program: &Program,
     everywhere: &[bool],
     domain: &[usize],
     branch: &Branch,
     interner: &mut Interner,
-) -> Vec<Option<(usize, usize)>> {
-    let mut out: Vec<Option<(usize, usize)>> = Vec::with_capacity(branch.nodes.len());
+) -> Vec<Option<Key>> {
+    let mut out: Vec<Option<Key>> = Vec::with_capacity(branch.nodes.len());
     for node in &branch.nodes {
         let own = match &node.kind {
             NodeKind::Read { source, index } => {
@@ -98,6 +127,9 @@ fn keys(
                         && index.results.iter().enumerate().all(|(i, e)| *e == AffineExpr::Dim(i)));
                 at_point && everywhere[*source]
             }
+            // The same range at the same point (the condition is the
+            // readers', checked when sharing).
+            NodeKind::ReadRange { source, .. } => everywhere[*source],
             NodeKind::Constant { .. }
             | NodeKind::Unary(..)
             | NodeKind::Binary(..)
@@ -112,7 +144,7 @@ fn keys(
             _ => false,
         };
         let list = operands(&node.kind);
-        let children: Option<Vec<(usize, usize)>> = list.iter().map(|&o| out[o]).collect();
+        let children: Option<Vec<Key>> = list.iter().map(|&o| out[o]).collect();
         let key = match (own, children) {
             (true, Some(children)) => {
                 // (A constant by its attribute's text: its values' Debug
@@ -121,8 +153,17 @@ fn keys(
                     NodeKind::Constant { text, .. } => format!("constant {text}|{}", node.ty),
                     kind => format!("{:?}|{}", map_operands(kind, |_| 0), node.ty),
                 };
-                let size = children.iter().fold(1usize, |a, c| a.saturating_add(c.1));
-                Some((interner.id(text, children.iter().map(|c| c.0).collect()), size))
+                let size = children.iter().fold(1usize, |a, c| a.saturating_add(c.size));
+                let moves = matches!(
+                    node.kind,
+                    NodeKind::Read { .. } | NodeKind::ReadRange { .. } | NodeKind::Constant { .. } | NodeKind::Move(..)
+                );
+                Some(Key {
+                    id: interner.id(text, children.iter().map(|c| c.id).collect()),
+                    size,
+                    ranged: matches!(node.kind, NodeKind::ReadRange { .. }) || children.iter().any(|c| c.ranged),
+                    computes: !moves || children.iter().any(|c| c.computes),
+                })
             }
             _ => None,
         };
@@ -159,7 +200,7 @@ fn work(branch: &Branch, k: usize) -> Option<i64> {
 
 fn share_one(program: &mut Program) -> bool {
     // Candidates by key: the sites computing them.
-    let mut sites: HashMap<(Vec<usize>, usize), (usize, Vec<Site>)> = HashMap::new();
+    let mut sites: HashMap<(Vec<usize>, usize), (usize, bool, Vec<Site>)> = HashMap::new();
     let everywhere = crate::rewrite::defined_everywhere(program);
     let mut interner = Interner::default();
     for (t, tensor) in program.tensors.iter().enumerate() {
@@ -169,26 +210,36 @@ fn share_one(program: &mut Program) -> bool {
         for (b, branch) in tensor.branches.iter().enumerate() {
             let keys = keys(program, &everywhere, &tensor.domain, branch, &mut interner);
             for (k, key) in keys.into_iter().enumerate() {
-                let Some((key, size)) = key else { continue };
+                let Some(key) = key else { continue };
                 let node = &branch.nodes[k];
                 let bytes = node.ty.num_elements() as i64 * node.ty.element.byte_size() as i64;
-                if work(branch, k).is_none_or(|w| w < MIN_WORK) || bytes > MAX_BYTES {
+                let product = work(branch, k).is_some_and(|w| w >= MIN_WORK);
+                // (Not a view of a computed value: the value itself, which
+                // each reader then views.)
+                let view = matches!(&node.kind, NodeKind::Move(m, _) if !matches!(m, Movement::Concat(_)));
+                let range_value = key.ranged && key.computes && !view && bytes >= MIN_RANGE_BYTES;
+                if !(product || range_value) || bytes > MAX_BYTES {
                     continue;
                 }
-                let entry = sites.entry((tensor.domain.clone(), key)).or_insert((size, Vec::new()));
+                let entry =
+                    sites.entry((tensor.domain.clone(), key.id)).or_insert((key.size, key.ranged, Vec::new()));
                 // One site per body (equal ones in a body are temporal-dedup's).
-                if !entry.1.iter().any(|s| (s.0, s.1) == (t, b)) {
-                    entry.1.push((t, b, k));
+                if !entry.2.iter().any(|s| (s.0, s.1) == (t, b)) {
+                    entry.2.push((t, b, k));
                 }
             }
         }
     }
-    // The largest expression computed by at least two tensors.
+    // The condition of a site's branch.
+    let when = |s: &Site| &program.tensors[s.0].branches[s.1].when;
+    // The largest expression computed by at least two tensors (one that
+    // reads ranges: under one condition).
     let best = sites
         .into_values()
-        .filter(|(_, list)| list.iter().any(|s| s.0 != list[0].0))
-        .max_by_key(|(size, list)| (*size, std::cmp::Reverse(list[0])));
-    let Some((_, list)) = best else { return false };
+        .filter(|(_, _, list)| list.iter().any(|s| s.0 != list[0].0))
+        .filter(|(_, ranged, list)| !ranged || list.iter().all(|s| when(s) == when(&list[0])))
+        .max_by_key(|(size, _, list)| (*size, std::cmp::Reverse(list[0])));
+    let Some((_, ranged, list)) = best else { return false };
     let (t0, b0, k0) = list[0];
     let tensor = &program.tensors[t0];
     let branch = &tensor.branches[b0];
@@ -218,7 +269,10 @@ fn share_one(program: &mut Program) -> bool {
         point: root.ty.clone(),
         is_input: false,
         branches: vec![Branch {
-            when: IntegerSet { num_dims: dims, num_symbols: symbols, constraints: Vec::new() },
+            when: match ranged {
+                true => branch.when.clone(),
+                false => IntegerSet { num_dims: dims, num_symbols: symbols, constraints: Vec::new() },
+            },
             result: nodes.len() - 1,
             nodes,
             location: root.location,

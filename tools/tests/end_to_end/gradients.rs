@@ -545,3 +545,28 @@ fn splits(case: &GradientCase, inexact: bool) -> bool {
                 Some(NodeKind::Constant { values, .. }) if **values == [0.0]))
     })
 }
+
+/// Gradients through a branch that holds at one step (a model's `t == 0`
+/// or `t == T - 1` branch) give contribution tensors read at that step
+/// only, which `temporal-drop-pinned-dims` (on at -O2, which the gradient
+/// mode compiles at, and left out in turn by the optimization variants)
+/// computes there alone: a few of the gradient programs have one (3 of
+/// the first 100), whose gradients the suite checks with the pass on.
+#[test]
+fn gradient_programs_exercise_pinned_dims() {
+    let context = crate::context();
+    let (mut cases, mut pinned) = (0, 0);
+    for seed in 0..100 {
+        let Some(case) = gradient_case(seed) else { continue };
+        cases += 1;
+        let module = Module::parse(&context, &case.gradients).expect("a gradient program parses");
+        let mut program = Program::from_module(module.as_operation()).expect("a gradient program is read");
+        if tempo_passes::temporal_autodiff::expand(&mut program).is_ok()
+            && tempo_passes::temporal_drop_pinned_dims::drop_pinned_dims(&mut program)
+        {
+            pinned += 1;
+        }
+    }
+    eprintln!("{pinned} of {cases} gradient programs drop a pinned dimension");
+    assert!(pinned >= 2, "only {pinned} of {cases} gradient programs drop a pinned dimension");
+}
