@@ -236,3 +236,25 @@ fn fold(e: &AffineExpr) -> AffineExpr {
         _ => e.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn constant(c: i64) -> Box<AffineExpr> {
+        Box::new(AffineExpr::Constant(c))
+    }
+
+    /// Constants fold; a division of a bound stays (it has no value here).
+    #[test]
+    fn folds_constants_only() {
+        assert_eq!(fold(&AffineExpr::Mod(constant(7), constant(3))), AffineExpr::Constant(1));
+        assert_eq!(fold(&AffineExpr::FloorDiv(constant(-7), constant(2))), AffineExpr::Constant(-4));
+        assert_eq!(fold(&AffineExpr::CeilDiv(constant(7), constant(2))), AffineExpr::Constant(4));
+        let by_bound = AffineExpr::FloorDiv(Box::new(AffineExpr::Symbol(1)), constant(2));
+        assert_eq!(fold(&by_bound), by_bound);
+        let sum = AffineExpr::Add(Box::new(AffineExpr::Dim(0)), Box::new(AffineExpr::Add(constant(2), constant(-2))));
+        assert_eq!(fold(&sum), AffineExpr::Dim(0));
+        assert_eq!(rebuild(&(vec![0, 1], -1)), AffineExpr::Symbol(1) + -1);
+    }
+}
