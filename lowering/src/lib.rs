@@ -306,8 +306,8 @@ pub fn registry() -> PassRegistry {
     );
     registry.add_pipeline(
         "temporal-optimize",
-        "The exact temporal optimizations of -O2 without bound values: temporal-dce, temporal-dedup, temporal-drop-pinned-dims, temporal-lift-recurrences, temporal-simplify, temporal-dedup, temporal-fuse-collectives, temporal-dce",
-        "temporal-dce, temporal-dedup, temporal-drop-pinned-dims, temporal-lift-recurrences, temporal-simplify, temporal-dedup, temporal-fuse-collectives, temporal-dce",
+        "The exact temporal optimizations of -O2 without bound values: temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-drop-pinned-dims, temporal-simplify, temporal-dedup, temporal-fuse-collectives, temporal-dce",
+        "temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-drop-pinned-dims, temporal-simplify, temporal-dedup, temporal-fuse-collectives, temporal-dce",
     );
     registry.add_pipeline(
         "temporal-to-llvm",

@@ -4,9 +4,11 @@
 //! - `-O0`: none;
 //! - `-O1`: `temporal-dce`, `temporal-dedup`, `temporal-dce`;
 //! - `-O2` (the default of `tempo-run` and the Rust API): also
-//!   `temporal-drop-pinned-dims` (a tensor read at one point of a
-//!   dimension only, such as a gradient contribution of an LSTM's first
-//!   step, computed at that point alone), `temporal-lift-recurrences`, `temporal-split-recurrences` (the
+//!   `temporal-lift-recurrences`, `temporal-drop-pinned-dims` (a tensor
+//!   read at one point of a dimension only, such as a gradient
+//!   contribution of an LSTM's first step, computed at that point alone;
+//!   after the lifting, which turns a prefix read at the last step into a
+//!   running sum), `temporal-split-recurrences` (the
 //!   time-parallel work of recurrent bodies into tensors of their own),
 //!   `temporal-split-products` (the same out of tensors with per-step
 //!   products of two varying values: weight gradients),
@@ -47,8 +49,8 @@
 pub const O2_PASSES: &[&str] = &[
     "temporal-dce",
     "temporal-dedup",
-    "temporal-drop-pinned-dims",
     "temporal-lift-recurrences",
+    "temporal-drop-pinned-dims",
     "temporal-split-recurrences",
     "temporal-split-products",
     "temporal-fuse-attention",
@@ -66,8 +68,8 @@ pub const O2_PASSES: &[&str] = &[
 pub const O3_PASSES: &[&str] = &[
     "temporal-dce",
     "temporal-dedup",
-    "temporal-drop-pinned-dims",
     "temporal-lift-recurrences",
+    "temporal-drop-pinned-dims",
     "temporal-split-recurrences",
     "temporal-split-products",
     "temporal-fuse-attention",
@@ -242,7 +244,7 @@ mod tests {
         assert_eq!(cpu(1, &[], ""), "temporal-autodiff, temporal-dce, temporal-dedup, temporal-dce");
         assert_eq!(
             cpu(2, &["temporal-dedup"], ""),
-            "temporal-autodiff, temporal-dce, temporal-drop-pinned-dims, temporal-lift-recurrences, temporal-simplify, \
+            "temporal-autodiff, temporal-dce, temporal-lift-recurrences, temporal-drop-pinned-dims, temporal-simplify, \
              temporal-share-values, temporal-fuse-collectives, temporal-dce"
         );
         // Attention fused for the CPU runtime's kernels: -O3, or -O2 with fast math.
@@ -260,7 +262,7 @@ mod tests {
         // A memory budget tiles at level 2, only over it.
         assert_eq!(
             text(2, &[], "T=9", Some(1024), Target::Cpu, false),
-            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-drop-pinned-dims, temporal-lift-recurrences, \
+            "temporal-autodiff, temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-drop-pinned-dims, \
              temporal-split-recurrences{bounds=T=9}, temporal-split-products{bounds=T=9}, temporal-vectorize{bounds=T=9}, \
              temporal-tile-ranges{memory-budget=1024 bounds=T=9}, temporal-simplify, temporal-dedup, \
              temporal-fuse-collectives, temporal-dce"

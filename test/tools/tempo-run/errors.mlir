@@ -77,7 +77,7 @@
 // The optimization options: an unknown pass to leave out, a level out of
 // range, and tempo-opt's --disable-pass without a level are errors.
 // RUN: not tempo-run %examples/counter.mlir --bound T=3 --disable-pass nope 2>&1 | FileCheck %s --check-prefix=DISABLE
-// DISABLE: error: 'nope' is not a temporal optimization pass (one of temporal-dce, temporal-dedup, temporal-drop-pinned-dims, temporal-lift-recurrences, temporal-split-recurrences, temporal-split-products, temporal-fuse-attention, temporal-vectorize, temporal-tile-ranges, temporal-pack-products, temporal-simplify, temporal-share-values, temporal-fuse-collectives)
+// DISABLE: error: 'nope' is not a temporal optimization pass (one of temporal-dce, temporal-dedup, temporal-lift-recurrences, temporal-drop-pinned-dims, temporal-split-recurrences, temporal-split-products, temporal-fuse-attention, temporal-vectorize, temporal-tile-ranges, temporal-pack-products, temporal-simplify, temporal-share-values, temporal-fuse-collectives)
 // RUN: not tempo-run %examples/counter.mlir --bound T=3 -O 7 2>&1 | FileCheck %s --check-prefix=LEVEL
 // LEVEL: error: invalid value '7' for '-O <OPT_LEVEL>': 7 is not in 0..=3
 // RUN: not tempo-opt %examples/counter.mlir --disable-pass=temporal-dce 2>&1 | FileCheck %s --check-prefix=OPT-DISABLE
