@@ -346,7 +346,11 @@ fn prefixes_inside_an_outer_loop_reuse_one_slice_of_blocks() {
         // along t replaces the blocks, and s is consumed where it is made
         // (one point): 2 * 8 + 8 + 8 bytes.
         let lifted = report(&p, &[("NB", batch as i64), ("T", steps as i64)]);
-        assert!(kinds(&lifted).contains(&("s_prefix_sum".to_string(), "ring<2> along t".to_string())), "{:?}", kinds(&lifted));
+        assert!(
+            kinds(&lifted).contains(&("s_prefix_sum".to_string(), "ring<2> along t".to_string())),
+            "{:?}",
+            kinds(&lifted)
+        );
         assert_eq!(peak(&lifted), 2 * 8 + 8 + g_bytes, "NB = {batch}, T = {steps}, optimized");
     }
 }

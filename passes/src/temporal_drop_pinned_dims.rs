@@ -69,13 +69,15 @@ fn pinned(program: &Program, x: usize) -> Option<(usize, usize, AffineExpr)> {
     {
         return None;
     }
+    // A tensor reading itself keeps its dimensions (a read of another
+    // point would become a read of its own).
+    if reads_itself(program, x) {
+        return None;
+    }
     let mut maps = Vec::new();
     for node in program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes) {
         match &node.kind {
-            // A tensor reading itself keeps its dimension (the read would
-        // become one of the very point).
-        NodeKind::Read { source, .. } if *source == x && reads_itself(program, x) => return None,
-        NodeKind::Read { source, index } if *source == x => maps.push(index),
+            NodeKind::Read { source, index } if *source == x => maps.push(index),
             NodeKind::ReadAt { source, .. } | NodeKind::ReadRange { source, .. } if *source == x => return None,
             _ => {}
         }
@@ -170,9 +172,8 @@ fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) {
         // Unreachable: a condition that cannot hold at the point, or one
         // under which an earlier branch always holds (its constraints are
         // among these).
-        let shadowed = |earlier: &crate::program::Branch| {
-            earlier.when.constraints.iter().all(|c| constraints.contains(c))
-        };
+        let shadowed =
+            |earlier: &crate::program::Branch| earlier.when.constraints.iter().all(|c| constraints.contains(c));
         if !holds || branches.iter().any(shadowed) {
             continue;
         }

@@ -80,6 +80,14 @@ pub fn share_values(program: &mut Program) -> bool {
 /// Where a node sits: tensor, branch, node.
 type Site = (usize, usize, usize);
 
+/// An expression that bodies compute: its size in nodes, whether it reads
+/// ranges, and where it is computed.
+struct Candidate {
+    size: usize,
+    ranged: bool,
+    sites: Vec<Site>,
+}
+
 /// Structural keys of expressions, interned: equal expressions (the same
 /// ops with the same attributes and types over equal operands) get the
 /// same number, whatever bodies they are in.
@@ -200,7 +208,7 @@ fn work(branch: &Branch, k: usize) -> Option<i64> {
 
 fn share_one(program: &mut Program) -> bool {
     // Candidates by key: the sites computing them.
-    let mut sites: HashMap<(Vec<usize>, usize), (usize, bool, Vec<Site>)> = HashMap::new();
+    let mut sites: HashMap<(Vec<usize>, usize), Candidate> = HashMap::new();
     let everywhere = crate::rewrite::defined_everywhere(program);
     let mut interner = Interner::default();
     for (t, tensor) in program.tensors.iter().enumerate() {
@@ -221,11 +229,14 @@ fn share_one(program: &mut Program) -> bool {
                 if !(product || range_value) || bytes > MAX_BYTES {
                     continue;
                 }
-                let entry =
-                    sites.entry((tensor.domain.clone(), key.id)).or_insert((key.size, key.ranged, Vec::new()));
+                let entry = sites.entry((tensor.domain.clone(), key.id)).or_insert(Candidate {
+                    size: key.size,
+                    ranged: key.ranged,
+                    sites: Vec::new(),
+                });
                 // One site per body (equal ones in a body are temporal-dedup's).
-                if !entry.2.iter().any(|s| (s.0, s.1) == (t, b)) {
-                    entry.2.push((t, b, k));
+                if !entry.sites.iter().any(|s| (s.0, s.1) == (t, b)) {
+                    entry.sites.push((t, b, k));
                 }
             }
         }
@@ -236,10 +247,10 @@ fn share_one(program: &mut Program) -> bool {
     // reads ranges: under one condition).
     let best = sites
         .into_values()
-        .filter(|(_, _, list)| list.iter().any(|s| s.0 != list[0].0))
-        .filter(|(_, ranged, list)| !ranged || list.iter().all(|s| when(s) == when(&list[0])))
-        .max_by_key(|(size, _, list)| (*size, std::cmp::Reverse(list[0])));
-    let Some((_, ranged, list)) = best else { return false };
+        .filter(|c| c.sites.iter().any(|s| s.0 != c.sites[0].0))
+        .filter(|c| !c.ranged || c.sites.iter().all(|s| when(s) == when(&c.sites[0])))
+        .max_by_key(|c| (c.size, std::cmp::Reverse(c.sites[0])));
+    let Some(Candidate { ranged, sites: list, .. }) = best else { return false };
     let (t0, b0, k0) = list[0];
     let tensor = &program.tensors[t0];
     let branch = &tensor.branches[b0];
