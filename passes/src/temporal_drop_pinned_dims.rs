@@ -2,8 +2,8 @@
 //! tensor is at one and the same point loses its place in that tensor's
 //! domain.
 //!
-//! When every read of a computed tensor `X` (its own included) is a point
-//! read whose coordinate along domain position `k` is the same expression
+//! When every read of a computed tensor `X` (by other tensors: `X` does
+//! not read itself) is a point read whose coordinate along domain position `k` is the same expression
 //! `p` of constants and bounds (`X[i, 0]`, `X[i, T - 1]`), only the points
 //! `X[.., p, ..]` are ever needed. `X` becomes the tensor over the other
 //! dimensions whose point is `X[.., p, ..]`: each branch's condition and
@@ -24,7 +24,8 @@
 //!
 //! Exact: each needed point is computed by the same ops from the same
 //! points. Left alone: inputs, outputs, a stop's tensor, tensors named by
-//! a gradient declaration, and tensors whose bodies depend on where they
+//! a gradient declaration, tensors reading themselves (a recurrence), and
+//! tensors whose bodies depend on where they
 //! are computed (positions along the dimension, random values, external
 //! calls, collectives), or that are read by ranges or through data.
 //!
