@@ -3,15 +3,17 @@
 //! domain.
 //!
 //! When every read of a computed tensor `X` (by other tensors: `X` does
-//! not read itself) is a point read whose coordinate along domain position `k` is the same expression
-//! `p` of constants and bounds (`X[i, 0]`, `X[i, T - 1]`), only the points
-//! `X[.., p, ..]` are ever needed. `X` becomes the tensor over the other
-//! dimensions whose point is `X[.., p, ..]`: each branch's condition and
-//! every index map of its body with the dimension replaced by `p`, the
-//! conditions `0 <= p < bound` added (the point must lie inside the
-//! dimension; where it does not, nobody needed it), and branches that can
-//! no longer hold (or under which an earlier branch always holds)
-//! removed. Readers drop the coordinate.
+//! not read itself) is a point read whose coordinate along domain
+//! position `k` is the same expression `p` of constants and bounds
+//! (`X[i, 0]`, `X[i, T - 1]`), only the points `X[.., p, ..]` are ever
+//! needed. `X` becomes the tensor over the other dimensions whose point is
+//! `X[.., p, ..]`: each branch's condition and every index map of its body
+//! with the dimension replaced by `p`, the conditions `0 <= p < bound`
+//! added (the point must lie inside the dimension; where it does not,
+//! nobody needed it), and branches that can no longer hold (or under which
+//! an earlier branch always holds) removed. Readers drop the coordinate.
+//! Where no branch would be left (the readers' reads sit in branches that
+//! never hold), `X` keeps the dimension.
 //!
 //! The case it is for: back-propagation through a branch that holds at one
 //! step only (an LSTM's `t == 0` branch) makes a contribution tensor over
@@ -25,9 +27,9 @@
 //! Exact: each needed point is computed by the same ops from the same
 //! points. Left alone: inputs, outputs, a stop's tensor, tensors named by
 //! a gradient declaration, tensors reading themselves (a recurrence), and
-//! tensors whose bodies depend on where they
-//! are computed (positions along the dimension, random values, external
-//! calls, collectives), or that are read by ranges or through data.
+//! tensors whose bodies depend on where they are computed (positions along
+//! the dimension, random values, external calls, collectives), or that are
+//! read by ranges or through data.
 //!
 //! Assumes a program accepted by `temporal-verify`.
 
@@ -47,20 +49,30 @@ crate::option_free_rewrite!(
 /// Drops every pinned dimension; returns whether anything changed.
 pub fn drop_pinned_dims(program: &mut Program) -> bool {
     let mut changed = false;
+    // Pinned dimensions whose point no branch can define (a branch that
+    // holds at other points only: the readers' reads are never needed).
+    let mut kept = std::collections::HashSet::new();
     // Dropping one dimension can pin another (a tensor read only by the
     // pinned one): until nothing changes.
     loop {
-        let Some((x, k, point)) = (0..program.tensors.len()).find_map(|x| pinned(program, x)) else {
+        let Some((x, k, point)) = (0..program.tensors.len()).find_map(|x| pinned(program, x, &kept)) else {
             return changed;
         };
-        drop_dim(program, x, k, &point);
-        changed = true;
+        if drop_dim(program, x, k, &point) {
+            changed = true;
+        } else {
+            kept.insert((x, k));
+        }
     }
 }
 
 /// The first domain position of tensor `x` at which every read of `x` is
 /// the same expression of constants and bounds, with that expression.
-fn pinned(program: &Program, x: usize) -> Option<(usize, usize, AffineExpr)> {
+fn pinned(
+    program: &Program,
+    x: usize,
+    kept: &std::collections::HashSet<(usize, usize)>,
+) -> Option<(usize, usize, AffineExpr)> {
     let tensor = &program.tensors[x];
     if tensor.is_input
         || tensor.domain.is_empty()
@@ -88,7 +100,7 @@ fn pinned(program: &Program, x: usize) -> Option<(usize, usize, AffineExpr)> {
     (0..tensor.domain.len()).find_map(|k| {
         let point = symbolic(&first.results[k])?;
         let same = maps.iter().all(|m| symbolic(&m.results[k]).is_some_and(|p| p == point));
-        (same && movable(program, x, tensor.domain[k])).then(|| (x, k, rebuild(&point)))
+        (same && !kept.contains(&(x, k)) && movable(program, x, tensor.domain[k])).then(|| (x, k, rebuild(&point)))
     })
 }
 
@@ -132,8 +144,9 @@ fn movable(program: &Program, x: usize, dim: usize) -> bool {
 }
 
 /// Replaces dimension `k` of `x`'s domain by `point` in its bodies and
-/// conditions, and drops the coordinate from every read of `x`.
-fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) {
+/// conditions, and drops the coordinate from every read of `x`; `false`
+/// (and the program unchanged) when no branch can hold at the point.
+fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) -> bool {
     // Bound symbols are numbered as the dimensions.
     let bound = program.tensors[x].domain[k];
     let substitute = |num_dims: usize| -> Vec<AffineExpr> {
@@ -150,10 +163,8 @@ fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) {
         num_symbols: m.num_symbols,
         results: m.results.iter().map(|e| fold(&e.substitute_dims(&substitute(m.num_dims)))).collect(),
     };
-    let tensor = &mut program.tensors[x];
-    tensor.domain.remove(k);
     let mut branches = Vec::new();
-    for mut branch in std::mem::take(&mut tensor.branches) {
+    for mut branch in program.tensors[x].branches.iter().cloned() {
         let set = &branch.when;
         // Inside the dimension: 0 <= point <= bound - 1.
         let inside = [
@@ -198,6 +209,11 @@ fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) {
             break;
         }
     }
+    if branches.is_empty() {
+        return false;
+    }
+    let tensor = &mut program.tensors[x];
+    tensor.domain.remove(k);
     tensor.branches = branches;
     for node in program.tensors.iter_mut().flat_map(|t| &mut t.branches).flat_map(|b| &mut b.nodes) {
         if let NodeKind::Read { source, index } = &mut node.kind
@@ -206,6 +222,7 @@ fn drop_dim(program: &mut Program, x: usize, k: usize, point: &AffineExpr) {
             index.results.remove(k);
         }
     }
+    true
 }
 
 /// `e` with sums and products of constants folded.

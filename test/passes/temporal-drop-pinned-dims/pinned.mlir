@@ -4,8 +4,11 @@
 // at t = T - 1) lose `t`; their branch conditions and reads have it
 // replaced by the point, a branch that cannot hold there goes, and the
 // point must lie inside the dimension (`0 <= p <= T - 1`). `both` is read
-// at two points and `acc` reads itself: they keep `t`. The results are
-// the same, at T = 5 and at T = 0 (where nobody needs the points).
+// at two points and `acc` reads itself: they keep `t`. `odd` is read at
+// t = 0 only, where no branch of it holds (the read is in a branch of
+// `y` that never holds): it keeps `t` too (it would have no branch). The
+// results are the same, at T = 5 and at T = 0 (where nobody needs the
+// points).
 // RUN: tempo-opt %s --temporal-drop-pinned-dims | FileCheck %s
 // RUN: tempo-opt %s --temporal-drop-pinned-dims | tempo-run - --bound I=3 --bound T=5 --seed 7 > %t.after
 // RUN: tempo-run %s --bound I=3 --bound T=5 --seed 7 > %t.before
@@ -20,6 +23,7 @@
 // CHECK: %[[LAST:.*]] = "temporal.tensor"() {domain = ["i"], element = tensor<4xf32>, sym_name = "last"}
 // CHECK: "temporal.tensor"() {domain = ["i", "t"], element = tensor<4xf32>, sym_name = "both"}
 // CHECK: "temporal.tensor"() {domain = ["i", "t"], element = tensor<4xf32>, sym_name = "acc"}
+// CHECK: "temporal.tensor"() {domain = ["i", "t"], element = tensor<4xf32>, sym_name = "odd"}
 // CHECK: "temporal.define"(%[[FIRST]])
 // CHECK-NEXT: "temporal.read"(%{{.*}}) {index = #[[AT0:.*]]}
 // CHECK: }) {when = #[[INSIDE:.*]]} : (!temporal.rtensor) -> ()
@@ -39,6 +43,7 @@
 %last = "temporal.tensor"() {sym_name = "last", domain = ["i", "t"], element = tensor<4xf32>} : () -> !temporal.rtensor
 %both = "temporal.tensor"() {sym_name = "both", domain = ["i", "t"], element = tensor<4xf32>} : () -> !temporal.rtensor
 %acc = "temporal.tensor"() {sym_name = "acc", domain = ["i", "t"], element = tensor<4xf32>} : () -> !temporal.rtensor
+%odd = "temporal.tensor"() {sym_name = "odd", domain = ["i", "t"], element = tensor<4xf32>} : () -> !temporal.rtensor
 %y = "temporal.tensor"() {sym_name = "y", domain = ["i"], element = tensor<4xf32>} : () -> !temporal.rtensor
 "temporal.define"(%first) ({
   %a = "temporal.read"(%x) {index = affine_map<(i, t)[I, T] -> (i, t)>} : (!temporal.rtensor) -> tensor<4xf32>
@@ -70,6 +75,14 @@
   %s = "temporal.add"(%a, %p) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   "gpu.yield"(%s) : (tensor<4xf32>) -> ()
 }) {when = affine_set<(i, t)[I, T] : (0 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%odd) ({
+  %a = "temporal.read"(%x) {index = affine_map<(i, t)[I, T] -> (i, t)>} : (!temporal.rtensor) -> tensor<4xf32>
+  "gpu.yield"(%a) : (tensor<4xf32>) -> ()
+}) {when = affine_set<(i, t)[I, T] : (t mod 2 - 1 == 0)>} : (!temporal.rtensor) -> ()
+"temporal.define"(%y) ({
+  %o = "temporal.read"(%odd) {index = affine_map<(i)[I, T] -> (i, 0)>} : (!temporal.rtensor) -> tensor<4xf32>
+  "gpu.yield"(%o) : (tensor<4xf32>) -> ()
+}) {when = affine_set<(i)[I, T] : (T + 1 == 0)>} : (!temporal.rtensor) -> ()
 "temporal.define"(%y) ({
   %f = "temporal.read"(%first) {index = affine_map<(i)[I, T] -> (i, 0)>} : (!temporal.rtensor) -> tensor<4xf32>
   %l = "temporal.read"(%last) {index = affine_map<(i)[I, T] -> (i, T - 1)>} : (!temporal.rtensor) -> tensor<4xf32>
