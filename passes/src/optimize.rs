@@ -172,6 +172,9 @@ pub fn optimization_steps(options: &CompileOptions) -> Result<Vec<Step>, String>
         }
         let given = match name {
             "temporal-vectorize" if !cpu => vec![bounds(), ("groups", OptionValue::Flag(false))],
+            // Masked ranges contracted with a second carrier (causal
+            // attention): exact only for finite points outside the ranges.
+            "temporal-vectorize" if level == 3 || fast_math => vec![bounds(), inexact.clone()],
             "temporal-split-products" if level == 3 || fast_math => {
                 let mut given = vec![bounds(), inexact.clone()];
                 given.extend(memory_budget.map(|bytes| ("memory-budget", OptionValue::Unsigned(bytes))));

@@ -125,7 +125,9 @@ pub fn split_products_within(
             // Kept only where the part batches (else it is a store more).
             if let Some((part, rebuilt)) = split_tensor(program, x, d) {
                 program.tensors.push(part);
-                if batchable(program, program.tensors.len() - 1, d, size).0 {
+                // (Whether it batches at all: `temporal-vectorize` in the
+                // exact pipeline may still keep a masked contraction a loop.)
+                if batchable(program, program.tensors.len() - 1, d, size, false).0 {
                     program.tensors[x].branches = vec![rebuilt];
                     changed = true;
                 } else {

@@ -77,6 +77,11 @@ impl TempoPass for TemporalVectorize {
                 true,
                 "on by default: a dimension that is a loop for recurrent tensors is vectorized for the time-parallel others; false: whole dimensions only",
             ),
+            PassOption::flag(
+                "inexact",
+                false,
+                "also batch a range contracted with a second operand carrying it (causal attention's product by the values): exact only where the source's points outside each range are finite (-O3 and --fast-math)",
+            ),
         ];
         OPTIONS
     }
@@ -93,25 +98,27 @@ impl ProgramRewrite for TemporalVectorize {
         _at: Location<'c>,
     ) -> Result<bool, Vec<PassDiagnostic<'c>>> {
         let values = options.bound_values(program);
-        Ok(vectorize_with(program, &values, options.flag("groups")))
+        Ok(vectorize_with(program, &values, options.flag("groups"), !options.flag("inexact")))
     }
 }
 
 /// Vectorizes every dimension that qualifies, and the groups of the
-/// others; returns whether any did.
+/// others; returns whether any did. Exact (see [`vectorize_with`]).
 pub fn vectorize(program: &mut Program, bound_values: &[Option<i64>]) -> bool {
-    vectorize_with(program, bound_values, true)
+    vectorize_with(program, bound_values, true, true)
 }
 
-/// [`vectorize`], groups only where `groups`.
-pub fn vectorize_with(program: &mut Program, bound_values: &[Option<i64>], groups: bool) -> bool {
+/// [`vectorize`], groups only where `groups`; with `exact`, no masked
+/// range contracted with a second operand carrying it (see
+/// [`masks::flow`]).
+pub fn vectorize_with(program: &mut Program, bound_values: &[Option<i64>], groups: bool, exact: bool) -> bool {
     let mut changed = false;
     for d in 0..program.dims.len() {
         let Some(size) = bound_values.get(d).copied().flatten() else { continue };
         if size >= 1 && vectorizable(program, d, size) {
             apply(program, d, size);
             changed = true;
-        } else if groups && size >= 1 && groups::vectorize_group(program, d, size) {
+        } else if groups && size >= 1 && groups::vectorize_group(program, d, size, exact) {
             changed = true;
         }
     }

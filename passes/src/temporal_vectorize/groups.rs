@@ -42,11 +42,11 @@ use petgraph::graph::DiGraph;
 
 /// Vectorizes dimension `d` (bound value `size`) for the group of tensors
 /// over it computed without a recurrence; returns whether any was.
-pub(super) fn vectorize_group(program: &mut Program, d: usize, size: i64) -> bool {
+pub(super) fn vectorize_group(program: &mut Program, d: usize, size: i64, exact: bool) -> bool {
     if program.stops.iter().any(|s| program.tensors[s.done].domain.contains(&d)) {
         return false;
     }
-    let group = group(program, d, size);
+    let group = group(program, d, size, exact);
     if !group.iter().any(|&g| g) {
         return false;
     }
@@ -119,7 +119,7 @@ fn cycles(program: &Program, d: usize) -> Cycles {
 /// Whether tensor `t`'s branches can be batched along `d` (read at their
 /// own point, conditions free of `d`, ops with batched forms), and whether
 /// they do work worth batching.
-pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bool, bool) {
+pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64, exact: bool) -> (bool, bool) {
     let tensor = &program.tensors[t];
     let p = tensor.domain.iter().position(|&x| x == d).expect("over d");
     let mentions = |maps: &[&AffineMap]| maps.iter().any(|m| m.results.iter().any(|e| uses_dim(e, p)));
@@ -130,7 +130,9 @@ pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bo
         }
         // How a range along `d` masked by the point's position flows.
         let range_of = |k: usize| masks::range_of(program, &branch.nodes[k], d, p);
-        let Some(flow) = masks::flow(&branch.nodes, branch.result, size, range_of) else { return (false, false) };
+        let Some(flow) = masks::flow(&branch.nodes, branch.result, size, range_of, exact) else {
+            return (false, false);
+        };
         // Whether each node's value varies along `d`.
         let mut varies = vec![false; branch.nodes.len()];
         for (k, node) in branch.nodes.iter().enumerate() {
@@ -234,7 +236,7 @@ pub(crate) fn batchable(program: &Program, t: usize, d: usize, size: i64) -> (bo
 }
 
 /// The tensors of the group (see the module's documentation).
-fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
+fn group(program: &Program, d: usize, size: i64, exact: bool) -> Vec<bool> {
     let count = program.tensors.len();
     let over = |t: usize| program.tensors[t].domain.contains(&d);
     let cycles = cycles(program, d);
@@ -251,7 +253,7 @@ fn group(program: &Program, d: usize, size: i64) -> Vec<bool> {
             {
                 return (false, false);
             }
-            batchable(program, t, d, size)
+            batchable(program, t, d, size, exact)
         })
         .collect();
     let mut member: Vec<bool> = checked.iter().map(|c| c.0).collect();

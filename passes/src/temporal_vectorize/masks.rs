@@ -117,6 +117,7 @@ pub(super) fn flow(
     result: usize,
     size: i64,
     range_of: impl Fn(usize) -> Option<Option<RangeMask>>,
+    exact: bool,
 ) -> Option<Flow> {
     let mut mask: Option<RangeMask> = None;
     let mut axis: Vec<Option<usize>> = Vec::with_capacity(nodes.len());
@@ -208,6 +209,7 @@ pub(super) fn flow(
             }
             NodeKind::Einsum(spec, operands) => {
                 let mut label = None;
+                let mut carriers = 0;
                 for (i, &o) in operands.iter().enumerate() {
                     if let Some(m) = axis[o] {
                         let l = spec.operands[i][m];
@@ -215,9 +217,19 @@ pub(super) fn flow(
                             return None;
                         }
                         label = Some(l);
+                        carriers += 1;
                     }
                 }
-                label.and_then(|l| spec.result.iter().position(|&x| x == l))
+                let kept = label.and_then(|l| spec.result.iter().position(|&x| x == l));
+                // Contracted with a second operand carrying the range: only
+                // one operand is zeroed outside it, and the other's points
+                // there (real points of the source) may be infinite or NaN,
+                // which a zero does not cancel. Exact only when they are
+                // finite: not in the exact pipeline.
+                if exact && label.is_some() && kept.is_none() && carriers > 1 {
+                    return None;
+                }
+                kept
             }
             other => {
                 if crate::rewrite::operands(other).iter().any(|&o| axis[o].is_some()) {
@@ -457,7 +469,8 @@ pub(super) fn branch_flow(program: &Program, t: usize, branch: &Branch, d: usize
     if !(0..branch.nodes.len()).any(masked) {
         return None;
     }
-    let flow = flow(&branch.nodes, branch.result, size, |k| range_of(program, &branch.nodes[k], d, p));
+    // (The group decided, exact or not; this flow admits what either did.)
+    let flow = flow(&branch.nodes, branch.result, size, |k| range_of(program, &branch.nodes[k], d, p), false);
     Some(flow.expect("a branch with masked range reads is batched only where they flow (checked by the group)"))
 }
 

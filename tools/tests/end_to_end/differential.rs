@@ -799,7 +799,10 @@ fn generated_programs_exercise_splitting_and_group_vectorization() {
                 dims.filter(|d| t.domain.contains(d)).collect()
             })
             .collect();
-        tempo_passes::temporal_vectorize::vectorize(program, &values);
+        // (Inexact, as -O3 and fast math batch them: a masked range
+        // contracted with a second carrier, causal attention, stays a loop
+        // in the exact pipeline.)
+        tempo_passes::temporal_vectorize::vectorize_with(program, &values, true, false);
         ranged.iter().zip(&program.tensors).any(|(dims, t)| dims.iter().any(|d| !t.domain.contains(d)))
     };
     let split = count_programs(ModelGenerator::program, |p| split_and_batched(p).0);
