@@ -29,7 +29,9 @@
 //!   processes, the MPI library may sum a fused message in another order);
 //! - `-O3`: the same with the rewrites that may change float rounding:
 //!   `inexact=true` (float matmul reassociation, lifting float suffix
-//!   sums), `temporal-fuse-attention` on the CPU, and
+//!   sums, batching a masked range contracted with a second operand that
+//!   carries it, which assumes finite points outside the ranges),
+//!   `temporal-fuse-attention` on the CPU, and
 //!   `temporal-tile-ranges` (softmax attention over dynamic ranges in
 //!   static blocks, with a running maximum and sum).
 //!
