@@ -55,7 +55,10 @@ pub fn drop_pinned_dims(program: &mut Program) -> bool {
     // Dropping one dimension can pin another (a tensor read only by the
     // pinned one): until nothing changes.
     loop {
-        let Some((x, k, point)) = (0..program.tensors.len()).find_map(|x| pinned(program, x, &kept)) else {
+        let reads = point_reads(program);
+        let Some((x, k, point)) =
+            (0..program.tensors.len()).find_map(|x| pinned(program, x, reads[x].as_deref()?, &kept))
+        else {
             return changed;
         };
         if drop_dim(program, x, k, &point) {
@@ -66,11 +69,31 @@ pub fn drop_pinned_dims(program: &mut Program) -> bool {
     }
 }
 
-/// The first domain position of tensor `x` at which every read of `x` is
-/// the same expression of constants and bounds, with that expression.
+/// Per tensor, the index maps of its point reads, in one walk over every
+/// body; `None` for a tensor also read by ranges or through data.
+fn point_reads<'p>(program: &'p Program) -> Vec<Option<Vec<&'p AffineMap>>> {
+    let mut reads: Vec<Option<Vec<&'p AffineMap>>> = vec![Some(Vec::new()); program.tensors.len()];
+    for node in program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes) {
+        match &node.kind {
+            NodeKind::Read { source, index } => {
+                if let Some(maps) = &mut reads[*source] {
+                    maps.push(index);
+                }
+            }
+            NodeKind::ReadAt { source, .. } | NodeKind::ReadRange { source, .. } => reads[*source] = None,
+            _ => {}
+        }
+    }
+    reads
+}
+
+/// The first domain position of tensor `x` at which every read of `x`
+/// (`maps`, from [`point_reads`]) is the same expression of constants and
+/// bounds, with that expression.
 fn pinned(
     program: &Program,
     x: usize,
+    maps: &[&AffineMap],
     kept: &std::collections::HashSet<(usize, usize)>,
 ) -> Option<(usize, usize, AffineExpr)> {
     let tensor = &program.tensors[x];
@@ -86,14 +109,6 @@ fn pinned(
     // point would become a read of its own).
     if reads_itself(program, x) {
         return None;
-    }
-    let mut maps = Vec::new();
-    for node in program.tensors.iter().flat_map(|t| &t.branches).flat_map(|b| &b.nodes) {
-        match &node.kind {
-            NodeKind::Read { source, index } if *source == x => maps.push(index),
-            NodeKind::ReadAt { source, .. } | NodeKind::ReadRange { source, .. } if *source == x => return None,
-            _ => {}
-        }
     }
     // A tensor nobody reads is dead code's to remove.
     let first = maps.first()?;

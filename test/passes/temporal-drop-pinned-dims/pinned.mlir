@@ -16,6 +16,10 @@
 // RUN: tempo-opt %s --temporal-drop-pinned-dims | tempo-run - --bound I=3 --bound T=0 --seed 7 > %t.after0
 // RUN: tempo-run %s --bound I=3 --bound T=0 --seed 7 > %t.before0
 // RUN: diff %t.after0 %t.before0
+// An ill-formed program gets the verifier's located diagnostic and a
+// non-zero exit; the pass changes nothing.
+// RUN: not tempo-opt %S/../../tools/tempo-run/Inputs/zero-cycle.mlir --temporal-drop-pinned-dims 2>&1 | FileCheck %s --check-prefix=INVALID
+// INVALID: zero-cycle.mlir:6:8: error: zero-distance cycle: y -> y
 // The -O2 pipeline runs it.
 // RUN: tempo-opt %s -O2 | FileCheck %s --check-prefix=O2
 
