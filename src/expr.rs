@@ -7,6 +7,7 @@
 //! user's code.
 
 use crate::index::Index;
+use tempo_passes::affine::{AffineExpr, AffineMap};
 
 /// Identifies a tensor within its program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -14,6 +15,7 @@ pub struct TensorId(pub(crate) usize);
 use crate::site::Site;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use std::rc::Rc;
+use std::sync::Arc;
 pub use tempo_passes::program::{BinaryKind as Binary, Movement, Predicate, ReduceKind as Reduce, UnaryKind as Unary};
 use tempo_passes::program::{Collective, DYNAMIC, ElementType, NodeKind, PointType};
 
@@ -53,71 +55,36 @@ impl Coordinate {
     }
 }
 
-/// A constant's elements: floats, or integers kept exact.
-#[derive(Clone, Debug)]
-pub(crate) enum Values {
+/// A constant's elements as given: floats, or integers kept exact.
+enum Values {
     Floats(Vec<f64>),
     Integers(Vec<i64>),
-    /// One value everywhere (`splat`): printed as MLIR's splat form, never
-    /// materialized, whatever the type's size (or a bad type's).
+    /// One value everywhere (`splat`), whatever the type's size (or a bad
+    /// type's: no elements then).
     SplatFloat(f64),
     SplatInteger(i64),
 }
 
-/// A node of an expression: an op of the compiler's program model
-/// ([`NodeKind`]) on operand expressions, or one of the forms this API
-/// resolves when the program is built (`program/build.rs`): reads and
-/// positions by dimension name, constants without their elements
-/// materialized, slices at index expressions.
-#[derive(Debug)]
-pub(crate) enum Node {
-    /// An op of the compiler's program model; its operand numbers are
-    /// positions in the operand list.
-    Op(NodeKind, Vec<Expr>),
-    /// A point of `tensor`; dims without an index default to the reader's
-    /// variable of the same name.
-    Read {
-        tensor: TensorId,
-        name: String,
-        index: Vec<(String, Index)>,
-    },
-    /// A point of `tensor` at coordinates given by data: one scalar integer
-    /// expression per domain dimension (a read through data).
-    ReadAt {
-        tensor: TensorId,
-        coords: Vec<Expr>,
-    },
-    /// A box of points: per named dimension a point or a clamped range;
-    /// unnamed dimensions default to the reader's variable.
-    ReadRange {
-        tensor: TensorId,
-        name: String,
-        index: Vec<(String, Coordinate)>,
-    },
-    /// The reader's position along dimension `dim`.
-    Position {
-        dim: String,
-    },
-    /// The bound of dimension `dim`.
-    Bound {
-        dim: String,
-    },
-    Constant {
-        values: Values,
-    },
-    /// The static box of the operand at offsets affine in the reader's
-    /// variables and the bounds.
-    DynamicSlice(Expr, Vec<Index>),
-    /// An op that could not be made (an ill-formed einsum spec), said when
-    /// the program is built.
-    Refused(String),
-}
-
+/// What an expression computes: a node of the compiler's program model
+/// ([`NodeKind`]) whose operand numbers are positions in `operands`.
+///
+/// Dimensions are named by their number in the program, not by a reader's
+/// domain, since an expression is built before the tensor whose branch
+/// uses it: the maps of `Read`, `ReadRange` and `DynamicSlice` take the
+/// program's dimensions (`Dim(number)`) and bounds (`Symbol(number)`);
+/// `Position` and `Bound` name program dimensions (as in the compiler);
+/// a `ReadAt`'s map takes only its data coordinates. Building the program
+/// (`program/build.rs`) renumbers the maps to the reader's domain.
 #[derive(Debug)]
 pub(crate) struct ExprData {
-    pub(crate) node: Node,
+    pub(crate) kind: NodeKind,
+    pub(crate) operands: Vec<Expr>,
     pub(crate) ty: PointType,
     pub(crate) location: Site,
+    /// Why the op cannot be made (an ill-formed einsum spec, a read of a
+    /// dimension its tensor lacks), said at `location` when the program is
+    /// built.
+    pub(crate) refused: Vec<String>,
 }
 
 /// A point expression.
@@ -125,8 +92,27 @@ pub(crate) struct ExprData {
 pub struct Expr(pub(crate) Rc<ExprData>);
 
 impl Expr {
-    pub(crate) fn new(node: Node, ty: PointType, location: Site) -> Expr {
-        Expr(Rc::new(ExprData { node, ty, location }))
+    pub(crate) fn new(kind: NodeKind, operands: Vec<Expr>, ty: PointType, location: Site) -> Expr {
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: Vec::new() }))
+    }
+
+    /// An expression refused for each reason in `why` (none: a valid one):
+    /// a program that uses it is not built, and says each at `location`.
+    pub(crate) fn refused(
+        kind: NodeKind,
+        operands: Vec<Expr>,
+        ty: PointType,
+        location: Site,
+        why: Vec<String>,
+    ) -> Expr {
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why }))
+    }
+
+    /// A constant of type `ty` with `values`; values the type cannot hold
+    /// refuse it.
+    fn constant_of(values: Values, ty: PointType, location: Site) -> Expr {
+        let (kind, why) = constant(&values, &ty);
+        Expr::refused(kind, Vec::new(), ty, location, why)
     }
 
     /// The static type of the expression's value.
@@ -137,32 +123,32 @@ impl Expr {
     /// A constant filled with `value`, of the given type.
     #[track_caller]
     pub fn splat(value: f64, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::SplatFloat(value) }, ty, Site::caller())
+        Expr::constant_of(Values::SplatFloat(value), ty, Site::caller())
     }
 
     /// A constant filled with the integer `value`, of the given type: exact
     /// for integer elements of any size (a float type converts it).
     #[track_caller]
     pub fn splat_int(value: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::SplatInteger(value) }, ty, Site::caller())
+        Expr::constant_of(Values::SplatInteger(value), ty, Site::caller())
     }
 
     /// A constant with the given row-major elements.
     #[track_caller]
     pub fn constant(values: Vec<f64>, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::Floats(values) }, ty, Site::caller())
+        Expr::constant_of(Values::Floats(values), ty, Site::caller())
     }
 
     /// A constant with the given row-major integer elements (exact).
     #[track_caller]
     pub fn constant_ints(values: Vec<i64>, ty: PointType) -> Expr {
-        Expr::new(Node::Constant { values: Values::Integers(values) }, ty, Site::caller())
+        Expr::constant_of(Values::Integers(values), ty, Site::caller())
     }
 
     #[track_caller]
     fn unary(self, op: Unary) -> Expr {
         let ty = self.0.ty.clone();
-        Expr::new(Node::Op(NodeKind::Unary(op, 0), vec![self]), ty, Site::caller())
+        Expr::new(NodeKind::Unary(op, 0), vec![self], ty, Site::caller())
     }
 
     #[track_caller]
@@ -170,7 +156,7 @@ impl Expr {
         // NumPy broadcasting; shapes that do not broadcast are reported with
         // a location when the program is emitted.
         let ty = PointType { shape: broadcast(&[&self, &rhs]), element: self.0.ty.element };
-        Expr::new(Node::Op(NodeKind::Binary(op, 0, 1), vec![self, rhs]), ty, Site::caller())
+        Expr::new(NodeKind::Binary(op, 0, 1), vec![self, rhs], ty, Site::caller())
     }
 
     /// A call of `callee` on `args` giving `result`.
@@ -178,7 +164,7 @@ impl Expr {
     fn call_of(callee: &str, args: &[&Expr], result: PointType, batched: bool) -> Expr {
         let args: Vec<Expr> = args.iter().map(|&a| a.clone()).collect();
         let kind = NodeKind::Call { callee: callee.to_string(), site: 0, args: (0..args.len()).collect(), batched };
-        Expr::new(Node::Op(kind, args), result, Site::caller())
+        Expr::new(kind, args, result, Site::caller())
     }
 
     #[track_caller]
@@ -188,7 +174,7 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Op(NodeKind::Reduce(kind, 0, axis), vec![self.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Reduce(kind, 0, axis), vec![self.clone()], ty, Site::caller())
     }
 
     /// Sum along `axis` (removed from the shape).
@@ -217,17 +203,13 @@ impl Expr {
             shape.remove(axis);
         }
         let ty = PointType { shape, element: ElementType::I64 };
-        Expr::new(Node::Op(NodeKind::Reduce(Reduce::ArgMax, 0, axis), vec![self.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Reduce(Reduce::ArgMax, 0, axis), vec![self.clone()], ty, Site::caller())
     }
 
     /// Running sum along `axis` (same shape).
     #[track_caller]
     pub fn cumsum(&self, axis: usize) -> Expr {
-        Expr::new(
-            Node::Op(NodeKind::Reduce(Reduce::CumSum, 0, axis), vec![self.clone()]),
-            self.0.ty.clone(),
-            Site::caller(),
-        )
+        Expr::new(NodeKind::Reduce(Reduce::CumSum, 0, axis), vec![self.clone()], self.0.ty.clone(), Site::caller())
     }
 
     #[track_caller]
@@ -235,7 +217,7 @@ impl Expr {
         let ty = PointType { shape, element: self.0.ty.element };
         let operands: Vec<Expr> = std::iter::once(self.clone()).chain(others.iter().map(|e| (*e).clone())).collect();
         let numbers = (0..operands.len()).collect();
-        Expr::new(Node::Op(NodeKind::Move(movement, numbers), operands), ty, Site::caller())
+        Expr::new(NodeKind::Move(movement, numbers), operands, ty, Site::caller())
     }
 
     /// Result dimension `i` is dimension `permutation[i]`.
@@ -289,7 +271,7 @@ impl Expr {
         let mut shape = indices.0.ty.shape.clone();
         shape.extend(self.0.ty.shape.iter().skip(1));
         let ty = PointType { shape, element: self.0.ty.element };
-        Expr::new(Node::Op(NodeKind::Gather(0, 1), vec![self.clone(), indices.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Gather(0, 1), vec![self.clone(), indices.clone()], ty, Site::caller())
     }
 
     /// Calls the external function `callee` on `args`, returning a value of
@@ -316,13 +298,13 @@ impl Expr {
     /// of the seed, the point and the element position.
     #[track_caller]
     pub fn random_uniform(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Op(NodeKind::Random { seed, normal: false }, vec![]), ty, Site::caller())
+        Expr::new(NodeKind::Random { seed, normal: false }, vec![], ty, Site::caller())
     }
 
     /// Seeded standard normal values of type `ty` (floats).
     #[track_caller]
     pub fn random_normal(seed: i64, ty: PointType) -> Expr {
-        Expr::new(Node::Op(NodeKind::Random { seed, normal: true }, vec![]), ty, Site::caller())
+        Expr::new(NodeKind::Random { seed, normal: true }, vec![], ty, Site::caller())
     }
 
     /// This process's rank among the processes of the run (0 to the world
@@ -330,7 +312,7 @@ impl Expr {
     #[track_caller]
     pub fn process_rank(element: ElementType) -> Expr {
         let ty = PointType { shape: vec![], element };
-        Expr::new(Node::Op(NodeKind::Rank, vec![]), ty, Site::caller())
+        Expr::new(NodeKind::Rank, vec![], ty, Site::caller())
     }
 
     /// The number of processes of the run (1 without `mpirun`), a scalar
@@ -338,7 +320,7 @@ impl Expr {
     #[track_caller]
     pub fn world_size(element: ElementType) -> Expr {
         let ty = PointType { shape: vec![], element };
-        Expr::new(Node::Op(NodeKind::WorldSize, vec![]), ty, Site::caller())
+        Expr::new(NodeKind::WorldSize, vec![], ty, Site::caller())
     }
 
     /// The elementwise `reduction` (sum, mean, max, min) of this value over
@@ -347,14 +329,14 @@ impl Expr {
     /// where one may be used).
     #[track_caller]
     pub fn all_reduce(&self, reduction: Collective) -> Expr {
-        Expr::new(Node::Op(NodeKind::AllReduce(reduction, 0), vec![self.clone()]), self.0.ty.clone(), Site::caller())
+        Expr::new(NodeKind::AllReduce(reduction, 0), vec![self.clone()], self.0.ty.clone(), Site::caller())
     }
 
     /// `[0, 1, ..., n-1]` as a vector of `element`.
     #[track_caller]
     pub fn arange(n: i64, element: ElementType) -> Expr {
         let ty = PointType { shape: vec![n], element };
-        Expr::new(Node::Op(NodeKind::Move(Movement::Arange, vec![]), vec![]), ty, Site::caller())
+        Expr::new(NodeKind::Move(Movement::Arange, vec![]), vec![], ty, Site::caller())
     }
 
     /// The rank of the value.
@@ -537,7 +519,7 @@ impl Expr {
     #[track_caller]
     pub fn compare(&self, predicate: Predicate, other: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, other]), element: ElementType::I1 };
-        Expr::new(Node::Op(NodeKind::Compare(predicate, 0, 1), vec![self.clone(), other.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Compare(predicate, 0, 1), vec![self.clone(), other.clone()], ty, Site::caller())
     }
     /// `self < other`, elementwise.
     #[track_caller]
@@ -553,17 +535,13 @@ impl Expr {
     #[track_caller]
     pub fn select(&self, on_true: &Expr, on_false: &Expr) -> Expr {
         let ty = PointType { shape: broadcast(&[self, on_true, on_false]), element: on_true.0.ty.element };
-        Expr::new(
-            Node::Op(NodeKind::Select(0, 1, 2), vec![self.clone(), on_true.clone(), on_false.clone()]),
-            ty,
-            Site::caller(),
-        )
+        Expr::new(NodeKind::Select(0, 1, 2), vec![self.clone(), on_true.clone(), on_false.clone()], ty, Site::caller())
     }
     /// Converts every element to `element`.
     #[track_caller]
     pub fn cast(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: self.0.ty.shape.clone(), element };
-        Expr::new(Node::Op(NodeKind::Cast(0), vec![self.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Cast(0), vec![self.clone()], ty, Site::caller())
     }
 
     /// Elementwise maximum.
@@ -586,7 +564,7 @@ impl Expr {
         // Ill-shaped: keep the left type; the verifier reports it.
         let shape = tempo_passes::program::matmul_shape(&a.shape, &b.shape).unwrap_or_else(|| a.shape.clone());
         let ty = PointType { shape, element: a.element };
-        Expr::new(Node::Op(NodeKind::Matmul(0, 1), vec![self.clone(), other.clone()]), ty, Site::caller())
+        Expr::new(NodeKind::Matmul(0, 1), vec![self.clone(), other.clone()], ty, Site::caller())
     }
 
     /// Einstein summation of one or two operands: `Expr::einsum("hqd,nhd->hqn",
@@ -605,11 +583,15 @@ impl Expr {
             .unwrap_or_default();
         let ty = PointType { shape, element };
         let operands: Vec<Expr> = operands.iter().map(|&o| o.clone()).collect();
-        let node = match parsed {
-            Ok(einsum) => Node::Op(NodeKind::Einsum(einsum, (0..operands.len()).collect()), operands),
-            Err(e) => Node::Refused(format!("'temporal.einsum' spec \"{spec}\": {e}")),
-        };
-        Expr::new(node, ty, Site::caller())
+        match parsed {
+            Ok(einsum) => {
+                Expr::new(NodeKind::Einsum(einsum, (0..operands.len()).collect()), operands, ty, Site::caller())
+            }
+            Err(e) => {
+                let why = format!("'temporal.einsum' spec \"{spec}\": {e}");
+                Expr::refused(NodeKind::Rank, Vec::new(), ty, Site::caller(), vec![why])
+            }
+        }
     }
 
     /// The static box of `sizes` at `offsets` that depend on the point
@@ -617,9 +599,9 @@ impl Expr {
     /// `x.slice_at([&h * 8, 0.into()], &[8, 64])` takes head `h`'s rows.
     #[track_caller]
     pub fn slice_at<I: Into<Index>>(&self, offsets: impl IntoIterator<Item = I>, sizes: &[i64]) -> Expr {
-        let offsets = offsets.into_iter().map(Into::into).collect();
+        let offsets: Vec<AffineExpr> = offsets.into_iter().map(|i: I| i.into().affine()).collect();
         let ty = PointType { shape: sizes.to_vec(), element: self.0.ty.element };
-        Expr::new(Node::DynamicSlice(self.clone(), offsets), ty, Site::caller())
+        Expr::new(NodeKind::DynamicSlice(0, global_map(offsets)), vec![self.clone()], ty, Site::caller())
     }
 
     /// A constant filled with `value` of this expression's type, or a
@@ -782,4 +764,78 @@ pub fn i32s(shape: &[i64]) -> PointType {
 /// `tensor<...xi64>`.
 pub fn i64s(shape: &[i64]) -> PointType {
     PointType { shape: shape.to_vec(), element: ElementType::I64 }
+}
+
+/// A map of the program's dimensions and bounds to `results` (renumbered
+/// to a reader's domain when the program is built).
+pub(crate) fn global_map(results: Vec<AffineExpr>) -> AffineMap {
+    let (mut dims, mut symbols) = (Vec::new(), Vec::new());
+    results.iter().for_each(|e| numbers(e, &mut dims, &mut symbols));
+    let extent = |numbers: Vec<usize>| numbers.into_iter().max().map_or(0, |n| n + 1);
+    AffineMap { num_dims: extent(dims), num_symbols: extent(symbols), results }
+}
+
+/// The dimension and symbol numbers `e` names, each once.
+pub(crate) fn numbers(e: &AffineExpr, dims: &mut Vec<usize>, symbols: &mut Vec<usize>) {
+    match e {
+        AffineExpr::Dim(d) if !dims.contains(d) => dims.push(*d),
+        AffineExpr::Symbol(s) if !symbols.contains(s) => symbols.push(*s),
+        AffineExpr::Dim(_) | AffineExpr::Symbol(_) | AffineExpr::Constant(_) => {}
+        AffineExpr::Add(a, b)
+        | AffineExpr::Mul(a, b)
+        | AffineExpr::Mod(a, b)
+        | AffineExpr::FloorDiv(a, b)
+        | AffineExpr::CeilDiv(a, b) => {
+            numbers(a, dims, symbols);
+            numbers(b, dims, symbols);
+        }
+    }
+}
+
+/// The compiler's constant of type `ty` with `values`, and what is wrong
+/// with them: a float an integer type cannot hold, or a count that is not
+/// the type's.
+fn constant(values: &Values, ty: &PointType) -> (NodeKind, Vec<String>) {
+    let mut why = Vec::new();
+    if let Some(bad) = inexact_integer(values, ty.element) {
+        why.push(format!(
+            "'temporal.constant': the number {bad} is not a value of {} (a float given where an integer \
+             is meant: NaN, an infinity, a fraction or one out of range would be changed)",
+            ty.element.mlir()
+        ));
+    }
+    // (A negative or dynamic size is reported with the node's shape.)
+    let n = if ty.shape.iter().all(|&d| d >= 0) { ty.num_elements() } else { 0 };
+    let float = ty.element.is_float();
+    let (floats, integers): (Vec<f64>, Vec<i64>) = match values {
+        Values::Floats(v) => (v.clone(), Vec::new()),
+        Values::Integers(v) => (v.iter().map(|&x| x as f64).collect(), v.clone()),
+        Values::SplatFloat(v) => (vec![*v; n], Vec::new()),
+        Values::SplatInteger(v) if float => (vec![*v as f64; n], Vec::new()),
+        Values::SplatInteger(v) => (vec![*v as f64; n], vec![*v; n]),
+    };
+    let integers = if float { Vec::new() } else { integers };
+    // (`floats` holds every element, integers converted.)
+    if floats.len() != n {
+        why.push(format!("'temporal.constant': {} values for a value of shape {:?}", floats.len(), ty.shape));
+    }
+    (NodeKind::Constant { text: Arc::from(""), values: Arc::from(floats), integers: Arc::from(integers) }, why)
+}
+
+/// The first of `values` that is not exactly a value of the integer type
+/// `element` (none for a float type or integer values).
+fn inexact_integer(values: &Values, element: ElementType) -> Option<f64> {
+    // The range, its upper end excluded (2^31 and 2^63 are exact floats).
+    let (low, high) = match element {
+        ElementType::I1 => (0.0, 2.0),
+        ElementType::I32 => (-(2f64.powi(31)), 2f64.powi(31)),
+        ElementType::I64 => (-(2f64.powi(63)), 2f64.powi(63)),
+        ElementType::F32 | ElementType::F64 => return None,
+    };
+    let floats: &[f64] = match values {
+        Values::Floats(values) => values,
+        Values::SplatFloat(v) => std::slice::from_ref(v),
+        Values::Integers(_) | Values::SplatInteger(_) => return None,
+    };
+    floats.iter().copied().find(|&v| !(v.fract() == 0.0 && v >= low && v < high))
 }

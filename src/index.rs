@@ -3,18 +3,38 @@
 //! An [`Index`] is an affine expression over dimension variables (`t`) and
 //! bounds (`T`): `t - 1`, `T - 1 - t`, `t % 2`, `t / 2` (floor division),
 //! constants. A [`Cond`] is a conjunction of affine (in)equalities on them.
-//! Both print in MLIR's affine syntax with the program's own names.
+//! Both print in MLIR's affine syntax with the program's own names, and
+//! become the compiler's affine expressions ([`AffineExpr`]) over the
+//! program's dimensions by number: variables as dims, bounds as symbols.
 
 use std::fmt;
 use std::ops::{Add, Mul, Neg, Rem, Sub};
+use tempo_passes::affine::AffineExpr;
+
+/// A dimension's variable or bound as index expressions name it: its name,
+/// as printed, and its number in its program (dimensions in declaration
+/// order; a bound takes the number of the first dimension it bounds), as
+/// the compiler's maps name it. Made by [`crate::Dim`]'s handles.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DimRef {
+    pub(crate) name: String,
+    pub(crate) number: usize,
+}
+
+impl DimRef {
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
 
 /// An affine index expression.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Index {
-    /// A dimension variable, by name.
-    Var(String),
-    /// A bound symbol, by name.
-    Bound(String),
+    /// A dimension variable.
+    Var(DimRef),
+    /// A bound symbol.
+    Bound(DimRef),
     Const(i64),
     Add(Box<Index>, Box<Index>),
     /// Product with a constant.
@@ -56,7 +76,7 @@ impl Index {
     /// The variables the expression uses.
     pub fn vars(&self, out: &mut Vec<String>) {
         match self {
-            Index::Var(v) => out.push(v.clone()),
+            Index::Var(v) => out.push(v.name.clone()),
             Index::Bound(_) | Index::Const(_) => {}
             Index::Add(a, b) => {
                 a.vars(out);
@@ -68,6 +88,55 @@ impl Index {
 }
 
 impl Index {
+    /// The compiler's form over the program's dimensions (`Dim(number)`)
+    /// and bounds (`Symbol(number)`), built as MLIR's parser builds the
+    /// printed form: `sum(coefficient * atom) + constant`, equal atoms
+    /// merged, in order of first appearance.
+    pub(crate) fn affine(&self) -> AffineExpr {
+        let mut terms: Vec<(&Index, i64)> = Vec::new();
+        let mut constant = 0;
+        self.atoms(1, &mut terms, &mut constant);
+        let mut sum: Option<AffineExpr> = None;
+        for (atom, k) in terms.into_iter().filter(|(_, k)| *k != 0) {
+            let atom = match atom {
+                Index::Var(v) => AffineExpr::Dim(v.number),
+                Index::Bound(b) => AffineExpr::Symbol(b.number),
+                Index::Mod(a, k) => AffineExpr::Mod(Box::new(a.affine()), Box::new(AffineExpr::Constant(*k))),
+                Index::FloorDiv(a, k) => AffineExpr::FloorDiv(Box::new(a.affine()), Box::new(AffineExpr::Constant(*k))),
+                _ => unreachable!("atoms are variables, bounds, mod and floordiv"),
+            };
+            let term = if k == 1 { atom } else { AffineExpr::Mul(Box::new(atom), Box::new(AffineExpr::Constant(k))) };
+            sum = Some(match sum {
+                None => term,
+                Some(s) => AffineExpr::Add(Box::new(s), Box::new(term)),
+            });
+        }
+        match (sum, constant) {
+            (None, c) => AffineExpr::Constant(c),
+            (Some(s), 0) => s,
+            (Some(s), c) => AffineExpr::Add(Box::new(s), Box::new(AffineExpr::Constant(c))),
+        }
+    }
+
+    /// `self * scale` as atoms with coefficients (equal atoms merged) and a
+    /// constant.
+    fn atoms<'e>(&'e self, scale: i64, terms: &mut Vec<(&'e Index, i64)>, constant: &mut i64) {
+        match self {
+            Index::Var(_) | Index::Bound(_) | Index::Mod(..) | Index::FloorDiv(..) => {
+                match terms.iter_mut().find(|(a, _)| *a == self) {
+                    Some((_, c)) => *c += scale,
+                    None => terms.push((self, scale)),
+                }
+            }
+            Index::Const(c) => *constant += scale * c,
+            Index::Add(a, b) => {
+                a.atoms(scale, terms, constant);
+                b.atoms(scale, terms, constant);
+            }
+            Index::Scale(a, k) => a.atoms(scale * k, terms, constant),
+        }
+    }
+
     /// The expression as `sum(coefficient * atom) + constant`, where atoms are
     /// variables, bounds and `mod`/`floordiv` subexpressions (printed).
     fn linear(&self, scale: i64, terms: &mut Vec<(String, i64)>, constant: &mut i64) {
@@ -76,7 +145,7 @@ impl Index {
             None => terms.push((atom, k)),
         };
         match self {
-            Index::Var(v) | Index::Bound(v) => add(v.clone(), scale),
+            Index::Var(v) | Index::Bound(v) => add(v.name.clone(), scale),
             Index::Const(c) => *constant += scale * c,
             Index::Add(a, b) => {
                 a.linear(scale, terms, constant);
@@ -201,14 +270,10 @@ impl Cond {
         self.constraints.extend(other.constraints);
         self
     }
-    /// The constraints: an expression and whether it is `== 0` (else
-    /// `>= 0`).
-    pub(crate) fn constraints(&self) -> &[(Index, bool)] {
-        &self.constraints
-    }
-    pub(crate) fn vars(&self, out: &mut Vec<String>) {
-        for (e, _) in &self.constraints {
-            e.vars(out);
-        }
+    /// The constraints in the compiler's form over the program's
+    /// dimensions and bounds ([`Index::affine`]), with whether each is an
+    /// equality.
+    pub(crate) fn affine(&self) -> Vec<(AffineExpr, bool)> {
+        self.constraints.iter().map(|(e, is_equality)| (e.affine(), *is_equality)).collect()
     }
 }

@@ -98,7 +98,7 @@ mod tests {
         assert!(text.contains("affine_map<(d0)[s0] -> (d0 - 1)>"), "{text}");
         assert!(text.contains("loc(\"src/lib.rs\":"), "{text}");
         assert!(text.contains("affine_set<(d0)[s0] : (d0 == 0)>"), "{text}");
-        let t = Dim { name: "t".into(), bound: "T".into() };
+        let t = Dim { name: "t".into(), bound: "T".into(), number: 0, bound_number: 0 };
         assert_eq!((t.bound() - 1 - t.var()).to_string(), "T - t - 1");
         assert_eq!(((t.var() + 3) % 2 * 2).to_string(), "((t + 3) mod 2) * 2");
         assert_eq!((t.var() - t.var()).to_string(), "0");
@@ -149,6 +149,50 @@ mod tests {
         let mut q = Program::new();
         q.dim("mod", "T");
         assert!(q.to_mlir().unwrap_err().to_string().contains("'mod' is not a valid dimension or bound name"));
+    }
+
+    /// What an expression refuses when it is made (a dimension its tensor
+    /// lacks, a box without bounds, a bad einsum spec, a value a type cannot
+    /// hold) and what only the reader shows (variables outside its domain,
+    /// handles of another program) are said at the user's lines, all at
+    /// once, when the program is built.
+    #[test]
+    fn refusals_are_said_at_the_users_lines() {
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let b = p.dim("b", "B");
+        let x = p.input("x", &[&t], f32s(&[4]));
+        let y = p.tensor("y", &[&t], f32s(&[4]));
+        let first = line!() + 1;
+        p.define(&y, t.eq(0), x.at_dims([(&b, 0)]));
+        p.define(&y, t.eq(1), x.read_box([(&b, Coordinate::range(0, 1))]).sum(0));
+        p.define(&y, t.eq(2), x.read_box([(&t, Coordinate::clamped(vec![], vec![t.var()]))]).sum(0));
+        p.define(&y, t.eq(3), Expr::einsum("a-b", &[&x.here()]));
+        p.define(&y, t.eq(4), Expr::constant_ints(vec![1, 2], i64s(&[4])).cast(ElementType::F32));
+        p.define(&y, b.eq(5), x.here());
+        p.define(&y, t.eq(6), x.here().slice_at([b.var()], &[4]));
+        let mut other = Program::new();
+        let (_, _, u) = (other.dim("a", "A"), other.dim("c", "C"), other.dim("u", "U"));
+        p.define(&y, t.eq(7), x.at([u.var()]));
+        p.otherwise(&y, x.here() * Expr::splat(0.5, i32s(&[])).cast(ElementType::F32));
+        p.output(&y);
+        let error = p.to_mlir().unwrap_err().to_string();
+        let expected = [
+            (0, "read of 'x' indexes dimension 'b' but 'x' has domain [t]"),
+            (1, "range read of 'x' indexes dimension 'b' but 'x' has domain [t]"),
+            (2, "range read of 'x' needs at least one lower and one upper bound for dimension 't'"),
+            (3, "'temporal.einsum' spec \"a-b\""),
+            (4, "'temporal.constant': 2 values for a value of shape [4]"),
+            (5, "the condition of a branch of 'y' uses variable 'b', which is not in the reader's domain"),
+            (6, "slice offsets in a branch of 'y' use variable 'b', which is not in the reader's domain"),
+            (9, "an index of a branch of 'y' uses a dimension of another program"),
+            (10, "'temporal.constant': the number 0.5 is not a value of i32"),
+        ];
+        for (k, message) in expected {
+            let line = format!("src/lib.rs:{}:", first + k);
+            assert!(error.lines().any(|l| l.contains(&line) && l.contains(message)), "{line} {message}:\n{error}");
+        }
+        assert_eq!(error.lines().count(), expected.len(), "{error}");
     }
 
     #[test]

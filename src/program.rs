@@ -1,39 +1,49 @@
 //! Building a program: dimensions, inputs, recurrent tensors, branches,
 //! outputs; emitting it as temporal-dialect MLIR; running it.
 
-use crate::expr::{Coordinate, Expr, Node, Values};
-use crate::index::{Cond, Index};
+use crate::expr::{Coordinate, Expr, global_map};
+use crate::index::{Cond, DimRef, Index};
 use crate::site::Site;
 use indexmap::IndexMap;
 use melior::ir::Module;
 use std::fmt;
 use std::ops::{Add, Mul, Sub};
 use tempo_driver::{Externals, HostArray, RunOptions, RunReport};
-use tempo_passes::program::{ElementType, PointType};
+use tempo_passes::affine::{AffineExpr, AffineMap};
+use tempo_passes::program::{ElementType, NodeKind, PointType};
 
 pub use crate::expr::TensorId;
 
 mod build;
 
-/// A temporal dimension: a variable `name` in `0..bound`.
+/// A temporal dimension: a variable `name` in `0..bound`, the
+/// `number`-th dimension of its program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dim {
     pub(crate) name: String,
     pub(crate) bound: String,
+    pub(crate) number: usize,
+    /// The number of the program's first dimension with this bound (the
+    /// bound's symbol).
+    pub(crate) bound_number: usize,
 }
 
 impl Dim {
     /// The dimension's variable as an index expression.
     pub fn var(&self) -> Index {
-        Index::Var(self.name.clone())
+        Index::Var(DimRef { name: self.name.clone(), number: self.number })
     }
     /// The dimension's bound symbol (`T`) as an index expression.
     pub fn bound(&self) -> Index {
-        Index::Bound(self.bound.clone())
+        Index::Bound(DimRef { name: self.bound.clone(), number: self.bound_number })
     }
     /// The variable's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+    /// The variable as index expressions name it.
+    fn reference(&self) -> DimRef {
+        DimRef { name: self.name.clone(), number: self.number }
     }
     /// `var == other`.
     pub fn eq(&self, other: impl Into<Index>) -> Cond {
@@ -62,7 +72,7 @@ impl Dim {
     #[track_caller]
     pub fn position(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(Node::Position { dim: self.name.clone() }, ty, Site::caller())
+        Expr::new(NodeKind::Position(self.number), Vec::new(), ty, Site::caller())
     }
 
     /// This dimension's bound as a value, a scalar of `element` (`1 / T`
@@ -70,7 +80,7 @@ impl Dim {
     #[track_caller]
     pub fn bound_value(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(Node::Bound { dim: self.name.clone() }, ty, Site::caller())
+        Expr::new(NodeKind::Bound(self.number), Vec::new(), ty, Site::caller())
     }
 }
 
@@ -107,6 +117,8 @@ pub struct Tensor {
     pub(crate) id: TensorId,
     pub(crate) name: String,
     pub(crate) domain: Vec<String>,
+    /// The program's numbers of the domain's dimensions.
+    pub(crate) dims: Vec<usize>,
     pub(crate) point: PointType,
 }
 
@@ -126,46 +138,118 @@ impl Tensor {
         &self.point
     }
 
-    /// A read of this tensor's point at `index` (dimension name, index).
+    /// The domain's dimensions' names, `[t, b]`.
+    fn domain_text(&self) -> String {
+        self.domain.join(", ")
+    }
+
+    /// The number in the domain of the dimension `dim` names, or why there
+    /// is none (`what` says the read).
+    fn position_of(&self, dim: &DimRef, what: &str, why: &mut Vec<String>) -> Option<usize> {
+        let found = self.dims.iter().position(|&d| d == dim.number);
+        if found.is_none() {
+            why.push(format!(
+                "{what} of '{}' indexes dimension '{}' but '{}' has domain [{}]",
+                self.name,
+                dim.name,
+                self.name,
+                self.domain_text()
+            ));
+        }
+        found
+    }
+
+    /// A read of this tensor's point: `index[k]`, where given, at domain
+    /// dimension `k`, else the reader's variable of that dimension.
     #[track_caller]
-    fn read(&self, index: Vec<(String, Index)>) -> Expr {
-        let node = Node::Read { tensor: self.id, name: self.name.clone(), index };
-        Expr::new(node, self.point.clone(), Site::caller())
+    fn read(&self, index: Vec<Option<Index>>, why: Vec<String>) -> Expr {
+        let results = self
+            .dims
+            .iter()
+            .zip(index.into_iter().chain(std::iter::repeat(None)))
+            .map(|(&d, e)| e.map_or(AffineExpr::Dim(d), |e| e.affine()))
+            .collect();
+        let kind = NodeKind::Read { source: self.id.0, index: global_map(results) };
+        Expr::refused(kind, Vec::new(), self.point.clone(), Site::caller(), why)
     }
 
     /// A read of this tensor's point at coordinates given by data.
     #[track_caller]
     fn read_at(&self, coords: Vec<Expr>) -> Expr {
-        Expr::new(Node::ReadAt { tensor: self.id, coords }, self.point.clone(), Site::caller())
+        let mut why = Vec::new();
+        if coords.len() != self.domain.len() {
+            why.push(format!(
+                "read through data of '{}' gives {} coordinates, but it has domain [{}]",
+                self.name,
+                coords.len(),
+                self.domain_text()
+            ));
+        }
+        let index = AffineMap {
+            num_dims: coords.len(),
+            num_symbols: 0,
+            results: (0..coords.len()).map(AffineExpr::Dim).collect(),
+        };
+        let kind = NodeKind::ReadAt { source: self.id.0, index, data: (0..coords.len()).collect() };
+        Expr::refused(kind, coords, self.point.clone(), Site::caller(), why)
     }
 
     /// A read of a box of this tensor: a point or a range per listed
-    /// dimension; a value with a leading dimension of dynamic size per range.
+    /// dimension (the others at the reader's variable); a value with a
+    /// leading dimension of dynamic size per range.
     #[track_caller]
-    fn read_range(&self, index: Vec<(String, Coordinate)>) -> Expr {
-        let ranges = self
-            .domain
-            .iter()
-            .filter(|d| matches!(index.iter().find(|(n, _)| n == *d), Some((_, Coordinate::Range { .. }))))
-            .count();
+    fn read_range(&self, index: Vec<(DimRef, Coordinate)>) -> Expr {
+        let mut why = Vec::new();
+        let mut coordinates: Vec<Option<Coordinate>> = vec![None; self.dims.len()];
+        for (dim, c) in index {
+            if let Some(k) = self.position_of(&dim, "range read", &mut why) {
+                coordinates[k] = Some(c);
+            }
+        }
+        let ranges = coordinates.iter().filter(|c| matches!(c, Some(Coordinate::Range { .. }))).count();
+        let (mut lower, mut upper, mut caps) = (Vec::new(), Vec::new(), Vec::new());
+        for ((&d, name), coordinate) in self.dims.iter().zip(&self.domain).zip(coordinates) {
+            let is_range = matches!(coordinate, Some(Coordinate::Range { .. }));
+            let given = coordinate.is_some();
+            let (lo, hi, cap) = match coordinate {
+                Some(Coordinate::Range { lower, upper }) => (lower, upper, vec![]),
+                Some(Coordinate::Clamped { at_least, at_most }) => (at_least, vec![], at_most),
+                Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
+                None => (vec![], vec![], vec![]),
+            };
+            let map = |exprs: &[Index]| global_map(exprs.iter().map(Index::affine).collect());
+            if (given && lo.is_empty()) || (is_range && hi.is_empty()) {
+                why.push(format!(
+                    "range read of '{}' needs at least one lower and one upper bound for dimension '{name}'",
+                    self.name
+                ));
+            }
+            lower.push(if lo.is_empty() { global_map(vec![AffineExpr::Dim(d)]) } else { map(&lo) });
+            upper.push(map(&hi));
+            caps.push(map(&cap));
+        }
         let mut shape = vec![tempo_passes::program::DYNAMIC; ranges];
         shape.extend(&self.point.shape);
         let ty = PointType { shape, element: self.point.element };
-        Expr::new(Node::ReadRange { tensor: self.id, name: self.name.clone(), index }, ty, Site::caller())
+        let kind = NodeKind::ReadRange { source: self.id.0, lower, upper, caps };
+        Expr::refused(kind, Vec::new(), ty, Site::caller(), why)
     }
 
     /// Reads the point at `index`, one expression per domain dimension, in
     /// domain order: `x.at([&t - 1])`.
     #[track_caller]
     pub fn at<I: Into<Index>>(&self, index: impl IntoIterator<Item = I>) -> Expr {
-        let index: Vec<Index> = index.into_iter().map(Into::into).collect();
-        let pairs = if index.len() == self.domain.len() {
-            self.domain.iter().cloned().zip(index).collect()
-        } else {
-            // Arity is checked when the program is emitted.
-            index.into_iter().enumerate().map(|(i, e)| (format!("#{i}"), e)).collect()
-        };
-        self.read(pairs)
+        let index: Vec<Option<Index>> = index.into_iter().map(|i| Some(i.into())).collect();
+        let mut why = Vec::new();
+        if index.len() != self.domain.len() {
+            why.push(format!(
+                "read of '{}' indexes the wrong number of dimensions but '{}' has domain [{}]",
+                self.name,
+                self.name,
+                self.domain_text()
+            ));
+        }
+        self.read(index, why)
     }
 
     /// Reads the point whose coordinates are values of the program (a read
@@ -183,29 +267,45 @@ impl Tensor {
     /// (`x.here()` in a definition over `t` reads `x[t]`).
     #[track_caller]
     pub fn here(&self) -> Expr {
-        self.read(Vec::new())
+        self.read(Vec::new(), Vec::new())
     }
 
     /// Reads the range `lo:hi` of a one-dimensional tensor (`k.range(0, &t + 1)`
     /// is the prefix up to `t`): a value with a leading dimension of dynamic size.
     #[track_caller]
     pub fn range(&self, lo: impl Into<Index>, hi: impl Into<Index>) -> Expr {
-        let dim = self.domain.first().cloned().unwrap_or_else(|| "#0".into());
-        self.read_range(vec![(dim, Coordinate::range(lo, hi))])
+        let mut index = Vec::new();
+        match (self.domain.first(), self.dims.first()) {
+            (Some(name), Some(&number)) => {
+                index.push((DimRef { name: name.clone(), number }, Coordinate::range(lo, hi)))
+            }
+            _ => {
+                let why = format!("range read of '{}' needs a dimension, but '{}' has domain []", self.name, self.name);
+                return Expr::refused(NodeKind::Rank, Vec::new(), self.point.clone(), Site::caller(), vec![why]);
+            }
+        }
+        self.read_range(index)
     }
 
     /// Reads a box: each listed dimension is a point or a (clamped) range;
     /// the others default to the reader's variable of the same name.
     #[track_caller]
     pub fn read_box<'d>(&self, index: impl IntoIterator<Item = (&'d Dim, Coordinate)>) -> Expr {
-        self.read_range(index.into_iter().map(|(d, c)| (d.name.clone(), c)).collect())
+        self.read_range(index.into_iter().map(|(d, c)| (d.reference(), c)).collect())
     }
 
     /// Reads with some dimensions indexed explicitly; the others default to
     /// the reader's variable of the same name.
     #[track_caller]
     pub fn at_dims<'d, I: Into<Index>>(&self, index: impl IntoIterator<Item = (&'d Dim, I)>) -> Expr {
-        self.read(index.into_iter().map(|(d, e)| (d.name.clone(), e.into())).collect())
+        let mut why = Vec::new();
+        let mut coordinates = vec![None; self.dims.len()];
+        for (d, e) in index {
+            if let Some(k) = self.position_of(&d.reference(), "read", &mut why) {
+                coordinates[k] = Some(e.into());
+            }
+        }
+        self.read(coordinates, why)
     }
 }
 
@@ -342,7 +442,9 @@ impl Program {
     /// Declares a dimension `name` ranging over `0..bound`. Names must be
     /// identifiers (letters, digits, `_`).
     pub fn dim(&mut self, name: &str, bound: &str) -> Dim {
-        let dim = Dim { name: name.into(), bound: bound.into() };
+        let number = self.dims.len();
+        let bound_number = self.dims.iter().position(|d| d.bound == bound).unwrap_or(number);
+        let dim = Dim { name: name.into(), bound: bound.into(), number, bound_number };
         self.dims.push(dim.clone());
         dim
     }
@@ -353,26 +455,36 @@ impl Program {
     }
 
     #[track_caller]
-    fn declare(&mut self, name: &str, domain: Vec<String>, point: PointType, kind: DeclKind) -> Tensor {
-        let tensor = Tensor { id: TensorId(self.tensors.len()), name: name.into(), domain, point };
-        self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Site::caller() });
-        tensor
+    fn declare(&mut self, name: &str, domain: &[&Dim], point: PointType, kind: DeclKind) -> Tensor {
+        let names = domain.iter().map(|d| d.name.clone()).collect();
+        self.declare_over(name, names, domain.iter().map(|d| d.number).collect(), point, kind)
     }
 
-    fn names(domain: &[&Dim]) -> Vec<String> {
-        domain.iter().map(|d| d.name.clone()).collect()
+    /// Declares a tensor over the dimensions numbered `dims`, named `domain`.
+    #[track_caller]
+    fn declare_over(
+        &mut self,
+        name: &str,
+        domain: Vec<String>,
+        dims: Vec<usize>,
+        point: PointType,
+        kind: DeclKind,
+    ) -> Tensor {
+        let tensor = Tensor { id: TensorId(self.tensors.len()), name: name.into(), domain, dims, point };
+        self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Site::caller() });
+        tensor
     }
 
     /// Declares an input over `domain` with points of type `point`.
     #[track_caller]
     pub fn input(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
-        self.declare(name, Self::names(domain), point, DeclKind::Input)
+        self.declare(name, domain, point, DeclKind::Input)
     }
 
     /// Declares a recurrent tensor over `domain` with points of type `point`.
     #[track_caller]
     pub fn tensor(&mut self, name: &str, domain: &[&Dim], point: PointType) -> Tensor {
-        self.declare(name, Self::names(domain), point, DeclKind::Tensor)
+        self.declare(name, domain, point, DeclKind::Tensor)
     }
 
     /// Declares `name`, the gradient of `of` with respect to `wrt`
@@ -420,7 +532,7 @@ impl Program {
     #[track_caller]
     pub fn grad(&mut self, name: &str, of: &Tensor, wrt: &Tensor) -> Tensor {
         let kind = DeclKind::Grad { of: of.id, wrt: wrt.id };
-        self.declare(name, wrt.domain.clone(), wrt.point.clone(), kind)
+        self.declare_over(name, wrt.domain.clone(), wrt.dims.clone(), wrt.point.clone(), kind)
     }
 
     /// Data-parallel training over the processes of the run (`mpirun -np
@@ -556,25 +668,6 @@ impl Program {
             front: tempo_driver::Front::Rust,
         }
     }
-}
-
-/// A float element of a constant of integer (or boolean) elements that
-/// the conversion would change: NaN, an infinity, a fraction, or one out of
-/// the element's range (a bool is 0 or 1). The first such, as written.
-fn inexact_integer(values: &Values, element: ElementType) -> Option<f64> {
-    // The range, its upper end excluded (2^31 and 2^63 are exact floats).
-    let (low, high) = match element {
-        ElementType::I1 => (0.0, 2.0),
-        ElementType::I32 => (-(2f64.powi(31)), 2f64.powi(31)),
-        ElementType::I64 => (-(2f64.powi(63)), 2f64.powi(63)),
-        ElementType::F32 | ElementType::F64 => return None,
-    };
-    let floats: &[f64] = match values {
-        Values::Floats(values) => values,
-        Values::SplatFloat(v) => std::slice::from_ref(v),
-        Values::Integers(_) | Values::SplatInteger(_) => return None,
-    };
-    floats.iter().copied().find(|&v| !(v.fract() == 0.0 && v >= low && v < high))
 }
 
 pub(crate) fn plain_location(location: &Site) -> String {

@@ -26,8 +26,8 @@
 
 use crate::affine::{AffineExpr, AffineMap};
 use crate::program::{
-    Band, BinaryKind, Branch, DYNAMIC, ElementType, FlashPart, Movement, Node, NodeKind, PointType, Predicate, Program,
-    ReduceKind,
+    Band, BinaryKind, Branch, DYNAMIC, Einsum, ElementType, FlashPart, Movement, Node, NodeKind, PointType, Predicate,
+    Program, ReduceKind,
 };
 
 use super::{MAX_BATCHED_BYTES, uses_dim};
@@ -207,30 +207,7 @@ pub(super) fn flow(
                 }
                 None
             }
-            NodeKind::Einsum(spec, operands) => {
-                let mut label = None;
-                let mut carriers = 0;
-                for (i, &o) in operands.iter().enumerate() {
-                    if let Some(m) = axis[o] {
-                        let l = spec.operands[i][m];
-                        if label.is_some_and(|x| x != l) {
-                            return None;
-                        }
-                        label = Some(l);
-                        carriers += 1;
-                    }
-                }
-                let kept = label.and_then(|l| spec.result.iter().position(|&x| x == l));
-                // Contracted with a second operand carrying the range: only
-                // one operand is zeroed outside it, and the other's points
-                // there (real points of the source) may be infinite or NaN,
-                // which a zero does not cancel. Exact only when they are
-                // finite: not in the exact pipeline.
-                if exact && label.is_some() && kept.is_none() && carriers > 1 {
-                    return None;
-                }
-                kept
-            }
+            NodeKind::Einsum(spec, operands) => einsum_axis(spec, operands, &axis, exact)?,
             other => {
                 if crate::rewrite::operands(other).iter().any(|&o| axis[o].is_some()) {
                     return None;
@@ -266,6 +243,35 @@ pub(super) fn flow(
         return None;
     }
     Some(Flow { mask, axis })
+}
+
+/// The axis of the range in an einsum's result, given its operands'
+/// (`axis`): `Some(None)` when it is contracted away or no operand carries
+/// it, `None` when the einsum cannot carry it (operands carry it at
+/// different labels, or, in the exact pipeline, a contraction of it with
+/// two carriers).
+fn einsum_axis(spec: &Einsum, operands: &[usize], axis: &[Option<usize>], exact: bool) -> Option<Option<usize>> {
+    let mut label = None;
+    let mut carriers = 0;
+    for (i, &o) in operands.iter().enumerate() {
+        if let Some(m) = axis[o] {
+            let l = spec.operands[i][m];
+            if label.is_some_and(|x| x != l) {
+                return None;
+            }
+            label = Some(l);
+            carriers += 1;
+        }
+    }
+    let kept = label.and_then(|l| spec.result.iter().position(|&x| x == l));
+    // Contracted with a second operand carrying the range: only one
+    // operand is zeroed outside it, and the other's points there (real
+    // points of the source) may be infinite or NaN, which a zero does not
+    // cancel. Exact only when they are finite: not in the exact pipeline.
+    if exact && label.is_some() && kept.is_none() && carriers > 1 {
+        return None;
+    }
+    Some(kept)
 }
 
 impl<'c> super::Batcher<'_, 'c> {
