@@ -368,17 +368,16 @@ struct Nest<'c, 'a> {
     stop: Option<(usize, usize, usize)>,
 }
 
-struct Emitter<'p, 'c, 'a> {
-    program: &'p Program<'c>,
-    schedule: &'p Schedule,
-    context: &'c Context,
+/// What the function being built holds: where code made once goes, the
+/// tensors' stores, the bounds' arguments and the values made once at
+/// entry, and the buffers the nests share.
+struct Function<'c, 'a> {
     /// Module symbols: constants' globals, before the function.
     globals: Builder<'c, 'a>,
     /// The entry block before the nests: buffers and values made once.
     entry: Builder<'c, 'a>,
     /// The entry block after the nests: deallocations.
     exit: Builder<'c, 'a>,
-    next_id: usize,
     /// Each tensor's store (ring, full store, input or output argument).
     store: Vec<Option<Value<'c, 'a>>>,
     /// Each dimension's bound argument.
@@ -386,10 +385,6 @@ struct Emitter<'p, 'c, 'a> {
     /// Index 0 and each dimension's last index (bound - 1), at entry.
     zero_index: Value<'c, 'a>,
     last_index: Vec<Value<'c, 'a>>,
-    /// The pass's options that shape the code.
-    options: Options,
-    /// The nest being built.
-    nest: Nest<'c, 'a>,
     /// For a dynamic size (a range read's length, by [`views::key`]), an
     /// entry-block value it never exceeds.
     size_caps: HashMap<usize, Value<'c, 'a>>,
@@ -398,23 +393,46 @@ struct Emitter<'p, 'c, 'a> {
     growing_lengths: HashSet<usize>,
     /// Lengths of range reads capped by a static width (windows): the width.
     window_widths: HashMap<usize, i64>,
-    /// The user ops the code built lowers, in order (for faults).
-    origins: Origins<'c>,
-    /// A fault to inject (the `test-fault` option), until injected.
-    test_fault: Option<TestFault>,
-    /// Per stop, its `[stopped, length]` buffer.
-    stop_states: HashMap<usize, Value<'c, 'a>>,
-    /// Per ragged stop, its buffers ([`stops`]).
-    ragged: HashMap<usize, stops::Ragged<'c, 'a>>,
-    /// The ragged stops whose nests are built: later tensors over their
-    /// batch dimensions see their lengths.
-    ragged_done: Vec<usize>,
     /// Splat constants' buffers, filled once at entry, by the constant's
     /// text (its value and type): one per distinct constant, however many
     /// ops use it (an optimizer's rates, one per weight and layer).
     splats: HashMap<String, Value<'c, 'a>>,
     /// Scratch buffers of the bodies' values, shared (`scratch`).
     scratch: Vec<scratch::Pooled<'c, 'a>>,
+}
+
+/// The stops' state while the function is built ([`stops`]).
+#[derive(Default)]
+struct Stops<'c, 'a> {
+    /// Per stop, its `[stopped, length]` buffer.
+    stop_states: HashMap<usize, Value<'c, 'a>>,
+    /// Per ragged stop, its buffers.
+    ragged: HashMap<usize, stops::Ragged<'c, 'a>>,
+    /// The ragged stops whose nests are built: later tensors over their
+    /// batch dimensions see their lengths.
+    ragged_done: Vec<usize>,
+}
+
+/// The lowering of one program: the program and its schedule, the
+/// pass's options, and what is being built (the function, the nest, the
+/// stops' state), with the user ops the code lowers.
+struct Emitter<'p, 'c, 'a> {
+    program: &'p Program<'c>,
+    schedule: &'p Schedule,
+    context: &'c Context,
+    next_id: usize,
+    /// The pass's options that shape the code.
+    options: Options,
+    /// The function being built.
+    function: Function<'c, 'a>,
+    /// The nest being built.
+    nest: Nest<'c, 'a>,
+    /// The stops' state.
+    stops: Stops<'c, 'a>,
+    /// The user ops the code built lowers, in order (for faults).
+    origins: Origins<'c>,
+    /// A fault to inject (the `test-fault` option), until injected.
+    test_fault: Option<TestFault>,
 }
 
 /// A fault the `test-fault` option injects into the code of the first op
@@ -482,26 +500,26 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
             program,
             schedule,
             context,
-            globals,
-            entry,
-            exit,
             next_id: 0,
-            store,
-            zero_index: bound_args.first().copied().unwrap_or(arguments[0]),
-            last_index: Vec::new(),
-            bound_args,
             options,
+            function: Function {
+                globals,
+                entry,
+                exit,
+                store,
+                zero_index: bound_args.first().copied().unwrap_or(arguments[0]),
+                last_index: Vec::new(),
+                bound_args,
+                size_caps: HashMap::new(),
+                growing_lengths: HashSet::new(),
+                window_widths: HashMap::new(),
+                splats: HashMap::new(),
+                scratch: Vec::new(),
+            },
             nest: Nest::default(),
-            size_caps: HashMap::new(),
-            growing_lengths: HashSet::new(),
-            window_widths: HashMap::new(),
+            stops: Stops::default(),
             origins: Origins::new(),
             test_fault: None,
-            stop_states: HashMap::new(),
-            ragged: HashMap::new(),
-            ragged_done: Vec::new(),
-            splats: HashMap::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -524,7 +542,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
     /// The operands of a map over the reader's variables `dims` and the
     /// bounds.
     fn with_symbols(&self, dims: &[Value<'c, 'a>]) -> Vec<Value<'c, 'a>> {
-        dims.iter().chain(&self.bound_args).copied().collect()
+        dims.iter().chain(&self.function.bound_args).copied().collect()
     }
 
     /// Builds the function's body: the constants at entry, then per nest
@@ -535,15 +553,15 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         if let Some(location) = program.location {
             self.enter(location, "the program");
         }
-        self.zero_index = self.entry.index(0)?;
+        self.function.zero_index = self.function.entry.index(0)?;
         let last = affine_map_of(self.context, 0, 1, &[AffineExpr::Symbol(0) + -1]);
-        self.last_index = (0..program.dims.len())
-            .map(|d| self.entry.affine_value("affine.apply", last, &[self.bound_args[d]]))
+        self.function.last_index = (0..program.dims.len())
+            .map(|d| self.function.entry.affine_value("affine.apply", last, &[self.function.bound_args[d]]))
             .collect::<Built<_>>()?;
         // Stores live from just before the nest computing them to just after
         // the last nest reading them; `tempo_memory_stats` counts the bytes
         // of live stores ([live, peak]).
-        crate::ir_builder::declare_zeros(self.globals.module()?, MEMORY_STATS, 2)?;
+        crate::ir_builder::declare_zeros(self.function.globals.module()?, MEMORY_STATS, 2)?;
         let nest_of: HashMap<usize, usize> = self
             .schedule
             .nests
@@ -606,7 +624,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                 Step::Compute(i) => self.tensor(*i, b)?,
                 Step::Loop { dim: d, forward, body } => {
                     let d = *d;
-                    let bound = self.bound_args[d];
+                    let bound = self.function.bound_args[d];
                     // A retimed loop runs as many iterations past its bound
                     // as its latest tensor is late (`Nest::lags`).
                     let lags: Vec<i64> = body
@@ -651,7 +669,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
                     }
                     if let Some((k, dim, done)) = self.nest.stop
                         && dim == d
-                        && !self.ragged.contains_key(&k)
+                        && !self.stops.ragged.contains_key(&k)
                     {
                         self.stop_loop(k, d, done, body, b)?;
                         continue;
@@ -705,7 +723,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         declare(b.module()?, stops::UNDEFINED_POINT, &[word, word, word], &[])?;
         let mut flat = b.index(0)?;
         for d in s.batch(program) {
-            flat = b.arith("muli", flat, self.bound_args[d])?;
+            flat = b.arith("muli", flat, self.function.bound_args[d])?;
             flat = b.arith("addi", flat, self.nest.index_of[&d])?;
         }
         let args = [b.i64(stop as i64)?, b.index_cast(self.nest.index_of[&s.dim], word)?, b.index_cast(flat, word)?];
@@ -798,7 +816,7 @@ impl<'p, 'c, 'a> Emitter<'p, 'c, 'a> {
         b: &Builder<'c, 'a>,
     ) -> Built<(Builder<'c, 'a>, Option<Builder<'c, 'a>>)> {
         if self.nest.arith_indices {
-            let holds = b.arith_set(condition, dims, &self.bound_args)?;
+            let holds = b.arith_set(condition, dims, &self.function.bound_args)?;
             return b.scf_if_else(holds, with_else);
         }
         b.affine_if(condition, &self.with_symbols(dims), with_else)

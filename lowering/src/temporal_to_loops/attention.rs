@@ -117,11 +117,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             let lead: Vec<i64> = if cpu_parallel { vec![row_count] } else { Vec::new() };
             let scores: Vec<i64> = lead.iter().copied().chain([block]).collect();
             let acc: Vec<i64> = lead.iter().copied().chain(extra_dims.iter().copied()).collect();
-            let entry = self.entry.at(b.location);
+            let entry = self.function.entry.at(b.location);
             let mut made = Vec::new();
             for dims in [scores, acc] {
                 let buffer = entry.alloc(MemRefType::new(e, &dims, None, None).into(), &[])?;
-                self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+                self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
                 made.push(buffer);
             }
             Some([made[0], made[1]])

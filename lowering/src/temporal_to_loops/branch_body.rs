@@ -154,7 +154,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             // inside the store.
             let shape = (index.num_dims, index.num_symbols);
             let c = self.apply("affine.apply", std::slice::from_ref(expr), shape, &body.reader_dims, b)?;
-            coords.push(self.clamp(c, self.zero_index, self.last_index[dim], b)?);
+            coords.push(self.clamp(c, self.function.zero_index, self.function.last_index[dim], b)?);
         }
         self.point_view(source, &coords, false, b)
     }
@@ -307,16 +307,16 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             // global of every element, which LLVM would translate, lay out
             // and emit element by element (3.4 MB of read-only data in a
             // 2-layer GPT training step).
-            if let Some(&view) = self.splats.get(&text) {
+            if let Some(&view) = self.function.splats.get(&text) {
                 return Ok(View::fixed(view, ty));
             }
-            let entry = self.entry.at(b.location);
+            let entry = self.function.entry.at(b.location);
             let scalar = entry.value("arith.constant", &[], element.r#type(), &[("value", element)])?;
             let buffer = entry.alloc(plain, &[])?;
             entry.fill(scalar, buffer)?;
-            self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+            self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
             let view = entry.cast(buffer, view_type(context, ty))?;
-            self.splats.insert(text, view);
+            self.function.splats.insert(text, view);
             return Ok(View::fixed(view, ty));
         }
         let named = |name: &str, value: Attribute<'c>| (melior::ir::Identifier::new(context, name), value);
@@ -330,15 +330,15 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             ])
             .build()
             .map_err(|e| format!("compiler fault: cannot build the constant's global: {e}"))?;
-        self.globals.insert_op(op);
+        self.function.globals.insert_op(op);
         let view = view_type(context, ty);
         if self.options.gpu {
             // Kernels cannot read the host's globals.
-            let entry = self.entry.at(b.location);
+            let entry = self.function.entry.at(b.location);
             let host = entry.global(&global, plain)?;
             let copy = entry.alloc(plain, &[])?;
             entry.op("memref.copy", &[host, copy], &[], &[])?;
-            self.exit.op("memref.dealloc", &[copy], &[], &[])?;
+            self.function.exit.op("memref.dealloc", &[copy], &[], &[])?;
             return Ok(View::fixed(entry.cast(copy, view)?, ty));
         }
         let host = b.global(&global, plain)?;
@@ -794,7 +794,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     *self.nest.index_of.get(d).ok_or("compiler fault: a position along a dimension not looped")?;
                 b.store(index_as(b, index, node.ty.element)?, target.value, &[])
             }
-            NodeKind::Bound(d) => b.store(index_as(b, self.bound_args[*d], node.ty.element)?, target.value, &[]),
+            NodeKind::Bound(d) => {
+                b.store(index_as(b, self.function.bound_args[*d], node.ty.element)?, target.value, &[])
+            }
             NodeKind::Rank => self.rank(target, &node.ty, b),
             NodeKind::WorldSize => self.world_size(target, &node.ty, b),
             NodeKind::AllReduce(kind, a) => self.all_reduce(*kind, view(*a)?, target, &node.ty, b),
@@ -915,12 +917,12 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // a window), it is allocated once outside the loops and viewed at
         // this step's sizes; otherwise allocated for this step. (A size
         // known statically, though the type says `?`, is its own cap.)
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let caps: Option<Vec<Value<'c, 'a>>> = dynamic
             .iter()
             .map(|s| match s {
                 Extent::Static(n) => entry.index(*n).ok(),
-                Extent::Value(v) => self.size_caps.get(&super::views::key(*v)).copied(),
+                Extent::Value(v) => self.function.size_caps.get(&super::views::key(*v)).copied(),
             })
             .collect();
         let Some(caps) = caps else {
@@ -930,7 +932,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             return Ok(View { value: buffer, sizes: sizes.to_vec() });
         };
         let buffer = entry.alloc(ty, &caps)?;
-        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
         let l = layout(ty)?;
         // Sizes known statically are static in the view.
         let dims: Vec<i64> = l.dims.iter().zip(sizes).map(|(&d, s)| static_size(s).unwrap_or(d)).collect();
@@ -943,9 +945,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// A buffer of static type `ty` allocated once (at the function's
     /// entry, freed on exit), seen as a strided view.
     pub(super) fn static_buffer(&mut self, ty: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let buffer = entry.alloc(plain_type(self.context, ty), &[])?;
-        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
         Ok(View::fixed(entry.cast(buffer, view_type(self.context, ty))?, ty))
     }
 

@@ -111,19 +111,19 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let src = &program.tensors[*source];
         let mut coords = Vec::new();
         for (k, (expr, &d)) in index.results.iter().zip(&src.domain).enumerate() {
-            let c = b.arith_expr(expr, &dims, &self.bound_args)?;
-            let below = b.compare(Compare::Slt, c, self.zero_index)?;
-            let above = b.compare(Compare::Sgt, c, self.last_index[d])?;
+            let c = b.arith_expr(expr, &dims, &self.function.bound_args)?;
+            let below = b.compare(Compare::Slt, c, self.function.zero_index)?;
+            let above = b.compare(Compare::Sgt, c, self.function.last_index[d])?;
             let outside = b.arith("ori", below, above)?;
             let (then, _) = b.scf_if_else(outside, false)?;
             let args = [
                 then.i64(site as i64)?,
                 then.i64(k as i64)?,
                 then.index_cast(c, word)?,
-                then.index_cast(self.bound_args[d], word)?,
+                then.index_cast(self.function.bound_args[d], word)?,
             ];
             then.call(DATA_READ_ERROR, &args, &[])?;
-            coords.push(self.clamp(c, self.zero_index, self.last_index[d], b)?);
+            coords.push(self.clamp(c, self.function.zero_index, self.function.last_index[d], b)?);
         }
         let value = self.point_view(*source, &coords, false, b)?;
         Ok(View::fixed(value, &node.ty))
@@ -171,11 +171,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// batch's size.
     pub(super) fn batch_buffer(&mut self, rows: &PointType, b: &Builder<'c, 'a>) -> Built<View<'c, 'a>> {
         let batch = self.nest.batch.ok_or("compiler fault: a batch buffer outside a batch")?;
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let name = format!("tempo_batch_{}", self.fresh_id());
         let shape: Vec<i64> = std::iter::once(batch.rows).chain(rows.shape[1..].iter().copied()).collect();
         let element = super::views::element_type(self.context, rows.element);
-        let ty = crate::ir_builder::declare_zero_buffer(self.globals.module()?, &name, element, &shape)?;
+        let ty = crate::ir_builder::declare_zero_buffer(self.function.globals.module()?, &name, element, &shape)?;
         let buffer = entry.global(&name, ty)?;
         let sizes: Vec<Extent<'c, 'a>> = std::iter::once(Extent::Value(batch.count))
             .chain(rows.shape[1..].iter().map(|&s| Extent::Static(s)))
@@ -232,7 +232,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let p = each.index_cast(p, each.index_type())?;
         // Coordinates through data were checked before the group ran;
         // clamping keeps every access inside the store regardless.
-        let p = self.clamp(p, self.zero_index, self.last_index[batch.dim], &each)?;
+        let p = self.clamp(p, self.function.zero_index, self.function.last_index[batch.dim], &each)?;
         let point = PointType { shape: rows.shape[1..].to_vec(), element: rows.element };
         let from = self.point_view(source, &[p], false, &each)?;
         let to = self.row(view.value, j, &point, &each)?;
@@ -317,7 +317,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             dims.push(b.index_cast(value, b.index_type())?);
         }
         let expr = index.results.first().ok_or("compiler fault: a read through data without a coordinate")?;
-        b.arith_expr(expr, &dims, &self.bound_args)
+        b.arith_expr(expr, &dims, &self.function.bound_args)
     }
 
     /// Builds the nest of data group `group` (see the module's doc).
@@ -327,7 +327,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         }
         let program = self.program;
         let d = group.dim;
-        let n = self.bound_args[d];
+        let n = self.function.bound_args[d];
         let columns = self.columns(group);
         let word = b.integer_type(64);
         let index = b.index_type();
@@ -376,7 +376,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             let branches = &program.tensors[t].branches;
             let mut chosen = each.i64(branches.len() as i64)?;
             for (k, branch) in branches.iter().enumerate().rev() {
-                let holds = each.arith_set(&branch.when, &[p], &self.bound_args)?;
+                let holds = each.arith_set(&branch.when, &[p], &self.function.bound_args)?;
                 chosen = each.select(holds, each.i64(k as i64)?, chosen)?;
             }
             each.store(chosen, branch_ids[m], &[p])?;
@@ -444,8 +444,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 let rows = (CHUNK_BYTES / widest).clamp(MIN_CHUNK_ROWS, MAX_CHUNK_ROWS);
                 let (chunk, first) = many.scf_for(low, high, many.index(rows)?)?;
                 let count = chunk.arith("minsi", chunk.arith("subi", high, first)?, chunk.index(rows)?)?;
-                let cap = self.entry.index(rows)?;
-                self.size_caps.insert(super::views::key(count), cap);
+                let cap = self.function.entry.index(rows)?;
+                self.function.size_caps.insert(super::views::key(count), cap);
                 let batch = Batch { dim: d, order, low: first, count, rows };
                 // The choice of branches is a number in mixed radix (one
                 // digit per tensor, `branches + 1` values each).

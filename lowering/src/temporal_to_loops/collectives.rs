@@ -98,7 +98,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// asked once at entry (host code: on the GPU target the store is in
     /// a kernel, which gets the value as an argument).
     pub(super) fn rank(&mut self, target: &View<'c, 'a>, ty: &PointType, b: &Builder<'c, 'a>) -> Built<()> {
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let comm = entry.value("mpi.comm_world", &[], communicator(&entry)?, &[])?;
         let rank = entry.value("mpi.comm_rank", &[comm], entry.integer_type(32), &[])?;
         let index = entry.index_cast(rank, entry.index_type())?;
@@ -114,7 +114,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
 
     /// The number of processes as an index, from the runtime, at entry.
     fn world_size_index(&mut self, location: Location<'c>) -> Built<melior::ir::Value<'c, 'a>> {
-        let entry = self.entry.at(location);
+        let entry = self.function.entry.at(location);
         let word = entry.integer_type(64);
         declare(entry.module()?, WORLD_SIZE, &[], &[word])?;
         let size = entry.call(WORLD_SIZE, &[], &[word])?[0];
@@ -135,11 +135,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         b: &Builder<'c, 'a>,
     ) -> Built<()> {
         let context = self.context;
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let count = ty.num_elements() as i64;
         let flat = PointType { shape: vec![count], element: ty.element };
         let buffer = entry.alloc(plain_type(context, &flat), &[])?;
-        self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
         let flat_view = View::fixed(entry.cast(buffer, view_type(context, &flat))?, &flat);
         let shaped = reshaped(&entry, &flat_view, &flat, ty)?
             .ok_or("compiler fault: the all-reduce buffer does not take the value's shape")?;
@@ -185,9 +185,9 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // of the element type, made at entry).
         let scalar = PointType { shape: vec![], element: ty.element };
         let size = self.world_size_index(b.location)?;
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let divisor = entry.alloc(plain_type(context, &scalar), &[])?;
-        self.exit.op("memref.dealloc", &[divisor], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[divisor], &[], &[])?;
         entry.store(super::branch_body::index_as(&entry, size, ty.element)?, divisor, &[])?;
         let divisor = View::fixed(entry.cast(divisor, view_type(context, &scalar))?, &scalar);
         let divide = Elementwise::Binary(BinaryKind::Div);

@@ -26,7 +26,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let context = self.context;
         let word = b.integer_type(64);
         declare(b.module()?, "tempo_external_call", &[word, word, word], &[])?;
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         // The address of a buffer, as an integer.
         let address = |buffer: Value<'c, 'a>| -> Built<Value<'c, 'a>> {
             let raw = entry.value("memref.extract_aligned_pointer_as_index", &[buffer], entry.index_type(), &[])?;
@@ -34,17 +34,17 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         };
         let table_type = MemRefType::new(word, &[args.len().max(1) as i64], None, None).into();
         let table = entry.alloc(table_type, &[])?;
-        self.exit.op("memref.dealloc", &[table], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[table], &[], &[])?;
         let mut arg_views = Vec::new();
         for (k, (_, arg_type)) in args.iter().enumerate() {
             let buffer = entry.alloc(plain_type(context, arg_type), &[])?;
-            self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+            self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
             let at = entry.index(k as i64)?;
             entry.store(address(buffer)?, table, &[at])?;
             arg_views.push(View::fixed(entry.cast(buffer, view_type(context, arg_type))?, arg_type));
         }
         let result = entry.alloc(plain_type(context, ty), &[])?;
-        self.exit.op("memref.dealloc", &[result], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[result], &[], &[])?;
         let result_word = address(result)?;
         let table_word = address(table)?;
         let result_view = View::fixed(entry.cast(result, view_type(context, ty))?, ty);

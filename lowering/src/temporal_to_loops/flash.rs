@@ -57,10 +57,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let bytes = b.index(element.byte_size() as i64)?;
         let meta = operands.iter().map(|x| metadata(b, x, e, bytes)).collect::<Built<Vec<_>>>()?;
         let (out, out_sizes, out_strides) = metadata(b, target, e, bytes)?;
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let table_type = MemRefType::new(word, &[groups, TABLE_WORDS], None, None).into();
         let table = entry.alloc(table_type, &[])?;
-        self.exit.op("memref.dealloc", &[table], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[table], &[], &[])?;
         let (c0, c1) = (b.index(0)?, b.index(1)?);
         let count = b.index(groups)?;
         let (inner, g) = if self.options.parallel && groups > 1 && !b.inside_parallel() {

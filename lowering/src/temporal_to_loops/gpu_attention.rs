@@ -41,7 +41,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         b: &Builder<'c, 'a>,
     ) -> Built<([Value<'c, 'a>; 3], i64)> {
         let per_chunk = (CHUNK / block).max(1);
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let size = entry.index(per_chunk * block)?;
         let most = entry.arith("ceildivui", cap, size)?;
         let row: Vec<i64> = vec![rows, UNKNOWN];
@@ -49,7 +49,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let mut partials = Vec::new();
         for dims in [&row, &row, &acc] {
             let partial = entry.alloc(MemRefType::new(e, dims, None, None).into(), &[most])?;
-            self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+            self.function.exit.op("memref.dealloc", &[partial], &[], &[])?;
             partials.push(partial);
         }
         Ok(([partials[0], partials[1], partials[2]], per_chunk))

@@ -142,8 +142,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let partial = match (shape.splits > 1, m, n) {
             (true, Some(m), Some(n)) => {
                 let ty = MemRefType::new(element_type(b, element), &[shape.splits, m, n], None, None).into();
-                let partial = self.entry.at(b.location).alloc(ty, &[])?;
-                self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+                let partial = self.function.entry.at(b.location).alloc(ty, &[])?;
+                self.function.exit.op("memref.dealloc", &[partial], &[], &[])?;
                 Some(partial)
             }
             _ => None,
@@ -350,10 +350,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let m = rows.unwrap_or(1);
         let e = element_type(b, element);
         // The partial sums, allocated once at entry.
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let ty = MemRefType::new(e, &[slices, m, n], None, None).into();
         let partial = entry.alloc(ty, &[])?;
-        self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[partial], &[], &[])?;
         let zero = super::movement::zero(b, element)?;
         let (c0, one, slice, kv) = (b.index(0)?, b.index(1)?, b.index(K_SLICE)?, b.index(k)?);
         let (sv, mv, nv) = (b.index(slices)?, b.index(m)?, b.index(n)?);

@@ -98,8 +98,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 if let Some(cap) = self.growing_cap(length) {
                     return Some(Extent::Value(cap));
                 }
-                let width = *self.window_widths.get(&key(*v))?;
-                let cap = *self.size_caps.get(&key(*v))?;
+                let width = *self.function.window_widths.get(&key(*v))?;
+                let cap = *self.function.size_caps.get(&key(*v))?;
                 (few && width >= MIN_STATIC_LENGTH).then_some(Extent::Value(cap))
             }
         }
@@ -108,10 +108,10 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// For the GPU, the cap of a range's length that grows with a dimension.
     pub(super) fn growing_cap(&self, length: &Extent<'c, 'a>) -> Option<Value<'c, 'a>> {
         let Extent::Value(length) = length else { return None };
-        if !self.options.gpu || !self.growing_lengths.contains(&key(*length)) {
+        if !self.options.gpu || !self.function.growing_lengths.contains(&key(*length)) {
             return None;
         }
-        self.size_caps.get(&key(*length)).copied()
+        self.function.size_caps.get(&key(*length)).copied()
     }
 
     /// `target = kind(input along axis)` in two stages, where it applies
@@ -173,14 +173,14 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         element: ElementType,
         b: &Builder<'c, 'a>,
     ) -> Built<Value<'c, 'a>> {
-        let entry = self.entry.at(b.location);
+        let entry = self.function.entry.at(b.location);
         let cap = entry.extent(cap)?;
         let chunk = entry.index(CHUNK)?;
         let chunks = entry.arith("ceildivui", cap, chunk)?;
         let dims: Vec<i64> = [UNKNOWN].into_iter().chain(results.iter().copied()).collect();
         let ty = MemRefType::new(element_type(b, element), &dims, None, None).into();
         let partial = entry.alloc(ty, &[chunks])?;
-        self.exit.op("memref.dealloc", &[partial], &[], &[])?;
+        self.function.exit.op("memref.dealloc", &[partial], &[], &[])?;
         Ok(partial)
     }
 }

@@ -27,7 +27,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     ) -> Built<Value<'c, 'a>> {
         if self.nest.arith_indices {
             let values: Vec<Value<'c, 'a>> =
-                exprs.iter().map(|e| b.arith_expr(e, reader_dims, &self.bound_args)).collect::<Built<_>>()?;
+                exprs.iter().map(|e| b.arith_expr(e, reader_dims, &self.function.bound_args)).collect::<Built<_>>()?;
             let fold = match op {
                 "affine.max" => "maxsi",
                 "affine.min" => "minsi",
@@ -90,12 +90,12 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                     let capped = self.apply_map(cap, "affine.min", reader_dims, b)?;
                     lo = b.arith("minsi", lo, capped)?;
                 }
-                offsets.push(self.clamp(lo, self.zero_index, self.last_index[d], b)?);
+                offsets.push(self.clamp(lo, self.function.zero_index, self.function.last_index[d], b)?);
                 sizes.push(Extent::Static(1));
                 continue;
             }
-            let bound = self.bound_args[d];
-            let lo = self.clamp(lo, self.zero_index, bound, b)?;
+            let bound = self.function.bound_args[d];
+            let lo = self.clamp(lo, self.function.zero_index, bound, b)?;
             let hi = self.apply_map(hi_map, "affine.min", reader_dims, b)?;
             let hi = self.clamp(hi, lo, bound, b)?;
             let len = b.arith("subi", hi, lo)?;
@@ -112,16 +112,16 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
                 .min();
             let cap = match width {
                 Some(w) => {
-                    self.window_widths.insert(key(len), w.max(0));
-                    let c = self.entry.index(w.max(0))?;
-                    self.entry.arith("minsi", c, bound)?
+                    self.function.window_widths.insert(key(len), w.max(0));
+                    let c = self.function.entry.index(w.max(0))?;
+                    self.function.entry.arith("minsi", c, bound)?
                 }
                 None => {
-                    self.growing_lengths.insert(key(len));
+                    self.function.growing_lengths.insert(key(len));
                     bound
                 }
             };
-            self.size_caps.insert(key(len), cap);
+            self.function.size_caps.insert(key(len), cap);
             offsets.push(lo);
             // A length the type states statically (checked before running)
             // is used as the number.

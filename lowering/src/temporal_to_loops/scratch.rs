@@ -45,18 +45,18 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         ty: &PointType,
         b: &Builder<'c, 'a>,
     ) -> Result<(View<'c, 'a>, usize), String> {
-        if let Some(k) = self.scratch.iter().position(|p| !p.busy && p.ty == *ty) {
-            self.scratch[k].busy = true;
-            return Ok((self.scratch[k].view.clone(), k));
+        if let Some(k) = self.function.scratch.iter().position(|p| !p.busy && p.ty == *ty) {
+            self.function.scratch[k].busy = true;
+            return Ok((self.function.scratch[k].view.clone(), k));
         }
         let view = self.static_buffer(ty, b)?;
-        self.scratch.push(Pooled { ty: ty.clone(), view: view.clone(), busy: true });
-        Ok((view, self.scratch.len() - 1))
+        self.function.scratch.push(Pooled { ty: ty.clone(), view: view.clone(), busy: true });
+        Ok((view, self.function.scratch.len() - 1))
     }
 
     /// Gives buffer `k` back to the pool.
     pub(super) fn give_back_scratch(&mut self, k: usize) {
-        if let Some(p) = self.scratch.get_mut(k) {
+        if let Some(p) = self.function.scratch.get_mut(k) {
             p.busy = false;
         }
     }

@@ -181,15 +181,15 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let word = b.integer_type(64);
         // [stopped, length], set before the loop.
         let state_type = MemRefType::new(word, &[2], None, None).into();
-        let state = self.entry.alloc(state_type, &[])?;
-        self.exit.op("memref.dealloc", &[state], &[], &[])?;
-        self.stop_states.insert(k, state);
+        let state = self.function.entry.alloc(state_type, &[])?;
+        self.function.exit.op("memref.dealloc", &[state], &[], &[])?;
+        self.stops.stop_states.insert(k, state);
         let (zero, one) = (b.index(0)?, b.index(1)?);
         b.store(b.i64(0)?, state, &[zero])?;
-        b.store(b.index_cast(self.bound_args[d], word)?, state, &[one])?;
+        b.store(b.index_cast(self.function.bound_args[d], word)?, state, &[one])?;
         let from = crate::ir_builder::affine_map(self.context, 0, 0, &[tempo_passes::affine::AffineExpr::Constant(0)]);
         let to = crate::ir_builder::affine_map(self.context, 0, 1, &[tempo_passes::affine::AffineExpr::Symbol(0)]);
-        let (inner, t) = b.affine_for((from, &[]), (to, &[self.bound_args[d]]))?;
+        let (inner, t) = b.affine_for((from, &[]), (to, &[self.function.bound_args[d]]))?;
         self.nest.index_of.insert(d, t);
         let stopped = inner.load(state, &[inner.index(0)?], word)?;
         let running = inner.compare(Compare::Eq, stopped, inner.i64(0)?)?;
@@ -203,8 +203,8 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         hit.store(hit.index_cast(next, word)?, state, &[hit.index(1)?])?;
         // What the nest computes after this loop sees the length.
         let length = b.index_cast(b.load(state, &[one], word)?, b.index_type())?;
-        self.bound_args[d] = length;
-        self.last_index[d] = b.arith("subi", length, one)?;
+        self.function.bound_args[d] = length;
+        self.function.last_index[d] = b.arith("subi", length, one)?;
         Ok(())
     }
 
@@ -214,19 +214,19 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let program = self.program;
         let d = program.stops[k].dim;
         let word = b.integer_type(64);
-        let length = if self.ragged.contains_key(&k) {
+        let length = if self.stops.ragged.contains_key(&k) {
             self.after_ragged(k, b)?
         } else {
-            let state = *self.stop_states.get(&k).ok_or("compiler fault: a stop's loop was not built")?;
+            let state = *self.stops.stop_states.get(&k).ok_or("compiler fault: a stop's loop was not built")?;
             b.load(state, &[b.index(1)?], word)?
         };
-        declare_zeros(self.globals.module()?, STOP_LENGTHS, program.stops.len() as i64)?;
+        declare_zeros(self.function.globals.module()?, STOP_LENGTHS, program.stops.len() as i64)?;
         let lengths_type = MemRefType::new(word, &[program.stops.len() as i64], None, None).into();
         let lengths = b.global(STOP_LENGTHS, lengths_type)?;
         b.store(length, lengths, &[b.index(k as i64)?])?;
         let bound = b.index_cast(length, b.index_type())?;
-        self.bound_args[d] = bound;
-        self.last_index[d] = b.arith("subi", bound, b.index(1)?)?;
+        self.function.bound_args[d] = bound;
+        self.function.last_index[d] = b.arith("subi", bound, b.index(1)?)?;
         Ok(())
     }
 }
@@ -241,21 +241,21 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let word = b.integer_type(64);
         let mut count = b.index(1)?;
         for &d in &batch {
-            count = b.arith("muli", count, self.bound_args[d])?;
+            count = b.arith("muli", count, self.function.bound_args[d])?;
         }
         let per_point = MemRefType::new(word, &[i64::MIN], None, None).into();
         let stopped = b.alloc(per_point, &[count])?;
         let lengths = b.alloc(per_point, &[count])?;
         let live = b.alloc(MemRefType::new(word, &[1], None, None).into(), &[])?;
         for buffer in [stopped, lengths, live] {
-            self.exit.op("memref.dealloc", &[buffer], &[], &[])?;
+            self.function.exit.op("memref.dealloc", &[buffer], &[], &[])?;
         }
         let (zero, one) = (b.index(0)?, b.index(1)?);
         b.store(b.index_cast(count, word)?, live, &[zero])?;
         let (each, j) = b.scf_for(zero, count, one)?;
         each.store(each.i64(0)?, stopped, &[j])?;
-        each.store(each.index_cast(self.bound_args[stop.dim], word)?, lengths, &[j])?;
-        self.ragged.insert(k, Ragged { stopped, lengths, live, batch, count });
+        each.store(each.index_cast(self.function.bound_args[stop.dim], word)?, lengths, &[j])?;
+        self.stops.ragged.insert(k, Ragged { stopped, lengths, live, batch, count });
         Ok(())
     }
 
@@ -265,7 +265,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let mut flat = b.index(0)?;
         for &d in batch {
             let at = *self.nest.index_of.get(&d).ok_or("compiler fault: a batch dimension without its loop")?;
-            flat = b.arith("muli", flat, self.bound_args[d])?;
+            flat = b.arith("muli", flat, self.function.bound_args[d])?;
             flat = b.arith("addi", flat, at)?;
         }
         Ok(flat)
@@ -278,7 +278,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// caller builds the body as usual).
     pub(super) fn ragged_body(&mut self, d: usize, body: &[Step], b: &Builder<'c, 'a>) -> Built<bool> {
         let Some((k, dim, done)) = self.nest.stop else { return Ok(false) };
-        let Some(ragged) = self.ragged.get(&k).cloned() else { return Ok(false) };
+        let Some(ragged) = self.stops.ragged.get(&k).cloned() else { return Ok(false) };
         let word = b.integer_type(64);
         let zero = b.index(0)?;
         if body.iter().any(|s| matches!(s, Step::Compute(t) if *t == done)) {
@@ -298,7 +298,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             let live = hit.load(ragged.live, &[zero], word)?;
             hit.store(hit.arith("subi", live, hit.i64(1)?)?, ragged.live, &[zero])?;
             // What the nest computes after this loop knows the lengths.
-            self.ragged_done.push(k);
+            self.stops.ragged_done.push(k);
             return Ok(true);
         }
         if d == dim && contains(body, done) {
@@ -314,19 +314,19 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// After the nest of ragged stop `k`: the longest length becomes the
     /// bound of its dimension, the lengths go to the runtime.
     fn after_ragged(&mut self, k: usize, b: &Builder<'c, 'a>) -> Built<Value<'c, 'a>> {
-        let ragged = self.ragged.get(&k).cloned().ok_or("compiler fault: a ragged stop's nest was not built")?;
+        let ragged = self.stops.ragged.get(&k).cloned().ok_or("compiler fault: a ragged stop's nest was not built")?;
         let word = b.integer_type(64);
         let (count, lengths) = (ragged.count, ragged.lengths);
         let longest = b.for_sum(b.index(0)?, count, b.i64(0)?, &|b, j, longest| {
             let length = b.load(lengths, &[j], b.integer_type(64))?;
             b.arith("maxsi", longest, length)
         })?;
-        declare(self.globals.module()?, RAGGED_LENGTHS, &[word, word, word], &[])?;
+        declare(self.function.globals.module()?, RAGGED_LENGTHS, &[word, word, word], &[])?;
         let address = b.value("memref.extract_aligned_pointer_as_index", &[lengths], b.index_type(), &[])?;
         let args = [b.i64(k as i64)?, b.index_cast(address, word)?, b.index_cast(count, word)?];
         b.call(RAGGED_LENGTHS, &args, &[])?;
-        if !self.ragged_done.contains(&k) {
-            self.ragged_done.push(k);
+        if !self.stops.ragged_done.contains(&k) {
+            self.stops.ragged_done.push(k);
         }
         Ok(longest)
     }
@@ -340,10 +340,11 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         // Only tensors over the stopped dimension or using its bound need
         // the point's length.
         let applying: Vec<usize> = self
+            .stops
             .ragged_done
             .iter()
             .copied()
-            .filter(|k| self.ragged[k].batch.iter().all(|d| domain.contains(d)))
+            .filter(|k| self.stops.ragged[k].batch.iter().all(|d| domain.contains(d)))
             .filter(|&k| {
                 let d = program.stops[k].dim;
                 domain.contains(&d) || tempo_passes::stops::uses_bound(program, i, d).is_some()
@@ -352,16 +353,16 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         if applying.is_empty() {
             return self.tensor_at(i, b);
         }
-        let saved = (self.bound_args.clone(), self.last_index.clone());
+        let saved = (self.function.bound_args.clone(), self.function.last_index.clone());
         let mut inner = b.at(program.tensors[i].location);
         for k in applying {
             let d = program.stops[k].dim;
-            let ragged = self.ragged[&k].clone();
+            let ragged = self.stops.ragged[&k].clone();
             let flat = self.batch_point(&ragged.batch, &inner)?;
             let length = inner.load(ragged.lengths, &[flat], inner.integer_type(64))?;
             let length = inner.index_cast(length, inner.index_type())?;
-            self.bound_args[d] = length;
-            self.last_index[d] = inner.arith("subi", length, inner.index(1)?)?;
+            self.function.bound_args[d] = length;
+            self.function.last_index[d] = inner.arith("subi", length, inner.index(1)?)?;
             if domain.contains(&d) {
                 let inside = inner.compare(Compare::Slt, self.nest.index_of[&d], length)?;
                 inner = inner.scf_if_else(inside, false)?.0;
@@ -372,7 +373,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
         let affine = std::mem::replace(&mut self.nest.arith_indices, true);
         let built = self.tensor_at(i, &inner);
         self.nest.arith_indices = affine;
-        (self.bound_args, self.last_index) = saved;
+        (self.function.bound_args, self.function.last_index) = saved;
         built
     }
 }

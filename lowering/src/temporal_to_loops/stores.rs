@@ -50,7 +50,8 @@ pub(super) fn store_type<'c>(context: &'c Context, program: &Program, schedule: 
 impl<'c, 'a> Emitter<'_, 'c, 'a> {
     /// The store of tensor `i` (or its argument).
     pub(super) fn store_of(&self, i: usize) -> Built<Value<'c, 'a>> {
-        self.store[i].ok_or_else(|| format!("compiler fault: '{}' has no store here", self.program.tensors[i].name))
+        self.function.store[i]
+            .ok_or_else(|| format!("compiler fault: '{}' has no store here", self.program.tensors[i].name))
     }
 
     /// The dimensions of tensor `i`'s store (see [`store_dims`]).
@@ -91,7 +92,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             .store_dims(i)
             .iter()
             .filter(|(_, n)| n.is_none())
-            .map(|&(k, _)| self.bound_args[t.domain[k]])
+            .map(|&(k, _)| self.function.bound_args[t.domain[k]])
             .collect();
         let i64_type: Type = IntegerType::new(context, 64).into();
         let integer = |n: i64| -> Attribute<'c> { IntegerAttribute::new(i64_type, n).into() };
@@ -113,7 +114,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
             op.set_attribute("swap_space", StringAttribute::new(context, "file").into());
         }
         let op = b.insert_op(op);
-        self.store[i] = Some(op.result(0).map_err(|e| format!("compiler fault: store.alloc: {e}"))?.into());
+        self.function.store[i] = Some(op.result(0).map_err(|e| format!("compiler fault: store.alloc: {e}"))?.into());
         Ok(())
     }
 

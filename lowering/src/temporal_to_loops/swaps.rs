@@ -82,7 +82,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     pub(super) fn spill(&mut self, i: usize, var: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let swap = &self.schedule.swaps[&i];
         let (n, k) = (swap.block as i64, swap.reach);
-        let bound = self.bound_args[swap.dim];
+        let bound = self.function.bound_args[swap.dim];
         let end = AffineExpr::Dim(0) + (1 - k);
         let condition = vec![Constraint::equal_zero(end.clone() % n), Constraint::at_least_zero(end.clone() + -n)];
         self.swap_op(i, "spill", condition, [end.clone() + -n, end], (var, bound), b)
@@ -110,7 +110,7 @@ impl<'c, 'a> Emitter<'_, 'c, 'a> {
     pub(super) fn discard(&mut self, i: usize, var: Value<'c, 'a>, b: &Builder<'c, 'a>) -> Built<()> {
         let swap = &self.schedule.swaps[&i];
         let n = swap.block as i64;
-        let bound = self.bound_args[swap.dim];
+        let bound = self.function.bound_args[swap.dim];
         let condition = vec![Constraint::equal_zero(AffineExpr::Dim(0) % n)];
         self.swap_op(i, "discard", condition, [AffineExpr::Dim(0), AffineExpr::Dim(0) + n], (var, bound), b)
     }
