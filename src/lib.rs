@@ -34,7 +34,7 @@ pub mod rl;
 pub mod site;
 
 pub use expr::{Binary, Coordinate, Expr, Movement, Predicate, Reduce, Unary, f32s, f64s, i32s, i64s};
-pub use index::{Cond, Index};
+pub use index::{Cond, DimRef, Index};
 pub use program::{
     Compiled, Dim, Error, Program, Runner, Shard, Tensor, TensorId, abort_processes, barrier, processes,
 };
