@@ -481,7 +481,7 @@ impl Harness {
             }
             None if run.accepted() => "accepted".into(),
             None => {
-                if located && !has_location(&run.stderr, file) {
+                if located && !has_location(&run.stderr, file) && !names_own_location(&run.stderr, file) {
                     report.unlocated.push(first_line(&run.stderr));
                 }
                 "rejected".into()
@@ -527,6 +527,23 @@ fn has_location(stderr: &str, file: &str) -> bool {
                 && parts.next().is_some_and(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_digit()))
         })
     })
+}
+
+/// Whether `stderr` names a location the input at `path` carries itself
+/// (`loc("bench/train/bench_train.rs":181:19)` in a module the Rust API
+/// printed): the user's source line, which is where a diagnostic of such
+/// a program belongs.
+fn names_own_location(stderr: &str, path: &str) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else { return false };
+    let mut files: Vec<&str> = Vec::new();
+    for piece in text.split("loc(\"").skip(1) {
+        if let Some(end) = piece.find("\":")
+            && !files.contains(&&piece[..end])
+        {
+            files.push(&piece[..end]);
+        }
+    }
+    files.iter().any(|f| !f.is_empty() && has_location(stderr, f))
 }
 
 /// `missing input 'W' (float32[4, 4])` -> ("W", "float32", [4, 4]).
@@ -743,5 +760,30 @@ fn main() {
             println!("  {kind:40} {:5}  cases {}", cases.len(), shown.join(" "));
         }
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rejection at the input's own line, or at a source line the input
+    /// carries in its locations (a module the Rust API printed), is located;
+    /// one at another file's line, or at none, is not.
+    #[test]
+    fn rejections_are_located_at_the_input_or_the_source_it_names() {
+        let dir = std::env::temp_dir().join(format!("tempo-fuzz-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("case.mlir");
+        std::fs::write(&path, "\"temporal.grad\"() : () -> ()\n#loc5 = loc(\"bench/train/bench_train.rs\":181:19)\n")
+            .unwrap();
+        let path = path.to_str().unwrap();
+        let own = format!("{path}:1:1: error: bad op");
+        assert!(has_location(&own, path));
+        let source = "bench/train/bench_train.rs:181:19: error: run temporal-autodiff first";
+        assert!(!has_location(source, path) && names_own_location(source, path));
+        assert!(!names_own_location("src/other.rs:3:4: error: bad", path));
+        assert!(!names_own_location("error: no location", path));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
