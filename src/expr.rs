@@ -85,6 +85,9 @@ pub(crate) struct ExprData {
     /// dimension its tensor lacks), said at `location` when the program is
     /// built.
     pub(crate) refused: Vec<String>,
+    /// The program whose handles (tensor, dimensions) the node was made
+    /// from, by identity; a program reading it must be that one.
+    pub(crate) program: Option<u64>,
 }
 
 /// A point expression.
@@ -93,7 +96,7 @@ pub struct Expr(pub(crate) Rc<ExprData>);
 
 impl Expr {
     pub(crate) fn new(kind: NodeKind, operands: Vec<Expr>, ty: PointType, location: Site) -> Expr {
-        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: Vec::new() }))
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: Vec::new(), program: None }))
     }
 
     /// An expression refused for each reason in `why` (none: a valid one):
@@ -105,7 +108,19 @@ impl Expr {
         location: Site,
         why: Vec<String>,
     ) -> Expr {
-        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why }))
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why, program: None }))
+    }
+
+    /// An expression made from handles of `program` (its identity).
+    pub(crate) fn of_program(
+        kind: NodeKind,
+        operands: Vec<Expr>,
+        ty: PointType,
+        location: Site,
+        why: Vec<String>,
+        program: u64,
+    ) -> Expr {
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why, program: Some(program) }))
     }
 
     /// A constant of type `ty` with `values`; values the type cannot hold
@@ -599,9 +614,22 @@ impl Expr {
     /// `x.slice_at([&h * 8, 0.into()], &[8, 64])` takes head `h`'s rows.
     #[track_caller]
     pub fn slice_at<I: Into<Index>>(&self, offsets: impl IntoIterator<Item = I>, sizes: &[i64]) -> Expr {
-        let offsets: Vec<AffineExpr> = offsets.into_iter().map(|i: I| i.into().affine()).collect();
+        let offsets: Vec<Index> = offsets.into_iter().map(Into::into).collect();
         let ty = PointType { shape: sizes.to_vec(), element: self.0.ty.element };
-        Expr::new(NodeKind::DynamicSlice(0, global_map(offsets)), vec![self.clone()], ty, Site::caller())
+        let mut dims = Vec::new();
+        offsets.iter().for_each(|i| i.dims(&mut dims));
+        let map = global_map(offsets.iter().map(Index::affine).collect());
+        let kind = NodeKind::DynamicSlice(0, map);
+        match dims.first() {
+            None => Expr::new(kind, vec![self.clone()], ty, Site::caller()),
+            Some(first) => {
+                let mut why = Vec::new();
+                if dims.iter().any(|d| d.program != first.program) {
+                    why.push("slice offsets use dimensions of different programs".to_string());
+                }
+                Expr::of_program(kind, vec![self.clone()], ty, Site::caller(), why, first.program)
+            }
+        }
     }
 
     /// A constant filled with `value` of this expression's type, or a

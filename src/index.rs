@@ -19,6 +19,8 @@ use tempo_passes::affine::AffineExpr;
 pub struct DimRef {
     pub(crate) name: String,
     pub(crate) number: usize,
+    /// The program's identity ([`crate::Program`]'s).
+    pub(crate) program: u64,
 }
 
 impl DimRef {
@@ -71,6 +73,19 @@ impl Index {
     /// `self < other`.
     pub fn lt(self, other: impl Into<Index>) -> Cond {
         Cond::of(other.into() - self - 1, false)
+    }
+
+    /// The dimensions (variables and bounds) the expression names.
+    pub(crate) fn dims<'e>(&'e self, out: &mut Vec<&'e DimRef>) {
+        match self {
+            Index::Var(d) | Index::Bound(d) => out.push(d),
+            Index::Const(_) => {}
+            Index::Add(a, b) => {
+                a.dims(out);
+                b.dims(out);
+            }
+            Index::Scale(a, _) | Index::Mod(a, _) | Index::FloorDiv(a, _) => a.dims(out),
+        }
     }
 
     /// The variables the expression uses.
@@ -275,5 +290,12 @@ impl Cond {
     /// equality.
     pub(crate) fn affine(&self) -> Vec<(AffineExpr, bool)> {
         self.constraints.iter().map(|(e, is_equality)| (e.affine(), *is_equality)).collect()
+    }
+
+    /// The dimensions the condition names.
+    pub(crate) fn dims(&self) -> Vec<&DimRef> {
+        let mut out = Vec::new();
+        self.constraints.iter().for_each(|(e, _)| e.dims(&mut out));
+        out
     }
 }

@@ -98,7 +98,7 @@ mod tests {
         assert!(text.contains("affine_map<(d0)[s0] -> (d0 - 1)>"), "{text}");
         assert!(text.contains("loc(\"src/lib.rs\":"), "{text}");
         assert!(text.contains("affine_set<(d0)[s0] : (d0 == 0)>"), "{text}");
-        let t = Dim { name: "t".into(), bound: "T".into(), number: 0, bound_number: 0 };
+        let t = Dim { name: "t".into(), bound: "T".into(), number: 0, bound_number: 0, program: 0 };
         assert_eq!((t.bound() - 1 - t.var()).to_string(), "T - t - 1");
         assert_eq!(((t.var() + 3) % 2 * 2).to_string(), "((t + 3) mod 2) * 2");
         assert_eq!((t.var() - t.var()).to_string(), "0");
@@ -151,6 +151,16 @@ mod tests {
         assert!(q.to_mlir().unwrap_err().to_string().contains("'mod' is not a valid dimension or bound name"));
     }
 
+    /// `error` has exactly the `expected` lines: each message at its line
+    /// of this file (`first` plus the offset).
+    fn errors_at(error: &str, first: u32, expected: &[(u32, &str)]) {
+        for (k, message) in expected {
+            let line = format!("src/lib.rs:{}:", first + k);
+            assert!(error.lines().any(|l| l.contains(&line) && l.contains(message)), "{line} {message}:\n{error}");
+        }
+        assert_eq!(error.lines().count(), expected.len(), "{error}");
+    }
+
     /// What an expression refuses when it is made (a dimension its tensor
     /// lacks, a box without bounds, a bad einsum spec, a value a type cannot
     /// hold) and what only the reader shows (variables outside its domain,
@@ -172,9 +182,15 @@ mod tests {
         p.define(&y, b.eq(5), x.here());
         p.define(&y, t.eq(6), x.here().slice_at([b.var()], &[4]));
         let mut other = Program::new();
-        let (_, _, u) = (other.dim("a", "A"), other.dim("c", "C"), other.dim("u", "U"));
+        let (_, c, u) = (other.dim("a", "A"), other.dim("c", "C"), other.dim("u", "U"));
         p.define(&y, t.eq(7), x.at([u.var()]));
         p.otherwise(&y, x.here() * Expr::splat(0.5, i32s(&[])).cast(ElementType::F32));
+        // (`c` is the second dimension of its program, as `b` is of this
+        // one: numbers alone would confuse them.)
+        p.define(&y, t.eq(8), x.at([c.var()]) + c.position(ElementType::F32));
+        p.define(&y, t.eq(9), x.here().slice_at([c.var()], &[4]));
+        let w = other.input("w", &[&u], f32s(&[4]));
+        p.define(&y, t.eq(10), w.at([0]));
         p.output(&y);
         let error = p.to_mlir().unwrap_err().to_string();
         let expected = [
@@ -185,14 +201,46 @@ mod tests {
             (4, "'temporal.constant': 2 values for a value of shape [4]"),
             (5, "the condition of a branch of 'y' uses variable 'b', which is not in the reader's domain"),
             (6, "slice offsets in a branch of 'y' use variable 'b', which is not in the reader's domain"),
-            (9, "an index of a branch of 'y' uses a dimension of another program"),
+            (9, "read of 'x' uses dimension 'u' of another program"),
             (10, "'temporal.constant': the number 0.5 is not a value of i32"),
+            (13, "read of 'x' uses dimension 'c' of another program"),
+            (13, "'temporal.position' in a branch of 'y' is made from a tensor or dimension of another program"),
+            (14, "'temporal.dynamic_slice' in a branch of 'y' is made from a tensor or dimension of another program"),
+            (16, "'temporal.read' in a branch of 'y' is made from a tensor or dimension of another program"),
         ];
-        for (k, message) in expected {
-            let line = format!("src/lib.rs:{}:", first + k);
-            assert!(error.lines().any(|l| l.contains(&line) && l.contains(message)), "{line} {message}:\n{error}");
-        }
-        assert_eq!(error.lines().count(), expected.len(), "{error}");
+        errors_at(&error, first, &expected);
+    }
+
+    /// Handles (dimensions, tensors) given to another program than the one
+    /// that made them are refused at the lines that gave them.
+    #[test]
+    fn handles_of_another_program_are_refused() {
+        let mut other = Program::new();
+        let (s, u) = (other.dim("s", "S"), other.dim("u", "U"));
+        let v = other.tensor("v", &[&s], f32s(&[]));
+        let mut p = Program::new();
+        let t = p.dim("t", "T");
+        let b = p.dim("b", "B");
+        let y = p.tensor("y", &[&t], f32s(&[]));
+        let first = line!() + 1;
+        let z = p.tensor("z", &[&t, &u], f32s(&[]));
+        p.define(&v, Cond::always(), Expr::splat(1.0, f32s(&[])));
+        p.define(&y, s.eq(0).and(b.eq(0)), Expr::splat(1.0, f32s(&[])));
+        p.output(&v);
+        p.stop(&v, &s);
+        p.grad("g", &v, &y);
+        p.otherwise(&z, y.here());
+        let error = p.to_mlir().unwrap_err().to_string();
+        let expected = [
+            (0, "the domain of 'z' has dimension 'u' of another program"),
+            (1, "a branch defines 'v' of another program"),
+            (2, "the condition of a branch of 'y' uses dimension 's' of another program"),
+            (3, "the output 'v' of another program"),
+            (4, "the stop's tensor 'v' of another program"),
+            (4, "the stopped dimension 's' of another program"),
+            (5, "the gradient 'g' is of 'v' of another program"),
+        ];
+        errors_at(&error, first, &expected);
     }
 
     #[test]

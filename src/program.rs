@@ -26,16 +26,18 @@ pub struct Dim {
     /// The number of the program's first dimension with this bound (the
     /// bound's symbol).
     pub(crate) bound_number: usize,
+    /// The program's identity.
+    pub(crate) program: u64,
 }
 
 impl Dim {
     /// The dimension's variable as an index expression.
     pub fn var(&self) -> Index {
-        Index::Var(DimRef { name: self.name.clone(), number: self.number })
+        Index::Var(self.reference())
     }
     /// The dimension's bound symbol (`T`) as an index expression.
     pub fn bound(&self) -> Index {
-        Index::Bound(DimRef { name: self.bound.clone(), number: self.bound_number })
+        Index::Bound(DimRef { name: self.bound.clone(), number: self.bound_number, program: self.program })
     }
     /// The variable's name.
     pub fn name(&self) -> &str {
@@ -43,7 +45,7 @@ impl Dim {
     }
     /// The variable as index expressions name it.
     fn reference(&self) -> DimRef {
-        DimRef { name: self.name.clone(), number: self.number }
+        DimRef { name: self.name.clone(), number: self.number, program: self.program }
     }
     /// `var == other`.
     pub fn eq(&self, other: impl Into<Index>) -> Cond {
@@ -72,7 +74,7 @@ impl Dim {
     #[track_caller]
     pub fn position(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(NodeKind::Position(self.number), Vec::new(), ty, Site::caller())
+        Expr::of_program(NodeKind::Position(self.number), Vec::new(), ty, Site::caller(), Vec::new(), self.program)
     }
 
     /// This dimension's bound as a value, a scalar of `element` (`1 / T`
@@ -80,7 +82,7 @@ impl Dim {
     #[track_caller]
     pub fn bound_value(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::new(NodeKind::Bound(self.number), Vec::new(), ty, Site::caller())
+        Expr::of_program(NodeKind::Bound(self.number), Vec::new(), ty, Site::caller(), Vec::new(), self.program)
     }
 }
 
@@ -119,6 +121,8 @@ pub struct Tensor {
     pub(crate) domain: Vec<String>,
     /// The program's numbers of the domain's dimensions.
     pub(crate) dims: Vec<usize>,
+    /// The program's identity.
+    pub(crate) program: u64,
     pub(crate) point: PointType,
 }
 
@@ -146,8 +150,10 @@ impl Tensor {
     /// The number in the domain of the dimension `dim` names, or why there
     /// is none (`what` says the read).
     fn position_of(&self, dim: &DimRef, what: &str, why: &mut Vec<String>) -> Option<usize> {
-        let found = self.dims.iter().position(|&d| d == dim.number);
-        if found.is_none() {
+        let found = self.dims.iter().position(|&d| d == dim.number).filter(|_| dim.program == self.program);
+        if dim.program != self.program {
+            why.push(format!("{what} of '{}' indexes dimension '{}' of another program", self.name, dim.name));
+        } else if found.is_none() {
             why.push(format!(
                 "{what} of '{}' indexes dimension '{}' but '{}' has domain [{}]",
                 self.name,
@@ -159,10 +165,21 @@ impl Tensor {
         found
     }
 
+    /// Each dimension of `indices` of another program than this tensor's
+    /// is an error of the read (`what`).
+    fn foreign<'i>(&self, indices: impl IntoIterator<Item = &'i Index>, what: &str, why: &mut Vec<String>) {
+        let mut dims = Vec::new();
+        indices.into_iter().for_each(|i| i.dims(&mut dims));
+        for d in dims.iter().filter(|d| d.program != self.program) {
+            why.push(format!("{what} of '{}' uses dimension '{}' of another program", self.name, d.name));
+        }
+    }
+
     /// A read of this tensor's point: `index[k]`, where given, at domain
     /// dimension `k`, else the reader's variable of that dimension.
     #[track_caller]
-    fn read(&self, index: Vec<Option<Index>>, why: Vec<String>) -> Expr {
+    fn read(&self, index: Vec<Option<Index>>, mut why: Vec<String>) -> Expr {
+        self.foreign(index.iter().flatten(), "read", &mut why);
         let results = self
             .dims
             .iter()
@@ -170,7 +187,7 @@ impl Tensor {
             .map(|(&d, e)| e.map_or(AffineExpr::Dim(d), |e| e.affine()))
             .collect();
         let kind = NodeKind::Read { source: self.id.0, index: global_map(results) };
-        Expr::refused(kind, Vec::new(), self.point.clone(), Site::caller(), why)
+        Expr::of_program(kind, Vec::new(), self.point.clone(), Site::caller(), why, self.program)
     }
 
     /// A read of this tensor's point at coordinates given by data.
@@ -191,7 +208,7 @@ impl Tensor {
             results: (0..coords.len()).map(AffineExpr::Dim).collect(),
         };
         let kind = NodeKind::ReadAt { source: self.id.0, index, data: (0..coords.len()).collect() };
-        Expr::refused(kind, coords, self.point.clone(), Site::caller(), why)
+        Expr::of_program(kind, coords, self.point.clone(), Site::caller(), why, self.program)
     }
 
     /// A read of a box of this tensor: a point or a range per listed
@@ -217,6 +234,7 @@ impl Tensor {
                 Some(Coordinate::Point(p)) => (vec![p], vec![], vec![]),
                 None => (vec![], vec![], vec![]),
             };
+            self.foreign(lo.iter().chain(&hi).chain(&cap), "range read", &mut why);
             let map = |exprs: &[Index]| global_map(exprs.iter().map(Index::affine).collect());
             if (given && lo.is_empty()) || (is_range && hi.is_empty()) {
                 why.push(format!(
@@ -232,7 +250,7 @@ impl Tensor {
         shape.extend(&self.point.shape);
         let ty = PointType { shape, element: self.point.element };
         let kind = NodeKind::ReadRange { source: self.id.0, lower, upper, caps };
-        Expr::refused(kind, Vec::new(), ty, Site::caller(), why)
+        Expr::of_program(kind, Vec::new(), ty, Site::caller(), why, self.program)
     }
 
     /// Reads the point at `index`, one expression per domain dimension, in
@@ -277,7 +295,7 @@ impl Tensor {
         let mut index = Vec::new();
         match (self.domain.first(), self.dims.first()) {
             (Some(name), Some(&number)) => {
-                index.push((DimRef { name: name.clone(), number }, Coordinate::range(lo, hi)))
+                index.push((DimRef { name: name.clone(), number, program: self.program }, Coordinate::range(lo, hi)))
             }
             _ => {
                 let why = format!("range read of '{}' needs a dimension, but '{}' has domain []", self.name, self.name);
@@ -359,8 +377,13 @@ impl std::error::Error for Error {}
 /// let out = p.runner().bound("T", 5).run().unwrap();
 /// assert_eq!(out[0].data, tempo::Data::I64(vec![0, 1, 2, 3, 4]));
 /// ```
-#[derive(Default)]
 pub struct Program {
+    /// This program's identity, which its handles carry: a handle of
+    /// another program is refused, at the line that gave it.
+    id: u64,
+    /// Handles of other programs given to this one's methods: the errors,
+    /// located, said when the program is built.
+    misuse: Vec<String>,
     dims: Vec<Dim>,
     tensors: Vec<TensorDecl>,
     defines: Vec<Define>,
@@ -371,6 +394,23 @@ pub struct Program {
     /// Data-parallel training ([`Program::data_parallel`]): every
     /// gradient is the all-reduced mean of the processes' gradients.
     data_parallel: bool,
+}
+
+impl Default for Program {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        Program {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            misuse: Vec::new(),
+            dims: Vec::new(),
+            tensors: Vec::new(),
+            defines: Vec::new(),
+            outputs: Vec::new(),
+            externals: Externals::default(),
+            stops: Vec::new(),
+            data_parallel: false,
+        }
+    }
 }
 
 /// This process's part of a batch split across the processes of a run
@@ -444,7 +484,7 @@ impl Program {
     pub fn dim(&mut self, name: &str, bound: &str) -> Dim {
         let number = self.dims.len();
         let bound_number = self.dims.iter().position(|d| d.bound == bound).unwrap_or(number);
-        let dim = Dim { name: name.into(), bound: bound.into(), number, bound_number };
+        let dim = Dim { name: name.into(), bound: bound.into(), number, bound_number, program: self.id };
         self.dims.push(dim.clone());
         dim
     }
@@ -456,6 +496,9 @@ impl Program {
 
     #[track_caller]
     fn declare(&mut self, name: &str, domain: &[&Dim], point: PointType, kind: DeclKind) -> Tensor {
+        for d in domain {
+            self.check(d.program, &format!("the domain of '{name}' has dimension '{}'", d.name));
+        }
         let names = domain.iter().map(|d| d.name.clone()).collect();
         self.declare_over(name, names, domain.iter().map(|d| d.number).collect(), point, kind)
     }
@@ -470,7 +513,8 @@ impl Program {
         point: PointType,
         kind: DeclKind,
     ) -> Tensor {
-        let tensor = Tensor { id: TensorId(self.tensors.len()), name: name.into(), domain, dims, point };
+        let id = TensorId(self.tensors.len());
+        let tensor = Tensor { id, name: name.into(), domain, dims, program: self.id, point };
         self.tensors.push(TensorDecl { tensor: tensor.clone(), kind, location: Site::caller() });
         tensor
     }
@@ -531,6 +575,8 @@ impl Program {
     /// ```
     #[track_caller]
     pub fn grad(&mut self, name: &str, of: &Tensor, wrt: &Tensor) -> Tensor {
+        self.check(of.program, &format!("the gradient '{name}' is of '{}'", of.name));
+        self.check(wrt.program, &format!("the gradient '{name}' is with respect to '{}'", wrt.name));
         let kind = DeclKind::Grad { of: of.id, wrt: wrt.id };
         self.declare_over(name, wrt.domain.clone(), wrt.dims.clone(), wrt.point.clone(), kind)
     }
@@ -568,6 +614,13 @@ impl Program {
     /// does), the point is `value`.
     #[track_caller]
     pub fn define(&mut self, tensor: &Tensor, when: Cond, value: Expr) {
+        self.check(tensor.program, &format!("a branch defines '{}'", tensor.name));
+        for d in when.dims() {
+            self.check(
+                d.program,
+                &format!("the condition of a branch of '{}' uses dimension '{}'", tensor.name, d.name),
+            );
+        }
         self.defines.push(Define { target: tensor.id, when, value, location: Site::caller() });
     }
 
@@ -619,7 +672,9 @@ impl Program {
     }
 
     /// Marks `tensor` as an output (its whole domain).
+    #[track_caller]
     pub fn output(&mut self, tensor: &Tensor) {
+        self.check(tensor.program, &format!("the output '{}'", tensor.name));
         self.outputs.push(tensor.id);
     }
 
@@ -635,7 +690,21 @@ impl Program {
     /// reports the lengths (`RunReport::stop_lengths`).
     #[track_caller]
     pub fn stop(&mut self, done: &Tensor, dim: &Dim) {
+        self.check(done.program, &format!("the stop's tensor '{}'", done.name));
+        self.check(dim.program, &format!("the stopped dimension '{}'", dim.name));
         self.stops.push((done.id, dim.name.clone(), Site::caller()));
+    }
+
+    /// Records, at the caller's line, a handle of another program than
+    /// this one (`program`, its identity) given as `what`.
+    #[track_caller]
+    fn check(&mut self, program: u64, what: &str) {
+        if program != self.id {
+            self.misuse.push(format!(
+                "{}: error: {what} of another program (handles belong to the program that made them)",
+                plain_location(&Site::caller())
+            ));
+        }
     }
 
     /// The program as temporal-dialect MLIR (generic form, with the

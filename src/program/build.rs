@@ -38,6 +38,10 @@ impl Program {
     /// The program as a module of `context`: the temporal dialect's ops,
     /// built as typed IR and verified.
     pub(crate) fn build_module<'c>(&self, context: &'c Context) -> Result<Module<'c>, Error> {
+        // (Handles of another program: their numbers mean nothing here.)
+        if !self.misuse.is_empty() {
+            return Err(Error(self.misuse.clone()));
+        }
         let mut errors = Vec::new();
         for d in &self.dims {
             for name in [&d.name, &d.bound] {
@@ -201,18 +205,20 @@ impl<'c> Nodes<'_, 'c, '_> {
     /// domain ([`crate::expr::ExprData`]), what is refused said.
     fn kind(&mut self, data: &ExprData) -> NodeKind {
         let at = &data.location;
-        for why in &data.refused {
-            self.errors.push(format!("{}: error: {why}", plain_location(at)));
-        }
         let operands = self.nodes(&data.operands);
+        if !data.refused.is_empty() {
+            for why in &data.refused {
+                self.errors.push(format!("{}: error: {why}", plain_location(at)));
+            }
+            return data.kind.clone();
+        }
         let kind = tempo_passes::rewrite::map_operands(&data.kind, |k| operands[k]);
-        if let Some(source) = tempo_passes::rewrite::source(&kind)
-            && source >= self.program.tensors.len()
-        {
+        if data.program.is_some_and(|p| p != self.program.id) {
             self.errors.push(format!(
-                "{}: error: '{}' reads a tensor of another program",
+                "{}: error: '{}' in a branch of '{}' is made from a tensor or dimension of another program",
                 plain_location(at),
-                kind.op_name()
+                kind.op_name(),
+                self.reader.name
             ));
             return kind;
         }
@@ -248,14 +254,6 @@ impl<'c> Nodes<'_, 'c, '_> {
             NodeKind::DynamicSlice(x, offsets) => {
                 let what = format!("slice offsets in a branch of '{}' use", self.reader.name);
                 NodeKind::DynamicSlice(x, self.map(&offsets.results, &what, at))
-            }
-            NodeKind::Position(d) | NodeKind::Bound(d) if d >= self.program.dims.len() => {
-                self.errors.push(format!(
-                    "{}: error: '{}' of a dimension of another program",
-                    plain_location(at),
-                    kind.op_name()
-                ));
-                kind
             }
             kind => kind,
         }
