@@ -799,8 +799,8 @@ impl PyProgram {
         Ok(())
     }
     /// Marks `tensor` as an output: `run` returns its whole domain.
-    fn output(&mut self, tensor: &PyTensor) {
-        self.program.output(&tensor.tensor)
+    fn output(&mut self, py: Python<'_>, tensor: &PyTensor) {
+        located(py, || self.program.output(&tensor.tensor))
     }
     /// Ends dimension `dim` where `done` (bool points over `dim`) first
     /// holds: decode until an end token (`temporal.stop`). Over other

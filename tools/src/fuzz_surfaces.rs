@@ -310,10 +310,37 @@ pub fn builder_case(rng: &mut impl Rng) -> SurfaceReport {
         }
         _ => {}
     }
+    let steps = bounds.iter().find(|(name, _)| name == "T").map_or(0, |&(_, n)| n);
+    // (The read of the previous step makes one of its faults: past the
+    // bound, then a foreign dimension, then too many coordinates.)
+    let shadowed = |f: Fault| match f {
+        Fault::ForeignDim => faults.contains(&Fault::OutsideDomain),
+        Fault::WrongArity => faults.contains(&Fault::OutsideDomain) || faults.contains(&Fault::ForeignDim),
+        _ => false,
+    };
+    if let Some(fault) = faults.iter().find(|&&f| !shadowed(f) && f.always_refused(steps))
+        && compiled.is_ok()
+    {
+        report.failures.push(("bad call accepted".into(), format!("{fault:?} in {faults:?}")));
+    }
     if faults.iter().all(|&f| f == Fault::Nothing) && compiled.is_err() {
         report.failures.push(("well-formed refused".into(), format!("{:?}", compiled.err())));
     }
     report
+}
+
+impl Fault {
+    /// Whether a run of `steps` steps of a program with this fault is
+    /// refused, however the rest of it is drawn. The reads past the bound
+    /// and through data outside it are in the branch of the steps after
+    /// the first: a run of one step never makes them.
+    fn always_refused(self, steps: i64) -> bool {
+        match self {
+            Fault::Nothing => false,
+            Fault::OutsideDomain | Fault::DataOutside => steps > 1,
+            _ => true,
+        }
+    }
 }
 
 /// DLPack's structures, as a C host declares them.
