@@ -96,38 +96,29 @@ pub struct Expr(pub(crate) Rc<ExprData>);
 
 impl Expr {
     pub(crate) fn new(kind: NodeKind, operands: Vec<Expr>, ty: PointType, location: Site) -> Expr {
-        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: Vec::new(), program: None }))
+        Expr::checked(kind, operands, ty, location, Vec::new(), None)
     }
 
-    /// An expression refused for each reason in `why` (none: a valid one):
-    /// a program that uses it is not built, and says each at `location`.
-    pub(crate) fn refused(
+    /// An expression refused for each reason in `why` (none: a valid one),
+    /// made from handles of `program` (its identity) where it is `Some`: a
+    /// program that uses it is not built, and says each reason at
+    /// `location`.
+    pub(crate) fn checked(
         kind: NodeKind,
         operands: Vec<Expr>,
         ty: PointType,
         location: Site,
         why: Vec<String>,
+        program: Option<u64>,
     ) -> Expr {
-        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why, program: None }))
-    }
-
-    /// An expression made from handles of `program` (its identity).
-    pub(crate) fn of_program(
-        kind: NodeKind,
-        operands: Vec<Expr>,
-        ty: PointType,
-        location: Site,
-        why: Vec<String>,
-        program: u64,
-    ) -> Expr {
-        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why, program: Some(program) }))
+        Expr(Rc::new(ExprData { kind, operands, ty, location, refused: why, program }))
     }
 
     /// A constant of type `ty` with `values`; values the type cannot hold
     /// refuse it.
     fn constant_of(values: Values, ty: PointType, location: Site) -> Expr {
         let (kind, why) = constant(&values, &ty);
-        Expr::refused(kind, Vec::new(), ty, location, why)
+        Expr::checked(kind, Vec::new(), ty, location, why, None)
     }
 
     /// The static type of the expression's value.
@@ -604,7 +595,7 @@ impl Expr {
             }
             Err(e) => {
                 let why = format!("'temporal.einsum' spec \"{spec}\": {e}");
-                Expr::refused(NodeKind::Rank, Vec::new(), ty, Site::caller(), vec![why])
+                Expr::checked(NodeKind::Rank, Vec::new(), ty, Site::caller(), vec![why], None)
             }
         }
     }
@@ -620,16 +611,12 @@ impl Expr {
         offsets.iter().for_each(|i| i.dims(&mut dims));
         let map = global_map(offsets.iter().map(Index::affine).collect());
         let kind = NodeKind::DynamicSlice(0, map);
-        match dims.first() {
-            None => Expr::new(kind, vec![self.clone()], ty, Site::caller()),
-            Some(first) => {
-                let mut why = Vec::new();
-                if dims.iter().any(|d| d.program != first.program) {
-                    why.push("slice offsets use dimensions of different programs".to_string());
-                }
-                Expr::of_program(kind, vec![self.clone()], ty, Site::caller(), why, first.program)
-            }
+        let program = dims.first().map(|d| d.program);
+        let mut why = Vec::new();
+        if dims.iter().any(|d| Some(d.program) != program) {
+            why.push("slice offsets use dimensions of different programs".to_string());
         }
+        Expr::checked(kind, vec![self.clone()], ty, Site::caller(), why, program)
     }
 
     /// A constant filled with `value` of this expression's type, or a

@@ -151,26 +151,6 @@ impl Index {
             Index::Scale(a, k) => a.atoms(scale * k, terms, constant),
         }
     }
-
-    /// The expression as `sum(coefficient * atom) + constant`, where atoms are
-    /// variables, bounds and `mod`/`floordiv` subexpressions (printed).
-    fn linear(&self, scale: i64, terms: &mut Vec<(String, i64)>, constant: &mut i64) {
-        let mut add = |atom: String, k: i64| match terms.iter_mut().find(|(a, _)| *a == atom) {
-            Some((_, c)) => *c += k,
-            None => terms.push((atom, k)),
-        };
-        match self {
-            Index::Var(v) | Index::Bound(v) => add(v.name.clone(), scale),
-            Index::Const(c) => *constant += scale * c,
-            Index::Add(a, b) => {
-                a.linear(scale, terms, constant);
-                b.linear(scale, terms, constant);
-            }
-            Index::Scale(a, k) => a.linear(scale * k, terms, constant),
-            Index::Mod(a, k) => add(format!("({} mod {k})", operand(a)), scale),
-            Index::FloorDiv(a, k) => add(format!("({} floordiv {k})", operand(a)), scale),
-        }
-    }
 }
 
 /// `a`, parenthesized unless it prints as one token.
@@ -184,9 +164,15 @@ impl fmt::Display for Index {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let mut terms = Vec::new();
         let mut constant = 0;
-        self.linear(1, &mut terms, &mut constant);
+        self.atoms(1, &mut terms, &mut constant);
         let mut first = true;
         for (atom, k) in terms.into_iter().filter(|(_, k)| *k != 0) {
+            let atom = match atom {
+                Index::Var(v) | Index::Bound(v) => v.name.clone(),
+                Index::Mod(a, k) => format!("({} mod {k})", operand(a)),
+                Index::FloorDiv(a, k) => format!("({} floordiv {k})", operand(a)),
+                _ => unreachable!("atoms are variables, bounds, mod and floordiv"),
+            };
             let sign = if k < 0 { "-" } else { "+" };
             match (first, k.abs()) {
                 (true, 1) => write!(f, "{}{atom}", if k < 0 { "-" } else { "" })?,

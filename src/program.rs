@@ -74,7 +74,7 @@ impl Dim {
     #[track_caller]
     pub fn position(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::of_program(NodeKind::Position(self.number), Vec::new(), ty, Site::caller(), Vec::new(), self.program)
+        Expr::checked(NodeKind::Position(self.number), Vec::new(), ty, Site::caller(), Vec::new(), Some(self.program))
     }
 
     /// This dimension's bound as a value, a scalar of `element` (`1 / T`
@@ -82,7 +82,7 @@ impl Dim {
     #[track_caller]
     pub fn bound_value(&self, element: ElementType) -> Expr {
         let ty = PointType { shape: Vec::new(), element };
-        Expr::of_program(NodeKind::Bound(self.number), Vec::new(), ty, Site::caller(), Vec::new(), self.program)
+        Expr::checked(NodeKind::Bound(self.number), Vec::new(), ty, Site::caller(), Vec::new(), Some(self.program))
     }
 }
 
@@ -187,7 +187,7 @@ impl Tensor {
             .map(|(&d, e)| e.map_or(AffineExpr::Dim(d), |e| e.affine()))
             .collect();
         let kind = NodeKind::Read { source: self.id.0, index: global_map(results) };
-        Expr::of_program(kind, Vec::new(), self.point.clone(), Site::caller(), why, self.program)
+        Expr::checked(kind, Vec::new(), self.point.clone(), Site::caller(), why, Some(self.program))
     }
 
     /// A read of this tensor's point at coordinates given by data.
@@ -208,7 +208,7 @@ impl Tensor {
             results: (0..coords.len()).map(AffineExpr::Dim).collect(),
         };
         let kind = NodeKind::ReadAt { source: self.id.0, index, data: (0..coords.len()).collect() };
-        Expr::of_program(kind, coords, self.point.clone(), Site::caller(), why, self.program)
+        Expr::checked(kind, coords, self.point.clone(), Site::caller(), why, Some(self.program))
     }
 
     /// A read of a box of this tensor: a point or a range per listed
@@ -250,7 +250,7 @@ impl Tensor {
         shape.extend(&self.point.shape);
         let ty = PointType { shape, element: self.point.element };
         let kind = NodeKind::ReadRange { source: self.id.0, lower, upper, caps };
-        Expr::of_program(kind, Vec::new(), ty, Site::caller(), why, self.program)
+        Expr::checked(kind, Vec::new(), ty, Site::caller(), why, Some(self.program))
     }
 
     /// Reads the point at `index`, one expression per domain dimension, in
@@ -299,7 +299,7 @@ impl Tensor {
             }
             _ => {
                 let why = format!("range read of '{}' needs a dimension, but '{}' has domain []", self.name, self.name);
-                return Expr::refused(NodeKind::Rank, Vec::new(), self.point.clone(), Site::caller(), vec![why]);
+                return Expr::checked(NodeKind::Rank, Vec::new(), self.point.clone(), Site::caller(), vec![why], None);
             }
         }
         self.read_range(index)
